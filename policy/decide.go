@@ -1,0 +1,185 @@
+package policy
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Outcome is what a policy answers for one write. Outcomes are ordered from
+// the loosest to the strictest, and the zero Outcome is none of them.
+type Outcome uint8
+
+// The outcomes of a write, the values of a rule's `then`.
+const (
+	// Allow: the write happens at once.
+	Allow Outcome = iota + 1
+	// Ask: the write is sealed into a task and waits for the owner.
+	Ask
+	// Refuse: the write does not happen.
+	Refuse
+)
+
+func (o Outcome) String() string {
+	switch o {
+	case Allow:
+		return "allow"
+	case Ask:
+		return "ask"
+	case Refuse:
+		return "refuse"
+	}
+	return fmt.Sprintf("Outcome(%d)", uint8(o))
+}
+
+// Facts are the values of the conditions one write carries, by condition
+// name, as the connector found them in the call: for Mercury's pay_invoice,
+// Amounts["amount"], Words["method"] and Words["payee"].
+type Facts struct {
+	Amounts map[string]Cents  // for AmountRange conditions
+	Words   map[string]string // for AnyOf and Equals conditions
+}
+
+// Decision is a policy's answer for one write.
+type Decision struct {
+	Outcome Outcome
+	// Rule is the number (from 1) of the rule that decided, or 0 when no
+	// rule did: no rule matched, or the matching rule's `then` was looser
+	// than what `confirm` says, which then stands.
+	Rule int
+	// Code is set when the write is refused: "policy_unreadable" (the
+	// policy is not OK), "policy_denied" (a rule refuses it) or
+	// "internal_error" (the connector asked about something that is not a
+	// write, or left out or misnamed a fact the write carries).
+	Code string
+	// Sentence says why the write is refused; it is safe to show the
+	// agent and the owner. It is empty unless Outcome is Refuse.
+	Sentence string
+}
+
+// Decide answers for one write the connector is about to make, once every
+// other check of its own (allowed actions, recipients, maximum amounts,
+// daily counts) has passed. facts must hold a value for each condition op
+// carries.
+//
+// `confirm` gives the starting answer: Ask for a write it names, Allow for
+// any other. Then the rules are read in order, and the first whose `when`
+// matches decides, but never more loosely than `confirm`: the outcome is the
+// stricter of the two (Refuse over Ask over Allow), so an `allow` rule cannot
+// turn an asked write into a direct one. A `when` matches when each of its
+// members does: `op` names the write (no `op`: every write), and the write's
+// facts meet every condition the rule tests. A rule testing a condition the
+// write does not carry does not match it. When no rule matches, `confirm`
+// decides.
+//
+// A policy that is not OK refuses every write with "policy_unreadable" and
+// its sentence. Reads are never decided: a connector serves them whatever
+// the policy's mode.
+func (p *Policy) Decide(op string, facts Facts) Decision {
+	if p.mode != OK {
+		return refusal(0, "policy_unreadable", p.sentence)
+	}
+	if !p.ix.writes[op] {
+		return refusal(0, "internal_error", fmt.Sprintf("the policy was asked about %s, which is not one of this connector's writes", quote(op)))
+	}
+	for i := range p.ix.conds {
+		if !p.ix.carried(op, i) {
+			continue
+		}
+		if s := p.ix.conds[i].missing(facts); s != "" {
+			return refusal(0, "internal_error", fmt.Sprintf("the connector %s for this %s", s, p.ix.noun(op)))
+		}
+	}
+	start := Allow
+	if p.confirm[op] {
+		start = Ask
+	}
+	for i := range p.rules {
+		r := &p.rules[i]
+		if !r.matches(op, facts, p.ix) {
+			continue
+		}
+		if r.then < start {
+			return Decision{Outcome: start}
+		}
+		if r.then == Refuse {
+			return refusal(i+1, "policy_denied", fmt.Sprintf("the owner's rule %d (%s) refuses this %s", i+1, r.describe(p.ix), p.ix.noun(op)))
+		}
+		return Decision{Outcome: r.then, Rule: i + 1}
+	}
+	return Decision{Outcome: start}
+}
+
+func refusal(rule int, code, sentence string) Decision {
+	return Decision{Outcome: Refuse, Rule: rule, Code: code, Sentence: sentence}
+}
+
+// missing says what is wrong with the fact facts hold for c, or "".
+func (c *Condition) missing(facts Facts) string {
+	if c.kind == condRange {
+		if _, ok := facts.Amounts[c.name]; !ok {
+			return "gave no " + c.name
+		}
+		return ""
+	}
+	w, ok := facts.Words[c.name]
+	if !ok {
+		return "gave no " + c.name
+	}
+	if !slices.Contains(c.values, w) {
+		return "gave a " + c.name + " its policy does not declare"
+	}
+	return ""
+}
+
+// matches reports whether the rule's `when` matches the write op with facts.
+func (r *rule) matches(op string, facts Facts, ix *index) bool {
+	if r.ops != nil && !slices.Contains(r.ops, op) {
+		return false
+	}
+	for i := range r.tests {
+		t := &r.tests[i]
+		if !ix.carried(op, t.cond) {
+			return false
+		}
+		c := &ix.conds[t.cond]
+		if c.kind == condRange {
+			a := facts.Amounts[c.name]
+			if t.hasMin && a < t.min || t.hasMax && a > t.max {
+				return false
+			}
+			continue
+		}
+		if !slices.Contains(t.words, facts.Words[c.name]) {
+			return false
+		}
+	}
+	return true
+}
+
+// describe writes the rule's `when` briefly for a sentence:
+// "pay_invoice, amount at least $500.01, method wire". It quotes only names
+// the schema declares and amounts.
+func (r *rule) describe(ix *index) string {
+	var parts []string
+	if r.ops != nil {
+		parts = append(parts, orList(r.ops))
+	}
+	for _, t := range r.tests {
+		c := &ix.conds[t.cond]
+		switch {
+		case c.kind != condRange:
+			parts = append(parts, c.name+" "+orList(t.words))
+		case t.hasMin && t.hasMax:
+			parts = append(parts, fmt.Sprintf("%s from %s to %s", c.name, t.min.dollars(), t.max.dollars()))
+		case t.hasMin:
+			parts = append(parts, fmt.Sprintf("%s at least %s", c.name, t.min.dollars()))
+		default:
+			parts = append(parts, fmt.Sprintf("%s at most %s", c.name, t.max.dollars()))
+		}
+	}
+	if len(parts) == 0 {
+		return "every write"
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,163 @@
+package policy
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// jsonKind is the JSON type of a value.
+type jsonKind uint8
+
+const (
+	jsonNull jsonKind = iota
+	jsonBool
+	jsonNumber
+	jsonString
+	jsonArray
+	jsonObject
+)
+
+// value is one JSON value, read without losing what encoding/json's
+// Unmarshal hides: the order of an object's members, and their repetition.
+// Repeated members are refused by the caller, which knows where the object
+// stands in the policy and can say so.
+type value struct {
+	kind    jsonKind
+	text    string // a string's contents, a number's literal text
+	items   []value
+	members []member
+}
+
+type member struct {
+	name string
+	val  value
+}
+
+// maxDepth bounds nesting. The deepest thing a policy holds is a rule's `op`
+// list: policy → rules → rule → when → op, five levels; anything deeper is
+// unreadable anyway, and the bound keeps reading flat and cheap.
+const maxDepth = 6
+
+// syntaxError says why bytes are not a policy's JSON; its sentence never
+// quotes the input beyond a member's safe name.
+type syntaxError struct{ sentence string }
+
+func (e *syntaxError) Error() string { return e.sentence }
+
+// readJSON reads exactly one JSON value from raw, refusing invalid JSON,
+// trailing data and nesting deeper than maxDepth.
+func readJSON(raw []byte) (value, error) {
+	// Syntax first, with the standard library's own checker: it finds the
+	// byte where the text goes wrong and refuses trailing data.
+	var skip json.RawMessage
+	if err := json.Unmarshal(raw, &skip); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return value{}, &syntaxError{fmt.Sprintf("the policy is not valid JSON (at byte %d)", se.Offset)}
+		}
+		return value{}, &syntaxError{"the policy is not valid JSON"}
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	r := reader{dec: dec}
+	v, err := r.value(0)
+	if err != nil {
+		return value{}, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return value{}, &syntaxError{"the policy holds more than one JSON value"}
+	}
+	return v, nil
+}
+
+type reader struct{ dec *json.Decoder }
+
+func (r *reader) value(depth int) (value, error) {
+	tok, err := r.dec.Token()
+	if err != nil {
+		return value{}, &syntaxError{"the policy is not valid JSON"}
+	}
+	return r.from(tok, depth)
+}
+
+func (r *reader) from(tok json.Token, depth int) (value, error) {
+	switch t := tok.(type) {
+	case nil:
+		return value{kind: jsonNull}, nil
+	case bool:
+		return value{kind: jsonBool}, nil
+	case json.Number:
+		return value{kind: jsonNumber, text: string(t)}, nil
+	case string:
+		return value{kind: jsonString, text: t}, nil
+	case json.Delim:
+		if depth >= maxDepth {
+			return value{}, &syntaxError{"the policy is nested too deeply"}
+		}
+		if t == '[' {
+			return r.array(depth + 1)
+		}
+		if t == '{' {
+			return r.object(depth + 1)
+		}
+	}
+	return value{}, &syntaxError{"the policy is not valid JSON"}
+}
+
+func (r *reader) array(depth int) (value, error) {
+	v := value{kind: jsonArray}
+	for {
+		tok, err := r.dec.Token()
+		if err != nil {
+			return value{}, &syntaxError{"the policy is not valid JSON"}
+		}
+		if tok == json.Delim(']') {
+			return v, nil
+		}
+		item, err := r.from(tok, depth)
+		if err != nil {
+			return value{}, err
+		}
+		v.items = append(v.items, item)
+	}
+}
+
+func (r *reader) object(depth int) (value, error) {
+	v := value{kind: jsonObject}
+	for {
+		tok, err := r.dec.Token()
+		if err != nil {
+			return value{}, &syntaxError{"the policy is not valid JSON"}
+		}
+		if tok == json.Delim('}') {
+			return v, nil
+		}
+		name, ok := tok.(string)
+		if !ok {
+			return value{}, &syntaxError{"the policy is not valid JSON"}
+		}
+		val, err := r.value(depth)
+		if err != nil {
+			return value{}, err
+		}
+		v.members = append(v.members, member{name: name, val: val})
+	}
+}
+
+// repeated returns the first member name that occurs twice in an object.
+func (v *value) repeated() (string, bool) {
+	if len(v.members) < 2 {
+		return "", false
+	}
+	seen := make(map[string]bool, len(v.members))
+	for _, m := range v.members {
+		if seen[m.name] {
+			return m.name, true
+		}
+		seen[m.name] = true
+	}
+	return "", false
+}

@@ -1,0 +1,425 @@
+package inbox
+
+import (
+	"crypto/rand"
+	"encoding/base32"
+	"strconv"
+	"strings"
+	"time"
+
+	"countersign"
+)
+
+// Limits of the contract (SPEC §12). Character counts are Unicode code
+// points; byte counts are bytes. The rest of the service takes its limits from
+// here.
+const (
+	MaxTitleChars       = 80     // title of a task
+	MaxFields           = 12     // fields of a display
+	MaxLabelChars       = 40     // label of a field
+	MaxLongTextChars    = 50_000 // each value of a long_text field
+	MaxTextChars        = 500    // the value of a text field
+	MaxValueChars       = 200    // each value of a money, account, address or list field
+	MaxListValues       = 20     // values of a list field (at least 1)
+	MaxCombiningRun     = 4      // combining marks allowed in a row in shown text
+	MaxFiles            = 10     // files of a task
+	MaxFilesBytes       = 6 << 20
+	MaxFileNameChars    = 200
+	MaxContentTypeChars = 100
+
+	MaxSealedStateBytes = 256 << 10
+	MaxEnvelopeBytes    = 256 << 10
+	MaxPolicyBytes      = 64 << 10
+	// MaxSuppliedBytes, MaxNoteBytes and MaxReasonBytes bound the sealed
+	// bytes an owner's page sends (the part of the service that receives them
+	// cannot open them, so it bounds what it can measure).
+	MaxSuppliedBytes = 8 << 10
+	MaxNoteBytes     = 8 << 10
+	MaxReasonBytes   = 8 << 10
+	MaxResultBytes   = 16 << 10
+
+	MaxTaskIDLen = 80
+
+	MaxOpenTasksPerOwner      = 20 // open tasks of one owner
+	MaxActiveTasksPerPreparer = 10 // open and approved tasks of one preparer for one owner
+	MaxTasksPerRun            = 5  // tasks one run may open
+	MaxWaitingContentBytes    = 64 << 20
+
+	MaxDevicesPerAccount = 5
+)
+
+// Durations of the contract (SPEC §12).
+const (
+	MaxTaskLife       = 24 * time.Hour
+	DefaultTaskLife   = 24 * time.Hour
+	AnswerRunDeadline = 30 * time.Minute // approved without a finished run → failed
+	OutcomeKept       = 30 * 24 * time.Hour
+	MaxSessionLife    = 30 * 24 * time.Hour
+	ApprovalValidity  = 10 * time.Minute // approvals and confirmations, once
+)
+
+// TimeFormat is the contract's time format: UTC, whole seconds,
+// YYYY-MM-DDTHH:MM:SSZ.
+const TimeFormat = "2006-01-02T15:04:05Z"
+
+// Kind is what a task asks of its owner.
+type Kind string
+
+// The kinds of task.
+const (
+	KindConfirm Kind = "confirm" // yes or no
+	KindInput   Kind = "input"   // the owner supplies text or a file
+	KindNotice  Kind = "notice"  // tells; asks nothing, names no operation
+)
+
+// Valid reports whether k is one of the three kinds.
+func (k Kind) Valid() bool {
+	return k == KindConfirm || k == KindInput || k == KindNotice
+}
+
+// Asks reports whether a task of kind k asks its owner something and so names
+// an answer operation and a reply key (confirm and input, not notice).
+func (k Kind) Asks() bool { return k == KindConfirm || k == KindInput }
+
+// Supplies is what the owner hands over with an approval.
+type Supplies string
+
+// What an answer supplies: nothing for a confirm task, text or a file for an
+// input task.
+const (
+	SuppliesNone Supplies = "none"
+	SuppliesText Supplies = "text"
+	SuppliesFile Supplies = "file"
+)
+
+// Valid reports whether s is one of none, text and file.
+func (s Supplies) Valid() bool {
+	return s == SuppliesNone || s == SuppliesText || s == SuppliesFile
+}
+
+// fits reports whether a task of kind k may be answered with s: a confirm
+// task supplies nothing, an input task supplies text or a file.
+func (s Supplies) fits(k Kind) bool {
+	switch k {
+	case KindConfirm:
+		return s == SuppliesNone
+	case KindInput:
+		return s == SuppliesText || s == SuppliesFile
+	}
+	return false
+}
+
+// State is where a task is in its life (SPEC §3).
+type State string
+
+// The nine states.
+const (
+	StateOpen      State = "open"
+	StateApproved  State = "approved"
+	StateAnswering State = "answering"
+	StateDone      State = "done"
+	StateFailed    State = "failed"
+	StateRejected  State = "rejected"
+	StateCancelled State = "cancelled"
+	StateExpired   State = "expired"
+	StateVoid      State = "void"
+)
+
+// States lists the nine states in the contract's order.
+func States() []State {
+	return []State{StateOpen, StateApproved, StateAnswering, StateDone, StateFailed,
+		StateRejected, StateCancelled, StateExpired, StateVoid}
+}
+
+// Valid reports whether s is one of the nine states.
+func (s State) Valid() bool {
+	switch s {
+	case StateOpen, StateApproved, StateAnswering, StateDone, StateFailed,
+		StateRejected, StateCancelled, StateExpired, StateVoid:
+		return true
+	}
+	return false
+}
+
+// Open reports whether s is open: waiting for its owner, showing its content.
+func (s State) Open() bool { return s == StateOpen }
+
+// InFlight reports whether the owner approved and the answer run has not
+// ended yet (approved or answering). Such a task counts as active and is ended
+// failed by the platform after AnswerRunDeadline.
+func (s State) InFlight() bool { return s == StateApproved || s == StateAnswering }
+
+// Terminal reports whether s is an end state: no move leaves it.
+func (s State) Terminal() bool {
+	switch s {
+	case StateDone, StateFailed, StateRejected, StateCancelled, StateExpired, StateVoid:
+		return true
+	}
+	return false
+}
+
+// moves holds every allowed transition per kind; anything absent is refused.
+var moves = map[Kind]map[State][]State{
+	KindConfirm: askingMoves,
+	KindInput:   askingMoves,
+	KindNotice: {
+		StateOpen: {StateDone, StateCancelled, StateExpired},
+	},
+}
+
+var askingMoves = map[State][]State{
+	// The owner approves or rejects; the preparer or the owner cancels; the
+	// platform expires it, or voids it when the policy or build changed.
+	StateOpen: {StateApproved, StateRejected, StateCancelled, StateExpired, StateVoid},
+	// The platform starts the run (answering), or cannot (failed with an
+	// admission reason), or finds the policy or build changed before the run
+	// begins (void). No write has been attempted yet.
+	StateApproved: {StateAnswering, StateFailed, StateVoid},
+	// The run reports done or failed, or the platform ends it failed with
+	// run_unfinished. A begun run may have acted, so it is never void.
+	StateAnswering: {StateDone, StateFailed},
+}
+
+// CanMove reports whether a task of kind k may move from one state to
+// another. It allows exactly the transitions of SPEC §3 (see the package
+// documentation for approved → failed and approved → void).
+func CanMove(k Kind, from, to State) bool {
+	for _, s := range moves[k][from] {
+		if s == to {
+			return true
+		}
+	}
+	return false
+}
+
+// Move checks a transition. It returns nil when CanMove allows it; otherwise
+// a refusal: task_closed (with State set to from) when the task has left
+// open, invalid_request for a move from open that the kind does not make
+// (approving a notice, acknowledging a confirm task), and internal_error for
+// an unknown kind or state.
+func Move(k Kind, from, to State) error {
+	if !k.Valid() {
+		return countersign.Errorf(countersign.Internal, "unknown task kind")
+	}
+	if !from.Valid() || !to.Valid() {
+		return countersign.Errorf(countersign.Internal, "unknown task state")
+	}
+	if CanMove(k, from, to) {
+		return nil
+	}
+	if from != StateOpen {
+		return &countersign.Error{Code: countersign.TaskClosed, Message: "the task is " + string(from), State: string(from)}
+	}
+	return countersign.Errorf(countersign.InvalidRequest, "a %s task cannot move from open to %s", k, to)
+}
+
+// OutcomeClass says who ended a task (SPEC §3).
+type OutcomeClass string
+
+// The outcome classes.
+const (
+	// OutcomeClaimed: the connector's run reported the outcome (done, or
+	// failed with run_refused:<code>).
+	OutcomeClaimed OutcomeClass = "claimed"
+	// OutcomeObserved: the platform recorded the end itself (an owner's
+	// reject, cancel or Got it, expiry, timeout, crash, void, a run that
+	// could not start).
+	OutcomeObserved OutcomeClass = "observed"
+)
+
+// Outcome returns the outcome class of a task of kind k that ended in state s
+// with failure reason r (r is empty unless s is failed).
+func Outcome(k Kind, s State, r FailureReason) (OutcomeClass, error) {
+	if !k.Valid() {
+		return "", countersign.Errorf(countersign.Internal, "unknown task kind")
+	}
+	if !s.Terminal() {
+		return "", countersign.Errorf(countersign.Internal, "a task that is %s has no outcome yet", s)
+	}
+	if !reachable(k, s) {
+		return "", countersign.Errorf(countersign.Internal, "a %s task cannot end %s", k, s)
+	}
+	if s != StateFailed {
+		if r != "" {
+			return "", countersign.Errorf(countersign.Internal, "only a failed task has a failure reason")
+		}
+		if s == StateDone && k.Asks() {
+			return OutcomeClaimed, nil
+		}
+		return OutcomeObserved, nil
+	}
+	if !r.Valid() {
+		return "", countersign.Errorf(countersign.Internal, "a failed task needs a known failure reason")
+	}
+	if _, ok := r.RefusalCode(); ok {
+		return OutcomeClaimed, nil
+	}
+	return OutcomeObserved, nil
+}
+
+// reachable reports whether some allowed move of kind k ends in s.
+func reachable(k Kind, s State) bool {
+	for _, tos := range moves[k] {
+		for _, to := range tos {
+			if to == s {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// FailureReason says why a task ended failed (SPEC §3).
+type FailureReason string
+
+// The fixed failure reasons. RunRefused builds the remaining one.
+const (
+	// Reasons the platform gives while the task is approved, before the
+	// answer run begins.
+	FailPreparerKeyUnavailable FailureReason = "preparer_key_unavailable"
+	FailOperationPriced        FailureReason = "operation_priced"
+	FailOperationUnknown       FailureReason = "operation_unknown"
+	FailOperationLimitReached  FailureReason = "operation_limit_reached"
+	FailQueueUnavailable       FailureReason = "queue_unavailable"
+	FailRunNotStarted          FailureReason = "run_not_started"
+	// FailRunUnfinished: the run began and did not report (timeout or a
+	// process that died); the write may or may not have happened.
+	FailRunUnfinished FailureReason = "run_unfinished"
+)
+
+const runRefusedPrefix = "run_refused:"
+
+// RunRefused returns the reason run_refused:<code> for a connector that
+// refused after the approval. The code is 1–64 of [a-z0-9_].
+func RunRefused(code countersign.Code) (FailureReason, error) {
+	if !validRefusalCode(string(code)) {
+		return "", countersign.Errorf(countersign.Internal, "a refusal code is 1 to 64 of a-z, 0-9 and _")
+	}
+	return FailureReason(runRefusedPrefix + string(code)), nil
+}
+
+// ParseFailureReason reads a stored or reported failure reason.
+func ParseFailureReason(s string) (FailureReason, error) {
+	r := FailureReason(s)
+	if !r.Valid() {
+		return "", countersign.Errorf(countersign.InvalidRequest, "unknown failure reason")
+	}
+	return r, nil
+}
+
+// Valid reports whether r is one of the fixed reasons or a well-formed
+// run_refused:<code>.
+func (r FailureReason) Valid() bool {
+	switch r {
+	case FailPreparerKeyUnavailable, FailOperationPriced, FailOperationUnknown,
+		FailOperationLimitReached, FailQueueUnavailable, FailRunNotStarted, FailRunUnfinished:
+		return true
+	}
+	_, ok := r.RefusalCode()
+	return ok
+}
+
+// RefusalCode returns the connector's code of a run_refused:<code> reason.
+func (r FailureReason) RefusalCode() (countersign.Code, bool) {
+	code, ok := strings.CutPrefix(string(r), runRefusedPrefix)
+	if !ok || !validRefusalCode(code) {
+		return "", false
+	}
+	return countersign.Code(code), true
+}
+
+// RunBegan reports whether r ends a task whose answer run began (answering):
+// run_unfinished and run_refused:<code>. Every other reason ends a task that
+// is still approved.
+func (r FailureReason) RunBegan() bool {
+	if r == FailRunUnfinished {
+		return true
+	}
+	_, ok := r.RefusalCode()
+	return ok
+}
+
+// CheckFailure checks that a task of kind k in state from may end failed for
+// reason r: the move is allowed and the reason fits whether the run began.
+func CheckFailure(k Kind, from State, r FailureReason) error {
+	if err := Move(k, from, StateFailed); err != nil {
+		return err
+	}
+	if !r.Valid() {
+		return countersign.Errorf(countersign.Internal, "unknown failure reason")
+	}
+	if r.RunBegan() != (from == StateAnswering) {
+		return countersign.Errorf(countersign.Internal, "a task that is %s cannot fail for that reason", from)
+	}
+	return nil
+}
+
+func validRefusalCode(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// RunIDLen is the length of a run id: 16 random bytes in lowercase Crockford
+// base32, without padding.
+const RunIDLen = 26
+
+const runIDAlphabet = "0123456789abcdefghjkmnpqrstvwxyz"
+
+var runIDEncoding = base32.NewEncoding(runIDAlphabet).WithPadding(base32.NoPadding)
+
+// NewRunID returns a fresh run id: 128 random bits as 26 characters of
+// lowercase Crockford base32 (digits and a–z without i, l, o, u).
+func NewRunID() string {
+	var b [16]byte
+	rand.Read(b[:]) // never fails (crypto/rand)
+	return runIDEncoding.EncodeToString(b[:])
+}
+
+// ValidRunID reports whether s has the form of a run id: 26 characters of the
+// run id alphabet. It does not require the final character's unused bits to
+// be zero.
+func ValidRunID(s string) bool {
+	if len(s) != RunIDLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte(runIDAlphabet, s[i]) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// TaskID returns the id of the n-th task (from 1) a run opens: <run id>-<n>.
+func TaskID(runID string, n int) (string, error) {
+	if !ValidRunID(runID) {
+		return "", countersign.Errorf(countersign.Internal, "malformed run id")
+	}
+	if n < 1 {
+		return "", countersign.Errorf(countersign.Internal, "tasks of a run are numbered from 1")
+	}
+	return runID + "-" + strconv.Itoa(n), nil
+}
+
+// ValidTaskID reports whether s is a task id as the contract allows it: 1–80
+// of [a-z0-9-] (SPEC §12). Ids the service makes have the form <run id>-<n>.
+func ValidTaskID(s string) bool {
+	if len(s) == 0 || len(s) > MaxTaskIDLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}

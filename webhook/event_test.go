@@ -135,7 +135,9 @@ func TestEventRefusals(t *testing.T) {
 		{"link with userinfo", func(e *Event) { e.Link = "https://u:p@i.example/" }},
 		{"link too long", func(e *Event) { e.Link = "https://i.example/" + strings.Repeat("a", 2048) }},
 		{"ping with task", func(e *Event) { e.Type = Ping; e.Run = "" }},
-		{"ping with kind only", func(e *Event) { *e = Event{ID: "e", Type: Ping, At: eventTime, Owner: "bob.near", Link: "https://i.example/", Kind: "confirm"} }},
+		{"ping with kind only", func(e *Event) {
+			*e = Event{ID: "e", Type: Ping, At: eventTime, Owner: "bob.near", Link: "https://i.example/", Kind: "confirm"}
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

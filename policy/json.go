@@ -39,7 +39,7 @@ type member struct {
 // maxDepth bounds nesting. The deepest thing a policy holds is a rule's `op`
 // list: policy → rules → rule → when → op, five levels; anything deeper is
 // unreadable anyway, and the bound keeps reading flat and cheap.
-const maxDepth = 6
+const maxDepth = 5
 
 // syntaxError says why bytes are not a policy's JSON; its sentence never
 // quotes the input beyond a member's safe name.
@@ -55,8 +55,15 @@ func readJSON(raw []byte) (value, error) {
 	var skip json.RawMessage
 	if err := json.Unmarshal(raw, &skip); err != nil {
 		var se *json.SyntaxError
-		if errors.As(err, &se) {
+		switch {
+		case len(bytes.Trim(raw, " \t\r\n")) == 0:
+			return value{}, &syntaxError{"the policy is empty"}
+		case errors.As(err, &se) && se.Offset < int64(len(raw)):
+			// Offset counts the bytes read, the wrong one included: it
+			// is the wrong byte's position counting from 1.
 			return value{}, &syntaxError{fmt.Sprintf("the policy is not valid JSON (at byte %d)", se.Offset)}
+		case errors.As(err, &se):
+			return value{}, &syntaxError{"the policy is not valid JSON (it ends too soon)"}
 		}
 		return value{}, &syntaxError{"the policy is not valid JSON"}
 	}

@@ -183,28 +183,17 @@ func ParseP256PublicKey(s string) (*ecdh.PublicKey, error) {
 		return nil, fmt.Errorf("sealing: public key is %d characters after the prefix, want %d",
 			len(rest), base64.RawURLEncoding.EncodedLen(p256PointSize))
 	}
-	// The decoder skips '\r' and '\n'; only the alphabet is allowed here.
-	for i := 0; i < len(rest); i++ {
-		if !isBase64URLChar(rest[i]) {
-			return nil, errors.New("sealing: public key is not unpadded base64url")
-		}
-	}
+	// The decoder skips '\r' and '\n', but then the exact length above cannot
+	// decode to 65 bytes; Strict refuses non-zero trailing bits.
 	b, err := base64.RawURLEncoding.Strict().DecodeString(rest)
 	if err != nil || len(b) != p256PointSize {
 		return nil, errors.New("sealing: public key is not canonical unpadded base64url of 65 bytes")
 	}
-	if b[0] != 0x04 {
-		return nil, errors.New("sealing: public key is not an uncompressed point")
-	}
 	pub, err := ecdh.P256().NewPublicKey(b)
 	if err != nil {
-		return nil, errors.New("sealing: public key is not a point on P-256")
+		return nil, errors.New("sealing: public key is not an uncompressed point on P-256")
 	}
 	return pub, nil
-}
-
-func isBase64URLChar(c byte) bool {
-	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_'
 }
 
 // FormatP256PublicKey returns the text form of a P-256 public key, "p256:"

@@ -345,13 +345,13 @@ func TestContractAnswer(t *testing.T) {
 // page) can be checked against them. Inputs reuse the contract's where they
 // can.
 type localVectors struct {
-	About     string         `json:"about"`
-	Inputs    localInputs    `json:"inputs"`
-	Note      localECIES     `json:"note"`
-	Rejection localECIES     `json:"rejection"`
-	File1     localFile      `json:"file_1"`
-	Outcome   localRecord    `json:"outcome"`
-	Secret    localSecret    `json:"secret"`
+	About     string          `json:"about"`
+	Inputs    localInputs     `json:"inputs"`
+	Note      localECIES      `json:"note"`
+	Rejection localECIES      `json:"rejection"`
+	File1     localFile       `json:"file_1"`
+	Outcome   localRecord     `json:"outcome"`
+	Secret    localSecret     `json:"secret"`
 	SecondKey localDerivation `json:"derivation_key_2"`
 }
 

@@ -1,0 +1,434 @@
+package inbox
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"countersign"
+)
+
+// allowedMoves is SPEC §3 written out edge by edge, independently of the
+// table in task.go. Every pair of states of every kind not listed here must be
+// refused.
+var allowedMoves = map[string]bool{
+	"confirm open approved":      true,
+	"confirm open rejected":      true,
+	"confirm open cancelled":     true,
+	"confirm open expired":       true,
+	"confirm open void":          true,
+	"confirm approved answering": true,
+	"confirm approved failed":    true,
+	"confirm approved void":      true,
+	"confirm answering done":     true,
+	"confirm answering failed":   true,
+	"input open approved":        true,
+	"input open rejected":        true,
+	"input open cancelled":       true,
+	"input open expired":         true,
+	"input open void":            true,
+	"input approved answering":   true,
+	"input approved failed":      true,
+	"input approved void":        true,
+	"input answering done":       true,
+	"input answering failed":     true,
+	"notice open done":           true,
+	"notice open cancelled":      true,
+	"notice open expired":        true,
+}
+
+var allStates = []State{"open", "approved", "answering", "done", "failed", "rejected", "cancelled", "expired", "void"}
+
+func TestMoveEveryPair(t *testing.T) {
+	if got := States(); len(got) != len(allStates) {
+		t.Fatalf("States() has %d states, want %d", len(got), len(allStates))
+	}
+	pairs, allowed := 0, 0
+	for _, k := range []Kind{"confirm", "input", "notice"} {
+		for _, from := range allStates {
+			for _, to := range allStates {
+				pairs++
+				name := string(k) + " " + string(from) + " " + string(to)
+				want := allowedMoves[name]
+				if want {
+					allowed++
+				}
+				t.Run(name, func(t *testing.T) {
+					if got := CanMove(k, from, to); got != want {
+						t.Fatalf("CanMove = %v, want %v", got, want)
+					}
+					err := Move(k, from, to)
+					if want {
+						if err != nil {
+							t.Fatalf("Move refused an allowed move: %v", err)
+						}
+						return
+					}
+					var ce *countersign.Error
+					if !errors.As(err, &ce) {
+						t.Fatalf("Move = %v, want a *countersign.Error", err)
+					}
+					if from == StateOpen {
+						if ce.Code != countersign.InvalidRequest {
+							t.Fatalf("code = %s, want invalid_request", ce.Code)
+						}
+						return
+					}
+					if ce.Code != countersign.TaskClosed || ce.State != string(from) {
+						t.Fatalf("got code %s state %q, want task_closed state %q", ce.Code, ce.State, from)
+					}
+				})
+			}
+		}
+	}
+	if pairs != 9*9*3 || allowed != len(allowedMoves) {
+		t.Fatalf("checked %d pairs (%d allowed), want 243 (%d allowed)", pairs, allowed, len(allowedMoves))
+	}
+}
+
+func TestMoveRefusesUnknownValues(t *testing.T) {
+	cases := []struct {
+		name     string
+		k        Kind
+		from, to State
+	}{
+		{"unknown kind", "approval", StateOpen, StateApproved},
+		{"empty kind", "", StateOpen, StateApproved},
+		{"kind in another case", "Confirm", StateOpen, StateApproved},
+		{"unknown from", KindConfirm, "waiting", StateApproved},
+		{"unknown to", KindConfirm, StateOpen, "accepted"},
+		{"empty to", KindNotice, StateOpen, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if CanMove(c.k, c.from, c.to) {
+				t.Fatal("CanMove allowed it")
+			}
+			if code := countersign.ErrorCode(Move(c.k, c.from, c.to)); code != countersign.Internal {
+				t.Fatalf("code = %q, want internal_error", code)
+			}
+		})
+	}
+}
+
+func TestMoveSentences(t *testing.T) {
+	if got := Move(KindNotice, StateOpen, StateApproved).Error(); got != "invalid_request: a notice task cannot move from open to approved" {
+		t.Fatalf("got %q", got)
+	}
+	if got := Move(KindConfirm, StateExpired, StateApproved).Error(); got != "task_closed: the task is expired" {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestStatePredicates(t *testing.T) {
+	cases := []struct {
+		s                        State
+		open, inFlight, terminal bool
+	}{
+		{StateOpen, true, false, false},
+		{StateApproved, false, true, false},
+		{StateAnswering, false, true, false},
+		{StateDone, false, false, true},
+		{StateFailed, false, false, true},
+		{StateRejected, false, false, true},
+		{StateCancelled, false, false, true},
+		{StateExpired, false, false, true},
+		{StateVoid, false, false, true},
+	}
+	for _, c := range cases {
+		if !c.s.Valid() || c.s.Open() != c.open || c.s.InFlight() != c.inFlight || c.s.Terminal() != c.terminal {
+			t.Errorf("%s: valid %v open %v inFlight %v terminal %v", c.s, c.s.Valid(), c.s.Open(), c.s.InFlight(), c.s.Terminal())
+		}
+		// A terminal state has no way out, for any kind.
+		for _, k := range []Kind{KindConfirm, KindInput, KindNotice} {
+			for _, to := range allStates {
+				if c.terminal && CanMove(k, c.s, to) {
+					t.Errorf("%s: terminal state moves to %s", c.s, to)
+				}
+			}
+		}
+	}
+	for _, s := range []State{"", "Open", "closed", "open "} {
+		if s.Valid() || s.Open() || s.InFlight() || s.Terminal() {
+			t.Errorf("%q counted as a state", s)
+		}
+	}
+}
+
+func TestKindsAndSupplies(t *testing.T) {
+	for _, c := range []struct {
+		k           Kind
+		valid, asks bool
+	}{
+		{KindConfirm, true, true}, {KindInput, true, true}, {KindNotice, true, false},
+		{"", false, false}, {"Notice", false, false}, {"question", false, false},
+	} {
+		if c.k.Valid() != c.valid || c.k.Asks() != c.asks {
+			t.Errorf("%q: valid %v asks %v", c.k, c.k.Valid(), c.k.Asks())
+		}
+	}
+	fits := map[string]bool{"confirm none": true, "input text": true, "input file": true}
+	for _, k := range []Kind{KindConfirm, KindInput, KindNotice, "other"} {
+		for _, s := range []Supplies{SuppliesNone, SuppliesText, SuppliesFile, "", "image"} {
+			if got := s.fits(k); got != fits[string(k)+" "+string(s)] {
+				t.Errorf("%s supplies %q: fits = %v", k, s, got)
+			}
+		}
+	}
+	for _, s := range []Supplies{"", "None", "image", "text "} {
+		if s.Valid() {
+			t.Errorf("%q is a valid Supplies", s)
+		}
+	}
+}
+
+func TestOutcome(t *testing.T) {
+	refused, err := RunRefused(countersign.PolicyDenied)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		k    Kind
+		s    State
+		r    FailureReason
+		want OutcomeClass // "" means refused
+	}{
+		{KindConfirm, StateDone, "", OutcomeClaimed},
+		{KindInput, StateDone, "", OutcomeClaimed},
+		{KindNotice, StateDone, "", OutcomeObserved},
+		{KindConfirm, StateFailed, refused, OutcomeClaimed},
+		{KindInput, StateFailed, "run_refused:conflict", OutcomeClaimed},
+		{KindConfirm, StateFailed, FailRunUnfinished, OutcomeObserved},
+		{KindConfirm, StateFailed, FailRunNotStarted, OutcomeObserved},
+		{KindInput, StateFailed, FailQueueUnavailable, OutcomeObserved},
+		{KindInput, StateFailed, FailPreparerKeyUnavailable, OutcomeObserved},
+		{KindInput, StateFailed, FailOperationPriced, OutcomeObserved},
+		{KindInput, StateFailed, FailOperationUnknown, OutcomeObserved},
+		{KindInput, StateFailed, FailOperationLimitReached, OutcomeObserved},
+		{KindConfirm, StateRejected, "", OutcomeObserved},
+		{KindInput, StateCancelled, "", OutcomeObserved},
+		{KindNotice, StateCancelled, "", OutcomeObserved},
+		{KindConfirm, StateExpired, "", OutcomeObserved},
+		{KindNotice, StateExpired, "", OutcomeObserved},
+		{KindInput, StateVoid, "", OutcomeObserved},
+		// Refused: not terminal, unreachable for the kind, reason mismatch.
+		{KindConfirm, StateOpen, "", ""},
+		{KindConfirm, StateApproved, "", ""},
+		{KindInput, StateAnswering, FailRunUnfinished, ""},
+		{KindNotice, StateFailed, FailRunNotStarted, ""},
+		{KindNotice, StateRejected, "", ""},
+		{KindNotice, StateVoid, "", ""},
+		{KindConfirm, StateFailed, "", ""},
+		{KindConfirm, StateFailed, "timeout", ""},
+		{KindConfirm, StateFailed, "run_refused:", ""},
+		{KindConfirm, StateDone, FailRunUnfinished, ""},
+		{KindConfirm, StateVoid, FailRunNotStarted, ""},
+		{"other", StateDone, "", ""},
+		{KindConfirm, "gone", "", ""},
+	}
+	for _, c := range cases {
+		got, err := Outcome(c.k, c.s, c.r)
+		if c.want == "" {
+			if err == nil {
+				t.Errorf("Outcome(%s, %s, %q) = %s, want a refusal", c.k, c.s, c.r, got)
+			} else if code := countersign.ErrorCode(err); code != countersign.Internal {
+				t.Errorf("Outcome(%s, %s, %q) code %s", c.k, c.s, c.r, code)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("Outcome(%s, %s, %q) = %q, %v; want %q", c.k, c.s, c.r, got, err, c.want)
+		}
+	}
+}
+
+func TestFailureReasons(t *testing.T) {
+	fixed := map[FailureReason]bool{ // reason → run began
+		"preparer_key_unavailable":  false,
+		"operation_priced":          false,
+		"operation_unknown":         false,
+		"operation_limit_reached":   false,
+		"queue_unavailable":         false,
+		"run_not_started":           false,
+		"run_unfinished":            true,
+		"run_refused:policy_denied": true,
+		"run_refused:conflict":      true,
+		"run_refused:a":             true,
+		"run_refused:" + FailureReason(strings.Repeat("x", 64)): true,
+	}
+	for r, began := range fixed {
+		got, err := ParseFailureReason(string(r))
+		if err != nil || got != r {
+			t.Errorf("ParseFailureReason(%q) = %q, %v", r, got, err)
+		}
+		if r.RunBegan() != began {
+			t.Errorf("%q: RunBegan = %v", r, r.RunBegan())
+		}
+	}
+	for _, s := range []string{
+		"", "run_refused", "run_refused:", "run_refused:Policy", "run_refused:policy denied",
+		"run_refused:" + strings.Repeat("x", 65), "run_refused:a:b", "RUN_UNFINISHED",
+		"run_unfinished ", "timeout", "run_refused:é",
+	} {
+		if _, err := ParseFailureReason(s); countersign.ErrorCode(err) != countersign.InvalidRequest {
+			t.Errorf("ParseFailureReason(%q) = %v, want invalid_request", s, err)
+		}
+		if FailureReason(s).RunBegan() {
+			t.Errorf("%q: RunBegan", s)
+		}
+	}
+}
+
+func TestRunRefused(t *testing.T) {
+	r, err := RunRefused(countersign.Conflict)
+	if err != nil || r != "run_refused:conflict" {
+		t.Fatalf("RunRefused(conflict) = %q, %v", r, err)
+	}
+	if code, ok := r.RefusalCode(); !ok || code != countersign.Conflict {
+		t.Fatalf("RefusalCode = %q, %v", code, ok)
+	}
+	if _, ok := FailRunUnfinished.RefusalCode(); ok {
+		t.Fatal("run_unfinished has a refusal code")
+	}
+	for _, code := range []countersign.Code{"", "Conflict", "two words", "a-b", "x:y", countersign.Code(strings.Repeat("a", 65))} {
+		if r, err := RunRefused(code); err == nil {
+			t.Errorf("RunRefused(%q) = %q, want a refusal", code, r)
+		}
+	}
+}
+
+func TestCheckFailure(t *testing.T) {
+	cases := []struct {
+		k    Kind
+		from State
+		r    FailureReason
+		want countersign.Code // "" means allowed
+	}{
+		{KindConfirm, StateApproved, FailRunNotStarted, ""},
+		{KindInput, StateApproved, FailQueueUnavailable, ""},
+		{KindInput, StateApproved, FailOperationPriced, ""},
+		{KindInput, StateApproved, FailPreparerKeyUnavailable, ""},
+		{KindInput, StateApproved, FailOperationUnknown, ""},
+		{KindInput, StateApproved, FailOperationLimitReached, ""},
+		{KindConfirm, StateAnswering, FailRunUnfinished, ""},
+		{KindConfirm, StateAnswering, "run_refused:policy_denied", ""},
+		// The run began: only run_unfinished and run_refused fit.
+		{KindConfirm, StateAnswering, FailRunNotStarted, countersign.Internal},
+		{KindConfirm, StateAnswering, FailQueueUnavailable, countersign.Internal},
+		// The run did not begin: neither fits.
+		{KindConfirm, StateApproved, FailRunUnfinished, countersign.Internal},
+		{KindConfirm, StateApproved, "run_refused:conflict", countersign.Internal},
+		{KindConfirm, StateApproved, "", countersign.Internal},
+		{KindConfirm, StateApproved, "crashed", countersign.Internal},
+		// The move itself is refused.
+		{KindConfirm, StateOpen, FailRunNotStarted, countersign.InvalidRequest},
+		{KindNotice, StateOpen, FailRunNotStarted, countersign.InvalidRequest},
+		{KindConfirm, StateDone, FailRunUnfinished, countersign.TaskClosed},
+		{KindConfirm, StateFailed, FailRunUnfinished, countersign.TaskClosed},
+	}
+	for _, c := range cases {
+		if got := countersign.ErrorCode(CheckFailure(c.k, c.from, c.r)); got != c.want {
+			t.Errorf("CheckFailure(%s, %s, %q) = %q, want %q", c.k, c.from, c.r, got, c.want)
+		}
+	}
+}
+
+func TestValidTaskID(t *testing.T) {
+	cases := []struct {
+		id   string
+		want bool
+	}{
+		{"r7k2m9q4x1z8c3v6b5n0p2w4s6-1", true},
+		{"a", true},
+		{"-", true},
+		{"0-0", true},
+		{strings.Repeat("a", 80), true},
+		{strings.Repeat("a", 81), false},
+		{"", false},
+		{"A", false},
+		{"task_1", false},
+		{"task 1", false},
+		{"task.1", false},
+		{"tâche", false},
+		{"a/b", false},
+		{"a\n", false},
+	}
+	for _, c := range cases {
+		if got := ValidTaskID(c.id); got != c.want {
+			t.Errorf("ValidTaskID(%q) = %v", c.id, got)
+		}
+	}
+}
+
+func TestRunIDs(t *testing.T) {
+	const alphabet = "0123456789abcdefghjkmnpqrstvwxyz"
+	seen := make(map[string]bool)
+	for range 1000 {
+		id := NewRunID()
+		if len(id) != 26 || !ValidRunID(id) {
+			t.Fatalf("NewRunID() = %q", id)
+		}
+		// 128 bits in 26 characters: the last one carries 3 bits and two
+		// zero bits.
+		if strings.IndexByte(alphabet, id[25])%4 != 0 {
+			t.Fatalf("NewRunID() = %q has nonzero padding bits", id)
+		}
+		if seen[id] {
+			t.Fatalf("NewRunID() repeated %q", id)
+		}
+		seen[id] = true
+		tid, err := TaskID(id, MaxTasksPerRun)
+		if err != nil || !ValidTaskID(tid) || tid != id+"-5" {
+			t.Fatalf("TaskID(%q, 5) = %q, %v", id, tid, err)
+		}
+	}
+	// The contract vectors' task id is <run id>-<n>.
+	if !ValidRunID("r7k2m9q4x1z8c3v6b5n0p2w4s6") {
+		t.Fatal("the vectors' run id is refused")
+	}
+	for _, s := range []string{"", "r7k2m9q4x1z8c3v6b5n0p2w4s", "r7k2m9q4x1z8c3v6b5n0p2w4s6a",
+		"r7k2m9q4x1z8c3v6b5n0p2w4si", "R7K2M9Q4X1Z8C3V6B5N0P2W4S6", "r7k2m9q4x1z8c3v6b5n0p2w4s-"} {
+		if ValidRunID(s) {
+			t.Errorf("ValidRunID(%q) = true", s)
+		}
+	}
+	long, err := TaskID("zzzzzzzzzzzzzzzzzzzzzzzzzz", int(^uint(0)>>1))
+	if err != nil || !ValidTaskID(long) {
+		t.Fatalf("TaskID with the largest n = %q, %v", long, err)
+	}
+	for _, c := range []struct {
+		run string
+		n   int
+	}{{"r7k2m9q4x1z8c3v6b5n0p2w4s6", 0}, {"r7k2m9q4x1z8c3v6b5n0p2w4s6", -1}, {"short", 1}, {"", 1}} {
+		if id, err := TaskID(c.run, c.n); err == nil {
+			t.Errorf("TaskID(%q, %d) = %q", c.run, c.n, id)
+		}
+	}
+}
+
+func TestLimitsMatchTheContract(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		got, want int
+	}{
+		{"files bytes", MaxFilesBytes, 6_291_456},
+		{"envelope", MaxEnvelopeBytes, 262_144},
+		{"sealed state", MaxSealedStateBytes, 262_144},
+		{"policy", MaxPolicyBytes, 65_536},
+		{"supplied", MaxSuppliedBytes, 8192},
+		{"note", MaxNoteBytes, 8192},
+		{"reason", MaxReasonBytes, 8192},
+		{"result", MaxResultBytes, 16_384},
+		{"waiting content", MaxWaitingContentBytes, 67_108_864},
+		{"task life hours", int(MaxTaskLife.Hours()), 24},
+		{"default life hours", int(DefaultTaskLife.Hours()), 24},
+		{"answer run minutes", int(AnswerRunDeadline.Minutes()), 30},
+		{"outcome days", int(OutcomeKept.Hours() / 24), 30},
+		{"session days", int(MaxSessionLife.Hours() / 24), 30},
+		{"approval minutes", int(ApprovalValidity.Minutes()), 10},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s = %d, want %d", c.name, c.got, c.want)
+		}
+	}
+}

@@ -470,28 +470,32 @@ func (p *Policy) check() string {
 	return ""
 }
 
-// quote shows a name the owner wrote, at most 32 characters of it, in
-// backticks when it is made of plain characters and escaped to ASCII
-// otherwise, so that no control, invisible or reordering character reaches a
-// sentence.
+// quote shows a name the owner wrote, briefly: in backticks, cut to 32
+// characters, when it is made of plain characters; otherwise in double
+// quotes, escaped to ASCII and cut to 40 bytes of escapes, so that no
+// control, invisible or reordering character reaches a sentence.
 func quote(s string) string {
-	const most = 32
-	cut := false
-	if utf8.RuneCountInString(s) > most {
-		s = string([]rune(s)[:most])
-		cut = true
-	}
+	const plainRoom, escapedRoom = 32, 40
 	if s != "" && plain(s) {
-		if cut {
-			s += "…"
+		if len(s) > plainRoom {
+			return "`" + s[:plainRoom] + "…`"
 		}
 		return "`" + s + "`"
 	}
 	q := strconv.QuoteToASCII(s)
-	if cut {
-		q = q[:len(q)-1] + `..."`
+	if len(q)-2 <= escapedRoom {
+		return q
 	}
-	return q
+	// The longest prefix, cut between characters, whose escapes fit.
+	cut := 0
+	for i := range s {
+		if len(strconv.QuoteToASCII(s[:i]))-2 > escapedRoom {
+			break
+		}
+		cut = i
+	}
+	q = strconv.QuoteToASCII(s[:cut])
+	return q[:len(q)-1] + `..."`
 }
 
 // plain reports whether s holds only characters that read the same

@@ -52,7 +52,9 @@ func TestUnreadable(t *testing.T) {
 		{"unknown member with a long name", mercury, `{"` + strings.Repeat("a", 40) + `":1}`, "the policy has an unknown member `" + strings.Repeat("a", 32) + "…`"},
 		{"unknown member with a reordering character", mercury, "{\"conf\u202eirm\":1}", `the policy has an unknown member "conf\u202eirm"`},
 		{"unknown member with a line break", mercury, `{"a\nb":1}`, `the policy has an unknown member "a\nb"`},
-		{"unknown member, long and not plain", mercury, `{"` + strings.Repeat("é", 40) + `":1}`, `the policy has an unknown member "` + strings.Repeat(`\u00e9`, 32) + `..."`},
+		{"unknown member, long and not plain", mercury, `{"` + strings.Repeat("é", 40) + `":1}`, `the policy has an unknown member "` + strings.Repeat(`\u00e9`, 6) + `..."`},
+		{"unknown member of wide characters", mercury, `{"` + strings.Repeat("😀", 40) + `":1}`, `the policy has an unknown member "` + strings.Repeat(`\U0001f600`, 4) + `..."`},
+		{"unknown member, long, plain at first", mercury, `{"` + strings.Repeat("a", 38) + `é":1}`, `the policy has an unknown member "` + strings.Repeat("a", 38) + `..."`},
 		{"unknown empty member", mercury, `{"":1}`, `the policy has an unknown member ""`},
 
 		// confirm.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"net/http"
 	"testing"
 
 	"github.com/mr-tron/base58"
@@ -30,3 +31,7 @@ func jsonReader(t testing.TB, v any) io.Reader {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func jsonDecode(r *http.Request, v any) error {
+	return json.NewDecoder(r.Body).Decode(v)
+}

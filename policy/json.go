@@ -50,10 +50,11 @@ func (e *syntaxError) Error() string { return e.sentence }
 // readJSON reads exactly one JSON value from raw, refusing invalid JSON,
 // trailing data and nesting deeper than maxDepth.
 func readJSON(raw []byte) (value, error) {
-	// Syntax first, with the standard library's own checker: it finds the
-	// byte where the text goes wrong and refuses trailing data.
-	var skip json.RawMessage
-	if err := json.Unmarshal(raw, &skip); err != nil {
+	// Syntax first, with the standard library's own checker, which refuses
+	// trailing data too; Unmarshal then finds the byte where it goes wrong.
+	if !json.Valid(raw) {
+		var skip json.RawMessage
+		err := json.Unmarshal(raw, &skip)
 		var se *json.SyntaxError
 		switch {
 		case len(bytes.Trim(raw, " \t\r\n")) == 0:

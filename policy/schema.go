@@ -153,7 +153,7 @@ func (s *Schema) index() (*index, error) {
 		writes:   make(map[string]bool, len(s.Writes)),
 		reads:    make(map[string]bool, len(s.Reads)),
 		keys:     make(map[string]KeyKind, len(s.Keys)),
-		conds:    s.Conditions,
+		conds:    slices.Clone(s.Conditions),
 		byName:   make(map[string]int, len(s.Conditions)),
 		byMember: make(map[string]int, 2*len(s.Conditions)),
 		carries:  make(map[string][]bool, len(s.Carries)),

@@ -86,3 +86,19 @@ func TestConditionValuesAreCopied(t *testing.T) {
 		t.Fatalf("AnyOf kept the caller's slice: %v", c.values)
 	}
 }
+
+func TestPolicyKeepsItsOwnCopyOfTheSchema(t *testing.T) {
+	s := Schema{
+		Writes:     []string{"pay"},
+		Conditions: []Condition{AnyOf("method", "methods", "ach", "wire")},
+		Carries:    map[string][]string{"pay": {"method"}},
+	}
+	p := mustParse(t, `{"rules":[{"when":{"methods":["wire"]},"then":"refuse"}]}`, s)
+	s.Conditions[0] = AnyOf("other", "others", "x")
+	s.Writes[0] = "other"
+	s.Carries["pay"] = nil
+	d := p.Decide("pay", Facts{Words: map[string]string{"method": "wire"}})
+	if d.Outcome != Refuse || d.Rule != 1 {
+		t.Fatalf("a change to the schema after Parse changed the policy: %+v", d)
+	}
+}

@@ -50,23 +50,32 @@ type Counter interface {
 	// counted already, and reports whether it did. Reservations are never
 	// given back: a write that was attempted counts, whether or not it
 	// succeeded, because a failed write may have acted in part. Concurrent
-	// reservations for one key and kind admit at most limit in all. A
-	// negative limit, an incomplete key or an unknown kind is an error.
+	// reservations for one key and kind admit at most limit in all.
+	// Arguments CheckReservation refuses are an error, and count nothing.
 	Reserve(ctx context.Context, key Key, kind Kind, limit int) (bool, error)
 }
 
-// checkReservation reports an argument to Reserve that no implementation
-// should accept.
-func checkReservation(key Key, kind Kind, limit int) error {
+// CheckReservation reports an argument to Reserve that no Counter accepts:
+// a key with an empty member or a Day not written as Day writes it, an
+// unknown kind, or a negative limit. Implementations call it first.
+func CheckReservation(key Key, kind Kind, limit int) error {
 	switch {
 	case key.Owner == "" || key.Project == "" || key.Agent == "" || key.Day == "":
 		return errors.New("policy: daily count key is incomplete")
+	case !isDay(key.Day):
+		return errors.New("policy: daily count key's day is not YYYY-MM-DD")
 	case kind != Direct && kind != Confirmed:
 		return fmt.Errorf("policy: unknown count kind %d", uint8(kind))
 	case limit < 0:
 		return fmt.Errorf("policy: negative daily limit %d", limit)
 	}
 	return nil
+}
+
+// isDay reports whether s is a day as Day writes it.
+func isDay(s string) bool {
+	t, err := time.Parse(time.DateOnly, s)
+	return err == nil && Day(t) == s
 }
 
 // MemoryCounter is a Counter held in memory, safe for concurrent use, for
@@ -86,7 +95,7 @@ var _ Counter = (*MemoryCounter)(nil)
 
 // Reserve implements Counter.
 func (m *MemoryCounter) Reserve(ctx context.Context, key Key, kind Kind, limit int) (bool, error) {
-	if err := checkReservation(key, kind, limit); err != nil {
+	if err := CheckReservation(key, kind, limit); err != nil {
 		return false, err
 	}
 	if err := ctx.Err(); err != nil {

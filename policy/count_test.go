@@ -99,10 +99,14 @@ func TestReserveRefusals(t *testing.T) {
 		limit int
 		want  string
 	}{
-		{"no owner", context.Background(), Key{Project: "p", Agent: "a", Day: "d"}, Direct, 1, "daily count key is incomplete"},
-		{"no project", context.Background(), Key{Owner: "o", Agent: "a", Day: "d"}, Direct, 1, "daily count key is incomplete"},
-		{"no agent", context.Background(), Key{Owner: "o", Project: "p", Day: "d"}, Direct, 1, "daily count key is incomplete"},
+		{"no owner", context.Background(), Key{Project: "p", Agent: "a", Day: day.Day}, Direct, 1, "daily count key is incomplete"},
+		{"no project", context.Background(), Key{Owner: "o", Agent: "a", Day: day.Day}, Direct, 1, "daily count key is incomplete"},
+		{"no agent", context.Background(), Key{Owner: "o", Project: "p", Day: day.Day}, Direct, 1, "daily count key is incomplete"},
 		{"no day", context.Background(), Key{Owner: "o", Project: "p", Agent: "a"}, Direct, 1, "daily count key is incomplete"},
+		{"day in another format", context.Background(), Key{Owner: "o", Project: "p", Agent: "a", Day: "29/11/2026"}, Direct, 1, "day is not YYYY-MM-DD"},
+		{"day with a time", context.Background(), Key{Owner: "o", Project: "p", Agent: "a", Day: "2026-11-29T00:00:00Z"}, Direct, 1, "day is not YYYY-MM-DD"},
+		{"day without padding", context.Background(), Key{Owner: "o", Project: "p", Agent: "a", Day: "2026-1-2"}, Direct, 1, "day is not YYYY-MM-DD"},
+		{"day that does not exist", context.Background(), Key{Owner: "o", Project: "p", Agent: "a", Day: "2026-02-30"}, Direct, 1, "day is not YYYY-MM-DD"},
 		{"no kind", context.Background(), day, 0, 1, "unknown count kind 0"},
 		{"unknown kind", context.Background(), day, Confirmed + 1, 1, "unknown count kind 3"},
 		{"negative limit", context.Background(), day, Direct, -1, "negative daily limit -1"},
@@ -150,6 +154,17 @@ func TestReserveConcurrently(t *testing.T) {
 	}
 	if got := c.Count(day, Confirmed); got != limit {
 		t.Fatalf("Count = %d, want %d", got, limit)
+	}
+}
+
+func TestCheckReservationAcceptsEveryDayOfTheYear(t *testing.T) {
+	d := time.Date(2028, 1, 1, 12, 0, 0, 0, time.UTC) // a leap year
+	for d.Year() == 2028 {
+		k := Key{Owner: "o", Project: "p", Agent: "a", Day: Day(d)}
+		if err := CheckReservation(k, Direct, 0); err != nil {
+			t.Fatalf("%s: %v", k.Day, err)
+		}
+		d = d.AddDate(0, 0, 1)
 	}
 }
 

@@ -75,6 +75,10 @@ type Decision struct {
 // A policy that is not OK refuses every write with "policy_unreadable" and
 // its sentence. Reads are never decided: a connector serves them whatever
 // the policy's mode.
+//
+// The answer run of an approved task decides its sealed write again, with
+// the policy as it is then: Ask there is the owner's yes, and the write goes
+// ahead; Refuse still refuses it.
 func (p *Policy) Decide(op string, facts Facts) Decision {
 	if p.mode != OK {
 		return refusal(0, "policy_unreadable", p.sentence)

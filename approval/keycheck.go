@@ -302,6 +302,12 @@ func (c *RPCChecker) viewAccessKey(ctx context.Context, account string, key Publ
 	if err != nil {
 		return 0, err
 	}
+	return accessKeyAnswer(res, cause)
+}
+
+// accessKeyAnswer interprets a view_access_key answer: a result, or the
+// cause name of a handler error.
+func accessKeyAnswer(res json.RawMessage, cause string) (answer, error) {
 	switch cause {
 	case "UNKNOWN_ACCESS_KEY":
 		return answerNoKey, nil
@@ -309,7 +315,7 @@ func (c *RPCChecker) viewAccessKey(ctx context.Context, account string, key Publ
 		return answerNoAccount, nil
 	case "":
 	default:
-		return 0, errUnavailable(fmt.Errorf("approval: NEAR RPC answered view_access_key with error %q", cause))
+		return 0, errUnavailable(fmt.Errorf("approval: NEAR RPC answered view_access_key with error %q", clip(cause)))
 	}
 	var legacy legacyError
 	if err := json.Unmarshal(res, &legacy); err != nil {
@@ -361,12 +367,17 @@ func (c *RPCChecker) viewAccount(ctx context.Context, account string) (bool, err
 	if err != nil {
 		return false, err
 	}
+	return accountAnswer(res, cause)
+}
+
+// accountAnswer interprets a view_account answer.
+func accountAnswer(res json.RawMessage, cause string) (bool, error) {
 	switch cause {
 	case "UNKNOWN_ACCOUNT":
 		return false, nil
 	case "":
 	default:
-		return false, errUnavailable(fmt.Errorf("approval: NEAR RPC answered view_account with error %q", cause))
+		return false, errUnavailable(fmt.Errorf("approval: NEAR RPC answered view_account with error %q", clip(cause)))
 	}
 	var legacy legacyError
 	if err := json.Unmarshal(res, &legacy); err != nil {
@@ -418,8 +429,15 @@ func (c *RPCChecker) query(ctx context.Context, params map[string]any) (json.Raw
 	if err != nil {
 		return nil, "", errUnavailable(fmt.Errorf("approval: reading the NEAR RPC answer: %w", err))
 	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, "", errUnavailable(fmt.Errorf("approval: NEAR RPC answered HTTP %d", resp.StatusCode))
+	return parseResponse(resp.StatusCode, raw, id)
+}
+
+// parseResponse checks a JSON-RPC answer to the request with this id. It
+// returns the result object, or the cause name of a HANDLER_ERROR, or an
+// UpstreamUnavailable error for anything else.
+func parseResponse(status int, raw []byte, id string) (json.RawMessage, string, error) {
+	if status != http.StatusOK {
+		return nil, "", errUnavailable(fmt.Errorf("approval: NEAR RPC answered HTTP %d", status))
 	}
 	if len(raw) > maxRPCResponseBytes {
 		return nil, "", errUnavailable(errors.New("approval: NEAR RPC answer is too large"))
@@ -440,10 +458,18 @@ func (c *RPCChecker) query(ctx context.Context, params map[string]any) (json.Raw
 		if r.Error.Cause != nil {
 			name += "/" + r.Error.Cause.Name
 		}
-		return nil, "", errUnavailable(fmt.Errorf("approval: NEAR RPC error %q", name))
+		return nil, "", errUnavailable(fmt.Errorf("approval: NEAR RPC error %q", clip(name)))
 	}
 	if len(r.Result) == 0 || r.Result[0] != '{' {
 		return nil, "", errUnavailable(errors.New("approval: NEAR RPC answer has no result object"))
 	}
 	return r.Result, "", nil
+}
+
+// clip bounds text from the RPC that goes into an error.
+func clip(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "…"
+	}
+	return s
 }

@@ -197,6 +197,11 @@ func checkText(s string, maxChars int, multiline bool) string {
 	visible := false
 	marks := 0
 	for _, r := range s {
+		if r >= 0x20 && r < 0x7f { // printable ASCII: no rule applies
+			marks = 0
+			visible = visible || r != ' '
+			continue
+		}
 		switch {
 		case r == '\n' || r == '\t':
 			if !multiline {
@@ -205,7 +210,7 @@ func checkText(s string, maxChars int, multiline bool) string {
 				}
 				return "holds a tab"
 			}
-		case unicode.Is(unicode.Cc, r):
+		case r < 0x20 || r >= 0x7f && r <= 0x9f: // category Cc
 			return "holds a control character"
 		case r == '\u2028' || r == '\u2029':
 			return "holds a line or paragraph separator"
@@ -214,7 +219,7 @@ func checkText(s string, maxChars int, multiline bool) string {
 		case isInvisible(r):
 			return "holds a zero-width or formatting character"
 		}
-		if unicode.In(r, unicode.Mn, unicode.Me, unicode.Mc) {
+		if r >= 0x300 && unicode.IsMark(r) { // Mn, Mc, Me; none below U+0300
 			marks++
 			if marks > MaxCombiningRun {
 				return fmt.Sprintf("holds more than %d combining marks in a row", MaxCombiningRun)
@@ -256,6 +261,9 @@ func isBidiControl(r rune) bool {
 // selectors — except U+FE0E and U+FE0F, which choose text or emoji
 // presentation of the character before them.
 func isInvisible(r rune) bool {
+	if r < 0x300 {
+		return r == '\u00ad' // the only one below U+0300
+	}
 	if r == '\ufe0e' || r == '\ufe0f' {
 		return false
 	}

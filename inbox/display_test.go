@@ -332,6 +332,7 @@ func TestValidateFiles(t *testing.T) {
 		{"one byte over in one", files(1, 6_291_457), countersign.TaskTooLarge, tooLarge},
 		{"one byte over in ten", append(files(9, 629_145), goodFile("last.pdf", 6_291_457-9*629_145)), countersign.TaskTooLarge, tooLarge},
 		{"largest size", files(1, 1<<63-1), countersign.TaskTooLarge, tooLarge},
+		{"largest size after another", []File{goodFile("a", 1), goodFile("b", 1<<63-1)}, countersign.TaskTooLarge, tooLarge},
 		{"sizes that would overflow", []File{goodFile("a", 1<<62), goodFile("b", 1<<62), goodFile("c", 1<<62)}, countersign.TaskTooLarge, tooLarge},
 		{"negative size", files(1, -1), countersign.DisplayInvalid, "file 1 size is negative"},
 		{"negative size hiding a large one", []File{goodFile("a", 6_291_456), goodFile("b", -6_291_456)}, countersign.DisplayInvalid, "file 2 size is negative"},

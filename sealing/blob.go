@@ -127,9 +127,20 @@ func ContentKeyFromBytes(b []byte) (*ContentKey, error) {
 	return &ContentKey{key: &key}, nil
 }
 
-// Bytes returns a copy of the key's 32 bytes, for the sealed copy.
+// Bytes returns a copy of the key's 32 bytes, for the sealed copy, or nil
+// for a ContentKey not made by NewContentKey or ContentKeyFromBytes.
 func (k *ContentKey) Bytes() []byte {
+	if k.check() != nil {
+		return nil
+	}
 	return append([]byte(nil), k.key[:]...)
+}
+
+func (k *ContentKey) check() error {
+	if k == nil || k.key == nil {
+		return errors.New("sealing: content key is empty")
+	}
+	return nil
 }
 
 // ContentAAD returns the AAD of a task's content blob: the task id.
@@ -147,7 +158,7 @@ func (k *ContentKey) SealContent(taskID string, plaintext []byte) ([]byte, error
 }
 
 func (k *ContentKey) sealContent(nonce []byte, taskID string, plaintext []byte) ([]byte, error) {
-	if err := checkTaskID(taskID); err != nil {
+	if err := k.checkContentArgs(taskID); err != nil {
 		return nil, err
 	}
 	return sealGCM(k.key, nonce, ContentAAD(taskID), plaintext), nil
@@ -155,7 +166,7 @@ func (k *ContentKey) sealContent(nonce []byte, taskID string, plaintext []byte) 
 
 // OpenContent opens a content blob of task taskID.
 func (k *ContentKey) OpenContent(taskID string, blob []byte) ([]byte, error) {
-	if err := checkTaskID(taskID); err != nil {
+	if err := k.checkContentArgs(taskID); err != nil {
 		return nil, err
 	}
 	return openGCM(k.key, ContentAAD(taskID), blob)
@@ -168,7 +179,7 @@ func (k *ContentKey) SealFile(taskID string, n int, plaintext []byte) ([]byte, e
 }
 
 func (k *ContentKey) sealFile(nonce []byte, taskID string, n int, plaintext []byte) ([]byte, error) {
-	if err := checkFileArgs(taskID, n); err != nil {
+	if err := k.checkFileArgs(taskID, n); err != nil {
 		return nil, err
 	}
 	return sealGCM(k.key, nonce, FileAAD(taskID, n), plaintext), nil
@@ -176,17 +187,24 @@ func (k *ContentKey) sealFile(nonce []byte, taskID string, n int, plaintext []by
 
 // OpenFile opens file n of task taskID.
 func (k *ContentKey) OpenFile(taskID string, n int, blob []byte) ([]byte, error) {
-	if err := checkFileArgs(taskID, n); err != nil {
+	if err := k.checkFileArgs(taskID, n); err != nil {
 		return nil, err
 	}
 	return openGCM(k.key, FileAAD(taskID, n), blob)
 }
 
-func checkFileArgs(taskID string, n int) error {
+func (k *ContentKey) checkContentArgs(taskID string) error {
+	if err := k.check(); err != nil {
+		return err
+	}
+	return checkTaskID(taskID)
+}
+
+func (k *ContentKey) checkFileArgs(taskID string, n int) error {
 	if n < 0 {
 		return errors.New("sealing: file number is negative")
 	}
-	return checkTaskID(taskID)
+	return k.checkContentArgs(taskID)
 }
 
 func randomGCMNonce() []byte {

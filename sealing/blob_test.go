@@ -383,3 +383,42 @@ func TestReplyKeyIsP256(t *testing.T) {
 		t.Fatal("reply key is not P-256")
 	}
 }
+
+// Keys not made by this package's constructors are refused, not used.
+func TestZeroValuesAreRefused(t *testing.T) {
+	device := newP256(t)
+	var zeroCK ContentKey
+	var nilCK *ContentKey
+	var zeroTK TaskKeys
+	var nilTK *TaskKeys
+	calls := []struct {
+		name string
+		call func() ([]byte, error)
+	}{
+		{"zero content key seals", func() ([]byte, error) { return zeroCK.SealContent(testTask, []byte("x")) }},
+		{"nil content key opens", func() ([]byte, error) { return nilCK.OpenContent(testTask, make([]byte, 40)) }},
+		{"zero content key seals a file", func() ([]byte, error) { return zeroCK.SealFile(testTask, 0, []byte("x")) }},
+		{"nil content key opens a file", func() ([]byte, error) { return nilCK.OpenFile(testTask, 0, make([]byte, 40)) }},
+		{"nil content key wrapped", func() ([]byte, error) { return WrapContentKey(device.PublicKey(), testTask, nil) }},
+		{"zero content key wrapped", func() ([]byte, error) { return WrapContentKey(device.PublicKey(), testTask, &zeroCK) }},
+		{"zero task keys seal", func() ([]byte, error) { return zeroTK.Seal(TaskRecord, []byte("x")) }},
+		{"nil task keys open", func() ([]byte, error) { return nilTK.Open(TaskRecord, make([]byte, 60)) }},
+	}
+	for _, c := range calls {
+		t.Run(c.name, func(t *testing.T) {
+			if out, err := c.call(); err == nil || out != nil {
+				t.Fatalf("%x, %v", out, err)
+			}
+		})
+	}
+	if zeroCK.Bytes() != nil || nilCK.Bytes() != nil {
+		t.Error("an empty content key has bytes")
+	}
+	var nilRing *Keyring
+	if nilRing.Export() != "" || nilRing.Current() != 0 || nilRing.IDs() != nil || nilRing.Has(1) {
+		t.Error("a nil keyring holds something")
+	}
+	if kr, err := nilRing.AddKey(); err != nil || kr.Current() != 1 {
+		t.Errorf("AddKey on a nil keyring: %v, %v", kr, err)
+	}
+}

@@ -126,7 +126,11 @@ func (r Record) AAD(taskID string) []byte {
 	return []byte("countersign-task:v1:" + string(r) + ":" + taskID)
 }
 
-func (r Record) check() error {
+// check refuses keys not made by Keyring.TaskKeys and unknown records.
+func (t *TaskKeys) check(r Record) error {
+	if t == nil || t.seal == nil {
+		return errors.New("sealing: task keys were not derived")
+	}
 	if r != TaskRecord && r != OutcomeRecord {
 		return errors.New("sealing: unknown sealed record kind")
 	}
@@ -142,7 +146,7 @@ func (t *TaskKeys) Seal(r Record, plaintext []byte) ([]byte, error) {
 }
 
 func (t *TaskKeys) sealWithNonce(r Record, nonce, plaintext []byte) ([]byte, error) {
-	if err := r.check(); err != nil {
+	if err := t.check(r); err != nil {
 		return nil, err
 	}
 	return sealX(t.seal, nonce, r.AAD(t.taskID), plaintext), nil
@@ -152,7 +156,7 @@ func (t *TaskKeys) sealWithNonce(r Record, nonce, plaintext []byte) ([]byte, err
 // another record, another key id, or a damaged one gives an error wrapping
 // ErrDecrypt.
 func (t *TaskKeys) Open(r Record, blob []byte) ([]byte, error) {
-	if err := r.check(); err != nil {
+	if err := t.check(r); err != nil {
 		return nil, err
 	}
 	return openX(t.seal, r.AAD(t.taskID), blob)

@@ -3,6 +3,7 @@ package sealing
 import (
 	"crypto/ecdh"
 	"crypto/hkdf"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
@@ -60,7 +61,7 @@ const (
 // salt = ephemeral ‖ recipient (65 + 65 bytes, uncompressed), info =
 // p.Info(taskID), 32 bytes), sealed with AES-256-GCM and AAD = info.
 func SealTo(recipient *ecdh.PublicKey, p Purpose, taskID string, plaintext []byte) ([]byte, error) {
-	eph, err := ecdh.P256().GenerateKey(nil) // Go ≥ 1.26 ignores the reader and uses crypto/rand
+	eph, err := ecdh.P256().GenerateKey(rand.Reader)
 	if err != nil {
 		return nil, fmt.Errorf("sealing: ephemeral key: %w", err)
 	}
@@ -153,6 +154,9 @@ func hkdfKey(x, salt, info []byte) (*[KeySize]byte, error) {
 // WrapContentKey seals the content key k of task taskID to a device's
 // public key: a device copy, whose plaintext is the key's 32 raw bytes.
 func WrapContentKey(device *ecdh.PublicKey, taskID string, k *ContentKey) ([]byte, error) {
+	if err := k.check(); err != nil {
+		return nil, err
+	}
 	return SealTo(device, DeviceCopy, taskID, k.key[:])
 }
 

@@ -131,7 +131,7 @@ func parseKeyHex(s string) (*[KeySize]byte, error) {
 	return &key, nil
 }
 
-// insert adds k keeping keys sorted by id. The caller has checked that the
+// insert adds m keeping keys sorted by id. The caller has checked that the
 // id is new.
 func (k *Keyring) insert(m masterKey) {
 	i := len(k.keys)
@@ -156,8 +156,12 @@ func (k *Keyring) AddKey() (*Keyring, error) {
 	if id == math.MaxUint32 {
 		return nil, errors.New("sealing: no key id is left above 4294967295")
 	}
-	keys := make([]masterKey, len(k.keys), len(k.keys)+1)
-	copy(keys, k.keys)
+	var old []masterKey
+	if k != nil {
+		old = k.keys
+	}
+	keys := make([]masterKey, len(old), len(old)+1)
+	copy(keys, old)
 	return &Keyring{keys: append(keys, masterKey{id: id + 1, key: randomKey()})}, nil
 }
 
@@ -189,18 +193,24 @@ func (k *Keyring) IDs() []uint32 {
 }
 
 // Has reports whether the keyring holds id.
-func (k *Keyring) Has(id uint32) bool {
-	_, err := k.key(id)
-	return err == nil
-}
+func (k *Keyring) Has(id uint32) bool { return k.lookup(id) != nil }
 
-func (k *Keyring) key(id uint32) (*[KeySize]byte, error) {
+// lookup returns the key of id, or nil.
+func (k *Keyring) lookup(id uint32) *[KeySize]byte {
 	if k != nil {
 		for _, m := range k.keys {
 			if m.id == id {
-				return m.key, nil
+				return m.key
 			}
 		}
+	}
+	return nil
+}
+
+// key returns the key of id, or an error wrapping ErrUnknownKey.
+func (k *Keyring) key(id uint32) (*[KeySize]byte, error) {
+	if key := k.lookup(id); key != nil {
+		return key, nil
 	}
 	return nil, fmt.Errorf("%w (id %d)", ErrUnknownKey, id)
 }
@@ -209,6 +219,9 @@ func (k *Keyring) key(id uint32) (*[KeySize]byte, error) {
 // entry as "<id>:<64 lowercase hex>" in ascending id order. It holds every
 // key in clear: use it only to write a key file, never for a log or message.
 func (k *Keyring) Export() string {
+	if k == nil {
+		return ""
+	}
 	var b strings.Builder
 	for i, m := range k.keys {
 		if i > 0 {
@@ -300,8 +313,8 @@ func (k *Keyring) sealSecret(nonce []byte, p SecretPurpose, rowID string, plaint
 		return 0, nil, err
 	}
 	id := k.Current()
-	master, err := k.key(id)
-	if err != nil {
+	master := k.lookup(id)
+	if master == nil {
 		return 0, nil, errors.New("sealing: the keyring is empty")
 	}
 	return id, sealX(secretKey(master, p), nonce, SecretAAD(p, rowID), plaintext), nil

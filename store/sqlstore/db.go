@@ -1,0 +1,299 @@
+// Package sqlstore implements the store on PostgreSQL (through pgx) and on an
+// embedded SQLite file (modernc.org/sqlite, pure Go). Every query of the
+// service is in this package, written once in the SQL both databases share
+// with "?" placeholders; the PostgreSQL side numbers them.
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+
+	"countersign/migrations"
+	"countersign/store"
+)
+
+// DB is a store on one database.
+type DB struct {
+	dialect migrations.Dialect
+	pg      *pgxpool.Pool
+	lite    *sql.DB
+	schema  string // postgres schema, "" for the connection's default
+}
+
+var _ store.Store = (*DB)(nil)
+
+// OpenPostgres connects to a PostgreSQL database. schema, if not empty, is the
+// schema every table lives in (tests use one schema each).
+func OpenPostgres(ctx context.Context, url, schema string) (*DB, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("the database URL is not a valid postgres URL: %w", redactURLError(err))
+	}
+	if schema != "" {
+		if !validIdent(schema) {
+			return nil, fmt.Errorf("schema %q is not a plain identifier", schema)
+		}
+		cfg.ConnConfig.RuntimeParams["search_path"] = schema
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	db := &DB{dialect: migrations.Postgres, pg: pool, schema: schema}
+	if err := db.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// OpenSQLite opens (creating if needed) the embedded store in dir.
+func OpenSQLite(ctx context.Context, dir string) (*DB, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("cannot create the data directory: %w", err)
+	}
+	path := filepath.Join(dir, "countersign.db")
+	dsn := "file:" + path + "?_txlock=immediate" +
+		"&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
+		"&_pragma=synchronous(FULL)&_pragma=foreign_keys(ON)"
+	lite, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, err
+	}
+	// SQLite writes one transaction at a time; one connection makes that
+	// explicit and keeps the job queue (which shares it) free of SQLITE_BUSY.
+	lite.SetMaxOpenConns(1)
+	db := &DB{dialect: migrations.SQLite, lite: lite}
+	if err := db.Ping(ctx); err != nil {
+		lite.Close()
+		return nil, err
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		lite.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// Dialect names the database.
+func (db *DB) Dialect() string { return string(db.dialect) }
+
+// Postgres returns the pool of a PostgreSQL store (nil for SQLite), for the
+// job queue and LISTEN/NOTIFY, which need the native driver.
+func (db *DB) Postgres() *pgxpool.Pool { return db.pg }
+
+// SQLite returns the database of an embedded store (nil for PostgreSQL).
+func (db *DB) SQLite() *sql.DB { return db.lite }
+
+// SchemaName is the PostgreSQL schema the store was opened on ("" = default).
+func (db *DB) SchemaName() string { return db.schema }
+
+// Close releases the connections.
+func (db *DB) Close() error {
+	if db.pg != nil {
+		db.pg.Close()
+		return nil
+	}
+	return db.lite.Close()
+}
+
+// Ping checks that the database answers.
+func (db *DB) Ping(ctx context.Context) error {
+	var err error
+	if db.pg != nil {
+		err = db.pg.Ping(ctx)
+	} else {
+		err = db.lite.PingContext(ctx)
+	}
+	return classify(err)
+}
+
+// Tx runs fn in one transaction.
+func (db *DB) Tx(ctx context.Context, fn func(store.Tx) error) error {
+	if db.pg != nil {
+		ptx, err := db.pg.Begin(ctx)
+		if err != nil {
+			return classify(err)
+		}
+		if err := fn(&tx{q: pgQuerier{ptx}, dialect: db.dialect, native: ptx}); err != nil {
+			_ = ptx.Rollback(context.WithoutCancel(ctx))
+			return err
+		}
+		return classify(ptx.Commit(ctx))
+	}
+	ltx, err := db.lite.BeginTx(ctx, nil)
+	if err != nil {
+		return classify(err)
+	}
+	if err := fn(&tx{q: liteQuerier{ltx}, dialect: db.dialect, native: ltx}); err != nil {
+		_ = ltx.Rollback()
+		return err
+	}
+	return classify(ltx.Commit())
+}
+
+// tx implements store.Tx on either database.
+type tx struct {
+	q       querier
+	dialect migrations.Dialect
+	native  any // pgx.Tx or *sql.Tx, for the job queue's transactional insert
+}
+
+// Native returns the driver's transaction (pgx.Tx or *sql.Tx).
+func (t *tx) Native() any { return t.native }
+
+// querier is the little both drivers share.
+type querier interface {
+	exec(ctx context.Context, q string, args ...any) (int64, error)
+	query(ctx context.Context, q string, args ...any) (rows, error)
+	queryRow(ctx context.Context, q string, args ...any) row
+}
+
+type rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+	Close()
+}
+
+type row interface{ Scan(dest ...any) error }
+
+type pgQuerier struct{ q pgx.Tx }
+
+func (p pgQuerier) exec(ctx context.Context, q string, args ...any) (int64, error) {
+	tag, err := p.q.Exec(ctx, rebind(q), args...)
+	return tag.RowsAffected(), classify(err)
+}
+
+func (p pgQuerier) query(ctx context.Context, q string, args ...any) (rows, error) {
+	r, err := p.q.Query(ctx, rebind(q), args...)
+	if err != nil {
+		return nil, classify(err)
+	}
+	return pgRows{r}, nil
+}
+
+func (p pgQuerier) queryRow(ctx context.Context, q string, args ...any) row {
+	return pgRow{p.q.QueryRow(ctx, rebind(q), args...)}
+}
+
+type pgRows struct{ pgx.Rows }
+
+func (r pgRows) Err() error { return classify(r.Rows.Err()) }
+
+type pgRow struct{ r pgx.Row }
+
+func (r pgRow) Scan(dest ...any) error { return classify(r.r.Scan(dest...)) }
+
+type liteQuerier struct{ q *sql.Tx }
+
+func (l liteQuerier) exec(ctx context.Context, q string, args ...any) (int64, error) {
+	res, err := l.q.ExecContext(ctx, q, args...)
+	if err != nil {
+		return 0, classify(err)
+	}
+	return res.RowsAffected()
+}
+
+func (l liteQuerier) query(ctx context.Context, q string, args ...any) (rows, error) {
+	r, err := l.q.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, classify(err)
+	}
+	return liteRows{r}, nil
+}
+
+func (l liteQuerier) queryRow(ctx context.Context, q string, args ...any) row {
+	return liteRow{l.q.QueryRowContext(ctx, q, args...)}
+}
+
+type liteRows struct{ *sql.Rows }
+
+func (r liteRows) Close()     { _ = r.Rows.Close() }
+func (r liteRows) Err() error { return classify(r.Rows.Err()) }
+
+type liteRow struct{ r *sql.Row }
+
+func (r liteRow) Scan(dest ...any) error { return classify(r.r.Scan(dest...)) }
+
+// rebind numbers "?" placeholders for PostgreSQL. The queries hold no "?"
+// anywhere else.
+func rebind(q string) string {
+	if !strings.Contains(q, "?") {
+		return q
+	}
+	var b strings.Builder
+	n := 0
+	for i := 0; i < len(q); i++ {
+		if q[i] == '?' {
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+			continue
+		}
+		b.WriteByte(q[i])
+	}
+	return b.String()
+}
+
+// classify maps driver errors onto the store's errors.
+func classify(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, pgx.ErrNoRows), errors.Is(err, sql.ErrNoRows):
+		return store.ErrNotFound
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch {
+		case pgErr.Code == "23505":
+			return fmt.Errorf("%w: %s", store.ErrConflict, pgErr.ConstraintName)
+		case strings.HasPrefix(pgErr.Code, "08"), strings.HasPrefix(pgErr.Code, "57P"), pgErr.Code == "53300":
+			return fmt.Errorf("%w: %v", store.ErrUnavailable, err)
+		}
+		return err
+	}
+	if strings.Contains(err.Error(), "UNIQUE constraint failed") || strings.Contains(err.Error(), "constraint failed: UNIQUE") {
+		return fmt.Errorf("%w: %v", store.ErrConflict, err)
+	}
+	var netErr net.Error
+	var connectErr *pgconn.ConnectError
+	if errors.As(err, &netErr) || errors.As(err, &connectErr) || errors.Is(err, syscall.ECONNREFUSED) ||
+		pgconn.Timeout(err) || strings.Contains(err.Error(), "database is locked") {
+		return fmt.Errorf("%w: %v", store.ErrUnavailable, err)
+	}
+	return err
+}
+
+// redactURLError keeps a password out of a URL parse error: the driver's
+// message may quote the URL.
+func redactURLError(error) error {
+	return errors.New("expected postgres://user[:password]@host[:port]/database[?options]")
+}
+
+func validIdent(s string) bool {
+	if s == "" || len(s) > 63 {
+		return false
+	}
+	for i, c := range s {
+		if c == '_' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9' {
+			continue
+		}
+		return false
+	}
+	return true
+}

@@ -1,0 +1,153 @@
+package sqlstore
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivermigrate"
+
+	"countersign/migrations"
+	"countersign/store"
+)
+
+const createVersions = `CREATE TABLE IF NOT EXISTS countersign_migrations (
+    version    BIGINT PRIMARY KEY,
+    name       TEXT NOT NULL,
+    applied_at BIGINT NOT NULL
+)`
+
+// Migrate brings the database to the binary's schema: the service's own
+// migrations, in one transaction, then the job queue's. It refuses a database
+// that a newer binary migrated. It reports the versions it applied.
+func (db *DB) Migrate(ctx context.Context) ([]int, error) {
+	all, err := migrations.For(db.dialect)
+	if err != nil {
+		return nil, err
+	}
+	var applied []int
+	err = db.Tx(ctx, func(stx store.Tx) error {
+		t := stx.(*tx)
+		if db.dialect == migrations.Postgres {
+			// One migrator at a time, across processes.
+			if _, err := t.q.exec(ctx, "SELECT pg_advisory_xact_lock(7223372036854775001)"); err != nil {
+				return err
+			}
+		}
+		if _, err := t.q.exec(ctx, createVersions); err != nil {
+			return err
+		}
+		current, err := t.schemaVersion(ctx)
+		if err != nil {
+			return err
+		}
+		if current > len(all) {
+			return fmt.Errorf("the database schema is at version %d, newer than this binary's %d: run a newer countersign", current, len(all))
+		}
+		for _, m := range all[current:] {
+			for _, stmt := range migrations.Statements(m.SQL) {
+				if _, err := t.q.exec(ctx, stmt); err != nil {
+					return fmt.Errorf("migration %04d_%s: %w", m.Version, m.Name, err)
+				}
+			}
+			if _, err := t.q.exec(ctx, "INSERT INTO countersign_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+				m.Version, m.Name, time.Now().Unix()); err != nil {
+				return err
+			}
+			applied = append(applied, m.Version)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := db.migrateJobs(ctx); err != nil {
+		return applied, fmt.Errorf("job queue tables: %w", err)
+	}
+	return applied, nil
+}
+
+// quietLogger keeps the job queue's migrator from printing to stdout.
+var quietLogger = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func (db *DB) migrateJobs(ctx context.Context) error {
+	cfg := &rivermigrate.Config{Logger: quietLogger, Schema: db.schema}
+	if db.pg != nil {
+		m, err := rivermigrate.New(riverpgxv5.New(db.pg), cfg)
+		if err != nil {
+			return err
+		}
+		_, err = m.Migrate(ctx, rivermigrate.DirectionUp, nil)
+		return err
+	}
+	m, err := rivermigrate.New(riversqlite.New(db.lite), &rivermigrate.Config{Logger: quietLogger})
+	if err != nil {
+		return err
+	}
+	_, err = m.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	return err
+}
+
+func (db *DB) jobsCurrent(ctx context.Context) (bool, error) {
+	var res *rivermigrate.ValidateResult
+	var err error
+	if db.pg != nil {
+		m, merr := rivermigrate.New(riverpgxv5.New(db.pg), &rivermigrate.Config{Logger: quietLogger, Schema: db.schema})
+		if merr != nil {
+			return false, merr
+		}
+		res, err = m.Validate(ctx, nil)
+	} else {
+		m, merr := rivermigrate.New(riversqlite.New(db.lite), &rivermigrate.Config{Logger: quietLogger})
+		if merr != nil {
+			return false, merr
+		}
+		res, err = m.Validate(ctx, nil)
+	}
+	if err != nil {
+		return false, classify(err)
+	}
+	return res.OK, nil
+}
+
+// Schema compares the database's schema with the binary's.
+func (db *DB) Schema(ctx context.Context) (store.SchemaStatus, error) {
+	st := store.SchemaStatus{Needed: migrations.Latest()}
+	err := db.Tx(ctx, func(stx store.Tx) error {
+		v, err := stx.(*tx).schemaVersion(ctx)
+		st.Current = v
+		return err
+	})
+	if err != nil {
+		return st, err
+	}
+	if st.JobsCurrent, err = db.jobsCurrent(ctx); err != nil {
+		return st, err
+	}
+	return st, nil
+}
+
+func (t *tx) schemaVersion(ctx context.Context) (int, error) {
+	var exists int
+	var err error
+	if t.dialect == migrations.Postgres {
+		err = t.q.queryRow(ctx, "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'countersign_migrations'").Scan(&exists)
+	} else {
+		err = t.q.queryRow(ctx, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'countersign_migrations'").Scan(&exists)
+	}
+	if err != nil || exists == 0 {
+		return 0, err
+	}
+	var v *int64
+	if err := t.q.queryRow(ctx, "SELECT MAX(version) FROM countersign_migrations").Scan(&v); err != nil {
+		return 0, err
+	}
+	if v == nil {
+		return 0, nil
+	}
+	return int(*v), nil
+}

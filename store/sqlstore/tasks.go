@@ -1,0 +1,220 @@
+package sqlstore
+
+import (
+	"context"
+	"time"
+
+	"countersign/store"
+)
+
+// The store knows two state names: what leaves "open" loses its content, and
+// "approved" keeps its files for the answer run.
+const (
+	stateOpen     = "open"
+	stateApproved = "approved"
+)
+
+func (t *tx) LockOwner(ctx context.Context, owner string) error {
+	_, err := t.q.exec(ctx, `INSERT INTO owner_locks (owner) VALUES (?)
+		ON CONFLICT (owner) DO UPDATE SET owner = excluded.owner`, owner)
+	return err
+}
+
+func (t *tx) InsertTask(ctx context.Context, k store.Task, c store.TaskCiphertext) error {
+	_, err := t.q.exec(ctx, `INSERT INTO tasks (id, owner, preparer, project, project_uuid, connector,
+		kind, state, thread, run, operation, supplies, reply_pubkey, task_hash, key_id, content_size,
+		created_at, expires_at, sealed, content)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		k.ID, k.Owner, k.Preparer, k.Project, k.ProjectUUID, k.Connector,
+		k.Kind, k.State, k.Thread, k.Run, k.Operation, k.Supplies, k.ReplyPubkey, k.TaskHash,
+		int64(k.KeyID), k.ContentSize, k.CreatedAt.Unix(), k.ExpiresAt.Unix(), c.Sealed, c.Content)
+	if err != nil {
+		return err
+	}
+	for n, f := range c.Files {
+		if _, err := t.q.exec(ctx, "INSERT INTO task_files (task_id, n, size, blob) VALUES (?, ?, ?, ?)",
+			k.ID, n, int64(len(f)), f); err != nil {
+			return err
+		}
+	}
+	for device, blob := range c.DeviceCopies {
+		if err := t.PutDeviceCopy(ctx, k.ID, device, blob); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+const taskColumns = `id, owner, preparer, project, project_uuid, connector, kind, state, thread, run,
+	operation, supplies, reply_pubkey, task_hash, key_id, content_size, created_at, expires_at,
+	closed_at, outcome_class, failure_reason, answer_run, next_task_id, notice_task_id`
+
+func scanTask(r row) (store.Task, error) {
+	var k store.Task
+	var keyID, created, expires int64
+	var closed *int64
+	var outcome, failure, answerRun, next, notice *string
+	err := r.Scan(&k.ID, &k.Owner, &k.Preparer, &k.Project, &k.ProjectUUID, &k.Connector, &k.Kind,
+		&k.State, &k.Thread, &k.Run, &k.Operation, &k.Supplies, &k.ReplyPubkey, &k.TaskHash, &keyID,
+		&k.ContentSize, &created, &expires, &closed, &outcome, &failure, &answerRun, &next, &notice)
+	if err != nil {
+		return store.Task{}, err
+	}
+	k.KeyID = uint32(keyID)
+	k.CreatedAt = time.Unix(created, 0).UTC()
+	k.ExpiresAt = time.Unix(expires, 0).UTC()
+	if closed != nil {
+		k.ClosedAt = time.Unix(*closed, 0).UTC()
+	}
+	k.OutcomeClass, k.FailureReason, k.AnswerRun = deref(outcome), deref(failure), deref(answerRun)
+	k.NextTaskID, k.NoticeTaskID = deref(next), deref(notice)
+	return k, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// null stores "" as NULL.
+func null(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func (t *tx) Task(ctx context.Context, id string) (store.Task, error) {
+	return scanTask(t.q.queryRow(ctx, "SELECT "+taskColumns+" FROM tasks WHERE id = ?", id))
+}
+
+func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
+	var closed any
+	if m.Terminal {
+		closed = m.At.Unix()
+	}
+	n, err := t.q.exec(ctx, `UPDATE tasks SET state = ?, closed_at = ?,
+		outcome_class = COALESCE(?, outcome_class), failure_reason = COALESCE(?, failure_reason),
+		answer_run = COALESCE(?, answer_run)
+		WHERE id = ? AND state = ?`,
+		m.To, closed, null(m.OutcomeClass), null(m.FailureReason), null(m.AnswerRun), m.ID, m.From)
+	if err != nil || n == 0 {
+		return false, err
+	}
+	if m.From == stateOpen {
+		if _, err := t.q.exec(ctx, "UPDATE tasks SET content = NULL WHERE id = ?", m.ID); err != nil {
+			return false, err
+		}
+		if _, err := t.q.exec(ctx, "DELETE FROM device_copies WHERE task_id = ?", m.ID); err != nil {
+			return false, err
+		}
+	}
+	if m.Terminal || m.From == stateOpen && m.To != stateApproved {
+		if _, err := t.q.exec(ctx, "DELETE FROM task_files WHERE task_id = ?", m.ID); err != nil {
+			return false, err
+		}
+	}
+	if m.Terminal {
+		if _, err := t.q.exec(ctx, "UPDATE tasks SET sealed = NULL, approval = NULL WHERE id = ?", m.ID); err != nil {
+			return false, err
+		}
+	}
+	_, err = t.q.exec(ctx, `INSERT INTO task_events (task_id, owner, from_state, to_state, actor, run, at)
+		SELECT id, owner, ?, ?, ?, ?, ? FROM tasks WHERE id = ?`,
+		m.From, m.To, m.Actor, m.Run, m.At.Unix(), m.ID)
+	return err == nil, err
+}
+
+func (t *tx) Sealed(ctx context.Context, id string) ([]byte, uint32, error) {
+	var blob []byte
+	var keyID int64
+	if err := t.q.queryRow(ctx, "SELECT sealed, key_id FROM tasks WHERE id = ?", id).Scan(&blob, &keyID); err != nil {
+		return nil, 0, err
+	}
+	if blob == nil {
+		return nil, 0, store.ErrNotFound
+	}
+	return blob, uint32(keyID), nil
+}
+
+func (t *tx) Content(ctx context.Context, id string) ([]byte, error) {
+	var blob []byte
+	if err := t.q.queryRow(ctx, "SELECT content FROM tasks WHERE id = ?", id).Scan(&blob); err != nil {
+		return nil, err
+	}
+	if blob == nil {
+		return nil, store.ErrNotFound
+	}
+	return blob, nil
+}
+
+func (t *tx) File(ctx context.Context, id string, n int) ([]byte, error) {
+	var blob []byte
+	err := t.q.queryRow(ctx, "SELECT blob FROM task_files WHERE task_id = ? AND n = ?", id, n).Scan(&blob)
+	return blob, err
+}
+
+func (t *tx) Files(ctx context.Context, id string) ([]int64, error) {
+	r, err := t.q.query(ctx, "SELECT size FROM task_files WHERE task_id = ? ORDER BY n", id)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	var sizes []int64
+	for r.Next() {
+		var s int64
+		if err := r.Scan(&s); err != nil {
+			return nil, err
+		}
+		sizes = append(sizes, s)
+	}
+	return sizes, r.Err()
+}
+
+func (t *tx) DeviceCopy(ctx context.Context, id, deviceID string) ([]byte, error) {
+	var blob []byte
+	err := t.q.queryRow(ctx, "SELECT blob FROM device_copies WHERE task_id = ? AND device_id = ?", id, deviceID).Scan(&blob)
+	return blob, err
+}
+
+func (t *tx) PutDeviceCopy(ctx context.Context, id, deviceID string, blob []byte) error {
+	_, err := t.q.exec(ctx, `INSERT INTO device_copies (task_id, device_id, blob) VALUES (?, ?, ?)
+		ON CONFLICT (task_id, device_id) DO UPDATE SET blob = excluded.blob`, id, deviceID, blob)
+	return err
+}
+
+func (t *tx) Events(ctx context.Context, id string) ([]store.Event, error) {
+	r, err := t.q.query(ctx, "SELECT task_id, from_state, to_state, actor, run, at FROM task_events WHERE task_id = ? ORDER BY id", id)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	var out []store.Event
+	for r.Next() {
+		var e store.Event
+		var at int64
+		if err := r.Scan(&e.TaskID, &e.From, &e.To, &e.Actor, &e.Run, &at); err != nil {
+			return nil, err
+		}
+		e.At = time.Unix(at, 0).UTC()
+		out = append(out, e)
+	}
+	return out, r.Err()
+}
+
+func (t *tx) OwnerLoad(ctx context.Context, owner, preparer string) (store.Load, error) {
+	var l store.Load
+	var waiting *int64
+	err := t.q.queryRow(ctx, `SELECT
+		COALESCE(SUM(CASE WHEN state = 'open' THEN 1 ELSE 0 END), 0),
+		COALESCE(SUM(CASE WHEN preparer = ? AND state IN ('open', 'approved') THEN 1 ELSE 0 END), 0),
+		SUM(CASE WHEN state = 'open' THEN content_size ELSE 0 END)
+		FROM tasks WHERE owner = ? AND state IN ('open', 'approved')`, preparer, owner).
+		Scan(&l.OwnerOpen, &l.PreparerActive, &waiting)
+	if waiting != nil {
+		l.WaitingContent = *waiting
+	}
+	return l, err
+}

@@ -1,0 +1,167 @@
+// Package store is the service's persistence port: the records it keeps and
+// the transactions it runs on them. The domain (inbox, enclave) talks only to
+// these interfaces; package sqlstore implements them on PostgreSQL and on the
+// embedded SQLite store, and package storetest is the conformance suite both
+// must pass.
+//
+// A record never holds anything a task shows in clear: task content, files,
+// sealed copies and device copies are ciphertext made by the enclave side.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Errors a store returns. Callers test them with errors.Is.
+var (
+	// ErrNotFound: no such row.
+	ErrNotFound = errors.New("store: not found")
+	// ErrConflict: a row with that key already exists.
+	ErrConflict = errors.New("store: already exists")
+	// ErrUnavailable wraps a failure to reach the database; it is the only
+	// transient error.
+	ErrUnavailable = errors.New("store: unavailable")
+)
+
+// Store opens transactions. Every state change happens in one transaction
+// together with what must follow it (events, outbox rows, jobs).
+type Store interface {
+	// Tx runs fn in one transaction, committed if fn returns nil.
+	Tx(ctx context.Context, fn func(Tx) error) error
+	// Ping checks that the database answers.
+	Ping(ctx context.Context) error
+	// Schema reports the schema version the database is at and the version
+	// this binary needs.
+	Schema(ctx context.Context) (SchemaStatus, error)
+	// Dialect names the database ("postgres" or "sqlite").
+	Dialect() string
+	Close() error
+}
+
+// SchemaStatus compares the database's schema with the binary's.
+type SchemaStatus struct {
+	Current int // version the database is at (0: none)
+	Needed  int // version this binary's migrations reach
+	// JobsCurrent is false when the job queue's own tables are behind.
+	JobsCurrent bool
+}
+
+// Behind reports whether migrations must run before the service starts.
+func (s SchemaStatus) Behind() bool { return s.Current < s.Needed || !s.JobsCurrent }
+
+// Ahead reports whether the database was migrated by a newer binary.
+func (s SchemaStatus) Ahead() bool { return s.Current > s.Needed }
+
+// Tx is one transaction.
+type Tx interface {
+	TaskTx
+}
+
+// TaskTx holds the task rows and their ciphertext.
+type TaskTx interface {
+	// LockOwner serializes, until the transaction ends, every transaction
+	// that counts or changes one owner's tasks, so per-owner limits hold
+	// under concurrency.
+	LockOwner(ctx context.Context, owner string) error
+	// InsertTask writes a new task with its ciphertext. ErrConflict if the id
+	// is taken.
+	InsertTask(ctx context.Context, t Task, c TaskCiphertext) error
+	// Task returns a task's metadata (ErrNotFound).
+	Task(ctx context.Context, id string) (Task, error)
+	// MoveTask changes a task's state if and only if it is in m.From
+	// (compare-and-set), appends the event, and drops what the new state may
+	// no longer hold (see Move). It reports whether the move happened.
+	MoveTask(ctx context.Context, m Move) (bool, error)
+	// Sealed returns the task's sealed copy and the key id that sealed it
+	// (ErrNotFound once the task is closed).
+	Sealed(ctx context.Context, id string) ([]byte, uint32, error)
+	// Content returns a waiting task's content blob (ErrNotFound if none).
+	Content(ctx context.Context, id string) ([]byte, error)
+	// File returns file n of a task (ErrNotFound if none).
+	File(ctx context.Context, id string, n int) ([]byte, error)
+	// Files lists the sizes of a task's files, in order.
+	Files(ctx context.Context, id string) ([]int64, error)
+	// DeviceCopy returns the content key wrapped to a device (ErrNotFound).
+	DeviceCopy(ctx context.Context, id, deviceID string) ([]byte, error)
+	// PutDeviceCopy stores (or replaces) a device copy of a waiting task.
+	PutDeviceCopy(ctx context.Context, id, deviceID string, blob []byte) error
+	// Events lists a task's state changes, oldest first.
+	Events(ctx context.Context, id string) ([]Event, error)
+	// OwnerLoad counts an owner's open tasks, the open and approved tasks of
+	// one preparer for that owner, and the bytes of waiting content.
+	OwnerLoad(ctx context.Context, owner, preparer string) (Load, error)
+}
+
+// Task is a task's clear metadata: nothing the task shows.
+type Task struct {
+	ID          string
+	Owner       string
+	Preparer    string
+	Project     string
+	ProjectUUID string
+	Connector   string
+	Kind        string
+	State       string
+	Thread      string
+	Run         string // the run that prepared it
+	Operation   string // the answer operation ("" for notices)
+	Supplies    string // none|text|file ("" for notices)
+	ReplyPubkey string // "" for notices
+	TaskHash    string
+	KeyID       uint32 // master key id its keys derive from
+	ContentSize int64  // bytes of content and files, for the owner's limit
+	CreatedAt   time.Time
+	ExpiresAt   time.Time
+	ClosedAt    time.Time // zero while open, approved or answering
+
+	OutcomeClass  string
+	FailureReason string
+	AnswerRun     string
+	NextTaskID    string
+	NoticeTaskID  string
+}
+
+// TaskCiphertext is what a task shows, sealed.
+type TaskCiphertext struct {
+	Sealed       []byte            // sealed copy, for the enclave
+	Content      []byte            // content blob, under the content key
+	Files        [][]byte          // file blobs, under the content key
+	DeviceCopies map[string][]byte // device id → content key wrapped to it
+}
+
+// Move is a compare-and-set of a task's state.
+//
+// Leaving "open" deletes the content and the device copies at once; files
+// are deleted too unless the task moves to "approved", whose answer run
+// still needs them. Reaching a terminal state deletes the sealed copy and
+// every file.
+type Move struct {
+	ID            string
+	From, To      string
+	Terminal      bool // To is a terminal state
+	At            time.Time
+	Actor         string // owner|agent|platform
+	Run           string // the run concerned, if any, for the event
+	AnswerRun     string // set as the task's answer run when not empty
+	OutcomeClass  string
+	FailureReason string
+}
+
+// Event is one state change of a task, kept for the owner's audit trail.
+type Event struct {
+	TaskID string
+	From   string
+	To     string
+	Actor  string
+	Run    string
+	At     time.Time
+}
+
+// Load is what counts against an owner's limits.
+type Load struct {
+	OwnerOpen      int   // open tasks of the owner
+	PreparerActive int   // open and approved tasks of one preparer
+	WaitingContent int64 // bytes of content and files of open tasks
+}

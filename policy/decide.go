@@ -58,9 +58,10 @@ type Decision struct {
 }
 
 // Decide answers for one write the connector is about to make, once every
-// other check of its own (allowed actions, recipients, maximum amounts,
-// daily counts) has passed. facts must hold a value for each condition op
-// carries.
+// other check of its own (allowed actions, recipients, maximum amounts) has
+// passed. facts must hold a value for each condition op carries. The day's
+// count is reserved after Decide: as Direct when it allows the write, as
+// Confirmed in the answer run of an approved task.
 //
 // `confirm` gives the starting answer: Ask for a write it names, Allow for
 // any other. Then the rules are read in order, and the first whose `when`

@@ -38,12 +38,13 @@ const MaxRetryAfter = 10 * time.Hour
 // receiver answered 410 Gone (it says the endpoint is gone for good), when
 // last is Final (refused before sending for a reason a retry cannot
 // change), or when attempt was the MaxAttempts-th. Otherwise the delay is
-// the schedule's for attempt+1 times a jitter factor in [0.8, 1.2); a
-// Retry-After from the receiver lengthens it, never shortens it, and is
-// capped at MaxRetryAfter.
+// the schedule's delay before attempt+1 times a jitter factor between 0.8
+// and 1.2, rounded to the millisecond. A Retry-After from the receiver
+// lengthens it, never shortens it, and counts for at most MaxRetryAfter.
 //
-// rnd returns a number in [0, 1) and picks the jitter; nil means
-// math/rand/v2's Float64. Values outside [0, 1) are clamped.
+// rnd returns a number in [0, 1) that picks the jitter factor
+// (0.8 + 0.4·rnd()); nil means math/rand/v2's Float64. Values outside
+// [0, 1] are clamped.
 func NextAttempt(attempt int, last Attempt, rnd func() float64) (time.Duration, bool) {
 	if attempt < 1 || attempt >= MaxAttempts || last.Delivered() || last.Final ||
 		last.StatusCode == http.StatusGone {
@@ -58,7 +59,7 @@ func NextAttempt(attempt int, last Attempt, rnd func() float64) (time.Duration, 
 	}
 	r = min(r, 1)
 	base := schedule[attempt]
-	delay := time.Duration(float64(base) * (1 - Jitter + 2*Jitter*r))
+	delay := time.Duration(float64(base) * (1 - Jitter + 2*Jitter*r)).Round(time.Millisecond)
 	if ra := min(last.RetryAfter, MaxRetryAfter); ra > delay {
 		delay = ra
 	}

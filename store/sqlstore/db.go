@@ -65,7 +65,7 @@ func OpenSQLite(ctx context.Context, dir string) (*DB, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("cannot create the data directory: %w", err)
 	}
-	path := filepath.Join(dir, "countersign.db")
+	path := SQLitePath(dir)
 	dsn := "file:" + path + "?_txlock=immediate" +
 		"&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
 		"&_pragma=synchronous(FULL)&_pragma=foreign_keys(ON)"
@@ -87,6 +87,9 @@ func OpenSQLite(ctx context.Context, dir string) (*DB, error) {
 	}
 	return db, nil
 }
+
+// SQLitePath is the file of the embedded store in dir.
+func SQLitePath(dir string) string { return filepath.Join(dir, "countersign.db") }
 
 // Dialect names the database.
 func (db *DB) Dialect() string { return string(db.dialect) }

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"countersign/config"
+)
+
+// runDoctor checks what the service needs and prints each problem with its
+// fix. It changes nothing.
+func runDoctor(ctx context.Context, a *app, args []string) error {
+	fset := a.flags("doctor")
+	dev := fset.Bool("dev", false, "check with the defaults serve --dev applies")
+	cfg, err := a.parseSettings(fset, args)
+	if err != nil {
+		fmt.Fprintf(a.stdout, "FAIL settings: %s\n", oneLine(err))
+		return exitError{1}
+	}
+	if *dev && !cfg.Explicit("NEAR_RPC") {
+		cfg.NearRPC = "off"
+	}
+	failed := false
+	report := func(what string, err error) {
+		if err != nil {
+			failed = true
+			fmt.Fprintf(a.stdout, "FAIL %s: %s\n", what, oneLine(err))
+			return
+		}
+		fmt.Fprintf(a.stdout, "ok   %s\n", what)
+	}
+	report("settings", nil)
+	if *dev && !cfg.Explicit("MASTER_KEY") {
+		fmt.Fprintf(a.stdout, "ok   master key: serve --dev uses or makes %s/master.key\n", cfg.DataDir)
+	} else {
+		k, err := keyring(cfg)
+		if err == nil {
+			report(fmt.Sprintf("master key (%d key(s), newest id %d)", len(k.IDs()), k.Current()), nil)
+		} else {
+			report("master key", err)
+		}
+	}
+	mode := existingStore
+	if *dev {
+		mode = createStore
+	}
+	db, err := openStore(ctx, cfg, mode)
+	report("database ("+storeName(cfg)+")", err)
+	if err == nil {
+		st, err := checkSchema(ctx, db)
+		report(fmt.Sprintf("schema (version %d, binary needs %d)", st.Current, st.Needed), err)
+		db.Close()
+	}
+	if cfg.NearRPC == "off" {
+		report("NEAR RPC off: only implicit accounts can sign in", nil)
+	} else {
+		report("NEAR RPC at "+cfg.NearRPC, pingNearRPC(ctx, cfg.NearRPC))
+	}
+	if failed {
+		return exitError{1}
+	}
+	return nil
+}
+
+func storeName(cfg *config.Config) string {
+	if cfg.DatabaseURL != "" {
+		return "PostgreSQL"
+	}
+	return "embedded store in " + cfg.DataDir
+}
+
+// pingNearRPC asks the RPC for its status.
+func pingNearRPC(ctx context.Context, url string) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	body := []byte(`{"jsonrpc":"2.0","id":"countersign-doctor","method":"status","params":[]}`)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("unreachable (%v): check COUNTERSIGN_NEAR_RPC, or set it to off to allow implicit accounts only", err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Result json.RawMessage `json:"result"`
+	}
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&out) != nil || len(out.Result) == 0 {
+		return fmt.Errorf("answered HTTP %d without a status result: check COUNTERSIGN_NEAR_RPC", resp.StatusCode)
+	}
+	return nil
+}

@@ -1,0 +1,119 @@
+// Command countersign is the owner-confirmation inbox: the service, its
+// operator commands, the terminal inbox and an agent's client, in one binary.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "0.1.0-dev"
+
+// app is what a command sees of the world, so tests can run commands in
+// process.
+type app struct {
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	getenv func(string) string
+}
+
+type command struct {
+	summary string
+	run     func(ctx context.Context, a *app, args []string) error
+}
+
+var commands map[string]command
+
+func init() {
+	commands = map[string]command{
+		"serve":   {"run the service (--dev: a sandbox on this machine, nothing to install)", runServe},
+		"migrate": {"bring the database schema to this binary's version", runMigrate},
+		"doctor":  {"check the settings, database, schema, master key and NEAR RPC", runDoctor},
+		"version": {"print the version", runVersion},
+		"keys":    {"master keys: keys new | keys rotate", runKeys},
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	a := &app{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
+	code := a.main(ctx, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+// exitError carries a process exit code other than 1.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+func (a *app) main(ctx context.Context, args []string) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		a.usage()
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(a.stderr, "countersign: unknown command %q (countersign help lists them)\n", args[0])
+		return 2
+	}
+	err := cmd.run(ctx, a, args[1:])
+	var exit exitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &exit):
+		return exit.code
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	}
+	fmt.Fprintf(a.stderr, "countersign %s: %v\n", args[0], err)
+	return 1
+}
+
+func (a *app) usage() {
+	fmt.Fprintln(a.stderr, "usage: countersign <command> [flags]\n\ncommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(a.stderr, "  %-10s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(a.stderr, "\nRun countersign <command> -h for its flags.")
+}
+
+// flags returns a flag set that prints to the app's stderr.
+func (a *app) flags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet("countersign "+name, flag.ContinueOnError)
+	fs.SetOutput(a.stderr)
+	return fs
+}
+
+func runVersion(_ context.Context, a *app, args []string) error {
+	fs := a.flags("version")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stdout, "countersign %s\n", version)
+	return nil
+}
+
+// oneLine keeps an error to one line.
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
+}

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"countersign/httpapi"
+)
+
+func runServe(ctx context.Context, a *app, args []string) error {
+	fset := a.flags("serve")
+	dev := fset.Bool("dev", false, "a sandbox on this machine: embedded store, generated master key, NEAR RPC off, sandbox connectors, loopback webhooks; migrates on start")
+	cfg, err := a.parseSettings(fset, args)
+	if err != nil {
+		return err
+	}
+	var notes []string
+	if *dev {
+		if notes, err = devDefaults(cfg); err != nil {
+			return err
+		}
+	}
+	if _, err := keyring(cfg); err != nil {
+		return err
+	}
+	mode := existingStore
+	if *dev {
+		mode = createStore
+	}
+	db, err := openStore(ctx, cfg, mode)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if *dev {
+		if _, err := db.Migrate(ctx); err != nil {
+			return fmt.Errorf("migrate: %s", oneLine(err))
+		}
+	}
+	st, err := checkSchema(ctx, db)
+	if err != nil {
+		return err
+	}
+	for _, n := range notes {
+		fmt.Fprintln(a.stderr, "dev: "+n)
+	}
+	log := newLogger(cfg, a)
+	if cfg.WebhookAllowPrivate {
+		log.Warn("COUNTERSIGN_WEBHOOK_ALLOW_PRIVATE is on: webhooks may reach loopback and private addresses; never use this in production")
+	}
+
+	api := httpapi.New(httpapi.Options{Version: version, Store: db, Logger: log})
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("cannot listen on %s (COUNTERSIGN_LISTEN): %s", cfg.Listen, oneLine(err))
+	}
+	srv := &http.Server{
+		Handler:           api,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+	}
+	log.Info("serving", "addr", ln.Addr().String(), "public_url", cfg.PublicURL, "store", db.Dialect(),
+		"schema", st.Current, "version", version)
+	fmt.Fprintf(a.stderr, "countersign %s listening on http://%s\n", version, ln.Addr())
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func runMigrate(ctx context.Context, a *app, args []string) error {
+	cfg, err := a.parseSettings(a.flags("migrate"), args)
+	if err != nil {
+		return err
+	}
+	db, err := openStore(ctx, cfg, createStore)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	applied, err := db.Migrate(ctx)
+	if err != nil {
+		return fmt.Errorf("%s", oneLine(err))
+	}
+	st, err := checkSchema(ctx, db)
+	if err != nil {
+		return err
+	}
+	if len(applied) == 0 {
+		fmt.Fprintf(a.stdout, "the %s schema is current (version %d)\n", db.Dialect(), st.Current)
+		return nil
+	}
+	fmt.Fprintf(a.stdout, "applied migrations %v: the %s schema is at version %d\n", applied, db.Dialect(), st.Current)
+	return nil
+}

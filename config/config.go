@@ -1,0 +1,269 @@
+// Package config reads the service's settings from flags, COUNTERSIGN_*
+// environment variables and, for secrets, COUNTERSIGN_*_FILE files — one table
+// of settings, validated at start with errors that name the setting and the
+// fix. Every command that touches the database reads the same settings.
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Prefix starts every environment variable the service reads.
+const Prefix = "COUNTERSIGN_"
+
+// Defaults.
+const (
+	DefaultListen    = "127.0.0.1:8080"
+	DefaultRecipient = "countersign"
+	DefaultNearRPC   = "https://rpc.mainnet.near.org"
+	DefaultDataDir   = "./countersign-data"
+)
+
+// Config is the service's settings.
+type Config struct {
+	// DatabaseURL is a postgres:// URL; empty means the embedded store in
+	// DataDir.
+	DatabaseURL string
+	// MasterKey is the keyring text (SPEC §15); empty means none given.
+	MasterKey string
+	// MasterKeyFile is where MasterKey was read from, if it came from a file.
+	MasterKeyFile string
+	Listen        string
+	PublicURL     string
+	Recipient     string
+	// NearRPC is the NEAR JSON-RPC URL, or "off" (implicit accounts only).
+	NearRPC string
+	// WebhookAllowPrivate lets webhooks reach loopback and private addresses
+	// over http or https: for development and tests only.
+	WebhookAllowPrivate bool
+	DataDir             string
+	LogLevel            string
+
+	// set records which settings were given explicitly (by flag, variable or
+	// file), so that --dev fills in only the others.
+	set map[string]bool
+}
+
+// Explicit reports whether the named setting (e.g. "MASTER_KEY") was given.
+func (c *Config) Explicit(name string) bool { return c.set[name] }
+
+// setting is one row of the table.
+type setting struct {
+	name   string // environment name without the prefix
+	flag   string
+	secret bool // may come from NAME_FILE, never shown
+	def    func(c *Config) string
+	usage  string
+	apply  func(c *Config, v string) error
+}
+
+var table = []setting{
+	{
+		name: "DATABASE_URL", flag: "database-url", secret: true,
+		usage: "PostgreSQL URL (postgres://…); empty: the embedded store in the data directory",
+		apply: func(c *Config, v string) error {
+			if v == "" {
+				c.DatabaseURL = ""
+				return nil
+			}
+			u, err := url.Parse(v)
+			if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Host == "" {
+				return errors.New("expected postgres://user[:password]@host[:port]/database")
+			}
+			c.DatabaseURL = v
+			return nil
+		},
+	},
+	{
+		name: "MASTER_KEY", flag: "master-key", secret: true,
+		usage: "master keyring: <id>:<64 hex>[,<id>:<64 hex>…], or 64 hex for key id 1",
+		apply: func(c *Config, v string) error { c.MasterKey = strings.TrimSpace(v); return nil },
+	},
+	{
+		name: "LISTEN", flag: "listen", def: func(*Config) string { return DefaultListen },
+		usage: "address the service listens on (host:port)",
+		apply: func(c *Config, v string) error {
+			host, port, err := net.SplitHostPort(v)
+			if err != nil {
+				return errors.New("expected host:port, e.g. 127.0.0.1:8080")
+			}
+			if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
+				return errors.New("the port must be a number from 0 to 65535")
+			}
+			_ = host
+			c.Listen = v
+			return nil
+		},
+	},
+	{
+		name: "PUBLIC_URL", flag: "public-url", def: func(c *Config) string { return "http://" + c.Listen },
+		usage: "the service's public origin, used in links and for the browser's Origin check",
+		apply: func(c *Config, v string) error {
+			u, err := url.Parse(v)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+				u.User != nil || u.RawQuery != "" || u.Fragment != "" || (u.Path != "" && u.Path != "/") {
+				return errors.New("expected an origin such as https://inbox.example.com")
+			}
+			c.PublicURL = u.Scheme + "://" + u.Host
+			return nil
+		},
+	},
+	{
+		name: "RECIPIENT", flag: "recipient", def: func(*Config) string { return DefaultRecipient },
+		usage: "the NEP-413 recipient every owner signature names",
+		apply: func(c *Config, v string) error {
+			if v == "" || len(v) > 128 || strings.TrimSpace(v) != v || strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+				return errors.New("expected 1 to 128 printable characters without surrounding spaces")
+			}
+			c.Recipient = v
+			return nil
+		},
+	},
+	{
+		name: "NEAR_RPC", flag: "near-rpc", def: func(*Config) string { return DefaultNearRPC },
+		usage: "NEAR JSON-RPC URL for access-key checks, or off (implicit accounts only)",
+		apply: func(c *Config, v string) error {
+			if v == "off" {
+				c.NearRPC = v
+				return nil
+			}
+			u, err := url.Parse(v)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return errors.New("expected an http(s) URL or off")
+			}
+			c.NearRPC = v
+			return nil
+		},
+	},
+	{
+		name: "WEBHOOK_ALLOW_PRIVATE", flag: "webhook-allow-private", def: func(*Config) string { return "false" },
+		usage: "let webhooks reach loopback and private addresses (development and tests only)",
+		apply: func(c *Config, v string) error {
+			b, err := parseBool(v)
+			c.WebhookAllowPrivate = b
+			return err
+		},
+	},
+	{
+		name: "DATA_DIR", flag: "data-dir", def: func(*Config) string { return DefaultDataDir },
+		usage: "directory of the embedded store and of the development master key file",
+		apply: func(c *Config, v string) error {
+			if v == "" {
+				return errors.New("expected a directory path")
+			}
+			c.DataDir = v
+			return nil
+		},
+	},
+	{
+		name: "LOG_LEVEL", flag: "log-level", def: func(*Config) string { return "info" },
+		usage: "debug, info, warn or error",
+		apply: func(c *Config, v string) error {
+			switch v {
+			case "debug", "info", "warn", "error":
+				c.LogLevel = v
+				return nil
+			}
+			return errors.New("expected debug, info, warn or error")
+		},
+	},
+}
+
+func parseBool(v string) (bool, error) {
+	switch strings.ToLower(v) {
+	case "1", "true", "yes", "on":
+		return true, nil
+	case "0", "false", "no", "off", "":
+		return false, nil
+	}
+	return false, errors.New("expected true or false")
+}
+
+// Flags registers every setting on fs and returns a function that, after
+// fs.Parse, reads the settings: flags first, then COUNTERSIGN_* variables
+// (through getenv), then *_FILE files for secrets, then defaults.
+func Flags(fs *flag.FlagSet, getenv func(string) string) func() (*Config, error) {
+	values := map[string]*string{}
+	for _, s := range table {
+		v := new(string)
+		values[s.name] = v
+		usage := s.usage + " (" + Prefix + s.name
+		if s.secret {
+			usage += ", or " + Prefix + s.name + "_FILE"
+		}
+		usage += ")"
+		fs.StringVar(v, s.flag, "", usage)
+	}
+	return func() (*Config, error) {
+		given := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+		c := &Config{set: map[string]bool{}}
+		for _, s := range table {
+			raw, from, err := lookup(s, given[s.flag], *values[s.name], getenv)
+			if err != nil {
+				return nil, err
+			}
+			if from != "" {
+				c.set[s.name] = true
+				if s.name == "MASTER_KEY" && strings.HasSuffix(from, "_FILE") {
+					c.MasterKeyFile = getenv(Prefix + s.name + "_FILE")
+				}
+			} else if s.def != nil {
+				raw = s.def(c)
+			}
+			if err := s.apply(c, raw); err != nil {
+				where := from
+				if where == "" {
+					where = "the default of " + Prefix + s.name
+				}
+				return nil, fmt.Errorf("%s: %v", where, err)
+			}
+		}
+		return c, nil
+	}
+}
+
+// lookup finds a setting's raw value and says where it came from ("" for
+// nowhere).
+func lookup(s setting, flagGiven bool, flagValue string, getenv func(string) string) (string, string, error) {
+	if flagGiven {
+		return flagValue, "--" + s.flag, nil
+	}
+	env := Prefix + s.name
+	v, file := getenv(env), ""
+	if s.secret {
+		file = getenv(env + "_FILE")
+	}
+	switch {
+	case v != "" && file != "":
+		return "", "", fmt.Errorf("%s and %s_FILE are both set: keep one", env, env)
+	case v != "":
+		return v, env, nil
+	case file != "":
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return "", "", fmt.Errorf("%s_FILE: cannot read the file: %v", env, errors.Unwrap(err))
+		}
+		return strings.TrimRight(string(b), "\r\n"), env + "_FILE", nil
+	}
+	return "", "", nil
+}
+
+// Describe lists the settings as "NAME (flag): usage" lines, sorted, for help
+// text.
+func Describe() []string {
+	var out []string
+	for _, s := range table {
+		out = append(out, fmt.Sprintf("  --%-24s %s%s", s.flag, Prefix, s.name))
+	}
+	sort.Strings(out)
+	return out
+}

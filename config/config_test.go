@@ -1,0 +1,97 @@
+package config
+
+import (
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func load(t *testing.T, args []string, env map[string]string) (*Config, error) {
+	t.Helper()
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	read := Flags(fs, func(k string) string { return env[k] })
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return read()
+}
+
+func TestDefaults(t *testing.T) {
+	c, err := load(t, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DatabaseURL != "" || c.Listen != DefaultListen || c.PublicURL != "http://"+DefaultListen ||
+		c.Recipient != "countersign" || c.NearRPC != DefaultNearRPC || c.WebhookAllowPrivate ||
+		c.DataDir != DefaultDataDir || c.LogLevel != "info" || c.MasterKey != "" {
+		t.Fatalf("defaults: %+v", c)
+	}
+	if c.Explicit("LISTEN") {
+		t.Fatal("a default counts as explicit")
+	}
+}
+
+func TestPrecedence(t *testing.T) {
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "key")
+	if err := os.WriteFile(keyFile, []byte(strings.Repeat("ab", 32)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := load(t, []string{"--listen", "127.0.0.1:9000"}, map[string]string{
+		"COUNTERSIGN_LISTEN":          "127.0.0.1:7000",
+		"COUNTERSIGN_RECIPIENT":       "other",
+		"COUNTERSIGN_MASTER_KEY_FILE": keyFile,
+		"COUNTERSIGN_NEAR_RPC":        "off",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Listen != "127.0.0.1:9000" || c.PublicURL != "http://127.0.0.1:9000" {
+		t.Errorf("a flag did not win over the variable: %s %s", c.Listen, c.PublicURL)
+	}
+	if c.Recipient != "other" || c.NearRPC != "off" {
+		t.Errorf("variables not read: %+v", c)
+	}
+	if c.MasterKey != strings.Repeat("ab", 32) || c.MasterKeyFile != keyFile || !c.Explicit("MASTER_KEY") {
+		t.Errorf("the key file was not read: %q from %q", c.MasterKey, c.MasterKeyFile)
+	}
+}
+
+func TestRefusals(t *testing.T) {
+	secret := "postgres://u:hunter2@/db"
+	cases := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"database not postgres", nil, map[string]string{"COUNTERSIGN_DATABASE_URL": "mysql://x/y"}, "COUNTERSIGN_DATABASE_URL: expected postgres://"},
+		{"database without host, password not echoed", nil, map[string]string{"COUNTERSIGN_DATABASE_URL": secret}, "COUNTERSIGN_DATABASE_URL: expected postgres://"},
+		{"both variable and file", nil, map[string]string{"COUNTERSIGN_MASTER_KEY": "x", "COUNTERSIGN_MASTER_KEY_FILE": "/x"}, "both set"},
+		{"missing file", nil, map[string]string{"COUNTERSIGN_MASTER_KEY_FILE": "/nonexistent/key"}, "COUNTERSIGN_MASTER_KEY_FILE: cannot read the file"},
+		{"listen without port", []string{"--listen", "localhost"}, nil, "--listen: expected host:port"},
+		{"listen bad port", nil, map[string]string{"COUNTERSIGN_LISTEN": "127.0.0.1:99999"}, "COUNTERSIGN_LISTEN: the port"},
+		{"public url with path", nil, map[string]string{"COUNTERSIGN_PUBLIC_URL": "https://x.example/inbox"}, "COUNTERSIGN_PUBLIC_URL: expected an origin"},
+		{"public url ftp", nil, map[string]string{"COUNTERSIGN_PUBLIC_URL": "ftp://x.example"}, "COUNTERSIGN_PUBLIC_URL: expected an origin"},
+		{"recipient with spaces", nil, map[string]string{"COUNTERSIGN_RECIPIENT": " x "}, "COUNTERSIGN_RECIPIENT: expected 1 to 128"},
+		{"near rpc garbage", nil, map[string]string{"COUNTERSIGN_NEAR_RPC": "maybe"}, "COUNTERSIGN_NEAR_RPC: expected an http(s) URL or off"},
+		{"bool garbage", nil, map[string]string{"COUNTERSIGN_WEBHOOK_ALLOW_PRIVATE": "perhaps"}, "COUNTERSIGN_WEBHOOK_ALLOW_PRIVATE: expected true or false"},
+		{"log level", []string{"--log-level", "loud"}, nil, "--log-level: expected debug"},
+		{"empty data dir flag", []string{"--data-dir", ""}, nil, "--data-dir: expected a directory"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := load(t, tc.args, tc.env)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one containing %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error is not one safe line: %q", err)
+			}
+		})
+	}
+}

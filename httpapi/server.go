@@ -1,0 +1,165 @@
+// Package httpapi is the service's HTTP edge: thin handlers that decode a
+// request, call the domain, and render its answer or its refusal. Refusals
+// are mapped to statuses in one place (errors.go). It never imports the
+// sealing package: the inbox side of the service serves ciphertext only.
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gorilla/mux"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"countersign/store"
+)
+
+// Options are what the server is built from.
+type Options struct {
+	Version string
+	Store   store.Store
+	Logger  *slog.Logger
+}
+
+// Server routes the service's HTTP API.
+type Server struct {
+	opts     Options
+	router   *mux.Router
+	registry *prometheus.Registry
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+}
+
+// New builds the server and its routes.
+func New(opts Options) *Server {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	s := &Server{opts: opts, router: mux.NewRouter(), registry: prometheus.NewRegistry()}
+	s.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "countersign_http_requests_total",
+		Help: "HTTP requests by route and status code.",
+	}, []string{"route", "code"})
+	s.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "countersign_http_request_duration_seconds",
+		Help:    "HTTP request latency by route.",
+		Buckets: prometheus.DefBuckets,
+	}, []string{"route"})
+	s.registry.MustRegister(s.requests, s.latency,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	r := s.router
+	r.Use(s.observe)
+	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "not found"})
+	})
+	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "method not allowed"})
+	})
+	r.HandleFunc("/healthz", s.healthz).Methods(http.MethodGet)
+	r.HandleFunc("/readyz", s.readyz).Methods(http.MethodGet)
+	r.Handle("/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{})).Methods(http.MethodGet)
+	return s
+}
+
+// Registry is where other parts of the service register their metrics.
+func (s *Server) Registry() *prometheus.Registry { return s.registry }
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
+
+// healthz answers {service, version, schema} and nothing else.
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	body := struct {
+		Service string `json:"service"`
+		Version string `json:"version"`
+		Schema  int    `json:"schema"`
+	}{Service: "countersign", Version: s.opts.Version}
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if st, err := s.opts.Store.Schema(ctx); err == nil {
+		body.Schema = st.Current
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+// readyz checks that the store answers.
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if err := s.opts.Store.Ping(ctx); err != nil {
+		s.opts.Logger.Warn("readiness check failed", "err", err)
+		w.Header().Set("Retry-After", "5")
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "store unavailable"})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// statusWriter remembers the status a handler wrote.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush lets server-sent events through the wrapper.
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// observe counts and logs every request by its route template: never its
+// query, headers or body, which may hold tokens or task ids of others.
+func (s *Server) observe(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r)
+		route := "unmatched"
+		if cur := mux.CurrentRoute(r); cur != nil {
+			if tpl, err := cur.GetPathTemplate(); err == nil {
+				route = tpl
+			}
+		}
+		if sw.status == 0 {
+			sw.status = http.StatusOK
+		}
+		elapsed := time.Since(start)
+		s.requests.WithLabelValues(route, strconv.Itoa(sw.status)).Inc()
+		s.latency.WithLabelValues(route).Observe(elapsed.Seconds())
+		s.opts.Logger.Info("request", "method", r.Method, "route", route, "status", sw.status,
+			"duration_ms", elapsed.Milliseconds())
+	})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}

@@ -65,13 +65,13 @@ type KeyChecker interface {
 // account exists on chain, or still has that key, is not known.
 type OffChecker struct{}
 
-// ErrRPCOff refuses a named account when NEAR RPC is off.
-var errRPCOff = refuse(UnknownKey, "NEAR RPC is off: only an implicit account signed with its own key can act; set NEAR_RPC to use a named account")
+// rpcOffSentence refuses a named account when NEAR RPC is off.
+const rpcOffSentence = "NEAR RPC is off: only an implicit account signed with its own key can act; set NEAR_RPC to use a named account"
 
 // CheckKey implements KeyChecker.
 func (OffChecker) CheckKey(_ context.Context, account string, key PublicKey) (KeyStatus, error) {
 	if !IsImplicit(account) {
-		return 0, errRPCOff
+		return 0, refuse(UnknownKey, rpcOffSentence)
 	}
 	if IsOwnImplicitAccount(account, key) {
 		return KeyImplicit, nil

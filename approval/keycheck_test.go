@@ -428,3 +428,38 @@ func TestKeyStatusNames(t *testing.T) {
 		t.Error("MayAct")
 	}
 }
+
+func TestRPCCheckerConcurrent(t *testing.T) {
+	f := newFake(t)
+	keys := make([]approval.PrivateKey, 8)
+	for i := range keys {
+		keys[i], _ = approval.GenerateKey()
+		if i%2 == 0 {
+			f.AddKey("alice.near", keys[i].PublicKey().String(), neartest.FullAccess())
+		}
+	}
+	c := newChecker(t, f.URL(), nil, nil)
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i, k := range keys {
+				s, err := c.CheckKey(context.Background(), "alice.near", k.PublicKey())
+				want := approval.KeyUnknown
+				if i%2 == 0 {
+					want = approval.KeyFullAccess
+				}
+				if err != nil || s != want {
+					errs <- fmt.Errorf("key %d: %v %v", i, s, err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}

@@ -6,7 +6,9 @@ import (
 )
 
 // Signed holds the signed pieces as they travel in the contract's JSON
-// bodies (sign-in, confirmation, approval).
+// bodies (sign-in, confirmation, approval). A `callback_url` that is absent
+// or null decodes to nil (not part of the payload); `""` decodes to a
+// pointer to "" (part of the payload, empty).
 type Signed struct {
 	PublicKey   string  `json:"public_key"`
 	Signature   string  `json:"signature"`

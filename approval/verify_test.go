@@ -3,6 +3,7 @@ package approval_test
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -202,5 +203,31 @@ func TestErrorKinds(t *testing.T) {
 	}
 	if approval.ErrOutOfWindow.Error() != "out of window" {
 		t.Error(approval.ErrOutOfWindow.Error())
+	}
+}
+
+func TestSignedJSONCallbackURL(t *testing.T) {
+	for body, want := range map[string]*string{
+		`{"public_key":"k","signature":"s","nonce":"n"}`:                     nil,
+		`{"public_key":"k","signature":"s","nonce":"n","callback_url":null}`: nil,
+		`{"public_key":"k","signature":"s","nonce":"n","callback_url":""}`:   ptr(""),
+		`{"public_key":"k","signature":"s","nonce":"n","callback_url":"u"}`:  ptr("u"),
+	} {
+		var s approval.Signed
+		if err := json.Unmarshal([]byte(body), &s); err != nil {
+			t.Fatal(err)
+		}
+		if (s.CallbackURL == nil) != (want == nil) || (want != nil && *s.CallbackURL != *want) {
+			t.Errorf("%s: got %v", body, s.CallbackURL)
+		}
+	}
+	// Absent is omitted when encoding; empty is kept.
+	b, _ := json.Marshal(approval.Signed{})
+	if strings.Contains(string(b), "callback_url") {
+		t.Errorf("absent callback encoded: %s", b)
+	}
+	b, _ = json.Marshal(approval.Signed{CallbackURL: ptr("")})
+	if !strings.Contains(string(b), `"callback_url":""`) {
+		t.Errorf("empty callback dropped: %s", b)
 	}
 }

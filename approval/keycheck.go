@@ -231,7 +231,7 @@ func (c *RPCChecker) store(k cacheKey, s KeyStatus) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := c.now()
-	if len(c.cache) >= c.max {
+	if _, ok := c.cache[k]; !ok && len(c.cache) >= c.max {
 		for ek, e := range c.cache {
 			if !now.Before(e.expires) {
 				delete(c.cache, ek)

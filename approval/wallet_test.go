@@ -276,3 +276,26 @@ func TestVerifyWalletJSON(t *testing.T) {
 		t.Fatalf("trailing newline: %v", err)
 	}
 }
+
+func TestLoadSecp256k1KeyFile(t *testing.T) {
+	k := secpKey(t, 80)
+	w := &approval.Wallet{AccountID: approval.ImplicitAccountID(k.PublicKey()), Key: k}
+	path := filepath.Join(t.TempDir(), "secp.json")
+	if err := w.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	back, err := approval.LoadWallet(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Key.PublicKey() != k.PublicKey() || back.AccountID != w.AccountID {
+		t.Fatal("secp256k1 wallet does not round trip")
+	}
+	m, err := back.Sign(approval.SignRequest{Message: "m", Recipient: "countersign"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := approval.VerifyWalletJSON(jsonReader(t, m)); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -31,6 +31,7 @@ type DB struct {
 	pg      *pgxpool.Pool
 	lite    *sql.DB
 	schema  string // postgres schema, "" for the connection's default
+	dir     string // directory of the embedded store
 }
 
 var _ store.Store = (*DB)(nil)
@@ -76,7 +77,7 @@ func OpenSQLite(ctx context.Context, dir string) (*DB, error) {
 	// SQLite writes one transaction at a time; one connection makes that
 	// explicit and keeps the job queue (which shares it) free of SQLITE_BUSY.
 	lite.SetMaxOpenConns(1)
-	db := &DB{dialect: migrations.SQLite, lite: lite}
+	db := &DB{dialect: migrations.SQLite, lite: lite, dir: dir}
 	if err := db.Ping(ctx); err != nil {
 		lite.Close()
 		return nil, err
@@ -100,6 +101,9 @@ func (db *DB) Postgres() *pgxpool.Pool { return db.pg }
 
 // SQLite returns the database of an embedded store (nil for PostgreSQL).
 func (db *DB) SQLite() *sql.DB { return db.lite }
+
+// Dir is the directory of an embedded store ("" for PostgreSQL).
+func (db *DB) Dir() string { return db.dir }
 
 // SchemaName is the PostgreSQL schema the store was opened on ("" = default).
 func (db *DB) SchemaName() string { return db.schema }

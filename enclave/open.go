@@ -1,0 +1,248 @@
+package enclave
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"countersign"
+	"countersign/inbox"
+	"countersign/sealing"
+	"countersign/store"
+)
+
+// Enclave opens and carries out tasks with the master keyring.
+type Enclave struct {
+	keys *sealing.Keyring
+	now  func() time.Time
+}
+
+// New returns an enclave on a keyring. now is the clock (nil: time.Now).
+func New(keys *sealing.Keyring, now func() time.Time) *Enclave {
+	if now == nil {
+		now = time.Now
+	}
+	return &Enclave{keys: keys, now: now}
+}
+
+// Project is what the enclave needs of the project a run acts on.
+type Project struct {
+	Owner      string
+	Name       string
+	UUID       string
+	Connector  string
+	Build      string // <connector>@<version>
+	PolicyHash string
+}
+
+// Run is one execution of an operation that may open tasks.
+type Run struct {
+	ID           string
+	Agent        string // the preparer of the tasks it opens
+	Project      Project
+	Request      []byte // the agent's call body, exactly as sent
+	ComputeLimit time.Duration
+	opened       int
+}
+
+// TaskSpec is what a connector asks to show its owner.
+type TaskSpec struct {
+	Kind     inbox.Kind
+	Display  inbox.Display
+	Files    []FileSpec
+	AnswerBy *inbox.AnswerBy // nil for a notice
+	// Life is how long the task waits (0: the default, 24 hours).
+	Life time.Duration
+	// State is the connector's sealed state: only the answer run reads it.
+	State []byte
+	// Thread continues a conversation ("" starts one).
+	Thread string
+}
+
+// FileSpec is a file the owner is handed.
+type FileSpec struct {
+	Name        string
+	ContentType string
+	Data        []byte
+}
+
+// Opened is what the agent is told of a task it opened.
+type Opened struct {
+	ID        string
+	Kind      inbox.Kind
+	Hash      string
+	Thread    string
+	ExpiresAt time.Time
+}
+
+// voucher is what the answer run is admitted with: the preparing run's agent
+// and compute limit, no more.
+type voucher struct {
+	Run            string `json:"run,omitempty"`
+	Agent          string `json:"agent,omitempty"`
+	ComputeLimitMS int64  `json:"compute_limit_ms,omitempty"`
+}
+
+// sealedCopy is the plaintext of a task's sealed copy.
+type sealedCopy struct {
+	ContentKey string  `json:"content_key"` // hex
+	Envelope   string  `json:"envelope"`    // exact envelope text
+	State      []byte  `json:"state"`       // base64
+	Voucher    voucher `json:"voucher"`
+}
+
+// content is the plaintext of a task's content blob, for the owner's device.
+type content struct {
+	Envelope string `json:"envelope"`
+	Request  string `json:"request"`
+}
+
+// OpenTask opens a task in tx: it enforces every limit of the contract
+// whatever the connector asked, seals what the task shows and writes it.
+func (e *Enclave) OpenTask(ctx context.Context, tx store.Tx, run *Run, spec TaskSpec) (Opened, error) {
+	if run.opened >= inbox.MaxTasksPerRun {
+		return Opened{}, countersign.Errorf(countersign.TaskRunLimit, "a run opens at most %d tasks", inbox.MaxTasksPerRun)
+	}
+	life := spec.Life
+	if life == 0 {
+		life = inbox.DefaultTaskLife
+	}
+	if life < 0 || life > inbox.MaxTaskLife {
+		return Opened{}, countersign.Errorf(countersign.TaskLifeTooLong, "a task waits at most 24 hours")
+	}
+	if len(spec.State) > inbox.MaxSealedStateBytes {
+		return Opened{}, countersign.Errorf(countersign.TaskTooLarge, "the sealed state is larger than 256 KiB")
+	}
+	if spec.Kind.Asks() != (spec.AnswerBy != nil) {
+		return Opened{}, countersign.Errorf(countersign.InvalidRequest, "a %s task %s an answer operation", spec.Kind, map[bool]string{true: "needs", false: "has no"}[spec.Kind.Asks()])
+	}
+	id, err := inbox.TaskID(run.ID, run.opened+1)
+	if err != nil {
+		return Opened{}, err
+	}
+	thread := id
+	if spec.Thread != "" {
+		first, err := tx.Task(ctx, spec.Thread)
+		if errors.Is(err, store.ErrNotFound) || err == nil && (first.Preparer != run.Agent || first.Owner != run.Project.Owner) {
+			return Opened{}, countersign.Errorf(countersign.InvalidRequest, "no such thread for this preparer")
+		} else if err != nil {
+			return Opened{}, err
+		}
+		thread = first.Thread
+	}
+
+	now := e.now().UTC().Truncate(time.Second)
+	keyID := e.keys.Current()
+	tk, err := e.keys.TaskKeys(keyID, run.Project.UUID, run.Project.Owner, id)
+	if err != nil {
+		return Opened{}, fmt.Errorf("derive task keys: %w", err)
+	}
+	stateHash := sha256.Sum256(spec.State)
+	env := inbox.Envelope{
+		AnswerBy:    spec.AnswerBy,
+		Build:       run.Project.Build,
+		CreatedAt:   now,
+		Display:     spec.Display,
+		ExpiresAt:   now.Add(life),
+		Files:       make([]inbox.File, len(spec.Files)),
+		ID:          id,
+		Kind:        spec.Kind,
+		Owner:       run.Project.Owner,
+		PolicyHash:  run.Project.PolicyHash,
+		Preparer:    run.Agent,
+		Project:     run.Project.Name,
+		ProjectUUID: run.Project.UUID,
+		StateHash:   hex.EncodeToString(stateHash[:]),
+		Thread:      thread,
+	}
+	if spec.Kind.Asks() {
+		env.ReplyPubkey = sealing.FormatP256PublicKey(tk.ReplyKey().PublicKey())
+	}
+	for i, f := range spec.Files {
+		sum := sha256.Sum256(f.Data)
+		env.Files[i] = inbox.File{ContentType: f.ContentType, Name: f.Name, SHA256: hex.EncodeToString(sum[:]), Size: int64(len(f.Data))}
+	}
+	envelope, err := env.Canonical()
+	if err != nil {
+		return Opened{}, err
+	}
+
+	ck := sealing.NewContentKey()
+	plain, err := marshal(content{Envelope: string(envelope), Request: string(run.Request)})
+	if err != nil {
+		return Opened{}, err
+	}
+	var ct store.TaskCiphertext
+	if ct.Content, err = ck.SealContent(id, plain); err != nil {
+		return Opened{}, err
+	}
+	size := int64(len(ct.Content))
+	for n, f := range spec.Files {
+		blob, err := ck.SealFile(id, n, f.Data)
+		if err != nil {
+			return Opened{}, err
+		}
+		ct.Files = append(ct.Files, blob)
+		size += int64(len(blob))
+	}
+	sealedPlain, err := marshal(sealedCopy{
+		ContentKey: hex.EncodeToString(ck.Bytes()),
+		Envelope:   string(envelope),
+		State:      spec.State,
+		Voucher:    voucher{Run: run.ID, Agent: run.Agent, ComputeLimitMS: run.ComputeLimit.Milliseconds()},
+	})
+	if err != nil {
+		return Opened{}, err
+	}
+	if ct.Sealed, err = tk.Seal(sealing.TaskRecord, sealedPlain); err != nil {
+		return Opened{}, err
+	}
+
+	if err := tx.LockOwner(ctx, run.Project.Owner); err != nil {
+		return Opened{}, err
+	}
+	load, err := tx.OwnerLoad(ctx, run.Project.Owner, run.Agent)
+	if err != nil {
+		return Opened{}, err
+	}
+	switch {
+	case load.OwnerOpen >= inbox.MaxOpenTasksPerOwner:
+		return Opened{}, countersign.Errorf(countersign.InboxFull, "the owner has %d tasks waiting", inbox.MaxOpenTasksPerOwner)
+	case load.PreparerActive >= inbox.MaxActiveTasksPerPreparer:
+		return Opened{}, countersign.Errorf(countersign.InboxFull, "this agent has %d tasks waiting for this owner", inbox.MaxActiveTasksPerPreparer)
+	case load.WaitingContent+size > inbox.MaxWaitingContentBytes:
+		return Opened{}, countersign.Errorf(countersign.InboxFull, "the owner's waiting tasks hold 64 MiB")
+	}
+
+	row := store.Task{
+		ID: id, Owner: run.Project.Owner, Preparer: run.Agent, Project: run.Project.Name,
+		ProjectUUID: run.Project.UUID, Connector: run.Project.Connector, Kind: string(spec.Kind),
+		State: string(inbox.StateOpen), Thread: thread, Run: run.ID, ReplyPubkey: env.ReplyPubkey,
+		TaskHash: inbox.TaskHash(envelope), KeyID: keyID, ContentSize: size,
+		CreatedAt: env.CreatedAt, ExpiresAt: env.ExpiresAt,
+	}
+	if spec.AnswerBy != nil {
+		row.Operation, row.Supplies = spec.AnswerBy.Operation, string(spec.AnswerBy.Supplies)
+	}
+	if err := tx.InsertTask(ctx, row, ct); err != nil {
+		return Opened{}, err
+	}
+	run.opened++
+	return Opened{ID: id, Kind: spec.Kind, Hash: row.TaskHash, Thread: thread, ExpiresAt: env.ExpiresAt}, nil
+}
+
+// marshal writes JSON without HTML escaping.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}

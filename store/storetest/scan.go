@@ -1,0 +1,103 @@
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"countersign/store/sqlstore"
+)
+
+// Forms returns the byte strings under which a secret could sit in a
+// database: as is, in hex of either case, and in standard and URL-safe base64
+// at each of the three alignments it may have inside a longer value.
+func Forms(secret string) [][]byte {
+	forms := [][]byte{[]byte(secret), []byte(hex.EncodeToString([]byte(secret))), []byte(strings.ToUpper(hex.EncodeToString([]byte(secret))))}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+		for pad := 0; pad < 3; pad++ {
+			full := enc.EncodeToString(append(bytes.Repeat([]byte{0}, pad), secret...))
+			// Drop the characters that depend on what precedes and follows.
+			start, end := (pad*8+5)/6+1, len(full)-4
+			if end > start {
+				forms = append(forms, []byte(full[start:end]))
+			}
+		}
+	}
+	return forms
+}
+
+// Find reads every byte of every table of a store and returns where any of
+// the secrets appears, in any of its Forms. On PostgreSQL it reads the raw
+// column values of every table in the store's schema; on SQLite every byte of
+// every file of the store (database, write-ahead log, shared memory), so even
+// a deleted page is read.
+func Find(t testing.TB, db *sqlstore.DB, secrets ...string) []string {
+	t.Helper()
+	var needles [][]byte
+	var names []string
+	for _, s := range secrets {
+		for _, f := range Forms(s) {
+			needles = append(needles, f)
+			names = append(names, s)
+		}
+	}
+	var found []string
+	look := func(where string, b []byte) {
+		for i, n := range needles {
+			if bytes.Contains(b, n) {
+				found = append(found, fmt.Sprintf("%s holds %q", where, names[i]))
+			}
+		}
+	}
+	if db.Dir() != "" {
+		files, err := filepath.Glob(filepath.Join(db.Dir(), "*"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			look(filepath.Base(f), b)
+		}
+		return found
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, PostgresURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, "SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND table_type = 'BASE TABLE'", db.SchemaName())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || len(tables) == 0 {
+		t.Fatalf("no tables in schema %q: %v", db.SchemaName(), err)
+	}
+	for _, table := range tables {
+		rows, err := conn.Query(ctx, fmt.Sprintf("SELECT * FROM %s.%s", pgx.Identifier{db.SchemaName()}.Sanitize(), pgx.Identifier{table}.Sanitize()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			for i, v := range rows.RawValues() {
+				look(fmt.Sprintf("%s.%s", table, rows.FieldDescriptions()[i].Name), v)
+			}
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return found
+}

@@ -205,7 +205,7 @@ func (s *Sender) describe(ctx context.Context, err error) string {
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
 		return fmt.Sprintf("the receiver did not answer within %s", s.timeout)
 	case errors.As(err, &certErr):
-		return "the receiver's TLS certificate is not valid for its host"
+		return "the receiver's TLS certificate could not be verified"
 	case errors.As(err, &recErr):
 		return "the receiver does not speak TLS"
 	case errors.Is(err, syscall.ECONNREFUSED):

@@ -330,7 +330,7 @@ func TestDeliverConnectionFailures(t *testing.T) {
 		name, url, want string
 	}{
 		{"refused", closedURL, "the receiver refused the connection"},
-		{"untrusted certificate", untrusted.URL + "/hook/" + pathToken, "the receiver's TLS certificate is not valid for its host"},
+		{"untrusted certificate", untrusted.URL + "/hook/" + pathToken, "the receiver's TLS certificate could not be verified"},
 		{"plain HTTP on https", strings.Replace(plain.URL, "http:", "https:", 1) + "/" + pathToken, "the connection to the receiver failed"},
 	}
 	s := NewSender(true)

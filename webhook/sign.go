@@ -17,12 +17,12 @@ const UserAgent = "Countersign-Webhooks/1"
 // Header names. Go sends them in canonical case; HTTP header names are
 // case-insensitive, so receivers reading "webhook-id" find them.
 const (
-	HeaderEventType         = "X-Event-Type"
-	HeaderWalletID          = "X-Wallet-Id"
-	HeaderSignature         = "X-Webhook-Signature"
-	HeaderWebhookID         = "Webhook-Id"
-	HeaderWebhookTimestamp  = "Webhook-Timestamp"
-	HeaderWebhookSignatures = "Webhook-Signature"
+	HeaderEventType        = "X-Event-Type"
+	HeaderWalletID         = "X-Wallet-Id"
+	HeaderBodySignature    = "X-Webhook-Signature" // hex HMAC of the body
+	HeaderWebhookID        = "Webhook-Id"          // Standard Webhooks
+	HeaderWebhookTimestamp = "Webhook-Timestamp"   // Standard Webhooks
+	HeaderWebhookSignature = "Webhook-Signature"   // Standard Webhooks: v1,<base64>
 )
 
 // Sign encodes ev and returns its body with the headers of one delivery
@@ -65,9 +65,9 @@ func Sign(key []byte, ev Event, sentAt time.Time) ([]byte, http.Header, error) {
 	h.Set("User-Agent", UserAgent)
 	h.Set(HeaderEventType, string(ev.Type))
 	h.Set(HeaderWalletID, "owner:"+ev.Owner)
-	h.Set(HeaderSignature, bodySig)
+	h.Set(HeaderBodySignature, bodySig)
 	h.Set(HeaderWebhookID, ev.ID)
 	h.Set(HeaderWebhookTimestamp, ts)
-	h.Set(HeaderWebhookSignatures, stdSig)
+	h.Set(HeaderWebhookSignature, stdSig)
 	return body, h, nil
 }

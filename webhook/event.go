@@ -53,7 +53,7 @@ const TimeFormat = "2006-01-02T15:04:05Z"
 // "preparer", "project", "task_id", "kind" or "state".
 type Event struct {
 	ID            string    // unique per event: [A-Za-z0-9_-]{1,64}; also the webhook-id header
-	Type          EventType //
+	Type          EventType // one of the types above
 	At            time.Time // when the state changed; rendered in TimeFormat (UTC)
 	Owner         string    // the owner's NEAR account
 	Preparer      string    // the agent account whose run prepared the task

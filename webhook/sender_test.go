@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"encoding/hex"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -69,6 +70,7 @@ func (c *counting) server(t *testing.T, tls bool, h http.HandlerFunc) *httptest.
 		c.requests.Add(1)
 		h(w, r)
 	}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // refused TLS handshakes are expected
 	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
 		if s == http.StateNew {
 			c.conns.Add(1)
@@ -322,6 +324,23 @@ func TestDeliverConnectionFailures(t *testing.T) {
 	closedURL := "http://" + l.Addr().String() + "/hook/" + pathToken
 	l.Close()
 
+	// A receiver that reads the request and hangs up without answering.
+	hangup, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hangup.Close()
+	go func() {
+		for {
+			conn, err := hangup.Accept()
+			if err != nil {
+				return
+			}
+			_, _ = conn.Read(make([]byte, 4096))
+			conn.Close()
+		}
+	}()
+
 	var c counting
 	plain := c.server(t, false, func(w http.ResponseWriter, r *http.Request) {})
 	untrusted := c.server(t, true, func(w http.ResponseWriter, r *http.Request) {})
@@ -330,6 +349,7 @@ func TestDeliverConnectionFailures(t *testing.T) {
 		name, url, want string
 	}{
 		{"refused", closedURL, "the receiver refused the connection"},
+		{"hang-up", "http://" + hangup.Addr().String() + "/" + pathToken, "the receiver closed the connection without answering"},
 		{"untrusted certificate", untrusted.URL + "/hook/" + pathToken, "the receiver's TLS certificate could not be verified"},
 		{"plain HTTP on https", strings.Replace(plain.URL, "http:", "https:", 1) + "/" + pathToken, "the connection to the receiver failed"},
 	}

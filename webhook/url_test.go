@@ -44,6 +44,9 @@ func TestValidateURLRefuses(t *testing.T) {
 		{"empty label", "https://a..example.com/", ErrURLHost},
 		{"trailing dot", "https://example.com./", ErrURLHost},
 		{"label too long", "https://" + strings.Repeat("a", 64) + ".com/", ErrURLHost},
+		{"name of 254", "https://" + strings.Repeat("abcdefghi.", 25) + "comx/", ErrURLHost},
+		{"name ending in hex", "https://example.0x1/", ErrURLHost},
+		{"name ending in digits", "https://example.123/", ErrURLHost},
 		{"IPv6 zone", "https://[fe80::1%25eth0]/", ErrURLHost},
 		{"bracketed IPv4", "https://[127.0.0.1]/", ErrURLSyntax},
 		{"bad numeric", "https://1.2.3.4.5/", ErrURLHost},
@@ -133,6 +136,8 @@ func TestValidateURLAccepts(t *testing.T) {
 		"https://example.com:65535/hook",
 		"https://xn--exmple-cua.com/",
 		"https://a-b.c-d.example/",
+		"https://a.0xz/", // not a number: a name
+		"https://" + strings.Repeat("abcdefghi.", 25) + "com/", // 253, the longest name
 		"https://127.0.0.1.nip.io/", // a name: the dialer checks what it resolves to
 		"https://1.1.1.1/hook",
 		"https://8.8.8.8:8443/hook",

@@ -136,9 +136,9 @@ func TestValidateURLAccepts(t *testing.T) {
 		"https://example.com:65535/hook",
 		"https://xn--exmple-cua.com/",
 		"https://a-b.c-d.example/",
-		"https://a.0xz/", // not a number: a name
+		"https://a.0xz/",                                       // not a number: a name
 		"https://" + strings.Repeat("abcdefghi.", 25) + "com/", // 253, the longest name
-		"https://127.0.0.1.nip.io/", // a name: the dialer checks what it resolves to
+		"https://127.0.0.1.nip.io/",                            // a name: the dialer checks what it resolves to
 		"https://1.1.1.1/hook",
 		"https://8.8.8.8:8443/hook",
 		"https://[2606:4700:4700::1111]/hook",

@@ -18,7 +18,7 @@
 //     owner is told "must name a public host" when the spelling stands for
 //     an address that is not public.
 //   - Not public means anything in IANA's special-purpose registries, as
-//     code.dny.dev/ssrf lists them: 0/8, 10/8, 100.64/10, 127/8, 169.254/16
+//     code.dny.dev/ssrf lists them, among them 0/8, 10/8, 100.64/10, 127/8, 169.254/16
 //     (cloud metadata), 172.16/12, 192.0.0/24, 192.0.2/24, 192.88.99/24,
 //     192.168/16, 198.18/15, 198.51.100/24, 203.0.113/24, 224/4, 240/4
 //     (with 255.255.255.255), and every IPv6 address outside 2000::/3 (::,
@@ -38,9 +38,11 @@
 //   - Without allowPrivate the port is 443 or from 1024 to 65535: ports
 //     below 1024 belong to other protocols (SMTP, SSH, …) that an HTTP
 //     request must not be aimed at.
-//   - With allowPrivate (development and tests only) http is allowed, name
-//     and port rules are lifted, and loopback (127/8, ::1) and private
-//     (10/8, 172.16/12, 192.168/16, fc00::/7) addresses are admitted.
+//   - With allowPrivate (development and tests only) http is allowed, the
+//     port rule and the single-label and reserved-name rules are lifted
+//     (localhost, a compose service name), and loopback (127/8, ::1) and
+//     private (10/8, 172.16/12, 192.168/16, fc00::/7) addresses are
+//     admitted.
 //     Link-local (metadata), CGNAT and every other special range stay
 //     refused.
 //   - ValidateURL does not rewrite the URL. Callers store, show and hash

@@ -89,7 +89,8 @@
 // connection gain nothing. It uses no proxy, follows no redirect (a 3xx is
 // a failed attempt), bounds an attempt at 15 s, reads at most 20 KiB
 // (20,480 bytes) of the answer and 16 KiB of its headers, and asks for no
-// compression. Errors are short sentences that never hold the URL (its path
+// compression. A 2xx is a delivery even if the rest of the answer never
+// arrives. Errors are short sentences that never hold the URL (its path
 // may carry a token), the secret or a signature. Deliver re-checks the URL,
 // and refuses, as Final, an attempt number outside 1–8, an unusable URL or
 // key, or an invalid event.
@@ -97,7 +98,8 @@
 // # Retries
 //
 // Eight attempts: at once, then after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and
-// 10 h, each delay multiplied by a factor uniform in [0.8, 1.2). A
+// 10 h, each delay multiplied by a factor uniform in [0.8, 1.2) and
+// rounded to the millisecond (NextAttempt takes the randomness). A
 // Retry-After (seconds or HTTP date) on any failed answer can lengthen the
 // next delay, never shorten it, up to 10 h (the schedule's longest gap). A
 // 410 Gone ends the attempts: the receiver says the endpoint is gone for

@@ -31,6 +31,7 @@ type Options struct {
 type Server struct {
 	opts     Options
 	router   *mux.Router
+	handler  http.Handler // router wrapped in observe
 	registry *prometheus.Registry
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
@@ -55,7 +56,7 @@ func New(opts Options) *Server {
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
 	r := s.router
-	r.Use(s.observe)
+	r.Use(recordRoute)
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "not found"})
 	})
@@ -65,13 +66,14 @@ func New(opts Options) *Server {
 	r.HandleFunc("/healthz", s.healthz).Methods(http.MethodGet)
 	r.HandleFunc("/readyz", s.readyz).Methods(http.MethodGet)
 	r.Handle("/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{})).Methods(http.MethodGet)
+	s.handler = s.observe(r)
 	return s
 }
 
 // Registry is where other parts of the service register their metrics.
 func (s *Server) Registry() *prometheus.Registry { return s.registry }
 
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 // healthz answers {service, version, schema} and nothing else.
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
@@ -136,13 +138,8 @@ func (s *Server) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w}
-		next.ServeHTTP(sw, r)
 		route := "unmatched"
-		if cur := mux.CurrentRoute(r); cur != nil {
-			if tpl, err := cur.GetPathTemplate(); err == nil {
-				route = tpl
-			}
-		}
+		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), routeKey{}, &route)))
 		if sw.status == 0 {
 			sw.status = http.StatusOK
 		}
@@ -151,6 +148,20 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		s.latency.WithLabelValues(route).Observe(elapsed.Seconds())
 		s.opts.Logger.Info("request", "method", r.Method, "route", route, "status", sw.status,
 			"duration_ms", elapsed.Milliseconds())
+	})
+}
+
+type routeKey struct{}
+
+// recordRoute tells observe which route template matched.
+func recordRoute(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p, ok := r.Context().Value(routeKey{}).(*string); ok {
+			if tpl, err := mux.CurrentRoute(r).GetPathTemplate(); err == nil {
+				*p = tpl
+			}
+		}
+		next.ServeHTTP(w, r)
 	})
 }
 

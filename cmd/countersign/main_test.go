@@ -1,0 +1,298 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"countersign/store/storetest"
+)
+
+// syncBuffer is a buffer the service may write to while a test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// run runs the binary's main in process with only the given environment.
+func run(t *testing.T, ctx context.Context, env map[string]string, args ...string) result {
+	t.Helper()
+	var out, errb syncBuffer
+	a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] }}
+	code := a.main(ctx, args)
+	return result{code, out.String(), errb.String()}
+}
+
+func TestVersion(t *testing.T) {
+	r := run(t, context.Background(), nil, "version")
+	if r.code != 0 || r.stdout != "countersign "+version+"\n" {
+		t.Fatalf("version: %+v", r)
+	}
+	if r := run(t, context.Background(), nil, "nosuch"); r.code != 2 || !strings.Contains(r.stderr, `unknown command "nosuch"`) {
+		t.Fatalf("unknown command: %+v", r)
+	}
+}
+
+// pgURL is the test database with a schema of its own.
+func pgURL(t *testing.T) string {
+	schema := storetest.NewSchema(t)
+	sep := "?"
+	if strings.Contains(storetest.PostgresURL(), "?") {
+		sep = "&"
+	}
+	return storetest.PostgresURL() + sep + "search_path=" + schema
+}
+
+func newKey(t *testing.T) string {
+	r := run(t, context.Background(), nil, "keys", "new")
+	if r.code != 0 || !regexp.MustCompile(`^1:[0-9a-f]{64}\n$`).MatchString(r.stdout) {
+		t.Fatalf("keys new: %+v", r)
+	}
+	return strings.TrimSpace(r.stdout)
+}
+
+// TestServeRefusesBadSettings: each bad setting is one line naming the
+// setting and the fix, a non-zero exit, and nothing written.
+func TestServeRefusesBadSettings(t *testing.T) {
+	key := newKey(t)
+	migrated := pgURL(t)
+	if r := run(t, context.Background(), map[string]string{"COUNTERSIGN_DATABASE_URL": migrated}, "migrate"); r.code != 0 {
+		t.Fatalf("migrate: %+v", r)
+	}
+	ahead := pgURL(t)
+	if r := run(t, context.Background(), map[string]string{"COUNTERSIGN_DATABASE_URL": ahead}, "migrate"); r.code != 0 {
+		t.Fatalf("migrate: %+v", r)
+	}
+	bumpSchema(t, ahead)
+	behind := pgURL(t)
+
+	cases := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want []string
+	}{
+		{"no master key", nil, nil, []string{"COUNTERSIGN_MASTER_KEY is not set", "countersign keys new"}},
+		{"short master key", map[string]string{"COUNTERSIGN_MASTER_KEY": "abcd"}, nil, []string{"COUNTERSIGN_MASTER_KEY:", "keys new"}},
+		{"garbled master key", map[string]string{"COUNTERSIGN_MASTER_KEY": strings.Repeat("zz", 32)}, nil, []string{"COUNTERSIGN_MASTER_KEY:", "keys new"}},
+		{"unreadable key file", map[string]string{"COUNTERSIGN_MASTER_KEY_FILE": "/nonexistent/master.key"}, nil, []string{"COUNTERSIGN_MASTER_KEY_FILE: cannot read the file"}},
+		{"malformed listen", map[string]string{"COUNTERSIGN_MASTER_KEY": key, "COUNTERSIGN_LISTEN": "nowhere"}, nil, []string{"COUNTERSIGN_LISTEN: expected host:port"}},
+		{"malformed flag", map[string]string{"COUNTERSIGN_MASTER_KEY": key}, []string{"--near-rpc", "sometimes"}, []string{"--near-rpc: expected an http(s) URL or off"}},
+		{"database not postgres", map[string]string{"COUNTERSIGN_MASTER_KEY": key, "COUNTERSIGN_DATABASE_URL": "mysql://db/x"}, nil, []string{"COUNTERSIGN_DATABASE_URL: expected postgres://"}},
+		{"unreachable database", map[string]string{"COUNTERSIGN_MASTER_KEY": key, "COUNTERSIGN_DATABASE_URL": "postgres://postgres@127.0.0.1:1/x?connect_timeout=2"}, nil, []string{"cannot reach the database named by COUNTERSIGN_DATABASE_URL", "check that PostgreSQL runs"}},
+		{"schema behind", map[string]string{"COUNTERSIGN_MASTER_KEY": key, "COUNTERSIGN_DATABASE_URL": behind}, nil, []string{"schema is at version 0", "run `countersign migrate`"}},
+		{"schema ahead", map[string]string{"COUNTERSIGN_MASTER_KEY": key, "COUNTERSIGN_DATABASE_URL": ahead}, nil, []string{"newer than this binary", "run a newer countersign"}},
+		{"no embedded store", map[string]string{"COUNTERSIGN_MASTER_KEY": key}, nil, []string{"there is no embedded store", "countersign migrate"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "data")
+			env := map[string]string{"COUNTERSIGN_DATA_DIR": dir, "COUNTERSIGN_LISTEN": "127.0.0.1:0"}
+			for k, v := range tc.env {
+				env[k] = v
+			}
+			r := run(t, context.Background(), env, append([]string{"serve"}, tc.args...)...)
+			if r.code == 0 {
+				t.Fatalf("serve started: %+v", r)
+			}
+			if strings.Count(r.stderr, "\n") != 1 {
+				t.Errorf("not one line: %q", r.stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(r.stderr, w) {
+					t.Errorf("stderr %q does not say %q", r.stderr, w)
+				}
+			}
+			if _, err := os.Stat(dir); !os.IsNotExist(err) {
+				t.Errorf("the data directory was written: %v", err)
+			}
+		})
+	}
+	// The refusals changed nothing: the schema behind is still empty.
+	if n := tableCount(t, behind); n != 0 {
+		t.Errorf("a refused serve created %d tables", n)
+	}
+}
+
+func bumpSchema(t *testing.T, url string) {
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(context.Background(), "INSERT INTO countersign_migrations (version, name, applied_at) VALUES (999, 'future', 0)"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func tableCount(t *testing.T, url string) int {
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var n int
+	if err := conn.QueryRow(context.Background(), "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema()").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// serve starts the service and returns its base URL and a stop function
+// that returns its exit code and stderr.
+func serve(t *testing.T, env map[string]string, args ...string) (string, func() result) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb syncBuffer
+	a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] }}
+	done := make(chan int, 1)
+	go func() { done <- a.main(ctx, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)) }()
+	addr := regexp.MustCompile(`listening on (http://\S+)`)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if m := addr.FindStringSubmatch(errb.String()); m != nil {
+			stop := func() result {
+				cancel()
+				select {
+				case code := <-done:
+					return result{code, out.String(), errb.String()}
+				case <-time.After(30 * time.Second):
+					t.Fatal("serve did not stop")
+					return result{}
+				}
+			}
+			t.Cleanup(func() { cancel() })
+			return m[1], stop
+		}
+		select {
+		case code := <-done:
+			cancel()
+			t.Fatalf("serve exited %d: %s", code, errb.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("serve did not start: %s", errb.String())
+		}
+	}
+}
+
+func getJSON(t *testing.T, url string, v any) int {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if v != nil {
+		if err := json.Unmarshal(b, v); err != nil {
+			t.Fatalf("%s: %v in %s", url, err, b)
+		}
+	}
+	return resp.StatusCode
+}
+
+// TestServeDev is the README's first command: nothing set, the service
+// answers /healthz, says what it filled in, and stops cleanly.
+func TestServeDev(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	base, stop := serve(t, map[string]string{"COUNTERSIGN_DATA_DIR": dir}, "--dev")
+	var health map[string]any
+	if code := getJSON(t, base+"/healthz", &health); code != 200 {
+		t.Fatalf("/healthz answered %d", code)
+	}
+	if len(health) != 3 || health["service"] != "countersign" || health["version"] != version || health["schema"] != float64(1) {
+		t.Fatalf("/healthz = %v", health)
+	}
+	if code := getJSON(t, base+"/readyz", nil); code != 200 {
+		t.Fatalf("/readyz answered %d", code)
+	}
+	r := stop()
+	if r.code != 0 {
+		t.Fatalf("serve exited %d: %s", r.code, r.stderr)
+	}
+	for _, want := range []string{"dev: storage: the embedded store", "dev: master key: generated", "dev: NEAR RPC: off", "dev: webhooks: loopback"} {
+		if strings.Count(r.stderr, want) != 1 {
+			t.Errorf("stderr does not say %q once:\n%s", want, r.stderr)
+		}
+	}
+	info, err := os.Stat(filepath.Join(dir, "master.key"))
+	if err != nil || info.Mode().Perm() != 0o600 {
+		t.Fatalf("master key file: %v %v", info, err)
+	}
+	key, _ := os.ReadFile(filepath.Join(dir, "master.key"))
+	if strings.Contains(r.stderr, strings.TrimSpace(strings.SplitN(string(key), ":", 2)[1])) {
+		t.Fatal("the master key was printed")
+	}
+
+	// A second start reuses the key and says so; an explicit setting wins.
+	_, stop = serve(t, map[string]string{"COUNTERSIGN_DATA_DIR": dir, "COUNTERSIGN_NEAR_RPC": "http://127.0.0.1:1"}, "--dev")
+	r = stop()
+	if strings.Contains(r.stderr, "generated") || !strings.Contains(r.stderr, "dev: master key: "+filepath.Join(dir, "master.key")) ||
+		strings.Contains(r.stderr, "NEAR RPC: off") {
+		t.Fatalf("second start:\n%s", r.stderr)
+	}
+}
+
+// TestMigrateServeDoctorOnPostgres is the production path.
+func TestMigrateServeDoctorOnPostgres(t *testing.T) {
+	env := map[string]string{
+		"COUNTERSIGN_DATABASE_URL": pgURL(t),
+		"COUNTERSIGN_MASTER_KEY":   newKey(t),
+		"COUNTERSIGN_NEAR_RPC":     "off",
+	}
+	if r := run(t, context.Background(), env, "doctor"); r.code != 1 || !strings.Contains(r.stdout, "FAIL schema (version 0, binary needs 1): the database schema is at version 0") {
+		t.Fatalf("doctor before migrate: %+v", r)
+	}
+	r := run(t, context.Background(), env, "migrate")
+	if r.code != 0 || !strings.Contains(r.stdout, "applied migrations [1]") {
+		t.Fatalf("migrate: %+v", r)
+	}
+	if r := run(t, context.Background(), env, "migrate"); r.code != 0 || !strings.Contains(r.stdout, "schema is current (version 1)") {
+		t.Fatalf("second migrate: %+v", r)
+	}
+	if r := run(t, context.Background(), env, "doctor"); r.code != 0 || strings.Contains(r.stdout, "FAIL") {
+		t.Fatalf("doctor after migrate: %+v", r)
+	}
+	base, stop := serve(t, env)
+	var health map[string]any
+	if code := getJSON(t, base+"/healthz", &health); code != 200 || health["schema"] != float64(1) {
+		t.Fatalf("/healthz %d %v", code, health)
+	}
+	r = stop()
+	if r.code != 0 {
+		t.Fatalf("serve: %+v", r)
+	}
+	if strings.Contains(r.stderr, env["COUNTERSIGN_MASTER_KEY"][2:]) {
+		t.Fatal("the master key reached the log")
+	}
+}

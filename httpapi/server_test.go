@@ -1,0 +1,70 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"countersign/httpapi"
+	"countersign/store/storetest"
+)
+
+func TestHealthReadyMetrics(t *testing.T) {
+	db := storetest.SQLite(t)
+	var logs bytes.Buffer
+	srv := httptest.NewServer(httpapi.New(httpapi.Options{Version: "1.2.3", Store: db,
+		Logger: slog.New(slog.NewJSONHandler(&logs, nil))}))
+	defer srv.Close()
+
+	body := get(t, srv.URL+"/healthz?token=os_secret", 200)
+	var health map[string]any
+	if err := json.Unmarshal(body, &health); err != nil {
+		t.Fatal(err)
+	}
+	if len(health) != 3 || health["service"] != "countersign" || health["version"] != "1.2.3" || health["schema"] != float64(1) {
+		t.Fatalf("/healthz = %s", body)
+	}
+	get(t, srv.URL+"/readyz", 200)
+	get(t, srv.URL+"/nosuch", 404)
+	metrics := string(get(t, srv.URL+"/metrics", 200))
+	for _, want := range []string{`countersign_http_requests_total{code="200",route="/healthz"} 1`, `countersign_http_requests_total{code="404",route="unmatched"} 1`, "go_goroutines"} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if strings.Contains(logs.String(), "os_secret") || !strings.Contains(logs.String(), `"route":"/healthz"`) {
+		t.Errorf("request log: %s", logs.String())
+	}
+
+	db.Close()
+	resp, err := http.Get(srv.URL + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("/readyz with the store closed: %d", resp.StatusCode)
+	}
+}
+
+func get(t *testing.T, url string, want int) []byte {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != want {
+		t.Fatalf("GET %s: %d %s, want %d", url, resp.StatusCode, b, want)
+	}
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") && !strings.Contains(url, "metrics") {
+		t.Fatalf("GET %s: content type %q", url, ct)
+	}
+	return b
+}

@@ -57,6 +57,46 @@ func (s SchemaStatus) Ahead() bool { return s.Current > s.Needed }
 // Tx is one transaction.
 type Tx interface {
 	TaskTx
+	IdentityTx
+}
+
+// IdentityTx holds owners' devices and spent signature nonces.
+type IdentityTx interface {
+	// SpendNonce records a signature nonce of an account as used, until
+	// expires. It reports false, and changes nothing, if it was used already.
+	SpendNonce(ctx context.Context, account string, nonce []byte, expires time.Time) (bool, error)
+	// InsertDevice signs a device in.
+	InsertDevice(ctx context.Context, d Device) error
+	// Device returns a device by id (ErrNotFound).
+	Device(ctx context.Context, id string) (Device, error)
+	// DeviceByToken returns the device whose session token hashes to hash
+	// (ErrNotFound).
+	DeviceByToken(ctx context.Context, hash []byte) (Device, error)
+	// ActiveDevices lists an account's devices not ended and valid at now,
+	// oldest first.
+	ActiveDevices(ctx context.Context, account string, now time.Time) ([]Device, error)
+	// EndDevice ends a device's session if it has not ended yet; it reports
+	// whether it did.
+	EndDevice(ctx context.Context, id, reason string, at time.Time) (bool, error)
+	// RecordKeyCheck stores when the device's signer key was last checked on
+	// chain and how many checks in a row found it gone.
+	RecordKeyCheck(ctx context.Context, id string, at time.Time, gone int) error
+}
+
+// Device is a signed-in browser or terminal: its session and its P-256 key.
+type Device struct {
+	ID           string
+	Account      string
+	DevicePubkey string // p256:…
+	SignerPubkey string // the wallet key that signed the sign-in
+	TokenHash    []byte
+	Statement    string // the signed sign-in statement, as JSON
+	CreatedAt    time.Time
+	ValidUntil   time.Time
+	EndedAt      time.Time // zero while the session lasts
+	EndReason    string    // signed_out | replaced | withdrawn | key_gone
+	KeyCheckedAt time.Time
+	KeyGone      int
 }
 
 // TaskTx holds the task rows and their ciphertext.

@@ -16,10 +16,19 @@ import (
 // Run is the conformance suite: every store implementation passes it. open
 // returns a fresh, migrated store for one test.
 func Run(t *testing.T, open func(t *testing.T) store.Store) {
-	tests := []struct {
-		name string
-		f    func(t *testing.T, s store.Store)
-	}{
+	tests := append(taskTests(), identityTests()...)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { tc.f(t, open(t)) })
+	}
+}
+
+type storeTest struct {
+	name string
+	f    func(t *testing.T, s store.Store)
+}
+
+func taskTests() []storeTest {
+	return []storeTest{
 		{"SchemaCurrent", testSchemaCurrent},
 		{"TaskRoundTrip", testTaskRoundTrip},
 		{"TaskIDTaken", testTaskIDTaken},
@@ -30,9 +39,6 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"OwnerLockHoldsLimits", testOwnerLockHoldsLimits},
 		{"OwnerLoad", testOwnerLoad},
 		{"RollbackWritesNothing", testRollbackWritesNothing},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) { tc.f(t, open(t)) })
 	}
 }
 

@@ -1,0 +1,82 @@
+package sqlstore
+
+import (
+	"context"
+	"time"
+
+	"countersign/store"
+)
+
+func (t *tx) SpendNonce(ctx context.Context, account string, nonce []byte, expires time.Time) (bool, error) {
+	n, err := t.q.exec(ctx, `INSERT INTO nonces (account, nonce, expires_at) VALUES (?, ?, ?)
+		ON CONFLICT (account, nonce) DO NOTHING`, account, nonce, expires.Unix())
+	return n == 1, err
+}
+
+func (t *tx) InsertDevice(ctx context.Context, d store.Device) error {
+	_, err := t.q.exec(ctx, `INSERT INTO devices (id, account, device_pubkey, signer_pubkey, token_hash,
+		statement, created_at, valid_until, key_checked_at, key_gone) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		d.ID, d.Account, d.DevicePubkey, d.SignerPubkey, d.TokenHash, d.Statement,
+		d.CreatedAt.Unix(), d.ValidUntil.Unix(), d.KeyCheckedAt.Unix(), d.KeyGone)
+	return err
+}
+
+const deviceColumns = `id, account, device_pubkey, signer_pubkey, token_hash, statement, created_at,
+	valid_until, ended_at, end_reason, key_checked_at, key_gone`
+
+func scanDevice(r row) (store.Device, error) {
+	var d store.Device
+	var created, validUntil, checked int64
+	var ended *int64
+	var reason *string
+	err := r.Scan(&d.ID, &d.Account, &d.DevicePubkey, &d.SignerPubkey, &d.TokenHash, &d.Statement,
+		&created, &validUntil, &ended, &reason, &checked, &d.KeyGone)
+	if err != nil {
+		return store.Device{}, err
+	}
+	d.CreatedAt, d.ValidUntil, d.KeyCheckedAt = unix(created), unix(validUntil), unix(checked)
+	if ended != nil {
+		d.EndedAt = unix(*ended)
+	}
+	d.EndReason = deref(reason)
+	return d, nil
+}
+
+func unix(s int64) time.Time { return time.Unix(s, 0).UTC() }
+
+func (t *tx) Device(ctx context.Context, id string) (store.Device, error) {
+	return scanDevice(t.q.queryRow(ctx, "SELECT "+deviceColumns+" FROM devices WHERE id = ?", id))
+}
+
+func (t *tx) DeviceByToken(ctx context.Context, hash []byte) (store.Device, error) {
+	return scanDevice(t.q.queryRow(ctx, "SELECT "+deviceColumns+" FROM devices WHERE token_hash = ?", hash))
+}
+
+func (t *tx) ActiveDevices(ctx context.Context, account string, now time.Time) ([]store.Device, error) {
+	r, err := t.q.query(ctx, "SELECT "+deviceColumns+` FROM devices
+		WHERE account = ? AND ended_at IS NULL AND valid_until > ? ORDER BY created_at, id`, account, now.Unix())
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	var out []store.Device
+	for r.Next() {
+		d, err := scanDevice(r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, r.Err()
+}
+
+func (t *tx) EndDevice(ctx context.Context, id, reason string, at time.Time) (bool, error) {
+	n, err := t.q.exec(ctx, "UPDATE devices SET ended_at = ?, end_reason = ? WHERE id = ? AND ended_at IS NULL",
+		at.Unix(), reason, id)
+	return n == 1, err
+}
+
+func (t *tx) RecordKeyCheck(ctx context.Context, id string, at time.Time, gone int) error {
+	_, err := t.q.exec(ctx, "UPDATE devices SET key_checked_at = ?, key_gone = ? WHERE id = ?", at.Unix(), gone, id)
+	return err
+}

@@ -1,0 +1,153 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"countersign/store"
+)
+
+func identityTests() []storeTest {
+	return []storeTest{
+		{"NonceSpentOnce", testNonceSpentOnce},
+		{"NonceOnceUnderConcurrency", testNonceOnceUnderConcurrency},
+		{"Devices", testDevices},
+	}
+}
+
+func spend(t *testing.T, s store.Store, account string, nonce []byte) bool {
+	t.Helper()
+	var ok bool
+	if err := s.Tx(ctx, func(tx store.Tx) (err error) {
+		ok, err = tx.SpendNonce(ctx, account, nonce, t0.Add(time.Hour))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return ok
+}
+
+func testNonceSpentOnce(t *testing.T, s store.Store) {
+	n := []byte("0123456789abcdef0123456789abcdef")
+	if !spend(t, s, "alice.near", n) {
+		t.Fatal("a fresh nonce was refused")
+	}
+	if spend(t, s, "alice.near", n) {
+		t.Fatal("a nonce was spent twice")
+	}
+	if !spend(t, s, "bob.near", n) {
+		t.Fatal("nonces are per account, but bob's was refused")
+	}
+	// A refused transaction spends nothing.
+	other := []byte("ffffffffffffffffffffffffffffffff")
+	_ = s.Tx(ctx, func(tx store.Tx) error {
+		_, _ = tx.SpendNonce(ctx, "alice.near", other, t0)
+		return errors.New("refused later in the transaction")
+	})
+	if !spend(t, s, "alice.near", other) {
+		t.Fatal("a nonce of a rolled back transaction stayed spent")
+	}
+}
+
+func testNonceOnceUnderConcurrency(t *testing.T, s store.Store) {
+	n := []byte("concurrent-nonce-0123456789abcde")
+	var wins atomic.Int32
+	var wg sync.WaitGroup
+	for i := 0; i < 50; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := s.Tx(ctx, func(tx store.Tx) error {
+				ok, err := tx.SpendNonce(ctx, "alice.near", n, t0)
+				if ok {
+					wins.Add(1)
+				}
+				return err
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if wins.Load() != 1 {
+		t.Fatalf("a nonce was accepted %d times under 50 parallel attempts", wins.Load())
+	}
+}
+
+func device(id, account string, created time.Time) store.Device {
+	return store.Device{ID: id, Account: account, DevicePubkey: "p256:" + id, SignerPubkey: "ed25519:x",
+		TokenHash: []byte("hash-" + id), Statement: `{"message":"m"}`, CreatedAt: created,
+		ValidUntil: created.Add(24 * time.Hour), KeyCheckedAt: created}
+}
+
+func testDevices(t *testing.T, s store.Store) {
+	err := s.Tx(ctx, func(tx store.Tx) error {
+		for i, id := range []string{"d3", "d1", "d2"} {
+			if err := tx.InsertDevice(ctx, device(id, "alice.near", t0.Add(time.Duration([]int{3, 1, 2}[i])*time.Minute))); err != nil {
+				return err
+			}
+		}
+		short := device("d4", "alice.near", t0)
+		short.ValidUntil = t0.Add(time.Minute)
+		if err := tx.InsertDevice(ctx, short); err != nil {
+			return err
+		}
+		return tx.InsertDevice(ctx, device("b1", "bob.near", t0))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dup := device("d9", "alice.near", t0)
+	dup.TokenHash = []byte("hash-d1")
+	if err := s.Tx(ctx, func(tx store.Tx) error { return tx.InsertDevice(ctx, dup) }); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("two devices with one token: %v", err)
+	}
+	_ = s.Tx(ctx, func(tx store.Tx) error {
+		active, err := tx.ActiveDevices(ctx, "alice.near", t0.Add(10*time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, d := range active {
+			ids = append(ids, d.ID)
+		}
+		if fmt.Sprint(ids) != "[d1 d2 d3]" {
+			t.Errorf("active devices %v, want oldest first and no expired one", ids)
+		}
+		got, err := tx.DeviceByToken(ctx, []byte("hash-d2"))
+		if err != nil || fmt.Sprint(got) != fmt.Sprint(device("d2", "alice.near", t0.Add(2*time.Minute))) {
+			t.Errorf("DeviceByToken = %+v, %v", got, err)
+		}
+		if _, err := tx.DeviceByToken(ctx, []byte("nope")); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("unknown token: %v", err)
+		}
+		ended, err := tx.EndDevice(ctx, "d1", "replaced", t0.Add(5*time.Minute))
+		if err != nil || !ended {
+			t.Fatalf("EndDevice: %v %v", ended, err)
+		}
+		if again, _ := tx.EndDevice(ctx, "d1", "withdrawn", t0.Add(6*time.Minute)); again {
+			t.Error("a device was ended twice")
+		}
+		d1, _ := tx.Device(ctx, "d1")
+		if d1.EndReason != "replaced" || !d1.EndedAt.Equal(t0.Add(5*time.Minute)) {
+			t.Errorf("ended device %+v", d1)
+		}
+		if err := tx.RecordKeyCheck(ctx, "d2", t0.Add(20*time.Minute), 1); err != nil {
+			t.Fatal(err)
+		}
+		d2, _ := tx.Device(ctx, "d2")
+		if d2.KeyGone != 1 || !d2.KeyCheckedAt.Equal(t0.Add(20*time.Minute)) {
+			t.Errorf("key check not recorded: %+v", d2)
+		}
+		active, _ = tx.ActiveDevices(ctx, "alice.near", t0.Add(10*time.Minute))
+		if len(active) != 2 {
+			t.Errorf("%d active devices after ending one of three", len(active))
+		}
+		return nil
+	})
+}

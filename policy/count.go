@@ -21,6 +21,7 @@ const (
 	Confirmed
 )
 
+// String returns "direct" or "confirmed".
 func (k Kind) String() string {
 	switch k {
 	case Direct:

@@ -20,6 +20,7 @@ const (
 	Refuse
 )
 
+// String returns the outcome as a rule's `then` writes it.
 func (o Outcome) String() string {
 	switch o {
 	case Allow:

@@ -79,12 +79,12 @@ type Condition struct {
 	values  []string // the words a word condition may name
 }
 
-// AmountRange declares an amount condition: `when` members min and max (for
-// Mercury, "min_usd" and "max_usd") hold amounts in dollars, either or both,
-// and the write's amount (Facts.Amounts[name]) matches when it lies between
-// them, both bounds included.
-func AmountRange(name, min, max string) Condition {
-	return Condition{name: name, kind: condRange, members: []string{min, max}}
+// AmountRange declares an amount condition: the `when` members minMember
+// and maxMember (for Mercury, "min_usd" and "max_usd") hold amounts in
+// dollars, either or both, and the write's amount (Facts.Amounts[name])
+// matches when it lies between them, both bounds included.
+func AmountRange(name, minMember, maxMember string) Condition {
+	return Condition{name: name, kind: condRange, members: []string{minMember, maxMember}}
 }
 
 // AnyOf declares a condition on a word the write carries (Facts.Words[name]):

@@ -18,16 +18,30 @@ import (
 
 // Enclave opens and carries out tasks with the master keyring.
 type Enclave struct {
-	keys *sealing.Keyring
-	now  func() time.Time
+	keys      *sealing.Keyring
+	recipient string
+	now       func() time.Time
 }
 
-// New returns an enclave on a keyring. now is the clock (nil: time.Now).
-func New(keys *sealing.Keyring, now func() time.Time) *Enclave {
-	if now == nil {
-		now = time.Now
+// Config is what an Enclave is built from.
+type Config struct {
+	Keys *sealing.Keyring
+	// Recipient is the NEP-413 recipient owners sign for (default
+	// "countersign").
+	Recipient string
+	// Now is the clock (nil: time.Now).
+	Now func() time.Time
+}
+
+// New returns an enclave.
+func New(c Config) *Enclave {
+	if c.Now == nil {
+		c.Now = time.Now
 	}
-	return &Enclave{keys: keys, now: now}
+	if c.Recipient == "" {
+		c.Recipient = "countersign"
+	}
+	return &Enclave{keys: c.Keys, recipient: c.Recipient, now: c.Now}
 }
 
 // Project is what the enclave needs of the project a run acts on.
@@ -205,6 +219,16 @@ func (e *Enclave) OpenTask(ctx context.Context, tx store.Tx, run *Run, spec Task
 
 	if err := tx.LockOwner(ctx, run.Project.Owner); err != nil {
 		return Opened{}, err
+	}
+	devices, err := e.deviceKeys(ctx, tx, run.Project.Owner, now)
+	if err != nil {
+		return Opened{}, err
+	}
+	ct.DeviceCopies = make(map[string][]byte, len(devices))
+	for deviceID, pub := range devices {
+		if ct.DeviceCopies[deviceID], err = sealing.WrapContentKey(pub, id, ck); err != nil {
+			return Opened{}, err
+		}
 	}
 	load, err := tx.OwnerLoad(ctx, run.Project.Owner, run.Agent)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"countersign/inbox"
 	"countersign/store"
 )
 
@@ -25,6 +26,8 @@ type Options struct {
 	Version string
 	Store   store.Store
 	Logger  *slog.Logger
+	// Inbox is the owner's service; nil serves health and metrics only.
+	Inbox *inbox.Service
 }
 
 // Server routes the service's HTTP API.
@@ -66,6 +69,9 @@ func New(opts Options) *Server {
 	r.HandleFunc("/healthz", s.healthz).Methods(http.MethodGet)
 	r.HandleFunc("/readyz", s.readyz).Methods(http.MethodGet)
 	r.Handle("/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{})).Methods(http.MethodGet)
+	if opts.Inbox != nil {
+		s.routeSessions(r)
+	}
 	s.handler = s.observe(r)
 	return s
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"countersign/httpapi"
+	"countersign/migrations"
 	"countersign/store/storetest"
 )
 
@@ -26,7 +27,7 @@ func TestHealthReadyMetrics(t *testing.T) {
 	if err := json.Unmarshal(body, &health); err != nil {
 		t.Fatal(err)
 	}
-	if len(health) != 3 || health["service"] != "countersign" || health["version"] != "1.2.3" || health["schema"] != float64(1) {
+	if len(health) != 3 || health["service"] != "countersign" || health["version"] != "1.2.3" || health["schema"] != float64(migrations.Latest()) {
 		t.Fatalf("/healthz = %s", body)
 	}
 	get(t, srv.URL+"/readyz", 200)

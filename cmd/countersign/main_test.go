@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"countersign/migrations"
 	"countersign/store/storetest"
 )
 
@@ -230,7 +232,7 @@ func TestServeDev(t *testing.T) {
 	if code := getJSON(t, base+"/healthz", &health); code != 200 {
 		t.Fatalf("/healthz answered %d", code)
 	}
-	if len(health) != 3 || health["service"] != "countersign" || health["version"] != version || health["schema"] != float64(1) {
+	if len(health) != 3 || health["service"] != "countersign" || health["version"] != version || health["schema"] != float64(migrations.Latest()) {
 		t.Fatalf("/healthz = %v", health)
 	}
 	if code := getJSON(t, base+"/readyz", nil); code != 200 {
@@ -270,14 +272,14 @@ func TestMigrateServeDoctorOnPostgres(t *testing.T) {
 		"COUNTERSIGN_MASTER_KEY":   newKey(t),
 		"COUNTERSIGN_NEAR_RPC":     "off",
 	}
-	if r := run(t, context.Background(), env, "doctor"); r.code != 1 || !strings.Contains(r.stdout, "FAIL schema (version 0, binary needs 1): the database schema is at version 0") {
+	if r := run(t, context.Background(), env, "doctor"); r.code != 1 || !strings.Contains(r.stdout, fmt.Sprintf("FAIL schema (version 0, binary needs %d): the database schema is at version 0", migrations.Latest())) {
 		t.Fatalf("doctor before migrate: %+v", r)
 	}
 	r := run(t, context.Background(), env, "migrate")
-	if r.code != 0 || !strings.Contains(r.stdout, "applied migrations [1]") {
+	if r.code != 0 || !strings.Contains(r.stdout, "applied migrations [1 2") {
 		t.Fatalf("migrate: %+v", r)
 	}
-	if r := run(t, context.Background(), env, "migrate"); r.code != 0 || !strings.Contains(r.stdout, "schema is current (version 1)") {
+	if r := run(t, context.Background(), env, "migrate"); r.code != 0 || !strings.Contains(r.stdout, fmt.Sprintf("schema is current (version %d)", migrations.Latest())) {
 		t.Fatalf("second migrate: %+v", r)
 	}
 	if r := run(t, context.Background(), env, "doctor"); r.code != 0 || strings.Contains(r.stdout, "FAIL") {
@@ -285,7 +287,7 @@ func TestMigrateServeDoctorOnPostgres(t *testing.T) {
 	}
 	base, stop := serve(t, env)
 	var health map[string]any
-	if code := getJSON(t, base+"/healthz", &health); code != 200 || health["schema"] != float64(1) {
+	if code := getJSON(t, base+"/healthz", &health); code != 200 || health["schema"] != float64(migrations.Latest()) {
 		t.Fatalf("/healthz %d %v", code, health)
 	}
 	r = stop()

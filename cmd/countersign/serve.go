@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"countersign/httpapi"
+	"countersign/inbox"
 )
 
 func runServe(ctx context.Context, a *app, args []string) error {
@@ -53,7 +54,12 @@ func runServe(ctx context.Context, a *app, args []string) error {
 		log.Warn("COUNTERSIGN_WEBHOOK_ALLOW_PRIVATE is on: webhooks may reach loopback and private addresses; never use this in production")
 	}
 
-	api := httpapi.New(httpapi.Options{Version: version, Store: db, Logger: log})
+	keys, err := keyChecker(cfg)
+	if err != nil {
+		return err
+	}
+	owners := inbox.NewService(inbox.Config{Store: db, Keys: keys, Recipient: cfg.Recipient, Logger: log})
+	api := httpapi.New(httpapi.Options{Version: version, Store: db, Logger: log, Inbox: owners})
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("cannot listen on %s (COUNTERSIGN_LISTEN): %s", cfg.Listen, oneLine(err))

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"countersign/approval"
 	"countersign/config"
 	"countersign/sealing"
 	"countersign/store"
@@ -112,6 +113,19 @@ func keyring(cfg *config.Config) (*sealing.Keyring, error) {
 		return nil, fmt.Errorf("%s: %v; make a new keyring with `countersign keys new`", where, oneLine(err))
 	}
 	return k, nil
+}
+
+// keyChecker asks NEAR whether a wallet key may act for an account, or, with
+// NEAR_RPC=off, admits implicit accounts signed with their own key only.
+func keyChecker(cfg *config.Config) (approval.KeyChecker, error) {
+	if cfg.NearRPC == "off" {
+		return approval.OffChecker{}, nil
+	}
+	c, err := approval.NewRPCChecker(approval.RPCConfig{URL: cfg.NearRPC})
+	if err != nil {
+		return nil, fmt.Errorf("COUNTERSIGN_NEAR_RPC: %s", oneLine(err))
+	}
+	return c, nil
 }
 
 // storeMode says whether opening may create an embedded store.

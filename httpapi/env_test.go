@@ -1,0 +1,106 @@
+package httpapi_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"countersign/approval"
+	"countersign/approval/neartest"
+	"countersign/client"
+	"countersign/device"
+	"countersign/httpapi"
+	"countersign/inbox"
+	"countersign/store"
+)
+
+var ctx = context.Background()
+
+// clock is a settable clock shared by the service and the RPC cache.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// env is a service on a real HTTP server, a store and a fake NEAR RPC.
+type env struct {
+	url   string
+	db    store.Store
+	rpc   *neartest.Server
+	clock *clock
+}
+
+func newEnv(t *testing.T, db store.Store) *env {
+	t.Helper()
+	rpc := neartest.New()
+	t.Cleanup(rpc.Close)
+	clk := &clock{now: time.Now().UTC().Truncate(time.Second)}
+	checker, err := approval.NewRPCChecker(approval.RPCConfig{URL: rpc.URL(), Client: &http.Client{Timeout: 2 * time.Second}, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	svc := inbox.NewService(inbox.Config{Store: db, Keys: checker, Recipient: "countersign", Now: clk.Now, Logger: quiet})
+	srv := httptest.NewServer(httpapi.New(httpapi.Options{Version: "test", Store: db, Logger: quiet, Inbox: svc}))
+	t.Cleanup(srv.Close)
+	return &env{url: srv.URL, db: db, rpc: rpc, clock: clk}
+}
+
+// owner is a device of an owner whose wallet key is on chain: a named
+// account with a full-access key, or an implicit account (account "").
+func (e *env) owner(t *testing.T, account string) *device.Device {
+	t.Helper()
+	w, err := approval.NewWallet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if account != "" {
+		w.AccountID = account
+		e.rpc.AddAccount(account)
+		e.rpc.AddKey(account, w.Key.PublicKey().String(), neartest.FullAccess())
+	}
+	key, err := device.NewKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &device.Device{Account: w.AccountID, Key: key, Signer: device.WalletSigner{Wallet: w},
+		Client: &client.Client{BaseURL: e.url}, Now: e.clock.Now}
+}
+
+// another returns a second device of the same owner and wallet.
+func (e *env) another(t *testing.T, d *device.Device) *device.Device {
+	t.Helper()
+	key, err := device.NewKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &device.Device{Account: d.Account, Key: key, Signer: d.Signer, Client: &client.Client{BaseURL: e.url}, Now: e.clock.Now}
+}
+
+func wantReason(t *testing.T, err error, status int, reason string) {
+	t.Helper()
+	var e *client.Error
+	if err == nil {
+		t.Fatalf("succeeded, want %d %s", status, reason)
+	}
+	if !asError(err, &e) || e.Status != status || e.Reason != reason {
+		t.Fatalf("got %v (%+v), want %d %s", err, e, status, reason)
+	}
+}

@@ -1,0 +1,66 @@
+package httpapi
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"countersign"
+	"countersign/store"
+)
+
+// ownerStatus is SPEC §4's owner-facing table: the one place a refusal code
+// becomes an HTTP status.
+var ownerStatus = map[countersign.Code]int{
+	countersign.InvalidRequest:       http.StatusBadRequest,
+	countersign.InvalidStatement:     http.StatusBadRequest,
+	countersign.SessionRequired:      http.StatusUnauthorized,
+	countersign.SessionReplaced:      http.StatusUnauthorized,
+	countersign.ConfirmationRequired: http.StatusForbidden,
+	countersign.TaskNotFound:         http.StatusNotFound,
+	countersign.TaskClosed:           http.StatusConflict,
+	countersign.TaskExpired:          http.StatusConflict,
+	countersign.RateLimited:          http.StatusTooManyRequests,
+	countersign.UpstreamUnavailable:  http.StatusServiceUnavailable,
+}
+
+// ownerError is the owner-facing refusal body.
+type ownerError struct {
+	Error    string `json:"error"`
+	Reason   string `json:"reason"`
+	Terminal bool   `json:"terminal"`
+	State    string `json:"state,omitempty"`
+}
+
+// writeOwnerError renders a refusal to an owner. Errors that are not
+// refusals are logged and shown as an internal error, never their text.
+func writeOwnerError(w http.ResponseWriter, log *slog.Logger, err error) {
+	var e *countersign.Error
+	switch {
+	case errors.As(err, &e):
+	case errors.Is(err, store.ErrUnavailable):
+		e = &countersign.Error{Code: countersign.UpstreamUnavailable, Message: "the store is unavailable; try again shortly", RetryAfter: 5e9}
+	default:
+		log.Error("internal error", "err", err)
+		e = &countersign.Error{Code: countersign.Internal, Message: "internal error"}
+	}
+	status, ok := ownerStatus[e.Code]
+	if !ok {
+		// A code from the agent-facing list reaching an owner is a bug of
+		// ours, not the owner's request.
+		if e.Code != countersign.Internal {
+			log.Error("refusal without an owner-facing status", "code", e.Code)
+		}
+		status = http.StatusInternalServerError
+	}
+	if e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int((e.RetryAfter+999999999)/1e9)))
+	}
+	writeJSON(w, status, ownerError{
+		Error:    e.Message,
+		Reason:   string(e.Code),
+		Terminal: status < 500 && status != http.StatusTooManyRequests,
+		State:    e.State,
+	})
+}

@@ -1,0 +1,89 @@
+package httpapi
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/gorilla/mux"
+
+	"countersign"
+	"countersign/inbox"
+)
+
+// ownerHandler is a handler for a signed-in owner.
+type ownerHandler func(w http.ResponseWriter, r *http.Request, sess inbox.Session)
+
+// owner authenticates the request's session before h runs.
+func (s *Server) owner(h ownerHandler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok {
+			writeOwnerError(w, s.opts.Logger, countersign.Errorf(countersign.SessionRequired, "sign in to continue"))
+			return
+		}
+		sess, err := s.opts.Inbox.Authenticate(r.Context(), strings.TrimSpace(token))
+		if err != nil {
+			writeOwnerError(w, s.opts.Logger, err)
+			return
+		}
+		h(w, r, sess)
+	}
+}
+
+func (s *Server) routeSessions(r *mux.Router) {
+	r.HandleFunc("/inbox/session", s.signIn).Methods(http.MethodPost)
+	r.HandleFunc("/inbox/session", s.owner(s.signOut)).Methods(http.MethodDelete)
+	r.HandleFunc("/inbox/devices", s.owner(s.devices)).Methods(http.MethodGet)
+	r.HandleFunc("/inbox/devices/{id}", s.owner(s.withdrawDevice)).Methods(http.MethodDelete)
+}
+
+func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
+	var req inbox.SignInRequest
+	if err := decode(w, r, smallBody, &req); err != nil {
+		writeOwnerError(w, s.opts.Logger, err)
+		return
+	}
+	sess, err := s.opts.Inbox.SignIn(r.Context(), req)
+	if err != nil {
+		writeOwnerError(w, s.opts.Logger, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{
+		"token":       sess.Token,
+		"device_id":   sess.DeviceID,
+		"account_id":  sess.AccountID,
+		"valid_until": sess.ValidUntil.Format(inbox.TimeFormat),
+	})
+}
+
+func (s *Server) signOut(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
+	if err := s.opts.Inbox.SignOut(r.Context(), sess); err != nil {
+		writeOwnerError(w, s.opts.Logger, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]bool{"revoked": true})
+}
+
+func (s *Server) devices(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
+	devices, err := s.opts.Inbox.Devices(r.Context(), sess)
+	if err != nil {
+		writeOwnerError(w, s.opts.Logger, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"devices": devices})
+}
+
+func (s *Server) withdrawDevice(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
+	var req struct {
+		Confirmation inbox.Confirmation `json:"confirmation"`
+	}
+	if err := decode(w, r, smallBody, &req); err != nil {
+		writeOwnerError(w, s.opts.Logger, err)
+		return
+	}
+	if err := s.opts.Inbox.WithdrawDevice(r.Context(), sess, mux.Vars(r)["id"], req.Confirmation); err != nil {
+		writeOwnerError(w, s.opts.Logger, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]bool{"revoked": true})
+}

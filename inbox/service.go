@@ -1,0 +1,83 @@
+package inbox
+
+import (
+	"errors"
+	"log/slog"
+	"time"
+
+	"countersign"
+	"countersign/approval"
+	"countersign/store"
+)
+
+// Service is the owner's side of the service ("the door"): sessions and
+// devices, the task list and approvals. It stores and serves ciphertext only
+// and never holds the master key; what needs the key it asks of the Keeper.
+type Service struct {
+	store     store.Store
+	keys      approval.KeyChecker
+	recipient string
+	now       func() time.Time
+	log       *slog.Logger
+}
+
+// Config is what a Service is built from.
+type Config struct {
+	Store store.Store
+	// Keys answers whether a wallet key may act for an account (NEAR RPC, or
+	// approval.OffChecker for implicit accounts only).
+	Keys approval.KeyChecker
+	// Recipient is the NEP-413 recipient every owner signature names.
+	Recipient string
+	Now       func() time.Time
+	Logger    *slog.Logger
+}
+
+// NewService builds the owner's service.
+func NewService(c Config) *Service {
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Recipient == "" {
+		c.Recipient = "countersign"
+	}
+	return &Service{store: c.Store, keys: c.Keys, recipient: c.Recipient, now: c.Now, log: c.Logger}
+}
+
+// Recipient is the NEP-413 recipient owners sign for.
+func (s *Service) Recipient() string { return s.recipient }
+
+func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Second) }
+
+// storeErr turns an unreachable store into the owner's transient refusal.
+func storeErr(err error) error {
+	if errors.Is(err, store.ErrUnavailable) {
+		return &countersign.Error{Code: countersign.UpstreamUnavailable, Message: "the store is unavailable; try again shortly", RetryAfter: 5 * time.Second}
+	}
+	return err
+}
+
+// signatureRefusal maps a refused owner signature onto the contract's codes:
+// malformed pieces are invalid_request; a signature that does not verify, or
+// whose key may not act, is the given code (invalid_statement for a sign-in,
+// confirmation_required for a confirmation or approval); an unreachable chain
+// is upstream_unavailable.
+func signatureRefusal(err error, refused countersign.Code) error {
+	var msg string
+	var ae *approval.Error
+	if errors.As(err, &ae) {
+		msg = ae.Error()
+	}
+	switch approval.KindOf(err) {
+	case approval.Malformed:
+		return countersign.Errorf(countersign.InvalidRequest, "%s", msg)
+	case approval.UpstreamUnavailable:
+		return &countersign.Error{Code: countersign.UpstreamUnavailable, Message: "the NEAR RPC cannot be reached; try again shortly", RetryAfter: 10 * time.Second}
+	case approval.InvalidSignature, approval.NotFullAccess, approval.UnknownKey, approval.OutOfWindow:
+		return countersign.Errorf(refused, "%s", msg)
+	}
+	return err
+}

@@ -1,0 +1,275 @@
+package inbox
+
+import (
+	"context"
+	"crypto/ecdh"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	"countersign"
+	"countersign/approval"
+	"countersign/store"
+)
+
+// Session ends, as a device's end reason.
+const (
+	EndSignedOut = "signed_out"
+	EndReplaced  = "replaced"
+	EndWithdrawn = "withdrawn"
+	EndKeyGone   = "key_gone"
+)
+
+// KeyRecheck is how often a session's signer key is asked about on chain;
+// KeyGoneChecks consecutive "gone" answers end the session.
+const (
+	KeyRecheck    = 10 * time.Minute
+	KeyGoneChecks = 2
+)
+
+// TokenPrefix starts every session token.
+const TokenPrefix = "os_"
+
+// SignInRequest is the body of POST /inbox/session.
+type SignInRequest struct {
+	AccountID    string  `json:"account_id"`
+	DevicePubkey string  `json:"device_pubkey"`
+	ValidUntil   string  `json:"valid_until"`
+	PublicKey    string  `json:"public_key"`
+	Signature    string  `json:"signature"`
+	Nonce        string  `json:"nonce"`
+	CallbackURL  *string `json:"callback_url,omitempty"`
+}
+
+// Session is a signed-in device. Token is set only in the answer to a
+// sign-in: it is stored as its SHA-256 and never shown again.
+type Session struct {
+	Token      string    `json:"token,omitempty"`
+	DeviceID   string    `json:"device_id"`
+	AccountID  string    `json:"account_id"`
+	ValidUntil time.Time `json:"-"`
+	// DevicePubkey is the device's P-256 key.
+	DevicePubkey string `json:"-"`
+}
+
+// SignIn verifies a sign-in statement and opens a session for the device.
+// Nothing is written, and no nonce is spent, by a refused sign-in.
+func (s *Service) SignIn(ctx context.Context, req SignInRequest) (Session, error) {
+	now := s.clock()
+	if err := approval.ValidateAccountID(req.AccountID); err != nil {
+		return Session{}, countersign.Errorf(countersign.InvalidRequest, "account_id is not a NEAR account id")
+	}
+	if err := checkDeviceKey(req.DevicePubkey); err != nil {
+		return Session{}, err
+	}
+	validUntil, err := approval.ParseTime(req.ValidUntil)
+	if err != nil {
+		return Session{}, countersign.Errorf(countersign.InvalidRequest, "valid_until must be YYYY-MM-DDTHH:MM:SSZ")
+	}
+	if err := approval.CheckSignIn(now, validUntil); err != nil {
+		return Session{}, countersign.Errorf(countersign.InvalidStatement, "valid_until must be in the future and at most 30 days ahead")
+	}
+	sentence, err := approval.SignIn{Account: req.AccountID, DeviceKey: req.DevicePubkey, ValidUntil: validUntil}.Sentence()
+	if err != nil {
+		return Session{}, countersign.Errorf(countersign.InvalidRequest, "the sign-in statement cannot be built from these fields")
+	}
+	signed := approval.Signed{PublicKey: req.PublicKey, Signature: req.Signature, Nonce: req.Nonce, CallbackURL: req.CallbackURL}
+	v, err := approval.Verify(ctx, s.keys, approval.Claim{Account: req.AccountID, Sentence: sentence, Recipient: s.recipient, Signed: signed})
+	if err != nil {
+		return Session{}, signatureRefusal(err, countersign.InvalidStatement)
+	}
+	// The statement is kept in the wallet's own JSON shape, so the enclave
+	// side can check it again before it wraps a content key to the device.
+	stmt, err := json.Marshal(approval.SignedMessage{AccountID: req.AccountID, PublicKey: v.Key.String(),
+		Signature: req.Signature, Nonce: req.Nonce, Message: sentence, Recipient: s.recipient, CallbackURL: req.CallbackURL})
+	if err != nil {
+		return Session{}, err
+	}
+	token, hash, err := newToken()
+	if err != nil {
+		return Session{}, err
+	}
+	dev := store.Device{
+		ID: NewRunID(), Account: req.AccountID, DevicePubkey: req.DevicePubkey, SignerPubkey: v.Key.String(),
+		TokenHash: hash, Statement: string(stmt), CreatedAt: now, ValidUntil: validUntil, KeyCheckedAt: now,
+	}
+	err = s.store.Tx(ctx, func(tx store.Tx) error {
+		if err := tx.LockOwner(ctx, req.AccountID); err != nil {
+			return err
+		}
+		fresh, err := tx.SpendNonce(ctx, req.AccountID, v.Nonce[:], validUntil.Add(approval.SignInSlack))
+		if err != nil {
+			return err
+		}
+		if !fresh {
+			return countersign.Errorf(countersign.InvalidStatement, "this statement was used already; sign a new one")
+		}
+		if err := tx.InsertDevice(ctx, dev); err != nil {
+			return err
+		}
+		active, err := tx.ActiveDevices(ctx, req.AccountID, now)
+		if err != nil {
+			return err
+		}
+		for i := 0; i < len(active)-MaxDevicesPerAccount; i++ {
+			if _, err := tx.EndDevice(ctx, active[i].ID, EndReplaced, now); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return Session{}, storeErr(err)
+	}
+	s.log.Info("device signed in", "account", req.AccountID, "device", dev.ID)
+	return Session{Token: token, DeviceID: dev.ID, AccountID: req.AccountID, ValidUntil: validUntil, DevicePubkey: dev.DevicePubkey}, nil
+}
+
+// checkDeviceKey refuses anything but a P-256 point in the contract's form.
+func checkDeviceKey(s string) error {
+	bad := countersign.Errorf(countersign.InvalidRequest, "device_pubkey must be p256: and the base64url of an uncompressed P-256 point")
+	if approval.ValidateDeviceKey(s) != nil {
+		return bad
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(s, approval.DeviceKeyPrefix))
+	if err != nil {
+		return bad
+	}
+	if _, err := ecdh.P256().NewPublicKey(raw); err != nil {
+		return bad
+	}
+	return nil
+}
+
+func newToken() (string, []byte, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", nil, err
+	}
+	token := TokenPrefix + base64.RawURLEncoding.EncodeToString(b[:])
+	return token, hashToken(token), nil
+}
+
+func hashToken(token string) []byte {
+	h := sha256.Sum256([]byte(token))
+	return h[:]
+}
+
+var errSessionRequired = countersign.Errorf(countersign.SessionRequired, "sign in to continue")
+
+// Authenticate returns the session a token opens. A session whose signer key
+// has not been asked about for KeyRecheck is rechecked on chain first; after
+// KeyGoneChecks consecutive answers that the key is gone it ends. When the
+// chain cannot be asked during a due recheck, the request is refused
+// upstream_unavailable and the recheck is tried again on the next one.
+func (s *Service) Authenticate(ctx context.Context, token string) (Session, error) {
+	if !strings.HasPrefix(token, TokenPrefix) || len(token) > 128 {
+		return Session{}, errSessionRequired
+	}
+	now := s.clock()
+	var dev store.Device
+	err := s.store.Tx(ctx, func(tx store.Tx) (err error) {
+		dev, err = tx.DeviceByToken(ctx, hashToken(token))
+		return err
+	})
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return Session{}, errSessionRequired
+	case err != nil:
+		return Session{}, storeErr(err)
+	case dev.EndReason == EndReplaced:
+		return Session{}, countersign.Errorf(countersign.SessionReplaced, "a sixth device signed in and retired this one; sign in again")
+	case !dev.EndedAt.IsZero() || !now.Before(dev.ValidUntil):
+		return Session{}, errSessionRequired
+	}
+	if now.Sub(dev.KeyCheckedAt) >= KeyRecheck {
+		if err := s.recheckKey(ctx, dev, now); err != nil {
+			return Session{}, err
+		}
+	}
+	return Session{DeviceID: dev.ID, AccountID: dev.Account, ValidUntil: dev.ValidUntil, DevicePubkey: dev.DevicePubkey}, nil
+}
+
+func (s *Service) recheckKey(ctx context.Context, dev store.Device, now time.Time) error {
+	key, err := approval.ParsePublicKey(dev.SignerPubkey)
+	if err != nil {
+		return err
+	}
+	status, err := s.keys.CheckKey(ctx, dev.Account, key)
+	if err != nil {
+		return signatureRefusal(err, countersign.SessionRequired)
+	}
+	gone := 0
+	if !status.MayAct() {
+		gone = dev.KeyGone + 1
+	}
+	return storeErr(s.store.Tx(ctx, func(tx store.Tx) error {
+		if gone >= KeyGoneChecks {
+			if _, err := tx.EndDevice(ctx, dev.ID, EndKeyGone, now); err != nil {
+				return err
+			}
+			s.log.Info("session ended: its wallet key left the account", "account", dev.Account, "device", dev.ID)
+			return errSessionRequired
+		}
+		return tx.RecordKeyCheck(ctx, dev.ID, now, gone)
+	}))
+}
+
+// SignOut ends this device's session.
+func (s *Service) SignOut(ctx context.Context, sess Session) error {
+	return storeErr(s.store.Tx(ctx, func(tx store.Tx) error {
+		_, err := tx.EndDevice(ctx, sess.DeviceID, EndSignedOut, s.clock())
+		return err
+	}))
+}
+
+// DeviceView is a device as its owner sees it.
+type DeviceView struct {
+	ID           string `json:"id"`
+	DevicePubkey string `json:"device_pubkey"`
+	SignerPubkey string `json:"signer_pubkey"`
+	CreatedAt    string `json:"created_at"`
+	ValidUntil   string `json:"valid_until"`
+	This         bool   `json:"this"`
+}
+
+// Devices lists the owner's signed-in devices.
+func (s *Service) Devices(ctx context.Context, sess Session) ([]DeviceView, error) {
+	var active []store.Device
+	err := s.store.Tx(ctx, func(tx store.Tx) (err error) {
+		active, err = tx.ActiveDevices(ctx, sess.AccountID, s.clock())
+		return err
+	})
+	if err != nil {
+		return nil, storeErr(err)
+	}
+	out := make([]DeviceView, 0, len(active))
+	for _, d := range active {
+		out = append(out, DeviceView{ID: d.ID, DevicePubkey: d.DevicePubkey, SignerPubkey: d.SignerPubkey,
+			CreatedAt: d.CreatedAt.Format(TimeFormat), ValidUntil: d.ValidUntil.Format(TimeFormat), This: d.ID == sess.DeviceID})
+	}
+	return out, nil
+}
+
+// WithdrawDevice ends another (or this) device's session with the owner's
+// confirmation "withdraw the device {id}".
+func (s *Service) WithdrawDevice(ctx context.Context, sess Session, id string, c Confirmation) error {
+	var dev store.Device
+	err := s.store.Tx(ctx, func(tx store.Tx) (err error) {
+		dev, err = tx.Device(ctx, id)
+		return err
+	})
+	if errors.Is(err, store.ErrNotFound) || err == nil && (dev.Account != sess.AccountID || !dev.EndedAt.IsZero()) {
+		return countersign.Errorf(countersign.InvalidRequest, "no such device is signed in")
+	} else if err != nil {
+		return storeErr(err)
+	}
+	return s.confirmed(ctx, sess.AccountID, approval.ActionWithdrawDevice(id), c, func(tx store.Tx) error {
+		_, err := tx.EndDevice(ctx, id, EndWithdrawn, s.clock())
+		return err
+	})
+}

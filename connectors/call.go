@@ -1,0 +1,219 @@
+package connectors
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"countersign"
+	"countersign/inbox"
+	"countersign/policy"
+)
+
+// TaskSpec is what a connector asks to show its owner.
+type TaskSpec struct {
+	Kind    inbox.Kind
+	Display inbox.Display
+	Files   []File
+	// AnswerBy is the answer operation and what the owner supplies to it;
+	// nil for a notice.
+	AnswerBy *inbox.AnswerBy
+	// Life is how long the task waits (0: 24 hours, the most).
+	Life time.Duration
+	// State is sealed with the task: only the answer run reads it. Put in it
+	// the exact write to carry out, and random salt beside anything the owner
+	// must not be able to guess by hashing candidates.
+	State []byte
+}
+
+// File is a file the owner is handed with a task.
+type File struct {
+	Name        string
+	ContentType string
+	Data        []byte
+}
+
+// Task is a task a run opened.
+type Task struct {
+	ID        string
+	Kind      inbox.Kind
+	Hash      string
+	Thread    string
+	ExpiresAt time.Time
+	// Link is where the owner reads it.
+	Link string
+}
+
+// Platform is what the service does for a running operation. Connectors
+// do not implement it; tests use the connectortest harness.
+type Platform interface {
+	// OpenTask opens a task in thread ("" starts one).
+	OpenTask(ctx context.Context, spec TaskSpec, thread string) (Task, error)
+	// Reserve counts one write of a kind against a daily limit.
+	Reserve(ctx context.Context, kind policy.Kind, limit int) (bool, error)
+}
+
+// Call is one call of a read or write operation by an agent.
+type Call struct {
+	Operation   string
+	Args        json.RawMessage // the agent's body, exactly as sent
+	Agent       string
+	Owner       string
+	Project     string
+	ProjectUUID string
+	Run         string
+	Policy      *policy.Policy
+	Credentials []byte
+	Now         time.Time
+	Platform    Platform
+}
+
+// Decode reads the call's arguments into v, refusing members v does not
+// have (besides "operation"): a malformed call is invalid_request.
+func (c *Call) Decode(v any) error { return decodeArgs(c.Args, v) }
+
+// OpenTask opens a task, starting a thread.
+func (c *Call) OpenTask(ctx context.Context, spec TaskSpec) (Task, error) {
+	return c.Platform.OpenTask(ctx, spec, "")
+}
+
+// Decide asks the policy about this write (see policy.Policy.Decide).
+func (c *Call) Decide(facts policy.Facts) policy.Decision { return c.Policy.Decide(c.Operation, facts) }
+
+// Reserve counts this write against a daily limit (policy max_…_per_day)
+// just before it happens; false means the day's number is reached.
+func (c *Call) Reserve(ctx context.Context, kind policy.Kind, limit int) (bool, error) {
+	return c.Platform.Reserve(ctx, kind, limit)
+}
+
+// AnswerCall is the run the platform starts, as the agent, when the owner
+// approves a task.
+type AnswerCall struct {
+	Operation   string
+	Task        Task
+	Envelope    inbox.Envelope
+	State       []byte
+	Supplied    []byte // the owner's text or file; nil for a confirm task
+	Note        string // the owner's note to the agent, if any
+	Files       [][]byte
+	Agent       string // the preparer: the run is the agent's
+	Owner       string
+	Project     string
+	ProjectUUID string
+	Run         string
+	Policy      *policy.Policy // as it is now
+	Credentials []byte
+	Now         time.Time
+	Platform    Platform
+}
+
+// Decide asks the policy, as it is now, about the sealed write: Ask is the
+// owner's yes; Refuse refuses it.
+func (a *AnswerCall) Decide(write string, facts policy.Facts) policy.Decision {
+	return a.Policy.Decide(write, facts)
+}
+
+// Reserve counts the confirmed write against the day's number of the agent
+// that prepared it.
+func (a *AnswerCall) Reserve(ctx context.Context, limit int) (bool, error) {
+	return a.Platform.Reserve(ctx, policy.Confirmed, limit)
+}
+
+// Next opens the next turn of the task's thread (a confirm or input task).
+func (a *AnswerCall) Next(ctx context.Context, spec TaskSpec) (Task, error) {
+	if !spec.Kind.Asks() {
+		return Task{}, countersign.Errorf(countersign.InvalidRequest, "the next turn asks the owner something; use Notice to tell")
+	}
+	return a.Platform.OpenTask(ctx, spec, a.Task.Thread)
+}
+
+// Notice tells the owner something in the task's thread.
+func (a *AnswerCall) Notice(ctx context.Context, spec TaskSpec) (Task, error) {
+	spec.Kind, spec.AnswerBy = inbox.KindNotice, nil
+	return a.Platform.OpenTask(ctx, spec, a.Task.Thread)
+}
+
+// Report is what an answer run reports for the agent.
+type Report struct {
+	// Result is the JSON object the agent reads with task_status (at most
+	// 16 KiB).
+	Result any
+}
+
+// AwaitingOwner is the agent's answer when a task was opened.
+func AwaitingOwner(t Task) any { return taskAnswer("awaiting_owner", t) }
+
+// Notified is the agent's answer when a notice was opened.
+func Notified(t Task) any { return taskAnswer("notified", t) }
+
+func taskAnswer(status string, t Task) any {
+	return map[string]any{
+		"ok": true, "status": status, "task_id": t.ID, "task_hash": t.Hash, "thread": t.Thread,
+		"expires_at": t.ExpiresAt.UTC().Format(inbox.TimeFormat), "link": t.Link,
+	}
+}
+
+// Refuse is a refusal of a call: "<code>: <sentence>" to the agent.
+func Refuse(code countersign.Code, format string, args ...any) error {
+	return countersign.Errorf(code, format, args...)
+}
+
+// Refusal is an answer run's refusal after the owner's approval.
+type Refusal struct {
+	Code countersign.Code
+	// Sentence says what was refused; Wrote says whether the write
+	// happened (a write refused part way may have acted).
+	Sentence string
+	Wrote    bool
+}
+
+func (r *Refusal) Error() string { return string(r.Code) + ": " + r.Message() }
+
+// Message is the sentence with what happened to the write.
+func (r *Refusal) Message() string {
+	if r.Wrote {
+		return r.Sentence + " The write happened."
+	}
+	return r.Sentence + " Nothing was written."
+}
+
+// Refused builds an answer run's refusal.
+func Refused(code countersign.Code, wrote bool, format string, args ...any) error {
+	return &Refusal{Code: code, Sentence: fmt.Sprintf(format, args...), Wrote: wrote}
+}
+
+// decodeArgs decodes an agent's call body strictly, ignoring "operation".
+func decodeArgs(raw json.RawMessage, v any) error {
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &members); err != nil {
+		return countersign.Errorf(countersign.InvalidRequest, "the call is not a JSON object")
+	}
+	delete(members, "operation")
+	rest, err := json.Marshal(members)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(rest))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var typ *json.UnmarshalTypeError
+		if errors.As(err, &typ) && typ.Field != "" {
+			return countersign.Errorf(countersign.InvalidRequest, "`%s` has the wrong type", typ.Field)
+		}
+		return countersign.Errorf(countersign.InvalidRequest, "the call's arguments are not this operation's (%s)", trimJSONErr(err))
+	}
+	return nil
+}
+
+// trimJSONErr keeps what a decoding error says about members, never the
+// input's values.
+func trimJSONErr(err error) string {
+	if rest, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return "unknown member " + rest
+	}
+	return "malformed arguments"
+}

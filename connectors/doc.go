@@ -1,0 +1,38 @@
+// Package connectors is the SDK a connector author writes against, and the
+// catalogue of the connectors the service runs (probe, and later github,
+// gmail and mercury in their own packages).
+//
+// # Writing a connector
+//
+// A connector is a [Connector] value: a name and a version (together its
+// build, "name@version", which every task it opens names), the members its
+// policy may hold, and its operations. Each [Operation] is a read, a write or
+// an answer, with a price in micro-USD:
+//
+//   - A read or a write has a Run function. The platform calls it once the
+//     agent's key, grant, body and balance are checked and the price is
+//     charged; it receives a [Call] with the agent's arguments, the project's
+//     parsed policy and credentials.
+//   - A write that the owner asked to see first does not happen: Run opens a
+//     task with [Call.OpenTask] — what the owner is shown, the files, the
+//     sealed state the answer will need, and the answer operation — and
+//     answers the agent [AwaitingOwner]. A write the policy allows, Run does
+//     at once. A write the policy refuses, Run refuses with [Refuse].
+//   - An answer operation (priced 0) has an Answer function. The platform
+//     starts it, as the agent, when the owner approves a task naming it. It
+//     receives an [AnswerCall]: the sealed state, what the owner supplied,
+//     the task's files, and the policy as it is now. It acts on the sealed
+//     write and nothing else, reports a result for the agent, and may open
+//     the next turn of the thread ([AnswerCall.Next]) or a notice
+//     ([AnswerCall.Notice]). A write refused after the approval is reported
+//     with [Refused], which says whether the write happened.
+//
+// The platform enforces every limit of the contract whatever a connector
+// asks: what a task may show, file sizes, tasks per run, per owner and per
+// preparer, waiting content, task life, mutes. Three rules a connector keeps:
+// check the request against the policy before the task is made; check it
+// again, as of that moment, before acting; and show what will be done whole
+// — what cannot be shown whole is refused, never shown in part.
+//
+// The runnable example in this package builds a tiny connector.
+package connectors

@@ -58,6 +58,158 @@ func (s SchemaStatus) Ahead() bool { return s.Current > s.Needed }
 type Tx interface {
 	TaskTx
 	IdentityTx
+	AgentTx
+	ProjectTx
+	RunTx
+}
+
+// AgentTx holds agents, their keys and their money.
+type AgentTx interface {
+	// AddAgentKey records a new key (by its SHA-256, 32 bytes) for an
+	// account, making the agent, with a zero balance, if it is new. A hash
+	// recorded already, for any account, is ErrConflict.
+	AddAgentKey(ctx context.Context, account string, keyHash []byte, at time.Time) error
+	// AgentByKey returns the agent a key hash belongs to, if the key is not
+	// revoked (ErrNotFound otherwise).
+	AgentByKey(ctx context.Context, keyHash []byte) (Agent, error)
+	// Agent returns an agent (ErrNotFound).
+	Agent(ctx context.Context, account string) (Agent, error)
+	// Agents lists every agent, by account.
+	Agents(ctx context.Context) ([]Agent, error)
+	// RevokeAgentKeys revokes every key of an account not revoked yet; it
+	// reports how many. The agent and its balance stay.
+	RevokeAgentKeys(ctx context.Context, account string, at time.Time) (int, error)
+	// Credit adds micro-USD to an agent's balance (ErrNotFound for no such
+	// agent), with a ledger entry, and returns the new balance. A negative
+	// amount, or one that would take the balance past the largest int64, is
+	// refused; a zero amount changes nothing and writes no entry.
+	Credit(ctx context.Context, account string, amount int64, note string, at time.Time) (int64, error)
+	// Charge takes a run's price from the balance if it covers it, with a
+	// ledger entry; it reports false, changing nothing, if it does not.
+	// Concurrent charges never take more than the balance. ErrNotFound for
+	// no such agent; a negative amount is refused; a zero amount is covered
+	// and writes no entry.
+	Charge(ctx context.Context, account string, amount int64, run string, at time.Time) (bool, error)
+	// Ledger lists an agent's entries, oldest first.
+	Ledger(ctx context.Context, account string) ([]LedgerEntry, error)
+}
+
+// Agent is an account that calls connectors with a key.
+type Agent struct {
+	Account   string
+	Balance   int64 // micro-USD
+	Keys      int   // keys not revoked
+	CreatedAt time.Time
+}
+
+// LedgerEntry is one movement of an agent's money.
+type LedgerEntry struct {
+	Amount int64 // micro-USD; charges are negative
+	Run    string
+	Note   string
+	At     time.Time
+}
+
+// ProjectTx holds owners' projects and the agents granted them.
+type ProjectTx interface {
+	// PutProject creates a project or replaces its connector, policy,
+	// credentials (nil: none), update time and grants. A project keeps its
+	// uuid and creation time for life: p.UUID and p.CreatedAt are used only
+	// for a new project (CreatedAt zero: UpdatedAt), and a new project's
+	// uuid that another project has is ErrConflict. A project without an
+	// owner, name, uuid, connector, policy or update time is refused.
+	PutProject(ctx context.Context, p Project) error
+	// Project returns an owner's project by name (ErrNotFound), with its
+	// grants.
+	Project(ctx context.Context, owner, name string) (Project, error)
+	// ProjectByUUID returns a project by uuid (ErrNotFound).
+	ProjectByUUID(ctx context.Context, uuid string) (Project, error)
+	// Projects lists an owner's projects by name.
+	Projects(ctx context.Context, owner string) ([]Project, error)
+	// DeleteProject removes a project and its grants; it reports whether
+	// there was one.
+	DeleteProject(ctx context.Context, owner, name string) (bool, error)
+	// ReserveDaily counts one write of a kind for (owner, project, agent,
+	// day) if fewer than limit were counted; it reports whether it did.
+	// Concurrent reservations for one key admit at most limit in all; a
+	// limit of zero or less admits nothing. A key with an empty member is
+	// refused.
+	ReserveDaily(ctx context.Context, k DailyKey, limit int) (bool, error)
+}
+
+// Project is one owner's installation of one connector.
+type Project struct {
+	Owner     string
+	Name      string
+	UUID      string
+	Connector string
+	Policy    []byte // as stored; tasks name its SHA-256
+	// CredsKeyID and Creds are the credentials sealed under the master key
+	// (nil when none).
+	CredsKeyID uint32
+	Creds      []byte
+	Agents     []string // granted agents, sorted, each once (nil: none)
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+}
+
+// DailyKey names one day's count of one kind of write.
+type DailyKey struct {
+	Owner, ProjectUUID, Agent, Day, Kind string
+}
+
+// RunTx holds runs, idempotent calls and what agents see of their tasks.
+type RunTx interface {
+	// InsertRun records a run as it starts.
+	InsertRun(ctx context.Context, r Run) error
+	// FinishRun records a run's end, its output's hash and its receipt,
+	// once: ErrNotFound for no such run, ErrConflict if it finished already.
+	FinishRun(ctx context.Context, id string, at time.Time, outputSHA256, receipt string) error
+	// Run returns a run (ErrNotFound).
+	Run(ctx context.Context, id string) (Run, error)
+	// ClaimCall records the first call with an idempotency key (for one
+	// agent, owner and project), or returns the call that claimed it first
+	// (claimed false), whose Answer is nil while that call runs. Comparing
+	// the bodies' hashes is the caller's.
+	ClaimCall(ctx context.Context, c IdempotentCall) (first IdempotentCall, claimed bool, err error)
+	// AnswerCall stores the sealed answer of a claimed call, once:
+	// ErrNotFound if no call claimed that key with that body's hash,
+	// ErrConflict if it was answered already.
+	AnswerCall(ctx context.Context, c IdempotentCall) error
+	// PreparerTasks lists at most limit (> 0) tasks one agent prepared for
+	// one owner that it has not forgotten, newest first (ties by id,
+	// descending), in one state or ("" state) in any.
+	PreparerTasks(ctx context.Context, owner, preparer, state string, limit int) ([]Task, error)
+	// ForgetTask hides a closed task from its preparer's list; it reports
+	// whether it did (false for an open, approved or answering task, one
+	// forgotten already, or none).
+	ForgetTask(ctx context.Context, id string) (bool, error)
+}
+
+// Run is one execution of one operation.
+type Run struct {
+	ID           string
+	Agent        string
+	Owner        string
+	ProjectUUID  string
+	Operation    string
+	Price        int64         // micro-USD
+	ComputeLimit time.Duration // wall-clock bound, kept to the millisecond
+	TaskID       string        // the task an answer run answers
+	InputSHA256  string
+	OutputSHA256 string
+	Receipt      string
+	StartedAt    time.Time
+	FinishedAt   time.Time // zero while it runs
+}
+
+// IdempotentCall is an agent's call with an Idempotency-Key.
+type IdempotentCall struct {
+	Agent, Owner, Project, Key string
+	BodySHA256                 string
+	AnswerKeyID                uint32
+	Answer                     []byte // sealed; nil while the first call runs
+	CreatedAt                  time.Time
 }
 
 // IdentityTx holds owners' devices and spent signature nonces.
@@ -152,6 +304,7 @@ type Task struct {
 	TaskHash    string
 	KeyID       uint32 // master key id its keys derive from
 	ContentSize int64  // bytes of content and files, for the owner's limit
+	Forgotten   bool   // the preparer deleted it from its list
 	CreatedAt   time.Time
 	ExpiresAt   time.Time
 	ClosedAt    time.Time // zero while open, approved or answering

@@ -47,20 +47,22 @@ func (t *tx) InsertTask(ctx context.Context, k store.Task, c store.TaskCiphertex
 
 const taskColumns = `id, owner, preparer, project, project_uuid, connector, kind, state, thread, run,
 	operation, supplies, reply_pubkey, task_hash, key_id, content_size, created_at, expires_at,
-	closed_at, outcome_class, failure_reason, answer_run, next_task_id, notice_task_id`
+	closed_at, outcome_class, failure_reason, answer_run, next_task_id, notice_task_id, forgotten`
 
 func scanTask(r row) (store.Task, error) {
 	var k store.Task
 	var keyID, created, expires int64
 	var closed *int64
 	var outcome, failure, answerRun, next, notice *string
+	var forgotten int64
 	err := r.Scan(&k.ID, &k.Owner, &k.Preparer, &k.Project, &k.ProjectUUID, &k.Connector, &k.Kind,
 		&k.State, &k.Thread, &k.Run, &k.Operation, &k.Supplies, &k.ReplyPubkey, &k.TaskHash, &keyID,
-		&k.ContentSize, &created, &expires, &closed, &outcome, &failure, &answerRun, &next, &notice)
+		&k.ContentSize, &created, &expires, &closed, &outcome, &failure, &answerRun, &next, &notice, &forgotten)
 	if err != nil {
 		return store.Task{}, err
 	}
 	k.KeyID = uint32(keyID)
+	k.Forgotten = forgotten != 0
 	k.CreatedAt = time.Unix(created, 0).UTC()
 	k.ExpiresAt = time.Unix(expires, 0).UTC()
 	if closed != nil {

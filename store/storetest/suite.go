@@ -16,7 +16,10 @@ import (
 // Run is the conformance suite: every store implementation passes it. open
 // returns a fresh, migrated store for one test.
 func Run(t *testing.T, open func(t *testing.T) store.Store) {
-	tests := append(taskTests(), identityTests()...)
+	var tests []storeTest
+	for _, group := range [][]storeTest{taskTests(), identityTests(), agentTests(), projectTests(), runTests()} {
+		tests = append(tests, group...)
+	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.f(t, open(t)) })
 	}

@@ -1,0 +1,212 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"countersign/store"
+)
+
+// PutProject inserts a project, or updates the one the owner already has by
+// that name in the same statement (so two concurrent puts of one new
+// project cannot both insert), then replaces its grants. An existing project
+// keeps its uuid and created_at; p.UUID is used only for a new one, and is
+// ErrConflict if another project has it.
+func (t *tx) PutProject(ctx context.Context, p store.Project) error {
+	if err := checkProject(p); err != nil {
+		return err
+	}
+	created := p.CreatedAt
+	if created.IsZero() {
+		created = p.UpdatedAt
+	}
+	var credsKeyID any
+	var creds []byte
+	if len(p.Creds) > 0 {
+		credsKeyID, creds = int64(p.CredsKeyID), p.Creds
+	}
+	var uuid string
+	err := t.q.queryRow(ctx, `INSERT INTO projects (owner, name, project_uuid, connector, policy,
+		creds_key_id, creds, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (owner, name) DO UPDATE SET connector = excluded.connector, policy = excluded.policy,
+		creds_key_id = excluded.creds_key_id, creds = excluded.creds, updated_at = excluded.updated_at
+		RETURNING project_uuid`,
+		p.Owner, p.Name, p.UUID, p.Connector, p.Policy, credsKeyID, creds, created.Unix(), p.UpdatedAt.Unix()).
+		Scan(&uuid)
+	if err != nil {
+		return fmt.Errorf("store: put project %s/%s: %w", p.Owner, p.Name, err)
+	}
+	if _, err := t.q.exec(ctx, "DELETE FROM project_agents WHERE project_uuid = ?", uuid); err != nil {
+		return fmt.Errorf("store: replace the grants of project %s/%s: %w", p.Owner, p.Name, err)
+	}
+	for _, agent := range sortedAgents(p.Agents) {
+		if _, err := t.q.exec(ctx, "INSERT INTO project_agents (project_uuid, agent) VALUES (?, ?)", uuid, agent); err != nil {
+			return fmt.Errorf("store: grant project %s/%s to %s: %w", p.Owner, p.Name, agent, err)
+		}
+	}
+	return nil
+}
+
+// checkProject refuses a project the table cannot hold as meant.
+func checkProject(p store.Project) error {
+	switch {
+	case p.Owner == "" || p.Name == "" || p.UUID == "" || p.Connector == "":
+		return errors.New("store: a project needs an owner, a name, a uuid and a connector")
+	case len(p.Policy) == 0:
+		return fmt.Errorf("store: project %s/%s has no policy", p.Owner, p.Name)
+	case p.UpdatedAt.IsZero():
+		return fmt.Errorf("store: project %s/%s has no update time", p.Owner, p.Name)
+	case slices.Contains(p.Agents, ""):
+		return fmt.Errorf("store: project %s/%s grants an agent with no name", p.Owner, p.Name)
+	}
+	return nil
+}
+
+// sortedAgents returns agents sorted, each once.
+func sortedAgents(agents []string) []string {
+	out := slices.Clone(agents)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+const projectColumns = `owner, name, project_uuid, connector, policy, creds_key_id, creds, created_at, updated_at`
+
+func scanProject(r row) (store.Project, error) {
+	var p store.Project
+	var credsKeyID *int64
+	var created, updated int64
+	if err := r.Scan(&p.Owner, &p.Name, &p.UUID, &p.Connector, &p.Policy, &credsKeyID, &p.Creds,
+		&created, &updated); err != nil {
+		return store.Project{}, err
+	}
+	if credsKeyID != nil {
+		p.CredsKeyID = uint32(*credsKeyID)
+	}
+	if len(p.Creds) == 0 {
+		p.Creds = nil
+	}
+	p.CreatedAt, p.UpdatedAt = unix(created), unix(updated)
+	return p, nil
+}
+
+func (t *tx) Project(ctx context.Context, owner, name string) (store.Project, error) {
+	p, err := scanProject(t.q.queryRow(ctx, "SELECT "+projectColumns+" FROM projects WHERE owner = ? AND name = ?", owner, name))
+	if err != nil {
+		return store.Project{}, err
+	}
+	return p, t.withAgents(ctx, &p)
+}
+
+func (t *tx) ProjectByUUID(ctx context.Context, uuid string) (store.Project, error) {
+	p, err := scanProject(t.q.queryRow(ctx, "SELECT "+projectColumns+" FROM projects WHERE project_uuid = ?", uuid))
+	if err != nil {
+		return store.Project{}, err
+	}
+	return p, t.withAgents(ctx, &p)
+}
+
+func (t *tx) withAgents(ctx context.Context, p *store.Project) error {
+	grants, err := t.grants(ctx, "SELECT project_uuid, agent FROM project_agents WHERE project_uuid = ?", p.UUID)
+	if err != nil {
+		return fmt.Errorf("store: grants of project %s/%s: %w", p.Owner, p.Name, err)
+	}
+	p.Agents = grants[p.UUID]
+	return nil
+}
+
+// grants runs a query of (project_uuid, agent) rows and groups the agents
+// by project, each project's sorted in byte order (the same on both
+// databases, whatever the PostgreSQL collation).
+func (t *tx) grants(ctx context.Context, q string, args ...any) (map[string][]string, error) {
+	r, err := t.q.query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	out := make(map[string][]string)
+	for r.Next() {
+		var uuid, agent string
+		if err := r.Scan(&uuid, &agent); err != nil {
+			return nil, err
+		}
+		out[uuid] = append(out[uuid], agent)
+	}
+	for _, agents := range out {
+		slices.Sort(agents)
+	}
+	return out, r.Err()
+}
+
+func (t *tx) Projects(ctx context.Context, owner string) ([]store.Project, error) {
+	r, err := t.q.query(ctx, "SELECT "+projectColumns+" FROM projects WHERE owner = ?", owner)
+	if err != nil {
+		return nil, err
+	}
+	var out []store.Project
+	for r.Next() {
+		p, err := scanProject(r)
+		if err != nil {
+			r.Close()
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	r.Close()
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	slices.SortFunc(out, func(a, b store.Project) int { return strings.Compare(a.Name, b.Name) })
+	grants, err := t.grants(ctx, `SELECT g.project_uuid, g.agent FROM project_agents g
+		JOIN projects p ON p.project_uuid = g.project_uuid WHERE p.owner = ?`, owner)
+	if err != nil {
+		return nil, fmt.Errorf("store: grants of %s's projects: %w", owner, err)
+	}
+	for i := range out {
+		out[i].Agents = grants[out[i].UUID]
+	}
+	return out, nil
+}
+
+func (t *tx) DeleteProject(ctx context.Context, owner, name string) (bool, error) {
+	var uuid string
+	err := t.q.queryRow(ctx, "DELETE FROM projects WHERE owner = ? AND name = ? RETURNING project_uuid", owner, name).Scan(&uuid)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("store: delete project %s/%s: %w", owner, name, err)
+	}
+	if _, err := t.q.exec(ctx, "DELETE FROM project_agents WHERE project_uuid = ?", uuid); err != nil {
+		return false, fmt.Errorf("store: delete the grants of project %s/%s: %w", owner, name, err)
+	}
+	return true, nil
+}
+
+// ReserveDaily counts in one statement: the insert of a day's first write,
+// or an update of the count that happens only while it is below limit. Both
+// databases report the row as changed only when one of them happened, and
+// both take the row's lock first, so concurrent reservations for one key
+// admit at most limit in all.
+func (t *tx) ReserveDaily(ctx context.Context, k store.DailyKey, limit int) (bool, error) {
+	if k.Owner == "" || k.ProjectUUID == "" || k.Agent == "" || k.Day == "" || k.Kind == "" {
+		return false, errors.New("store: a daily count key needs an owner, a project, an agent, a day and a kind")
+	}
+	if limit <= 0 {
+		return false, nil
+	}
+	n, err := t.q.exec(ctx, `INSERT INTO daily_counts (owner, project_uuid, agent, day, kind, count)
+		VALUES (?, ?, ?, ?, ?, 1)
+		ON CONFLICT (owner, project_uuid, agent, day, kind)
+		DO UPDATE SET count = daily_counts.count + 1 WHERE daily_counts.count < ?`,
+		k.Owner, k.ProjectUUID, k.Agent, k.Day, k.Kind, int64(limit))
+	if err != nil {
+		return false, fmt.Errorf("store: reserve a daily %s write: %w", k.Kind, err)
+	}
+	return n == 1, nil
+}

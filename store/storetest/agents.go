@@ -1,0 +1,400 @@
+package storetest
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"countersign/store"
+)
+
+func agentTests() []storeTest {
+	return []storeTest{
+		{"AgentKeys", testAgentKeys},
+		{"AgentKeyRefusals", testAgentKeyRefusals},
+		{"CreditAndCharge", testCreditAndCharge},
+		{"MoneyRefusals", testMoneyRefusals},
+		{"ChargeNeverOverdraws", testChargeNeverOverdraws},
+		{"RolledBackChargeTakesNothing", testRolledBackCharge},
+	}
+}
+
+// keyHash is the SHA-256 of a made-up agent key.
+func keyHash(key string) []byte {
+	h := sha256.Sum256([]byte(key))
+	return h[:]
+}
+
+// inTx runs fn in a transaction and fails the test on an error.
+func inTx(t *testing.T, s store.Store, fn func(tx store.Tx) error) {
+	t.Helper()
+	if err := s.Tx(ctx, fn); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func addKey(t *testing.T, s store.Store, account, key string, at time.Time) {
+	t.Helper()
+	inTx(t, s, func(tx store.Tx) error { return tx.AddAgentKey(ctx, account, keyHash(key), at) })
+}
+
+func testAgentKeys(t *testing.T, s store.Store) {
+	addKey(t, s, "bot.near", "ak_one", t0)
+	addKey(t, s, "bot.near", "ak_two", t0.Add(time.Hour))
+	addKey(t, s, "abc.near", "ak_three", t0.Add(2*time.Hour))
+
+	err := s.Tx(ctx, func(tx store.Tx) error { return tx.AddAgentKey(ctx, "abc.near", keyHash("ak_one"), t0) })
+	if !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("a key hash recorded twice, for another account: %v, want ErrConflict", err)
+	}
+
+	inTx(t, s, func(tx store.Tx) error {
+		bot := store.Agent{Account: "bot.near", Balance: 0, Keys: 2, CreatedAt: t0}
+		for _, key := range []string{"ak_one", "ak_two"} {
+			got, err := tx.AgentByKey(ctx, keyHash(key))
+			if err != nil || got != bot {
+				t.Errorf("AgentByKey(%s) = %+v, %v; want %+v", key, got, err, bot)
+			}
+		}
+		if _, err := tx.AgentByKey(ctx, keyHash("ak_unknown")); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("AgentByKey of an unknown key: %v, want ErrNotFound", err)
+		}
+		if _, err := tx.Agent(ctx, "nobody.near"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("Agent of an unknown account: %v, want ErrNotFound", err)
+		}
+		all, err := tx.Agents(ctx)
+		if err != nil {
+			return err
+		}
+		want := []store.Agent{{Account: "abc.near", Keys: 1, CreatedAt: t0.Add(2 * time.Hour)}, bot}
+		if fmt.Sprint(all) != fmt.Sprint(want) {
+			t.Errorf("Agents = %+v, want %+v", all, want)
+		}
+		return nil
+	})
+
+	// Revoking ends every key of the account, and only of that account; the
+	// agent and its money stay.
+	inTx(t, s, func(tx store.Tx) error {
+		_, err := tx.Credit(ctx, "bot.near", 500, "top-up", t0)
+		return err
+	})
+	var revoked int
+	inTx(t, s, func(tx store.Tx) (err error) {
+		revoked, err = tx.RevokeAgentKeys(ctx, "bot.near", t0.Add(3*time.Hour))
+		return err
+	})
+	if revoked != 2 {
+		t.Fatalf("RevokeAgentKeys revoked %d keys, want 2", revoked)
+	}
+	inTx(t, s, func(tx store.Tx) error {
+		for _, key := range []string{"ak_one", "ak_two"} {
+			if _, err := tx.AgentByKey(ctx, keyHash(key)); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("AgentByKey of revoked %s: %v, want ErrNotFound", key, err)
+			}
+		}
+		if a, err := tx.AgentByKey(ctx, keyHash("ak_three")); err != nil || a.Account != "abc.near" {
+			t.Errorf("another account's key: %+v, %v", a, err)
+		}
+		a, err := tx.Agent(ctx, "bot.near")
+		if err != nil || a.Keys != 0 || a.Balance != 500 {
+			t.Errorf("a revoked agent: %+v, %v; want no keys and its balance", a, err)
+		}
+		if again, err := tx.RevokeAgentKeys(ctx, "bot.near", t0.Add(4*time.Hour)); again != 0 || err != nil {
+			t.Errorf("a second revoke revoked %d keys (%v)", again, err)
+		}
+		if none, err := tx.RevokeAgentKeys(ctx, "nobody.near", t0); none != 0 || err != nil {
+			t.Errorf("revoking an unknown account: %d, %v", none, err)
+		}
+		return nil
+	})
+
+	// A new key for an existing agent keeps its balance and creation time; a
+	// revoked key cannot come back.
+	addKey(t, s, "bot.near", "ak_four", t0.Add(5*time.Hour))
+	err = s.Tx(ctx, func(tx store.Tx) error { return tx.AddAgentKey(ctx, "bot.near", keyHash("ak_one"), t0) })
+	if !errors.Is(err, store.ErrConflict) {
+		t.Errorf("a revoked key added again: %v, want ErrConflict", err)
+	}
+	inTx(t, s, func(tx store.Tx) error {
+		a, err := tx.AgentByKey(ctx, keyHash("ak_four"))
+		want := store.Agent{Account: "bot.near", Balance: 500, Keys: 1, CreatedAt: t0}
+		if err != nil || a != want {
+			t.Errorf("after a new key: %+v, %v; want %+v", a, err, want)
+		}
+		return nil
+	})
+}
+
+func testAgentKeyRefusals(t *testing.T, s store.Store) {
+	for _, tc := range []struct {
+		name    string
+		account string
+		hash    []byte
+	}{
+		{"no account", "", keyHash("ak_x")},
+		{"no hash", "bot.near", nil},
+		{"a key, not its hash", "bot.near", []byte("ak_0123456789abcdef")},
+		{"a hash too long", "bot.near", append(keyHash("ak_x"), 0)},
+		{"a hash too short", "bot.near", keyHash("ak_x")[:31]},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := s.Tx(ctx, func(tx store.Tx) error { return tx.AddAgentKey(ctx, tc.account, tc.hash, t0) })
+			if err == nil || errors.Is(err, store.ErrUnavailable) {
+				t.Fatalf("AddAgentKey(%q, % x) = %v, want a refusal", tc.account, tc.hash, err)
+			}
+		})
+	}
+	inTx(t, s, func(tx store.Tx) error {
+		if all, err := tx.Agents(ctx); len(all) != 0 || err != nil {
+			t.Errorf("refused keys made agents: %+v, %v", all, err)
+		}
+		return nil
+	})
+}
+
+func credit(t *testing.T, s store.Store, account string, amount int64) int64 {
+	t.Helper()
+	var balance int64
+	inTx(t, s, func(tx store.Tx) (err error) {
+		balance, err = tx.Credit(ctx, account, amount, "top-up", t0)
+		return err
+	})
+	return balance
+}
+
+func charge(t *testing.T, s store.Store, account string, amount int64, run string) bool {
+	t.Helper()
+	var ok bool
+	inTx(t, s, func(tx store.Tx) (err error) {
+		ok, err = tx.Charge(ctx, account, amount, run, t0.Add(time.Minute))
+		return err
+	})
+	return ok
+}
+
+func balance(t *testing.T, s store.Store, account string) int64 {
+	t.Helper()
+	var a store.Agent
+	inTx(t, s, func(tx store.Tx) (err error) {
+		a, err = tx.Agent(ctx, account)
+		return err
+	})
+	return a.Balance
+}
+
+func ledger(t *testing.T, s store.Store, account string) []store.LedgerEntry {
+	t.Helper()
+	var l []store.LedgerEntry
+	inTx(t, s, func(tx store.Tx) (err error) {
+		l, err = tx.Ledger(ctx, account)
+		return err
+	})
+	return l
+}
+
+func testCreditAndCharge(t *testing.T, s store.Store) {
+	addKey(t, s, "bot.near", "ak_one", t0)
+	addKey(t, s, "other.near", "ak_two", t0)
+	if b := credit(t, s, "bot.near", 25_000); b != 25_000 {
+		t.Fatalf("balance after a credit of 25000: %d", b)
+	}
+	if b := credit(t, s, "bot.near", 5_000); b != 30_000 {
+		t.Fatalf("balance after a second credit of 5000: %d", b)
+	}
+	if !charge(t, s, "bot.near", 10_000, "run1") {
+		t.Fatal("a charge the balance covers was refused")
+	}
+	if charge(t, s, "bot.near", 20_001, "run2") {
+		t.Fatal("a charge above the balance was taken")
+	}
+	if b := balance(t, s, "bot.near"); b != 20_000 {
+		t.Fatalf("balance %d after a refused charge, want 20000", b)
+	}
+	if !charge(t, s, "bot.near", 20_000, "run3") {
+		t.Fatal("a charge of exactly the balance was refused")
+	}
+	if charge(t, s, "bot.near", 1, "run4") {
+		t.Fatal("a charge against an empty balance was taken")
+	}
+	// Zero-priced runs are covered by any balance and leave no entry.
+	if !charge(t, s, "bot.near", 0, "run5") {
+		t.Fatal("a zero charge against an empty balance was refused")
+	}
+	if b := credit(t, s, "bot.near", 0); b != 0 {
+		t.Fatalf("a zero credit returned the balance %d", b)
+	}
+	got := ledger(t, s, "bot.near")
+	want := []store.LedgerEntry{
+		{Amount: 25_000, Note: "top-up", At: t0},
+		{Amount: 5_000, Note: "top-up", At: t0},
+		{Amount: -10_000, Run: "run1", At: t0.Add(time.Minute)},
+		{Amount: -20_000, Run: "run3", At: t0.Add(time.Minute)},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("ledger\n got %+v\nwant %+v", got, want)
+	}
+	if l := ledger(t, s, "other.near"); len(l) != 0 || balance(t, s, "other.near") != 0 {
+		t.Errorf("another agent's money moved: %+v", l)
+	}
+	if l := ledger(t, s, "nobody.near"); len(l) != 0 {
+		t.Errorf("an unknown agent has a ledger: %+v", l)
+	}
+
+	// The largest balance is reachable, and no credit goes past it.
+	if b := credit(t, s, "other.near", math.MaxInt64); b != math.MaxInt64 {
+		t.Fatalf("credit of the largest amount: %d", b)
+	}
+	err := s.Tx(ctx, func(tx store.Tx) error {
+		_, err := tx.Credit(ctx, "other.near", 1, "overflow", t0)
+		return err
+	})
+	if err == nil || errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a credit past the largest balance: %v, want a refusal", err)
+	}
+	if b := balance(t, s, "other.near"); b != math.MaxInt64 {
+		t.Fatalf("a refused credit changed the balance to %d", b)
+	}
+	if !charge(t, s, "other.near", math.MaxInt64, "run6") || balance(t, s, "other.near") != 0 {
+		t.Fatal("a charge of the largest balance did not empty it")
+	}
+}
+
+func testMoneyRefusals(t *testing.T, s store.Store) {
+	addKey(t, s, "bot.near", "ak_one", t0)
+	credit(t, s, "bot.near", 1_000)
+	for _, tc := range []struct {
+		name     string
+		f        func(tx store.Tx) error
+		notFound bool
+	}{
+		{"negative credit", func(tx store.Tx) error {
+			_, err := tx.Credit(ctx, "bot.near", -1, "", t0)
+			return err
+		}, false},
+		{"most negative credit", func(tx store.Tx) error {
+			_, err := tx.Credit(ctx, "bot.near", math.MinInt64, "", t0)
+			return err
+		}, false},
+		{"negative charge", func(tx store.Tx) error {
+			_, err := tx.Charge(ctx, "bot.near", -5, "run1", t0)
+			return err
+		}, false},
+		{"most negative charge", func(tx store.Tx) error {
+			_, err := tx.Charge(ctx, "bot.near", math.MinInt64, "run1", t0)
+			return err
+		}, false},
+		{"credit of an unknown agent", func(tx store.Tx) error {
+			_, err := tx.Credit(ctx, "nobody.near", 100, "", t0)
+			return err
+		}, true},
+		{"charge of an unknown agent", func(tx store.Tx) error {
+			_, err := tx.Charge(ctx, "nobody.near", 100, "run1", t0)
+			return err
+		}, true},
+		{"zero charge of an unknown agent", func(tx store.Tx) error {
+			_, err := tx.Charge(ctx, "nobody.near", 0, "run1", t0)
+			return err
+		}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := s.Tx(ctx, tc.f)
+			if err == nil || errors.Is(err, store.ErrNotFound) != tc.notFound {
+				t.Fatalf("got %v, want a refusal (ErrNotFound: %v)", err, tc.notFound)
+			}
+		})
+	}
+	if b := balance(t, s, "bot.near"); b != 1_000 {
+		t.Errorf("refusals changed the balance to %d", b)
+	}
+	if l := ledger(t, s, "bot.near"); len(l) != 1 {
+		t.Errorf("refusals wrote ledger entries: %+v", l)
+	}
+	inTx(t, s, func(tx store.Tx) error {
+		if _, err := tx.Agent(ctx, "nobody.near"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("a refused credit made an agent: %v", err)
+		}
+		return nil
+	})
+}
+
+func testChargeNeverOverdraws(t *testing.T, s store.Store) {
+	const price, covered, tries = 10_000, 7, 50
+	addKey(t, s, "bot.near", "ak_one", t0)
+	credit(t, s, "bot.near", price*covered)
+	var taken atomic.Int32
+	var wg sync.WaitGroup
+	for i := range tries {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := s.Tx(ctx, func(tx store.Tx) error {
+				ok, err := tx.Charge(ctx, "bot.near", price, fmt.Sprintf("run%d", i), t0)
+				if ok {
+					taken.Add(1)
+				}
+				return err
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if taken.Load() != covered {
+		t.Fatalf("%d of %d concurrent charges were taken against a balance covering %d", taken.Load(), tries, covered)
+	}
+	if b := balance(t, s, "bot.near"); b != 0 {
+		t.Fatalf("balance %d after the charges, want 0", b)
+	}
+	var charges int
+	for _, e := range ledger(t, s, "bot.near") {
+		if e.Amount < 0 {
+			charges++
+			if e.Amount != -price || e.Run == "" {
+				t.Errorf("ledger charge %+v", e)
+			}
+		}
+	}
+	if charges != covered {
+		t.Fatalf("%d charges in the ledger, want %d", charges, covered)
+	}
+}
+
+func testRolledBackCharge(t *testing.T, s store.Store) {
+	addKey(t, s, "bot.near", "ak_one", t0)
+	credit(t, s, "bot.near", 1_000)
+	boom := errors.New("the run was refused later in the transaction")
+	err := s.Tx(ctx, func(tx store.Tx) error {
+		if ok, err := tx.Charge(ctx, "bot.near", 600, "run1", t0); !ok || err != nil {
+			return fmt.Errorf("charge in the transaction: %v, %w", ok, err)
+		}
+		if _, err := tx.Credit(ctx, "bot.near", 50, "in the same transaction", t0); err != nil {
+			return err
+		}
+		if err := tx.AddAgentKey(ctx, "new.near", keyHash("ak_new"), t0); err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("Tx returned %v, want the function's error", err)
+	}
+	if b := balance(t, s, "bot.near"); b != 1_000 {
+		t.Errorf("balance %d after a rolled back charge, want 1000", b)
+	}
+	if l := ledger(t, s, "bot.near"); len(l) != 1 {
+		t.Errorf("a rolled back transaction left ledger entries: %+v", l)
+	}
+	inTx(t, s, func(tx store.Tx) error {
+		if _, err := tx.AgentByKey(ctx, keyHash("ak_new")); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("a rolled back key is there: %v", err)
+		}
+		return nil
+	})
+}

@@ -6,6 +6,23 @@
 //
 // A record never holds anything a task shows in clear: task content, files,
 // sealed copies and device copies are ciphertext made by the enclave side.
+// Agent keys are kept only as their SHA-256; project credentials and the
+// answers of idempotent calls only sealed under the master key.
+//
+// Where the contract leaves the store's behaviour open, it does this:
+//   - Money is micro-USD in an int64. Credits and charges refuse negative
+//     amounts; a zero amount moves nothing and leaves no ledger entry. A
+//     charge is one conditional update, so concurrent charges never take
+//     more than the balance; a credit never takes it past the largest int64.
+//   - A daily count is reserved in one statement that counts only while the
+//     count is below the limit; a limit of zero or less admits nothing.
+//     Reservations that commit are never given back.
+//   - A project keeps its uuid and creation time for life; putting it again
+//     replaces everything else, grants included.
+//   - A run finishes once (its receipt is never replaced); an idempotent
+//     call is answered once, on the claim with the same body's hash.
+//   - Lists by name (agents, projects, grants) are in byte order on both
+//     databases, whatever the PostgreSQL collation.
 package store
 
 import (
@@ -170,7 +187,8 @@ type RunTx interface {
 	// ClaimCall records the first call with an idempotency key (for one
 	// agent, owner and project), or returns the call that claimed it first
 	// (claimed false), whose Answer is nil while that call runs. Comparing
-	// the bodies' hashes is the caller's.
+	// the bodies' hashes, and the age of the first call, is the caller's. A
+	// call without its time is refused.
 	ClaimCall(ctx context.Context, c IdempotentCall) (first IdempotentCall, claimed bool, err error)
 	// AnswerCall stores the sealed answer of a claimed call, once:
 	// ErrNotFound if no call claimed that key with that body's hash,

@@ -76,6 +76,11 @@ func (t *tx) ClaimCall(ctx context.Context, c store.IdempotentCall) (store.Idemp
 	if c.Agent == "" || c.Owner == "" || c.Project == "" || c.Key == "" || c.BodySHA256 == "" {
 		return store.IdempotentCall{}, false, errors.New("store: an idempotent call needs an agent, an owner, a project, a key and its body's hash")
 	}
+	if c.CreatedAt.IsZero() {
+		// A claim is kept for a while after it was made; without a time it
+		// would be purged at once and the call could run again.
+		return store.IdempotentCall{}, false, errors.New("store: an idempotent call needs the time it was made")
+	}
 	n, err := t.q.exec(ctx, `INSERT INTO idempotency (agent, owner, project, key, body_sha256, created_at)
 		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (agent, owner, project, key) DO NOTHING`,
 		c.Agent, c.Owner, c.Project, c.Key, c.BodySHA256, c.CreatedAt.Unix())

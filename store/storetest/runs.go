@@ -215,6 +215,7 @@ func testClaimCallRefusals(t *testing.T, s store.Store) {
 		{"no project", func(c *store.IdempotentCall) { c.Project = "" }},
 		{"no key", func(c *store.IdempotentCall) { c.Key = "" }},
 		{"no body hash", func(c *store.IdempotentCall) { c.BodySHA256 = "" }},
+		{"no time", func(c *store.IdempotentCall) { c.CreatedAt = time.Time{} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := NewCall("key-1", "body-1")

@@ -1,0 +1,164 @@
+package connectortest
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"countersign"
+	"countersign/connectors"
+	"countersign/inbox"
+)
+
+// Answer plays the owner approving task — supplied is the plaintext of the
+// owner's text or file (nil for a confirm task), note the owner's note to
+// the agent ("" for none) — and the answer run the platform then starts as
+// the task's preparer. It returns the result the run reported, the tasks the
+// run opened (the thread's next turn, or a notice), and either a refusal of
+// the approval (a *countersign.Error, before any run), the run's
+// *connectors.Refusal, or another error of the run.
+//
+// The run is handed the task as it was opened: its sealed state, its files'
+// bytes and its parsed envelope. The policy it reads is Policy as it is now.
+func (h *Harness) Answer(ctx context.Context, task Opened, supplied []byte, note string) (json.RawMessage, []Opened, error) {
+	if h.t != nil {
+		h.t.Helper()
+	}
+	rec, env, err := h.approve(task.Task.ID, supplied, note)
+	if err != nil {
+		return nil, nil, err
+	}
+	op, ok := h.conn.Operation(env.AnswerBy.Operation)
+	if !ok || op.Kind != connectors.Answer {
+		h.finish(rec, inbox.StateFailed, inbox.FailOperationUnknown, nil)
+		return nil, nil, fmt.Errorf("task %s failed before its run: %s is not an answer operation of %s", env.ID, env.AnswerBy.Operation, h.conn.Name)
+	}
+	if op.Price != 0 {
+		h.finish(rec, inbox.StateFailed, inbox.FailOperationPriced, nil)
+		return nil, nil, fmt.Errorf("task %s failed before its run: %s is priced", env.ID, op.Name)
+	}
+	h.finish(rec, inbox.StateAnswering, "", nil)
+
+	spec := rec.opened.Spec // never changed after OpenTask recorded it
+	files := make([][]byte, len(spec.Files))
+	for i, f := range spec.Files {
+		files[i] = bytes.Clone(f.Data)
+	}
+	r := h.newRun(op.Name, env.Owner, env.Preparer, env.Project, env.ProjectUUID)
+	call := &connectors.AnswerCall{
+		Operation: op.Name, Task: rec.opened.Task, Envelope: env,
+		State: bytes.Clone(spec.State), Supplied: bytes.Clone(supplied), Note: note, Files: files,
+		Agent: env.Preparer, Owner: env.Owner, Project: env.Project, ProjectUUID: env.ProjectUUID,
+		Run: r.id, Policy: h.conn.ParsePolicy(h.Policy), Credentials: bytes.Clone(h.Credentials),
+		Now: h.now(), Platform: r,
+	}
+	out, err := h.within(ctx, r, op, func(ctx context.Context) (any, error) { return op.Answer(ctx, call) })
+	opened := r.tasks()
+	if err != nil {
+		var refusal *connectors.Refusal
+		if errors.As(err, &refusal) {
+			reason, rerr := inbox.RunRefused(refusal.Code)
+			if rerr != nil {
+				reason = inbox.FailRunUnfinished
+			}
+			h.finish(rec, inbox.StateFailed, reason, nil)
+			return nil, opened, err
+		}
+		// Only a Refusal says whether the write happened.
+		h.finish(rec, inbox.StateFailed, inbox.FailRunUnfinished, nil)
+		return nil, opened, fmt.Errorf("%s run: %w", op.Name, err)
+	}
+	report, _ := out.(connectors.Report)
+	result, err := marshal(report.Result)
+	switch {
+	case err != nil:
+		err = fmt.Errorf("%s run: its result does not marshal: %w", op.Name, err)
+	case len(result) == 0 || result[0] != '{':
+		err = fmt.Errorf("%s run: its result is not a JSON object", op.Name)
+	case len(result) > inbox.MaxResultBytes:
+		err = fmt.Errorf("%s run: its result is %d bytes, over %d", op.Name, len(result), inbox.MaxResultBytes)
+	}
+	if err != nil {
+		h.finish(rec, inbox.StateFailed, inbox.FailRunUnfinished, nil)
+		return nil, opened, err
+	}
+	h.finish(rec, inbox.StateDone, "", result)
+	return result, opened, nil
+}
+
+// approve checks an approval as the inbox does before any run, and moves the
+// task to approved, or to expired or void.
+func (h *Harness) approve(id string, supplied []byte, note string) (*record, inbox.Envelope, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	rec, ok := h.byID[id]
+	if !ok {
+		return nil, inbox.Envelope{}, countersign.Errorf(countersign.TaskNotFound, "no such task")
+	}
+	if rec.opened.Task.Kind == inbox.KindNotice {
+		return nil, inbox.Envelope{}, countersign.Errorf(countersign.InvalidRequest, "a notice asks nothing: it is acknowledged, not approved")
+	}
+	env, err := inbox.ParseEnvelope(rec.opened.Envelope)
+	if err != nil {
+		return nil, inbox.Envelope{}, fmt.Errorf("read the envelope of task %s: %w", id, err)
+	}
+	switch env.AnswerBy.Supplies {
+	case inbox.SuppliesNone:
+		if supplied != nil {
+			return nil, env, countersign.Errorf(countersign.InvalidRequest, "a confirm task takes no supply")
+		}
+	case inbox.SuppliesText:
+		if supplied == nil {
+			return nil, env, countersign.Errorf(countersign.InvalidRequest, "this task asks for text")
+		}
+	case inbox.SuppliesFile:
+		if supplied == nil {
+			return nil, env, countersign.Errorf(countersign.InvalidRequest, "this task asks for a file")
+		}
+	}
+	supplyLimit, noteLimit := inbox.MaxSuppliedBytes-sealOverhead, inbox.MaxNoteBytes-sealOverhead
+	if h.SupplyLimit > 0 {
+		supplyLimit, noteLimit = h.SupplyLimit, h.SupplyLimit
+	}
+	if len(supplied) > supplyLimit {
+		return nil, env, countersign.Errorf(countersign.InvalidRequest, "the supply is larger than %d bytes sealed", inbox.MaxSuppliedBytes)
+	}
+	if len(note) > noteLimit {
+		return nil, env, countersign.Errorf(countersign.InvalidRequest, "the note is larger than %d bytes sealed", inbox.MaxNoteBytes)
+	}
+	if rec.status.State == inbox.StateOpen && !h.now().Before(env.ExpiresAt) {
+		rec.status.State = inbox.StateExpired
+		return nil, env, countersign.Errorf(countersign.TaskExpired, "the task expired before the approval arrived")
+	}
+	if err := inbox.Move(env.Kind, rec.status.State, inbox.StateApproved); err != nil {
+		return nil, env, err
+	}
+	rec.status.State = inbox.StateApproved
+	if h.NoVoid {
+		return rec, env, nil
+	}
+	sum := sha256.Sum256(h.Policy)
+	switch {
+	case hex.EncodeToString(sum[:]) != env.PolicyHash:
+		rec.status.State = inbox.StateVoid
+		return nil, env, countersign.Errorf(countersign.TaskVoid, "the project's policy changed after the task was opened")
+	case h.conn.Build() != env.Build:
+		rec.status.State = inbox.StateVoid
+		return nil, env, countersign.Errorf(countersign.TaskVoid, "the connector's build changed after the task was opened")
+	}
+	return rec, env, nil
+}
+
+// finish moves a task on from approved or answering.
+func (h *Harness) finish(rec *record, to inbox.State, reason inbox.FailureReason, result json.RawMessage) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := inbox.Move(rec.opened.Task.Kind, rec.status.State, to); err != nil && h.t != nil {
+		h.t.Errorf("connectortest: task %s cannot move from %s to %s: %v", rec.opened.Task.ID, rec.status.State, to, err)
+	}
+	rec.status = Status{State: to, FailureReason: reason, Result: result}
+}

@@ -1,0 +1,64 @@
+// Package connectortest plays the platform for a connector's unit tests.
+//
+// A [Harness] stands where the service stands: it decodes an agent's call
+// body, finds the operation, refuses a write when the project's policy cannot
+// be applied, runs the operation under its compute limit, and answers with the
+// operation's output as JSON or with its refusal. Tasks the run opens go
+// through the same rules the service applies to every task ([Harness.Call]
+// and the [connectors.Platform] each run is given): the connector must declare
+// tasks; kind and answer operation must agree; the answer operation must be
+// one of the connector's answer operations; what the task shows and its files
+// pass [inbox.ValidateDisplay] and [inbox.ValidateFiles]; it waits at most 24
+// hours; its sealed state is at most 256 KiB; a run opens at most five tasks.
+// Each task gets an id <run id>-<n>, a real canonical envelope and its task
+// hash, a thread, an expiry and a link, and is recorded for the test to read
+// ([Harness.Tasks], [Harness.Task]).
+//
+// [Harness.Answer] plays the owner's approval and the answer run that
+// follows: it refuses what the inbox refuses before any run (a notice, a
+// supply that does not fit the task's kind, an oversized supply or note, a
+// task that is not open or has expired), voids the task when the project's
+// policy or the connector's build changed since it was opened, and otherwise
+// runs the answer operation as the preparer with the sealed state, the files,
+// the parsed envelope, the supply and note, and the policy as it is now. It
+// checks the reported result (a JSON object of at most 16 KiB) and returns it
+// with the tasks the run opened (the next turn, or a notice).
+//
+// # Choices where the contract is silent
+//
+//   - A call body is refused invalid_request when it is over 64 KiB, is not
+//     valid UTF-8, is not a JSON object, or has no string "operation". In the
+//     service these are transport-level answers (HTTP 400); the harness returns
+//     the same code as an error. The task operations (task_status, …) are the
+//     platform's, not the connector's, and an answer operation is started only
+//     by the platform; calling either is invalid_request.
+//   - The policy is parsed on every call from the bytes in [Harness.Policy],
+//     so a test may change it between calls. A write is refused
+//     policy_unreadable before its run starts, and then nothing is charged.
+//   - A run's error that is not a refusal (*countersign.Error, or
+//     *connectors.Refusal for an answer run) is returned wrapped, so the test
+//     sees it; the agent would read "internal_error: internal error"
+//     ([Text] gives that reading). A run that panics fails the test and
+//     reads internal_error too. A run that outlives its compute limit is
+//     abandoned: its platform opens no more tasks, and the call reads
+//     internal_error (an answer run's task ends failed, run_unfinished).
+//   - Every task shares one fixed reply key, a valid P-256 point, since a
+//     connector never uses it; the link is PublicURL + "/tasks/" + id.
+//   - The answer run is given the answer operation's own compute limit.
+//   - A supply and a note are bounded as the inbox bounds them: 8 KiB of
+//     sealed bytes, which is 8,098 bytes of plaintext once the 94 bytes a seal
+//     to the reply key adds are taken off. A text supply is handed over as the
+//     owner's page sent it, even when it is not valid UTF-8: the inbox cannot
+//     look inside a sealed supply, so a connector must cope.
+//   - The limits that belong to the owner's inbox rather than to a connector
+//     (open tasks per owner and per preparer, waiting content, mutes, the
+//     agent's balance) are not played; [Harness.FailOpen] lets a test answer
+//     OpenTask with such a refusal. [Harness.Spent] adds up the prices
+//     charged.
+//
+// Two fields go beyond what the service does, for tests of a connector's own
+// defences: [Harness.NoVoid] skips the void check so an answer run meets a
+// changed policy (in the service only a change racing the answer does), and
+// [Harness.SupplyLimit] hands an answer run supplies larger than the inbox
+// lets through.
+package connectortest

@@ -1,0 +1,207 @@
+package connectortest
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sync"
+	"time"
+
+	"countersign"
+	"countersign/connectors"
+	"countersign/inbox"
+	"countersign/policy"
+)
+
+// run is one execution of an operation: the connectors.Platform its handler
+// is given.
+type run struct {
+	h                                  *Harness
+	id, operation                      string
+	owner, agent, project, projectUUID string
+
+	mu     sync.Mutex
+	n      int      // tasks opened
+	opened []Opened // what it opened, in order
+	ended  bool
+}
+
+func (h *Harness) newRun(operation, owner, agent, project, projectUUID string) *run {
+	return &run{h: h, id: inbox.NewRunID(), operation: operation,
+		owner: owner, agent: agent, project: project, projectUUID: projectUUID}
+}
+
+// end marks the run over; it reports whether it was already.
+func (r *run) end() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	was := r.ended
+	r.ended = true
+	return was
+}
+
+func (r *run) tasks() []Opened {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]Opened, len(r.opened))
+	for i, o := range r.opened {
+		out[i] = o.clone()
+	}
+	return out
+}
+
+// OpenTask opens a task as the platform does, enforcing what the platform
+// enforces whatever the connector asked.
+func (r *run) OpenTask(ctx context.Context, spec connectors.TaskSpec, thread string) (connectors.Task, error) {
+	if err := ctx.Err(); err != nil {
+		return connectors.Task{}, fmt.Errorf("open a task: %w", err)
+	}
+	h := r.h
+	if h.FailOpen != nil {
+		if err := h.FailOpen(spec); err != nil {
+			return connectors.Task{}, err
+		}
+	}
+	if !h.conn.Tasks {
+		return connectors.Task{}, countersign.Errorf(countersign.TasksNotDeclared, "connector %s does not declare tasks", h.conn.Name)
+	}
+	spec = cloneSpec(spec) // what the connector holds may change after the call
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ended {
+		return connectors.Task{}, fmt.Errorf("open a task: the run of %s has ended", r.operation)
+	}
+	if r.n >= inbox.MaxTasksPerRun {
+		return connectors.Task{}, countersign.Errorf(countersign.TaskRunLimit, "a run opens at most %d tasks", inbox.MaxTasksPerRun)
+	}
+	life := spec.Life
+	if life == 0 {
+		life = inbox.DefaultTaskLife
+	}
+	if life < 0 || life > inbox.MaxTaskLife {
+		return connectors.Task{}, countersign.Errorf(countersign.TaskLifeTooLong, "a task waits at most 24 hours")
+	}
+	if len(spec.State) > inbox.MaxSealedStateBytes {
+		return connectors.Task{}, countersign.Errorf(countersign.TaskTooLarge, "the sealed state is larger than 256 KiB")
+	}
+	if err := h.checkAnswerBy(spec); err != nil {
+		return connectors.Task{}, err
+	}
+	if err := inbox.ValidateDisplay(spec.Display); err != nil {
+		return connectors.Task{}, err
+	}
+	files := make([]inbox.File, len(spec.Files))
+	for i, f := range spec.Files {
+		sum := sha256.Sum256(f.Data)
+		files[i] = inbox.File{ContentType: f.ContentType, Name: f.Name, SHA256: hex.EncodeToString(sum[:]), Size: int64(len(f.Data))}
+	}
+	if err := inbox.ValidateFiles(files); err != nil {
+		return connectors.Task{}, err
+	}
+
+	id, err := inbox.TaskID(r.id, r.n+1)
+	if err != nil {
+		return connectors.Task{}, fmt.Errorf("open a task: %w", err)
+	}
+	if thread == "" {
+		thread = id
+	} else if thread, err = h.thread(thread, r.owner, r.agent); err != nil {
+		return connectors.Task{}, err
+	}
+	now := h.now().UTC().Truncate(time.Second)
+	policySum := sha256.Sum256(h.Policy)
+	stateSum := sha256.Sum256(spec.State)
+	env := inbox.Envelope{
+		AnswerBy:    spec.AnswerBy,
+		Build:       h.conn.Build(),
+		CreatedAt:   now,
+		Display:     spec.Display,
+		ExpiresAt:   now.Add(life),
+		Files:       files,
+		ID:          id,
+		Kind:        spec.Kind,
+		Owner:       r.owner,
+		PolicyHash:  hex.EncodeToString(policySum[:]),
+		Preparer:    r.agent,
+		Project:     r.project,
+		ProjectUUID: r.projectUUID,
+		StateHash:   hex.EncodeToString(stateSum[:]),
+		Thread:      thread,
+	}
+	if spec.Kind.Asks() {
+		env.ReplyPubkey = replyPubkey
+	}
+	envelope, err := env.Canonical()
+	if err != nil {
+		return connectors.Task{}, err
+	}
+	task := connectors.Task{
+		ID: id, Kind: spec.Kind, Hash: inbox.TaskHash(envelope), Thread: thread,
+		ExpiresAt: env.ExpiresAt, Link: h.PublicURL + "/tasks/" + id,
+	}
+	o := Opened{Task: task, Spec: spec, Envelope: envelope, Run: r.id, Operation: r.operation, Preparer: r.agent}
+	h.mu.Lock()
+	rec := &record{opened: o, owner: r.owner, status: Status{State: inbox.StateOpen}}
+	h.tasks = append(h.tasks, rec)
+	h.byID[id] = rec
+	h.mu.Unlock()
+	r.n++
+	r.opened = append(r.opened, o.clone())
+	return task, nil
+}
+
+// checkAnswerBy checks that a task's kind and answer operation agree, and
+// that the operation is one of the connector's answer operations.
+func (h *Harness) checkAnswerBy(spec connectors.TaskSpec) error {
+	if !spec.Kind.Valid() {
+		return countersign.Errorf(countersign.InvalidRequest, "a task's kind is confirm, input or notice")
+	}
+	if spec.Kind.Asks() != (spec.AnswerBy != nil) {
+		if spec.Kind.Asks() {
+			return countersign.Errorf(countersign.InvalidRequest, "a %s task needs an answer operation", spec.Kind)
+		}
+		return countersign.Errorf(countersign.InvalidRequest, "a notice has no answer operation")
+	}
+	if spec.AnswerBy == nil {
+		return nil
+	}
+	op, ok := h.conn.Operation(spec.AnswerBy.Operation)
+	if !ok {
+		return countersign.Errorf(countersign.InvalidRequest, "the answer operation %q is not an operation of %s", spec.AnswerBy.Operation, h.conn.Name)
+	}
+	if op.Kind != connectors.Answer {
+		return countersign.Errorf(countersign.InvalidRequest, "%s is a %s, not an answer operation", op.Name, op.Kind)
+	}
+	switch s := spec.AnswerBy.Supplies; {
+	case spec.Kind == inbox.KindConfirm && s != inbox.SuppliesNone:
+		return countersign.Errorf(countersign.InvalidRequest, "a confirm task supplies none")
+	case spec.Kind == inbox.KindInput && s != inbox.SuppliesText && s != inbox.SuppliesFile:
+		return countersign.Errorf(countersign.InvalidRequest, "an input task supplies text or a file")
+	}
+	return nil
+}
+
+// thread finds the thread a task continues: the thread of the task whose id
+// is given, when it is the same preparer's for the same owner.
+func (h *Harness) thread(of, owner, agent string) (string, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	first, ok := h.byID[of]
+	if !ok || first.opened.Preparer != agent || first.owner != owner {
+		return "", countersign.Errorf(countersign.InvalidRequest, "no such thread for this preparer")
+	}
+	return first.opened.Task.Thread, nil
+}
+
+// Reserve counts one write against the day's number of the run's owner,
+// project and agent.
+func (r *run) Reserve(ctx context.Context, kind policy.Kind, limit int) (bool, error) {
+	key := policy.Key{Owner: r.owner, Project: r.projectUUID, Agent: r.agent, Day: policy.Day(r.h.now())}
+	ok, err := r.h.counts.Reserve(ctx, key, kind, limit)
+	if err != nil {
+		return false, fmt.Errorf("reserve a %s write: %w", kind, err)
+	}
+	return ok, nil
+}

@@ -3,6 +3,7 @@ package inbox
 import (
 	"bytes"
 	"crypto/ecdh"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -141,7 +142,7 @@ func (e *Envelope) Validate() error {
 	if !validAccountID(e.Preparer) {
 		return malformed("preparer is not a NEAR account id")
 	}
-	if !validProjectName(e.Project) {
+	if !ValidProjectName(e.Project) {
 		return malformed("project is not 1 to 64 of a-z, 0-9, ., _ and -, beginning with a letter or digit")
 	}
 	if !validUUID(e.ProjectUUID) {
@@ -642,8 +643,9 @@ func validBuild(s string) bool {
 	return true
 }
 
-// validProjectName: 1–64 of [a-z0-9._-], beginning with a letter or digit.
-func validProjectName(s string) bool {
+// ValidProjectName reports whether s may name a project: 1–64 of [a-z0-9._-],
+// beginning with a letter or digit.
+func ValidProjectName(s string) bool {
 	if len(s) == 0 || len(s) > 64 {
 		return false
 	}
@@ -711,4 +713,17 @@ func validReplyPubkey(s string) bool {
 	}
 	_, err = ecdh.P256().NewPublicKey(point)
 	return err == nil
+}
+
+// NewProjectUUID returns a random (version 4) UUID in the lowercase form
+// envelopes use.
+func NewProjectUUID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("crypto/rand failed: " + err.Error())
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
 }

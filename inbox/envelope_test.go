@@ -748,3 +748,10 @@ func BenchmarkSupplyHash(b *testing.B) {
 		SupplyHash(note, supplied)
 	}
 }
+
+func TestNewProjectUUID(t *testing.T) {
+	a, b := NewProjectUUID(), NewProjectUUID()
+	if !validUUID(a) || !validUUID(b) || a == b || a[14] != '4' || !strings.ContainsRune("89ab", rune(a[19])) {
+		t.Fatalf("NewProjectUUID gave %s and %s", a, b)
+	}
+}

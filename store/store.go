@@ -194,10 +194,10 @@ type RunTx interface {
 	// ErrNotFound if no call claimed that key with that body's hash,
 	// ErrConflict if it was answered already.
 	AnswerCall(ctx context.Context, c IdempotentCall) error
-	// PreparerTasks lists at most limit (> 0) tasks one agent prepared for
-	// one owner that it has not forgotten, newest first (ties by id,
-	// descending), in one state or ("" state) in any.
-	PreparerTasks(ctx context.Context, owner, preparer, state string, limit int) ([]Task, error)
+	// PreparerTasks lists the tasks one agent prepared for one owner, in
+	// one project ("" for any), that it has not forgotten, newest first,
+	// optionally in one state.
+	PreparerTasks(ctx context.Context, owner, projectUUID, preparer, state string, limit int) ([]Task, error)
 	// ForgetTask hides a closed task from its preparer's list; it reports
 	// whether it did (false for an open, approved or answering task, one
 	// forgotten already, or none).
@@ -297,6 +297,12 @@ type TaskTx interface {
 	DeviceCopy(ctx context.Context, id, deviceID string) ([]byte, error)
 	// PutDeviceCopy stores (or replaces) a device copy of a waiting task.
 	PutDeviceCopy(ctx context.Context, id, deviceID string, blob []byte) error
+	// Outcome returns what a closed task keeps for its preparer: the result
+	// sealed for it and the owner's rejection reason (sealed to the reply
+	// key); nil when there is none.
+	Outcome(ctx context.Context, id string) (result, reason []byte, err error)
+	// SetReason keeps the owner's rejection reason of a task.
+	SetReason(ctx context.Context, id string, reason []byte) error
 	// Events lists a task's state changes, oldest first.
 	Events(ctx context.Context, id string) ([]Event, error)
 	// OwnerLoad counts an owner's open tasks, the open and approved tasks of

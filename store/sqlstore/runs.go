@@ -144,12 +144,16 @@ func (t *tx) AnswerCall(ctx context.Context, c store.IdempotentCall) error {
 
 // PreparerTasks reads newest first, breaking ties of created_at by id
 // (descending) so that pages are stable.
-func (t *tx) PreparerTasks(ctx context.Context, owner, preparer, state string, limit int) ([]store.Task, error) {
+func (t *tx) PreparerTasks(ctx context.Context, owner, projectUUID, preparer, state string, limit int) ([]store.Task, error) {
 	if limit <= 0 {
 		return nil, fmt.Errorf("store: a list of tasks needs a positive limit, not %d", limit)
 	}
 	q := "SELECT " + taskColumns + " FROM tasks WHERE owner = ? AND preparer = ? AND forgotten = 0"
 	args := []any{owner, preparer}
+	if projectUUID != "" {
+		q += " AND project_uuid = ?"
+		args = append(args, projectUUID)
+	}
 	if state != "" {
 		q += " AND state = ?"
 		args = append(args, state)

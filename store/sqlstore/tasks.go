@@ -220,3 +220,17 @@ func (t *tx) OwnerLoad(ctx context.Context, owner, preparer string) (store.Load,
 	}
 	return l, err
 }
+
+func (t *tx) Outcome(ctx context.Context, id string) ([]byte, []byte, error) {
+	var result, reason []byte
+	err := t.q.queryRow(ctx, "SELECT result, reason FROM tasks WHERE id = ?", id).Scan(&result, &reason)
+	return result, reason, err
+}
+
+func (t *tx) SetReason(ctx context.Context, id string, reason []byte) error {
+	n, err := t.q.exec(ctx, "UPDATE tasks SET reason = ? WHERE id = ?", reason, id)
+	if err == nil && n == 0 {
+		return store.ErrNotFound
+	}
+	return err
+}

@@ -288,7 +288,7 @@ func preparerTasks(t *testing.T, s store.Store, owner, preparer, state string, l
 	t.Helper()
 	var ids []string
 	inTx(t, s, func(tx store.Tx) error {
-		list, err := tx.PreparerTasks(ctx, owner, preparer, state, limit)
+		list, err := tx.PreparerTasks(ctx, owner, "", preparer, state, limit)
 		for _, k := range list {
 			if k.Owner != owner || k.Preparer != preparer || k.Forgotten {
 				t.Errorf("PreparerTasks(%s, %s) listed %+v", owner, preparer, k)
@@ -360,7 +360,7 @@ func testPreparerTasksRefusals(t *testing.T, s store.Store) {
 	insert(t, s, k, c)
 	for _, limit := range []int{0, -1} {
 		err := s.Tx(ctx, func(tx store.Tx) error {
-			_, err := tx.PreparerTasks(ctx, "alice.near", "bot.near", "", limit)
+			_, err := tx.PreparerTasks(ctx, "alice.near", "", "bot.near", "", limit)
 			return err
 		})
 		if err == nil || errors.Is(err, store.ErrUnavailable) {

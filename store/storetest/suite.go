@@ -42,7 +42,52 @@ func taskTests() []storeTest {
 		{"OwnerLockHoldsLimits", testOwnerLockHoldsLimits},
 		{"OwnerLoad", testOwnerLoad},
 		{"RollbackWritesNothing", testRollbackWritesNothing},
+		{"OutcomeAndReason", testOutcomeAndReason},
+		{"PreparerTasksOfOneProject", testPreparerTasksOfOneProject},
 	}
+}
+
+func testOutcomeAndReason(t *testing.T, s store.Store) {
+	k, c := NewTask("run1-1", "alice.near", "bot.near")
+	insert(t, s, k, c)
+	_ = s.Tx(ctx, func(tx store.Tx) error {
+		result, reason, err := tx.Outcome(ctx, k.ID)
+		if err != nil || result != nil || reason != nil {
+			t.Errorf("a new task's outcome: %q %q %v", result, reason, err)
+		}
+		if err := tx.SetReason(ctx, k.ID, []byte("sealed reason")); err != nil {
+			t.Fatal(err)
+		}
+		if _, reason, _ = tx.Outcome(ctx, k.ID); string(reason) != "sealed reason" {
+			t.Errorf("reason = %q", reason)
+		}
+		if err := tx.SetReason(ctx, "nosuch-1", []byte("x")); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("SetReason of no task: %v", err)
+		}
+		if _, _, err := tx.Outcome(ctx, "nosuch-1"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("Outcome of no task: %v", err)
+		}
+		return nil
+	})
+}
+
+func testPreparerTasksOfOneProject(t *testing.T, s store.Store) {
+	a, c := NewTask("run1-1", "alice.near", "bot.near")
+	insert(t, s, a, c)
+	b, c2 := NewTask("run2-1", "alice.near", "bot.near")
+	b.ProjectUUID = "00000000-0000-4000-8000-000000000002"
+	insert(t, s, b, c2)
+	_ = s.Tx(ctx, func(tx store.Tx) error {
+		got, err := tx.PreparerTasks(ctx, "alice.near", b.ProjectUUID, "bot.near", "", 10)
+		if err != nil || len(got) != 1 || got[0].ID != b.ID {
+			t.Errorf("tasks of one project: %v %v", got, err)
+		}
+		all, _ := tx.PreparerTasks(ctx, "alice.near", "", "bot.near", "", 10)
+		if len(all) != 2 {
+			t.Errorf("tasks of every project: %d", len(all))
+		}
+		return nil
+	})
 }
 
 var ctx = context.Background()

@@ -27,11 +27,13 @@ type hooks struct {
 	answer func(ctx context.Context, a *connectors.AnswerCall) (connectors.Report, error)
 }
 
-// hookConnector has a read, two writes (one with a short compute limit) and
-// three answer operations, one per kind of supply, all running the hooks.
+// hookConnector has a read, two writes and three answer operations (the
+// "slow" ones with a 50 ms compute limit), all running the hooks.
 func hookConnector(hk *hooks) *connectors.Connector {
 	run := func(ctx context.Context, c *connectors.Call) (any, error) { return hk.run(ctx, c) }
-	answer := func(ctx context.Context, a *connectors.AnswerCall) (connectors.Report, error) { return hk.answer(ctx, a) }
+	answer := func(ctx context.Context, a *connectors.AnswerCall) (connectors.Report, error) {
+		return hk.answer(ctx, a)
+	}
 	return &connectors.Connector{
 		Name: "hook", Version: "0.1.0", Tasks: true,
 		PolicyKeys: map[string]policy.KeyKind{"max_per_day": policy.Count},
@@ -55,7 +57,7 @@ func newHook(t testing.TB, hk *hooks) *connectortest.Harness {
 }
 
 // opener is a run hook that opens each spec in turn and answers with the
-// last task.
+// last task, as a connector does.
 func opener(specs ...connectors.TaskSpec) func(context.Context, *connectors.Call) (any, error) {
 	return func(ctx context.Context, c *connectors.Call) (any, error) {
 		var last connectors.Task
@@ -65,6 +67,9 @@ func opener(specs ...connectors.TaskSpec) func(context.Context, *connectors.Call
 				return nil, err
 			}
 			last = t
+		}
+		if last.Kind == inbox.KindNotice {
+			return connectors.Notified(last), nil
 		}
 		return connectors.AwaitingOwner(last), nil
 	}

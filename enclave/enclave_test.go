@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"countersign"
+	"countersign/connectors"
 	"countersign/enclave"
 	"countersign/inbox"
 	"countersign/sealing"
@@ -44,8 +45,8 @@ func newRun(owner, agent string) *enclave.Run {
 		Request: []byte(`{"operation":"guess_start"}`), ComputeLimit: 30 * time.Second}
 }
 
-func inputSpec(title string) enclave.TaskSpec {
-	return enclave.TaskSpec{
+func inputSpec(title string) connectors.TaskSpec {
+	return connectors.TaskSpec{
 		Kind: inbox.KindInput,
 		Display: inbox.Display{Title: title, Fields: []inbox.Field{
 			{Kind: inbox.FieldText, Label: "Question", Values: []string{"Your guess?"}, WrittenBy: "project"},
@@ -55,11 +56,15 @@ func inputSpec(title string) enclave.TaskSpec {
 	}
 }
 
-func open(t *testing.T, e *enclave.Enclave, db store.Store, run *enclave.Run, spec enclave.TaskSpec) (enclave.Opened, error) {
+func open(t *testing.T, e *enclave.Enclave, db store.Store, run *enclave.Run, spec connectors.TaskSpec) (enclave.Opened, error) {
+	return openIn(t, e, db, run, spec, "")
+}
+
+func openIn(t *testing.T, e *enclave.Enclave, db store.Store, run *enclave.Run, spec connectors.TaskSpec, thread string) (enclave.Opened, error) {
 	t.Helper()
 	var got enclave.Opened
 	err := db.Tx(ctx, func(tx store.Tx) (err error) {
-		got, err = e.OpenTask(ctx, tx, run, spec)
+		got, err = e.OpenTask(ctx, tx, run, spec, thread)
 		return err
 	})
 	return got, err
@@ -72,7 +77,7 @@ func TestOpenTaskIsReadableByTheRightKeysOnly(t *testing.T) {
 		e, keys := newEnclave(t)
 		run := newRun("alice.near", "bot.near")
 		spec := inputSpec("Guess my number")
-		spec.Files = []enclave.FileSpec{{Name: "a.pdf", ContentType: "application/pdf", Data: []byte("%PDF-1.7 stand-in")}}
+		spec.Files = []connectors.File{{Name: "a.pdf", ContentType: "application/pdf", Data: []byte("%PDF-1.7 stand-in")}}
 		got, err := open(t, e, db, run, spec)
 		if err != nil {
 			t.Fatal(err)
@@ -191,7 +196,7 @@ func TestOpenTaskLimits(t *testing.T) {
 			big := make([]byte, 6<<20-1024) // ten fit in 64 MiB, the eleventh does not
 			for i := 0; i < 11; i++ {
 				spec := inputSpec("Files")
-				spec.Files = []enclave.FileSpec{{Name: "f.bin", ContentType: "application/octet-stream", Data: big}}
+				spec.Files = []connectors.File{{Name: "f.bin", ContentType: "application/octet-stream", Data: big}}
 				_, err := open(t, e, db, newRun("heavy.near", fmt.Sprintf("bot%d.near", i)), spec)
 				switch {
 				case i < 10 && err != nil:
@@ -204,20 +209,19 @@ func TestOpenTaskLimits(t *testing.T) {
 		t.Run("refusals of the task itself", func(t *testing.T) {
 			cases := []struct {
 				name string
-				edit func(*enclave.TaskSpec)
+				edit func(*connectors.TaskSpec)
 				want countersign.Code
 			}{
-				{"life over 24 h", func(s *enclave.TaskSpec) { s.Life = 24*time.Hour + time.Second }, countersign.TaskLifeTooLong},
-				{"negative life", func(s *enclave.TaskSpec) { s.Life = -time.Second }, countersign.TaskLifeTooLong},
-				{"state over 256 KiB", func(s *enclave.TaskSpec) { s.State = make([]byte, 256<<10+1) }, countersign.TaskTooLarge},
-				{"title too long", func(s *enclave.TaskSpec) { s.Display.Title = strings.Repeat("x", 81) }, countersign.DisplayInvalid},
-				{"bidi in a value", func(s *enclave.TaskSpec) { s.Display.Fields[0].Values[0] = "a\u202eb" }, countersign.DisplayInvalid},
-				{"files over 6 MiB", func(s *enclave.TaskSpec) {
-					s.Files = []enclave.FileSpec{{Name: "a", ContentType: "text/plain", Data: make([]byte, 6<<20+1)}}
+				{"life over 24 h", func(s *connectors.TaskSpec) { s.Life = 24*time.Hour + time.Second }, countersign.TaskLifeTooLong},
+				{"negative life", func(s *connectors.TaskSpec) { s.Life = -time.Second }, countersign.TaskLifeTooLong},
+				{"state over 256 KiB", func(s *connectors.TaskSpec) { s.State = make([]byte, 256<<10+1) }, countersign.TaskTooLarge},
+				{"title too long", func(s *connectors.TaskSpec) { s.Display.Title = strings.Repeat("x", 81) }, countersign.DisplayInvalid},
+				{"bidi in a value", func(s *connectors.TaskSpec) { s.Display.Fields[0].Values[0] = "a\u202eb" }, countersign.DisplayInvalid},
+				{"files over 6 MiB", func(s *connectors.TaskSpec) {
+					s.Files = []connectors.File{{Name: "a", ContentType: "text/plain", Data: make([]byte, 6<<20+1)}}
 				}, countersign.TaskTooLarge},
-				{"notice with an answer", func(s *enclave.TaskSpec) { s.Kind = inbox.KindNotice }, countersign.InvalidRequest},
-				{"input without an answer", func(s *enclave.TaskSpec) { s.AnswerBy = nil }, countersign.InvalidRequest},
-				{"unknown thread", func(s *enclave.TaskSpec) { s.Thread = "nosuch-1" }, countersign.InvalidRequest},
+				{"notice with an answer", func(s *connectors.TaskSpec) { s.Kind = inbox.KindNotice }, countersign.InvalidRequest},
+				{"input without an answer", func(s *connectors.TaskSpec) { s.AnswerBy = nil }, countersign.InvalidRequest},
 			}
 			for _, tc := range cases {
 				spec := inputSpec("Task")
@@ -235,13 +239,15 @@ func TestOpenTaskLimits(t *testing.T) {
 				t.Fatal(err)
 			}
 			spec := inputSpec("Turn 2")
-			spec.Thread = first.ID
-			next, err := open(t, e, db, newRun("thread.near", "bot.near"), spec)
+			next, err := openIn(t, e, db, newRun("thread.near", "bot.near"), spec, first.ID)
 			if err != nil || next.Thread != first.ID {
 				t.Fatalf("next turn: %+v %v", next, err)
 			}
-			if _, err := open(t, e, db, newRun("thread.near", "intruder.near"), spec); code(err) != countersign.InvalidRequest {
+			if _, err := openIn(t, e, db, newRun("thread.near", "intruder.near"), spec, first.ID); code(err) != countersign.InvalidRequest {
 				t.Fatalf("another agent joined the thread: %v", err)
+			}
+			if _, err := openIn(t, e, db, newRun("thread.near", "bot.near"), spec, "nosuch-1"); code(err) != countersign.InvalidRequest {
+				t.Fatalf("an unknown thread: %v", err)
 			}
 		})
 	})
@@ -278,7 +284,7 @@ func TestCiphertextOnly(t *testing.T) {
 		for i := 0; i < 3; i++ {
 			run := newRun("alice.near", "bot.near")
 			run.Request = []byte(`{"operation":"send","to":"` + c("request") + `"}`)
-			spec := enclave.TaskSpec{
+			spec := connectors.TaskSpec{
 				Kind: inbox.KindConfirm,
 				Display: inbox.Display{Title: "Send " + c("title"), Fields: []inbox.Field{
 					{Kind: inbox.FieldMoney, Label: "Amount " + c("label"), Values: []string{c("money")}, WrittenBy: "agent"},
@@ -288,7 +294,7 @@ func TestCiphertextOnly(t *testing.T) {
 					{Kind: inbox.FieldLongText, Label: "Body", Values: []string{"line\n" + c("longtext")}, WrittenBy: "agent"},
 					{Kind: inbox.FieldList, Label: "Cc", Values: []string{c("list1"), c("list2")}, WrittenBy: "agent"},
 				}},
-				Files: []enclave.FileSpec{
+				Files: []connectors.File{
 					{Name: c("filename") + ".txt", ContentType: "text/plain", Data: []byte("body " + c("filebytes"))},
 				},
 				AnswerBy: &inbox.AnswerBy{Operation: "confirm", Supplies: inbox.SuppliesNone},

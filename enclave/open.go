@@ -8,29 +8,44 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 	"time"
 
 	"countersign"
+	"countersign/connectors"
 	"countersign/inbox"
 	"countersign/sealing"
 	"countersign/store"
 )
 
-// Enclave opens and carries out tasks with the master keyring.
+// Enclave runs connectors and opens and carries out tasks with the master
+// keyring.
 type Enclave struct {
-	keys      *sealing.Keyring
-	recipient string
-	now       func() time.Time
+	keys       *sealing.Keyring
+	store      store.Store
+	connectors connectors.Catalogue
+	recipient  string
+	publicURL  string
+	now        func() time.Time
+	log        *slog.Logger
+	// taskWaitPoll is how often task_wait looks at a task.
+	taskWaitPoll time.Duration
 }
 
 // Config is what an Enclave is built from.
 type Config struct {
-	Keys *sealing.Keyring
+	Keys       *sealing.Keyring
+	Store      store.Store
+	Connectors connectors.Catalogue
 	// Recipient is the NEP-413 recipient owners sign for (default
 	// "countersign").
 	Recipient string
+	// PublicURL is the service's origin, for the links agents are given.
+	PublicURL string
 	// Now is the clock (nil: time.Now).
-	Now func() time.Time
+	Now    func() time.Time
+	Logger *slog.Logger
 }
 
 // New returns an enclave.
@@ -41,7 +56,11 @@ func New(c Config) *Enclave {
 	if c.Recipient == "" {
 		c.Recipient = "countersign"
 	}
-	return &Enclave{keys: c.Keys, recipient: c.Recipient, now: c.Now}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return &Enclave{keys: c.Keys, store: c.Store, connectors: c.Connectors, recipient: c.Recipient,
+		publicURL: strings.TrimSuffix(c.PublicURL, "/"), now: c.Now, log: c.Logger, taskWaitPoll: 250 * time.Millisecond}
 }
 
 // Project is what the enclave needs of the project a run acts on.
@@ -62,27 +81,6 @@ type Run struct {
 	Request      []byte // the agent's call body, exactly as sent
 	ComputeLimit time.Duration
 	opened       int
-}
-
-// TaskSpec is what a connector asks to show its owner.
-type TaskSpec struct {
-	Kind     inbox.Kind
-	Display  inbox.Display
-	Files    []FileSpec
-	AnswerBy *inbox.AnswerBy // nil for a notice
-	// Life is how long the task waits (0: the default, 24 hours).
-	Life time.Duration
-	// State is the connector's sealed state: only the answer run reads it.
-	State []byte
-	// Thread continues a conversation ("" starts one).
-	Thread string
-}
-
-// FileSpec is a file the owner is handed.
-type FileSpec struct {
-	Name        string
-	ContentType string
-	Data        []byte
 }
 
 // Opened is what the agent is told of a task it opened.
@@ -116,9 +114,10 @@ type content struct {
 	Request  string `json:"request"`
 }
 
-// OpenTask opens a task in tx: it enforces every limit of the contract
-// whatever the connector asked, seals what the task shows and writes it.
-func (e *Enclave) OpenTask(ctx context.Context, tx store.Tx, run *Run, spec TaskSpec) (Opened, error) {
+// OpenTask opens a task in tx, in thread ("" starts one): it enforces every
+// limit of the contract whatever the connector asked, seals what the task
+// shows and writes it.
+func (e *Enclave) OpenTask(ctx context.Context, tx store.Tx, run *Run, spec connectors.TaskSpec, thread string) (Opened, error) {
 	if run.opened >= inbox.MaxTasksPerRun {
 		return Opened{}, countersign.Errorf(countersign.TaskRunLimit, "a run opens at most %d tasks", inbox.MaxTasksPerRun)
 	}
@@ -139,9 +138,10 @@ func (e *Enclave) OpenTask(ctx context.Context, tx store.Tx, run *Run, spec Task
 	if err != nil {
 		return Opened{}, err
 	}
-	thread := id
-	if spec.Thread != "" {
-		first, err := tx.Task(ctx, spec.Thread)
+	if thread == "" {
+		thread = id
+	} else {
+		first, err := tx.Task(ctx, thread)
 		if errors.Is(err, store.ErrNotFound) || err == nil && (first.Preparer != run.Agent || first.Owner != run.Project.Owner) {
 			return Opened{}, countersign.Errorf(countersign.InvalidRequest, "no such thread for this preparer")
 		} else if err != nil {

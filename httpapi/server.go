@@ -26,8 +26,18 @@ type Options struct {
 	Version string
 	Store   store.Store
 	Logger  *slog.Logger
-	// Inbox is the owner's service; nil serves health and metrics only.
+	// Inbox is the owner's service; nil serves no inbox routes.
 	Inbox *inbox.Service
+	// Agents serves agents' calls; nil serves no call routes.
+	Agents Agents
+}
+
+// Agents is the agent side of the service: the part that holds the master
+// key runs calls; this package only carries them.
+type Agents interface {
+	// Call serves POST /call/{owner}/{project}: the answer to write with
+	// HTTP 200, or a transport-level refusal.
+	Call(ctx context.Context, agentKey, owner, project, idempotencyKey string, body []byte) ([]byte, error)
 }
 
 // Server routes the service's HTTP API.
@@ -71,6 +81,9 @@ func New(opts Options) *Server {
 	r.Handle("/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{})).Methods(http.MethodGet)
 	if opts.Inbox != nil {
 		s.routeSessions(r)
+	}
+	if opts.Agents != nil {
+		s.routeCalls(r)
 	}
 	s.handler = s.observe(r)
 	return s

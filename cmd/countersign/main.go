@@ -32,16 +32,15 @@ type command struct {
 	run     func(ctx context.Context, a *app, args []string) error
 }
 
-var commands map[string]command
+// commands are the subcommands; files add theirs in init.
+var commands = map[string]command{}
 
 func init() {
-	commands = map[string]command{
-		"serve":   {"run the service (--dev: a sandbox on this machine, nothing to install)", runServe},
-		"migrate": {"bring the database schema to this binary's version", runMigrate},
-		"doctor":  {"check the settings, database, schema, master key and NEAR RPC", runDoctor},
-		"version": {"print the version", runVersion},
-		"keys":    {"master keys: keys new | keys rotate", runKeys},
-	}
+	commands["serve"] = command{"run the service (--dev: a sandbox on this machine, nothing to install)", runServe}
+	commands["migrate"] = command{"bring the database schema to this binary's version", runMigrate}
+	commands["doctor"] = command{"check the settings, database, schema, master key and NEAR RPC", runDoctor}
+	commands["version"] = command{"print the version", runVersion}
+	commands["keys"] = command{"master keys: keys new | keys rotate", runKeys}
 }
 
 func main() {

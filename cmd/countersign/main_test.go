@@ -191,7 +191,12 @@ func serve(t *testing.T, env map[string]string, args ...string) (string, func() 
 					return result{}
 				}
 			}
-			t.Cleanup(func() { cancel() })
+			t.Cleanup(func() {
+				cancel()
+				if t.Failed() {
+					t.Logf("serve's log:\n%s", errb.String())
+				}
+			})
 			return m[1], stop
 		}
 		select {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"countersign/enclave"
 	"countersign/httpapi"
 	"countersign/inbox"
 )
@@ -25,7 +26,12 @@ func runServe(ctx context.Context, a *app, args []string) error {
 			return err
 		}
 	}
-	if _, err := keyring(cfg); err != nil {
+	keys, err := keyring(cfg)
+	if err != nil {
+		return err
+	}
+	cat, err := catalogue()
+	if err != nil {
 		return err
 	}
 	mode := existingStore
@@ -54,12 +60,21 @@ func runServe(ctx context.Context, a *app, args []string) error {
 		log.Warn("COUNTERSIGN_WEBHOOK_ALLOW_PRIVATE is on: webhooks may reach loopback and private addresses; never use this in production")
 	}
 
-	keys, err := keyChecker(cfg)
+	if *dev {
+		if note, err := devAgent(ctx, db); err != nil {
+			return err
+		} else if note != "" {
+			fmt.Fprintln(a.stderr, "dev: "+note)
+		}
+	}
+	wallets, err := keyChecker(cfg)
 	if err != nil {
 		return err
 	}
-	owners := inbox.NewService(inbox.Config{Store: db, Keys: keys, Recipient: cfg.Recipient, Logger: log})
-	api := httpapi.New(httpapi.Options{Version: version, Store: db, Logger: log, Inbox: owners})
+	owners := inbox.NewService(inbox.Config{Store: db, Keys: wallets, Recipient: cfg.Recipient, Logger: log})
+	agents := enclave.New(enclave.Config{Keys: keys, Store: db, Connectors: cat, Recipient: cfg.Recipient,
+		PublicURL: cfg.PublicURL, Logger: log})
+	api := httpapi.New(httpapi.Options{Version: version, Store: db, Logger: log, Inbox: owners, Agents: agents})
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("cannot listen on %s (COUNTERSIGN_LISTEN): %s", cfg.Listen, oneLine(err))

@@ -13,6 +13,7 @@ import (
 
 	"countersign/approval"
 	"countersign/config"
+	"countersign/enclave"
 	"countersign/sealing"
 	"countersign/store"
 	"countersign/store/sqlstore"
@@ -178,4 +179,37 @@ func newLogger(cfg *config.Config, a *app) *slog.Logger {
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(cfg.LogLevel))
 	return slog.New(slog.NewJSONHandler(a.stderr, &slog.HandlerOptions{Level: level}))
+}
+
+// DemoAgent is the agent serve --dev makes on its first start.
+const DemoAgent = "demo-agent.near"
+
+// devAgent makes the demo agent, with 1 USD, on the first start of a
+// sandbox, and returns the sentence that prints its key once.
+func devAgent(ctx context.Context, db store.Store) (string, error) {
+	now := time.Now().UTC()
+	var key string
+	err := db.Tx(ctx, func(tx store.Tx) error {
+		if _, err := tx.Agent(ctx, DemoAgent); err == nil {
+			return nil
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		k, err := enclave.NewAgentKey()
+		if err != nil {
+			return err
+		}
+		if err := tx.AddAgentKey(ctx, DemoAgent, enclave.HashAgentKey(k), now); err != nil {
+			return err
+		}
+		if _, err := tx.Credit(ctx, DemoAgent, 1_000_000, "sandbox credit", now); err != nil {
+			return err
+		}
+		key = k
+		return nil
+	})
+	if err != nil || key == "" {
+		return "", err
+	}
+	return fmt.Sprintf("demo agent %s with 1 USD; its key (shown once): %s", DemoAgent, key), nil
 }

@@ -1,0 +1,398 @@
+package enclave
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"countersign"
+	"countersign/connectors"
+	"countersign/inbox"
+	"countersign/policy"
+	"countersign/sealing"
+	"countersign/store"
+)
+
+// AgentKeyPrefix starts every agent key.
+const AgentKeyPrefix = "ak_"
+
+// MaxIdempotencyKey is the longest Idempotency-Key kept.
+const MaxIdempotencyKey = 128
+
+// idempotencyKept is how long an idempotency key answers with its first
+// answer; a first call still without an answer after stalledCall did not
+// finish.
+const (
+	idempotencyKept = 24 * time.Hour
+	stalledCall     = MaxRunLimit + time.Minute
+)
+
+// MaxRunLimit is the longest compute limit of any run.
+const MaxRunLimit = connectors.MaxLimit
+
+// callAnswer is the idempotent answer sealed under the master key.
+const callAnswer = sealing.SecretPurpose("call-answer")
+
+// callRequest is an agent's POST /call/{owner}/{project}.
+type callRequest struct {
+	AgentKey       string
+	Owner          string
+	Project        string
+	Body           []byte // a JSON object, exactly as sent
+	IdempotencyKey string
+}
+
+// HashAgentKey is how agent keys are stored.
+func HashAgentKey(key string) []byte {
+	h := sha256.Sum256([]byte(key))
+	return h[:]
+}
+
+// Call serves an agent's call. Its answer is the JSON the agent gets with
+// HTTP 200: the operation's output, or a refusal {"success": false, …}. An
+// error is a transport-level failure (unauthorized, the store unavailable).
+//
+// Nothing is charged for a call refused before its run starts: a bad key, a
+// project not granted, an unknown operation, malformed arguments to a task
+// operation, a write under an unreadable policy, a balance that does not
+// cover the price. The price is charged when the run starts, in the
+// transaction that records the run, and whatever the run then answers —
+// output, a task, or a refusal by the connector or by the task layer — the
+// charge stands.
+func (e *Enclave) Call(ctx context.Context, agentKey, owner, project, idempotencyKey string, body []byte) ([]byte, error) {
+	return e.call(ctx, callRequest{AgentKey: agentKey, Owner: owner, Project: project, Body: body, IdempotencyKey: idempotencyKey})
+}
+
+func (e *Enclave) call(ctx context.Context, req callRequest) ([]byte, error) {
+	agent, err := e.agent(ctx, req.AgentKey)
+	if err != nil {
+		return nil, err
+	}
+	var call struct {
+		Operation string `json:"operation"`
+	}
+	if err := json.Unmarshal(req.Body, &call); err != nil || call.Operation == "" {
+		return refusal(countersign.Errorf(countersign.InvalidRequest, "the call needs an `operation`, a string")), nil
+	}
+	if len(req.IdempotencyKey) > MaxIdempotencyKey {
+		return refusal(countersign.Errorf(countersign.InvalidRequest, "the Idempotency-Key is longer than %d characters", MaxIdempotencyKey)), nil
+	}
+	var project store.Project
+	granted := false
+	err = e.store.Tx(ctx, func(tx store.Tx) error {
+		p, err := tx.Project(ctx, req.Owner, req.Project)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		project, granted = p, contains(p.Agents, agent.Account)
+		return nil
+	})
+	if err != nil {
+		return nil, transport(err)
+	}
+	if !granted {
+		// Whether the project exists is not the agent's to learn.
+		return refusal(countersign.Errorf(countersign.NotGranted, "this agent may not use this project")), nil
+	}
+	if isTaskOperation(call.Operation) {
+		out, err := e.taskOperation(ctx, agent.Account, project, call.Operation, req.Body)
+		if err != nil {
+			return answerOf(nil, err)
+		}
+		return answerOf(out, nil)
+	}
+	conn, ok := e.connectors[project.Connector]
+	if !ok {
+		e.log.Error("a project's connector is not installed", "connector", project.Connector)
+		return refusal(countersign.Errorf(countersign.Internal, "the project's connector is not installed here")), nil
+	}
+	op, ok := conn.Operation(call.Operation)
+	if !ok || op.Kind == connectors.Answer {
+		return refusal(countersign.Errorf(countersign.InvalidRequest, "%s has no operation %q an agent may call", conn.Name, call.Operation)), nil
+	}
+	pol := conn.ParsePolicy(project.Policy)
+	if op.Kind == connectors.Write && pol.Mode() != policy.OK {
+		return refusal(countersign.Errorf(countersign.PolicyUnreadable, "%s", pol.Sentence())), nil
+	}
+	return e.runOperation(ctx, agent, project, conn, op, pol, req)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// agent authenticates an agent key.
+func (e *Enclave) agent(ctx context.Context, key string) (store.Agent, error) {
+	unauthorized := countersign.Errorf(countersign.Unauthorized, "a valid agent key is needed (Authorization: Bearer ak_…)")
+	if len(key) < len(AgentKeyPrefix)+16 || len(key) > 128 || key[:len(AgentKeyPrefix)] != AgentKeyPrefix {
+		return store.Agent{}, unauthorized
+	}
+	var a store.Agent
+	err := e.store.Tx(ctx, func(tx store.Tx) (err error) {
+		a, err = tx.AgentByKey(ctx, HashAgentKey(key))
+		return err
+	})
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return store.Agent{}, unauthorized
+	case err != nil:
+		return store.Agent{}, transport(err)
+	}
+	return a, nil
+}
+
+// transport turns a store failure into the transient refusal agents get.
+func transport(err error) error {
+	if errors.Is(err, store.ErrUnavailable) {
+		return &countersign.Error{Code: countersign.TaskStoreUnavailable, Message: "the store is unavailable; try again shortly", RetryAfter: 5 * time.Second}
+	}
+	return err
+}
+
+// refusal is the body of a refusal answered with HTTP 200.
+func refusal(err error) []byte {
+	b, _ := marshal(map[string]any{"success": false, "error": string(countersign.ErrorCode(err)) + ": " + countersign.ErrorMessage(err)})
+	return b
+}
+
+// answerOf renders an operation's output or refusal. Errors that are not
+// refusals are internal errors, shown as such.
+func answerOf(out any, err error) ([]byte, error) {
+	if err != nil {
+		if errors.Is(err, store.ErrUnavailable) {
+			return nil, transport(err)
+		}
+		return refusal(err), nil
+	}
+	b, err := marshal(out)
+	if err != nil || len(b) == 0 || b[0] != '{' {
+		return refusal(countersign.Errorf(countersign.Internal, "the operation's output is not a JSON object")), nil
+	}
+	return b, nil
+}
+
+func sum(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// runOperation starts a run (charging its price), runs the connector's
+// handler within the operation's compute limit, and records the answer.
+func (e *Enclave) runOperation(ctx context.Context, agent store.Agent, project store.Project, conn *connectors.Connector,
+	op *connectors.Operation, pol *policy.Policy, req callRequest) ([]byte, error) {
+	now := e.now().UTC().Truncate(time.Second)
+	run := &Run{
+		ID: inbox.NewRunID(), Agent: agent.Account, Request: req.Body, ComputeLimit: op.ComputeLimit(),
+		Project: Project{Owner: project.Owner, Name: project.Name, UUID: project.UUID, Connector: conn.Name,
+			Build: conn.Build(), PolicyHash: pol.Hash()},
+	}
+	idem := store.IdempotentCall{Agent: agent.Account, Owner: project.Owner, Project: project.Name,
+		Key: req.IdempotencyKey, BodySHA256: sum(req.Body), CreatedAt: now}
+	var replay []byte
+	err := e.store.Tx(ctx, func(tx store.Tx) error {
+		if req.IdempotencyKey != "" {
+			first, claimed, err := tx.ClaimCall(ctx, idem)
+			if err != nil {
+				return err
+			}
+			if !claimed {
+				replay, err = e.replay(first, idem, now)
+				return err
+			}
+		}
+		if err := tx.InsertRun(ctx, store.Run{ID: run.ID, Agent: agent.Account, Owner: project.Owner,
+			ProjectUUID: project.UUID, Operation: op.Name, Price: op.Price, ComputeLimit: run.ComputeLimit,
+			InputSHA256: idem.BodySHA256, StartedAt: now}); err != nil {
+			return err
+		}
+		if op.Price > 0 {
+			ok, err := tx.Charge(ctx, agent.Account, op.Price, run.ID, now)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return countersign.Errorf(countersign.PaymentRequired, "the agent's balance of %d µUSD does not cover the price of %d µUSD", agent.Balance, op.Price)
+			}
+		}
+		return nil
+	})
+	switch {
+	case replay != nil:
+		return replay, nil
+	case err == nil:
+	case errors.Is(err, store.ErrUnavailable):
+		return nil, transport(err)
+	case countersign.ErrorCode(err) != countersign.Internal:
+		return refusal(err), nil
+	default:
+		return nil, err
+	}
+
+	creds, err := e.credentials(project)
+	if err != nil {
+		e.log.Error("cannot open a project's credentials", "project", project.UUID, "err", err)
+		return e.finish(ctx, run, idem, nil, countersign.Errorf(countersign.Internal, "the project's credentials cannot be opened"))
+	}
+	p := &platform{e: e, run: run, conn: conn}
+	call := &connectors.Call{
+		Operation: op.Name, Args: req.Body, Agent: agent.Account, Owner: project.Owner, Project: project.Name,
+		ProjectUUID: project.UUID, Run: run.ID, Policy: pol, Credentials: creds, Now: now, Platform: p,
+	}
+	e.log.Info("run started", "run", run.ID, "agent", agent.Account, "owner", project.Owner,
+		"project", project.Name, "operation", op.Name, "price", op.Price)
+	out, runErr := e.runHandler(ctx, run, func(ctx context.Context) (any, error) { return op.Run(ctx, call) })
+	return e.finish(ctx, run, idem, out, runErr)
+}
+
+// runHandler runs a connector's handler within the run's compute limit and
+// turns a panic into an internal error: the process survives.
+func (e *Enclave) runHandler(ctx context.Context, run *Run, f func(context.Context) (any, error)) (out any, err error) {
+	ctx, cancel := context.WithTimeout(ctx, run.ComputeLimit)
+	defer cancel()
+	defer func() {
+		if r := recover(); r != nil {
+			e.log.Error("a connector panicked", "run", run.ID, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			out, err = nil, countersign.Errorf(countersign.Internal, "the connector failed")
+		}
+	}()
+	out, err = f(ctx)
+	if err != nil && ctx.Err() == context.DeadlineExceeded && countersign.ErrorCode(err) == countersign.Internal {
+		err = countersign.Errorf(countersign.Internal, "the run passed its compute limit of %s", run.ComputeLimit)
+	}
+	return out, err
+}
+
+// finish records the run's end and its answer.
+func (e *Enclave) finish(ctx context.Context, run *Run, idem store.IdempotentCall, out any, runErr error) ([]byte, error) {
+	if runErr != nil && countersign.ErrorCode(runErr) == countersign.Internal {
+		var ce *countersign.Error
+		if !errors.As(runErr, &ce) {
+			e.log.Error("run failed", "run", run.ID, "err", runErr)
+		}
+	}
+	answer, err := answerOf(out, runErr)
+	if err != nil {
+		return nil, err
+	}
+	ctx = context.WithoutCancel(ctx)
+	err = e.store.Tx(ctx, func(tx store.Tx) error {
+		if err := tx.FinishRun(ctx, run.ID, e.now().UTC(), sum(answer), ""); err != nil {
+			return err
+		}
+		if idem.Key == "" {
+			return nil
+		}
+		keyID, blob, err := e.keys.Seal(callAnswer, idemRow(idem), answer)
+		if err != nil {
+			return err
+		}
+		idem.AnswerKeyID, idem.Answer = keyID, blob
+		return tx.AnswerCall(ctx, idem)
+	})
+	if err != nil {
+		e.log.Error("cannot record a run's end", "run", run.ID, "err", err)
+	}
+	e.log.Info("run finished", "run", run.ID, "refused", string(countersign.ErrorCode(runErr)))
+	return answer, nil
+}
+
+func idemRow(c store.IdempotentCall) string {
+	return c.Agent + "\x00" + c.Owner + "\x00" + c.Project + "\x00" + c.Key
+}
+
+// replay answers a call whose idempotency key was used before.
+func (e *Enclave) replay(first, this store.IdempotentCall, now time.Time) ([]byte, error) {
+	switch {
+	case first.BodySHA256 != this.BodySHA256:
+		return refusal(countersign.Errorf(countersign.Conflict, "idempotency key reused with different arguments")), nil
+	case first.Answer == nil && now.Sub(first.CreatedAt) < stalledCall:
+		return refusal(countersign.Errorf(countersign.Conflict, "a call with this idempotency key is still running")), nil
+	case first.Answer == nil:
+		return refusal(countersign.Errorf(countersign.Internal, "the first call with this idempotency key did not finish; whether it acted is unknown")), nil
+	}
+	answer, err := e.keys.Open(first.AnswerKeyID, callAnswer, idemRow(first), first.Answer)
+	if err != nil {
+		return nil, fmt.Errorf("open an idempotent answer: %w", err)
+	}
+	return answer, nil
+}
+
+// credentials opens a project's sealed credentials.
+func (e *Enclave) credentials(p store.Project) ([]byte, error) {
+	if p.Creds == nil {
+		return nil, nil
+	}
+	return e.keys.Open(p.CredsKeyID, sealing.ProjectCredentials, p.UUID, p.Creds)
+}
+
+// SealCredentials seals a project's credentials under the master key.
+func (e *Enclave) SealCredentials(projectUUID string, creds []byte) (uint32, []byte, error) {
+	return e.keys.Seal(sealing.ProjectCredentials, projectUUID, creds)
+}
+
+// platform is what a running operation gets of the service.
+type platform struct {
+	e    *Enclave
+	run  *Run
+	conn *connectors.Connector
+	// opened records the tasks the run opened.
+	opened []Opened
+}
+
+func (p *platform) OpenTask(ctx context.Context, spec connectors.TaskSpec, thread string) (connectors.Task, error) {
+	if !p.conn.Tasks {
+		return connectors.Task{}, countersign.Errorf(countersign.TasksNotDeclared, "%s does not declare tasks", p.conn.Name)
+	}
+	if spec.AnswerBy != nil {
+		op, ok := p.conn.Operation(spec.AnswerBy.Operation)
+		if !ok || op.Kind != connectors.Answer {
+			return connectors.Task{}, countersign.Errorf(countersign.InvalidRequest, "%s has no answer operation %q", p.conn.Name, spec.AnswerBy.Operation)
+		}
+	}
+	var o Opened
+	err := p.e.store.Tx(ctx, func(tx store.Tx) (err error) {
+		o, err = p.e.OpenTask(ctx, tx, p.run, spec, thread)
+		return err
+	})
+	if err != nil {
+		return connectors.Task{}, err
+	}
+	p.opened = append(p.opened, o)
+	return connectors.Task{ID: o.ID, Kind: o.Kind, Hash: o.Hash, Thread: o.Thread, ExpiresAt: o.ExpiresAt, Link: p.e.link(o.ID)}, nil
+}
+
+func (p *platform) Reserve(ctx context.Context, kind policy.Kind, limit int) (bool, error) {
+	var ok bool
+	err := p.e.store.Tx(ctx, func(tx store.Tx) (err error) {
+		ok, err = tx.ReserveDaily(ctx, store.DailyKey{Owner: p.run.Project.Owner, ProjectUUID: p.run.Project.UUID,
+			Agent: p.run.Agent, Day: policy.Day(p.e.now()), Kind: kind.String()}, limit)
+		return err
+	})
+	return ok, err
+}
+
+// link is where the owner reads a task.
+func (e *Enclave) link(taskID string) string { return e.publicURL + "/#/tasks/" + taskID }
+
+// NewAgentKey makes an agent key; store only its HashAgentKey.
+func NewAgentKey() (string, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return AgentKeyPrefix + base64.RawURLEncoding.EncodeToString(b[:]), nil
+}

@@ -1,0 +1,266 @@
+package enclave
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"countersign"
+	"countersign/inbox"
+	"countersign/sealing"
+	"countersign/store"
+)
+
+// The operations every project answers, priced 0, for the preparer only.
+const (
+	opTaskStatus = "task_status"
+	opTaskCancel = "task_cancel"
+	opTaskDelete = "task_delete"
+	opTasks      = "tasks"
+	opTaskWait   = "task_wait"
+)
+
+// MaxTaskWait is the longest task_wait holds a call.
+const MaxTaskWait = 60 * time.Second
+
+// maxListed is the most tasks the tasks operation lists.
+const maxListed = 100
+
+func isTaskOperation(op string) bool {
+	switch op {
+	case opTaskStatus, opTaskCancel, opTaskDelete, opTasks, opTaskWait:
+		return true
+	}
+	return false
+}
+
+// TaskStatus is what an agent is told of one of its tasks.
+type TaskStatus struct {
+	TaskID        string          `json:"task_id"`
+	Kind          string          `json:"kind"`
+	State         string          `json:"state"`
+	Thread        string          `json:"thread"`
+	CreatedAt     string          `json:"created_at"`
+	ExpiresAt     string          `json:"expires_at"`
+	OutcomeClass  string          `json:"outcome_class,omitempty"`
+	Result        json.RawMessage `json:"result,omitempty"`
+	Reason        *string         `json:"reason,omitempty"`
+	Run           string          `json:"run,omitempty"`
+	FailureReason string          `json:"failure_reason,omitempty"`
+	NextTaskID    string          `json:"next_task_id,omitempty"`
+	NoticeTaskID  string          `json:"notice_task_id,omitempty"`
+}
+
+// taskOperation serves the task operations of SPEC §5.
+func (e *Enclave) taskOperation(ctx context.Context, agent string, project store.Project, op string, body []byte) (any, error) {
+	var args struct {
+		Operation string `json:"operation"`
+		TaskID    string `json:"task_id"`
+		State     string `json:"state"`
+		TimeoutS  *int   `json:"timeout_s"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&args); err != nil {
+		return nil, countersign.Errorf(countersign.InvalidRequest, "%s takes %s", op, taskOpArgs[op])
+	}
+	needsID := op != opTasks
+	switch {
+	case needsID && !inbox.ValidTaskID(args.TaskID):
+		return nil, countersign.Errorf(countersign.InvalidRequest, "%s takes %s", op, taskOpArgs[op])
+	case !needsID && args.TaskID != "", op != opTasks && args.State != "", op != opTaskWait && args.TimeoutS != nil:
+		return nil, countersign.Errorf(countersign.InvalidRequest, "%s takes %s", op, taskOpArgs[op])
+	}
+	switch op {
+	case opTaskStatus:
+		return e.taskStatus(ctx, agent, project, args.TaskID)
+	case opTaskWait:
+		timeout := 30 * time.Second
+		if args.TimeoutS != nil {
+			if *args.TimeoutS < 0 || *args.TimeoutS > int(MaxTaskWait/time.Second) {
+				return nil, countersign.Errorf(countersign.InvalidRequest, "`timeout_s` is a whole number from 0 to 60")
+			}
+			timeout = time.Duration(*args.TimeoutS) * time.Second
+		}
+		return e.taskWait(ctx, agent, project, args.TaskID, timeout)
+	case opTaskCancel:
+		return e.taskCancel(ctx, agent, project, args.TaskID)
+	case opTaskDelete:
+		return e.taskDelete(ctx, agent, project, args.TaskID)
+	}
+	if args.State != "" && !inbox.State(args.State).Valid() {
+		return nil, countersign.Errorf(countersign.InvalidRequest, "`state` is one of open, approved, answering, done, failed, rejected, cancelled, expired, void")
+	}
+	return e.taskList(ctx, agent, project, args.State)
+}
+
+var taskOpArgs = map[string]string{
+	opTaskStatus: "{task_id}",
+	opTaskCancel: "{task_id}",
+	opTaskDelete: "{task_id}",
+	opTasks:      "{state?}",
+	opTaskWait:   "{task_id, timeout_s?}",
+}
+
+var errTaskNotFound = countersign.Errorf(countersign.TaskNotFound, "no such task of this agent in this project")
+
+// preparerTask loads a task the agent prepared in this project: any other
+// task, even one that exists, is task_not_found.
+func preparerTask(ctx context.Context, tx store.Tx, agent string, project store.Project, id string) (store.Task, error) {
+	t, err := tx.Task(ctx, id)
+	if errors.Is(err, store.ErrNotFound) || err == nil && (t.Preparer != agent || t.ProjectUUID != project.UUID || t.Forgotten) {
+		return store.Task{}, errTaskNotFound
+	}
+	return t, err
+}
+
+func (e *Enclave) taskStatus(ctx context.Context, agent string, project store.Project, id string) (TaskStatus, error) {
+	var st TaskStatus
+	err := e.store.Tx(ctx, func(tx store.Tx) error {
+		t, err := preparerTask(ctx, tx, agent, project, id)
+		if err != nil {
+			return err
+		}
+		st = TaskStatus{TaskID: t.ID, Kind: t.Kind, State: t.State, Thread: t.Thread,
+			CreatedAt: t.CreatedAt.Format(inbox.TimeFormat), ExpiresAt: t.ExpiresAt.Format(inbox.TimeFormat),
+			OutcomeClass: t.OutcomeClass, Run: t.AnswerRun, FailureReason: t.FailureReason,
+			NextTaskID: t.NextTaskID, NoticeTaskID: t.NoticeTaskID}
+		result, reason, err := tx.Outcome(ctx, t.ID)
+		if err != nil {
+			return err
+		}
+		if result == nil && reason == nil {
+			return nil
+		}
+		tk, err := e.keys.TaskKeys(t.KeyID, t.ProjectUUID, t.Owner, t.ID)
+		if err != nil {
+			return err
+		}
+		if result != nil {
+			plain, err := tk.Open(sealing.OutcomeRecord, result)
+			if err != nil {
+				return countersign.Errorf(countersign.TaskUnreadable, "decryption failed")
+			}
+			st.Result = plain
+		}
+		if reason != nil {
+			plain, err := sealing.OpenWith(tk.ReplyKey(), sealing.Rejection, t.ID, reason)
+			if err != nil {
+				return countersign.Errorf(countersign.TaskUnreadable, "decryption failed")
+			}
+			text := string(plain)
+			st.Reason = &text
+		}
+		return nil
+	})
+	return st, err
+}
+
+// taskWait answers as task_status as soon as the task's state differs from
+// the one it had when the call came, or when the timeout passes.
+func (e *Enclave) taskWait(ctx context.Context, agent string, project store.Project, id string, timeout time.Duration) (TaskStatus, error) {
+	first, err := e.taskStatus(ctx, agent, project, id)
+	if err != nil || timeout == 0 {
+		return first, err
+	}
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(e.taskWaitPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return first, nil
+		case <-deadline.C:
+			return e.taskStatus(ctx, agent, project, id)
+		case <-tick.C:
+			var state string
+			err := e.store.Tx(ctx, func(tx store.Tx) error {
+				t, err := preparerTask(ctx, tx, agent, project, id)
+				state = t.State
+				return err
+			})
+			if err != nil {
+				return TaskStatus{}, err
+			}
+			if state != first.State {
+				return e.taskStatus(ctx, agent, project, id)
+			}
+		}
+	}
+}
+
+func (e *Enclave) taskCancel(ctx context.Context, agent string, project store.Project, id string) (any, error) {
+	err := e.store.Tx(ctx, func(tx store.Tx) error {
+		t, err := preparerTask(ctx, tx, agent, project, id)
+		if err != nil {
+			return err
+		}
+		if err := inbox.Move(inbox.Kind(t.Kind), inbox.State(t.State), inbox.StateCancelled); err != nil {
+			return closed(t.State)
+		}
+		moved, err := tx.MoveTask(ctx, store.Move{ID: id, From: t.State, To: string(inbox.StateCancelled), Terminal: true,
+			At: e.now().UTC(), Actor: "agent", OutcomeClass: string(inbox.OutcomeObserved)})
+		if err == nil && !moved {
+			return closed("")
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]string{"task_id": id, "state": string(inbox.StateCancelled)}, nil
+}
+
+func (e *Enclave) taskDelete(ctx context.Context, agent string, project store.Project, id string) (any, error) {
+	err := e.store.Tx(ctx, func(tx store.Tx) error {
+		t, err := preparerTask(ctx, tx, agent, project, id)
+		if err != nil {
+			return err
+		}
+		if !inbox.State(t.State).Terminal() {
+			return countersign.Errorf(countersign.InvalidRequest, "the task is %s: only a closed task is deleted (cancel an open one first)", t.State)
+		}
+		_, err = tx.ForgetTask(ctx, id)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"task_id": id, "deleted": true}, nil
+}
+
+type listed struct {
+	TaskID    string `json:"task_id"`
+	Kind      string `json:"kind"`
+	State     string `json:"state"`
+	Thread    string `json:"thread"`
+	CreatedAt string `json:"created_at"`
+}
+
+func (e *Enclave) taskList(ctx context.Context, agent string, project store.Project, state string) (any, error) {
+	out := []listed{}
+	err := e.store.Tx(ctx, func(tx store.Tx) error {
+		tasks, err := tx.PreparerTasks(ctx, project.Owner, project.UUID, agent, state, maxListed)
+		for _, t := range tasks {
+			out = append(out, listed{TaskID: t.ID, Kind: t.Kind, State: t.State, Thread: t.Thread, CreatedAt: t.CreatedAt.Format(inbox.TimeFormat)})
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"tasks": out}, nil
+}
+
+// closed is the refusal for a task that has left open.
+func closed(state string) error {
+	e := countersign.Errorf(countersign.TaskClosed, "the task is no longer open")
+	if state != "" {
+		e.Message = "the task is " + state
+		e.State = state
+	}
+	return e
+}

@@ -1,0 +1,33 @@
+package probe_test
+
+import (
+	"testing"
+
+	"countersign/connectors/connectortest"
+	"countersign/connectors/probe"
+)
+
+// BenchmarkStart is guess_start through the harness: secret, salt, envelope
+// and task hash.
+func BenchmarkStart(b *testing.B) {
+	h := connectortest.New(b, probe.New())
+	for b.Loop() {
+		if _, err := h.Call(ctx, `{"operation":"guess_start","max":1000}`); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkGuess is one wrong guess through the harness: the judgement and
+// the next turn.
+func BenchmarkGuess(b *testing.B) {
+	h := connectortest.New(b, probe.New())
+	for b.Loop() {
+		b.StopTimer()
+		o := start(b, h, `{"operation":"guess_start","max":1000}`)
+		b.StartTimer()
+		if _, _, err := h.Answer(ctx, o, []byte("not a number"), ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,88 @@
+package probe_test
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"countersign"
+	"countersign/connectors/connectortest"
+	"countersign/connectors/probe"
+	"countersign/inbox"
+)
+
+// FuzzStart calls guess_start with any value of max: it opens a game whose
+// max is exactly that number, or refuses with the contract's sentence.
+func FuzzStart(f *testing.F) {
+	for _, s := range []string{"10", "2", "1000", "0", "1", "1001", "2.5", `"10"`, "null", "-1", "1e3", "[]", "{}", "99999999999999999999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, max string) {
+		h := connectortest.New(t, probe.New())
+		body := `{"operation":"guess_start","max":` + max + `}`
+		out, err := h.Call(ctx, body)
+		if err != nil {
+			code := countersign.ErrorCode(err)
+			if code != countersign.InvalidRequest {
+				t.Fatalf("%s: %v", body, err)
+			}
+			return
+		}
+		o, err := h.Awaiting(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := stateOf(t, o)
+		var args struct {
+			Max json.RawMessage `json:"max"`
+		}
+		if err := json.Unmarshal([]byte(body), &args); err != nil {
+			t.Fatalf("%s opened a game: %v", body, err)
+		}
+		n, err := strconv.Atoi(string(args.Max))
+		if err != nil || strings.ContainsAny(string(args.Max), "+-") || n != g.Max ||
+			n < probe.MinMax || n > probe.MaxMax || g.Secret < 1 || g.Secret > n {
+			t.Fatalf("max %s opened a game of %+v", args.Max, g)
+		}
+	})
+}
+
+// FuzzGuess answers a game with any text: the run never fails, its result is
+// one the platform accepts, and the game goes on in a turn the platform
+// accepts, or ends with a notice.
+func FuzzGuess(f *testing.F) {
+	for _, s := range []string{"5", " +007 ", "-0", "abc", "", "\u202e5", "\xff", "99999999999999999999", "1e3", strings.Repeat("x", 600)} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, text []byte) {
+		h := connectortest.New(t, probe.New())
+		h.SupplyLimit = 1 << 20
+		first := start(t, h, `{"operation":"guess_start","max":1000}`)
+		out, opened, err := h.Answer(ctx, first, text, "")
+		if err != nil {
+			t.Fatalf("guess %q: %v", text, err)
+		}
+		r := resultOf(t, out)
+		if r.Attempt != 1 || r.Max != 1000 || len(opened) != 1 || opened[0].Task.Thread != first.Task.ID {
+			t.Fatalf("guess %q: %s", text, out)
+		}
+		switch r.Verdict {
+		case probe.Right:
+			if opened[0].Task.Kind != inbox.KindNotice {
+				t.Fatalf("a win opened %s", opened[0].Task.Kind)
+			}
+		case probe.Higher, probe.Lower, probe.NotANumber:
+			if opened[0].Task.Kind != inbox.KindInput {
+				t.Fatalf("a miss opened %s", opened[0].Task.Kind)
+			}
+		default:
+			t.Fatalf("verdict %q", r.Verdict)
+		}
+		var s string
+		if json.Unmarshal(r.Guess, &s) == nil && utf8.RuneCountInString(s) > 64 {
+			t.Fatalf("guess reported at %d characters", utf8.RuneCountInString(s))
+		}
+	})
+}

@@ -21,13 +21,13 @@ import (
 // service is a migrated database, operator commands and a running serve,
 // all through the binary's own main.
 type service struct {
-	t    *testing.T
+	t    testing.TB
 	env  map[string]string
 	base string
 	rpc  *neartest.Server
 }
 
-func newService(t *testing.T) *service {
+func newService(t testing.TB) *service {
 	t.Helper()
 	rpc := neartest.New()
 	t.Cleanup(rpc.Close)

@@ -45,7 +45,7 @@ type result struct {
 }
 
 // run runs the binary's main in process with only the given environment.
-func run(t *testing.T, ctx context.Context, env map[string]string, args ...string) result {
+func run(t testing.TB, ctx context.Context, env map[string]string, args ...string) result {
 	t.Helper()
 	var out, errb syncBuffer
 	a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] }}
@@ -64,7 +64,7 @@ func TestVersion(t *testing.T) {
 }
 
 // pgURL is the test database with a schema of its own.
-func pgURL(t *testing.T) string {
+func pgURL(t testing.TB) string {
 	schema := storetest.NewSchema(t)
 	sep := "?"
 	if strings.Contains(storetest.PostgresURL(), "?") {
@@ -73,7 +73,7 @@ func pgURL(t *testing.T) string {
 	return storetest.PostgresURL() + sep + "search_path=" + schema
 }
 
-func newKey(t *testing.T) string {
+func newKey(t testing.TB) string {
 	r := run(t, context.Background(), nil, "keys", "new")
 	if r.code != 0 || !regexp.MustCompile(`^1:[0-9a-f]{64}\n$`).MatchString(r.stdout) {
 		t.Fatalf("keys new: %+v", r)
@@ -144,7 +144,7 @@ func TestServeRefusesBadSettings(t *testing.T) {
 	}
 }
 
-func bumpSchema(t *testing.T, url string) {
+func bumpSchema(t testing.TB, url string) {
 	conn, err := pgx.Connect(context.Background(), url)
 	if err != nil {
 		t.Fatal(err)
@@ -155,7 +155,7 @@ func bumpSchema(t *testing.T, url string) {
 	}
 }
 
-func tableCount(t *testing.T, url string) int {
+func tableCount(t testing.TB, url string) int {
 	conn, err := pgx.Connect(context.Background(), url)
 	if err != nil {
 		t.Fatal(err)
@@ -170,7 +170,7 @@ func tableCount(t *testing.T, url string) int {
 
 // serve starts the service and returns its base URL and a stop function
 // that returns its exit code and stderr.
-func serve(t *testing.T, env map[string]string, args ...string) (string, func() result) {
+func serve(t testing.TB, env map[string]string, args ...string) (string, func() result) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var out, errb syncBuffer
@@ -212,7 +212,7 @@ func serve(t *testing.T, env map[string]string, args ...string) (string, func() 
 	}
 }
 
-func getJSON(t *testing.T, url string, v any) int {
+func getJSON(t testing.TB, url string, v any) int {
 	t.Helper()
 	resp, err := http.Get(url)
 	if err != nil {

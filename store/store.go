@@ -78,6 +78,69 @@ type Tx interface {
 	AgentTx
 	ProjectTx
 	RunTx
+	InboxTx
+}
+
+// InboxTx holds what the owner's inbox reads and changes besides tasks'
+// states: the task list, approvals, mutes, and the job an approval queues.
+type InboxTx interface {
+	// OwnerTasks lists an owner's tasks, newest first: waiting (open) ones,
+	// or the others (closed); before, when set, lists only tasks older than
+	// that task (created_at, id).
+	OwnerTasks(ctx context.Context, owner string, waiting bool, before *Task, limit int) ([]Task, error)
+	// DeviceCopies lists the devices a task's content key is wrapped to.
+	DeviceCopies(ctx context.Context, id string) ([]string, error)
+	// SetApproval keeps the owner's approval of a task (signed pieces and
+	// the sealed supply and note) for the answer run to check again.
+	SetApproval(ctx context.Context, id string, approval []byte) error
+	// Approval returns it (ErrNotFound when none).
+	Approval(ctx context.Context, id string) ([]byte, error)
+	// EnqueueAnswer queues the answer run of an approved task, in this
+	// transaction: the job carries ids only.
+	EnqueueAnswer(ctx context.Context, job AnswerJob) error
+	// PutMute mutes an agent or a project for an owner (idempotent).
+	PutMute(ctx context.Context, m Mute) error
+	// DeleteMute lifts a mute; it reports whether there was one.
+	DeleteMute(ctx context.Context, owner, subjectIs, subject string) (bool, error)
+	// Mutes lists an owner's mutes.
+	Mutes(ctx context.Context, owner string) ([]Mute, error)
+	// Muted reports whether an owner muted the agent or the project.
+	Muted(ctx context.Context, owner, agent, project string) (bool, error)
+}
+
+// Mute silences an agent or a project for an owner.
+type Mute struct {
+	Owner     string
+	SubjectIs string // agent | project
+	Subject   string
+	CreatedAt time.Time
+}
+
+// AnswerJob is the job that runs an approved task's answer operation. It
+// carries ids only, never content.
+type AnswerJob struct {
+	TaskID string `json:"task_id"`
+	Run    string `json:"run"`
+}
+
+// Kind names the job for the queue.
+func (AnswerJob) Kind() string { return "answer_run" }
+
+// TaskEvent says a task of an owner reached a state. Events are published
+// when the transaction that made the change commits.
+type TaskEvent struct {
+	Owner  string `json:"-"`
+	TaskID string `json:"task_id"`
+	State  string `json:"state"`
+}
+
+// Subscriber gives the events of one owner's tasks as they commit, in every
+// process on the same database.
+type Subscriber interface {
+	// Subscribe returns a channel of the owner's task events and a function
+	// that ends the subscription. A subscriber that does not keep up is
+	// dropped: its channel is closed.
+	Subscribe(owner string) (<-chan TaskEvent, func())
 }
 
 // AgentTx holds agents, their keys and their money.

@@ -14,11 +14,15 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
 	"countersign/migrations"
@@ -32,9 +36,22 @@ type DB struct {
 	lite    *sql.DB
 	schema  string // postgres schema, "" for the connection's default
 	dir     string // directory of the embedded store
+
+	// Task events: the hub of subscribers, and on PostgreSQL the LISTEN
+	// connection that feeds it, started by the first Subscribe.
+	hub           hub
+	listenOnce    sync.Once
+	stopListening context.CancelFunc
+
+	// Insert-only job queue clients, for jobs queued in a transaction.
+	pgJobs   *river.Client[pgx.Tx]
+	liteJobs *river.Client[*sql.Tx]
 }
 
-var _ store.Store = (*DB)(nil)
+var (
+	_ store.Store      = (*DB)(nil)
+	_ store.Subscriber = (*DB)(nil)
+)
 
 // OpenPostgres connects to a PostgreSQL database. schema, if not empty, is the
 // schema every table lives in (tests use one schema each).
@@ -55,6 +72,10 @@ func OpenPostgres(ctx context.Context, url, schema string) (*DB, error) {
 	}
 	db := &DB{dialect: migrations.Postgres, pg: pool, schema: schema}
 	if err := db.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	if db.pgJobs, err = river.NewClient(riverpgxv5.New(pool), &river.Config{Schema: schema, Logger: quietLogger}); err != nil {
 		pool.Close()
 		return nil, err
 	}
@@ -86,6 +107,10 @@ func OpenSQLite(ctx context.Context, dir string) (*DB, error) {
 		lite.Close()
 		return nil, err
 	}
+	if db.liteJobs, err = river.NewClient(riversqlite.New(lite), &river.Config{Logger: quietLogger}); err != nil {
+		lite.Close()
+		return nil, err
+	}
 	return db, nil
 }
 
@@ -108,8 +133,12 @@ func (db *DB) Dir() string { return db.dir }
 // SchemaName is the PostgreSQL schema the store was opened on ("" = default).
 func (db *DB) SchemaName() string { return db.schema }
 
-// Close releases the connections.
+// Close releases the connections and ends every subscription.
 func (db *DB) Close() error {
+	if db.stopListening != nil {
+		db.stopListening()
+	}
+	db.hub.closeAll()
 	if db.pg != nil {
 		db.pg.Close()
 		return nil
@@ -135,7 +164,7 @@ func (db *DB) Tx(ctx context.Context, fn func(store.Tx) error) error {
 		if err != nil {
 			return classify(err)
 		}
-		if err := fn(&tx{q: pgQuerier{ptx}, dialect: db.dialect, native: ptx}); err != nil {
+		if err := fn(&tx{q: pgQuerier{ptx}, dialect: db.dialect, native: ptx, db: db}); err != nil {
 			_ = ptx.Rollback(context.WithoutCancel(ctx))
 			return err
 		}
@@ -145,11 +174,18 @@ func (db *DB) Tx(ctx context.Context, fn func(store.Tx) error) error {
 	if err != nil {
 		return classify(err)
 	}
-	if err := fn(&tx{q: liteQuerier{ltx}, dialect: db.dialect, native: ltx}); err != nil {
+	t := &tx{q: liteQuerier{ltx}, dialect: db.dialect, native: ltx, db: db}
+	if err := fn(t); err != nil {
 		_ = ltx.Rollback()
 		return err
 	}
-	return classify(ltx.Commit())
+	if err := classify(ltx.Commit()); err != nil {
+		return err
+	}
+	for _, ev := range t.events {
+		db.hub.publish(ev)
+	}
+	return nil
 }
 
 // tx implements store.Tx on either database.
@@ -157,6 +193,8 @@ type tx struct {
 	q       querier
 	dialect migrations.Dialect
 	native  any // pgx.Tx or *sql.Tx, for the job queue's transactional insert
+	db      *DB
+	events  []store.TaskEvent // SQLite: published after commit
 }
 
 // Native returns the driver's transaction (pgx.Tx or *sql.Tx).

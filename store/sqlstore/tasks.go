@@ -42,7 +42,7 @@ func (t *tx) InsertTask(ctx context.Context, k store.Task, c store.TaskCiphertex
 			return err
 		}
 	}
-	return nil
+	return t.notify(ctx, store.TaskEvent{Owner: k.Owner, TaskID: k.ID, State: k.State})
 }
 
 const taskColumns = `id, owner, preparer, project, project_uuid, connector, kind, state, thread, run,
@@ -123,10 +123,13 @@ func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 			return false, err
 		}
 	}
-	_, err = t.q.exec(ctx, `INSERT INTO task_events (task_id, owner, from_state, to_state, actor, run, at)
-		SELECT id, owner, ?, ?, ?, ?, ? FROM tasks WHERE id = ?`,
-		m.From, m.To, m.Actor, m.Run, m.At.Unix(), m.ID)
-	return err == nil, err
+	var owner string
+	if err := t.q.queryRow(ctx, `INSERT INTO task_events (task_id, owner, from_state, to_state, actor, run, at)
+		SELECT id, owner, ?, ?, ?, ?, ? FROM tasks WHERE id = ? RETURNING owner`,
+		m.From, m.To, m.Actor, m.Run, m.At.Unix(), m.ID).Scan(&owner); err != nil {
+		return false, err
+	}
+	return true, t.notify(ctx, store.TaskEvent{Owner: owner, TaskID: m.ID, State: m.To})
 }
 
 func (t *tx) Sealed(ctx context.Context, id string) ([]byte, uint32, error) {

@@ -1,0 +1,165 @@
+package sqlstore
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgxlisten"
+
+	"countersign/store"
+)
+
+// subscriberBuffer is how many events a subscriber may fall behind before it
+// is dropped.
+const subscriberBuffer = 64
+
+// hub fans task events out to the subscribers of each owner.
+type hub struct {
+	mu   sync.Mutex
+	subs map[string]map[*subscription]struct{}
+}
+
+type subscription struct {
+	ch     chan store.TaskEvent
+	closed bool
+}
+
+func (h *hub) subscribe(owner string) (<-chan store.TaskEvent, func()) {
+	s := &subscription{ch: make(chan store.TaskEvent, subscriberBuffer)}
+	h.mu.Lock()
+	if h.subs == nil {
+		h.subs = map[string]map[*subscription]struct{}{}
+	}
+	if h.subs[owner] == nil {
+		h.subs[owner] = map[*subscription]struct{}{}
+	}
+	h.subs[owner][s] = struct{}{}
+	h.mu.Unlock()
+	return s.ch, func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.drop(owner, s)
+	}
+}
+
+// drop ends a subscription; the caller holds h.mu.
+func (h *hub) drop(owner string, s *subscription) {
+	if s.closed {
+		return
+	}
+	s.closed = true
+	close(s.ch)
+	delete(h.subs[owner], s)
+	if len(h.subs[owner]) == 0 {
+		delete(h.subs, owner)
+	}
+}
+
+// publish gives an event to its owner's subscribers without waiting: one
+// that is not keeping up is dropped, never the others.
+func (h *hub) publish(ev store.TaskEvent) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.subs[ev.Owner] {
+		select {
+		case s.ch <- ev:
+		default:
+			h.drop(ev.Owner, s)
+		}
+	}
+}
+
+// closeAll ends every subscription.
+func (h *hub) closeAll() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for owner, subs := range h.subs {
+		for s := range subs {
+			h.drop(owner, s)
+		}
+	}
+}
+
+// Subscribe gives the owner's task events as they commit. On PostgreSQL they
+// come through LISTEN/NOTIFY, so every process on the database sees every
+// change; the embedded store has one process.
+func (db *DB) Subscribe(owner string) (<-chan store.TaskEvent, func()) {
+	if db.pg != nil {
+		db.listenOnce.Do(db.listen)
+	}
+	return db.hub.subscribe(owner)
+}
+
+// channel is the NOTIFY channel of this store's schema.
+func (db *DB) channel() string {
+	if db.schema == "" {
+		return "countersign_tasks"
+	}
+	return "countersign_tasks_" + db.schema
+}
+
+// listen starts the LISTEN connection that feeds the hub, until Close. It
+// waits (a little) until LISTEN is in place, so that changes made right after
+// the first Subscribe are not missed.
+func (db *DB) listen() {
+	ctx, cancel := context.WithCancel(context.Background())
+	db.stopListening = cancel
+	h := &listenHandler{hub: &db.hub, ready: make(chan struct{})}
+	l := &pgxlisten.Listener{
+		Connect: func(ctx context.Context) (*pgx.Conn, error) {
+			return pgx.ConnectConfig(ctx, db.pg.Config().ConnConfig.Copy())
+		},
+		ReconnectDelay: time.Second,
+	}
+	l.Handle(db.channel(), h)
+	go func() { _ = l.Listen(ctx) }() // returns when ctx ends; reconnects on its own
+	select {
+	case <-h.ready:
+	case <-time.After(5 * time.Second):
+	}
+}
+
+// listenHandler publishes notifications; its backlog hook, called right
+// after each LISTEN, tells listen the channel is in place.
+type listenHandler struct {
+	hub   *hub
+	ready chan struct{}
+	once  sync.Once
+}
+
+func (h *listenHandler) HandleNotification(_ context.Context, n *pgconn.Notification, _ *pgx.Conn) error {
+	if ev, ok := parseEvent(n.Payload); ok {
+		h.hub.publish(ev)
+	}
+	return nil
+}
+
+func (h *listenHandler) HandleBacklog(context.Context, string, *pgx.Conn) error {
+	h.once.Do(func() { close(h.ready) })
+	return nil
+}
+
+func eventPayload(ev store.TaskEvent) string { return ev.Owner + " " + ev.TaskID + " " + ev.State }
+
+func parseEvent(p string) (store.TaskEvent, bool) {
+	f := strings.Fields(p)
+	if len(f) != 3 {
+		return store.TaskEvent{}, false
+	}
+	return store.TaskEvent{Owner: f[0], TaskID: f[1], State: f[2]}, true
+}
+
+// notify records a task event in the transaction: NOTIFY on PostgreSQL
+// (delivered at commit), published after commit on SQLite.
+func (t *tx) notify(ctx context.Context, ev store.TaskEvent) error {
+	if t.db.pg != nil {
+		_, err := t.q.exec(ctx, "SELECT pg_notify(?, ?)", t.db.channel(), eventPayload(ev))
+		return err
+	}
+	t.events = append(t.events, ev)
+	return nil
+}

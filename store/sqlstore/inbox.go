@@ -1,0 +1,133 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+
+	"countersign/store"
+)
+
+func (t *tx) OwnerTasks(ctx context.Context, owner string, waiting bool, before *store.Task, limit int) ([]store.Task, error) {
+	if limit <= 0 {
+		return nil, fmt.Errorf("store: a list of tasks needs a positive limit, not %d", limit)
+	}
+	q := "SELECT " + taskColumns + " FROM tasks WHERE owner = ?"
+	if waiting {
+		q += " AND state = 'open'"
+	} else {
+		q += " AND state <> 'open'"
+	}
+	args := []any{owner}
+	if before != nil {
+		q += " AND (created_at < ? OR created_at = ? AND id < ?)"
+		args = append(args, before.CreatedAt.Unix(), before.CreatedAt.Unix(), before.ID)
+	}
+	q += " ORDER BY created_at DESC, id DESC LIMIT ?"
+	args = append(args, limit)
+	r, err := t.q.query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	var out []store.Task
+	for r.Next() {
+		k, err := scanTask(r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, k)
+	}
+	return out, r.Err()
+}
+
+func (t *tx) DeviceCopies(ctx context.Context, id string) ([]string, error) {
+	r, err := t.q.query(ctx, "SELECT device_id FROM device_copies WHERE task_id = ? ORDER BY device_id", id)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	var out []string
+	for r.Next() {
+		var d string
+		if err := r.Scan(&d); err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, r.Err()
+}
+
+func (t *tx) SetApproval(ctx context.Context, id string, approval []byte) error {
+	n, err := t.q.exec(ctx, "UPDATE tasks SET approval = ? WHERE id = ?", approval, id)
+	if err == nil && n == 0 {
+		return store.ErrNotFound
+	}
+	return err
+}
+
+func (t *tx) Approval(ctx context.Context, id string) ([]byte, error) {
+	var a []byte
+	if err := t.q.queryRow(ctx, "SELECT approval FROM tasks WHERE id = ?", id).Scan(&a); err != nil {
+		return nil, err
+	}
+	if a == nil {
+		return nil, store.ErrNotFound
+	}
+	return a, nil
+}
+
+// answerJobOpts: a failed attempt (the store down mid-run) is tried again;
+// the task row decides whether the run may start at all.
+var answerJobOpts = &river.InsertOpts{MaxAttempts: 10}
+
+func (t *tx) EnqueueAnswer(ctx context.Context, job store.AnswerJob) error {
+	var err error
+	switch native := t.native.(type) {
+	case pgx.Tx:
+		_, err = t.db.pgJobs.InsertTx(ctx, native, job, answerJobOpts)
+	case *sql.Tx:
+		_, err = t.db.liteJobs.InsertTx(ctx, native, job, answerJobOpts)
+	}
+	return classify(err)
+}
+
+func (t *tx) PutMute(ctx context.Context, m store.Mute) error {
+	_, err := t.q.exec(ctx, `INSERT INTO mutes (owner, subject_is, subject, created_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (owner, subject_is, subject) DO NOTHING`, m.Owner, m.SubjectIs, m.Subject, m.CreatedAt.Unix())
+	return err
+}
+
+func (t *tx) DeleteMute(ctx context.Context, owner, subjectIs, subject string) (bool, error) {
+	n, err := t.q.exec(ctx, "DELETE FROM mutes WHERE owner = ? AND subject_is = ? AND subject = ?", owner, subjectIs, subject)
+	return n == 1, err
+}
+
+func (t *tx) Mutes(ctx context.Context, owner string) ([]store.Mute, error) {
+	r, err := t.q.query(ctx, "SELECT owner, subject_is, subject, created_at FROM mutes WHERE owner = ? ORDER BY subject_is, subject", owner)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	var out []store.Mute
+	for r.Next() {
+		var m store.Mute
+		var at int64
+		if err := r.Scan(&m.Owner, &m.SubjectIs, &m.Subject, &at); err != nil {
+			return nil, err
+		}
+		m.CreatedAt = unix(at)
+		out = append(out, m)
+	}
+	return out, r.Err()
+}
+
+func (t *tx) Muted(ctx context.Context, owner, agent, project string) (bool, error) {
+	var n int
+	err := t.q.queryRow(ctx, `SELECT COUNT(*) FROM mutes WHERE owner = ? AND
+		(subject_is = 'agent' AND subject = ? OR subject_is = 'project' AND subject = ?)`, owner, agent, project).Scan(&n)
+	return n > 0, err
+}

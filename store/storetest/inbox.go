@@ -1,0 +1,229 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"countersign/store"
+)
+
+func inboxTests() []storeTest {
+	return []storeTest{
+		{"OwnerTasks", testOwnerTasks},
+		{"DeviceCopiesAndApproval", testDeviceCopiesAndApproval},
+		{"Mutes", testMutes},
+		{"EventsAfterCommit", testEventsAfterCommit},
+		{"SlowSubscriberDropped", testSlowSubscriberDropped},
+	}
+}
+
+func testOwnerTasks(t *testing.T, s store.Store) {
+	// Six tasks, two in the same second, one closed, one of another owner.
+	for i, id := range []string{"a-1", "b-1", "c-1", "d-1", "e-1"} {
+		k, c := NewTask(id, "alice.near", "bot.near")
+		k.CreatedAt = t0.Add(time.Duration(i) * time.Second)
+		if id == "e-1" {
+			k.CreatedAt = t0.Add(3 * time.Second) // same second as d-1
+		}
+		insert(t, s, k, c)
+	}
+	k, c := NewTask("z-1", "bob.near", "bot.near")
+	insert(t, s, k, c)
+	move(t, s, store.Move{ID: "b-1", From: "open", To: "rejected", Terminal: true, At: t0, Actor: "owner"})
+	ids := func(ts []store.Task) string {
+		var out []string
+		for _, t := range ts {
+			out = append(out, t.ID)
+		}
+		return fmt.Sprint(out)
+	}
+	_ = s.Tx(ctx, func(tx store.Tx) error {
+		waiting, err := tx.OwnerTasks(ctx, "alice.near", true, nil, 10)
+		if err != nil || ids(waiting) != "[e-1 d-1 c-1 a-1]" {
+			t.Errorf("waiting: %s %v", ids(waiting), err)
+		}
+		closed, _ := tx.OwnerTasks(ctx, "alice.near", false, nil, 10)
+		if ids(closed) != "[b-1]" {
+			t.Errorf("closed: %s", ids(closed))
+		}
+		page, _ := tx.OwnerTasks(ctx, "alice.near", true, nil, 2)
+		next, _ := tx.OwnerTasks(ctx, "alice.near", true, &page[1], 2)
+		if ids(page) != "[e-1 d-1]" || ids(next) != "[c-1 a-1]" {
+			t.Errorf("pages: %s then %s", ids(page), ids(next))
+		}
+		if _, err := tx.OwnerTasks(ctx, "alice.near", true, nil, 0); err == nil {
+			t.Error("a list without a limit was accepted")
+		}
+		return nil
+	})
+}
+
+func testDeviceCopiesAndApproval(t *testing.T, s store.Store) {
+	k, c := NewTask("run1-1", "alice.near", "bot.near")
+	insert(t, s, k, c)
+	_ = s.Tx(ctx, func(tx store.Tx) error {
+		devs, err := tx.DeviceCopies(ctx, k.ID)
+		if err != nil || fmt.Sprint(devs) != "[dev1 dev2]" {
+			t.Errorf("DeviceCopies = %v %v", devs, err)
+		}
+		if _, err := tx.Approval(ctx, k.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("approval of a new task: %v", err)
+		}
+		if err := tx.SetApproval(ctx, k.ID, []byte(`{"at":1}`)); err != nil {
+			t.Fatal(err)
+		}
+		if a, err := tx.Approval(ctx, k.ID); err != nil || string(a) != `{"at":1}` {
+			t.Errorf("Approval = %s %v", a, err)
+		}
+		if err := tx.SetApproval(ctx, "nosuch-1", []byte("x")); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("SetApproval of no task: %v", err)
+		}
+		return nil
+	})
+	move(t, s, store.Move{ID: k.ID, From: "open", To: "approved", At: t0, Actor: "owner"})
+	move(t, s, store.Move{ID: k.ID, From: "approved", To: "failed", Terminal: true, At: t0, Actor: "platform"})
+	_ = s.Tx(ctx, func(tx store.Tx) error {
+		if _, err := tx.Approval(ctx, k.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("a closed task keeps its approval: %v", err)
+		}
+		return nil
+	})
+}
+
+func testMutes(t *testing.T, s store.Store) {
+	err := s.Tx(ctx, func(tx store.Tx) error {
+		for _, m := range []store.Mute{
+			{Owner: "alice.near", SubjectIs: "agent", Subject: "spam.near", CreatedAt: t0},
+			{Owner: "alice.near", SubjectIs: "agent", Subject: "spam.near", CreatedAt: t0.Add(time.Hour)},
+			{Owner: "alice.near", SubjectIs: "project", Subject: "noisy", CreatedAt: t0},
+			{Owner: "bob.near", SubjectIs: "agent", Subject: "bot.near", CreatedAt: t0},
+		} {
+			if err := tx.PutMute(ctx, m); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = s.Tx(ctx, func(tx store.Tx) error {
+		mutes, _ := tx.Mutes(ctx, "alice.near")
+		if len(mutes) != 2 || mutes[0].SubjectIs != "agent" || !mutes[0].CreatedAt.Equal(t0) {
+			t.Errorf("mutes %+v", mutes)
+		}
+		for _, c := range []struct {
+			agent, project string
+			want           bool
+		}{{"spam.near", "probe", true}, {"bot.near", "noisy", true}, {"bot.near", "probe", false}, {"noisy", "spam.near", false}} {
+			if got, err := tx.Muted(ctx, "alice.near", c.agent, c.project); err != nil || got != c.want {
+				t.Errorf("Muted(%s, %s) = %v %v", c.agent, c.project, got, err)
+			}
+		}
+		if ok, _ := tx.Muted(ctx, "carol.near", "bot.near", "probe"); ok {
+			t.Error("bob's mute applies to carol")
+		}
+		if ok, _ := tx.DeleteMute(ctx, "alice.near", "agent", "spam.near"); !ok {
+			t.Error("lifting a mute did nothing")
+		}
+		if ok, _ := tx.DeleteMute(ctx, "alice.near", "agent", "spam.near"); ok {
+			t.Error("a mute was lifted twice")
+		}
+		if ok, _ := tx.Muted(ctx, "alice.near", "spam.near", "probe"); ok {
+			t.Error("a lifted mute still mutes")
+		}
+		return nil
+	})
+}
+
+func subscriber(t *testing.T, s store.Store) store.Subscriber {
+	sub, ok := s.(store.Subscriber)
+	if !ok {
+		t.Fatal("the store gives no task events")
+	}
+	return sub
+}
+
+func next(t *testing.T, ch <-chan store.TaskEvent) store.TaskEvent {
+	t.Helper()
+	select {
+	case ev, ok := <-ch:
+		if !ok {
+			t.Fatal("the subscription ended")
+		}
+		return ev
+	case <-time.After(5 * time.Second):
+		t.Fatal("no event")
+	}
+	return store.TaskEvent{}
+}
+
+func testEventsAfterCommit(t *testing.T, s store.Store) {
+	sub := subscriber(t, s)
+	alice, stopA := sub.Subscribe("alice.near")
+	defer stopA()
+	bob, stopB := sub.Subscribe("bob.near")
+	defer stopB()
+	// A rolled back change says nothing.
+	k0, c0 := NewTask("gone-1", "alice.near", "bot.near")
+	_ = s.Tx(ctx, func(tx store.Tx) error {
+		_ = tx.InsertTask(ctx, k0, c0)
+		return errors.New("refused")
+	})
+	k, c := NewTask("run1-1", "alice.near", "bot.near")
+	insert(t, s, k, c)
+	if ev := next(t, alice); ev != (store.TaskEvent{Owner: "alice.near", TaskID: "run1-1", State: "open"}) {
+		t.Fatalf("first event %+v", ev)
+	}
+	move(t, s, store.Move{ID: k.ID, From: "open", To: "approved", At: t0, Actor: "owner"})
+	if ev := next(t, alice); ev.TaskID != "run1-1" || ev.State != "approved" {
+		t.Fatalf("second event %+v", ev)
+	}
+	select {
+	case ev := <-bob:
+		t.Fatalf("bob got alice's event %+v", ev)
+	case <-time.After(100 * time.Millisecond):
+	}
+}
+
+func testSlowSubscriberDropped(t *testing.T, s store.Store) {
+	sub := subscriber(t, s)
+	slow, stopSlow := sub.Subscribe("alice.near")
+	defer stopSlow()
+	fast, stopFast := sub.Subscribe("alice.near")
+	defer stopFast()
+	done := make(chan int)
+	go func() {
+		n := 0
+		for range fast {
+			n++
+			if n == 100 {
+				break
+			}
+		}
+		done <- n
+	}()
+	for i := 0; i < 100; i++ {
+		k, c := NewTask(fmt.Sprintf("r%d-1", i), "alice.near", fmt.Sprintf("bot%d.near", i))
+		insert(t, s, k, c)
+	}
+	select {
+	case n := <-done:
+		if n != 100 {
+			t.Fatalf("the reading subscriber got %d of 100 events", n)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the reading subscriber was held up")
+	}
+	// The one that never read was dropped: its channel is closed after
+	// what it had room for.
+	n := 0
+	for range slow {
+		n++
+	}
+	if n == 0 || n >= 100 {
+		t.Fatalf("the slow subscriber got %d events before it was dropped", n)
+	}
+}

@@ -174,3 +174,15 @@ func (c Catalogue) Names() []string {
 	sort.Strings(names)
 	return names
 }
+
+// PolicyMode reads a policy with a connector's schema: "ok", "unreadable"
+// or "broken" with a sentence; known is false when there is no such
+// connector.
+func (c Catalogue) PolicyMode(connector string, raw []byte) (mode, sentence string, known bool) {
+	conn, ok := c[connector]
+	if !ok {
+		return "", "", false
+	}
+	p := conn.ParsePolicy(raw)
+	return string(p.Mode()), p.Sentence(), true
+}

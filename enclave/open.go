@@ -220,6 +220,13 @@ func (e *Enclave) OpenTask(ctx context.Context, tx store.Tx, run *Run, spec conn
 	if err := tx.LockOwner(ctx, run.Project.Owner); err != nil {
 		return Opened{}, err
 	}
+	muted, err := tx.Muted(ctx, run.Project.Owner, run.Agent, run.Project.Name)
+	if err != nil {
+		return Opened{}, err
+	}
+	if muted {
+		return Opened{}, countersign.Errorf(countersign.Muted, "the owner muted this agent or this project")
+	}
 	devices, err := e.deviceKeys(ctx, tx, run.Project.Owner, now)
 	if err != nil {
 		return Opened{}, err

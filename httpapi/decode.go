@@ -58,3 +58,16 @@ func jsonProblem(err error) string {
 	}
 	return "malformed JSON"
 }
+
+// decodeOptional is decode for a body that may be empty.
+func decodeOptional(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
+	if r.ContentLength == 0 {
+		return nil
+	}
+	err := decode(w, r, limit, v)
+	var e *countersign.Error
+	if errors.As(err, &e) && e.Message == "the body is empty; a JSON object is expected" {
+		return nil
+	}
+	return err
+}

@@ -58,7 +58,8 @@ func newEnv(t *testing.T, db store.Store) *env {
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	svc := inbox.NewService(inbox.Config{Store: db, Keys: checker, Recipient: "countersign", Now: clk.Now, Logger: quiet})
-	srv := httptest.NewServer(httpapi.New(httpapi.Options{Version: "test", Store: db, Logger: quiet, Inbox: svc}))
+	srv := httptest.NewServer(httpapi.New(httpapi.Options{Version: "test", Store: db, Logger: quiet, Inbox: svc,
+		Limits: httpapi.Limits{SignInPerMinute: 100000, OwnerWritesPerMinute: 100000}}))
 	t.Cleanup(srv.Close)
 	return &env{url: srv.URL, db: db, rpc: rpc, clock: clk}
 }

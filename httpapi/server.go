@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"sort"
 	"strconv"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"countersign/connectors"
 	"countersign/inbox"
 	"countersign/store"
 )
@@ -30,6 +32,10 @@ type Options struct {
 	Inbox *inbox.Service
 	// Agents serves agents' calls; nil serves no call routes.
 	Agents Agents
+	// Connectors is the public catalogue.
+	Connectors connectors.Catalogue
+	// Limits bound request rates (zero: the defaults).
+	Limits Limits
 }
 
 // Agents is the agent side of the service: the part that holds the master
@@ -48,6 +54,9 @@ type Server struct {
 	registry *prometheus.Registry
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+
+	signIns     *limiter
+	ownerWrites *limiter
 }
 
 // New builds the server and its routes.
@@ -55,7 +64,15 @@ func New(opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Server{opts: opts, router: mux.NewRouter(), registry: prometheus.NewRegistry()}
+	if opts.Limits.SignInPerMinute == 0 {
+		opts.Limits.SignInPerMinute = 10
+	}
+	if opts.Limits.OwnerWritesPerMinute == 0 {
+		opts.Limits.OwnerWritesPerMinute = 120
+	}
+	s := &Server{opts: opts, router: mux.NewRouter(), registry: prometheus.NewRegistry(),
+		signIns:     newLimiter(opts.Limits.SignInPerMinute, opts.Limits.SignInPerMinute),
+		ownerWrites: newLimiter(opts.Limits.OwnerWritesPerMinute, (opts.Limits.OwnerWritesPerMinute+1)/2)}
 	s.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "countersign_http_requests_total",
 		Help: "HTTP requests by route and status code.",
@@ -81,6 +98,10 @@ func New(opts Options) *Server {
 	r.Handle("/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{})).Methods(http.MethodGet)
 	if opts.Inbox != nil {
 		s.routeSessions(r)
+		s.routeInbox(r)
+	}
+	if opts.Connectors != nil {
+		r.HandleFunc("/connectors", s.connectors).Methods(http.MethodGet)
 	}
 	if opts.Agents != nil {
 		s.routeCalls(r)
@@ -192,4 +213,39 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
+}
+
+// connectors serves the public catalogue: each connector's build and
+// operations with their kind and price, and its policy keys.
+func (s *Server) connectors(w http.ResponseWriter, _ *http.Request) {
+	type op struct {
+		Name  string `json:"name"`
+		Kind  string `json:"kind"`
+		Price int64  `json:"price"`
+	}
+	type conn struct {
+		Name       string   `json:"name"`
+		Version    string   `json:"version"`
+		Build      string   `json:"build"`
+		Tasks      bool     `json:"tasks"`
+		Operations []op     `json:"operations"`
+		PolicyKeys []string `json:"policy_keys"`
+	}
+	out := []conn{}
+	for _, name := range s.opts.Connectors.Names() {
+		c := s.opts.Connectors[name]
+		v := conn{Name: c.Name, Version: c.Version, Build: c.Build(), Tasks: c.Tasks, Operations: []op{}, PolicyKeys: []string{"confirm"}}
+		if len(c.Conditions) > 0 {
+			v.PolicyKeys = append(v.PolicyKeys, "rules")
+		}
+		for k := range c.PolicyKeys {
+			v.PolicyKeys = append(v.PolicyKeys, k)
+		}
+		sort.Strings(v.PolicyKeys[1:])
+		for _, o := range c.Operations {
+			v.Operations = append(v.Operations, op{Name: o.Name, Kind: string(o.Kind), Price: o.Price})
+		}
+		out = append(out, v)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"connectors": out})
 }

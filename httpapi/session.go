@@ -26,12 +26,12 @@ func (s *Server) owner(h ownerHandler) http.HandlerFunc {
 			writeOwnerError(w, s.opts.Logger, err)
 			return
 		}
-		h(w, r, sess)
+		s.limitWrites(h)(w, r, sess)
 	}
 }
 
 func (s *Server) routeSessions(r *mux.Router) {
-	r.HandleFunc("/inbox/session", s.signIn).Methods(http.MethodPost)
+	r.HandleFunc("/inbox/session", s.limitSignIns(s.signIn)).Methods(http.MethodPost)
 	r.HandleFunc("/inbox/session", s.owner(s.signOut)).Methods(http.MethodDelete)
 	r.HandleFunc("/inbox/devices", s.owner(s.devices)).Methods(http.MethodGet)
 	r.HandleFunc("/inbox/devices/{id}", s.owner(s.withdrawDevice)).Methods(http.MethodDelete)

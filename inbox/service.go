@@ -15,6 +15,8 @@ import (
 // and never holds the master key; what needs the key it asks of the Keeper.
 type Service struct {
 	store     store.Store
+	keeper    Keeper
+	catalogue Catalogue
 	keys      approval.KeyChecker
 	recipient string
 	now       func() time.Time
@@ -24,6 +26,10 @@ type Service struct {
 // Config is what a Service is built from.
 type Config struct {
 	Store store.Store
+	// Keeper does what needs the master key.
+	Keeper Keeper
+	// Catalogue tells which connectors there are and reads their policies.
+	Catalogue Catalogue
 	// Keys answers whether a wallet key may act for an account (NEAR RPC, or
 	// approval.OffChecker for implicit accounts only).
 	Keys approval.KeyChecker
@@ -44,7 +50,7 @@ func NewService(c Config) *Service {
 	if c.Recipient == "" {
 		c.Recipient = "countersign"
 	}
-	return &Service{store: c.Store, keys: c.Keys, recipient: c.Recipient, now: c.Now, log: c.Logger}
+	return &Service{store: c.Store, keeper: c.Keeper, catalogue: c.Catalogue, keys: c.Keys, recipient: c.Recipient, now: c.Now, log: c.Logger}
 }
 
 // Recipient is the NEP-413 recipient owners sign for.

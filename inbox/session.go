@@ -126,6 +126,12 @@ func (s *Service) SignIn(ctx context.Context, req SignInRequest) (Session, error
 		return Session{}, storeErr(err)
 	}
 	s.log.Info("device signed in", "account", req.AccountID, "device", dev.ID)
+	// Tasks made before this device signed in open on it now.
+	if s.keeper != nil {
+		if _, err := s.keeper.Unlock(ctx, req.AccountID); err != nil {
+			s.log.Warn("unlock after sign-in failed; the device can unlock later", "account", req.AccountID, "err", err)
+		}
+	}
 	return Session{Token: token, DeviceID: dev.ID, AccountID: req.AccountID, ValidUntil: validUntil, DevicePubkey: dev.DevicePubkey}, nil
 }
 

@@ -71,10 +71,13 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	owners := inbox.NewService(inbox.Config{Store: db, Keys: wallets, Recipient: cfg.Recipient, Logger: log})
+	// The enclave side holds the master keyring; the door reaches it only
+	// through inbox.Keeper.
 	agents := enclave.New(enclave.Config{Keys: keys, Store: db, Connectors: cat, Recipient: cfg.Recipient,
 		PublicURL: cfg.PublicURL, Logger: log})
-	api := httpapi.New(httpapi.Options{Version: version, Store: db, Logger: log, Inbox: owners, Agents: agents})
+	owners := inbox.NewService(inbox.Config{Store: db, Keeper: agents, Catalogue: cat, Keys: wallets,
+		Recipient: cfg.Recipient, Logger: log})
+	api := httpapi.New(httpapi.Options{Version: version, Store: db, Logger: log, Inbox: owners, Agents: agents, Connectors: cat})
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("cannot listen on %s (COUNTERSIGN_LISTEN): %s", cfg.Listen, oneLine(err))

@@ -1,0 +1,92 @@
+package enclave
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	"countersign/inbox"
+	"countersign/sealing"
+	"countersign/store"
+)
+
+// openSealed opens a task's sealed copy.
+func (e *Enclave) openSealed(ctx context.Context, tx store.Tx, t store.Task) (sealedCopy, *sealing.TaskKeys, error) {
+	blob, keyID, err := tx.Sealed(ctx, t.ID)
+	if err != nil {
+		return sealedCopy{}, nil, err
+	}
+	tk, err := e.keys.TaskKeys(keyID, t.ProjectUUID, t.Owner, t.ID)
+	if err != nil {
+		return sealedCopy{}, nil, err
+	}
+	plain, err := tk.Open(sealing.TaskRecord, blob)
+	if err != nil {
+		return sealedCopy{}, nil, err
+	}
+	var sc sealedCopy
+	if err := json.Unmarshal(plain, &sc); err != nil {
+		return sealedCopy{}, nil, fmt.Errorf("sealed copy of %s: %w", t.ID, err)
+	}
+	return sc, tk, nil
+}
+
+// Unlock wraps the content key of each of the owner's waiting tasks to each
+// current device (whose sign-in statement checks out) that has no copy yet.
+// It returns how many tasks are waiting.
+func (e *Enclave) Unlock(ctx context.Context, owner string) (int, error) {
+	waiting := 0
+	err := e.store.Tx(ctx, func(tx store.Tx) error {
+		now := e.now().UTC()
+		devices, err := e.deviceKeys(ctx, tx, owner, now)
+		if err != nil {
+			return err
+		}
+		tasks, err := tx.OwnerTasks(ctx, owner, true, nil, inbox.MaxOpenTasksPerOwner*2)
+		if err != nil {
+			return err
+		}
+		waiting = len(tasks)
+		for _, t := range tasks {
+			have, err := tx.DeviceCopies(ctx, t.ID)
+			if err != nil {
+				return err
+			}
+			missing := map[string]bool{}
+			for id := range devices {
+				missing[id] = true
+			}
+			for _, id := range have {
+				delete(missing, id)
+			}
+			if len(missing) == 0 {
+				continue
+			}
+			sc, _, err := e.openSealed(ctx, tx, t)
+			if err != nil {
+				e.log.Error("cannot open a waiting task's sealed copy to unlock it", "task", t.ID, "err", err)
+				continue
+			}
+			raw, err := hex.DecodeString(sc.ContentKey)
+			if err != nil {
+				return err
+			}
+			ck, err := sealing.ContentKeyFromBytes(raw)
+			if err != nil {
+				return err
+			}
+			for id := range missing {
+				blob, err := sealing.WrapContentKey(devices[id], t.ID, ck)
+				if err != nil {
+					return err
+				}
+				if err := tx.PutDeviceCopy(ctx, t.ID, id, blob); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	return waiting, transport(err)
+}

@@ -1,0 +1,234 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"countersign"
+	"countersign/inbox"
+)
+
+func (s *Server) routeInbox(r *mux.Router) {
+	r.HandleFunc("/inbox/tasks", s.owner(s.tasks)).Methods(http.MethodGet)
+	r.HandleFunc("/inbox/tasks", s.owner(s.cancelMatching)).Methods(http.MethodDelete)
+	r.HandleFunc("/inbox/tasks/{id}", s.owner(s.task)).Methods(http.MethodGet)
+	r.HandleFunc("/inbox/tasks/{id}", s.owner(s.cancel)).Methods(http.MethodDelete)
+	r.HandleFunc("/inbox/tasks/{id}/files/{n:[0-9]+}", s.owner(s.file)).Methods(http.MethodGet)
+	r.HandleFunc("/inbox/tasks/{id}/origin", s.owner(s.origin)).Methods(http.MethodGet)
+	r.HandleFunc("/inbox/tasks/{id}/approve", s.owner(s.approve)).Methods(http.MethodPost)
+	r.HandleFunc("/inbox/tasks/{id}/reject", s.owner(s.reject)).Methods(http.MethodPost)
+	r.HandleFunc("/inbox/tasks/{id}/acknowledge", s.owner(s.acknowledge)).Methods(http.MethodPost)
+	r.HandleFunc("/inbox/unlock", s.owner(s.unlock)).Methods(http.MethodPost)
+	r.HandleFunc("/inbox/mutes", s.owner(s.mute)).Methods(http.MethodPost)
+	r.HandleFunc("/inbox/mutes", s.owner(s.mutes)).Methods(http.MethodGet)
+	r.HandleFunc("/inbox/mutes", s.owner(s.unmute)).Methods(http.MethodDelete)
+	r.HandleFunc("/inbox/projects", s.owner(s.projects)).Methods(http.MethodGet)
+	r.HandleFunc("/inbox/projects/{name}", s.owner(s.putProject)).Methods(http.MethodPut)
+	r.HandleFunc("/inbox/projects/{name}", s.owner(s.deleteProject)).Methods(http.MethodDelete)
+	r.HandleFunc("/inbox/events", s.owner(s.events)).Methods(http.MethodGet)
+}
+
+// answer renders a service's answer or its refusal to an owner.
+func (s *Server) answer(w http.ResponseWriter, v any, err error) {
+	if err != nil {
+		writeOwnerError(w, s.opts.Logger, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+func (s *Server) tasks(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
+	q := r.URL.Query()
+	limit := 0
+	if l := q.Get("limit"); l != "" {
+		var err error
+		if limit, err = strconv.Atoi(l); err != nil || limit < 1 {
+			writeOwnerError(w, s.opts.Logger, countersign.Errorf(countersign.InvalidRequest, "limit is a number from 1 to %d", inbox.MaxListLimit))
+			return
+		}
+	}
+	tasks, more, err := s.opts.Inbox.Tasks(r.Context(), sess, q.Get("show"), q.Get("before"), limit)
+	s.answer(w, map[string]any{"tasks": tasks, "more": more}, err)
+}
+
+func (s *Server) task(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
+	t, err := s.opts.Inbox.Task(r.Context(), sess, mux.Vars(r)["id"])
+	s.answer(w, t, err)
+}
+
+func (s *Server) file(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
+	n, err := strconv.Atoi(mux.Vars(r)["n"])
+	if err != nil || n >= inbox.MaxFiles {
+		writeOwnerError(w, s.opts.Logger, countersign.Errorf(countersign.InvalidRequest, "no such file"))
+		return
+	}
+	blob, err := s.opts.Inbox.File(r.Context(), sess, mux.Vars(r)["id"], n)
+	s.answer(w, map[string][]byte{"ciphertext": blob}, err)
+}
+
+func (s *Server) origin(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
+	o, err := s.opts.Inbox.Origin(r.Context(), sess, mux.Vars(r)["id"])
+	s.answer(w, o, err)
+}
+
+func (s *Server) approve(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
+	var req inbox.ApproveRequest
+	if err := decode(w, r, smallBody, &req); err != nil {
+		writeOwnerError(w, s.opts.Logger, err)
+		return
+	}
+	a, err := s.opts.Inbox.Approve(r.Context(), sess, mux.Vars(r)["id"], req)
+	s.answer(w, a, err)
+}
+
+func (s *Server) reject(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
+	var req struct {
+		Reason []byte `json:"reason"`
+	}
+	if err := decodeOptional(w, r, smallBody, &req); err != nil {
+		writeOwnerError(w, s.opts.Logger, err)
+		return
+	}
+	m, err := s.opts.Inbox.Reject(r.Context(), sess, mux.Vars(r)["id"], req.Reason)
+	s.answer(w, m, err)
+}
+
+func (s *Server) acknowledge(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
+	m, err := s.opts.Inbox.Acknowledge(r.Context(), sess, mux.Vars(r)["id"])
+	s.answer(w, m, err)
+}
+
+func (s *Server) cancel(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
+	m, err := s.opts.Inbox.Cancel(r.Context(), sess, mux.Vars(r)["id"])
+	s.answer(w, m, err)
+}
+
+func (s *Server) cancelMatching(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
+	q := r.URL.Query()
+	n, err := s.opts.Inbox.CancelMatching(r.Context(), sess, q.Get("preparer"), q.Get("project"))
+	s.answer(w, map[string]int{"deleted": n}, err)
+}
+
+func (s *Server) unlock(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
+	n, err := s.opts.Inbox.Unlock(r.Context(), sess)
+	s.answer(w, map[string]int{"waiting": n}, err)
+}
+
+type muteRequest struct {
+	SubjectIs     string `json:"subject_is"`
+	Subject       string `json:"subject"`
+	DeleteWaiting bool   `json:"delete_waiting"`
+}
+
+func (s *Server) mute(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
+	var req muteRequest
+	if err := decode(w, r, smallBody, &req); err != nil {
+		writeOwnerError(w, s.opts.Logger, err)
+		return
+	}
+	n, err := s.opts.Inbox.Mute(r.Context(), sess, req.SubjectIs, req.Subject, req.DeleteWaiting)
+	s.answer(w, map[string]int{"deleted": n}, err)
+}
+
+func (s *Server) mutes(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
+	ms, err := s.opts.Inbox.Mutes(r.Context(), sess)
+	s.answer(w, map[string]any{"mutes": ms}, err)
+}
+
+func (s *Server) unmute(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
+	var req struct {
+		SubjectIs string `json:"subject_is"`
+		Subject   string `json:"subject"`
+	}
+	if err := decode(w, r, smallBody, &req); err != nil {
+		writeOwnerError(w, s.opts.Logger, err)
+		return
+	}
+	n, err := s.opts.Inbox.Unmute(r.Context(), sess, req.SubjectIs, req.Subject)
+	s.answer(w, map[string]int{"deleted": n}, err)
+}
+
+func (s *Server) projects(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
+	ps, err := s.opts.Inbox.Projects(r.Context(), sess)
+	s.answer(w, map[string]any{"projects": ps}, err)
+}
+
+func (s *Server) putProject(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
+	var req struct {
+		Project      string             `json:"project"`
+		Confirmation inbox.Confirmation `json:"confirmation"`
+	}
+	if err := decode(w, r, ownerBody, &req); err != nil {
+		writeOwnerError(w, s.opts.Logger, err)
+		return
+	}
+	p, err := s.opts.Inbox.PutProject(r.Context(), sess, mux.Vars(r)["name"], req.Project, req.Confirmation)
+	s.answer(w, p, err)
+}
+
+func (s *Server) deleteProject(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
+	var req struct {
+		Confirmation inbox.Confirmation `json:"confirmation"`
+	}
+	if err := decode(w, r, smallBody, &req); err != nil {
+		writeOwnerError(w, s.opts.Logger, err)
+		return
+	}
+	err := s.opts.Inbox.DeleteProject(r.Context(), sess, mux.Vars(r)["name"], req.Confirmation)
+	s.answer(w, map[string]bool{"deleted": true}, err)
+}
+
+// Heartbeat is how often an idle event stream says it is alive.
+var Heartbeat = 15 * time.Second
+
+// events streams the owner's task events (id and state only) as
+// Server-Sent Events. A client that does not keep up is dropped; so is one
+// whose writes stall.
+func (s *Server) events(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
+	ch, stop, err := s.opts.Inbox.Events(sess)
+	if err != nil {
+		writeOwnerError(w, s.opts.Logger, err)
+		return
+	}
+	defer stop()
+	rc := http.NewResponseController(w)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	write := func(frame string) bool {
+		_ = rc.SetWriteDeadline(time.Now().Add(Heartbeat))
+		if _, err := fmt.Fprint(w, frame); err != nil {
+			return false
+		}
+		return rc.Flush() == nil
+	}
+	if !write(": connected\n\n") {
+		return
+	}
+	tick := time.NewTicker(Heartbeat)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-tick.C:
+			if !write(": heartbeat\n\n") {
+				return
+			}
+		case ev, ok := <-ch:
+			if !ok {
+				return // dropped: the client was not keeping up
+			}
+			data, _ := json.Marshal(ev)
+			if !write("event: task\ndata: " + string(data) + "\n\n") {
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,228 @@
+package inbox
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+
+	"countersign"
+	"countersign/approval"
+	"countersign/store"
+)
+
+// Catalogue is what the door knows of the connectors: which there are, and
+// how each reads a policy.
+type Catalogue interface {
+	// PolicyMode reads a policy with a connector's schema: ok, unreadable or
+	// broken, with a sentence; known is false for no such connector.
+	PolicyMode(connector string, policy []byte) (mode, sentence string, known bool)
+}
+
+// ProjectView is a project as its owner sees it: never its credentials.
+type ProjectView struct {
+	Name           string   `json:"name"`
+	ProjectUUID    string   `json:"project_uuid"`
+	Connector      string   `json:"connector"`
+	Agents         []string `json:"agents"`
+	Policy         string   `json:"policy"`
+	PolicyMode     string   `json:"policy_mode"`
+	PolicySentence string   `json:"policy_sentence,omitempty"`
+	Credentials    bool     `json:"credentials"`
+	CreatedAt      string   `json:"created_at"`
+	UpdatedAt      string   `json:"updated_at"`
+}
+
+func (s *Service) projectView(p store.Project) ProjectView {
+	mode, sentence, _ := s.catalogue.PolicyMode(p.Connector, p.Policy)
+	agents := p.Agents
+	if agents == nil {
+		agents = []string{}
+	}
+	return ProjectView{Name: p.Name, ProjectUUID: p.UUID, Connector: p.Connector, Agents: agents,
+		Policy: string(p.Policy), PolicyMode: mode, PolicySentence: sentence, Credentials: p.Creds != nil,
+		CreatedAt: p.CreatedAt.Format(TimeFormat), UpdatedAt: p.UpdatedAt.Format(TimeFormat)}
+}
+
+// Projects lists the owner's projects.
+func (s *Service) Projects(ctx context.Context, sess Session) ([]ProjectView, error) {
+	out := []ProjectView{}
+	err := s.store.Tx(ctx, func(tx store.Tx) error {
+		ps, err := tx.Projects(ctx, sess.AccountID)
+		for _, p := range ps {
+			out = append(out, s.projectView(p))
+		}
+		return err
+	})
+	return out, storeErr(err)
+}
+
+// projectText is the JSON text an owner signs to set a project.
+type projectText struct {
+	Connector   string          `json:"connector"`
+	Policy      json.RawMessage `json:"policy"`
+	Credentials json.RawMessage `json:"credentials"`
+	Agents      []string        `json:"agents"`
+}
+
+// PutProject sets a project from the text the owner confirmed ("set the
+// project {name} to {sha256hex(text)}"). The policy is kept as the exact
+// bytes of its member; credentials are sealed at once and never returned. A
+// text without "credentials" keeps the project's credentials; "credentials":
+// null removes them.
+func (s *Service) PutProject(ctx context.Context, sess Session, name, text string, c Confirmation) (ProjectView, error) {
+	if !ValidProjectName(name) {
+		return ProjectView{}, countersign.Errorf(countersign.InvalidRequest, "a project name is 1–64 of a-z 0-9 . _ -, beginning with a letter or digit")
+	}
+	if len(text) > MaxPolicyBytes+64<<10 {
+		return ProjectView{}, countersign.Errorf(countersign.InvalidRequest, "the project text is too large")
+	}
+	var p projectText
+	dec := json.NewDecoder(bytes.NewReader([]byte(text)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil || dec.More() {
+		return ProjectView{}, countersign.Errorf(countersign.InvalidRequest, "the project text is not {connector, policy, credentials?, agents}")
+	}
+	if len(p.Policy) == 0 || p.Policy[0] != '{' {
+		return ProjectView{}, countersign.Errorf(countersign.InvalidRequest, "the project's policy must be a JSON object")
+	}
+	if len(p.Policy) > MaxPolicyBytes {
+		return ProjectView{}, countersign.Errorf(countersign.InvalidRequest, "the policy is larger than 64 KiB")
+	}
+	if _, _, known := s.catalogue.PolicyMode(p.Connector, p.Policy); !known {
+		return ProjectView{}, countersign.Errorf(countersign.InvalidRequest, "there is no connector %q", p.Connector)
+	}
+	for _, a := range p.Agents {
+		if approval.ValidateAccountID(a) != nil {
+			return ProjectView{}, countersign.Errorf(countersign.InvalidRequest, "agents are NEAR account ids")
+		}
+	}
+	var out ProjectView
+	err := s.confirmed(ctx, sess.AccountID, approval.ActionSetProject(name, text), c, func(tx store.Tx) error {
+		now := s.clock()
+		proj := store.Project{Owner: sess.AccountID, Name: name, UUID: NewProjectUUID(), Connector: p.Connector,
+			Policy: []byte(p.Policy), Agents: p.Agents, CreatedAt: now, UpdatedAt: now}
+		old, err := tx.Project(ctx, sess.AccountID, name)
+		switch {
+		case err == nil:
+			proj.UUID, proj.CreatedAt = old.UUID, old.CreatedAt
+			if p.Credentials == nil {
+				proj.CredsKeyID, proj.Creds = old.CredsKeyID, old.Creds
+			}
+		case !errors.Is(err, store.ErrNotFound):
+			return err
+		}
+		if p.Credentials != nil && !bytes.Equal(p.Credentials, []byte("null")) {
+			if proj.CredsKeyID, proj.Creds, err = s.keeper.SealCredentials(proj.UUID, p.Credentials); err != nil {
+				return err
+			}
+		}
+		if err := tx.PutProject(ctx, proj); err != nil {
+			return err
+		}
+		saved, err := tx.Project(ctx, sess.AccountID, name)
+		out = s.projectView(saved)
+		return err
+	})
+	return out, err
+}
+
+// DeleteProject removes a project with the owner's confirmation ("remove
+// the project {name}").
+func (s *Service) DeleteProject(ctx context.Context, sess Session, name string, c Confirmation) error {
+	if !ValidProjectName(name) {
+		return countersign.Errorf(countersign.InvalidRequest, "no such project")
+	}
+	var exists bool
+	err := s.store.Tx(ctx, func(tx store.Tx) error {
+		_, err := tx.Project(ctx, sess.AccountID, name)
+		exists = err == nil
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return storeErr(err)
+	}
+	if !exists {
+		return countersign.Errorf(countersign.InvalidRequest, "no such project")
+	}
+	return s.confirmed(ctx, sess.AccountID, approval.ActionRemoveProject(name), c, func(tx store.Tx) error {
+		_, err := tx.DeleteProject(ctx, sess.AccountID, name)
+		return err
+	})
+}
+
+// MuteView is one of the owner's mutes.
+type MuteView struct {
+	SubjectIs string `json:"subject_is"`
+	Subject   string `json:"subject"`
+	CreatedAt string `json:"created_at"`
+}
+
+func checkSubject(subjectIs, subject string) error {
+	switch {
+	case subjectIs == "agent" && approval.ValidateAccountID(subject) == nil:
+	case subjectIs == "project" && ValidProjectName(subject):
+	default:
+		return countersign.Errorf(countersign.InvalidRequest, "subject_is is agent (a NEAR account id) or project (a project name)")
+	}
+	return nil
+}
+
+// Mute silences an agent or a project: its next tasks are refused at
+// opening (muted); with deleteWaiting its waiting tasks are cancelled now.
+// It returns how many were.
+func (s *Service) Mute(ctx context.Context, sess Session, subjectIs, subject string, deleteWaiting bool) (int, error) {
+	if err := checkSubject(subjectIs, subject); err != nil {
+		return 0, err
+	}
+	n := 0
+	err := s.store.Tx(ctx, func(tx store.Tx) error {
+		now := s.clock()
+		if err := tx.PutMute(ctx, store.Mute{Owner: sess.AccountID, SubjectIs: subjectIs, Subject: subject, CreatedAt: now}); err != nil {
+			return err
+		}
+		if !deleteWaiting {
+			return nil
+		}
+		var err error
+		if subjectIs == "agent" {
+			n, err = cancelWaiting(ctx, tx, sess.AccountID, subject, "", now)
+		} else {
+			n, err = cancelWaiting(ctx, tx, sess.AccountID, "", subject, now)
+		}
+		return err
+	})
+	return n, storeErr(err)
+}
+
+// Mutes lists the owner's mutes.
+func (s *Service) Mutes(ctx context.Context, sess Session) ([]MuteView, error) {
+	out := []MuteView{}
+	err := s.store.Tx(ctx, func(tx store.Tx) error {
+		ms, err := tx.Mutes(ctx, sess.AccountID)
+		for _, m := range ms {
+			out = append(out, MuteView{SubjectIs: m.SubjectIs, Subject: m.Subject, CreatedAt: m.CreatedAt.Format(TimeFormat)})
+		}
+		return err
+	})
+	return out, storeErr(err)
+}
+
+// Unmute lifts a mute; it returns how many were lifted (0 or 1).
+func (s *Service) Unmute(ctx context.Context, sess Session, subjectIs, subject string) (int, error) {
+	if err := checkSubject(subjectIs, subject); err != nil {
+		return 0, err
+	}
+	n := 0
+	err := s.store.Tx(ctx, func(tx store.Tx) error {
+		ok, err := tx.DeleteMute(ctx, sess.AccountID, subjectIs, subject)
+		if ok {
+			n = 1
+		}
+		return err
+	})
+	return n, storeErr(err)
+}

@@ -1,0 +1,441 @@
+package inbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"countersign"
+	"countersign/approval"
+	"countersign/store"
+)
+
+// Keeper is what the door asks of the part of the service that holds the
+// master key. The door itself never holds it.
+type Keeper interface {
+	// Unlock wraps the content key of each of the owner's waiting tasks to
+	// each current device that has no copy yet; it returns how many tasks
+	// are waiting.
+	Unlock(ctx context.Context, owner string) (int, error)
+	// SealCredentials seals a project's credentials under the master key.
+	SealCredentials(projectUUID string, creds []byte) (keyID uint32, blob []byte, err error)
+}
+
+// FileView is a file of a waiting task: its number and size.
+type FileView struct {
+	N    int   `json:"n"`
+	Size int64 `json:"size"`
+}
+
+// TaskView is a task as the owner's device sees it: metadata in clear, what
+// it shows as ciphertext only.
+type TaskView struct {
+	ID            string     `json:"id"`
+	Project       string     `json:"project"`
+	ProjectUUID   string     `json:"project_uuid"`
+	Connector     string     `json:"connector"`
+	Preparer      string     `json:"preparer"`
+	Kind          string     `json:"kind"`
+	State         string     `json:"state"`
+	Thread        string     `json:"thread"`
+	CreatedAt     string     `json:"created_at"`
+	ExpiresAt     string     `json:"expires_at"`
+	Run           string     `json:"run,omitempty"`
+	FailureReason string     `json:"failure_reason,omitempty"`
+	ReplyPubkey   *string    `json:"reply_pubkey"`
+	TaskHash      string     `json:"task_hash"`
+	Content       []byte     `json:"content"`
+	DeviceCopy    []byte     `json:"device_copy"`
+	Locked        bool       `json:"locked"`
+	Files         []FileView `json:"files"`
+}
+
+// List limits.
+const (
+	DefaultListLimit = 50
+	MaxListLimit     = 100
+)
+
+var errTaskNotFound = countersign.Errorf(countersign.TaskNotFound, "no such task")
+
+// ownTask loads a task of the session's owner; another owner's task is
+// task_not_found, exactly as a missing one.
+func ownTask(ctx context.Context, tx store.Tx, sess Session, id string) (store.Task, error) {
+	if !ValidTaskID(id) {
+		return store.Task{}, errTaskNotFound
+	}
+	t, err := tx.Task(ctx, id)
+	if errors.Is(err, store.ErrNotFound) || err == nil && t.Owner != sess.AccountID {
+		return store.Task{}, errTaskNotFound
+	}
+	return t, err
+}
+
+// view renders a task for the session's device, with its ciphertext when it
+// is waiting.
+func view(ctx context.Context, tx store.Tx, sess Session, t store.Task) (TaskView, error) {
+	v := TaskView{ID: t.ID, Project: t.Project, ProjectUUID: t.ProjectUUID, Connector: t.Connector,
+		Preparer: t.Preparer, Kind: t.Kind, State: t.State, Thread: t.Thread,
+		CreatedAt: t.CreatedAt.Format(TimeFormat), ExpiresAt: t.ExpiresAt.Format(TimeFormat),
+		Run: t.AnswerRun, FailureReason: t.FailureReason, TaskHash: t.TaskHash, Files: []FileView{}}
+	if t.ReplyPubkey != "" {
+		v.ReplyPubkey = &t.ReplyPubkey
+	}
+	if t.State != string(StateOpen) {
+		return v, nil
+	}
+	var err error
+	if v.Content, err = tx.Content(ctx, t.ID); err != nil {
+		return v, err
+	}
+	v.DeviceCopy, err = tx.DeviceCopy(ctx, t.ID, sess.DeviceID)
+	if errors.Is(err, store.ErrNotFound) {
+		v.Locked, err = true, nil
+	}
+	if err != nil {
+		return v, err
+	}
+	sizes, err := tx.Files(ctx, t.ID)
+	for n, s := range sizes {
+		v.Files = append(v.Files, FileView{N: n, Size: s})
+	}
+	return v, err
+}
+
+// Tasks lists the owner's waiting tasks (with their ciphertext) or closed
+// ones (without), newest first, limit at a time after the task before.
+func (s *Service) Tasks(ctx context.Context, sess Session, show, before string, limit int) ([]TaskView, bool, error) {
+	if show == "" {
+		show = "waiting"
+	}
+	if show != "waiting" && show != "closed" {
+		return nil, false, countersign.Errorf(countersign.InvalidRequest, "show is waiting or closed")
+	}
+	if limit == 0 {
+		limit = DefaultListLimit
+	}
+	if limit < 1 || limit > MaxListLimit {
+		return nil, false, countersign.Errorf(countersign.InvalidRequest, "limit is a number from 1 to %d", MaxListLimit)
+	}
+	out := []TaskView{}
+	more := false
+	err := s.store.Tx(ctx, func(tx store.Tx) error {
+		var cursor *store.Task
+		if before != "" {
+			t, err := ownTask(ctx, tx, sess, before)
+			if err != nil {
+				return countersign.Errorf(countersign.InvalidRequest, "before names no task of yours")
+			}
+			cursor = &t
+		}
+		tasks, err := tx.OwnerTasks(ctx, sess.AccountID, show == "waiting", cursor, limit+1)
+		if err != nil {
+			return err
+		}
+		if len(tasks) > limit {
+			tasks, more = tasks[:limit], true
+		}
+		for _, t := range tasks {
+			v, err := view(ctx, tx, sess, t)
+			if err != nil {
+				return err
+			}
+			out = append(out, v)
+		}
+		return nil
+	})
+	return out, more, storeErr(err)
+}
+
+// Task returns one task of the owner.
+func (s *Service) Task(ctx context.Context, sess Session, id string) (TaskView, error) {
+	var v TaskView
+	err := s.store.Tx(ctx, func(tx store.Tx) error {
+		t, err := ownTask(ctx, tx, sess, id)
+		if err != nil {
+			return err
+		}
+		v, err = view(ctx, tx, sess, t)
+		return err
+	})
+	return v, storeErr(err)
+}
+
+// File returns file n of a waiting task, as ciphertext.
+func (s *Service) File(ctx context.Context, sess Session, id string, n int) ([]byte, error) {
+	var blob []byte
+	err := s.store.Tx(ctx, func(tx store.Tx) error {
+		t, err := ownTask(ctx, tx, sess, id)
+		if err != nil {
+			return err
+		}
+		if t.State != string(StateOpen) {
+			return closed(t.State)
+		}
+		blob, err = tx.File(ctx, id, n)
+		if errors.Is(err, store.ErrNotFound) {
+			return countersign.Errorf(countersign.InvalidRequest, "the task has no file %d", n)
+		}
+		return err
+	})
+	return blob, storeErr(err)
+}
+
+// Origin is the run that made a task.
+type Origin struct {
+	Run          string          `json:"run"`
+	Operation    string          `json:"operation"`
+	InputSHA256  string          `json:"input_sha256"`
+	OutputSHA256 string          `json:"output_sha256"`
+	Receipt      json.RawMessage `json:"receipt"`
+}
+
+// Origin returns the run that prepared a task, with its signed receipt.
+func (s *Service) Origin(ctx context.Context, sess Session, id string) (Origin, error) {
+	var o Origin
+	err := s.store.Tx(ctx, func(tx store.Tx) error {
+		t, err := ownTask(ctx, tx, sess, id)
+		if err != nil {
+			return err
+		}
+		r, err := tx.Run(ctx, t.Run)
+		if err != nil {
+			return err
+		}
+		o = Origin{Run: r.ID, Operation: r.Operation, InputSHA256: r.InputSHA256, OutputSHA256: r.OutputSHA256, Receipt: json.RawMessage("null")}
+		if r.Receipt != "" {
+			o.Receipt = json.RawMessage(r.Receipt)
+		}
+		return nil
+	})
+	return o, storeErr(err)
+}
+
+// closed is the refusal for a task no longer open.
+func closed(state string) error {
+	return &countersign.Error{Code: countersign.TaskClosed, Message: "the task is " + state, State: state}
+}
+
+// ApproveRequest is the body of POST /inbox/tasks/{id}/approve.
+type ApproveRequest struct {
+	TaskHash string       `json:"task_hash"`
+	Approval Confirmation `json:"approval"`
+	Supplied []byte       `json:"supplied,omitempty"`
+	Note     []byte       `json:"note,omitempty"`
+}
+
+// approvalRecord is what the answer run checks again.
+type approvalRecord struct {
+	Confirmation
+	TaskHash   string `json:"task_hash"`
+	SupplyHash string `json:"supply_hash"`
+	Supplied   []byte `json:"supplied,omitempty"`
+	Note       []byte `json:"note,omitempty"`
+}
+
+// Approved is the answer to an approval.
+type Approved struct {
+	ID    string `json:"id"`
+	State string `json:"state"`
+	Run   string `json:"run"`
+}
+
+// Approve checks an approval at the door and, in one transaction, spends its
+// nonce, moves the task open → approved and queues its answer run. Every
+// check that can refuse without the chain comes before the signature is
+// verified, and every refusal writes nothing and spends nothing.
+func (s *Service) Approve(ctx context.Context, sess Session, id string, req ApproveRequest) (Approved, error) {
+	now := s.clock()
+	if len(req.Supplied) > MaxSuppliedBytes || len(req.Note) > MaxNoteBytes {
+		return Approved{}, countersign.Errorf(countersign.InvalidRequest, "a supply or a note is larger than 8 KiB")
+	}
+	var t store.Task
+	err := s.store.Tx(ctx, func(tx store.Tx) (err error) {
+		t, err = ownTask(ctx, tx, sess, id)
+		return err
+	})
+	if err != nil {
+		return Approved{}, storeErr(err)
+	}
+	switch {
+	case t.State != string(StateOpen):
+		return Approved{}, closed(t.State)
+	case !now.Before(t.ExpiresAt):
+		return Approved{}, &countersign.Error{Code: countersign.TaskExpired, Message: "the task expired before the approval arrived", State: t.State}
+	case t.Kind == string(KindNotice):
+		return Approved{}, countersign.Errorf(countersign.InvalidRequest, "a notice asks nothing: acknowledge it instead")
+	case t.Supplies == string(SuppliesNone) && req.Supplied != nil:
+		return Approved{}, countersign.Errorf(countersign.InvalidRequest, "this task takes no supply; approve it without one")
+	case t.Supplies != string(SuppliesNone) && req.Supplied == nil:
+		return Approved{}, countersign.Errorf(countersign.InvalidRequest, "this task needs the owner's %s", t.Supplies)
+	case req.TaskHash != t.TaskHash:
+		return Approved{}, countersign.Errorf(countersign.ConfirmationRequired, "the approval names another task hash")
+	}
+	at := time.Unix(req.Approval.At, 0).UTC()
+	if err := approval.CheckConfirmation(now, at); err != nil {
+		return Approved{}, countersign.Errorf(countersign.ConfirmationRequired, "the approval is older than 10 minutes or from the future; sign it again")
+	}
+	supplyHash := SupplyHash(req.Note, req.Supplied)
+	sentence, err := approval.Approval{Account: sess.AccountID, TaskID: t.ID, TaskHash: t.TaskHash, SupplyHash: supplyHash, At: at}.Sentence()
+	if err != nil {
+		return Approved{}, countersign.Errorf(countersign.InvalidRequest, "the approval cannot be built for this task")
+	}
+	v, err := approval.Verify(ctx, s.keys, approval.Claim{Account: sess.AccountID, Sentence: sentence, Recipient: s.recipient, Signed: req.Approval.signed()})
+	if err != nil {
+		return Approved{}, signatureRefusal(err, countersign.ConfirmationRequired)
+	}
+	record, err := json.Marshal(approvalRecord{Confirmation: req.Approval, TaskHash: t.TaskHash, SupplyHash: supplyHash, Supplied: req.Supplied, Note: req.Note})
+	if err != nil {
+		return Approved{}, err
+	}
+	run := NewRunID()
+	err = s.store.Tx(ctx, func(tx store.Tx) error {
+		moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, From: string(StateOpen), To: string(StateApproved),
+			At: now, Actor: "owner", Run: run, AnswerRun: run})
+		if err != nil {
+			return err
+		}
+		if !moved {
+			cur, err := tx.Task(ctx, t.ID)
+			if err != nil {
+				return err
+			}
+			return closed(cur.State)
+		}
+		fresh, err := tx.SpendNonce(ctx, sess.AccountID, v.Nonce[:], at.Add(approval.ConfirmationMaxAge+time.Minute))
+		if err != nil {
+			return err
+		}
+		if !fresh {
+			return countersign.Errorf(countersign.ConfirmationRequired, "this approval was used already; sign a new one")
+		}
+		if err := tx.SetApproval(ctx, t.ID, record); err != nil {
+			return err
+		}
+		return tx.EnqueueAnswer(ctx, store.AnswerJob{TaskID: t.ID, Run: run})
+	})
+	if err != nil {
+		return Approved{}, storeErr(err)
+	}
+	s.log.Info("task approved", "task", t.ID, "owner", sess.AccountID, "run", run)
+	return Approved{ID: t.ID, State: string(StateApproved), Run: run}, nil
+}
+
+// Moved is the answer to a reject, acknowledge or cancel.
+type Moved struct {
+	ID    string `json:"id"`
+	State string `json:"state"`
+}
+
+// Reject refuses a task, with an optional reason sealed to its reply key.
+func (s *Service) Reject(ctx context.Context, sess Session, id string, reason []byte) (Moved, error) {
+	if len(reason) > MaxReasonBytes {
+		return Moved{}, countersign.Errorf(countersign.InvalidRequest, "the reason is larger than 8 KiB")
+	}
+	return s.move(ctx, sess, id, StateRejected, func(tx store.Tx, t store.Task) error {
+		if t.Kind == string(KindNotice) {
+			return countersign.Errorf(countersign.InvalidRequest, "a notice asks nothing: acknowledge it instead")
+		}
+		if reason != nil {
+			return tx.SetReason(ctx, id, reason)
+		}
+		return nil
+	})
+}
+
+// Acknowledge is the owner's "Got it" on a notice.
+func (s *Service) Acknowledge(ctx context.Context, sess Session, id string) (Moved, error) {
+	return s.move(ctx, sess, id, StateDone, func(_ store.Tx, t store.Task) error {
+		if t.Kind != string(KindNotice) {
+			return countersign.Errorf(countersign.InvalidRequest, "only a notice is acknowledged; approve or reject this task")
+		}
+		return nil
+	})
+}
+
+// Cancel deletes a waiting task.
+func (s *Service) Cancel(ctx context.Context, sess Session, id string) (Moved, error) {
+	return s.move(ctx, sess, id, StateCancelled, nil)
+}
+
+// move closes an open task of the owner in one transaction.
+func (s *Service) move(ctx context.Context, sess Session, id string, to State, check func(store.Tx, store.Task) error) (Moved, error) {
+	err := s.store.Tx(ctx, func(tx store.Tx) error {
+		t, err := ownTask(ctx, tx, sess, id)
+		if err != nil {
+			return err
+		}
+		if t.State != string(StateOpen) {
+			return closed(t.State)
+		}
+		if check != nil {
+			if err := check(tx, t); err != nil {
+				return err
+			}
+		}
+		if err := Move(Kind(t.Kind), StateOpen, to); err != nil {
+			return err
+		}
+		moved, err := tx.MoveTask(ctx, store.Move{ID: id, From: string(StateOpen), To: string(to), Terminal: true,
+			At: s.clock(), Actor: "owner", OutcomeClass: string(OutcomeObserved)})
+		if err == nil && !moved {
+			return closed("closed")
+		}
+		return err
+	})
+	if err != nil {
+		return Moved{}, storeErr(err)
+	}
+	return Moved{ID: id, State: string(to)}, nil
+}
+
+// CancelMatching deletes the owner's waiting tasks of a preparer and/or a
+// project ("" matches any) and returns how many.
+func (s *Service) CancelMatching(ctx context.Context, sess Session, preparer, project string) (int, error) {
+	n := 0
+	err := s.store.Tx(ctx, func(tx store.Tx) error {
+		var err error
+		n, err = cancelWaiting(ctx, tx, sess.AccountID, preparer, project, s.clock())
+		return err
+	})
+	return n, storeErr(err)
+}
+
+func cancelWaiting(ctx context.Context, tx store.Tx, owner, preparer, project string, now time.Time) (int, error) {
+	tasks, err := tx.OwnerTasks(ctx, owner, true, nil, MaxOpenTasksPerOwner*2)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, t := range tasks {
+		if preparer != "" && t.Preparer != preparer || project != "" && t.Project != project {
+			continue
+		}
+		moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, From: string(StateOpen), To: string(StateCancelled), Terminal: true,
+			At: now, Actor: "owner", OutcomeClass: string(OutcomeObserved)})
+		if err != nil {
+			return 0, err
+		}
+		if moved {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// Unlock wraps the content keys of the owner's waiting tasks to every
+// current device, through the keeper.
+func (s *Service) Unlock(ctx context.Context, sess Session) (int, error) {
+	return s.keeper.Unlock(ctx, sess.AccountID)
+}
+
+// Events gives the owner's task events as they commit.
+func (s *Service) Events(sess Session) (<-chan store.TaskEvent, func(), error) {
+	sub, ok := s.store.(store.Subscriber)
+	if !ok {
+		return nil, nil, countersign.Errorf(countersign.Internal, "this store gives no events")
+	}
+	ch, stop := sub.Subscribe(sess.AccountID)
+	return ch, stop, nil
+}

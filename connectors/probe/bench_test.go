@@ -18,16 +18,16 @@ func BenchmarkStart(b *testing.B) {
 	}
 }
 
-// BenchmarkGuess is one wrong guess through the harness: the judgement and
-// the next turn.
+// BenchmarkGuess is one wrong guess through the harness, turn after turn of
+// one game: the approval's checks, the judgement and the next turn.
 func BenchmarkGuess(b *testing.B) {
 	h := connectortest.New(b, probe.New())
+	turn := start(b, h, `{"operation":"guess_start","max":1000}`)
 	for b.Loop() {
-		b.StopTimer()
-		o := start(b, h, `{"operation":"guess_start","max":1000}`)
-		b.StartTimer()
-		if _, _, err := h.Answer(ctx, o, []byte("not a number"), ""); err != nil {
+		_, opened, err := h.Answer(ctx, turn, []byte("not a number"), "")
+		if err != nil {
 			b.Fatal(err)
 		}
+		turn = opened[0]
 	}
 }

@@ -22,8 +22,9 @@ import (
 // the approval (a *countersign.Error, before any run), the run's
 // *connectors.Refusal, or another error of the run.
 //
-// The run is handed the task as it was opened: its sealed state, its files'
-// bytes and its parsed envelope. The policy it reads is Policy as it is now.
+// The task is found by its id. The run is handed the task as it was opened,
+// whatever the copy passed in holds: its sealed state, its files' bytes and
+// its parsed envelope. The policy it reads is Policy as it is now.
 func (h *Harness) Answer(ctx context.Context, task Opened, supplied []byte, note string) (json.RawMessage, []Opened, error) {
 	rec, env, err := h.approve(task.Task.ID, supplied, note)
 	if err != nil {

@@ -1,28 +1,35 @@
-// Package connectortest plays the platform for a connector's unit tests.
+// Package connectortest plays the platform for a connector's unit tests, so
+// that a connector that passes here behaves the same in the service.
 //
-// A [Harness] stands where the service stands: it decodes an agent's call
-// body, finds the operation, refuses a write when the project's policy cannot
-// be applied, runs the operation under its compute limit, and answers with the
-// operation's output as JSON or with its refusal. Tasks the run opens go
-// through the same rules the service applies to every task ([Harness.Call]
-// and the [connectors.Platform] each run is given): the connector must declare
-// tasks; kind and answer operation must agree; the answer operation must be
-// one of the connector's answer operations; what the task shows and its files
-// pass [inbox.ValidateDisplay] and [inbox.ValidateFiles]; it waits at most 24
-// hours; its sealed state is at most 256 KiB; a run opens at most five tasks.
-// Each task gets an id <run id>-<n>, a real canonical envelope and its task
-// hash, a thread, an expiry and a link, and is recorded for the test to read
-// ([Harness.Tasks], [Harness.Task]).
+// A [Harness] stands where the service stands. [Harness.Call] takes an
+// agent's call body: it reads the operation the body names, refuses a write
+// when the project's policy cannot be applied, charges the price, runs the
+// operation under its compute limit, and answers with the output as JSON or
+// with the refusal. The [connectors.Platform] each run is given opens tasks
+// under the rules the service applies whatever a connector asks: the
+// connector declares tasks; kind and answer operation agree; the answer
+// operation is one of the connector's answer operations and takes what the
+// kind supplies; what the task shows and its files pass
+// [inbox.ValidateDisplay] and [inbox.ValidateFiles]; it waits at most 24
+// hours; its sealed state is at most 256 KiB; a run opens at most five tasks;
+// a thread is continued only by its own preparer for its own owner. Each task
+// gets an id <run id>-<n>, a real canonical envelope and its task hash, a
+// thread, an expiry and a link, and is recorded for the test to read
+// ([Harness.Tasks], [Harness.Task], [Harness.Status]). Reserve counts in a
+// policy.MemoryCounter under the run's owner, project uuid, agent and UTC day
+// ([Harness.Count]).
 //
 // [Harness.Answer] plays the owner's approval and the answer run that
-// follows: it refuses what the inbox refuses before any run (a notice, a
+// follows. It refuses what the inbox refuses before any run (a notice, a
 // supply that does not fit the task's kind, an oversized supply or note, a
 // task that is not open or has expired), voids the task when the project's
 // policy or the connector's build changed since it was opened, and otherwise
-// runs the answer operation as the preparer with the sealed state, the files,
-// the parsed envelope, the supply and note, and the policy as it is now. It
-// checks the reported result (a JSON object of at most 16 KiB) and returns it
-// with the tasks the run opened (the next turn, or a notice).
+// runs the answer operation as the task's preparer with the sealed state,
+// the files, the parsed envelope, the supply and note, and the policy as it is
+// now. It checks the reported result (a JSON object of at most 16 KiB) and
+// returns it with the tasks the run opened (the next turn, or a notice). The
+// task moves through the states of SPEC §3 as it would in the service: open,
+// approved, answering, then done or failed (or expired, or void).
 //
 // # Choices where the contract is silent
 //
@@ -35,13 +42,16 @@
 //   - The policy is parsed on every call from the bytes in [Harness.Policy],
 //     so a test may change it between calls. A write is refused
 //     policy_unreadable before its run starts, and then nothing is charged.
-//   - A run's error that is not a refusal (*countersign.Error, or
-//     *connectors.Refusal for an answer run) is returned wrapped, so the test
-//     sees it; the agent would read "internal_error: internal error"
-//     ([Text] gives that reading). A run that panics fails the test and
-//     reads internal_error too. A run that outlives its compute limit is
-//     abandoned: its platform opens no more tasks, and the call reads
-//     internal_error (an answer run's task ends failed, run_unfinished).
+//   - A call's *countersign.Error is the agent's refusal and is returned as
+//     it is. Any other error of a run is returned wrapped, so the test sees
+//     it; the agent would read "internal_error: internal error" ([Text] gives
+//     that reading). A run that panics fails the test. A run that outlives
+//     its compute limit is abandoned: its platform opens no more tasks.
+//   - Only a *connectors.Refusal says whether an answer run's write
+//     happened: it ends the task failed with run_refused:<code> and is
+//     returned as it is. Any other error, a panic, an overrun compute limit
+//     or a result that is not a JSON object of at most 16 KiB ends the task
+//     failed with run_unfinished (the write may or may not have happened).
 //   - Every task shares one fixed reply key, a valid P-256 point, since a
 //     connector never uses it; the link is PublicURL + "/tasks/" + id.
 //   - The answer run is given the answer operation's own compute limit.

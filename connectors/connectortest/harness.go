@@ -149,7 +149,7 @@ func NewHarness(c *connectors.Connector) (*Harness, error) {
 // Call plays an agent's POST /call with body, exactly as sent. It returns
 // the operation's output as JSON, or the refusal the agent is answered with
 // (a *countersign.Error), or the run's own error (the agent would read
-// internal_error).
+// internal_error). A read or write that runs is charged its price (Spent).
 func (h *Harness) Call(ctx context.Context, body string) (json.RawMessage, error) {
 	op, err := h.operation(body)
 	if err != nil {

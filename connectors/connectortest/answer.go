@@ -46,12 +46,13 @@ func (h *Harness) Answer(ctx context.Context, task Opened, supplied []byte, note
 	for i, f := range spec.Files {
 		files[i] = bytes.Clone(f.Data)
 	}
-	r := h.newRun(op.Name, env.Owner, env.Preparer, env.Project, env.ProjectUUID)
+	pol := h.conn.ParsePolicy(h.Policy)
+	r := h.newRun(op.Name, env.Owner, env.Preparer, env.Project, env.ProjectUUID, pol)
 	call := &connectors.AnswerCall{
 		Operation: op.Name, Task: rec.opened.Task, Envelope: env,
 		State: bytes.Clone(spec.State), Supplied: bytes.Clone(supplied), Note: note, Files: files,
 		Agent: env.Preparer, Owner: env.Owner, Project: env.Project, ProjectUUID: env.ProjectUUID,
-		Run: r.id, Policy: h.conn.ParsePolicy(h.Policy), Credentials: bytes.Clone(h.Credentials),
+		Run: r.id, Policy: pol, Credentials: bytes.Clone(h.Credentials),
 		Now: h.now(), Platform: r,
 	}
 	out, err := h.within(ctx, r, op, func(ctx context.Context) (any, error) { return op.Answer(ctx, call) })

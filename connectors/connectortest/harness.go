@@ -159,7 +159,7 @@ func (h *Harness) Call(ctx context.Context, body string) (json.RawMessage, error
 	if op.Kind == connectors.Write && pol.Mode() != policy.OK {
 		return nil, countersign.Errorf(countersign.PolicyUnreadable, "%s", pol.Sentence())
 	}
-	r := h.newRun(op.Name, h.Owner, h.Agent, h.Project, h.ProjectUUID)
+	r := h.newRun(op.Name, h.Owner, h.Agent, h.Project, h.ProjectUUID, pol)
 	h.mu.Lock()
 	h.spent += op.Price
 	h.mu.Unlock()

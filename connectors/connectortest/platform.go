@@ -20,6 +20,7 @@ type run struct {
 	h                                  *Harness
 	id, operation                      string
 	owner, agent, project, projectUUID string
+	policyHash                         string // of the policy the run was given
 
 	mu     sync.Mutex
 	n      int      // tasks opened
@@ -27,9 +28,9 @@ type run struct {
 	ended  bool
 }
 
-func (h *Harness) newRun(operation, owner, agent, project, projectUUID string) *run {
+func (h *Harness) newRun(operation, owner, agent, project, projectUUID string, pol *policy.Policy) *run {
 	return &run{h: h, id: inbox.NewRunID(), operation: operation,
-		owner: owner, agent: agent, project: project, projectUUID: projectUUID}
+		owner: owner, agent: agent, project: project, projectUUID: projectUUID, policyHash: pol.Hash()}
 }
 
 // end marks the run over; it reports whether it was already.
@@ -111,7 +112,6 @@ func (r *run) OpenTask(ctx context.Context, spec connectors.TaskSpec, thread str
 		return connectors.Task{}, err
 	}
 	now := h.now().UTC().Truncate(time.Second)
-	policySum := sha256.Sum256(h.Policy)
 	stateSum := sha256.Sum256(spec.State)
 	env := inbox.Envelope{
 		AnswerBy:    spec.AnswerBy,
@@ -123,7 +123,7 @@ func (r *run) OpenTask(ctx context.Context, spec connectors.TaskSpec, thread str
 		ID:          id,
 		Kind:        spec.Kind,
 		Owner:       r.owner,
-		PolicyHash:  hex.EncodeToString(policySum[:]),
+		PolicyHash:  r.policyHash,
 		Preparer:    r.agent,
 		Project:     r.project,
 		ProjectUUID: r.projectUUID,

@@ -173,6 +173,21 @@ func TestCatalogue(t *testing.T) {
 	if cat, err := connectors.NewCatalogue(); err != nil || len(cat.Names()) != 0 {
 		t.Fatalf("an empty catalogue: %v", err)
 	}
+
+	for _, tc := range []struct {
+		connector, policy, mode string
+		known                   bool
+	}{
+		{"bank", `{"confirm": ["pay"]}`, "ok", true},
+		{"bank", `{"confirm": ["accounts"]}`, "unreadable", true},
+		{"alpha", `{"rules": [{"when": {"op": "cancel", "max_usd": 5}, "then": "ask"}]}`, "broken", true},
+		{"mail", `{}`, "", false},
+	} {
+		mode, sentence, known := cat.PolicyMode(tc.connector, []byte(tc.policy))
+		if mode != tc.mode || known != tc.known || known && (mode == "ok") != (sentence == "") {
+			t.Errorf("PolicyMode(%s, %s) = %q, %q, %v", tc.connector, tc.policy, mode, sentence, known)
+		}
+	}
 }
 
 func TestDecode(t *testing.T) {

@@ -79,6 +79,30 @@ type Tx interface {
 	ProjectTx
 	RunTx
 	InboxTx
+	SweepTx
+}
+
+// SweepTx holds what answer runs record and what the platform's sweeps read
+// and purge.
+type SweepTx interface {
+	// RecordAnswer keeps what an answer run reported for the preparer (the
+	// result sealed for it) and the tasks it opened next.
+	RecordAnswer(ctx context.Context, id string, result []byte, nextTaskID, noticeTaskID string) error
+	// SetTaskReceipt keeps the signed receipt of the run that made a task.
+	SetTaskReceipt(ctx context.Context, id, receipt string) error
+	// TaskReceipt returns it ("" while the run has not finished).
+	TaskReceipt(ctx context.Context, id string) (string, error)
+	// Heartbeat says a process that runs answers is alive.
+	Heartbeat(ctx context.Context, runner string, at time.Time) error
+	// Stale lists tasks a sweep must end: open past expires_at,
+	// approved since approvedBefore, and answering since answeringBefore or
+	// whose runner's last heartbeat is before deadBefore.
+	Stale(ctx context.Context, now, approvedBefore, answeringBefore, deadBefore time.Time, limit int) ([]Task, error)
+	// Purge deletes what is past its keeping: outcomes of tasks closed
+	// before outcomesBefore (with their events), spent nonces expired at now,
+	// idempotent calls made before callsBefore, daily counts and heartbeats
+	// older than oldBefore. It returns how many rows it deleted.
+	Purge(ctx context.Context, now, outcomesBefore, callsBefore, oldBefore time.Time) (int, error)
 }
 
 // InboxTx holds what the owner's inbox reads and changes besides tasks'
@@ -282,6 +306,9 @@ type Run struct {
 	Receipt      string
 	StartedAt    time.Time
 	FinishedAt   time.Time // zero while it runs
+	// Runner is the process that runs an answer run (its heartbeat tells
+	// whether it is alive).
+	Runner string
 }
 
 // IdempotentCall is an agent's call with an Idempotency-Key.
@@ -394,6 +421,7 @@ type Task struct {
 	Forgotten   bool   // the preparer deleted it from its list
 	CreatedAt   time.Time
 	ExpiresAt   time.Time
+	StateAt     time.Time // when it reached its state
 	ClosedAt    time.Time // zero while open, approved or answering
 
 	OutcomeClass  string

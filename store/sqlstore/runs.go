@@ -22,10 +22,10 @@ func (t *tx) InsertRun(ctx context.Context, r store.Run) error {
 		finished = r.FinishedAt.Unix()
 	}
 	_, err := t.q.exec(ctx, `INSERT INTO runs (id, agent, owner, project_uuid, operation, price,
-		compute_limit_ms, task_id, input_sha256, output_sha256, receipt, started_at, finished_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		compute_limit_ms, task_id, input_sha256, output_sha256, receipt, started_at, finished_at, runner)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.ID, r.Agent, r.Owner, r.ProjectUUID, r.Operation, r.Price, r.ComputeLimit.Milliseconds(),
-		r.TaskID, r.InputSHA256, r.OutputSHA256, r.Receipt, r.StartedAt.Unix(), finished)
+		r.TaskID, r.InputSHA256, r.OutputSHA256, r.Receipt, r.StartedAt.Unix(), finished, r.Runner)
 	if err != nil {
 		return fmt.Errorf("store: insert run %s: %w", r.ID, err)
 	}
@@ -54,9 +54,9 @@ func (t *tx) Run(ctx context.Context, id string) (store.Run, error) {
 	var limitMS, started int64
 	var finished *int64
 	err := t.q.queryRow(ctx, `SELECT id, agent, owner, project_uuid, operation, price, compute_limit_ms,
-		task_id, input_sha256, output_sha256, receipt, started_at, finished_at FROM runs WHERE id = ?`, id).
+		task_id, input_sha256, output_sha256, receipt, started_at, finished_at, runner FROM runs WHERE id = ?`, id).
 		Scan(&r.ID, &r.Agent, &r.Owner, &r.ProjectUUID, &r.Operation, &r.Price, &limitMS,
-			&r.TaskID, &r.InputSHA256, &r.OutputSHA256, &r.Receipt, &started, &finished)
+			&r.TaskID, &r.InputSHA256, &r.OutputSHA256, &r.Receipt, &started, &finished, &r.Runner)
 	if err != nil {
 		return store.Run{}, err
 	}

@@ -23,11 +23,11 @@ func (t *tx) LockOwner(ctx context.Context, owner string) error {
 func (t *tx) InsertTask(ctx context.Context, k store.Task, c store.TaskCiphertext) error {
 	_, err := t.q.exec(ctx, `INSERT INTO tasks (id, owner, preparer, project, project_uuid, connector,
 		kind, state, thread, run, operation, supplies, reply_pubkey, task_hash, key_id, content_size,
-		created_at, expires_at, sealed, content)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		created_at, expires_at, state_at, sealed, content)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		k.ID, k.Owner, k.Preparer, k.Project, k.ProjectUUID, k.Connector,
 		k.Kind, k.State, k.Thread, k.Run, k.Operation, k.Supplies, k.ReplyPubkey, k.TaskHash,
-		int64(k.KeyID), k.ContentSize, k.CreatedAt.Unix(), k.ExpiresAt.Unix(), c.Sealed, c.Content)
+		int64(k.KeyID), k.ContentSize, k.CreatedAt.Unix(), k.ExpiresAt.Unix(), k.CreatedAt.Unix(), c.Sealed, c.Content)
 	if err != nil {
 		return err
 	}
@@ -47,22 +47,23 @@ func (t *tx) InsertTask(ctx context.Context, k store.Task, c store.TaskCiphertex
 
 const taskColumns = `id, owner, preparer, project, project_uuid, connector, kind, state, thread, run,
 	operation, supplies, reply_pubkey, task_hash, key_id, content_size, created_at, expires_at,
-	closed_at, outcome_class, failure_reason, answer_run, next_task_id, notice_task_id, forgotten`
+	closed_at, outcome_class, failure_reason, answer_run, next_task_id, notice_task_id, forgotten, state_at`
 
 func scanTask(r row) (store.Task, error) {
 	var k store.Task
 	var keyID, created, expires int64
 	var closed *int64
 	var outcome, failure, answerRun, next, notice *string
-	var forgotten int64
+	var forgotten, stateAt int64
 	err := r.Scan(&k.ID, &k.Owner, &k.Preparer, &k.Project, &k.ProjectUUID, &k.Connector, &k.Kind,
 		&k.State, &k.Thread, &k.Run, &k.Operation, &k.Supplies, &k.ReplyPubkey, &k.TaskHash, &keyID,
-		&k.ContentSize, &created, &expires, &closed, &outcome, &failure, &answerRun, &next, &notice, &forgotten)
+		&k.ContentSize, &created, &expires, &closed, &outcome, &failure, &answerRun, &next, &notice, &forgotten, &stateAt)
 	if err != nil {
 		return store.Task{}, err
 	}
 	k.KeyID = uint32(keyID)
 	k.Forgotten = forgotten != 0
+	k.StateAt = time.Unix(stateAt, 0).UTC()
 	k.CreatedAt = time.Unix(created, 0).UTC()
 	k.ExpiresAt = time.Unix(expires, 0).UTC()
 	if closed != nil {
@@ -97,11 +98,11 @@ func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 	if m.Terminal {
 		closed = m.At.Unix()
 	}
-	n, err := t.q.exec(ctx, `UPDATE tasks SET state = ?, closed_at = ?,
+	n, err := t.q.exec(ctx, `UPDATE tasks SET state = ?, closed_at = ?, state_at = ?,
 		outcome_class = COALESCE(?, outcome_class), failure_reason = COALESCE(?, failure_reason),
 		answer_run = COALESCE(?, answer_run)
 		WHERE id = ? AND state = ?`,
-		m.To, closed, null(m.OutcomeClass), null(m.FailureReason), null(m.AnswerRun), m.ID, m.From)
+		m.To, closed, m.At.Unix(), null(m.OutcomeClass), null(m.FailureReason), null(m.AnswerRun), m.ID, m.From)
 	if err != nil || n == 0 {
 		return false, err
 	}

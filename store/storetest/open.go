@@ -8,6 +8,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"os"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -44,7 +46,12 @@ func NewSchema(t testing.TB) string {
 	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
 		t.Fatalf("create schema: %v", err)
 	}
+	held, err := claimSchema(ctx, schema)
+	if err != nil {
+		t.Fatalf("claim schema: %v", err)
+	}
 	t.Cleanup(func() {
+		defer held.Close(context.Background())
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		conn, err := pgx.Connect(ctx, PostgresURL())
@@ -60,17 +67,118 @@ func NewSchema(t testing.TB) string {
 	return schema
 }
 
-// Postgres opens a migrated store in a schema of its own.
+// shared is the migrated schema the PostgreSQL stores of one test binary
+// use in turn: migrating a schema per test costs more than the tests.
+var shared struct {
+	once   sync.Once
+	schema string
+	err    error
+}
+
+// Postgres opens a migrated store on a schema of this test binary's own,
+// emptied of every row: tests of one package run one after another, and
+// each sees an empty store.
 func Postgres(t testing.TB) *sqlstore.DB {
 	t.Helper()
-	schema := NewSchema(t)
-	db, err := sqlstore.OpenPostgres(context.Background(), PostgresURL(), schema)
+	shared.once.Do(func() { shared.schema, shared.err = sharedSchema() })
+	if shared.err != nil {
+		t.Fatalf("PostgreSQL is needed for this test (TEST_DATABASE_URL, default %s): %v", DefaultPostgresURL, shared.err)
+	}
+	ctx := context.Background()
+	db, err := sqlstore.OpenPostgres(ctx, PostgresURL(), shared.schema)
 	if err != nil {
 		t.Fatalf("open postgres: %v", err)
 	}
 	t.Cleanup(func() { db.Close() })
-	migrate(t, db)
+	if err := empty(ctx, shared.schema); err != nil {
+		t.Fatalf("empty the test schema: %v", err)
+	}
 	return db
+}
+
+// sharedSchema makes and migrates this binary's schema, after dropping the
+// schemas of earlier test binaries that are no longer connected.
+func sharedSchema() (string, error) {
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, PostgresURL())
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close(ctx)
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	schema := "cs_test_" + hex.EncodeToString(b[:])
+	// A schema's binary connects with application_name = the schema; one
+	// nobody is connected as is left over from a run that ended.
+	rows, err := conn.Query(ctx, `SELECT nspname FROM pg_namespace WHERE nspname LIKE 'cs\_test\_%'
+		AND nspname NOT IN (SELECT application_name FROM pg_stat_activity)`)
+	if err != nil {
+		return "", err
+	}
+	stale, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return "", err
+	}
+	for _, s := range stale {
+		_, _ = conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{s}.Sanitize()+" CASCADE")
+	}
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		return "", err
+	}
+	db, err := sqlstore.OpenPostgres(ctx, PostgresURL(), schema)
+	if err != nil {
+		return "", err
+	}
+	defer db.Close()
+	if _, err := db.Migrate(ctx); err != nil {
+		return "", err
+	}
+	// Keep one connection named after the schema for as long as the binary
+	// runs, so a concurrent run does not take the schema for stale.
+	if sharedClaim, err = claimSchema(ctx, schema); err != nil {
+		return "", err
+	}
+	return schema, nil
+}
+
+// sharedClaim holds the shared schema's claim until the process exits.
+var sharedClaim *pgx.Conn
+
+// claimSchema opens a connection named after a schema: while it is open, other
+// test binaries leave the schema alone.
+func claimSchema(ctx context.Context, schema string) (*pgx.Conn, error) {
+	return pgx.Connect(ctx, PostgresURL()+sep(PostgresURL())+"application_name="+schema)
+}
+
+func sep(url string) string {
+	if strings.Contains(url, "?") {
+		return "&"
+	}
+	return "?"
+}
+
+// empty deletes every row of the schema's tables but the migrations'.
+func empty(ctx context.Context, schema string) error {
+	conn, err := pgx.Connect(ctx, PostgresURL())
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, `SELECT table_name FROM information_schema.tables WHERE table_schema = $1
+		AND table_type = 'BASE TABLE' AND table_name NOT IN ('countersign_migrations', 'river_migration')`, schema)
+	if err != nil {
+		return err
+	}
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, t := range tables {
+		names = append(names, pgx.Identifier{schema, t}.Sanitize())
+	}
+	_, err = conn.Exec(ctx, "TRUNCATE "+strings.Join(names, ", ")+" RESTART IDENTITY")
+	return err
 }
 
 // SQLite opens a migrated embedded store in a directory of its own.

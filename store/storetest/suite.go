@@ -17,7 +17,7 @@ import (
 // returns a fresh, migrated store for one test.
 func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	var tests []storeTest
-	for _, group := range [][]storeTest{taskTests(), identityTests(), agentTests(), projectTests(), runTests(), inboxTests()} {
+	for _, group := range [][]storeTest{taskTests(), identityTests(), agentTests(), projectTests(), runTests(), inboxTests(), sweepTests()} {
 		tests = append(tests, group...)
 	}
 	for _, tc := range tests {
@@ -102,7 +102,7 @@ func NewTask(id, owner, preparer string) (store.Task, store.TaskCiphertext) {
 		ProjectUUID: "4f1c2b9e-8a55-4c6e-9d0f-2b7a1e3c5d60", Connector: "probe",
 		Kind: "input", State: "open", Thread: id, Run: "run1", Operation: "guess",
 		Supplies: "text", ReplyPubkey: "p256:x", TaskHash: "ab", KeyID: 1,
-		ContentSize: 100, CreatedAt: t0, ExpiresAt: t0.Add(24 * time.Hour),
+		ContentSize: 100, CreatedAt: t0, ExpiresAt: t0.Add(24 * time.Hour), StateAt: t0,
 	}
 	c := store.TaskCiphertext{
 		Sealed:       []byte("sealed-" + id),

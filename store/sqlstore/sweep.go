@@ -1,0 +1,85 @@
+package sqlstore
+
+import (
+	"context"
+	"time"
+
+	"countersign/store"
+)
+
+func (t *tx) RecordAnswer(ctx context.Context, id string, result []byte, next, notice string) error {
+	n, err := t.q.exec(ctx, "UPDATE tasks SET result = ?, next_task_id = ?, notice_task_id = ? WHERE id = ?",
+		result, null(next), null(notice), id)
+	if err == nil && n == 0 {
+		return store.ErrNotFound
+	}
+	return err
+}
+
+func (t *tx) SetTaskReceipt(ctx context.Context, id, receipt string) error {
+	n, err := t.q.exec(ctx, "UPDATE tasks SET receipt = ? WHERE id = ?", receipt, id)
+	if err == nil && n == 0 {
+		return store.ErrNotFound
+	}
+	return err
+}
+
+func (t *tx) TaskReceipt(ctx context.Context, id string) (string, error) {
+	var r string
+	err := t.q.queryRow(ctx, "SELECT receipt FROM tasks WHERE id = ?", id).Scan(&r)
+	return r, err
+}
+
+func (t *tx) Heartbeat(ctx context.Context, runner string, at time.Time) error {
+	_, err := t.q.exec(ctx, `INSERT INTO runners (id, seen_at) VALUES (?, ?)
+		ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at`, runner, at.Unix())
+	return err
+}
+
+func (t *tx) Stale(ctx context.Context, now, approvedBefore, answeringBefore, deadBefore time.Time, limit int) ([]store.Task, error) {
+	r, err := t.q.query(ctx, "SELECT "+taskColumns+` FROM tasks WHERE
+		state = 'open' AND expires_at <= ?
+		OR state = 'approved' AND state_at <= ?
+		OR state = 'answering' AND (state_at <= ? OR NOT EXISTS (
+			SELECT 1 FROM runs JOIN runners ON runners.id = runs.runner
+			WHERE runs.id = tasks.answer_run AND runners.seen_at > ?))
+		ORDER BY state_at, id LIMIT ?`,
+		now.Unix(), approvedBefore.Unix(), answeringBefore.Unix(), deadBefore.Unix(), limit)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	var out []store.Task
+	for r.Next() {
+		k, err := scanTask(r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, k)
+	}
+	return out, r.Err()
+}
+
+func (t *tx) Purge(ctx context.Context, now, outcomesBefore, callsBefore, oldBefore time.Time) (int, error) {
+	total := 0
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{"DELETE FROM task_events WHERE task_id IN (SELECT id FROM tasks WHERE closed_at IS NOT NULL AND closed_at < ?)", []any{outcomesBefore.Unix()}},
+		{"DELETE FROM task_files WHERE task_id IN (SELECT id FROM tasks WHERE closed_at IS NOT NULL AND closed_at < ?)", []any{outcomesBefore.Unix()}},
+		{"DELETE FROM device_copies WHERE task_id IN (SELECT id FROM tasks WHERE closed_at IS NOT NULL AND closed_at < ?)", []any{outcomesBefore.Unix()}},
+		{"DELETE FROM tasks WHERE closed_at IS NOT NULL AND closed_at < ?", []any{outcomesBefore.Unix()}},
+		{"DELETE FROM nonces WHERE expires_at < ?", []any{now.Unix()}},
+		{"DELETE FROM idempotency WHERE created_at < ?", []any{callsBefore.Unix()}},
+		{"DELETE FROM daily_counts WHERE day < ?", []any{oldBefore.UTC().Format("2006-01-02")}},
+		{"DELETE FROM runners WHERE seen_at < ?", []any{oldBefore.Unix()}},
+	} {
+		n, err := t.q.exec(ctx, q.sql, q.args...)
+		if err != nil {
+			return total, err
+		}
+		total += int(n)
+	}
+	return total, nil
+}

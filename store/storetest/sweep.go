@@ -1,0 +1,151 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"testing"
+	"time"
+
+	"countersign/store"
+)
+
+func sweepTests() []storeTest {
+	return []storeTest{
+		{"RecordAnswerAndReceipt", testRecordAnswerAndReceipt},
+		{"StaleTasks", testStaleTasks},
+		{"Purge", testPurge},
+	}
+}
+
+func testRecordAnswerAndReceipt(t *testing.T, s store.Store) {
+	k, c := NewTask("run1-1", "alice.near", "bot.near")
+	insert(t, s, k, c)
+	_ = s.Tx(ctx, func(tx store.Tx) error {
+		if err := tx.RecordAnswer(ctx, k.ID, []byte("sealed result"), "run2-1", ""); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := tx.Task(ctx, k.ID)
+		result, _, _ := tx.Outcome(ctx, k.ID)
+		if got.NextTaskID != "run2-1" || got.NoticeTaskID != "" || string(result) != "sealed result" {
+			t.Errorf("after RecordAnswer: %+v %q", got, result)
+		}
+		if r, err := tx.TaskReceipt(ctx, k.ID); err != nil || r != "" {
+			t.Errorf("a new task's receipt: %q %v", r, err)
+		}
+		if err := tx.SetTaskReceipt(ctx, k.ID, `{"run":"run1"}`); err != nil {
+			t.Fatal(err)
+		}
+		if r, _ := tx.TaskReceipt(ctx, k.ID); r != `{"run":"run1"}` {
+			t.Errorf("receipt %q", r)
+		}
+		if err := tx.RecordAnswer(ctx, "nosuch-1", nil, "", ""); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("RecordAnswer of no task: %v", err)
+		}
+		if err := tx.SetTaskReceipt(ctx, "nosuch-1", "x"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("SetTaskReceipt of no task: %v", err)
+		}
+		return nil
+	})
+}
+
+func testStaleTasks(t *testing.T, s store.Store) {
+	// expired: open past expires_at; fresh: open; late: approved 31 min ago;
+	// recent: approved 1 min ago; slow: answering 31 min on a live runner;
+	// orphan: answering 1 min on a dead runner; live: answering 1 min on a
+	// live runner.
+	now := t0.Add(2 * time.Hour)
+	for _, id := range []string{"expired-1", "fresh-1", "late-1", "recent-1", "slow-1", "orphan-1", "live-1"} {
+		k, c := NewTask(id, "alice.near", "bot"+id[:3]+".near")
+		if id == "expired-1" {
+			k.ExpiresAt = t0.Add(time.Hour)
+		}
+		insert(t, s, k, c)
+	}
+	at := map[string]time.Duration{"late-1": -31 * time.Minute, "recent-1": -time.Minute, "slow-1": -31 * time.Minute, "orphan-1": -time.Minute, "live-1": -time.Minute}
+	for id, d := range at {
+		move(t, s, store.Move{ID: id, From: "open", To: "approved", At: now.Add(d), Actor: "owner", AnswerRun: "ans-" + id})
+	}
+	runner := map[string]string{"slow-1": "alive", "orphan-1": "dead", "live-1": "alive"}
+	err := s.Tx(ctx, func(tx store.Tx) error {
+		for id, r := range runner {
+			if err := tx.InsertRun(ctx, store.Run{ID: "ans-" + id, Agent: "bot.near", Owner: "alice.near", ProjectUUID: "p",
+				Operation: "guess", ComputeLimit: time.Second, TaskID: id, InputSHA256: "x", StartedAt: now, Runner: r}); err != nil {
+				return err
+			}
+			if _, err := tx.MoveTask(ctx, store.Move{ID: id, From: "approved", To: "answering", At: now.Add(at[id]), Actor: "platform"}); err != nil {
+				return err
+			}
+		}
+		if err := tx.Heartbeat(ctx, "alive", now.Add(-10*time.Second)); err != nil {
+			return err
+		}
+		return tx.Heartbeat(ctx, "dead", now.Add(-5*time.Minute))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = s.Tx(ctx, func(tx store.Tx) error {
+		stale, err := tx.Stale(ctx, now, now.Add(-30*time.Minute), now.Add(-30*time.Minute), now.Add(-time.Minute), 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, k := range stale {
+			ids = append(ids, k.ID)
+		}
+		sort.Strings(ids)
+		if fmt.Sprint(ids) != "[expired-1 late-1 orphan-1 slow-1]" {
+			t.Errorf("stale tasks %v", ids)
+		}
+		return nil
+	})
+}
+
+func testPurge(t *testing.T, s store.Store) {
+	old, c := NewTask("old-1", "alice.near", "bot.near")
+	insert(t, s, old, c)
+	move(t, s, store.Move{ID: old.ID, From: "open", To: "rejected", Terminal: true, At: t0, Actor: "owner"})
+	kept, c2 := NewTask("kept-1", "alice.near", "bot.near")
+	insert(t, s, kept, c2)
+	move(t, s, store.Move{ID: kept.ID, From: "open", To: "rejected", Terminal: true, At: t0.Add(20 * 24 * time.Hour), Actor: "owner"})
+	open, c3 := NewTask("open-1", "alice.near", "bot.near")
+	insert(t, s, open, c3)
+	now := t0.Add(31 * 24 * time.Hour)
+	err := s.Tx(ctx, func(tx store.Tx) error {
+		if _, err := tx.SpendNonce(ctx, "alice.near", []byte("expired-nonce-0123456789abcdefgh"), now.Add(-time.Second)); err != nil {
+			return err
+		}
+		if _, err := tx.SpendNonce(ctx, "alice.near", []byte("live-nonce-0123456789abcdefghijk"), now.Add(time.Minute)); err != nil {
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = s.Tx(ctx, func(tx store.Tx) error {
+		n, err := tx.Purge(ctx, now, now.Add(-30*24*time.Hour), now.Add(-24*time.Hour), now.Add(-3*24*time.Hour))
+		if err != nil || n < 3 { // the task, its event, the expired nonce
+			t.Errorf("Purge deleted %d (%v)", n, err)
+		}
+		if _, err := tx.Task(ctx, old.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("an outcome older than 30 days is kept: %v", err)
+		}
+		if ev, _ := tx.Events(ctx, old.ID); len(ev) != 0 {
+			t.Errorf("its events are kept")
+		}
+		for _, id := range []string{kept.ID, open.ID} {
+			if _, err := tx.Task(ctx, id); err != nil {
+				t.Errorf("%s was purged: %v", id, err)
+			}
+		}
+		if ok, _ := tx.SpendNonce(ctx, "alice.near", []byte("expired-nonce-0123456789abcdefgh"), now); !ok {
+			t.Error("an expired nonce is still spent")
+		}
+		if ok, _ := tx.SpendNonce(ctx, "alice.near", []byte("live-nonce-0123456789abcdefghijk"), now); ok {
+			t.Error("a live nonce was purged")
+		}
+		return nil
+	})
+}

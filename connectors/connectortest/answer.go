@@ -89,49 +89,39 @@ func (h *Harness) Answer(ctx context.Context, task Opened, supplied []byte, note
 	return result, opened, nil
 }
 
-// approve checks an approval as the inbox does before any run, and moves the
-// task to approved, or to expired or void.
+// approve checks an approval as the inbox does before any run, in the
+// inbox's order, and moves the task to approved, or to expired or void.
 func (h *Harness) approve(id string, supplied []byte, note string) (*record, inbox.Envelope, error) {
+	supplyLimit, noteLimit := inbox.MaxSuppliedBytes-sealOverhead, inbox.MaxNoteBytes-sealOverhead
+	if h.SupplyLimit > 0 {
+		supplyLimit, noteLimit = h.SupplyLimit, h.SupplyLimit
+	}
+	if len(supplied) > supplyLimit || len(note) > noteLimit {
+		return nil, inbox.Envelope{}, countersign.Errorf(countersign.InvalidRequest, "a supply or a note is larger than 8 KiB")
+	}
+	now := h.now()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	rec, ok := h.byID[id]
 	if !ok {
 		return nil, inbox.Envelope{}, countersign.Errorf(countersign.TaskNotFound, "no such task")
 	}
-	if rec.opened.Task.Kind == inbox.KindNotice {
-		return nil, inbox.Envelope{}, countersign.Errorf(countersign.InvalidRequest, "a notice asks nothing: it is acknowledged, not approved")
-	}
 	env, err := inbox.ParseEnvelope(rec.opened.Envelope)
 	if err != nil {
 		return nil, inbox.Envelope{}, fmt.Errorf("read the envelope of task %s: %w", id, err)
 	}
-	switch env.AnswerBy.Supplies {
-	case inbox.SuppliesNone:
-		if supplied != nil {
-			return nil, env, countersign.Errorf(countersign.InvalidRequest, "a confirm task takes no supply")
-		}
-	case inbox.SuppliesText:
-		if supplied == nil {
-			return nil, env, countersign.Errorf(countersign.InvalidRequest, "this task asks for text")
-		}
-	case inbox.SuppliesFile:
-		if supplied == nil {
-			return nil, env, countersign.Errorf(countersign.InvalidRequest, "this task asks for a file")
-		}
-	}
-	supplyLimit, noteLimit := inbox.MaxSuppliedBytes-sealOverhead, inbox.MaxNoteBytes-sealOverhead
-	if h.SupplyLimit > 0 {
-		supplyLimit, noteLimit = h.SupplyLimit, h.SupplyLimit
-	}
-	if len(supplied) > supplyLimit {
-		return nil, env, countersign.Errorf(countersign.InvalidRequest, "the supply is larger than %d bytes sealed", inbox.MaxSuppliedBytes)
-	}
-	if len(note) > noteLimit {
-		return nil, env, countersign.Errorf(countersign.InvalidRequest, "the note is larger than %d bytes sealed", inbox.MaxNoteBytes)
-	}
-	if rec.status.State == inbox.StateOpen && !h.now().Before(env.ExpiresAt) {
-		rec.status.State = inbox.StateExpired
-		return nil, env, countersign.Errorf(countersign.TaskExpired, "the task expired before the approval arrived")
+	switch state := rec.status.State; {
+	case state != inbox.StateOpen:
+		return nil, env, &countersign.Error{Code: countersign.TaskClosed, Message: "the task is " + string(state), State: string(state)}
+	case !now.Before(env.ExpiresAt):
+		rec.status.State = inbox.StateExpired // as the platform's sweep ends it
+		return nil, env, &countersign.Error{Code: countersign.TaskExpired, Message: "the task expired before the approval arrived", State: string(state)}
+	case env.Kind == inbox.KindNotice:
+		return nil, env, countersign.Errorf(countersign.InvalidRequest, "a notice asks nothing: acknowledge it instead")
+	case env.AnswerBy.Supplies == inbox.SuppliesNone && supplied != nil:
+		return nil, env, countersign.Errorf(countersign.InvalidRequest, "this task takes no supply; approve it without one")
+	case env.AnswerBy.Supplies != inbox.SuppliesNone && supplied == nil:
+		return nil, env, countersign.Errorf(countersign.InvalidRequest, "this task needs the owner's %s", env.AnswerBy.Supplies)
 	}
 	if err := inbox.Move(env.Kind, rec.status.State, inbox.StateApproved); err != nil {
 		return nil, env, err

@@ -185,7 +185,7 @@ func TestAnswerRefusals(t *testing.T) {
 				task = tc.task(o)
 			}
 			result, opened, err := h.Answer(ctx, task, tc.supplied, tc.note)
-			wantRefusal(t, err, tc.code, "")
+			wantRefusal(t, err, tc.code, answerSentences[tc.name])
 			if result != nil || opened != nil || ran != ranBefore {
 				t.Fatalf("the run started: %s", result)
 			}
@@ -194,6 +194,21 @@ func TestAnswerRefusals(t *testing.T) {
 			}
 		})
 	}
+}
+
+// answerSentences are the inbox's sentences for refused approvals.
+var answerSentences = map[string]string{
+	"unknown task":                    "no such task",
+	"a notice":                        "a notice asks nothing: acknowledge it instead",
+	"text for a confirm task":         "this task takes no supply; approve it without one",
+	"empty supply for a confirm task": "this task takes no supply; approve it without one",
+	"no text for a text task":         "this task needs the owner's text",
+	"no file for a file task":         "this task needs the owner's file",
+	"supply over 8 KiB sealed":        "a supply or a note is larger than 8 KiB",
+	"note over 8 KiB sealed":          "a supply or a note is larger than 8 KiB",
+	"expired":                         "the task expired before the approval arrived",
+	"answered already":                "the task is done",
+	"policy changed":                  "the project's policy changed after the task was opened",
 }
 
 func TestAnswerClosedCarriesTheState(t *testing.T) {

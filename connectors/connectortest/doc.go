@@ -33,12 +33,15 @@
 //
 // # Choices where the contract is silent
 //
-//   - A call body is refused invalid_request when it is over 64 KiB, is not
-//     valid UTF-8, is not a JSON object, or has no string "operation". In the
-//     service these are transport-level answers (HTTP 400); the harness returns
-//     the same code as an error. The task operations (task_status, …) are the
-//     platform's, not the connector's, and an answer operation is started only
-//     by the platform; calling either is invalid_request.
+//   - A call body is read as the service reads it, with the service's
+//     sentences: invalid_request when it is over 64 KiB, is not a JSON object,
+//     or names no operation (a non-empty string, its member name matched in
+//     any case, as encoding/json does); invalid UTF-8 is not refused. An
+//     unknown operation and an answer operation, which only the platform
+//     starts, are refused alike. The task operations (task_status, …) are the
+//     service's own and are not played here: calling one is invalid_request.
+//   - An output that is not a JSON object is an internal error, as in the
+//     service.
 //   - The policy is parsed on every call from the bytes in [Harness.Policy],
 //     so a test may change it between calls. A write is refused
 //     policy_unreadable before its run starts, and then nothing is charged.
@@ -53,11 +56,14 @@
 //     or a result that is not a JSON object of at most 16 KiB ends the task
 //     failed with run_unfinished (the write may or may not have happened).
 //   - Every task shares one fixed reply key, a valid P-256 point, since a
-//     connector never uses it; the link is PublicURL + "/tasks/" + id.
+//     connector never uses it; the link is PublicURL + "/#/tasks/" + id, as
+//     the service writes it.
+//   - An approval that arrives after expires_at is refused task_expired and
+//     the task is recorded expired, as the platform's sweep would end it.
 //   - The answer run is given the answer operation's own compute limit.
-//   - A supply and a note are bounded as the inbox bounds them: 8 KiB of
-//     sealed bytes, which is 8,098 bytes of plaintext once the 94 bytes a seal
-//     to the reply key adds are taken off. A text supply is handed over as the
+//   - A supply and a note are bounded as the inbox bounds them, in its order
+//     and with its sentences: 8 KiB of sealed bytes, which is 8,098 bytes of
+//     plaintext once the 94 bytes a seal to the reply key adds are taken off. A text supply is handed over as the
 //     owner's page sent it, even when it is not valid UTF-8: the inbox cannot
 //     look inside a sealed supply, so a connector must cope.
 //   - The limits that belong to the owner's inbox rather than to a connector

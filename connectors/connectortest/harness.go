@@ -9,13 +9,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"runtime/debug"
 	"slices"
 	"sync"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"countersign"
 	"countersign/connectors"
@@ -177,44 +175,36 @@ func (h *Harness) Call(ctx context.Context, body string) (json.RawMessage, error
 		return nil, fmt.Errorf("%s run: %w", op.Name, err)
 	}
 	b, err := marshal(out)
-	if err != nil {
+	switch {
+	case err != nil:
 		return nil, fmt.Errorf("%s run: its output does not marshal: %w", op.Name, err)
+	case len(b) == 0 || b[0] != '{':
+		return nil, fmt.Errorf("%s run: its output is not a JSON object", op.Name)
 	}
 	return b, nil
 }
 
-var opName = regexp.MustCompile(`^[a-z0-9_]{1,64}$`)
-
 // operation reads the operation a call body names, as the service does.
 func (h *Harness) operation(body string) (*connectors.Operation, error) {
-	switch {
-	case len(body) > MaxBodyBytes:
+	if len(body) > MaxBodyBytes {
 		return nil, countersign.Errorf(countersign.InvalidRequest, "the call is larger than %d bytes", MaxBodyBytes)
-	case !utf8.ValidString(body):
-		return nil, countersign.Errorf(countersign.InvalidRequest, "the call is not UTF-8")
 	}
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(body), &members); err != nil || members == nil {
+	var object map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(body), &object); err != nil || object == nil {
 		return nil, countersign.Errorf(countersign.InvalidRequest, "the call is not a JSON object")
 	}
-	var name string
-	if raw, ok := members["operation"]; !ok {
-		return nil, countersign.Errorf(countersign.InvalidRequest, "the call names no `operation`")
-	} else if err := json.Unmarshal(raw, &name); err != nil {
-		return nil, countersign.Errorf(countersign.InvalidRequest, "`operation` is not a string")
+	var call struct {
+		Operation string `json:"operation"`
 	}
-	if !opName.MatchString(name) {
-		return nil, countersign.Errorf(countersign.InvalidRequest, "`operation` is not an operation name")
+	if err := json.Unmarshal([]byte(body), &call); err != nil || call.Operation == "" {
+		return nil, countersign.Errorf(countersign.InvalidRequest, "the call needs an `operation`, a string")
 	}
-	if slices.Contains(connectors.TaskOperations, name) {
-		return nil, countersign.Errorf(countersign.InvalidRequest, "%s is answered by the platform, which this harness does not play", name)
+	if slices.Contains(connectors.TaskOperations, call.Operation) {
+		return nil, countersign.Errorf(countersign.InvalidRequest, "%s is answered by the platform, which this harness does not play", call.Operation)
 	}
-	op, ok := h.conn.Operation(name)
-	if !ok {
-		return nil, countersign.Errorf(countersign.InvalidRequest, "%s has no operation %s", h.conn.Name, name)
-	}
-	if op.Kind == connectors.Answer {
-		return nil, countersign.Errorf(countersign.InvalidRequest, "%s answers a task; the platform starts it when the owner approves", name)
+	op, ok := h.conn.Operation(call.Operation)
+	if !ok || op.Kind == connectors.Answer {
+		return nil, countersign.Errorf(countersign.InvalidRequest, "%s has no operation %q an agent may call", h.conn.Name, call.Operation)
 	}
 	return op, nil
 }

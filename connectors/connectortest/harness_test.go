@@ -86,20 +86,19 @@ func TestCallRefusals(t *testing.T) {
 	}{
 		{"too large", `{"operation":"read","x":"` + strings.Repeat("a", connectortest.MaxBodyBytes) + `"}`, nil,
 			countersign.InvalidRequest, "the call is larger than 65536 bytes"},
-		{"not UTF-8", "{\"operation\":\"read\",\"x\":\"\xff\"}", nil, countersign.InvalidRequest, "the call is not UTF-8"},
 		{"not JSON", `{"operation":`, nil, countersign.InvalidRequest, "the call is not a JSON object"},
 		{"an array", `[{"operation":"read"}]`, nil, countersign.InvalidRequest, "the call is not a JSON object"},
 		{"null", `null`, nil, countersign.InvalidRequest, "the call is not a JSON object"},
 		{"a string", `"read"`, nil, countersign.InvalidRequest, "the call is not a JSON object"},
-		{"no operation", `{"q":1}`, nil, countersign.InvalidRequest, "the call names no `operation`"},
-		{"operation not a string", `{"operation":["read"]}`, nil, countersign.InvalidRequest, "`operation` is not a string"},
-		{"operation null", `{"operation":null}`, nil, countersign.InvalidRequest, "`operation` is not an operation name"},
-		{"operation not a name", `{"operation":"Read"}`, nil, countersign.InvalidRequest, "`operation` is not an operation name"},
-		{"unknown operation", `{"operation":"write"}`, nil, countersign.InvalidRequest, "hook has no operation write"},
+		{"no operation", `{"q":1}`, nil, countersign.InvalidRequest, "the call needs an `operation`, a string"},
+		{"operation not a string", `{"operation":["read"]}`, nil, countersign.InvalidRequest, "the call needs an `operation`, a string"},
+		{"operation null", `{"operation":null}`, nil, countersign.InvalidRequest, "the call needs an `operation`, a string"},
+		{"operation empty", `{"operation":""}`, nil, countersign.InvalidRequest, "the call needs an `operation`, a string"},
+		{"operation in capitals", `{"operation":"Read"}`, nil, countersign.InvalidRequest, `hook has no operation "Read" an agent may call`},
+		{"unknown operation", `{"operation":"write"}`, nil, countersign.InvalidRequest, `hook has no operation "write" an agent may call`},
+		{"answer operation", `{"operation":"confirm_it"}`, nil, countersign.InvalidRequest, `hook has no operation "confirm_it" an agent may call`},
 		{"task operation", `{"operation":"task_status","task_id":"x"}`, nil, countersign.InvalidRequest,
 			"task_status is answered by the platform, which this harness does not play"},
-		{"answer operation", `{"operation":"confirm_it"}`, nil, countersign.InvalidRequest,
-			"confirm_it answers a task; the platform starts it when the owner approves"},
 		{"write, unreadable policy", `{"operation":"open"}`, unreadable, countersign.PolicyUnreadable,
 			policy.Parse(unreadable, schema).Sentence()},
 		{"write, broken policy", `{"operation":"open"}`, broken, countersign.PolicyUnreadable,
@@ -134,6 +133,23 @@ func TestCallRefusals(t *testing.T) {
 	}
 	if m := policy.Parse(broken, schema).Mode(); m != policy.Broken {
 		t.Fatalf("broken policy is %s", m)
+	}
+}
+
+// The service reads a body as encoding/json does: invalid UTF-8 is replaced,
+// and the member names the operation in any case.
+func TestCallReadsTheBodyAsTheServiceDoes(t *testing.T) {
+	var args json.RawMessage
+	h := newHook(t, &hooks{run: func(_ context.Context, c *connectors.Call) (any, error) {
+		args = c.Args
+		return map[string]bool{"ok": true}, nil
+	}})
+	body := "{\"Operation\":\"read\",\"x\":\"\xff\"}"
+	if out, err := h.Call(ctx, body); err != nil || string(out) != `{"ok":true}` {
+		t.Fatalf("got %s, %v", out, err)
+	}
+	if string(args) != body {
+		t.Fatal("the run was not handed the body exactly as sent")
 	}
 }
 
@@ -184,6 +200,20 @@ func TestCallRunErrors(t *testing.T) {
 		}, func(t *testing.T, err error) {
 			if !errors.Is(err, boom) || connectortest.Text(err) != "internal_error: internal error" {
 				t.Fatalf("got %v (%s)", err, connectortest.Text(err))
+			}
+		}},
+		{"output that is not an object", func(context.Context, *connectors.Call) (any, error) {
+			return []string{"ok"}, nil
+		}, func(t *testing.T, err error) {
+			if connectortest.Text(err) != "internal_error: internal error" || !strings.Contains(err.Error(), "not a JSON object") {
+				t.Fatalf("got %v", err)
+			}
+		}},
+		{"no output", func(context.Context, *connectors.Call) (any, error) {
+			return nil, nil
+		}, func(t *testing.T, err error) {
+			if !strings.Contains(err.Error(), "not a JSON object") {
+				t.Fatalf("got %v", err)
 			}
 		}},
 		{"output that does not marshal", func(context.Context, *connectors.Call) (any, error) {

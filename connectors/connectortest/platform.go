@@ -65,7 +65,13 @@ func (r *run) OpenTask(ctx context.Context, spec connectors.TaskSpec, thread str
 		}
 	}
 	if !h.conn.Tasks {
-		return connectors.Task{}, countersign.Errorf(countersign.TasksNotDeclared, "connector %s does not declare tasks", h.conn.Name)
+		return connectors.Task{}, countersign.Errorf(countersign.TasksNotDeclared, "%s does not declare tasks", h.conn.Name)
+	}
+	if spec.AnswerBy != nil {
+		op, ok := h.conn.Operation(spec.AnswerBy.Operation)
+		if !ok || op.Kind != connectors.Answer {
+			return connectors.Task{}, countersign.Errorf(countersign.InvalidRequest, "%s has no answer operation %q", h.conn.Name, spec.AnswerBy.Operation)
+		}
 	}
 	spec = cloneSpec(spec) // what the connector holds may change after the call
 
@@ -87,19 +93,16 @@ func (r *run) OpenTask(ctx context.Context, spec connectors.TaskSpec, thread str
 	if len(spec.State) > inbox.MaxSealedStateBytes {
 		return connectors.Task{}, countersign.Errorf(countersign.TaskTooLarge, "the sealed state is larger than 256 KiB")
 	}
-	if err := h.checkAnswerBy(spec); err != nil {
-		return connectors.Task{}, err
-	}
-	if err := inbox.ValidateDisplay(spec.Display); err != nil {
-		return connectors.Task{}, err
+	switch asks := spec.Kind.Asks(); {
+	case asks && spec.AnswerBy == nil:
+		return connectors.Task{}, countersign.Errorf(countersign.InvalidRequest, "a %s task needs an answer operation", spec.Kind)
+	case !asks && spec.AnswerBy != nil:
+		return connectors.Task{}, countersign.Errorf(countersign.InvalidRequest, "a %s task has no answer operation", spec.Kind)
 	}
 	files := make([]inbox.File, len(spec.Files))
 	for i, f := range spec.Files {
 		sum := sha256.Sum256(f.Data)
 		files[i] = inbox.File{ContentType: f.ContentType, Name: f.Name, SHA256: hex.EncodeToString(sum[:]), Size: int64(len(f.Data))}
-	}
-	if err := inbox.ValidateFiles(files); err != nil {
-		return connectors.Task{}, err
 	}
 
 	id, err := inbox.TaskID(r.id, r.n+1)
@@ -133,13 +136,16 @@ func (r *run) OpenTask(ctx context.Context, spec connectors.TaskSpec, thread str
 	if spec.Kind.Asks() {
 		env.ReplyPubkey = replyPubkey
 	}
+	// Canonical checks the rest as the service does: the kind, what the
+	// answer supplies, the display (inbox.ValidateDisplay) and the files
+	// (inbox.ValidateFiles).
 	envelope, err := env.Canonical()
 	if err != nil {
 		return connectors.Task{}, err
 	}
 	task := connectors.Task{
 		ID: id, Kind: spec.Kind, Hash: inbox.TaskHash(envelope), Thread: thread,
-		ExpiresAt: env.ExpiresAt, Link: h.PublicURL + "/tasks/" + id,
+		ExpiresAt: env.ExpiresAt, Link: h.PublicURL + "/#/tasks/" + id,
 	}
 	o := Opened{Task: task, Spec: spec, Envelope: envelope, Run: r.id, Operation: r.operation, Preparer: r.agent}
 	h.mu.Lock()
@@ -150,37 +156,6 @@ func (r *run) OpenTask(ctx context.Context, spec connectors.TaskSpec, thread str
 	r.n++
 	r.opened = append(r.opened, o.clone())
 	return task, nil
-}
-
-// checkAnswerBy checks that a task's kind and answer operation agree, and
-// that the operation is one of the connector's answer operations.
-func (h *Harness) checkAnswerBy(spec connectors.TaskSpec) error {
-	if !spec.Kind.Valid() {
-		return countersign.Errorf(countersign.InvalidRequest, "a task's kind is confirm, input or notice")
-	}
-	if spec.Kind.Asks() != (spec.AnswerBy != nil) {
-		if spec.Kind.Asks() {
-			return countersign.Errorf(countersign.InvalidRequest, "a %s task needs an answer operation", spec.Kind)
-		}
-		return countersign.Errorf(countersign.InvalidRequest, "a notice has no answer operation")
-	}
-	if spec.AnswerBy == nil {
-		return nil
-	}
-	op, ok := h.conn.Operation(spec.AnswerBy.Operation)
-	if !ok {
-		return countersign.Errorf(countersign.InvalidRequest, "the answer operation %q is not an operation of %s", spec.AnswerBy.Operation, h.conn.Name)
-	}
-	if op.Kind != connectors.Answer {
-		return countersign.Errorf(countersign.InvalidRequest, "%s is a %s, not an answer operation", op.Name, op.Kind)
-	}
-	switch s := spec.AnswerBy.Supplies; {
-	case spec.Kind == inbox.KindConfirm && s != inbox.SuppliesNone:
-		return countersign.Errorf(countersign.InvalidRequest, "a confirm task supplies none")
-	case spec.Kind == inbox.KindInput && s != inbox.SuppliesText && s != inbox.SuppliesFile:
-		return countersign.Errorf(countersign.InvalidRequest, "an input task supplies text or a file")
-	}
-	return nil
 }
 
 // thread finds the thread a task continues: the thread of the task whose id

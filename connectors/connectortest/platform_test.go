@@ -34,7 +34,7 @@ func TestOpenTaskRecordsARealTask(t *testing.T) {
 	if !ok || !inbox.ValidRunID(runID) || n != "1" || o.Run != runID || o.Operation != "open" || o.Preparer != h.Agent {
 		t.Fatalf("task %q opened by run %q (%s)", id, o.Run, o.Operation)
 	}
-	if o.Task.Thread != id || o.Task.Kind != inbox.KindConfirm || o.Task.Link != "http://127.0.0.1:8080/tasks/"+id {
+	if o.Task.Thread != id || o.Task.Kind != inbox.KindConfirm || o.Task.Link != "http://127.0.0.1:8080/#/tasks/"+id {
 		t.Fatalf("task: %+v", o.Task)
 	}
 	created := t0.Add(time.Second) // truncated to the second
@@ -184,12 +184,26 @@ func TestOpenTaskRefusals(t *testing.T) {
 			hk := &hooks{run: opener(tc.specs...)}
 			h := newHook(t, hk)
 			_, err := h.Call(ctx, `{"operation":"open"}`)
-			wantRefusal(t, err, tc.code, "")
+			wantRefusal(t, err, tc.code, openSentences[tc.name])
 			if got := len(h.Tasks()); got != len(tc.specs)-1 {
 				t.Fatalf("%d tasks recorded, want %d", got, len(tc.specs)-1)
 			}
 		})
 	}
+}
+
+// openSentences are the sentences the platform itself writes, as the service
+// does; the others are the inbox package's.
+var openSentences = map[string]string{
+	"a sixth task of one run":     "a run opens at most 5 tasks",
+	"life over 24 hours":          "a task waits at most 24 hours",
+	"negative life":               "a task waits at most 24 hours",
+	"state over 256 KiB":          "the sealed state is larger than 256 KiB",
+	"confirm without answer":      "a confirm task needs an answer operation",
+	"notice with answer":          "a notice task has no answer operation",
+	"answer operation unknown":    `hook has no answer operation "confirm"`,
+	"answer operation is a write": `hook has no answer operation "open"`,
+	"answer operation is a read":  `hook has no answer operation "read"`,
 }
 
 func TestOpenTaskAtTheLimits(t *testing.T) {
@@ -223,7 +237,7 @@ func TestOpenTaskWithoutTasksDeclared(t *testing.T) {
 	}}
 	h := connectortest.New(t, c)
 	_, err := h.Call(ctx, `{"operation":"write"}`)
-	wantRefusal(t, err, countersign.TasksNotDeclared, "connector quiet does not declare tasks")
+	wantRefusal(t, err, countersign.TasksNotDeclared, "quiet does not declare tasks")
 }
 
 func TestOpenTaskFailOpen(t *testing.T) {

@@ -43,12 +43,12 @@ func NewSchema(t testing.TB) string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	schema := "cs_test_" + hex.EncodeToString(b[:])
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatalf("create schema: %v", err)
-	}
 	held, err := claimSchema(ctx, schema)
 	if err != nil {
 		t.Fatalf("claim schema: %v", err)
+	}
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatalf("create schema: %v", err)
 	}
 	t.Cleanup(func() {
 		defer held.Close(context.Background())
@@ -122,6 +122,11 @@ func sharedSchema() (string, error) {
 	for _, s := range stale {
 		_, _ = conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{s}.Sanitize()+" CASCADE")
 	}
+	// Claim the name before the schema exists, so no other run takes it for
+	// stale while it is migrated.
+	if sharedClaim, err = claimSchema(ctx, schema); err != nil {
+		return "", err
+	}
 	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
 		return "", err
 	}
@@ -133,15 +138,11 @@ func sharedSchema() (string, error) {
 	if _, err := db.Migrate(ctx); err != nil {
 		return "", err
 	}
-	// Keep one connection named after the schema for as long as the binary
-	// runs, so a concurrent run does not take the schema for stale.
-	if sharedClaim, err = claimSchema(ctx, schema); err != nil {
-		return "", err
-	}
 	return schema, nil
 }
 
-// sharedClaim holds the shared schema's claim until the process exits.
+// sharedClaim holds the shared schema's claim (a connection named after it)
+// until the process exits, so a concurrent run leaves the schema alone.
 var sharedClaim *pgx.Conn
 
 // claimSchema opens a connection named after a schema: while it is open, other

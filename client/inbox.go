@@ -164,9 +164,9 @@ type TaskEvent struct {
 
 func taskPath(id string) string { return "/inbox/tasks/" + url.PathEscape(id) }
 
-// Tasks lists one page of the owner's tasks, newest first. show is
-// ShowWaiting or ShowClosed, before the id of the last task of the previous
-// page, limit 1 to 100; "", "" and 0 leave them to the service's defaults.
+// Tasks lists one page of the owner's tasks. show is ShowWaiting or
+// ShowClosed, before the id of the last task of the previous page, limit 1
+// to 100; "", "" and 0 leave them to the service's defaults.
 func (c *Client) Tasks(ctx context.Context, show, before string, limit int) (TaskPage, error) {
 	q := url.Values{}
 	if show != "" {

@@ -282,8 +282,8 @@ func sealReply(o *Opened, p sealing.Purpose, what string, plain []byte, limit in
 
 // sealedOverhead is what a blob sealed to a P-256 key adds to its plaintext:
 // the version byte, the 65-byte ephemeral point, the 12-byte nonce and the
-// 16-byte tag. It only words the refusal of a plaintext that is already over
-// the limit; the limit itself is held on the sealed bytes.
+// 16-byte tag. It only words refusals; the limit itself is held on the
+// sealed bytes.
 const sealedOverhead = 1 + 65 + 12 + 16
 
 // SealAnswer seals the owner's answer to an input task (sealing.Answer, to

@@ -131,7 +131,9 @@ func (c *Connector) Validate() error {
 		case op.Price < 0:
 			return fmt.Errorf("%s: operation %s has a negative price", c.Name, op.Name)
 		case op.Limit < 0 || op.Limit > MaxLimit:
-			return fmt.Errorf("%s: operation %s has a compute limit over %s", c.Name, op.Name, MaxLimit)
+			return fmt.Errorf("%s: operation %s has a compute limit outside 0 to %s", c.Name, op.Name, MaxLimit)
+		case op.Kind == Answer && !c.Tasks:
+			return fmt.Errorf("%s: answer operation %s, but the connector does not declare tasks", c.Name, op.Name)
 		case op.Kind == Answer && (op.Answer == nil || op.Run != nil):
 			return fmt.Errorf("%s: answer operation %s needs an Answer function only", c.Name, op.Name)
 		case op.Kind == Answer && op.Price != 0:
@@ -154,6 +156,9 @@ type Catalogue map[string]*Connector
 func NewCatalogue(cs ...*Connector) (Catalogue, error) {
 	out := Catalogue{}
 	for _, c := range cs {
+		if c == nil {
+			return nil, fmt.Errorf("a nil connector")
+		}
 		if err := c.Validate(); err != nil {
 			return nil, err
 		}

@@ -214,7 +214,7 @@ func TestDecode(t *testing.T) {
 		{`"pay"`, "the call is not a JSON object"},
 		{`{"operation": "pay"`, "the call is not a JSON object"},
 		{``, "the call is not a JSON object"},
-		{`{"operation": "pay", "memo": "x"}`, "the call's arguments are not this operation's (unknown member \"memo\")"},
+		{`{"operation": "pay", "memo": "x"}`, "the call's arguments are not this operation's (unknown member `memo`)"},
 		{`{"to": 5}`, "`to` has the wrong type"},
 		{`{"amount": "5"}`, "`amount` has the wrong type"},
 		{`{"amount": 2.5}`, "`amount` has the wrong type"},
@@ -374,4 +374,27 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestDecodeRefusesAmbiguousCalls(t *testing.T) {
+	var v struct {
+		To string `json:"to"`
+	}
+	for _, body := range []string{
+		`null`,
+		`{"to":"a","to":"b"}`,
+		`{"to":"a","To":"b"}`,
+		`{"to":"a"} {}`,
+		`{"to":"a"`,
+		`{"` + strings.Repeat("x", 100) + "\u202e" + `":1}`,
+	} {
+		c := &connectors.Call{Args: json.RawMessage(body)}
+		err := c.Decode(&v)
+		if countersign.ErrorCode(err) != countersign.InvalidRequest {
+			t.Errorf("%q: %v", body, err)
+		}
+		if err != nil && strings.Contains(err.Error(), "\u202e") {
+			t.Errorf("%q: the refusal echoes the member's name: %v", body, err)
+		}
+	}
 }

@@ -121,7 +121,7 @@ func Example() {
 	// awaiting_owner confirm Add a memo: Buy milk
 	// {"added":true,"count":2} <nil>
 	// {"count":2,"ok":true}
-	// invalid_request: the call's arguments are not this operation's (unknown member "txt")
+	// invalid_request: the call's arguments are not this operation's (unknown member `txt`)
 	// task_closed: the task is done
 	// spent 3000 µUSD
 }

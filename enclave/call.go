@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"countersign"
@@ -75,10 +76,10 @@ func (e *Enclave) call(ctx context.Context, req callRequest) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var call struct {
-		Operation string `json:"operation"`
-	}
-	if err := json.Unmarshal(req.Body, &call); err != nil || call.Operation == "" {
+	// "operation" is matched exactly (encoding/json would take any case).
+	var members map[string]json.RawMessage
+	var call struct{ Operation string }
+	if err := json.Unmarshal(req.Body, &members); err != nil || json.Unmarshal(members["operation"], &call.Operation) != nil || call.Operation == "" {
 		return refusal(countersign.Errorf(countersign.InvalidRequest, "the call needs an `operation`, a string")), nil
 	}
 	if len(req.IdempotencyKey) > MaxIdempotencyKey {
@@ -245,7 +246,7 @@ func (e *Enclave) runOperation(ctx context.Context, agent store.Agent, project s
 	creds, err := e.credentials(project)
 	if err != nil {
 		e.log.Error("cannot open a project's credentials", "project", project.UUID, "err", err)
-		return e.finish(ctx, run, idem, nil, countersign.Errorf(countersign.Internal, "the project's credentials cannot be opened"))
+		return e.finish(ctx, run, op.Name, nil, idem, nil, countersign.Errorf(countersign.Internal, "the project's credentials cannot be opened"))
 	}
 	p := &platform{e: e, run: run, conn: conn}
 	call := &connectors.Call{
@@ -255,29 +256,62 @@ func (e *Enclave) runOperation(ctx context.Context, agent store.Agent, project s
 	e.log.Info("run started", "run", run.ID, "agent", agent.Account, "owner", project.Owner,
 		"project", project.Name, "operation", op.Name, "price", op.Price)
 	out, runErr := e.runHandler(ctx, run, func(ctx context.Context) (any, error) { return op.Run(ctx, call) })
-	return e.finish(ctx, run, idem, out, runErr)
+	return e.finish(ctx, run, op.Name, p.tasks(), idem, out, runErr)
 }
 
-// runHandler runs a connector's handler within the run's compute limit and
-// turns a panic into an internal error: the process survives.
-func (e *Enclave) runHandler(ctx context.Context, run *Run, f func(context.Context) (any, error)) (out any, err error) {
+// overrunGrace is how long a handler may take, past its compute limit, to
+// notice its context ended before the run is given up.
+const overrunGrace = time.Second
+
+// runHandler runs a connector's handler within the run's compute limit. A
+// panic is an internal error and the process survives; a handler that
+// overruns its limit is given up (whatever it tries through the platform
+// afterwards is refused).
+func (e *Enclave) runHandler(ctx context.Context, run *Run, f func(context.Context) (any, error)) (any, error) {
 	ctx, cancel := context.WithTimeout(ctx, run.ComputeLimit)
 	defer cancel()
-	defer func() {
-		if r := recover(); r != nil {
-			e.log.Error("a connector panicked", "run", run.ID, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-			out, err = nil, countersign.Errorf(countersign.Internal, "the connector failed")
-		}
-	}()
-	out, err = f(ctx)
-	if err != nil && ctx.Err() == context.DeadlineExceeded && countersign.ErrorCode(err) == countersign.Internal {
-		err = countersign.Errorf(countersign.Internal, "the run passed its compute limit of %s", run.ComputeLimit)
+	type result struct {
+		out any
+		err error
 	}
-	return out, err
+	done := make(chan result, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				e.log.Error("a connector panicked", "run", run.ID, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				done <- result{nil, countersign.Errorf(countersign.Internal, "the connector failed")}
+			}
+		}()
+		out, err := f(ctx)
+		done <- result{out, err}
+	}()
+	overrun := countersign.Errorf(countersign.Internal, "the run passed its compute limit of %s", run.ComputeLimit)
+	select {
+	case r := <-done:
+		if r.err != nil && ctx.Err() == context.DeadlineExceeded && countersign.ErrorCode(r.err) == countersign.Internal {
+			return nil, overrun
+		}
+		return r.out, r.err
+	case <-ctx.Done():
+	}
+	select {
+	case r := <-done:
+		if r.err == nil && ctx.Err() != context.DeadlineExceeded {
+			return r.out, nil
+		}
+		if r.err != nil && countersign.ErrorCode(r.err) != countersign.Internal {
+			return r.out, r.err
+		}
+		return nil, overrun
+	case <-time.After(overrunGrace):
+		run.abandoned.Store(true)
+		e.log.Error("a connector overran its compute limit and was given up", "run", run.ID, "limit", run.ComputeLimit)
+		return nil, overrun
+	}
 }
 
 // finish records the run's end and its answer.
-func (e *Enclave) finish(ctx context.Context, run *Run, idem store.IdempotentCall, out any, runErr error) ([]byte, error) {
+func (e *Enclave) finish(ctx context.Context, run *Run, op string, opened []Opened, idem store.IdempotentCall, out any, runErr error) ([]byte, error) {
 	if runErr != nil && countersign.ErrorCode(runErr) == countersign.Internal {
 		var ce *countersign.Error
 		if !errors.As(runErr, &ce) {
@@ -290,7 +324,7 @@ func (e *Enclave) finish(ctx context.Context, run *Run, idem store.IdempotentCal
 	}
 	ctx = context.WithoutCancel(ctx)
 	err = e.store.Tx(ctx, func(tx store.Tx) error {
-		if err := tx.FinishRun(ctx, run.ID, e.now().UTC(), sum(answer), ""); err != nil {
+		if err := e.sign(ctx, tx, run, op, answer, opened); err != nil {
 			return err
 		}
 		if idem.Key == "" {
@@ -350,10 +384,24 @@ type platform struct {
 	run  *Run
 	conn *connectors.Connector
 	// opened records the tasks the run opened.
+	mu     sync.Mutex
 	opened []Opened
 }
 
+// tasks are the tasks the run opened so far.
+func (p *platform) tasks() []Opened {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]Opened(nil), p.opened...)
+}
+
+// errGivenUp refuses what a handler asks after its run was given up.
+var errGivenUp = countersign.Errorf(countersign.Internal, "the run passed its compute limit")
+
 func (p *platform) OpenTask(ctx context.Context, spec connectors.TaskSpec, thread string) (connectors.Task, error) {
+	if p.run.abandoned.Load() {
+		return connectors.Task{}, errGivenUp
+	}
 	if !p.conn.Tasks {
 		return connectors.Task{}, countersign.Errorf(countersign.TasksNotDeclared, "%s does not declare tasks", p.conn.Name)
 	}
@@ -371,11 +419,16 @@ func (p *platform) OpenTask(ctx context.Context, spec connectors.TaskSpec, threa
 	if err != nil {
 		return connectors.Task{}, err
 	}
+	p.mu.Lock()
 	p.opened = append(p.opened, o)
+	p.mu.Unlock()
 	return connectors.Task{ID: o.ID, Kind: o.Kind, Hash: o.Hash, Thread: o.Thread, ExpiresAt: o.ExpiresAt, Link: p.e.link(o.ID)}, nil
 }
 
 func (p *platform) Reserve(ctx context.Context, kind policy.Kind, limit int) (bool, error) {
+	if p.run.abandoned.Load() {
+		return false, errGivenUp
+	}
 	var ok bool
 	err := p.e.store.Tx(ctx, func(tx store.Tx) (err error) {
 		ok, err = tx.ReserveDaily(ctx, store.DailyKey{Owner: p.run.Project.Owner, ProjectUUID: p.run.Project.UUID,

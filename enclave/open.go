@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"countersign"
@@ -31,6 +32,9 @@ type Enclave struct {
 	log        *slog.Logger
 	// taskWaitPoll is how often task_wait looks at a task.
 	taskWaitPoll time.Duration
+	// instance names this process: an answer run's row names the process
+	// that runs it, and the process's heartbeat says it is alive.
+	instance string
 }
 
 // Config is what an Enclave is built from.
@@ -60,8 +64,12 @@ func New(c Config) *Enclave {
 		c.Logger = slog.Default()
 	}
 	return &Enclave{keys: c.Keys, store: c.Store, connectors: c.Connectors, recipient: c.Recipient,
-		publicURL: strings.TrimSuffix(c.PublicURL, "/"), now: c.Now, log: c.Logger, taskWaitPoll: 250 * time.Millisecond}
+		publicURL: strings.TrimSuffix(c.PublicURL, "/"), now: c.Now, log: c.Logger, taskWaitPoll: 250 * time.Millisecond,
+		instance: "p" + inbox.NewRunID()}
 }
+
+// clock is the time in whole seconds, UTC.
+func (e *Enclave) clock() time.Time { return e.now().UTC().Truncate(time.Second) }
 
 // Project is what the enclave needs of the project a run acts on.
 type Project struct {
@@ -81,6 +89,8 @@ type Run struct {
 	Request      []byte // the agent's call body, exactly as sent
 	ComputeLimit time.Duration
 	opened       int
+	// abandoned is set when the handler overran its limit and was given up.
+	abandoned atomic.Bool
 }
 
 // Opened is what the agent is told of a task it opened.
@@ -150,7 +160,7 @@ func (e *Enclave) OpenTask(ctx context.Context, tx store.Tx, run *Run, spec conn
 		thread = first.Thread
 	}
 
-	now := e.now().UTC().Truncate(time.Second)
+	now := e.clock()
 	keyID := e.keys.Current()
 	tk, err := e.keys.TaskKeys(keyID, run.Project.UUID, run.Project.Owner, id)
 	if err != nil {

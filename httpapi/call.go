@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gorilla/mux"
 
@@ -42,7 +43,7 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var object map[string]json.RawMessage
-	if err := json.Unmarshal(body, &object); err != nil || !bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {
+	if err := json.Unmarshal(body, &object); err != nil || !utf8.Valid(body) || !bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {
 		writeAgentError(w, s.opts.Logger, countersign.Errorf(countersign.InvalidRequest, "the call is not a JSON object"))
 		return
 	}

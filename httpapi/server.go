@@ -36,6 +36,14 @@ type Options struct {
 	Connectors connectors.Catalogue
 	// Limits bound request rates (zero: the defaults).
 	Limits Limits
+	// RunKey is the service's run public keys, published for receipts.
+	RunKey RunKeys
+}
+
+// RunKeys are the run public keys by master key id ("ed25519:<base58>").
+type RunKeys struct {
+	Current uint32
+	Keys    map[uint32]string
 }
 
 // Agents is the agent side of the service: the part that holds the master
@@ -102,6 +110,9 @@ func New(opts Options) *Server {
 	}
 	if opts.Connectors != nil {
 		r.HandleFunc("/connectors", s.connectors).Methods(http.MethodGet)
+	}
+	if opts.RunKey.Keys != nil {
+		r.HandleFunc("/.well-known/countersign-run-key", s.runKey).Methods(http.MethodGet)
 	}
 	if opts.Agents != nil {
 		s.routeCalls(r)
@@ -248,4 +259,19 @@ func (s *Server) connectors(w http.ResponseWriter, _ *http.Request) {
 		out = append(out, v)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"connectors": out})
+}
+
+// runKey publishes the key that signs run receipts (and the older ones that
+// signed receipts still kept).
+func (s *Server) runKey(w http.ResponseWriter, _ *http.Request) {
+	keys := map[string]string{}
+	for id, k := range s.opts.RunKey.Keys {
+		keys[strconv.FormatUint(uint64(id), 10)] = k
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"algorithm":  "ed25519",
+		"key_id":     s.opts.RunKey.Current,
+		"public_key": s.opts.RunKey.Keys[s.opts.RunKey.Current],
+		"keys":       keys,
+	})
 }

@@ -204,10 +204,11 @@ func (s *Service) Origin(ctx context.Context, sess Session, id string) (Origin, 
 			return err
 		}
 		o = Origin{Run: r.ID, Operation: r.Operation, InputSHA256: r.InputSHA256, OutputSHA256: r.OutputSHA256, Receipt: json.RawMessage("null")}
-		if r.Receipt != "" {
-			o.Receipt = json.RawMessage(r.Receipt)
+		receipt, err := tx.TaskReceipt(ctx, t.ID)
+		if receipt != "" {
+			o.Receipt = json.RawMessage(receipt)
 		}
-		return nil
+		return err
 	})
 	return o, storeErr(err)
 }

@@ -1,6 +1,7 @@
 package sealing
 
 import (
+	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
@@ -344,4 +345,17 @@ func (k *Keyring) Rewrap(keyID uint32, p SecretPurpose, rowID string, blob []byt
 		return 0, nil, err
 	}
 	return k.Seal(p, rowID, plaintext)
+}
+
+// RunKey is the service's run key under master key keyID: the ed25519 key
+// that signs run receipts (SPEC §11), derived as the seed
+// HMAC-SHA256(master, "run-key:v1"). Each key id has its own; receipts name
+// the id that signed them.
+func (k *Keyring) RunKey(keyID uint32) (ed25519.PrivateKey, error) {
+	master, err := k.key(keyID)
+	if err != nil {
+		return nil, err
+	}
+	seed := hmacSHA256(master[:], []byte("run-key:v1"))
+	return ed25519.NewKeyFromSeed(seed[:]), nil
 }

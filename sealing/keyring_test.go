@@ -2,6 +2,9 @@ package sealing
 
 import (
 	"bytes"
+	"crypto/ed25519"
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -401,4 +404,29 @@ func TestSecretRefusals(t *testing.T) {
 		t.Error("a 64-character purpose is refused")
 	}
 	checkTamper(t, blob, func(b []byte) ([]byte, error) { return kr.Open(id, ProjectCredentials, row, b) })
+}
+
+func TestRunKey(t *testing.T) {
+	k, err := ParseKeyring("1:" + strings.Repeat("11", 32) + ",2:" + strings.Repeat("22", 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := k.RunKey(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := k.RunKey(2)
+	again, _ := k.RunKey(1)
+	if a.Equal(b) || !a.Equal(again) {
+		t.Fatal("run keys are not one per key id and stable")
+	}
+	// An independent computation of the seed.
+	mac := hmac.New(sha256.New, bytes.Repeat([]byte{0x11}, 32))
+	mac.Write([]byte("run-key:v1"))
+	if !a.Equal(ed25519.NewKeyFromSeed(mac.Sum(nil))) {
+		t.Fatal("run key 1 is not derived as documented")
+	}
+	if _, err := k.RunKey(3); !errors.Is(err, ErrUnknownKey) {
+		t.Fatalf("a missing key id: %v", err)
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"countersign/enclave"
 	"countersign/httpapi"
 	"countersign/inbox"
+	"countersign/store/sqlstore"
 )
 
 func runServe(ctx context.Context, a *app, args []string) error {
@@ -77,7 +78,21 @@ func runServe(ctx context.Context, a *app, args []string) error {
 		PublicURL: cfg.PublicURL, Logger: log})
 	owners := inbox.NewService(inbox.Config{Store: db, Keeper: agents, Catalogue: cat, Keys: wallets,
 		Recipient: cfg.Recipient, Logger: log})
-	api := httpapi.New(httpapi.Options{Version: version, Store: db, Logger: log, Inbox: owners, Agents: agents, Connectors: cat})
+	runKey, runKeys, err := agents.RunKeys()
+	if err != nil {
+		return err
+	}
+	api := httpapi.New(httpapi.Options{Version: version, Store: db, Logger: log, Inbox: owners, Agents: agents,
+		Connectors: cat, RunKey: httpapi.RunKeys{Current: runKey, Keys: runKeys}})
+	// Answer runs and the leader's sweeps come from the job queue; the
+	// heartbeat tells other processes this one's runs are alive.
+	jobsCtx, stopBeating := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopBeating()
+	go agents.KeepAlive(jobsCtx)
+	stopJobs, err := db.StartJobs(jobsCtx, sqlstore.Jobs{Workers: agents.Workers(), Periodic: agents.PeriodicJobs(), Logger: log})
+	if err != nil {
+		return fmt.Errorf("cannot start the job queue: %s", oneLine(err))
+	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("cannot listen on %s (COUNTERSIGN_LISTEN): %s", cfg.Listen, oneLine(err))
@@ -105,6 +120,9 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	defer cancel()
 	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
+	}
+	if err := stopJobs(shutdown); err != nil {
+		log.Warn("the job queue did not stop cleanly", "err", err)
 	}
 	return nil
 }

@@ -134,8 +134,8 @@ func TestStartRefusals(t *testing.T) {
 		{"true", `"max": true`, maxSentence},
 		{"a list", `"max": [10]`, maxSentence},
 		{"an object", `"max": {"n": 10}`, maxSentence},
-		{"an unknown member", `"min": 1`, "invalid_request: the call's arguments are not this operation's (unknown member \"min\")"},
-		{"max beside an unknown member", `"max": 10, "secret": 3`, "invalid_request: the call's arguments are not this operation's (unknown member \"secret\")"},
+		{"an unknown member", `"min": 1`, "invalid_request: the call's arguments are not this operation's (unknown member `min`)"},
+		{"max beside an unknown member", `"max": 10, "secret": 3`, "invalid_request: the call's arguments are not this operation's (unknown member `secret`)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := connectortest.New(t, probe.New())

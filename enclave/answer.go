@@ -1,0 +1,390 @@
+package enclave
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"countersign"
+	"countersign/approval"
+	"countersign/connectors"
+	"countersign/inbox"
+	"countersign/sealing"
+	"countersign/store"
+)
+
+// approvalRecord is the owner's approval as the door kept it.
+type approvalRecord struct {
+	At          int64   `json:"at"`
+	PublicKey   string  `json:"public_key"`
+	Signature   string  `json:"signature"`
+	Nonce       string  `json:"nonce"`
+	CallbackURL *string `json:"callback_url,omitempty"`
+	TaskHash    string  `json:"task_hash"`
+	SupplyHash  string  `json:"supply_hash"`
+	Supplied    []byte  `json:"supplied,omitempty"`
+	Note        []byte  `json:"note,omitempty"`
+}
+
+// ending is how a task that cannot run ends: failed with a reason, or void.
+type ending struct {
+	void   bool
+	reason inbox.FailureReason
+	// refusal is the sentence for the agent of a run_refused reason.
+	refusal string
+}
+
+func fail(r inbox.FailureReason) *ending { return &ending{reason: r} }
+
+func refused(code countersign.Code, sentence string) *ending {
+	r, _ := inbox.RunRefused(code)
+	return &ending{reason: r, refusal: sentence}
+}
+
+// prepared is everything an answer run needs, checked before it begins.
+type prepared struct {
+	task     store.Task
+	project  store.Project
+	conn     *connectors.Connector
+	op       *connectors.Operation
+	envelope inbox.Envelope
+	sealed   sealedCopy
+	keys     *sealing.TaskKeys
+	approval approvalRecord
+}
+
+// Answer runs the answer operation of an approved task, exactly once. It is
+// what the answer job calls: an error means "try the job again later"
+// (the store was unavailable); the task row decides whether anything may
+// run at all, so a retried or duplicated job that finds the task taken does
+// nothing.
+func (e *Enclave) Answer(ctx context.Context, taskID, run string) error {
+	var p *prepared
+	var end *ending
+	err := e.store.Tx(ctx, func(tx store.Tx) error {
+		t, err := tx.Task(ctx, taskID)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if t.State != string(inbox.StateApproved) || t.AnswerRun != run {
+			return nil // taken, ended, or another approval's run
+		}
+		p, end, err = e.prepare(ctx, tx, t)
+		return err
+	})
+	if err != nil || p == nil {
+		return err
+	}
+	if end != nil {
+		return e.endApproved(ctx, p.task, end)
+	}
+	// Claim the run: approved → answering, compare-and-set, with the run's
+	// row naming this process (its heartbeat says it is alive).
+	now := e.clock()
+	limit := time.Duration(p.sealed.Voucher.ComputeLimitMS) * time.Millisecond
+	if limit <= 0 || limit > connectors.MaxLimit {
+		limit = connectors.DefaultLimit
+	}
+	input, _ := marshal(map[string]string{"operation": p.op.Name, "task_id": p.task.ID})
+	claimed := false
+	err = e.store.Tx(ctx, func(tx store.Tx) error {
+		moved, err := tx.MoveTask(ctx, store.Move{ID: p.task.ID, From: string(inbox.StateApproved), To: string(inbox.StateAnswering),
+			At: now, Actor: "platform", Run: run})
+		if err != nil || !moved {
+			return err
+		}
+		claimed = true
+		return tx.InsertRun(ctx, store.Run{ID: run, Agent: p.task.Preparer, Owner: p.task.Owner, ProjectUUID: p.task.ProjectUUID,
+			Operation: p.op.Name, ComputeLimit: limit, TaskID: p.task.ID, InputSHA256: sum(input), StartedAt: now, Runner: e.instance})
+	})
+	if err != nil || !claimed {
+		return err
+	}
+	e.log.Info("answer run started", "run", run, "task", p.task.ID, "agent", p.task.Preparer, "operation", p.op.Name)
+	return e.answer(ctx, p, run, limit, input)
+}
+
+// prepare makes every check that comes before the run begins, in the
+// approved state: the sealed copy opens and is the approved task, the
+// owner's approval verifies again, the operation exists and is free, the
+// preparer may still act, and the policy and build are the ones the owner
+// saw (else void).
+func (e *Enclave) prepare(ctx context.Context, tx store.Tx, t store.Task) (*prepared, *ending, error) {
+	p := &prepared{task: t}
+	project, err := tx.ProjectByUUID(ctx, t.ProjectUUID)
+	if errors.Is(err, store.ErrNotFound) {
+		return p, &ending{void: true}, nil // its policy no longer hashes to anything
+	} else if err != nil {
+		return nil, nil, err
+	}
+	p.project = project
+	sc, tk, err := e.openSealed(ctx, tx, t)
+	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrUnavailable) {
+		return nil, nil, err
+	}
+	if err != nil {
+		e.log.Error("a sealed copy does not open", "task", t.ID, "err", err)
+		return p, refused(countersign.TaskUnreadable, "decryption failed."), nil
+	}
+	p.sealed, p.keys = sc, tk
+	if h := sha256.Sum256([]byte(sc.Envelope)); hex.EncodeToString(h[:]) != t.TaskHash {
+		e.log.Error("a sealed copy is not the approved task", "task", t.ID)
+		return p, refused(countersign.TaskUnreadable, "decryption failed."), nil
+	}
+	if p.envelope, err = inbox.ParseEnvelope([]byte(sc.Envelope)); err != nil {
+		return p, refused(countersign.TaskUnreadable, "decryption failed."), nil
+	}
+	raw, err := tx.Approval(ctx, t.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := json.Unmarshal(raw, &p.approval); err != nil {
+		return p, refused(countersign.ConfirmationRequired, "the owner's approval cannot be read."), nil
+	}
+	if err := e.checkApproval(p); err != nil {
+		e.log.Warn("an approval did not verify on the run side", "task", t.ID, "err", err)
+		return p, refused(countersign.ConfirmationRequired, "the owner's approval does not verify for this task now."), nil
+	}
+	conn, ok := e.connectors[project.Connector]
+	if !ok {
+		return p, fail(inbox.FailOperationUnknown), nil
+	}
+	p.conn = conn
+	op, ok := conn.Operation(p.envelope.AnswerBy.Operation)
+	if !ok || op.Kind != connectors.Answer {
+		return p, fail(inbox.FailOperationUnknown), nil
+	}
+	if op.Price != 0 {
+		return p, fail(inbox.FailOperationPriced), nil
+	}
+	p.op = op
+	agent, err := tx.Agent(ctx, t.Preparer)
+	if errors.Is(err, store.ErrNotFound) || err == nil && agent.Keys == 0 {
+		return p, fail(inbox.FailPreparerKeyUnavailable), nil
+	} else if err != nil {
+		return nil, nil, err
+	}
+	if h := sha256.Sum256(project.Policy); hex.EncodeToString(h[:]) != p.envelope.PolicyHash || conn.Build() != p.envelope.Build {
+		return p, &ending{void: true}, nil
+	}
+	return p, nil, nil
+}
+
+// checkApproval rebuilds the approval sentence from the sealed envelope and
+// the kept approval, and checks its signature and the run-side window.
+func (e *Enclave) checkApproval(p *prepared) error {
+	a := p.approval
+	at := time.Unix(a.At, 0).UTC()
+	supply := inbox.SupplyHash(a.Note, a.Supplied)
+	if a.TaskHash != p.task.TaskHash || a.SupplyHash != supply {
+		return errors.New("the approval names another hash or supply")
+	}
+	if err := approval.CheckRun(e.clock(), at, p.envelope.ExpiresAt); err != nil {
+		return err
+	}
+	sentence, err := approval.Approval{Account: p.envelope.Owner, TaskID: p.envelope.ID, TaskHash: p.task.TaskHash,
+		SupplyHash: supply, At: at}.Sentence()
+	if err != nil {
+		return err
+	}
+	key, err := approval.ParsePublicKey(a.PublicKey)
+	if err != nil {
+		return err
+	}
+	sig, err := approval.ParseSignature(a.Signature, key.Type())
+	if err != nil {
+		return err
+	}
+	nonce, err := approval.ParseNonce(a.Nonce)
+	if err != nil {
+		return err
+	}
+	return approval.Payload{Message: sentence, Nonce: nonce, Recipient: e.recipient, CallbackURL: a.CallbackURL}.VerifySignature(key, sig)
+}
+
+// endApproved ends a task whose run cannot begin: failed with its reason,
+// or void. It is observed: the platform ended it.
+func (e *Enclave) endApproved(ctx context.Context, t store.Task, end *ending) error {
+	to, reason := inbox.StateFailed, string(end.reason)
+	if end.void {
+		to, reason = inbox.StateVoid, ""
+	}
+	err := e.store.Tx(ctx, func(tx store.Tx) error {
+		moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, From: string(inbox.StateApproved), To: string(to), Terminal: true,
+			At: e.clock(), Actor: "platform", Run: t.AnswerRun, OutcomeClass: string(inbox.OutcomeObserved), FailureReason: reason})
+		if err != nil || !moved || end.refusal == "" {
+			return err
+		}
+		return e.recordResult(ctx, tx, t, map[string]any{"ok": false, "error": reason[len("run_refused:"):] + ": " + end.refusal + " Nothing was written.", "wrote": false}, "", "")
+	})
+	if err == nil {
+		e.log.Info("answer run did not begin", "task", t.ID, "state", to, "reason", reason)
+	}
+	return err
+}
+
+// recordResult seals an answer run's result for the preparer and keeps the
+// tasks it opened next.
+func (e *Enclave) recordResult(ctx context.Context, tx store.Tx, t store.Task, result any, next, notice string) error {
+	b, err := marshal(result)
+	if err != nil {
+		return err
+	}
+	tk, err := e.keys.TaskKeys(t.KeyID, t.ProjectUUID, t.Owner, t.ID)
+	if err != nil {
+		return err
+	}
+	sealed, err := tk.Seal(sealing.OutcomeRecord, b)
+	if err != nil {
+		return err
+	}
+	return tx.RecordAnswer(ctx, t.ID, sealed, next, notice)
+}
+
+// answer runs the claimed answer operation and records how it ended.
+func (e *Enclave) answer(ctx context.Context, p *prepared, run string, limit time.Duration, input []byte) error {
+	t := p.task
+	ac, end := e.answerCall(ctx, p, run)
+	r := &Run{ID: run, Agent: t.Preparer, Request: input, ComputeLimit: limit,
+		Project: Project{Owner: t.Owner, Name: p.project.Name, UUID: t.ProjectUUID, Connector: p.conn.Name,
+			Build: p.conn.Build(), PolicyHash: p.envelope.PolicyHash}}
+	plat := &platform{e: e, run: r, conn: p.conn}
+	var out any
+	var runErr error
+	if end != nil {
+		runErr = &connectors.Refusal{Code: countersign.TaskUnreadable, Sentence: end.refusal}
+	} else {
+		ac.Platform = plat
+		out, runErr = e.runHandler(ctx, r, func(ctx context.Context) (any, error) {
+			rep, err := p.op.Answer(ctx, ac)
+			return rep.Result, err
+		})
+	}
+	opened := plat.tasks()
+	var next, notice string
+	for _, o := range opened {
+		if o.Kind == inbox.KindNotice {
+			notice = o.ID
+		} else if next == "" {
+			next = o.ID
+		}
+	}
+	state, outcome, reason, result := e.outcome(out, runErr)
+	answer, _ := marshal(result)
+	ctx = context.WithoutCancel(ctx)
+	err := e.store.Tx(ctx, func(tx store.Tx) error {
+		moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, From: string(inbox.StateAnswering), To: string(state), Terminal: true,
+			At: e.clock(), Actor: "platform", Run: run, OutcomeClass: string(outcome), FailureReason: string(reason)})
+		if err != nil {
+			return err
+		}
+		if !moved {
+			// A sweep ended it (run_unfinished) while it ran: what it
+			// reports now is not recorded, and nothing runs again.
+			e.log.Warn("an answer run finished after its task was ended", "run", run, "task", t.ID)
+			return nil
+		}
+		if err := e.recordResult(ctx, tx, t, result, next, notice); err != nil {
+			return err
+		}
+		return e.sign(ctx, tx, r, p.op.Name, answer, opened)
+	})
+	if err != nil {
+		return err
+	}
+	e.log.Info("answer run finished", "run", run, "task", t.ID, "state", state, "reason", reason)
+	return nil
+}
+
+// answerCall opens what the answer handler receives: the owner's supply and
+// note (sealed to the reply key) and the task's files.
+func (e *Enclave) answerCall(ctx context.Context, p *prepared, run string) (*connectors.AnswerCall, *ending) {
+	t := p.task
+	unreadable := refused(countersign.TaskUnreadable, "decryption failed.")
+	ac := &connectors.AnswerCall{
+		Operation: p.op.Name, Envelope: p.envelope, State: p.sealed.State, Agent: t.Preparer, Owner: t.Owner,
+		Project: p.project.Name, ProjectUUID: t.ProjectUUID, Run: run, Policy: p.conn.ParsePolicy(p.project.Policy),
+		Now:  e.clock(),
+		Task: connectors.Task{ID: t.ID, Kind: inbox.Kind(t.Kind), Hash: t.TaskHash, Thread: t.Thread, ExpiresAt: t.ExpiresAt, Link: e.link(t.ID)},
+	}
+	var err error
+	if p.approval.Supplied != nil {
+		if ac.Supplied, err = sealing.OpenWith(p.keys.ReplyKey(), sealing.Answer, t.ID, p.approval.Supplied); err != nil {
+			return nil, unreadable
+		}
+	}
+	if p.approval.Note != nil {
+		note, err := sealing.OpenWith(p.keys.ReplyKey(), sealing.Note, t.ID, p.approval.Note)
+		if err != nil {
+			return nil, unreadable
+		}
+		ac.Note = string(note)
+	}
+	raw, err := hex.DecodeString(p.sealed.ContentKey)
+	if err != nil {
+		return nil, unreadable
+	}
+	ck, err := sealing.ContentKeyFromBytes(raw)
+	if err != nil {
+		return nil, unreadable
+	}
+	err = e.store.Tx(ctx, func(tx store.Tx) error {
+		for n := range p.envelope.Files {
+			blob, err := tx.File(ctx, t.ID, n)
+			if err != nil {
+				return err
+			}
+			data, err := ck.OpenFile(t.ID, n, blob)
+			if err != nil {
+				return err
+			}
+			ac.Files = append(ac.Files, data)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, unreadable
+	}
+	if p.project.Creds != nil {
+		if ac.Credentials, err = e.credentials(p.project); err != nil {
+			return nil, unreadable
+		}
+	}
+	return ac, nil
+}
+
+// outcome turns what an answer handler returned into the task's end: done
+// with its result, or failed run_refused:<code> with a sentence that says
+// whether the write happened.
+func (e *Enclave) outcome(out any, runErr error) (inbox.State, inbox.OutcomeClass, inbox.FailureReason, any) {
+	refusedWith := func(code countersign.Code, sentence string, wrote bool) (inbox.State, inbox.OutcomeClass, inbox.FailureReason, any) {
+		r, err := inbox.RunRefused(code)
+		if err != nil {
+			r, _ = inbox.RunRefused(countersign.Internal)
+		}
+		return inbox.StateFailed, inbox.OutcomeClaimed, r, map[string]any{"ok": false, "error": string(code) + ": " + sentence, "wrote": wrote}
+	}
+	var rf *connectors.Refusal
+	var ce *countersign.Error
+	switch {
+	case errors.As(runErr, &rf):
+		return refusedWith(rf.Code, rf.Message(), rf.Wrote)
+	case errors.As(runErr, &ce):
+		// A refusal without a word on the write: say it is not known.
+		return refusedWith(ce.Code, ce.Message+" Whether the write happened is not known.", false)
+	case runErr != nil:
+		return refusedWith(countersign.Internal, "The connector failed. Whether the write happened is not known.", false)
+	}
+	b, err := marshal(out)
+	if err != nil || len(b) == 0 || b[0] != '{' || len(b) > inbox.MaxResultBytes {
+		return refusedWith(countersign.Internal, fmt.Sprintf("The connector's result is not a JSON object of at most %d bytes. Whether the write happened is not known.", inbox.MaxResultBytes), false)
+	}
+	return inbox.StateDone, inbox.OutcomeClaimed, "", json.RawMessage(b)
+}

@@ -1,0 +1,58 @@
+package enclave
+
+import (
+	"context"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"countersign/connectors"
+	"countersign/store"
+)
+
+// answerWorker runs approved tasks' answers from the job queue.
+type answerWorker struct {
+	river.WorkerDefaults[store.AnswerJob]
+	e *Enclave
+}
+
+func (w *answerWorker) Work(ctx context.Context, job *river.Job[store.AnswerJob]) error {
+	return w.e.Answer(ctx, job.Args.TaskID, job.Args.Run)
+}
+
+// Timeout lets an answer run use its whole compute limit.
+func (w *answerWorker) Timeout(*river.Job[store.AnswerJob]) time.Duration {
+	return connectors.MaxLimit + 2*overrunGrace + 30*time.Second
+}
+
+// sweepJob is the leader's periodic sweep.
+type sweepJob struct{}
+
+func (sweepJob) Kind() string { return "sweep" }
+
+type sweepWorker struct {
+	river.WorkerDefaults[sweepJob]
+	e *Enclave
+}
+
+func (w *sweepWorker) Work(ctx context.Context, _ *river.Job[sweepJob]) error {
+	_, err := w.e.Sweep(ctx)
+	return err
+}
+
+// Workers are the job queue's workers for this enclave.
+func (e *Enclave) Workers() *river.Workers {
+	w := river.NewWorkers()
+	river.AddWorker(w, &answerWorker{e: e})
+	river.AddWorker(w, &sweepWorker{e: e})
+	return w
+}
+
+// PeriodicJobs are the jobs the queue's leader runs on a schedule.
+func (e *Enclave) PeriodicJobs() []*river.PeriodicJob {
+	return []*river.PeriodicJob{
+		river.NewPeriodicJob(river.PeriodicInterval(SweepEvery),
+			func() (river.JobArgs, *river.InsertOpts) { return sweepJob{}, &river.InsertOpts{MaxAttempts: 1} },
+			&river.PeriodicJobOpts{ID: "sweep", RunOnStart: true}),
+	}
+}

@@ -1,0 +1,112 @@
+package enclave
+
+import (
+	"context"
+	"time"
+
+	"countersign/inbox"
+	"countersign/store"
+)
+
+// Sweep timings.
+const (
+	// HeartbeatEvery is how often a process says it is alive; a process not
+	// heard from for RunnerDead is taken for dead, and its answer runs end
+	// run_unfinished (never replayed).
+	HeartbeatEvery = 10 * time.Second
+	RunnerDead     = time.Minute
+	// SweepEvery is how often the leader sweeps.
+	SweepEvery = 30 * time.Second
+	// sweepBatch bounds the tasks one sweep ends.
+	sweepBatch = 500
+	// idempotencyKeep is how long idempotency keys answer.
+	idempotencyKeep = 24 * time.Hour
+	// countsKeep is how long daily counts and heartbeats are kept.
+	countsKeep = 3 * 24 * time.Hour
+)
+
+// Heartbeat says this process is alive, for the answer runs it runs.
+func (e *Enclave) Heartbeat(ctx context.Context) error {
+	return e.store.Tx(ctx, func(tx store.Tx) error { return tx.Heartbeat(ctx, e.instance, e.now().UTC()) })
+}
+
+// KeepAlive beats until ctx ends.
+func (e *Enclave) KeepAlive(ctx context.Context) {
+	t := time.NewTicker(HeartbeatEvery)
+	defer t.Stop()
+	for {
+		if err := e.Heartbeat(ctx); err != nil && ctx.Err() == nil {
+			e.log.Warn("heartbeat failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// SweepResult counts what a sweep did.
+type SweepResult struct {
+	Expired, NotStarted, Unfinished, Purged int
+}
+
+// Sweep ends what the platform must end, idempotently: open tasks past
+// expires_at → expired; approved for 30 minutes → failed run_not_started;
+// answering for 30 minutes, or on a process that stopped beating →
+// failed run_unfinished ("the write may or may not have happened"); then it
+// purges outcomes kept 30 days, spent nonces past their window, idempotency
+// keys past 24 hours. Every move is a compare-and-set, so sweeps on several
+// processes, or a run finishing at the same moment, never end a task twice.
+func (e *Enclave) Sweep(ctx context.Context) (SweepResult, error) {
+	var res SweepResult
+	now := e.clock()
+	err := e.store.Tx(ctx, func(tx store.Tx) error {
+		stale, err := tx.Stale(ctx, now, now.Add(-inbox.AnswerRunDeadline), now.Add(-inbox.AnswerRunDeadline), now.Add(-RunnerDead), sweepBatch)
+		if err != nil {
+			return err
+		}
+		for _, t := range stale {
+			m := store.Move{ID: t.ID, From: t.State, Terminal: true, At: now, Actor: "platform", Run: t.AnswerRun,
+				OutcomeClass: string(inbox.OutcomeObserved)}
+			switch t.State {
+			case string(inbox.StateOpen):
+				m.To = string(inbox.StateExpired)
+			case string(inbox.StateApproved):
+				m.To, m.FailureReason = string(inbox.StateFailed), string(inbox.FailRunNotStarted)
+			case string(inbox.StateAnswering):
+				m.To, m.FailureReason = string(inbox.StateFailed), string(inbox.FailRunUnfinished)
+			default:
+				continue
+			}
+			moved, err := tx.MoveTask(ctx, m)
+			if err != nil {
+				return err
+			}
+			if !moved {
+				continue
+			}
+			switch m.To {
+			case string(inbox.StateExpired):
+				res.Expired++
+			default:
+				if m.FailureReason == string(inbox.FailRunNotStarted) {
+					res.NotStarted++
+				} else {
+					res.Unfinished++
+					if err := e.recordResult(ctx, tx, t, map[string]any{"ok": false,
+						"error": "run_unfinished: the run did not report; the write may or may not have happened.", "wrote": nil}, "", ""); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		n, err := tx.Purge(ctx, now, now.Add(-inbox.OutcomeKept), now.Add(-idempotencyKeep), now.Add(-countsKeep))
+		res.Purged = n
+		return err
+	})
+	if err == nil && res != (SweepResult{}) {
+		e.log.Info("swept", "expired", res.Expired, "run_not_started", res.NotStarted, "run_unfinished", res.Unfinished, "purged", res.Purged)
+	}
+	return res, err
+}

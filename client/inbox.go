@@ -592,3 +592,21 @@ func sseLines() bufio.SplitFunc {
 		return start, nil, nil
 	}
 }
+
+// HistoryEntry is one state change of a task.
+type HistoryEntry struct {
+	From  string `json:"from"`
+	To    string `json:"to"`
+	Actor string `json:"actor"`
+	Run   string `json:"run,omitempty"`
+	At    string `json:"at"`
+}
+
+// History lists a task's state changes, oldest first (the audit trail).
+func (c *Client) History(ctx context.Context, id string) ([]HistoryEntry, error) {
+	var out struct {
+		Events []HistoryEntry `json:"events"`
+	}
+	err := c.do(ctx, http.MethodGet, "/inbox/tasks/"+url.PathEscape(id)+"/events", c.Session, nil, &out)
+	return out.Events, err
+}

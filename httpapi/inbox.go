@@ -20,6 +20,7 @@ func (s *Server) routeInbox(r *mux.Router) {
 	r.HandleFunc("/inbox/tasks/{id}", s.owner(s.cancel)).Methods(http.MethodDelete)
 	r.HandleFunc("/inbox/tasks/{id}/files/{n:[0-9]+}", s.owner(s.file)).Methods(http.MethodGet)
 	r.HandleFunc("/inbox/tasks/{id}/origin", s.owner(s.origin)).Methods(http.MethodGet)
+	r.HandleFunc("/inbox/tasks/{id}/events", s.owner(s.history)).Methods(http.MethodGet)
 	r.HandleFunc("/inbox/tasks/{id}/approve", s.owner(s.approve)).Methods(http.MethodPost)
 	r.HandleFunc("/inbox/tasks/{id}/reject", s.owner(s.reject)).Methods(http.MethodPost)
 	r.HandleFunc("/inbox/tasks/{id}/acknowledge", s.owner(s.acknowledge)).Methods(http.MethodPost)
@@ -74,6 +75,11 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request, sess inbox.Session
 func (s *Server) origin(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
 	o, err := s.opts.Inbox.Origin(r.Context(), sess, mux.Vars(r)["id"])
 	s.answer(w, o, err)
+}
+
+func (s *Server) history(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
+	h, err := s.opts.Inbox.History(r.Context(), sess, mux.Vars(r)["id"])
+	s.answer(w, map[string]any{"events": h}, err)
 }
 
 func (s *Server) approve(w http.ResponseWriter, r *http.Request, sess inbox.Session) {

@@ -440,3 +440,29 @@ func (s *Service) Events(sess Session) (<-chan store.TaskEvent, func(), error) {
 	ch, stop := sub.Subscribe(sess.AccountID)
 	return ch, stop, nil
 }
+
+// HistoryEntry is one state change of a task, as the owner's audit trail
+// shows it: no content.
+type HistoryEntry struct {
+	From  string `json:"from"`
+	To    string `json:"to"`
+	Actor string `json:"actor"`
+	Run   string `json:"run,omitempty"`
+	At    string `json:"at"`
+}
+
+// History lists a task's state changes, oldest first.
+func (s *Service) History(ctx context.Context, sess Session, id string) ([]HistoryEntry, error) {
+	out := []HistoryEntry{}
+	err := s.store.Tx(ctx, func(tx store.Tx) error {
+		if _, err := ownTask(ctx, tx, sess, id); err != nil {
+			return err
+		}
+		events, err := tx.Events(ctx, id)
+		for _, e := range events {
+			out = append(out, HistoryEntry{From: e.From, To: e.To, Actor: e.Actor, Run: e.Run, At: e.At.Format(TimeFormat)})
+		}
+		return err
+	})
+	return out, storeErr(err)
+}

@@ -88,10 +88,13 @@ func (e *Enclave) Answer(ctx context.Context, taskID, run string) error {
 	// Claim the run: approved → answering, compare-and-set, with the run's
 	// row naming this process (its heartbeat says it is alive).
 	now := e.clock()
+	// No more compute than the preparing run was allowed, nor than the
+	// answer operation declares.
 	limit := time.Duration(p.sealed.Voucher.ComputeLimitMS) * time.Millisecond
 	if limit <= 0 || limit > connectors.MaxLimit {
 		limit = connectors.DefaultLimit
 	}
+	limit = min(limit, p.op.ComputeLimit())
 	input, _ := marshal(map[string]string{"operation": p.op.Name, "task_id": p.task.ID})
 	claimed := false
 	err = e.store.Tx(ctx, func(tx store.Tx) error {

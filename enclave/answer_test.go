@@ -1,0 +1,288 @@
+package enclave_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"countersign"
+	"countersign/connectors"
+	"countersign/origin"
+	"countersign/store"
+	"countersign/store/sqlstore"
+	"countersign/store/storetest"
+)
+
+// TestAnswerRunOnce: an approved task is carried out once, ends done with
+// the result sealed for the preparer, loses its ciphertext, and a second
+// job for it does nothing.
+func TestAnswerRunOnce(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
+		w := newWorld(t, db)
+		id := w.pay()
+		run := w.approve(id, nil)
+		if got := w.task(id); got.State != "approved" || got.AnswerRun != run {
+			t.Fatalf("after approval: %+v", got)
+		}
+		if err := w.e.Answer(ctx, id, "another-run"); err != nil || w.task(id).State != "approved" {
+			t.Fatalf("a job for another run acted: %v", err)
+		}
+		if err := w.e.Answer(ctx, id, run); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.e.Answer(ctx, id, run); err != nil {
+			t.Fatal(err)
+		}
+		if n := w.effects.count(id); n != 1 {
+			t.Fatalf("the write happened %d times", n)
+		}
+		st := w.status("ledger", id)
+		if st.State != "done" || st.OutcomeClass != "claimed" || string(st.Result) != `{"ok":true,"paid":true}` || st.Run != run {
+			t.Fatalf("task_status %+v", st)
+		}
+		_ = db.Tx(ctx, func(tx store.Tx) error {
+			if _, _, err := tx.Sealed(ctx, id); err == nil {
+				t.Error("a done task keeps its sealed copy")
+			}
+			if _, err := tx.Content(ctx, id); err == nil {
+				t.Error("a done task keeps its content")
+			}
+			r, err := tx.Run(ctx, run)
+			if err != nil || r.TaskID != id || r.Price != 0 || r.FinishedAt.IsZero() || r.Receipt == "" {
+				t.Errorf("the answer run's row: %+v %v", r, err)
+			}
+			return nil
+		})
+	})
+}
+
+// TestAnswerRunEndings: each way a run cannot happen, or fails, ends the
+// task as the contract says, and nothing is written.
+func TestAnswerRunEndings(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
+		w := newWorld(t, db)
+		check := func(name, id, state, reason, class string) {
+			t.Helper()
+			got := w.task(id)
+			if got.State != state || got.FailureReason != reason || got.OutcomeClass != class {
+				t.Errorf("%s: ended %s %q %s, want %s %q %s", name, got.State, got.FailureReason, got.OutcomeClass, state, reason, class)
+			}
+			if w.effects.count(id) != 0 {
+				t.Errorf("%s: the write happened", name)
+			}
+		}
+
+		// The policy changed after the approval: void.
+		id := w.pay()
+		run := w.approve(id, nil)
+		setPolicy(t, w, "ledger", `{"confirm":["pay"]}`)
+		_ = w.e.Answer(ctx, id, run)
+		check("policy changed", id, "void", "", "observed")
+		setPolicy(t, w, "ledger", `{}`)
+
+		// The preparer's key was revoked: preparer_key_unavailable.
+		id = w.pay()
+		run = w.approve(id, nil)
+		_ = db.Tx(ctx, func(tx store.Tx) error { _, err := tx.RevokeAgentKeys(ctx, w.agent, w.clock.Now()); return err })
+		_ = w.e.Answer(ctx, id, run)
+		check("key revoked", id, "failed", "preparer_key_unavailable", "observed")
+		w.key = agentKey + "-new"
+		if err := db.Tx(ctx, func(tx store.Tx) error { return tx.AddAgentKey(ctx, w.agent, hashKey(w.key), w.clock.Now()) }); err != nil {
+			t.Fatal(err)
+		}
+
+		// The answer operation got a price: operation_priced.
+		id = w.pay()
+		run = w.approve(id, nil)
+		op, _ := w.ledger.Operation("confirm")
+		op.Price = 5
+		_ = w.e.Answer(ctx, id, run)
+		op.Price = 0
+		check("priced", id, "failed", "operation_priced", "observed")
+
+		// The sealed copy was tampered with: run_refused:task_unreadable.
+		id = w.pay()
+		run = w.approve(id, nil)
+		tamper(t, db, id)
+		_ = w.e.Answer(ctx, id, run)
+		check("tampered", id, "failed", "run_refused:task_unreadable", "observed")
+		if st := w.status("ledger", id); !strings.Contains(string(st.Result), "decryption failed") {
+			t.Errorf("the agent is not told: %s", st.Result)
+		}
+
+		// The approval is more than 30 minutes old when the run comes.
+		id = w.pay()
+		run = w.approve(id, nil)
+		w.clock.Add(31 * time.Minute)
+		_ = w.e.Answer(ctx, id, run)
+		check("late run", id, "failed", "run_refused:confirmation_required", "observed")
+
+		// A connector that refuses after the approval, saying nothing was
+		// written: failed run_refused:<code>, claimed, with its sentence.
+		w.answer = func(context.Context, *connectors.AnswerCall) (connectors.Report, error) {
+			return connectors.Report{}, connectors.Refused(countersign.PolicyDenied, false, "The owner's rule 1 refuses this payment.")
+		}
+		id = w.pay()
+		run = w.approve(id, nil)
+		_ = w.e.Answer(ctx, id, run)
+		check("refused", id, "failed", "run_refused:policy_denied", "claimed")
+		if st := w.status("ledger", id); !strings.Contains(string(st.Result), "Nothing was written.") {
+			t.Errorf("the refusal does not say whether it wrote: %s", st.Result)
+		}
+
+		// A connector that panics, and one that overruns its limit: failed
+		// run_refused:internal_error; the process goes on.
+		for name, f := range map[string]func(context.Context, *connectors.AnswerCall) (connectors.Report, error){
+			"panic": func(context.Context, *connectors.AnswerCall) (connectors.Report, error) { panic("boom") },
+			"overrun": func(ctx context.Context, _ *connectors.AnswerCall) (connectors.Report, error) {
+				time.Sleep(10 * time.Second) // ignores its context
+				return connectors.Report{Result: map[string]any{"late": true}}, nil
+			},
+		} {
+			w.answer = f
+			id = w.pay()
+			run = w.approve(id, nil)
+			start := time.Now()
+			_ = w.e.Answer(ctx, id, run)
+			if time.Since(start) > 6*time.Second {
+				t.Errorf("%s: the run was not given up at its limit", name)
+			}
+			check(name, id, "failed", "run_refused:internal_error", "claimed")
+		}
+	})
+}
+
+func setPolicy(t *testing.T, w *world, name, policy string) {
+	t.Helper()
+	err := w.db.Tx(ctx, func(tx store.Tx) error {
+		p, err := tx.Project(ctx, w.owner.Account, name)
+		if err != nil {
+			return err
+		}
+		p.Policy = []byte(policy)
+		p.UpdatedAt = w.clock.Now()
+		return tx.PutProject(ctx, p)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func hashKey(k string) []byte { return enclaveHash(k) }
+
+// tamper flips a byte of a task's sealed copy, as an attacker with the
+// database could.
+func tamper(t *testing.T, db *sqlstore.DB, id string) {
+	t.Helper()
+	q := "UPDATE tasks SET sealed = ? WHERE id = ?"
+	var sealed []byte
+	_ = db.Tx(ctx, func(tx store.Tx) (err error) {
+		sealed, _, err = tx.Sealed(ctx, id)
+		return err
+	})
+	sealed[len(sealed)/2] ^= 1
+	var err error
+	if db.Postgres() != nil {
+		_, err = db.Postgres().Exec(ctx, "UPDATE tasks SET sealed = $1 WHERE id = $2", sealed, id)
+	} else {
+		_, err = db.SQLite().ExecContext(ctx, q, sealed, id)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestConcurrentApprovalsOneWins: 50 approvals of one task at once, each
+// signed on its own: exactly one is accepted.
+func TestConcurrentApprovalsOneWins(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
+		w := newWorld(t, db)
+		id := w.pay()
+		view, _ := w.owner.Client.Task(ctx, id)
+		o, err := w.owner.Open(view)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wins, closed atomic.Int32
+		var wg sync.WaitGroup
+		for i := 0; i < 50; i++ {
+			req, err := w.owner.ApproveRequest(o, nil, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, err := w.owner.Client.Approve(ctx, id, req)
+				switch reason(err) {
+				case "":
+					wins.Add(1)
+				case "task_closed":
+					closed.Add(1)
+				default:
+					t.Errorf("an approval answered %v", err)
+				}
+			}()
+		}
+		wg.Wait()
+		if wins.Load() != 1 || closed.Load() != 49 {
+			t.Fatalf("%d approvals accepted, %d refused task_closed", wins.Load(), closed.Load())
+		}
+		if n := countJobs(t, db); n != 1 {
+			t.Fatalf("%d answer jobs queued", n)
+		}
+	})
+}
+
+func countJobs(t *testing.T, db *sqlstore.DB) int {
+	t.Helper()
+	var n int
+	q := "SELECT COUNT(*) FROM river_job WHERE kind = 'answer_run'"
+	var err error
+	if db.Postgres() != nil {
+		err = db.Postgres().QueryRow(ctx, q).Scan(&n)
+	} else {
+		err = db.SQLite().QueryRowContext(ctx, q).Scan(&n)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestReceiptsVerify: the task's origin carries a receipt signed by the
+// published run key that names the task and its hash.
+func TestReceiptsVerify(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
+		w := newWorld(t, db)
+		id := w.pay()
+		view, _ := w.owner.Client.Task(ctx, id)
+		o, _ := w.owner.Open(view)
+		org, err := w.owner.Client.Origin(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cur, keys, _ := w.e.RunKeys()
+		pub, err := origin.ParseKey(keys[cur])
+		if err != nil {
+			t.Fatal(err)
+		}
+		task := origin.Task{ID: id, Hash: view.TaskHash, Owner: w.owner.Account, Preparer: w.agent, Build: o.Envelope.Build, Run: org.Run}
+		if err := (origin.Keys{cur: pub}).Verify(org.Receipt, task); err != nil {
+			t.Fatalf("receipt: %v (%s)", err, org.Receipt)
+		}
+		var signed origin.Signed
+		_ = json.Unmarshal(org.Receipt, &signed)
+		if signed.Receipt.Operation != "pay" || signed.Receipt.InputSHA256 != org.InputSHA256 || signed.Receipt.OutputSHA256 != org.OutputSHA256 {
+			t.Fatalf("receipt %+v, origin %+v", signed.Receipt, org)
+		}
+		task.Hash = strings.Repeat("0", 64)
+		if err := (origin.Keys{cur: pub}).Verify(org.Receipt, task); err == nil {
+			t.Fatal("a receipt verified for another hash")
+		}
+	})
+}

@@ -1,0 +1,114 @@
+package enclave_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"countersign/connectors"
+	"countersign/connectors/probe"
+	"countersign/enclave"
+	"countersign/sealing"
+	"countersign/store/sqlstore"
+	"countersign/store/storetest"
+)
+
+// TestCrashChild is the worker process TestCrashNeverReplays kills: it runs
+// one answer whose connector writes its side effect and then the process
+// dies, between answering and the report.
+func TestCrashChild(t *testing.T) {
+	if os.Getenv("CS_CRASH_SCHEMA") == "" {
+		t.Skip("runs only as TestCrashNeverReplays' worker")
+	}
+	keys, err := sealing.ParseKeyring(os.Getenv("CS_CRASH_KEYS"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := sqlstore.OpenPostgres(context.Background(), storetest.PostgresURL(), os.Getenv("CS_CRASH_SCHEMA"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mark := os.Getenv("CS_CRASH_MARK")
+	ledger := &connectors.Connector{Name: "ledger", Version: "1.0.0", Tasks: true, Operations: []connectors.Operation{
+		{Name: "pay", Kind: connectors.Write, Price: 1, Run: func(context.Context, *connectors.Call) (any, error) { return nil, nil }},
+		{Name: "confirm", Kind: connectors.Answer, Limit: 2 * time.Second, Answer: func(context.Context, *connectors.AnswerCall) (connectors.Report, error) {
+			f, err := os.OpenFile(mark, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+			if err == nil {
+				f.WriteString("paid\n")
+				f.Close()
+			}
+			os.Exit(3) // the process dies after the write, before the report
+			return connectors.Report{}, nil
+		}},
+	}}
+	cat, _ := connectors.NewCatalogue(probe.New(), ledger)
+	now, _ := time.Parse(time.RFC3339, os.Getenv("CS_CRASH_NOW"))
+	e := enclave.New(enclave.Config{Keys: keys, Store: db, Connectors: cat, Now: func() time.Time { return now },
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err := e.Heartbeat(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_ = e.Answer(context.Background(), os.Getenv("CS_CRASH_TASK"), os.Getenv("CS_CRASH_RUN"))
+	t.Fatal("the worker survived its own crash")
+}
+
+// TestCrashNeverReplays kills a worker process between answering and its
+// report: the task ends failed run_unfinished (observed), and the write is
+// not made again, by a retried job or by anyone.
+func TestCrashNeverReplays(t *testing.T) {
+	db := storetest.Postgres(t)
+	w := newWorld(t, db)
+	id := w.pay()
+	run := w.approve(id, nil)
+	mark := filepath.Join(t.TempDir(), "mark")
+
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "CS_CRASH_SCHEMA="+db.SchemaName(), "CS_CRASH_KEYS="+w.keys.Export(),
+		"CS_CRASH_TASK="+id, "CS_CRASH_RUN="+run, "CS_CRASH_MARK="+mark, "CS_CRASH_NOW="+w.clock.Now().Format(time.RFC3339))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 3 {
+		t.Fatalf("the worker did not die in its run: %v\n%s", err, out.String())
+	}
+	if got := w.task(id); got.State != "answering" {
+		t.Fatalf("after the crash the task is %s", got.State)
+	}
+	marks := func() int {
+		b, _ := os.ReadFile(mark)
+		return bytes.Count(b, []byte("paid\n"))
+	}
+	if marks() != 1 {
+		t.Fatalf("the worker wrote %d times before dying", marks())
+	}
+	// The job is retried (River rescues a job whose worker vanished): the
+	// task row says the run began, so nothing runs.
+	if err := w.e.Answer(ctx, id, run); err != nil {
+		t.Fatal(err)
+	}
+	// The leader's sweep sees the dead process's run: run_unfinished.
+	w.clock.Add(2 * time.Minute)
+	res, err := w.e.Sweep(ctx)
+	if err != nil || res.Unfinished != 1 {
+		t.Fatalf("sweep: %+v %v", res, err)
+	}
+	got := w.task(id)
+	if got.State != "failed" || got.FailureReason != "run_unfinished" || got.OutcomeClass != "observed" {
+		t.Fatalf("the crashed run's task: %+v", got)
+	}
+	st := w.status("ledger", id)
+	if st.FailureReason != "run_unfinished" {
+		t.Fatalf("the agent reads %+v", st)
+	}
+	if err := w.e.Answer(ctx, id, run); err != nil || marks() != 1 {
+		t.Fatalf("the write was replayed: %d writes (%v)", marks(), err)
+	}
+}

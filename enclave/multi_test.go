@@ -14,7 +14,7 @@ import (
 )
 
 // startJobs works the job queue with e on db until the test ends.
-func startJobs(t *testing.T, db *sqlstore.DB, e *enclave.Enclave) {
+func startJobs(t testing.TB, db *sqlstore.DB, e *enclave.Enclave) {
 	t.Helper()
 	jctx, cancel := context.WithCancel(context.Background())
 	go e.KeepAlive(jctx)
@@ -40,7 +40,7 @@ func (w *world) waitDone(ids []string) {
 			if time.Now().After(deadline) {
 				w.t.Fatalf("task %s is %s", id, w.task(id).State)
 			}
-			time.Sleep(20 * time.Millisecond)
+			time.Sleep(5 * time.Millisecond)
 		}
 	}
 }

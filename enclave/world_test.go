@@ -76,7 +76,7 @@ func (f *effects) total() int {
 // HTTP, a probe project and a "ledger" project whose confirm task's answer
 // counts a side effect, an agent and a signed-in owner.
 type world struct {
-	t       *testing.T
+	t       testing.TB
 	db      *sqlstore.DB
 	clock   *clock
 	keys    *sealing.Keyring
@@ -94,7 +94,7 @@ type world struct {
 
 const agentKey = "ak_test-agent-key-0123456789abcdefghijklmnop"
 
-func newWorld(t *testing.T, db *sqlstore.DB) *world {
+func newWorld(t testing.TB, db *sqlstore.DB) *world {
 	t.Helper()
 	w := &world{t: t, db: db, clock: &clock{now: time.Now().UTC().Truncate(time.Second)}, keys: sealing.GenerateKeyring(),
 		effects: &effects{}, agent: "bot.near", key: agentKey}

@@ -33,11 +33,13 @@ func (db *DB) StartJobs(ctx context.Context, j Jobs) (func(context.Context) erro
 		j.Logger = quietLogger
 	}
 	cfg := &river.Config{
-		Queues:       map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: j.MaxWorkers}},
-		Workers:      j.Workers,
-		PeriodicJobs: j.Periodic,
-		Logger:       j.Logger,
-		Schema:       db.schema,
+		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: j.MaxWorkers}},
+		Workers:           j.Workers,
+		PeriodicJobs:      j.Periodic,
+		Logger:            j.Logger,
+		Schema:            db.schema,
+		FetchCooldown:     20 * time.Millisecond,
+		FetchPollInterval: 100 * time.Millisecond,
 	}
 	if db.pg != nil {
 		c, err := river.NewClient[pgx.Tx](riverpgxv5.New(db.pg), cfg)

@@ -12,6 +12,7 @@ import (
 	"countersign"
 	"countersign/connectors"
 	"countersign/origin"
+	"countersign/servicetest"
 	"countersign/store"
 	"countersign/store/sqlstore"
 	"countersign/store/storetest"
@@ -22,25 +23,25 @@ import (
 // job for it does nothing.
 func TestAnswerRunOnce(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
-		w := newWorld(t, db)
-		id := w.pay()
-		run := w.approve(id, nil)
-		if got := w.task(id); got.State != "approved" || got.AnswerRun != run {
+		w := servicetest.New(t, db)
+		id := w.Pay()
+		run := w.Approve(id, nil)
+		if got := w.Task(id); got.State != "approved" || got.AnswerRun != run {
 			t.Fatalf("after approval: %+v", got)
 		}
-		if err := w.e.Answer(ctx, id, "another-run"); err != nil || w.task(id).State != "approved" {
+		if err := w.Enclave.Answer(ctx, id, "another-run"); err != nil || w.Task(id).State != "approved" {
 			t.Fatalf("a job for another run acted: %v", err)
 		}
-		if err := w.e.Answer(ctx, id, run); err != nil {
+		if err := w.Enclave.Answer(ctx, id, run); err != nil {
 			t.Fatal(err)
 		}
-		if err := w.e.Answer(ctx, id, run); err != nil {
+		if err := w.Enclave.Answer(ctx, id, run); err != nil {
 			t.Fatal(err)
 		}
-		if n := w.effects.count(id); n != 1 {
+		if n := w.Effects.Count(id); n != 1 {
 			t.Fatalf("the write happened %d times", n)
 		}
-		st := w.status("ledger", id)
+		st := w.Status("ledger", id)
 		if st.State != "done" || st.OutcomeClass != "claimed" || string(st.Result) != `{"ok":true,"paid":true}` || st.Run != run {
 			t.Fatalf("task_status %+v", st)
 		}
@@ -64,73 +65,73 @@ func TestAnswerRunOnce(t *testing.T) {
 // task as the contract says, and nothing is written.
 func TestAnswerRunEndings(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
-		w := newWorld(t, db)
+		w := servicetest.New(t, db)
 		check := func(name, id, state, reason, class string) {
 			t.Helper()
-			got := w.task(id)
+			got := w.Task(id)
 			if got.State != state || got.FailureReason != reason || got.OutcomeClass != class {
 				t.Errorf("%s: ended %s %q %s, want %s %q %s", name, got.State, got.FailureReason, got.OutcomeClass, state, reason, class)
 			}
-			if w.effects.count(id) != 0 {
+			if w.Effects.Count(id) != 0 {
 				t.Errorf("%s: the write happened", name)
 			}
 		}
 
 		// The policy changed after the approval: void.
-		id := w.pay()
-		run := w.approve(id, nil)
+		id := w.Pay()
+		run := w.Approve(id, nil)
 		setPolicy(t, w, "ledger", `{"confirm":["pay"]}`)
-		_ = w.e.Answer(ctx, id, run)
+		_ = w.Enclave.Answer(ctx, id, run)
 		check("policy changed", id, "void", "", "observed")
 		setPolicy(t, w, "ledger", `{}`)
 
 		// The preparer's key was revoked: preparer_key_unavailable.
-		id = w.pay()
-		run = w.approve(id, nil)
-		_ = db.Tx(ctx, func(tx store.Tx) error { _, err := tx.RevokeAgentKeys(ctx, w.agent, w.clock.Now()); return err })
-		_ = w.e.Answer(ctx, id, run)
+		id = w.Pay()
+		run = w.Approve(id, nil)
+		_ = db.Tx(ctx, func(tx store.Tx) error { _, err := tx.RevokeAgentKeys(ctx, w.Agent, w.Clock.Now()); return err })
+		_ = w.Enclave.Answer(ctx, id, run)
 		check("key revoked", id, "failed", "preparer_key_unavailable", "observed")
-		w.key = agentKey + "-new"
-		if err := db.Tx(ctx, func(tx store.Tx) error { return tx.AddAgentKey(ctx, w.agent, hashKey(w.key), w.clock.Now()) }); err != nil {
+		w.AgentKey = servicetest.AgentKey + "-new"
+		if err := db.Tx(ctx, func(tx store.Tx) error { return tx.AddAgentKey(ctx, w.Agent, hashKey(w.AgentKey), w.Clock.Now()) }); err != nil {
 			t.Fatal(err)
 		}
 
 		// The answer operation got a price: operation_priced.
-		id = w.pay()
-		run = w.approve(id, nil)
-		op, _ := w.ledger.Operation("confirm")
+		id = w.Pay()
+		run = w.Approve(id, nil)
+		op, _ := w.Ledger.Operation("confirm")
 		op.Price = 5
-		_ = w.e.Answer(ctx, id, run)
+		_ = w.Enclave.Answer(ctx, id, run)
 		op.Price = 0
 		check("priced", id, "failed", "operation_priced", "observed")
 
 		// The sealed copy was tampered with: run_refused:task_unreadable.
-		id = w.pay()
-		run = w.approve(id, nil)
+		id = w.Pay()
+		run = w.Approve(id, nil)
 		tamper(t, db, id)
-		_ = w.e.Answer(ctx, id, run)
+		_ = w.Enclave.Answer(ctx, id, run)
 		check("tampered", id, "failed", "run_refused:task_unreadable", "observed")
-		if st := w.status("ledger", id); !strings.Contains(string(st.Result), "decryption failed") {
+		if st := w.Status("ledger", id); !strings.Contains(string(st.Result), "decryption failed") {
 			t.Errorf("the agent is not told: %s", st.Result)
 		}
 
 		// The approval is more than 30 minutes old when the run comes.
-		id = w.pay()
-		run = w.approve(id, nil)
-		w.clock.Add(31 * time.Minute)
-		_ = w.e.Answer(ctx, id, run)
+		id = w.Pay()
+		run = w.Approve(id, nil)
+		w.Clock.Add(31 * time.Minute)
+		_ = w.Enclave.Answer(ctx, id, run)
 		check("late run", id, "failed", "run_refused:confirmation_required", "observed")
 
 		// A connector that refuses after the approval, saying nothing was
 		// written: failed run_refused:<code>, claimed, with its sentence.
-		w.answer = func(context.Context, *connectors.AnswerCall) (connectors.Report, error) {
+		w.Answer = func(context.Context, *connectors.AnswerCall) (connectors.Report, error) {
 			return connectors.Report{}, connectors.Refused(countersign.PolicyDenied, false, "The owner's rule 1 refuses this payment.")
 		}
-		id = w.pay()
-		run = w.approve(id, nil)
-		_ = w.e.Answer(ctx, id, run)
+		id = w.Pay()
+		run = w.Approve(id, nil)
+		_ = w.Enclave.Answer(ctx, id, run)
 		check("refused", id, "failed", "run_refused:policy_denied", "claimed")
-		if st := w.status("ledger", id); !strings.Contains(string(st.Result), "Nothing was written.") {
+		if st := w.Status("ledger", id); !strings.Contains(string(st.Result), "Nothing was written.") {
 			t.Errorf("the refusal does not say whether it wrote: %s", st.Result)
 		}
 
@@ -143,11 +144,11 @@ func TestAnswerRunEndings(t *testing.T) {
 				return connectors.Report{Result: map[string]any{"late": true}}, nil
 			},
 		} {
-			w.answer = f
-			id = w.pay()
-			run = w.approve(id, nil)
+			w.Answer = f
+			id = w.Pay()
+			run = w.Approve(id, nil)
 			start := time.Now()
-			_ = w.e.Answer(ctx, id, run)
+			_ = w.Enclave.Answer(ctx, id, run)
 			if time.Since(start) > 6*time.Second {
 				t.Errorf("%s: the run was not given up at its limit", name)
 			}
@@ -156,15 +157,15 @@ func TestAnswerRunEndings(t *testing.T) {
 	})
 }
 
-func setPolicy(t *testing.T, w *world, name, policy string) {
+func setPolicy(t *testing.T, w *servicetest.World, name, policy string) {
 	t.Helper()
-	err := w.db.Tx(ctx, func(tx store.Tx) error {
-		p, err := tx.Project(ctx, w.owner.Account, name)
+	err := w.DB.Tx(ctx, func(tx store.Tx) error {
+		p, err := tx.Project(ctx, w.Owner.Account, name)
 		if err != nil {
 			return err
 		}
 		p.Policy = []byte(policy)
-		p.UpdatedAt = w.clock.Now()
+		p.UpdatedAt = w.Clock.Now()
 		return tx.PutProject(ctx, p)
 	})
 	if err != nil {
@@ -200,24 +201,24 @@ func tamper(t *testing.T, db *sqlstore.DB, id string) {
 // signed on its own: exactly one is accepted.
 func TestConcurrentApprovalsOneWins(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
-		w := newWorld(t, db)
-		id := w.pay()
-		view, _ := w.owner.Client.Task(ctx, id)
-		o, err := w.owner.Open(view)
+		w := servicetest.New(t, db)
+		id := w.Pay()
+		view, _ := w.Owner.Client.Task(ctx, id)
+		o, err := w.Owner.Open(view)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var wins, closed atomic.Int32
 		var wg sync.WaitGroup
 		for i := 0; i < 50; i++ {
-			req, err := w.owner.ApproveRequest(o, nil, "")
+			req, err := w.Owner.ApproveRequest(o, nil, "")
 			if err != nil {
 				t.Fatal(err)
 			}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, err := w.owner.Client.Approve(ctx, id, req)
+				_, err := w.Owner.Client.Approve(ctx, id, req)
 				switch reason(err) {
 				case "":
 					wins.Add(1)
@@ -258,20 +259,20 @@ func countJobs(t *testing.T, db *sqlstore.DB) int {
 // published run key that names the task and its hash.
 func TestReceiptsVerify(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
-		w := newWorld(t, db)
-		id := w.pay()
-		view, _ := w.owner.Client.Task(ctx, id)
-		o, _ := w.owner.Open(view)
-		org, err := w.owner.Client.Origin(ctx, id)
+		w := servicetest.New(t, db)
+		id := w.Pay()
+		view, _ := w.Owner.Client.Task(ctx, id)
+		o, _ := w.Owner.Open(view)
+		org, err := w.Owner.Client.Origin(ctx, id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		cur, keys, _ := w.e.RunKeys()
+		cur, keys, _ := w.Enclave.RunKeys()
 		pub, err := origin.ParseKey(keys[cur])
 		if err != nil {
 			t.Fatal(err)
 		}
-		task := origin.Task{ID: id, Hash: view.TaskHash, Owner: w.owner.Account, Preparer: w.agent, Build: o.Envelope.Build, Run: org.Run}
+		task := origin.Task{ID: id, Hash: view.TaskHash, Owner: w.Owner.Account, Preparer: w.Agent, Build: o.Envelope.Build, Run: org.Run}
 		if err := (origin.Keys{cur: pub}).Verify(org.Receipt, task); err != nil {
 			t.Fatalf("receipt: %v (%s)", err, org.Receipt)
 		}

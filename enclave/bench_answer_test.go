@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"countersign/servicetest"
 	"countersign/store/storetest"
 )
 
@@ -20,8 +21,8 @@ func BenchmarkApproveToDone(b *testing.B) {
 
 func benchApprovals(b *testing.B, batch int) {
 	db := storetest.Postgres(b)
-	w := newWorld(b, db)
-	startJobs(b, db, w.e)
+	w := servicetest.New(b, db)
+	w.StartJobs()
 	var lat []time.Duration
 	b.ResetTimer()
 	start := time.Now()
@@ -30,15 +31,15 @@ func benchApprovals(b *testing.B, batch int) {
 		n := min(batch, b.N-done)
 		var ids []string
 		for i := 0; i < n; i++ {
-			ids = append(ids, w.pay())
+			ids = append(ids, w.Pay())
 		}
 		approved := make([]time.Time, n)
 		for i, id := range ids {
-			w.approve(id, nil)
+			w.Approve(id, nil)
 			approved[i] = time.Now()
 		}
 		for i, id := range ids {
-			w.waitDone([]string{id})
+			waitDone(w, []string{id})
 			lat = append(lat, time.Since(approved[i]))
 		}
 		done += n

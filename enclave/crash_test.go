@@ -16,6 +16,7 @@ import (
 	"countersign/connectors/probe"
 	"countersign/enclave"
 	"countersign/sealing"
+	"countersign/servicetest"
 	"countersign/store/sqlstore"
 	"countersign/store/storetest"
 )
@@ -64,14 +65,14 @@ func TestCrashChild(t *testing.T) {
 // not made again, by a retried job or by anyone.
 func TestCrashNeverReplays(t *testing.T) {
 	db := storetest.Postgres(t)
-	w := newWorld(t, db)
-	id := w.pay()
-	run := w.approve(id, nil)
+	w := servicetest.New(t, db)
+	id := w.Pay()
+	run := w.Approve(id, nil)
 	mark := filepath.Join(t.TempDir(), "mark")
 
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "CS_CRASH_SCHEMA="+db.SchemaName(), "CS_CRASH_KEYS="+w.keys.Export(),
-		"CS_CRASH_TASK="+id, "CS_CRASH_RUN="+run, "CS_CRASH_MARK="+mark, "CS_CRASH_NOW="+w.clock.Now().Format(time.RFC3339))
+	cmd.Env = append(os.Environ(), "CS_CRASH_SCHEMA="+db.SchemaName(), "CS_CRASH_KEYS="+w.Keys.Export(),
+		"CS_CRASH_TASK="+id, "CS_CRASH_RUN="+run, "CS_CRASH_MARK="+mark, "CS_CRASH_NOW="+w.Clock.Now().Format(time.RFC3339))
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
@@ -79,7 +80,7 @@ func TestCrashNeverReplays(t *testing.T) {
 	if !errors.As(err, &exit) || exit.ExitCode() != 3 {
 		t.Fatalf("the worker did not die in its run: %v\n%s", err, out.String())
 	}
-	if got := w.task(id); got.State != "answering" {
+	if got := w.Task(id); got.State != "answering" {
 		t.Fatalf("after the crash the task is %s", got.State)
 	}
 	marks := func() int {
@@ -91,24 +92,24 @@ func TestCrashNeverReplays(t *testing.T) {
 	}
 	// The job is retried (River rescues a job whose worker vanished): the
 	// task row says the run began, so nothing runs.
-	if err := w.e.Answer(ctx, id, run); err != nil {
+	if err := w.Enclave.Answer(ctx, id, run); err != nil {
 		t.Fatal(err)
 	}
 	// The leader's sweep sees the dead process's run: run_unfinished.
-	w.clock.Add(2 * time.Minute)
-	res, err := w.e.Sweep(ctx)
+	w.Clock.Add(2 * time.Minute)
+	res, err := w.Enclave.Sweep(ctx)
 	if err != nil || res.Unfinished != 1 {
 		t.Fatalf("sweep: %+v %v", res, err)
 	}
-	got := w.task(id)
+	got := w.Task(id)
 	if got.State != "failed" || got.FailureReason != "run_unfinished" || got.OutcomeClass != "observed" {
 		t.Fatalf("the crashed run's task: %+v", got)
 	}
-	st := w.status("ledger", id)
+	st := w.Status("ledger", id)
 	if st.FailureReason != "run_unfinished" {
 		t.Fatalf("the agent reads %+v", st)
 	}
-	if err := w.e.Answer(ctx, id, run); err != nil || marks() != 1 {
+	if err := w.Enclave.Answer(ctx, id, run); err != nil || marks() != 1 {
 		t.Fatalf("the write was replayed: %d writes (%v)", marks(), err)
 	}
 }

@@ -1,0 +1,301 @@
+// Package servicetest builds the whole service on one store for tests: the
+// enclave with a test connector ("ledger") whose answers count their side
+// effects, the owner's inbox and the agents' API over a real loopback HTTP
+// server, a settable clock, an agent and a signed-in owner. Owners are
+// implicit accounts, checked with NEAR RPC off.
+package servicetest
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"countersign/approval"
+	"countersign/client"
+	"countersign/connectors"
+	"countersign/connectors/probe"
+	"countersign/device"
+	"countersign/enclave"
+	"countersign/httpapi"
+	"countersign/inbox"
+	"countersign/sealing"
+	"countersign/store"
+	"countersign/store/sqlstore"
+)
+
+var ctx = context.Background()
+
+// Clock is a settable clock for the service, the enclave and the devices.
+type Clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// Now is the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Add moves the clock.
+func (c *Clock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// Effects counts what the ledger connector did, by task.
+type Effects struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+// Add counts one effect for a task.
+func (f *Effects) Add(task string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.n == nil {
+		f.n = map[string]int{}
+	}
+	f.n[task]++
+}
+
+// Count is a task's effects.
+func (f *Effects) Count(task string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.n[task]
+}
+
+// Total is every task's effects.
+func (f *Effects) Total() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, v := range f.n {
+		n += v
+	}
+	return n
+}
+
+// AgentKey is the test agent's first key.
+const AgentKey = "ak_test-agent-key-0123456789abcdefghijklmnop"
+
+// World is the service on one store.
+type World struct {
+	T         testing.TB
+	DB        *sqlstore.DB
+	Clock     *Clock
+	Keys      *sealing.Keyring
+	Enclave   *enclave.Enclave
+	Inbox     *inbox.Service
+	URL       string
+	Catalogue connectors.Catalogue
+	// Ledger is a connector with a write "pay" that always asks (a confirm
+	// task) and its answer "confirm".
+	Ledger  *connectors.Connector
+	Effects *Effects
+	Agent   string
+	// AgentKey is the agent's current key.
+	AgentKey string
+	// Owner is a signed-in device of an owner with a "probe" and a
+	// "ledger" project granted to the agent.
+	Owner *device.Device
+	// Answer is what the ledger's confirm does (default: count and
+	// succeed).
+	Answer func(ctx context.Context, a *connectors.AnswerCall) (connectors.Report, error)
+	// Options may adjust the HTTP server before New builds it.
+	log *slog.Logger
+}
+
+// New builds the service on db.
+func New(t testing.TB, db *sqlstore.DB) *World {
+	t.Helper()
+	w := &World{T: t, DB: db, Clock: &Clock{now: time.Now().UTC().Truncate(time.Second)}, Keys: sealing.GenerateKeyring(),
+		Effects: &Effects{}, Agent: "bot.near", AgentKey: AgentKey, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	w.Ledger = &connectors.Connector{Name: "ledger", Version: "1.0.0", Tasks: true, Operations: []connectors.Operation{
+		{Name: "pay", Kind: connectors.Write, Price: 1, Run: func(ctx context.Context, c *connectors.Call) (any, error) {
+			var args struct {
+				Amount int `json:"amount"`
+			}
+			if err := c.Decode(&args); err != nil {
+				return nil, err
+			}
+			state, _ := json.Marshal(args)
+			task, err := c.OpenTask(ctx, connectors.TaskSpec{Kind: inbox.KindConfirm,
+				Display:  inbox.Display{Title: "Pay", Fields: []inbox.Field{{Kind: inbox.FieldMoney, Label: "Amount", Values: []string{"$1"}, WrittenBy: "agent"}}},
+				AnswerBy: &inbox.AnswerBy{Operation: "confirm", Supplies: inbox.SuppliesNone}, State: state})
+			if err != nil {
+				return nil, err
+			}
+			return connectors.AwaitingOwner(task), nil
+		}},
+		{Name: "confirm", Kind: connectors.Answer, Limit: 2 * time.Second, Answer: func(ctx context.Context, a *connectors.AnswerCall) (connectors.Report, error) {
+			return w.Answer(ctx, a)
+		}},
+	}}
+	w.Answer = func(_ context.Context, a *connectors.AnswerCall) (connectors.Report, error) {
+		w.Effects.Add(a.Task.ID)
+		return connectors.Report{Result: map[string]any{"ok": true, "paid": true}}, nil
+	}
+	var err error
+	if w.Catalogue, err = connectors.NewCatalogue(probe.New(), w.Ledger); err != nil {
+		t.Fatal(err)
+	}
+	w.Enclave = enclave.New(enclave.Config{Keys: w.Keys, Store: db, Connectors: w.Catalogue, Now: w.Clock.Now, Logger: w.log, PublicURL: "https://inbox.example"})
+	w.Inbox = inbox.NewService(inbox.Config{Store: db, Keeper: w.Enclave, Catalogue: w.Catalogue, Keys: approval.OffChecker{}, Now: w.Clock.Now, Logger: w.log})
+	cur, keys, _ := w.Enclave.RunKeys()
+	srv := httptest.NewServer(httpapi.New(httpapi.Options{Version: "test", Store: db, Logger: w.log, Inbox: w.Inbox, Agents: w.Enclave,
+		Connectors: w.Catalogue, RunKey: httpapi.RunKeys{Current: cur, Keys: keys},
+		Limits: httpapi.Limits{SignInPerMinute: 1 << 20, OwnerWritesPerMinute: 1 << 20}}))
+	t.Cleanup(srv.Close)
+	w.URL = srv.URL
+	w.Owner = w.NewOwner()
+	now := w.Clock.Now()
+	err = db.Tx(ctx, func(tx store.Tx) error {
+		if err := tx.AddAgentKey(ctx, w.Agent, enclave.HashAgentKey(AgentKey), now); err != nil {
+			return err
+		}
+		if _, err := tx.Credit(ctx, w.Agent, 1<<40, "test", now); err != nil {
+			return err
+		}
+		for _, name := range []string{"probe", "ledger"} {
+			if err := tx.PutProject(ctx, store.Project{Owner: w.Owner.Account, Name: name, UUID: inbox.NewProjectUUID(), Connector: name,
+				Policy: []byte("{}"), Agents: []string{w.Agent}, CreatedAt: now, UpdatedAt: now}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// NewOwner signs in a device of a new implicit account.
+func (w *World) NewOwner() *device.Device {
+	w.T.Helper()
+	wallet, err := approval.NewWallet()
+	if err != nil {
+		w.T.Fatal(err)
+	}
+	d := w.Device(wallet)
+	if _, err := d.SignIn(ctx, 24*time.Hour); err != nil {
+		w.T.Fatal(err)
+	}
+	return d
+}
+
+// Device is a new, not yet signed-in device of a wallet's account.
+func (w *World) Device(wallet *approval.Wallet) *device.Device {
+	w.T.Helper()
+	key, err := device.NewKey()
+	if err != nil {
+		w.T.Fatal(err)
+	}
+	return &device.Device{Account: wallet.AccountID, Key: key, Signer: device.WalletSigner{Wallet: wallet},
+		Client: &client.Client{BaseURL: w.URL}, Now: w.Clock.Now}
+}
+
+// AgentClient is the agent's client.
+func (w *World) AgentClient() *client.Client { return &client.Client{BaseURL: w.URL, AgentKey: w.AgentKey} }
+
+// Pay opens a ledger confirm task for the owner and returns its id.
+func (w *World) Pay() string {
+	w.T.Helper()
+	raw, err := w.AgentClient().Call(ctx, w.Owner.Account, "ledger", "pay", map[string]any{"amount": 1}, nil)
+	if err != nil {
+		w.T.Fatal(err)
+	}
+	var a client.Awaiting
+	_ = json.Unmarshal(raw, &a)
+	return a.TaskID
+}
+
+// Approve approves a task as the owner at the door and returns the run.
+func (w *World) Approve(id string, supplied []byte) string {
+	w.T.Helper()
+	view, err := w.Owner.Client.Task(ctx, id)
+	if err != nil {
+		w.T.Fatal(err)
+	}
+	o, err := w.Owner.Open(view)
+	if err != nil {
+		w.T.Fatal(err)
+	}
+	st, err := w.Owner.Approve(ctx, o, supplied, "")
+	if err != nil {
+		w.T.Fatal(err)
+	}
+	return st.Run
+}
+
+// Task reads a task's row.
+func (w *World) Task(id string) store.Task {
+	w.T.Helper()
+	var t store.Task
+	if err := w.DB.Tx(ctx, func(tx store.Tx) (err error) {
+		t, err = tx.Task(ctx, id)
+		return err
+	}); err != nil {
+		w.T.Fatal(err)
+	}
+	return t
+}
+
+// Status is what the agent reads of a task.
+func (w *World) Status(project, id string) client.TaskStatus {
+	w.T.Helper()
+	st, err := w.AgentClient().Status(ctx, w.Owner.Account, project, id, 0)
+	if err != nil {
+		w.T.Fatal(err)
+	}
+	return st
+}
+
+// StartJobs works the job queue with the world's enclave until the test
+// ends, with a heartbeat.
+func (w *World) StartJobs() { StartJobs(w.T, w.DB, w.Enclave) }
+
+// StartJobs works the job queue with e on db until the test ends.
+func StartJobs(t testing.TB, db *sqlstore.DB, e *enclave.Enclave) {
+	t.Helper()
+	jctx, cancel := context.WithCancel(context.Background())
+	go e.KeepAlive(jctx)
+	stop, err := db.StartJobs(jctx, sqlstore.Jobs{Workers: e.Workers(), Periodic: e.PeriodicJobs(),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		sctx, c := context.WithTimeout(context.Background(), 10*time.Second)
+		defer c()
+		_ = stop(sctx)
+		cancel()
+	})
+}
+
+// WaitState waits until a task is in one of the states.
+func (w *World) WaitState(id string, states ...string) store.Task {
+	w.T.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		t := w.Task(id)
+		for _, s := range states {
+			if t.State == s {
+				return t
+			}
+		}
+		if time.Now().After(deadline) {
+			w.T.Fatalf("task %s is %s, not %v", id, t.State, states)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

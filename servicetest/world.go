@@ -205,7 +205,9 @@ func (w *World) Device(wallet *approval.Wallet) *device.Device {
 }
 
 // AgentClient is the agent's client.
-func (w *World) AgentClient() *client.Client { return &client.Client{BaseURL: w.URL, AgentKey: w.AgentKey} }
+func (w *World) AgentClient() *client.Client {
+	return &client.Client{BaseURL: w.URL, AgentKey: w.AgentKey}
+}
 
 // Pay opens a ledger confirm task for the owner and returns its id.
 func (w *World) Pay() string {

@@ -1,0 +1,496 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"countersign/client"
+	"countersign/device"
+	"countersign/inbox"
+	"countersign/origin"
+)
+
+// taskArg checks that the positional arguments are one task id.
+func taskArg(pos []string, usage string) (string, error) {
+	if len(pos) != 1 {
+		return "", errors.New("usage: " + usage)
+	}
+	if !inbox.ValidTaskID(pos[0]) {
+		return "", fmt.Errorf("%q is not a task id", clean(pos[0]))
+	}
+	return pos[0], nil
+}
+
+// isSet reports whether a flag was given.
+func isSet(fset *flag.FlagSet, name string) bool {
+	set := false
+	fset.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+func inboxList(ctx context.Context, a *app, args []string) error {
+	fset, dirOf := a.inboxFlags("list")
+	closed := fset.Bool("closed", false, "list tasks that left open (they show nothing any more)")
+	limit := fset.Int("limit", 0, fmt.Sprintf("at most this many tasks, 1 to %d (default %d)", inbox.MaxListLimit, inbox.DefaultListLimit))
+	before := fset.String("before", "", "list the tasks after this one (the last id of the previous page)")
+	pos, err := parseArgs(fset, args)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(pos) != 0:
+		return errors.New("usage: countersign inbox list [--closed] [--limit N] [--before ID]")
+	case *limit < 0 || *limit > inbox.MaxListLimit:
+		return fmt.Errorf("--limit: 1 to %d", inbox.MaxListLimit)
+	case *before != "" && !inbox.ValidTaskID(*before):
+		return errors.New("--before: a task id is needed")
+	}
+	t, err := openTerminal(dirOf())
+	if err != nil {
+		return err
+	}
+	show := client.ShowWaiting
+	if *closed {
+		show = client.ShowClosed
+	}
+	page, err := t.client.Tasks(ctx, show, *before, *limit)
+	if err != nil {
+		return t.explain(err)
+	}
+	if len(page.Tasks) == 0 {
+		fmt.Fprintf(a.stdout, "no %s tasks\n", show)
+		return nil
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tKIND\tSTATE\tPREPARER\tPROJECT\tEXPIRES\tLOCKED")
+	for _, v := range page.Tasks {
+		state := v.State
+		if v.FailureReason != "" {
+			state += " (" + v.FailureReason + ")"
+		}
+		locked := "no"
+		switch {
+		case v.State != "open":
+			locked = "-"
+		case v.Locked:
+			locked = "yes"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", clean(v.ID), clean(v.Kind), clean(state), clean(v.Preparer),
+			clean(v.Project), clean(v.ExpiresAt), locked)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if page.More {
+		flagClosed := ""
+		if *closed {
+			flagClosed = " --closed"
+		}
+		fmt.Fprintf(a.stdout, "more: countersign inbox list%s --before %s\n", flagClosed, clean(page.Tasks[len(page.Tasks)-1].ID))
+	}
+	return nil
+}
+
+// openTask fetches a waiting task and opens it on this device. A task that
+// is not waiting is returned without being opened (nil).
+func (t *terminal) openTask(ctx context.Context, d *device.Device, id string) (client.TaskView, *device.Opened, error) {
+	v, err := t.client.Task(ctx, id)
+	if err != nil {
+		return v, nil, t.explain(err)
+	}
+	if v.State != "open" || v.Content == nil {
+		return v, nil, nil
+	}
+	if v.Locked {
+		return v, nil, fmt.Errorf("task %s is locked on this device (it holds no copy of its key): run `countersign inbox unlock`, then try again", clean(id))
+	}
+	o, err := d.Open(v)
+	if err != nil {
+		return v, nil, err
+	}
+	return v, o, nil
+}
+
+// notWaiting is the refusal for a task that shows nothing any more.
+func notWaiting(v client.TaskView) error {
+	return fmt.Errorf("task %s is %s and shows nothing any more", clean(v.ID), clean(v.State))
+}
+
+// receipt checks the proof of origin of an opened task against the run
+// keys pinned at login. It returns the preparing run when the receipt
+// verifies, or why not as a verdict; err is for a failure to ask the
+// service at all.
+func (t *terminal) receipt(ctx context.Context, o *device.Opened) (run string, notVerified string, err error) {
+	e := o.Envelope
+	org, err := t.client.Origin(ctx, e.ID)
+	if err != nil {
+		if client.Reason(err) == "task_not_found" {
+			return "", "the service has no proof of origin for the task", nil
+		}
+		return "", "", t.explain(err)
+	}
+	why := verifyReceipt(t.sess.RunKeys, org.Receipt, o)
+	if why != "" {
+		return "", why, nil
+	}
+	run, _ = preparingRun(e.ID)
+	return run, "", nil
+}
+
+// verifyReceipt says why a receipt does not prove that the service's run
+// made the opened task, or "" when it does.
+func verifyReceipt(pinned map[string]string, raw json.RawMessage, o *device.Opened) string {
+	e := o.Envelope
+	run, ok := preparingRun(e.ID)
+	if !ok {
+		return "the task id does not name the run that prepared it"
+	}
+	keys, err := pinnedKeys(pinned)
+	if err != nil {
+		return "no run keys were pinned at login: log in again"
+	}
+	var signed origin.Signed
+	if json.Unmarshal(raw, &signed) == nil && signed.Signature != "" {
+		if _, ok := keys[signed.KeyID]; !ok {
+			return fmt.Sprintf("the receipt is signed with run key %d, which was not pinned at login (log in again if the service has a new key)", signed.KeyID)
+		}
+	}
+	task := origin.Task{ID: e.ID, Hash: o.TaskHash, Owner: e.Owner, Preparer: e.Preparer, Build: e.Build, Run: run}
+	if err := keys.Verify(raw, task); err != nil {
+		return strings.TrimPrefix(err.Error(), "origin: ")
+	}
+	sum := sha256.Sum256(o.Request)
+	if signed.Receipt.InputSHA256 != hex.EncodeToString(sum[:]) {
+		return "the receipt's input is not the request the task shows"
+	}
+	return ""
+}
+
+// preparingRun is the run a task id names: <run id>-<n>.
+func preparingRun(id string) (string, bool) {
+	i := strings.LastIndexByte(id, '-')
+	if i < 0 || !inbox.ValidRunID(id[:i]) {
+		return "", false
+	}
+	n := id[i+1:]
+	if n == "" || n[0] == '0' || strings.Trim(n, "0123456789") != "" {
+		return "", false
+	}
+	return id[:i], true
+}
+
+// verdict words a receipt check for the owner.
+func verdict(run, notVerified string) string {
+	if notVerified != "" {
+		return "NOT VERIFIED: " + notVerified
+	}
+	return "verified (run " + run + ")"
+}
+
+func inboxShow(ctx context.Context, a *app, args []string) error {
+	fset, dirOf := a.inboxFlags("show")
+	raw := fset.Bool("raw", false, "print the envelope's exact bytes (no newline: pipe them to sha256sum to see the task hash)")
+	request := fset.Bool("request", false, "print the agent's call body that prepared the task")
+	pos, err := parseArgs(fset, args)
+	if err != nil {
+		return err
+	}
+	id, err := taskArg(pos, "countersign inbox show ID [--raw | --request]")
+	if err != nil {
+		return err
+	}
+	if *raw && *request {
+		return errors.New("--raw or --request, not both")
+	}
+	t, err := openTerminal(dirOf())
+	if err != nil {
+		return err
+	}
+	d, err := t.device(a, false, false)
+	if err != nil {
+		return err
+	}
+	v, o, err := t.openTask(ctx, d, id)
+	if err != nil {
+		return err
+	}
+	if o == nil {
+		if *raw || *request {
+			return notWaiting(v)
+		}
+		writeClosed(a.stdout, v)
+		return nil
+	}
+	switch {
+	case *raw:
+		_, err := a.stdout.Write(o.EnvelopeBytes)
+		return err
+	case *request:
+		_, err := fmt.Fprintln(a.stdout, clean(string(o.Request)))
+		return err
+	}
+	run, why, err := t.receipt(ctx, o)
+	if err != nil {
+		return err
+	}
+	preview{Envelope: o.Envelope, TaskHash: o.TaskHash, State: v.State, Receipt: verdict(run, why), Now: time.Now()}.write(a.stdout)
+	return nil
+}
+
+// writeClosed prints what is left of a task that left open: its outcome.
+func writeClosed(w io.Writer, v client.TaskView) {
+	fmt.Fprintf(w, "task: %s (%s, %s)\n", clean(v.ID), clean(v.Kind), clean(v.State))
+	fmt.Fprintf(w, "from: %s in project %s (%s)\n", clean(v.Preparer), clean(v.Project), clean(v.Connector))
+	if v.Run != "" {
+		fmt.Fprintf(w, "run: %s\n", clean(v.Run))
+	}
+	if v.FailureReason != "" {
+		fmt.Fprintf(w, "failure: %s\n", clean(v.FailureReason))
+	}
+	fmt.Fprintln(w, "It is no longer waiting and shows nothing any more: a task that leaves open loses its content.")
+}
+
+func inboxApprove(ctx context.Context, a *app, args []string) error {
+	fset, dirOf := a.inboxFlags("approve")
+	text := fset.String("text", "", "the answer, as text (a task that takes text or a file)")
+	file := fset.String("file", "", "the answer, read from this file")
+	note := fset.String("note", "", "a note for the agent, sealed to the task")
+	hash := fset.String("hash", "", "approve only if the task's hash is this one (as show printed it)")
+	external := fset.Bool("external", false, "sign with a wallet elsewhere: print the sentence, read its JSON answer on standard input")
+	pos, err := parseArgs(fset, args)
+	if err != nil {
+		return err
+	}
+	id, err := taskArg(pos, "countersign inbox approve ID [--text T | --file F] [--note N] [--hash H] [--external]")
+	if err != nil {
+		return err
+	}
+	hasText, hasFile := isSet(fset, "text"), isSet(fset, "file")
+	if hasText && hasFile {
+		return errors.New("--text or --file, not both")
+	}
+	var supplied []byte
+	switch {
+	case hasText:
+		supplied = []byte(*text)
+	case hasFile:
+		if supplied, err = readAnswerFile(*file); err != nil {
+			return err
+		}
+	}
+	t, err := openTerminal(dirOf())
+	if err != nil {
+		return err
+	}
+	d, err := t.device(a, true, *external)
+	if err != nil {
+		return err
+	}
+	v, o, err := t.openTask(ctx, d, id)
+	if err != nil {
+		return err
+	}
+	if o == nil {
+		return fmt.Errorf("task %s is %s: there is nothing to approve", clean(v.ID), clean(v.State))
+	}
+	run, why, err := t.receipt(ctx, o)
+	if err != nil {
+		return err
+	}
+	if why != "" {
+		return fmt.Errorf("refusing to approve task %s: its receipt is NOT VERIFIED: %s", id, why)
+	}
+	ab := o.Envelope.AnswerBy
+	switch {
+	case *hash != "" && *hash != o.TaskHash:
+		return fmt.Errorf("task %s has the hash %s, not %s: show it again", id, o.TaskHash, clean(*hash))
+	case ab == nil:
+		return fmt.Errorf("task %s is a notice and asks nothing: countersign inbox ack %s", id, id)
+	case ab.Supplies != inbox.SuppliesNone && supplied == nil:
+		return fmt.Errorf("task %s needs a %s answer: --text T or --file F", id, ab.Supplies)
+	case ab.Supplies == inbox.SuppliesNone && supplied != nil:
+		return fmt.Errorf("task %s asks yes or no and takes no answer: approve it without --text or --file", id)
+	}
+	st, err := d.Approve(ctx, o, supplied, *note)
+	if err != nil {
+		return t.explain(err)
+	}
+	fmt.Fprintf(a.stdout, "approved task %s (%s), prepared by run %s\nrun: %s\n", id, clean(o.Envelope.Display.Title), run, clean(st.Run))
+	return nil
+}
+
+// readAnswerFile reads an answer file, refusing one larger than an answer
+// can be.
+func readAnswerFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--file: %v", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, inbox.MaxSuppliedBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("--file: %v", err)
+	}
+	if len(b) > inbox.MaxSuppliedBytes {
+		return nil, fmt.Errorf("--file: %s is larger than an answer may be (%d bytes sealed)", path, inbox.MaxSuppliedBytes)
+	}
+	return b, nil
+}
+
+func inboxReject(ctx context.Context, a *app, args []string) error {
+	fset, dirOf := a.inboxFlags("reject")
+	reason := fset.String("reason", "", "why, for the agent (sealed to the task)")
+	pos, err := parseArgs(fset, args)
+	if err != nil {
+		return err
+	}
+	id, err := taskArg(pos, "countersign inbox reject ID [--reason R]")
+	if err != nil {
+		return err
+	}
+	t, err := openTerminal(dirOf())
+	if err != nil {
+		return err
+	}
+	var sealed []byte
+	if *reason != "" {
+		d, err := t.device(a, false, false)
+		if err != nil {
+			return err
+		}
+		v, o, err := t.openTask(ctx, d, id)
+		if err != nil {
+			return err
+		}
+		if o == nil {
+			return notWaiting(v)
+		}
+		if sealed, err = device.SealRejection(o, *reason); err != nil {
+			return err
+		}
+	}
+	st, err := t.client.Reject(ctx, id, sealed)
+	if err != nil {
+		return t.explain(err)
+	}
+	fmt.Fprintf(a.stdout, "task %s: %s\n", id, clean(st.State))
+	return nil
+}
+
+// simpleTask runs a move of a task that needs no device: ack and cancel.
+func simpleTask(ctx context.Context, a *app, args []string, name string, move func(*client.Client, context.Context, string) (client.TaskState, error)) error {
+	fset, dirOf := a.inboxFlags(name)
+	pos, err := parseArgs(fset, args)
+	if err != nil {
+		return err
+	}
+	id, err := taskArg(pos, "countersign inbox "+name+" ID")
+	if err != nil {
+		return err
+	}
+	t, err := openTerminal(dirOf())
+	if err != nil {
+		return err
+	}
+	st, err := move(t.client, ctx, id)
+	if err != nil {
+		return t.explain(err)
+	}
+	fmt.Fprintf(a.stdout, "task %s: %s\n", id, clean(st.State))
+	return nil
+}
+
+func inboxAck(ctx context.Context, a *app, args []string) error {
+	return simpleTask(ctx, a, args, "ack", (*client.Client).Acknowledge)
+}
+
+func inboxCancel(ctx context.Context, a *app, args []string) error {
+	return simpleTask(ctx, a, args, "cancel", (*client.Client).Cancel)
+}
+
+func inboxUnlock(ctx context.Context, a *app, args []string) error {
+	fset, dirOf := a.inboxFlags("unlock")
+	pos, err := parseArgs(fset, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 {
+		return errors.New("usage: countersign inbox unlock")
+	}
+	t, err := openTerminal(dirOf())
+	if err != nil {
+		return err
+	}
+	n, err := t.client.Unlock(ctx)
+	if err != nil {
+		return t.explain(err)
+	}
+	fmt.Fprintf(a.stdout, "%d waiting task(s), now readable on every signed-in device of %s\n", n, t.account)
+	return nil
+}
+
+// Reconnection delays of watch.
+const (
+	watchRetryMin = time.Second
+	watchRetryMax = 30 * time.Second
+)
+
+func inboxWatch(ctx context.Context, a *app, args []string) error {
+	fset, dirOf := a.inboxFlags("watch")
+	pos, err := parseArgs(fset, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 {
+		return errors.New("usage: countersign inbox watch")
+	}
+	t, err := openTerminal(dirOf())
+	if err != nil {
+		return err
+	}
+	delay := watchRetryMin
+	connected := false
+	for {
+		events, err := t.client.Events(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case err != nil:
+			var ce *client.Error
+			if errors.As(err, &ce) && ce.Terminal {
+				return t.explain(err)
+			}
+			fmt.Fprintf(a.stderr, "watch: %s; trying again in %s\n", oneLine(t.explain(err)), delay)
+		default:
+			if !connected {
+				fmt.Fprintf(a.stderr, "watching the inbox of %s (Ctrl-C stops)\n", t.account)
+			} else {
+				fmt.Fprintln(a.stderr, "watch: connected again; events may have been missed: countersign inbox list")
+			}
+			connected, delay = true, watchRetryMin
+			for ev := range events {
+				fmt.Fprintf(a.stdout, "%s %s %s\n", time.Now().UTC().Format(inbox.TimeFormat), clean(ev.TaskID), clean(ev.State))
+			}
+			if ctx.Err() != nil {
+				return nil
+			}
+			fmt.Fprintf(a.stderr, "watch: the event stream ended; connecting again in %s\n", delay)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, watchRetryMax)
+	}
+}

@@ -417,7 +417,7 @@ func TestInboxTerminalOwner(t *testing.T) {
 	mine, theirs := o.session().DeviceID, laptop.session().DeviceID
 
 	devs := o.ok("devices")
-	if !regexp.MustCompile(`(?m)^\*\s+` + mine + `\s`).MatchString(devs) || !regexp.MustCompile(`(?m)^\s+` + theirs + `\s`).MatchString(devs) ||
+	if !regexp.MustCompile(`(?m)^\*\s+`+mine+`\s`).MatchString(devs) || !regexp.MustCompile(`(?m)^\s+`+theirs+`\s`).MatchString(devs) ||
 		strings.Count(devs, "\n") != 4 {
 		t.Fatalf("devices:\n%s", devs)
 	}
@@ -553,7 +553,9 @@ func (o *owner) interactive(sign func(message, recipient string) string, args ..
 	var out, errb syncBuffer
 	a := &app{stdin: pr, stdout: &out, stderr: &errb, getenv: func(k string) string { return o.env[k] }}
 	done := make(chan int, 1)
-	go func() { done <- a.main(context.Background(), append(append([]string{"inbox"}, args...), "--dir", o.dir)) }()
+	go func() {
+		done <- a.main(context.Background(), append(append([]string{"inbox"}, args...), "--dir", o.dir))
+	}()
 	prompt := regexp.MustCompile(`(?m)^  message:   (.*)\n  recipient: (.*)\nthen paste`)
 	deadline := time.After(30 * time.Second)
 	for {

@@ -2,7 +2,8 @@
 // enclave with a test connector ("ledger") whose answers count their side
 // effects, the owner's inbox and the agents' API over a real loopback HTTP
 // server, a settable clock, an agent and a signed-in owner. Owners are
-// implicit accounts, checked with NEAR RPC off.
+// implicit accounts, checked against a fake NEAR RPC (where named accounts
+// can be added).
 package servicetest
 
 import (
@@ -10,12 +11,14 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
 
 	"countersign/approval"
+	"countersign/approval/neartest"
 	"countersign/client"
 	"countersign/connectors"
 	"countersign/connectors/probe"
@@ -110,7 +113,8 @@ type World struct {
 	// Answer is what the ledger's confirm does (default: count and
 	// succeed).
 	Answer func(ctx context.Context, a *connectors.AnswerCall) (connectors.Report, error)
-	// Options may adjust the HTTP server before New builds it.
+	// RPC is the fake NEAR RPC the service asks about wallet keys.
+	RPC *neartest.Server
 	log *slog.Logger
 }
 
@@ -136,6 +140,14 @@ func New(t testing.TB, db *sqlstore.DB) *World {
 			}
 			return connectors.AwaitingOwner(task), nil
 		}},
+		{Name: "tell", Kind: connectors.Write, Run: func(ctx context.Context, c *connectors.Call) (any, error) {
+			task, err := c.OpenTask(ctx, connectors.TaskSpec{Kind: inbox.KindNotice,
+				Display: inbox.Display{Title: "Paid", Fields: []inbox.Field{{Kind: inbox.FieldText, Label: "Note", Values: []string{"done"}, WrittenBy: "project"}}}})
+			if err != nil {
+				return nil, err
+			}
+			return connectors.Notified(task), nil
+		}},
 		{Name: "confirm", Kind: connectors.Answer, Limit: 2 * time.Second, Answer: func(ctx context.Context, a *connectors.AnswerCall) (connectors.Report, error) {
 			return w.Answer(ctx, a)
 		}},
@@ -149,7 +161,13 @@ func New(t testing.TB, db *sqlstore.DB) *World {
 		t.Fatal(err)
 	}
 	w.Enclave = enclave.New(enclave.Config{Keys: w.Keys, Store: db, Connectors: w.Catalogue, Now: w.Clock.Now, Logger: w.log, PublicURL: "https://inbox.example"})
-	w.Inbox = inbox.NewService(inbox.Config{Store: db, Keeper: w.Enclave, Catalogue: w.Catalogue, Keys: approval.OffChecker{}, Now: w.Clock.Now, Logger: w.log})
+	w.RPC = neartest.New()
+	t.Cleanup(w.RPC.Close)
+	checker, err := approval.NewRPCChecker(approval.RPCConfig{URL: w.RPC.URL(), Client: &http.Client{Timeout: 2 * time.Second}, Now: w.Clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Inbox = inbox.NewService(inbox.Config{Store: db, Keeper: w.Enclave, Catalogue: w.Catalogue, Keys: checker, Now: w.Clock.Now, Logger: w.log})
 	cur, keys, _ := w.Enclave.RunKeys()
 	srv := httptest.NewServer(httpapi.New(httpapi.Options{Version: "test", Store: db, Logger: w.log, Inbox: w.Inbox, Agents: w.Enclave,
 		Connectors: w.Catalogue, RunKey: httpapi.RunKeys{Current: cur, Keys: keys},
@@ -187,7 +205,7 @@ func (w *World) NewOwner() *device.Device {
 		w.T.Fatal(err)
 	}
 	d := w.Device(wallet)
-	if _, err := d.SignIn(ctx, 24*time.Hour); err != nil {
+	if _, err := d.SignIn(ctx, 29*24*time.Hour); err != nil {
 		w.T.Fatal(err)
 	}
 	return d
@@ -300,4 +318,28 @@ func (w *World) WaitState(id string, states ...string) store.Task {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// Tell opens a ledger notice for the owner and returns its id.
+func (w *World) Tell() string {
+	w.T.Helper()
+	raw, err := w.AgentClient().Call(ctx, w.Owner.Account, "ledger", "tell", nil, nil)
+	if err != nil {
+		w.T.Fatal(err)
+	}
+	var a client.Awaiting
+	_ = json.Unmarshal(raw, &a)
+	return a.TaskID
+}
+
+// Guess starts a probe game for the owner and returns its first task.
+func (w *World) Guess() string {
+	w.T.Helper()
+	raw, err := w.AgentClient().Call(ctx, w.Owner.Account, "probe", "guess_start", nil, nil)
+	if err != nil {
+		w.T.Fatal(err)
+	}
+	var a client.Awaiting
+	_ = json.Unmarshal(raw, &a)
+	return a.TaskID
 }

@@ -1,0 +1,300 @@
+package httpapi_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"countersign/approval"
+	"countersign/client"
+	"countersign/httpapi"
+	"countersign/inbox"
+	"countersign/servicetest"
+	"countersign/store/sqlstore"
+	"countersign/store/storetest"
+)
+
+// TestTaskListsAndMoves: the waiting list carries ciphertext and pages; the
+// closed list carries none; acknowledge, cancel and bulk cancel move tasks
+// as the owner says.
+func TestTaskListsAndMoves(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
+		w := servicetest.New(t, db)
+		var ids []string
+		for i := 0; i < 5; i++ {
+			ids = append(ids, w.Pay())
+			w.Clock.Add(time.Second)
+		}
+		notice := w.Tell()
+		c := w.Owner.Client
+		page, err := c.Tasks(ctx, "waiting", "", 4)
+		if err != nil || len(page.Tasks) != 4 || !page.More || page.Tasks[0].ID != notice {
+			t.Fatalf("first page: %d more=%v (%v)", len(page.Tasks), page.More, err)
+		}
+		for _, v := range page.Tasks {
+			if v.Content == nil || v.DeviceCopy == nil || v.Locked || v.TaskHash == "" {
+				t.Fatalf("a waiting task without its ciphertext: %+v", v)
+			}
+		}
+		rest, _ := c.Tasks(ctx, "waiting", page.Tasks[3].ID, 4)
+		if len(rest.Tasks) != 2 || rest.More || rest.Tasks[1].ID != ids[0] {
+			t.Fatalf("second page: %+v", rest)
+		}
+		if _, err := c.Tasks(ctx, "everything", "", 0); reason(err) != "invalid_request" {
+			t.Fatalf("show=everything: %v", err)
+		}
+		if _, err := c.Acknowledge(ctx, ids[0]); reason(err) != "invalid_request" {
+			t.Fatalf("acknowledging a confirm task: %v", err)
+		}
+		if st, err := c.Acknowledge(ctx, notice); err != nil || st.State != "done" {
+			t.Fatalf("Got it: %+v %v", st, err)
+		}
+		if st := w.Status("ledger", notice); st.State != "done" {
+			t.Fatalf("the agent reads the notice as %s", st.State)
+		}
+		if st, err := c.Cancel(ctx, ids[0]); err != nil || st.State != "cancelled" {
+			t.Fatalf("cancel: %+v %v", st, err)
+		}
+		if _, err := c.Cancel(ctx, ids[0]); reason(err) != "task_closed" {
+			t.Fatalf("cancel twice: %v", err)
+		}
+		n, err := c.CancelMatching(ctx, w.Agent, "ledger")
+		if err != nil || n != 4 {
+			t.Fatalf("bulk cancel: %d %v", n, err)
+		}
+		closed, _ := c.Tasks(ctx, "closed", "", 0)
+		if len(closed.Tasks) != 6 {
+			t.Fatalf("%d closed tasks", len(closed.Tasks))
+		}
+		for _, v := range closed.Tasks {
+			if v.Content != nil || v.DeviceCopy != nil || len(v.Files) != 0 {
+				t.Fatalf("a closed task shows ciphertext: %+v", v)
+			}
+		}
+	})
+}
+
+// TestMutes: a muted agent's waiting tasks go at once and its next tasks
+// are refused at opening; lifting the mute lets it in again.
+func TestMutes(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
+		w := servicetest.New(t, db)
+		w.Pay()
+		w.Pay()
+		c := w.Owner.Client
+		n, err := c.Mute(ctx, "agent", w.Agent, true)
+		if err != nil || n != 2 {
+			t.Fatalf("mute with delete_waiting: %d %v", n, err)
+		}
+		if _, err := w.AgentClient().Call(ctx, w.Owner.Account, "ledger", "pay", map[string]any{"amount": 1}, nil); refusal(err) != "muted" {
+			t.Fatalf("a muted agent's call: %v", err)
+		}
+		mutes, _ := c.Mutes(ctx)
+		if len(mutes) != 1 || mutes[0].Subject != w.Agent || mutes[0].SubjectIs != "agent" {
+			t.Fatalf("mutes %+v", mutes)
+		}
+		if _, err := c.Mute(ctx, "planet", "x", false); reason(err) != "invalid_request" {
+			t.Fatalf("a bad subject: %v", err)
+		}
+		if n, err := c.Unmute(ctx, "agent", w.Agent); err != nil || n != 1 {
+			t.Fatalf("unmute: %d %v", n, err)
+		}
+		w.Pay()
+		if _, err := c.Mute(ctx, "project", "probe", false); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.AgentClient().Call(ctx, w.Owner.Account, "probe", "guess_start", nil, nil); refusal(err) != "muted" {
+			t.Fatalf("a muted project's call: %v", err)
+		}
+		w.Pay() // the ledger project is not muted
+	})
+}
+
+// TestOwnerProjects: an owner sets and removes projects with signed
+// confirmations; credentials are sealed and never shown or stored in clear.
+func TestOwnerProjects(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
+		w := servicetest.New(t, db)
+		c := w.Owner.Client
+		secret := "canary-credential-" + hex.EncodeToString(sha256.New().Sum([]byte(t.Name()))[:8])
+		text := `{"connector":"ledger","policy":{"confirm":["pay"]},"credentials":{"token":"` + secret + `"},"agents":["bot.near"]}`
+		conf, err := w.Owner.Confirm(approval.ActionSetProject("payments", text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Refusals first: another text, a bad name, a replay of a spent one.
+		if _, err := c.PutProject(ctx, "payments", strings.Replace(text, "pay", "pay\"", 1), conf); reason(err) != "invalid_request" && reason(err) != "confirmation_required" {
+			t.Fatalf("another text: %v", err)
+		}
+		if _, err := c.PutProject(ctx, "payments", strings.Replace(text, `"pay"]`, `"tell"]`, 1), conf); reason(err) != "confirmation_required" {
+			t.Fatalf("a text the owner did not sign: %v", err)
+		}
+		p, err := c.PutProject(ctx, "payments", text, conf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.PolicyMode != "ok" || !p.Credentials || p.Connector != "ledger" || strings.Contains(fmt.Sprint(p), secret) {
+			t.Fatalf("project %+v", p)
+		}
+		if _, err := c.PutProject(ctx, "payments", text, conf); reason(err) != "confirmation_required" {
+			t.Fatalf("a replayed confirmation: %v", err)
+		}
+		if found := storetest.Find(t, db, secret); len(found) > 0 {
+			t.Fatalf("credentials stored in clear: %v", found)
+		}
+		// A policy naming a read or a misspelling is unreadable, shown so.
+		bad := `{"connector":"ledger","policy":{"confirm":["Pay"]},"agents":["bot.near"]}`
+		conf, _ = w.Owner.Confirm(approval.ActionSetProject("payments", bad))
+		p, err = c.PutProject(ctx, "payments", bad, conf)
+		if err != nil || p.PolicyMode != "unreadable" || p.PolicySentence == "" || !p.Credentials {
+			t.Fatalf("an unreadable policy: %+v %v", p, err)
+		}
+		list, _ := c.Projects(ctx)
+		if len(list) != 3 {
+			t.Fatalf("%d projects", len(list))
+		}
+		rm, _ := w.Owner.Confirm(approval.ActionRemoveProject("payments"))
+		if err := c.DeleteProject(ctx, "payments", rm); err != nil {
+			t.Fatal(err)
+		}
+		if list, _ = c.Projects(ctx); len(list) != 2 {
+			t.Fatalf("%d projects after removing one", len(list))
+		}
+	})
+}
+
+// TestConnectorCatalogue is public and names builds, operations and prices.
+func TestConnectorCatalogue(t *testing.T) {
+	w := servicetest.New(t, storetest.SQLite(t))
+	cs, err := (&client.Client{BaseURL: w.URL}).Connectors(ctx)
+	if err != nil || len(cs) != 2 || cs[1].Name != "probe" || cs[1].Build != "probe@1.0.0" {
+		t.Fatalf("catalogue %+v %v", cs, err)
+	}
+	ops := map[string]string{}
+	for _, o := range cs[1].Operations {
+		ops[o.Name] = fmt.Sprintf("%s %d", o.Kind, o.Price)
+	}
+	if ops["guess_start"] != "write 10000" || ops["guess"] != "answer 0" {
+		t.Fatalf("probe operations %v", ops)
+	}
+}
+
+// TestRateLimited: too many state changes from one owner are 429 with
+// Retry-After and terminal false.
+func TestRateLimited(t *testing.T) {
+	w := servicetest.New(t, storetest.SQLite(t))
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv := httptest.NewServer(httpapi.New(httpapi.Options{Version: "test", Store: w.DB, Logger: quiet, Inbox: w.Inbox,
+		Limits: httpapi.Limits{SignInPerMinute: 1, OwnerWritesPerMinute: 2}}))
+	defer srv.Close()
+	c := &client.Client{BaseURL: srv.URL, Session: w.Owner.Client.Session}
+	var last error
+	for i := 0; i < 3; i++ {
+		_, last = c.Unlock(ctx)
+	}
+	var e *client.Error
+	if !asError(last, &e) || e.Status != 429 || e.Reason != "rate_limited" || e.Terminal || e.RetryAfter <= 0 {
+		t.Fatalf("the third write in a minute: %+v", last)
+	}
+	if _, err := c.Tasks(ctx, "waiting", "", 0); err != nil {
+		t.Fatalf("reads are not limited: %v", err)
+	}
+	for i := 0; i < 2; i++ {
+		_, last = (&client.Client{BaseURL: srv.URL}).SignIn(ctx, client.SignInRequest{AccountID: "x"})
+	}
+	if reason(last) != "rate_limited" {
+		t.Fatalf("the second sign-in in a minute: %v", last)
+	}
+}
+
+// TestEventsAcrossProcesses: a task's state changes made through one server
+// process reach an event stream held by another on the same PostgreSQL
+// database, with nothing of what the task shows; a client that never reads
+// is dropped without holding up the others.
+func TestEventsAcrossProcesses(t *testing.T) {
+	db := storetest.Postgres(t)
+	w := servicetest.New(t, db)
+	other, err := sqlstore.OpenPostgres(ctx, storetest.PostgresURL(), db.SchemaName())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	second := httptest.NewServer(httpapi.New(httpapi.Options{Version: "test", Store: other, Logger: quiet, Inbox: inboxOn(w, other, quiet)}))
+	defer second.Close()
+
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	events, err := (&client.Client{BaseURL: second.URL, Session: w.Owner.Client.Session}).Events(sctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A stream that is never read, on the first process.
+	stuck, _ := http.NewRequestWithContext(sctx, http.MethodGet, w.URL+"/inbox/events", nil)
+	stuck.Header.Set("Authorization", "Bearer "+w.Owner.Client.Session)
+	stuckResp, err := http.DefaultClient.Do(stuck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stuckResp.Body.Close()
+
+	task := w.Pay() // through the first process
+	got := map[string]bool{}
+	timeout := time.After(10 * time.Second)
+	for len(got) < 1 {
+		select {
+		case ev := <-events:
+			if ev.TaskID == task {
+				got[ev.State] = true
+			}
+		case <-timeout:
+			t.Fatal("no event crossed processes")
+		}
+	}
+	if _, err := w.Owner.Client.Cancel(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	for !got["cancelled"] {
+		select {
+		case ev := <-events:
+			raw, _ := json.Marshal(ev)
+			if strings.Contains(string(raw), "Pay") {
+				t.Fatalf("an event shows the task: %s", raw)
+			}
+			got[ev.State] = true
+		case <-timeout:
+			t.Fatalf("events %v", got)
+		}
+	}
+	// Many more changes: the stream nobody reads does not hold this one up
+	// (once its socket is full the server drops it).
+	timeout = time.After(60 * time.Second)
+	for i := 0; i < 80; i++ {
+		id := w.Pay()
+		if _, err := w.Owner.Client.Cancel(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := 0
+	for n < 160 {
+		select {
+		case <-events:
+			n++
+		case <-timeout:
+			t.Fatalf("only %d of 160 events reached the reading client", n)
+		}
+	}
+}
+
+func inboxOn(w *servicetest.World, db *sqlstore.DB, log *slog.Logger) *inbox.Service {
+	return inbox.NewService(inbox.Config{Store: db, Keeper: w.Enclave, Catalogue: w.Catalogue, Keys: approval.OffChecker{}, Now: w.Clock.Now, Logger: log})
+}

@@ -80,7 +80,64 @@ type Tx interface {
 	RunTx
 	InboxTx
 	SweepTx
+	WebhookTx
 }
+
+// WebhookTx holds owners' webhooks, the outbox of task events and the log of
+// delivery attempts. Every task state change that has a webhook event
+// (task_created on opening; task_approved, task_answered — not a notice's
+// Got it —, task_failed, task_expired) writes its event, and queues its
+// delivery, in the transaction of the change, when the owner has a webhook.
+type WebhookTx interface {
+	// PutWebhook names (or renames) an owner's webhook.
+	PutWebhook(ctx context.Context, w Webhook) error
+	// Webhook returns an owner's webhook (ErrNotFound).
+	Webhook(ctx context.Context, owner string) (Webhook, error)
+	// DeleteWebhook removes it; it reports whether there was one.
+	DeleteWebhook(ctx context.Context, owner string) (bool, error)
+	// WebhookEvent returns an event of the outbox (ErrNotFound).
+	WebhookEvent(ctx context.Context, id string) (WebhookEvent, error)
+	// RecordAttempt logs a delivery attempt.
+	RecordAttempt(ctx context.Context, a WebhookAttempt) error
+	// Attempts lists an owner's latest attempts, newest first.
+	Attempts(ctx context.Context, owner string, limit int) ([]WebhookAttempt, error)
+	// AttemptCount is how many attempts an event had.
+	AttemptCount(ctx context.Context, eventID string) (int, error)
+}
+
+// Webhook is an owner's URL and secret, sealed together.
+type Webhook struct {
+	Owner    string
+	ID       string
+	SetAt    time.Time
+	SetByKey string // the wallet key that confirmed it
+	KeyID    uint32
+	Sealed   []byte
+}
+
+// WebhookEvent is an outbox row: who asked whom, of what, when — nothing a
+// task shows.
+type WebhookEvent struct {
+	ID, Owner, WebhookID, Type, TaskID, Preparer, Project, Kind, Run, FailureReason string
+	At                                                                              time.Time
+}
+
+// WebhookAttempt is one delivery attempt, for the owner's log.
+type WebhookAttempt struct {
+	Owner, EventID, Type, TaskID string
+	Attempt, StatusCode          int
+	Error                        string
+	At                           time.Time
+}
+
+// DeliveryJob delivers one event to one webhook.
+type DeliveryJob struct {
+	EventID   string `json:"event_id"`
+	WebhookID string `json:"webhook_id"`
+}
+
+// Kind names the job for the queue.
+func (DeliveryJob) Kind() string { return "webhook_delivery" }
 
 // SweepTx holds what answer runs record and what the platform's sweeps read
 // and purge.

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
+	"time"
 
 	"countersign/store"
 	"countersign/store/sqlstore"
@@ -64,6 +66,85 @@ func TestEnqueueAnswerInTheTransaction(t *testing.T) {
 		var got map[string]string
 		if err := json.Unmarshal([]byte(args[0]), &got); err != nil || len(got) != 2 || got["task_id"] != "gone-1" || got["run"] != "run-gone" {
 			t.Fatalf("job args %s", args[0])
+		}
+	})
+}
+
+// TestOutboxFollowsCommittedChanges: an owner with a webhook gets an event,
+// and a queued delivery, for each state change that has one, written with
+// the change; a rolled back change, an owner without a webhook and a
+// notice's Got it write none.
+func TestOutboxFollowsCommittedChanges(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := context.Background()
+		t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+		tx := func(f func(store.Tx) error) {
+			t.Helper()
+			if err := db.Tx(ctx, f); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tx(func(tx store.Tx) error {
+			return tx.PutWebhook(ctx, store.Webhook{Owner: "alice.near", ID: "wh1", SetAt: t0, SetByKey: "k", KeyID: 1, Sealed: []byte("x")})
+		})
+		insert := func(id, owner, kind string) {
+			k, c := storetest.NewTask(id, owner, "bot.near")
+			if kind == "notice" {
+				k.Kind, k.Operation, k.Supplies, k.ReplyPubkey = "notice", "", "", ""
+			}
+			tx(func(tx store.Tx) error { return tx.InsertTask(ctx, k, c) })
+		}
+		move := func(id, from, to string, terminal bool) {
+			tx(func(tx store.Tx) error {
+				_, err := tx.MoveTask(ctx, store.Move{ID: id, From: from, To: to, Terminal: terminal, At: t0, Actor: "platform", AnswerRun: "run2"})
+				return err
+			})
+		}
+		insert("run1-1", "alice.near", "input")
+		move("run1-1", "open", "approved", false)
+		move("run1-1", "approved", "answering", false)
+		move("run1-1", "answering", "done", true)
+		k, c := storetest.NewTask("run3-1", "alice.near", "bot.near")
+		_ = db.Tx(ctx, func(tx store.Tx) error {
+			_ = tx.InsertTask(ctx, k, c)
+			return errors.New("refused")
+		})
+		insert("run4-1", "bob.near", "input")
+		insert("run5-1", "alice.near", "notice")
+		move("run5-1", "open", "done", true)
+
+		q := "SELECT task_id || ' ' || type || ' ' || run FROM webhook_events ORDER BY at, type"
+		var got []string
+		if db.Postgres() != nil {
+			rows, _ := db.Postgres().Query(ctx, q)
+			for rows.Next() {
+				var s string
+				_ = rows.Scan(&s)
+				got = append(got, s)
+			}
+			rows.Close()
+		} else {
+			rows, _ := db.SQLite().QueryContext(ctx, q)
+			for rows.Next() {
+				var s string
+				_ = rows.Scan(&s)
+				got = append(got, s)
+			}
+			rows.Close()
+		}
+		want := "[run1-1 task_answered run2 run1-1 task_approved run2 run1-1 task_created  run5-1 task_created ]"
+		if fmt.Sprint(got) != want {
+			t.Fatalf("outbox %v\nwant %v", got, want)
+		}
+		var jobs int
+		jq := "SELECT COUNT(*) FROM river_job WHERE kind = 'webhook_delivery'"
+		if db.Postgres() != nil {
+			_ = db.Postgres().QueryRow(ctx, jq).Scan(&jobs)
+		} else {
+			_ = db.SQLite().QueryRowContext(ctx, jq).Scan(&jobs)
+		}
+		if jobs != 4 {
+			t.Fatalf("%d deliveries queued for 4 events", jobs)
 		}
 	})
 }

@@ -70,6 +70,8 @@ func (t *tx) Purge(ctx context.Context, now, outcomesBefore, callsBefore, oldBef
 		{"DELETE FROM task_files WHERE task_id IN (SELECT id FROM tasks WHERE closed_at IS NOT NULL AND closed_at < ?)", []any{outcomesBefore.Unix()}},
 		{"DELETE FROM device_copies WHERE task_id IN (SELECT id FROM tasks WHERE closed_at IS NOT NULL AND closed_at < ?)", []any{outcomesBefore.Unix()}},
 		{"DELETE FROM tasks WHERE closed_at IS NOT NULL AND closed_at < ?", []any{outcomesBefore.Unix()}},
+		{"DELETE FROM webhook_events WHERE at < ?", []any{outcomesBefore.Unix()}},
+		{"DELETE FROM webhook_attempts WHERE at < ?", []any{outcomesBefore.Unix()}},
 		{"DELETE FROM nonces WHERE expires_at < ?", []any{now.Unix()}},
 		{"DELETE FROM idempotency WHERE created_at < ?", []any{callsBefore.Unix()}},
 		{"DELETE FROM daily_counts WHERE day < ?", []any{oldBefore.UTC().Format("2006-01-02")}},

@@ -42,6 +42,9 @@ func (t *tx) InsertTask(ctx context.Context, k store.Task, c store.TaskCiphertex
 			return err
 		}
 	}
+	if err := t.outbox(ctx, k.ID, k.State, k.CreatedAt.Unix()); err != nil {
+		return err
+	}
 	return t.notify(ctx, store.TaskEvent{Owner: k.Owner, TaskID: k.ID, State: k.State})
 }
 
@@ -128,6 +131,9 @@ func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 	if err := t.q.queryRow(ctx, `INSERT INTO task_events (task_id, owner, from_state, to_state, actor, run, at)
 		SELECT id, owner, ?, ?, ?, ?, ? FROM tasks WHERE id = ? RETURNING owner`,
 		m.From, m.To, m.Actor, m.Run, m.At.Unix(), m.ID).Scan(&owner); err != nil {
+		return false, err
+	}
+	if err := t.outbox(ctx, m.ID, m.To, m.At.Unix()); err != nil {
 		return false, err
 	}
 	return true, t.notify(ctx, store.TaskEvent{Owner: owner, TaskID: m.ID, State: m.To})

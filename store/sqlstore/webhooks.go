@@ -1,0 +1,143 @@
+package sqlstore
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+
+	"countersign/store"
+)
+
+func (t *tx) PutWebhook(ctx context.Context, w store.Webhook) error {
+	_, err := t.q.exec(ctx, `INSERT INTO webhooks (owner, id, set_at, set_by_key, key_id, sealed) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (owner) DO UPDATE SET id = excluded.id, set_at = excluded.set_at, set_by_key = excluded.set_by_key,
+		key_id = excluded.key_id, sealed = excluded.sealed`,
+		w.Owner, w.ID, w.SetAt.Unix(), w.SetByKey, int64(w.KeyID), w.Sealed)
+	return err
+}
+
+func (t *tx) Webhook(ctx context.Context, owner string) (store.Webhook, error) {
+	var w store.Webhook
+	var at, keyID int64
+	err := t.q.queryRow(ctx, "SELECT owner, id, set_at, set_by_key, key_id, sealed FROM webhooks WHERE owner = ?", owner).
+		Scan(&w.Owner, &w.ID, &at, &w.SetByKey, &keyID, &w.Sealed)
+	w.SetAt, w.KeyID = unix(at), uint32(keyID)
+	return w, err
+}
+
+func (t *tx) DeleteWebhook(ctx context.Context, owner string) (bool, error) {
+	n, err := t.q.exec(ctx, "DELETE FROM webhooks WHERE owner = ?", owner)
+	return n == 1, err
+}
+
+func (t *tx) WebhookEvent(ctx context.Context, id string) (store.WebhookEvent, error) {
+	var e store.WebhookEvent
+	var at int64
+	err := t.q.queryRow(ctx, `SELECT id, owner, webhook_id, type, task_id, preparer, project, kind, run, failure_reason, at
+		FROM webhook_events WHERE id = ?`, id).
+		Scan(&e.ID, &e.Owner, &e.WebhookID, &e.Type, &e.TaskID, &e.Preparer, &e.Project, &e.Kind, &e.Run, &e.FailureReason, &at)
+	e.At = unix(at)
+	return e, err
+}
+
+func (t *tx) RecordAttempt(ctx context.Context, a store.WebhookAttempt) error {
+	_, err := t.q.exec(ctx, `INSERT INTO webhook_attempts (owner, event_id, type, task_id, attempt, status_code, error, at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, a.Owner, a.EventID, a.Type, a.TaskID, a.Attempt, a.StatusCode, a.Error, a.At.Unix())
+	return err
+}
+
+func (t *tx) Attempts(ctx context.Context, owner string, limit int) ([]store.WebhookAttempt, error) {
+	r, err := t.q.query(ctx, `SELECT owner, event_id, type, task_id, attempt, status_code, error, at FROM webhook_attempts
+		WHERE owner = ? ORDER BY id DESC LIMIT ?`, owner, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	var out []store.WebhookAttempt
+	for r.Next() {
+		var a store.WebhookAttempt
+		var at int64
+		if err := r.Scan(&a.Owner, &a.EventID, &a.Type, &a.TaskID, &a.Attempt, &a.StatusCode, &a.Error, &at); err != nil {
+			return nil, err
+		}
+		a.At = unix(at)
+		out = append(out, a)
+	}
+	return out, r.Err()
+}
+
+func (t *tx) AttemptCount(ctx context.Context, eventID string) (int, error) {
+	var n int
+	err := t.q.queryRow(ctx, "SELECT COUNT(*) FROM webhook_attempts WHERE event_id = ?", eventID).Scan(&n)
+	return n, err
+}
+
+// webhookEventType is the webhook event a task reaching a state sends, if
+// any: a notice's Got it (done) sends nothing, and rejected, cancelled, void
+// and answering send nothing.
+func webhookEventType(kind, state string) string {
+	switch state {
+	case stateOpen:
+		return "task_created"
+	case stateApproved:
+		return "task_approved"
+	case "done":
+		if kind == "notice" {
+			return ""
+		}
+		return "task_answered"
+	case "failed":
+		return "task_failed"
+	case "expired":
+		return "task_expired"
+	}
+	return ""
+}
+
+// deliveryJobOpts: attempts are counted and spaced by the webhook schedule
+// (the job snoozes between them), not by the queue's retries.
+var deliveryJobOpts = &river.InsertOpts{MaxAttempts: 3}
+
+// outbox writes the webhook event of a task reaching a state, and queues
+// its delivery, when the owner has a webhook.
+func (t *tx) outbox(ctx context.Context, id, state string, at int64) error {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return err
+	}
+	var kind, webhookID string
+	err := t.q.queryRow(ctx, `SELECT tasks.kind, webhooks.id FROM tasks JOIN webhooks ON webhooks.owner = tasks.owner
+		WHERE tasks.id = ?`, id).Scan(&kind, &webhookID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil // no webhook
+	}
+	if err != nil {
+		return err
+	}
+	typ := webhookEventType(kind, state)
+	if typ == "" {
+		return nil
+	}
+	eventID := "evt_" + hex.EncodeToString(b[:])
+	if _, err := t.q.exec(ctx, `INSERT INTO webhook_events (id, owner, webhook_id, type, task_id, preparer, project, kind, run, failure_reason, at)
+		SELECT ?, owner, ?, ?, id, preparer, project, kind, COALESCE(answer_run, ''), COALESCE(failure_reason, ''), ?
+		FROM tasks WHERE id = ?`, eventID, webhookID, typ, at, id); err != nil {
+		return err
+	}
+	job := store.DeliveryJob{EventID: eventID, WebhookID: webhookID}
+	switch native := t.native.(type) {
+	case pgx.Tx:
+		_, err = t.db.pgJobs.InsertTx(ctx, native, job, deliveryJobOpts)
+	case *sql.Tx:
+		_, err = t.db.liteJobs.InsertTx(ctx, native, job, deliveryJobOpts)
+	default:
+		err = fmt.Errorf("store: unknown transaction type %T", native)
+	}
+	return classify(err)
+}

@@ -45,6 +45,7 @@ func (e *Enclave) Workers() *river.Workers {
 	w := river.NewWorkers()
 	river.AddWorker(w, &answerWorker{e: e})
 	river.AddWorker(w, &sweepWorker{e: e})
+	river.AddWorker(w, &deliveryWorker{e: e})
 	return w
 }
 

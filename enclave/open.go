@@ -18,6 +18,7 @@ import (
 	"countersign/inbox"
 	"countersign/sealing"
 	"countersign/store"
+	"countersign/webhook"
 )
 
 // Enclave runs connectors and opens and carries out tasks with the master
@@ -35,6 +36,12 @@ type Enclave struct {
 	// instance names this process: an answer run's row names the process
 	// that runs it, and the process's heartbeat says it is alive.
 	instance string
+	// webhooks sends owners' webhooks; webhookPrivate lets them reach
+	// loopback and private addresses (development and tests only).
+	webhooks       *webhook.Sender
+	webhookPrivate bool
+	// jitter picks the retry schedule's jitter (nil: random).
+	jitter func() float64
 }
 
 // Config is what an Enclave is built from.
@@ -50,6 +57,13 @@ type Config struct {
 	// Now is the clock (nil: time.Now).
 	Now    func() time.Time
 	Logger *slog.Logger
+	// WebhookAllowPrivate lets webhooks reach loopback and private
+	// addresses (development and tests only).
+	WebhookAllowPrivate bool
+	// WebhookSender sends webhooks (nil: a sender under the rule above).
+	WebhookSender *webhook.Sender
+	// Jitter picks retry jitter (nil: random).
+	Jitter func() float64
 }
 
 // New returns an enclave.
@@ -63,9 +77,12 @@ func New(c Config) *Enclave {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	if c.WebhookSender == nil {
+		c.WebhookSender = webhook.NewSender(c.WebhookAllowPrivate)
+	}
 	return &Enclave{keys: c.Keys, store: c.Store, connectors: c.Connectors, recipient: c.Recipient,
 		publicURL: strings.TrimSuffix(c.PublicURL, "/"), now: c.Now, log: c.Logger, taskWaitPoll: 250 * time.Millisecond,
-		instance: "p" + inbox.NewRunID()}
+		instance: "p" + inbox.NewRunID(), webhooks: c.WebhookSender, webhookPrivate: c.WebhookAllowPrivate, jitter: c.Jitter}
 }
 
 // clock is the time in whole seconds, UTC.

@@ -32,6 +32,51 @@ func (s *Server) routeInbox(r *mux.Router) {
 	r.HandleFunc("/inbox/projects/{name}", s.owner(s.putProject)).Methods(http.MethodPut)
 	r.HandleFunc("/inbox/projects/{name}", s.owner(s.deleteProject)).Methods(http.MethodDelete)
 	r.HandleFunc("/inbox/events", s.owner(s.events)).Methods(http.MethodGet)
+	r.HandleFunc("/inbox/webhook", s.owner(s.putWebhook)).Methods(http.MethodPut)
+	r.HandleFunc("/inbox/webhook", s.owner(s.webhook)).Methods(http.MethodGet)
+	r.HandleFunc("/inbox/webhook", s.owner(s.deleteWebhook)).Methods(http.MethodDelete)
+	r.HandleFunc("/inbox/webhook/deliveries", s.owner(s.deliveries)).Methods(http.MethodGet)
+	r.HandleFunc("/inbox/webhook/test", s.owner(s.testWebhook)).Methods(http.MethodPost)
+}
+
+func (s *Server) putWebhook(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
+	var req struct {
+		URL          string             `json:"url"`
+		Confirmation inbox.Confirmation `json:"confirmation"`
+	}
+	if err := decode(w, r, smallBody, &req); err != nil {
+		writeOwnerError(w, s.opts.Logger, err)
+		return
+	}
+	v, err := s.opts.Inbox.PutWebhook(r.Context(), sess, req.URL, req.Confirmation)
+	s.answer(w, v, err)
+}
+
+func (s *Server) webhook(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
+	v, err := s.opts.Inbox.Webhook(r.Context(), sess)
+	s.answer(w, v, err)
+}
+
+func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
+	var req struct {
+		Confirmation inbox.Confirmation `json:"confirmation"`
+	}
+	if err := decode(w, r, smallBody, &req); err != nil {
+		writeOwnerError(w, s.opts.Logger, err)
+		return
+	}
+	err := s.opts.Inbox.DeleteWebhook(r.Context(), sess, req.Confirmation)
+	s.answer(w, map[string]bool{"removed": true}, err)
+}
+
+func (s *Server) deliveries(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
+	d, err := s.opts.Inbox.Deliveries(r.Context(), sess)
+	s.answer(w, map[string]any{"deliveries": d}, err)
+}
+
+func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
+	a, err := s.opts.Inbox.TestWebhook(r.Context(), sess)
+	s.answer(w, a, err)
 }
 
 // answer renders a service's answer or its refusal to an owner.

@@ -24,9 +24,9 @@ func (c Confirmation) signed() approval.Signed {
 }
 
 // confirmed checks the owner's confirmation of action and, in one
-// transaction, spends its nonce and runs apply. A confirmation that does not
+// transaction, spends its nonce and runs apply with the key that signed. A confirmation that does not
 // verify is confirmation_required and spends nothing.
-func (s *Service) confirmed(ctx context.Context, account string, action approval.Action, c Confirmation, apply func(store.Tx) error) error {
+func (s *Service) confirmed(ctx context.Context, account string, action approval.Action, c Confirmation, apply func(store.Tx, approval.PublicKey) error) error {
 	now := s.clock()
 	at := time.Unix(c.At, 0).UTC()
 	if err := approval.CheckConfirmation(now, at); err != nil {
@@ -48,6 +48,6 @@ func (s *Service) confirmed(ctx context.Context, account string, action approval
 		if !fresh {
 			return countersign.Errorf(countersign.ConfirmationRequired, "this confirmation was used already; sign a new one")
 		}
-		return apply(tx)
+		return apply(tx, v.Key)
 	}))
 }

@@ -98,7 +98,7 @@ func (s *Service) PutProject(ctx context.Context, sess Session, name, text strin
 		}
 	}
 	var out ProjectView
-	err := s.confirmed(ctx, sess.AccountID, approval.ActionSetProject(name, text), c, func(tx store.Tx) error {
+	err := s.confirmed(ctx, sess.AccountID, approval.ActionSetProject(name, text), c, func(tx store.Tx, _ approval.PublicKey) error {
 		now := s.clock()
 		proj := store.Project{Owner: sess.AccountID, Name: name, UUID: NewProjectUUID(), Connector: p.Connector,
 			Policy: []byte(p.Policy), Agents: p.Agents, CreatedAt: now, UpdatedAt: now}
@@ -148,7 +148,7 @@ func (s *Service) DeleteProject(ctx context.Context, sess Session, name string, 
 	if !exists {
 		return countersign.Errorf(countersign.InvalidRequest, "no such project")
 	}
-	return s.confirmed(ctx, sess.AccountID, approval.ActionRemoveProject(name), c, func(tx store.Tx) error {
+	return s.confirmed(ctx, sess.AccountID, approval.ActionRemoveProject(name), c, func(tx store.Tx, _ approval.PublicKey) error {
 		_, err := tx.DeleteProject(ctx, sess.AccountID, name)
 		return err
 	})

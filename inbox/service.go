@@ -14,13 +14,17 @@ import (
 // devices, the task list and approvals. It stores and serves ciphertext only
 // and never holds the master key; what needs the key it asks of the Keeper.
 type Service struct {
-	store     store.Store
-	keeper    Keeper
-	catalogue Catalogue
-	keys      approval.KeyChecker
-	recipient string
-	now       func() time.Time
-	log       *slog.Logger
+	store    store.Store
+	keeper   Keeper
+	webhooks WebhookKeeper
+	// webhookPrivate admits loopback and private webhook URLs (development
+	// and tests only).
+	webhookPrivate bool
+	catalogue      Catalogue
+	keys           approval.KeyChecker
+	recipient      string
+	now            func() time.Time
+	log            *slog.Logger
 }
 
 // Config is what a Service is built from.
@@ -28,6 +32,11 @@ type Config struct {
 	Store store.Store
 	// Keeper does what needs the master key.
 	Keeper Keeper
+	// Webhooks seals, shows and pings owners' webhooks.
+	Webhooks WebhookKeeper
+	// WebhookAllowPrivate admits loopback and private webhook URLs
+	// (development and tests only).
+	WebhookAllowPrivate bool
 	// Catalogue tells which connectors there are and reads their policies.
 	Catalogue Catalogue
 	// Keys answers whether a wallet key may act for an account (NEAR RPC, or
@@ -50,7 +59,7 @@ func NewService(c Config) *Service {
 	if c.Recipient == "" {
 		c.Recipient = "countersign"
 	}
-	return &Service{store: c.Store, keeper: c.Keeper, catalogue: c.Catalogue, keys: c.Keys, recipient: c.Recipient, now: c.Now, log: c.Logger}
+	return &Service{store: c.Store, keeper: c.Keeper, webhooks: c.Webhooks, webhookPrivate: c.WebhookAllowPrivate, catalogue: c.Catalogue, keys: c.Keys, recipient: c.Recipient, now: c.Now, log: c.Logger}
 }
 
 // Recipient is the NEP-413 recipient owners sign for.

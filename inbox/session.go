@@ -274,7 +274,7 @@ func (s *Service) WithdrawDevice(ctx context.Context, sess Session, id string, c
 	} else if err != nil {
 		return storeErr(err)
 	}
-	return s.confirmed(ctx, sess.AccountID, approval.ActionWithdrawDevice(id), c, func(tx store.Tx) error {
+	return s.confirmed(ctx, sess.AccountID, approval.ActionWithdrawDevice(id), c, func(tx store.Tx, _ approval.PublicKey) error {
 		_, err := tx.EndDevice(ctx, id, EndWithdrawn, s.clock())
 		return err
 	})

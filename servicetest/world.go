@@ -126,14 +126,19 @@ func New(t testing.TB, db *sqlstore.DB) *World {
 	w.Ledger = &connectors.Connector{Name: "ledger", Version: "1.0.0", Tasks: true, Operations: []connectors.Operation{
 		{Name: "pay", Kind: connectors.Write, Price: 1, Run: func(ctx context.Context, c *connectors.Call) (any, error) {
 			var args struct {
-				Amount int `json:"amount"`
+				Amount int    `json:"amount"`
+				Memo   string `json:"memo"`
 			}
 			if err := c.Decode(&args); err != nil {
 				return nil, err
 			}
 			state, _ := json.Marshal(args)
+			fields := []inbox.Field{{Kind: inbox.FieldMoney, Label: "Amount", Values: []string{"$1"}, WrittenBy: "agent"}}
+			if args.Memo != "" {
+				fields = append(fields, inbox.Field{Kind: inbox.FieldText, Label: "Memo", Values: []string{args.Memo}, WrittenBy: "agent"})
+			}
 			task, err := c.OpenTask(ctx, connectors.TaskSpec{Kind: inbox.KindConfirm,
-				Display:  inbox.Display{Title: "Pay", Fields: []inbox.Field{{Kind: inbox.FieldMoney, Label: "Amount", Values: []string{"$1"}, WrittenBy: "agent"}}},
+				Display:  inbox.Display{Title: "Pay", Fields: fields},
 				AnswerBy: &inbox.AnswerBy{Operation: "confirm", Supplies: inbox.SuppliesNone}, State: state})
 			if err != nil {
 				return nil, err
@@ -160,14 +165,16 @@ func New(t testing.TB, db *sqlstore.DB) *World {
 	if w.Catalogue, err = connectors.NewCatalogue(probe.New(), w.Ledger); err != nil {
 		t.Fatal(err)
 	}
-	w.Enclave = enclave.New(enclave.Config{Keys: w.Keys, Store: db, Connectors: w.Catalogue, Now: w.Clock.Now, Logger: w.log, PublicURL: "https://inbox.example"})
+	w.Enclave = enclave.New(enclave.Config{Keys: w.Keys, Store: db, Connectors: w.Catalogue, Now: w.Clock.Now, Logger: w.log,
+		PublicURL: "https://inbox.example", WebhookAllowPrivate: true, Jitter: func() float64 { return 0.5 }})
 	w.RPC = neartest.New()
 	t.Cleanup(w.RPC.Close)
 	checker, err := approval.NewRPCChecker(approval.RPCConfig{URL: w.RPC.URL(), Client: &http.Client{Timeout: 2 * time.Second}, Now: w.Clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.Inbox = inbox.NewService(inbox.Config{Store: db, Keeper: w.Enclave, Catalogue: w.Catalogue, Keys: checker, Now: w.Clock.Now, Logger: w.log})
+	w.Inbox = inbox.NewService(inbox.Config{Store: db, Keeper: w.Enclave, Webhooks: w.Enclave, WebhookAllowPrivate: true,
+		Catalogue: w.Catalogue, Keys: checker, Now: w.Clock.Now, Logger: w.log})
 	cur, keys, _ := w.Enclave.RunKeys()
 	srv := httptest.NewServer(httpapi.New(httpapi.Options{Version: "test", Store: db, Logger: w.log, Inbox: w.Inbox, Agents: w.Enclave,
 		Connectors: w.Catalogue, RunKey: httpapi.RunKeys{Current: cur, Keys: keys},

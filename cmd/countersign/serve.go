@@ -75,9 +75,9 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	// The enclave side holds the master keyring; the door reaches it only
 	// through inbox.Keeper.
 	agents := enclave.New(enclave.Config{Keys: keys, Store: db, Connectors: cat, Recipient: cfg.Recipient,
-		PublicURL: cfg.PublicURL, Logger: log})
-	owners := inbox.NewService(inbox.Config{Store: db, Keeper: agents, Catalogue: cat, Keys: wallets,
-		Recipient: cfg.Recipient, Logger: log})
+		PublicURL: cfg.PublicURL, Logger: log, WebhookAllowPrivate: cfg.WebhookAllowPrivate})
+	owners := inbox.NewService(inbox.Config{Store: db, Keeper: agents, Webhooks: agents, Catalogue: cat, Keys: wallets,
+		Recipient: cfg.Recipient, Logger: log, WebhookAllowPrivate: cfg.WebhookAllowPrivate})
 	runKey, runKeys, err := agents.RunKeys()
 	if err != nil {
 		return err

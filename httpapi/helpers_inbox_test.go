@@ -1,0 +1,5 @@
+package httpapi_test
+
+import "countersign"
+
+func errCode(err error) string { return string(countersign.ErrorCode(err)) }

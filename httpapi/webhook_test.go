@@ -1,0 +1,287 @@
+package httpapi_test
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"countersign/approval"
+	"countersign/client"
+	"countersign/inbox"
+	"countersign/servicetest"
+	"countersign/store/sqlstore"
+	"countersign/store/storetest"
+	"countersign/webhook"
+)
+
+// receiver is an owner's webhook endpoint on loopback that checks both
+// signatures of every request it gets.
+type receiver struct {
+	t      *testing.T
+	srv    *httptest.Server
+	mu     sync.Mutex
+	secret string
+	bodies []map[string]any
+	raw    []string
+	// status answers each request (default 200).
+	status func(n int) int
+	n      int
+}
+
+func newReceiver(t *testing.T) *receiver {
+	r := &receiver{t: t, status: func(int) int { return 200 }}
+	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
+	body, _ := io.ReadAll(req.Body)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.n++
+	if r.secret == "" {
+		r.t.Errorf("a delivery before the secret was known")
+		w.WriteHeader(500)
+		return
+	}
+	// The Standard Webhooks library, with the secret it is given (never
+	// empty here).
+	wh, err := standardwebhooks.NewWebhook(r.secret)
+	if err != nil {
+		r.t.Errorf("standard webhooks: %v", err)
+	} else if err := wh.Verify(body, req.Header); err != nil {
+		r.t.Errorf("the Standard Webhooks signature does not verify: %v", err)
+	}
+	// A plain HMAC of the body with the 32 decoded secret bytes.
+	key, _ := webhook.DecodeSecret(r.secret)
+	mac := hmac.New(sha256.New, key)
+	mac.Write(body)
+	if got := req.Header.Get("X-Webhook-Signature"); got != hex.EncodeToString(mac.Sum(nil)) {
+		r.t.Errorf("X-Webhook-Signature does not verify")
+	}
+	var m map[string]any
+	if err := json.Unmarshal(body, &m); err != nil {
+		r.t.Errorf("a body that is not JSON: %s", body)
+	}
+	if req.Header.Get("X-Event-Type") != m["type"] || req.Header.Get("X-Wallet-Id") != "owner:"+fmt.Sprint(m["owner"]) {
+		r.t.Errorf("headers %v for %v", req.Header, m)
+	}
+	r.bodies = append(r.bodies, m)
+	r.raw = append(r.raw, string(body))
+	w.WriteHeader(r.status(r.n))
+}
+
+func (r *receiver) events() []map[string]any {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]map[string]any(nil), r.bodies...)
+}
+
+func nameWebhook(t *testing.T, w *servicetest.World, url string) client.Webhook {
+	t.Helper()
+	conf, err := w.Owner.Confirm(approval.ActionNameWebhook(url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wh, err := w.Owner.Client.PutWebhook(ctx, url, conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wh
+}
+
+// waitEvents waits until the receiver has n events.
+func waitEvents(t *testing.T, r *receiver, n int) []map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ev := r.events()
+		if len(ev) >= n {
+			return ev
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d events arrived: %v", len(ev), n, ev)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestWebhookJourney: a receiver on loopback hears of a probe turn —
+// created, approved, answered, and the next turn created — each signed both
+// ways, in the task's order of time, with nothing the task shows.
+func TestWebhookJourney(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
+		w := servicetest.New(t, db)
+		w.StartJobs()
+		r := newReceiver(t)
+		wh := nameWebhook(t, w, r.srv.URL+"/hooks/countersign")
+		if !strings.HasPrefix(wh.Secret, "whsec_") || wh.URL == nil || wh.SetByKey == "" {
+			t.Fatalf("naming answered %+v", wh)
+		}
+		r.mu.Lock()
+		r.secret = wh.Secret
+		r.mu.Unlock()
+		shown, err := w.Owner.Client.Webhook(ctx)
+		if err != nil || shown.Secret != "" || *shown.URL != *wh.URL {
+			t.Fatalf("the webhook as shown: %+v %v", shown, err)
+		}
+		if found := storetest.Find(t, db, wh.Secret, "/hooks/countersign"); len(found) > 0 {
+			t.Fatalf("the webhook is stored in clear: %v", found)
+		}
+
+		first := w.Guess()
+		view, _ := w.Owner.Client.Task(ctx, first)
+		o, err := w.Owner.Open(view)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Owner.Approve(ctx, o, []byte("5"), ""); err != nil {
+			t.Fatal(err)
+		}
+		w.WaitState(first, "done")
+		events := waitEvents(t, r, 4)
+		var seq []string
+		var last time.Time
+		for _, e := range events {
+			if e["task_id"] == first || e["type"] == "task_created" {
+				seq = append(seq, fmt.Sprint(e["type"]))
+			}
+			at, err := time.Parse(inbox.TimeFormat, fmt.Sprint(e["at"]))
+			if err != nil || at.Before(last) {
+				t.Errorf("event times go back: %v", e)
+			}
+			last = at
+		}
+		// Order across events is not promised; this run's are in order
+		// because each happens after the one before commits.
+		if strings.Join(seq, " ") != "task_created task_approved task_answered task_created" {
+			t.Fatalf("events %v", seq)
+		}
+		if events[1]["run"] == nil || events[1]["run"] != events[2]["run"] {
+			t.Errorf("approved/answered without the run: %v %v", events[1], events[2])
+		}
+
+		// Nothing a task shows reaches a webhook.
+		canary := "canary-memo-" + hex.EncodeToString([]byte(t.Name()))[:12]
+		if _, err := w.AgentClient().Call(ctx, w.Owner.Account, "ledger", "pay", map[string]any{"amount": 1, "memo": canary}, nil); err != nil {
+			t.Fatal(err)
+		}
+		waitEvents(t, r, 5)
+		r.mu.Lock()
+		for _, raw := range r.raw {
+			if strings.Contains(raw, canary) || strings.Contains(raw, "Guess my number") || strings.Contains(raw, "Pay") {
+				t.Errorf("a body shows the task: %s", raw)
+			}
+		}
+		r.mu.Unlock()
+
+		log, err := w.Owner.Client.Deliveries(ctx)
+		if err != nil || len(log) < 5 || log[0].StatusCode != 200 || log[0].Error != "" {
+			t.Fatalf("delivery log %+v %v", log, err)
+		}
+		ping, err := w.Owner.Client.TestWebhook(ctx)
+		if err != nil || ping.StatusCode != 200 || ping.Type != "ping" {
+			t.Fatalf("test ping %+v %v", ping, err)
+		}
+	})
+}
+
+// TestWebhookRetries: a receiver that answers 500 then 200 gets the event
+// on the second attempt, 5 s (the schedule, jitter at its middle) later;
+// both attempts are in the log. A renamed webhook stops the old one's
+// deliveries.
+func TestWebhookRetries(t *testing.T) {
+	w := servicetest.New(t, storetest.SQLite(t))
+	r := newReceiver(t)
+	r.status = func(n int) int {
+		if n == 1 {
+			return 500
+		}
+		return 200
+	}
+	wh := nameWebhook(t, w, r.srv.URL)
+	r.secret = wh.Secret
+	task := w.Pay()
+	eventID, webhookID := pendingDelivery(t, w, task)
+
+	delay, again, err := w.Enclave.Deliver(ctx, eventID, webhookID)
+	if err != nil || !again || delay != 5*time.Second {
+		t.Fatalf("after a 500: retry %v in %s (%v)", again, delay, err)
+	}
+	delay, again, err = w.Enclave.Deliver(ctx, eventID, webhookID)
+	if err != nil || again {
+		t.Fatalf("after a 200: retry %v in %s (%v)", again, delay, err)
+	}
+	log, _ := w.Owner.Client.Deliveries(ctx)
+	if len(log) != 2 || log[0].Attempt != 2 || log[0].StatusCode != 200 || log[1].Attempt != 1 || log[1].StatusCode != 500 || log[1].Error == "" {
+		t.Fatalf("log %+v", log)
+	}
+	// The owner names another URL: the old one's pending deliveries stop.
+	other := w.Pay()
+	oldEvent, oldWebhook := pendingDelivery(t, w, other)
+	r2 := newReceiver(t)
+	wh2 := nameWebhook(t, w, r2.srv.URL)
+	r2.secret = wh2.Secret
+	before := len(r.events())
+	if _, again, err := w.Enclave.Deliver(ctx, oldEvent, oldWebhook); err != nil || again || len(r.events()) != before {
+		t.Fatalf("a delivery to a renamed webhook went on (%v, %v)", again, err)
+	}
+	rm, _ := w.Owner.Confirm(approval.ActionRemoveWebhook())
+	if err := w.Owner.Client.DeleteWebhook(ctx, rm); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := w.Owner.Client.Webhook(ctx); got.URL != nil {
+		t.Fatalf("a removed webhook shows %+v", got)
+	}
+}
+
+// pendingDelivery finds the task_created event written for a task.
+func pendingDelivery(t *testing.T, w *servicetest.World, task string) (string, string) {
+	t.Helper()
+	var eventID, webhookID string
+	err := w.DB.SQLite().QueryRowContext(ctx, "SELECT id, webhook_id FROM webhook_events WHERE task_id = ? AND type = 'task_created'", task).Scan(&eventID, &webhookID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eventID, webhookID
+}
+
+// TestWebhookURLRefused: outside development, URLs that are not https on a
+// public host are refused at once (400), and nothing is named.
+func TestWebhookURLRefused(t *testing.T) {
+	w := servicetest.New(t, storetest.SQLite(t))
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	strict := inbox.NewService(inbox.Config{Store: w.DB, Keeper: w.Enclave, Webhooks: w.Enclave, Catalogue: w.Catalogue,
+		Keys: approval.OffChecker{}, Now: w.Clock.Now, Logger: quiet})
+	sess, err := strict.Authenticate(ctx, w.Owner.Client.Session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, url := range []string{
+		"http://hooks.example.com/x", "https://127.0.0.1/x", "https://localhost/x", "https://user:pw@hooks.example.com/x",
+		"https://10.0.0.1/x", "https://169.254.169.254/latest", "https://0x7f000001/", "https://[::1]/x",
+		"https://hooks.example.com/" + strings.Repeat("a", 2048), "not a url",
+	} {
+		conf, _ := w.Owner.Confirm(approval.ActionNameWebhook(url))
+		_, err := strict.PutWebhook(ctx, sess, url, inbox.Confirmation{At: conf.At, PublicKey: conf.PublicKey, Signature: conf.Signature, Nonce: conf.Nonce})
+		if code := errCode(err); code != "invalid_request" {
+			t.Errorf("%.60s: %v", url, err)
+		}
+	}
+	if got, _ := strict.Webhook(ctx, sess); got.URL != nil {
+		t.Fatalf("a refused URL was named: %+v", got)
+	}
+}

@@ -627,11 +627,11 @@ func TestEventsUnreadChannel(t *testing.T) {
 // is ended.
 func TestEventsSilentStreamEnds(t *testing.T) {
 	old := eventsIdle
-	eventsIdle = time.Second
+	eventsIdle = 2 * time.Second
 	t.Cleanup(func() { eventsIdle = old })
 
 	var steps []string
-	for range 30 { // 1.5 s of heartbeats, well past the idle limit
+	for range 60 { // 3 s of heartbeats, well past the idle limit
 		steps = append(steps, ": heartbeat\n\n", "50ms")
 	}
 	steps = append(steps, "event: task\ndata: {\"task_id\":\"abc-1\",\"state\":\"open\"}\n\n")

@@ -81,6 +81,32 @@ type Tx interface {
 	InboxTx
 	SweepTx
 	WebhookTx
+	RewrapTx
+}
+
+// RewrapTx finds and replaces what is sealed directly under a master key
+// (project credentials, webhooks, idempotent answers), for key rotation.
+// Task blobs are not among them: their keys derive from the key id that
+// made the task, which stays in the keyring until they are purged.
+type RewrapTx interface {
+	// SealedUnder lists up to limit secrets sealed under another key id than
+	// current.
+	SealedUnder(ctx context.Context, current uint32, limit int) ([]Sealed, error)
+	// ReplaceSealed stores a secret sealed again, if it is still sealed under
+	// the key id it was read with; it reports whether it did.
+	ReplaceSealed(ctx context.Context, old Sealed, keyID uint32, blob []byte) (bool, error)
+}
+
+// Sealed is one secret sealed under a master key.
+type Sealed struct {
+	// Kind is "project" (credentials), "webhook" or "call" (an idempotent
+	// answer).
+	Kind string
+	// Row is the sealing row id (the AAD's): the project uuid, the owner, or
+	// agent NUL owner NUL project NUL key.
+	Row   string
+	KeyID uint32
+	Blob  []byte
 }
 
 // WebhookTx holds owners' webhooks, the outbox of task events and the log of

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"countersign/enclave"
 	"countersign/sealing"
 )
 
@@ -20,6 +21,48 @@ func runKeys(ctx context.Context, a *app, args []string) error {
 		}
 		fmt.Fprintln(a.stdout, sealing.GenerateKeyring().Export())
 		return nil
+	case "rotate":
+		return keysRotate(ctx, a, args[1:])
 	}
 	return fmt.Errorf("unknown keys command %q: keys new | keys rotate", args[0])
+}
+
+// keysRotate is key rotation in two steps. With --add it prints the keyring
+// with a new key added (the highest id, which seals from then on): install
+// it in every process's settings and restart them. Then, without --add, it
+// seals every master-sealed secret again under the newest key.
+func keysRotate(ctx context.Context, a *app, args []string) error {
+	fset := a.flags("keys rotate")
+	add := fset.Bool("add", false, "print the keyring with a new key added, to install everywhere before rewrapping")
+	cfg, err := a.parseSettings(fset, args)
+	if err != nil {
+		return err
+	}
+	keys, err := keyring(cfg)
+	if err != nil {
+		return err
+	}
+	if *add {
+		next, err := keys.AddKey()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(a.stdout, next.Export())
+		fmt.Fprintf(a.stderr, "key %d added: install this keyring in every process's COUNTERSIGN_MASTER_KEY (or its _FILE), restart them, then run `countersign keys rotate` to move secrets to it\n", next.Current())
+		return nil
+	}
+	db, err := openStore(ctx, cfg, existingStore)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if _, err := checkSchema(ctx, db); err != nil {
+		return err
+	}
+	n, err := enclave.New(enclave.Config{Keys: keys, Store: db}).Rewrap(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stdout, "%d secret(s) sealed again under key %d; task blobs keep their key ids (keep older keys until their tasks are purged, 30 days after they close)\n", n, keys.Current())
+	return nil
 }

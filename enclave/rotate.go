@@ -1,0 +1,61 @@
+package enclave
+
+import (
+	"context"
+	"fmt"
+
+	"countersign/sealing"
+	"countersign/store"
+)
+
+// purposes maps what the store calls each master-sealed secret to its
+// sealing purpose.
+var purposes = map[string]sealing.SecretPurpose{
+	"project": sealing.ProjectCredentials,
+	"webhook": sealing.WebhookSecret,
+	"call":    callAnswer,
+}
+
+// Rewrap seals again, under the keyring's current key, every secret sealed
+// directly under an older master key (project credentials, webhooks,
+// idempotent answers), and returns how many it moved. Task blobs stay under
+// the key id that made them (see package sealing), so older ids must stay
+// in the keyring until the tasks they made are purged.
+func (e *Enclave) Rewrap(ctx context.Context) (int, error) {
+	moved := 0
+	for {
+		var batch []store.Sealed
+		err := e.store.Tx(ctx, func(tx store.Tx) (err error) {
+			batch, err = tx.SealedUnder(ctx, e.keys.Current(), 100)
+			return err
+		})
+		if err != nil || len(batch) == 0 {
+			return moved, err
+		}
+		progress := 0
+		for _, s := range batch {
+			p, ok := purposes[s.Kind]
+			if !ok {
+				return moved, fmt.Errorf("rewrap: unknown kind %q", s.Kind)
+			}
+			keyID, blob, err := e.keys.Rewrap(s.KeyID, p, s.Row, s.Blob)
+			if err != nil {
+				return moved, fmt.Errorf("rewrap a %s sealed under key %d: %w", s.Kind, s.KeyID, err)
+			}
+			err = e.store.Tx(ctx, func(tx store.Tx) error {
+				ok, err := tx.ReplaceSealed(ctx, s, keyID, blob)
+				if ok {
+					progress++
+				}
+				return err
+			})
+			if err != nil {
+				return moved, err
+			}
+		}
+		moved += progress
+		if progress == 0 {
+			return moved, nil
+		}
+	}
+}

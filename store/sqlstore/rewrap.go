@@ -1,0 +1,73 @@
+package sqlstore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"countersign/store"
+)
+
+// sealedTables are where master-sealed secrets live: the columns that make
+// the row id (joined with NUL), the key id and blob columns, and the WHERE
+// that finds one row by those columns.
+var sealedTables = []struct {
+	kind, table, row, keyCol, blobCol, where string
+}{
+	{"project", "projects", "project_uuid", "creds_key_id", "creds", "project_uuid = ?"},
+	{"webhook", "webhooks", "owner", "key_id", "sealed", "owner = ?"},
+	{"call", "idempotency", "agent, owner, project, key", "answer_key_id", "answer", "agent = ? AND owner = ? AND project = ? AND key = ?"},
+}
+
+func (t *tx) SealedUnder(ctx context.Context, current uint32, limit int) ([]store.Sealed, error) {
+	var out []store.Sealed
+	for _, s := range sealedTables {
+		parts := len(strings.Split(s.row, ","))
+		q := fmt.Sprintf("SELECT %s, %s, %s FROM %s WHERE %s IS NOT NULL AND %s <> ? LIMIT ?",
+			s.row, s.keyCol, s.blobCol, s.table, s.blobCol, s.keyCol)
+		r, err := t.q.query(ctx, q, int64(current), limit)
+		if err != nil {
+			return nil, err
+		}
+		for r.Next() {
+			row := make([]string, parts)
+			var keyID int64
+			var blob []byte
+			dest := make([]any, 0, parts+2)
+			for i := range row {
+				dest = append(dest, &row[i])
+			}
+			if err := r.Scan(append(dest, &keyID, &blob)...); err != nil {
+				r.Close()
+				return nil, err
+			}
+			out = append(out, store.Sealed{Kind: s.kind, Row: strings.Join(row, "\x00"), KeyID: uint32(keyID), Blob: blob})
+		}
+		err = r.Err()
+		r.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (t *tx) ReplaceSealed(ctx context.Context, old store.Sealed, keyID uint32, blob []byte) (bool, error) {
+	for _, s := range sealedTables {
+		if s.kind != old.Kind {
+			continue
+		}
+		args := []any{int64(keyID), blob}
+		parts := strings.Split(old.Row, "\x00")
+		if len(parts) != len(strings.Split(s.row, ",")) {
+			return false, fmt.Errorf("store: a %s row id has %d parts", s.kind, len(parts))
+		}
+		for _, p := range parts {
+			args = append(args, p)
+		}
+		args = append(args, int64(old.KeyID))
+		n, err := t.q.exec(ctx, fmt.Sprintf("UPDATE %s SET %s = ?, %s = ? WHERE %s AND %s = ?", s.table, s.keyCol, s.blobCol, s.where, s.keyCol), args...)
+		return n == 1, err
+	}
+	return false, fmt.Errorf("store: unknown sealed kind %q", old.Kind)
+}

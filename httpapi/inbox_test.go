@@ -72,6 +72,8 @@ func TestApprovalRefusals(t *testing.T) {
 			reason string
 		}{
 			{"malformed body", confirmTask, "{", 400, "invalid_request"},
+			{"malformed base64", confirmTask, `{"task_hash":"` + good.TaskHash + `","approval":{"at":1},"note":"***"}`, 400, "invalid_request"},
+			{"a body over 64 KiB", confirmTask, `{"task_hash":"` + strings.Repeat("a", 65<<10) + `"}`, 400, "invalid_request"},
 			{"unknown member", confirmTask, map[string]any{"task_hash": good.TaskHash, "approval": good.Approval, "extra": 1}, 400, "invalid_request"},
 			{"approving a notice", notice, good, 400, "invalid_request"},
 			{"a supply for a confirm task", confirmTask, with(good, func(r *client.ApproveRequest) { r.Supplied = []byte("x") }), 400, "invalid_request"},

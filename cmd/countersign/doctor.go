@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -59,6 +60,14 @@ func runDoctor(ctx context.Context, a *app, args []string) error {
 		report("NEAR RPC off: only implicit accounts can sign in", nil)
 	} else {
 		report("NEAR RPC at "+cfg.NearRPC, pingNearRPC(ctx, cfg.NearRPC))
+	}
+	switch {
+	case !cfg.WebhookAllowPrivate:
+		report("webhook egress: https to public addresses only, checked at dial time", nil)
+	case *dev:
+		report("webhook egress: loopback and private receivers allowed (development)", nil)
+	default:
+		report("webhook egress", errors.New("COUNTERSIGN_WEBHOOK_ALLOW_PRIVATE is on: webhooks may reach this machine and its network; turn it off outside development"))
 	}
 	if failed {
 		return exitError{1}

@@ -287,9 +287,14 @@ func TestMigrateServeDoctorOnPostgres(t *testing.T) {
 	if r := run(t, context.Background(), env, "migrate"); r.code != 0 || !strings.Contains(r.stdout, fmt.Sprintf("schema is current (version %d)", migrations.Latest())) {
 		t.Fatalf("second migrate: %+v", r)
 	}
-	if r := run(t, context.Background(), env, "doctor"); r.code != 0 || strings.Contains(r.stdout, "FAIL") {
+	if r := run(t, context.Background(), env, "doctor"); r.code != 0 || strings.Contains(r.stdout, "FAIL") || !strings.Contains(r.stdout, "ok   webhook egress: https to public") {
 		t.Fatalf("doctor after migrate: %+v", r)
 	}
+	env["COUNTERSIGN_WEBHOOK_ALLOW_PRIVATE"] = "true"
+	if r := run(t, context.Background(), env, "doctor"); r.code != 1 || !strings.Contains(r.stdout, "FAIL webhook egress: COUNTERSIGN_WEBHOOK_ALLOW_PRIVATE is on") {
+		t.Fatalf("doctor with private webhooks: %+v", r)
+	}
+	delete(env, "COUNTERSIGN_WEBHOOK_ALLOW_PRIVATE")
 	base, stop := serve(t, env)
 	var health map[string]any
 	if code := getJSON(t, base+"/healthz", &health); code != 200 || health["schema"] != float64(migrations.Latest()) {

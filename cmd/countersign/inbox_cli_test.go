@@ -217,7 +217,17 @@ func TestInboxTerminalGame(t *testing.T) {
 				t.Errorf("a turn whose fields the project wrote shows the agent's mark:\n%s", show)
 			}
 		}
-		out := o.ok("approve", id, "--text", strconv.Itoa(guess), "--note", "turn "+strconv.Itoa(attempt))
+		args := []string{"approve", id, "--text", strconv.Itoa(guess), "--note", "turn " + strconv.Itoa(attempt)}
+		if attempt == 1 {
+			// The first answer comes from a file, pinned to the hash show
+			// printed.
+			file := filepath.Join(t.TempDir(), "guess.txt")
+			if err := os.WriteFile(file, []byte(strconv.Itoa(guess)+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			args = []string{"approve", id, "--file", file, "--hash", first.TaskHash}
+		}
+		out := o.ok(args...)
 		m := runLine.FindStringSubmatch(out)
 		if m == nil || !strings.HasPrefix(out, "approved task "+id+" (Guess my number)") {
 			t.Fatalf("approve printed %q", out)
@@ -461,6 +471,9 @@ func TestInboxTerminalOwner(t *testing.T) {
 		t.Fatalf("mutes after unmute: %q", out)
 	}
 	startGame(t, agent, o.account, "probe")
+	if out := o.ok("unlock"); out != "1 waiting task(s), now readable on every signed-in device of "+o.account+"\n" {
+		t.Fatalf("unlock printed %q", out)
+	}
 
 	// Projects, signed by the wallet.
 	dir := t.TempDir()
@@ -494,6 +507,14 @@ func TestInboxTerminalOwner(t *testing.T) {
 	if _, err := agent.Call(ctx, o.account, "broken", "guess_start", nil, nil); refusalCode(err) != "not_granted" {
 		t.Fatalf("a call to a removed project: %v", err)
 	}
+
+	// Five more terminals: the sixth sign-in retires this one, the oldest.
+	// Sign-in times are whole seconds, so let one pass first.
+	time.Sleep(1100 * time.Millisecond)
+	for i := 0; i < 5; i++ {
+		o.terminal().login()
+	}
+	o.fails([]string{"list"}, "this terminal was signed out by a newer sign-in of "+o.account+" (session_replaced): run `countersign inbox login` again")
 }
 
 // TestInboxTerminalWatch: watch prints the event an agent's call causes,

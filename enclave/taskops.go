@@ -159,11 +159,12 @@ func (e *Enclave) taskStatus(ctx context.Context, agent string, project store.Pr
 }
 
 // taskWait answers as task_status as soon as the task's state differs from
-// the one it had when the call came, or when the timeout passes.
+// the one it had when the call came, or when the timeout passes; a task
+// already closed is answered at once.
 func (e *Enclave) taskWait(ctx context.Context, agent string, project store.Project, id string, timeout time.Duration) (TaskStatus, error) {
 	first, err := e.taskStatus(ctx, agent, project, id)
-	if err != nil || timeout == 0 {
-		return first, err
+	if err != nil || timeout == 0 || inbox.State(first.State).Terminal() {
+		return first, err // a closed task changes no more
 	}
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()

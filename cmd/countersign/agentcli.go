@@ -52,13 +52,14 @@ func splitProject(s string) (string, string, error) {
 func runCall(ctx context.Context, a *app, args []string) error {
 	fset, newClient := a.agentFlags("call")
 	idem := fset.String("idempotency-key", "", "send an Idempotency-Key: a retry with it returns the first answer")
-	if err := fset.Parse(args); err != nil {
+	pos, err := parseArgs(fset, args)
+	if err != nil {
 		return err
 	}
-	if fset.NArg() < 2 || fset.NArg() > 3 {
+	if len(pos) < 2 || len(pos) > 3 {
 		return errors.New("usage: countersign call [--server URL] [--key ak_…] OWNER/PROJECT OPERATION [JSON]")
 	}
-	owner, project, err := splitProject(fset.Arg(0))
+	owner, project, err := splitProject(pos[0])
 	if err != nil {
 		return err
 	}
@@ -67,14 +68,14 @@ func runCall(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	body := map[string]any{}
-	if fset.NArg() == 3 {
-		dec := json.NewDecoder(strings.NewReader(fset.Arg(2)))
+	if len(pos) == 3 {
+		dec := json.NewDecoder(strings.NewReader(pos[2]))
 		dec.UseNumber()
 		if err := dec.Decode(&body); err != nil {
 			return fmt.Errorf("the arguments are not a JSON object: %v", err)
 		}
 	}
-	out, err := c.Call(ctx, owner, project, fset.Arg(1), body, &client.CallOptions{IdempotencyKey: *idem})
+	out, err := c.Call(ctx, owner, project, pos[1], body, &client.CallOptions{IdempotencyKey: *idem})
 	var refusal *client.Refusal
 	if err != nil && !errors.As(err, &refusal) {
 		return err
@@ -89,11 +90,12 @@ func runCall(ctx context.Context, a *app, args []string) error {
 func runStatus(ctx context.Context, a *app, args []string) error {
 	fset, newClient := a.agentFlags("status")
 	projectFlag := fset.String("project", "", "OWNER/PROJECT the task belongs to (COUNTERSIGN_PROJECT)")
-	wait := fset.Bool("wait", false, "wait up to 60 seconds for the task's state to change")
-	if err := fset.Parse(args); err != nil {
+	wait := fset.Bool("wait", false, "wait up to 60 seconds for the task's state to change (a closed task answers at once)")
+	pos, err := parseArgs(fset, args)
+	if err != nil {
 		return err
 	}
-	if fset.NArg() != 1 {
+	if len(pos) != 1 {
 		return errors.New("usage: countersign status --project OWNER/PROJECT TASK [--wait]")
 	}
 	owner, project, err := splitProject(first(*projectFlag, a.getenv("COUNTERSIGN_PROJECT")))
@@ -108,7 +110,7 @@ func runStatus(ctx context.Context, a *app, args []string) error {
 	if *wait {
 		seconds = 60
 	}
-	st, err := c.Status(ctx, owner, project, fset.Arg(0), seconds)
+	st, err := c.Status(ctx, owner, project, pos[0], seconds)
 	if err != nil {
 		return err
 	}

@@ -202,6 +202,11 @@ func TestAgentsCallProbe(t *testing.T) {
 	if st.State != "cancelled" || st.OutcomeClass != "observed" {
 		t.Fatalf("after cancel: %+v", st)
 	}
+	// A closed task changes no more: task_wait answers at once.
+	began := time.Now()
+	if st, err := bot.Status(ctx, "alice.near", "probe", first.TaskID, 30); err != nil || st.State != "cancelled" || time.Since(began) > 5*time.Second {
+		t.Fatalf("task_wait on a closed task: %+v %v after %s", st, err, time.Since(began))
+	}
 	if _, err := bot.Call(ctx, "alice.near", "probe", "task_delete", map[string]any{"task_id": first.TaskID}, nil); err != nil {
 		t.Fatal(err)
 	}

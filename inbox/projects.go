@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 
 	"countersign"
 	"countersign/approval"
@@ -65,6 +66,34 @@ type projectText struct {
 	Agents      []string        `json:"agents"`
 }
 
+// parseProjectText reads the project text an owner signs: exactly
+// {connector, policy, credentials?, agents}, the policy a JSON object of at
+// most 64 KiB, agents NEAR account ids.
+func parseProjectText(text string) (projectText, error) {
+	var p projectText
+	refused := countersign.Errorf(countersign.InvalidRequest, "the project text is not {connector, policy, credentials?, agents}")
+	dec := json.NewDecoder(bytes.NewReader([]byte(text)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return p, refused
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return p, refused
+	}
+	if len(p.Policy) == 0 || p.Policy[0] != '{' {
+		return p, countersign.Errorf(countersign.InvalidRequest, "the project's policy must be a JSON object")
+	}
+	if len(p.Policy) > MaxPolicyBytes {
+		return p, countersign.Errorf(countersign.InvalidRequest, "the policy is larger than 64 KiB")
+	}
+	for _, a := range p.Agents {
+		if approval.ValidateAccountID(a) != nil {
+			return p, countersign.Errorf(countersign.InvalidRequest, "agents are NEAR account ids")
+		}
+	}
+	return p, nil
+}
+
 // PutProject sets a project from the text the owner confirmed ("set the
 // project {name} to {sha256hex(text)}"). The policy is kept as the exact
 // bytes of its member; credentials are sealed at once and never returned. A
@@ -77,28 +106,15 @@ func (s *Service) PutProject(ctx context.Context, sess Session, name, text strin
 	if len(text) > MaxPolicyBytes+64<<10 {
 		return ProjectView{}, countersign.Errorf(countersign.InvalidRequest, "the project text is too large")
 	}
-	var p projectText
-	dec := json.NewDecoder(bytes.NewReader([]byte(text)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&p); err != nil || dec.More() {
-		return ProjectView{}, countersign.Errorf(countersign.InvalidRequest, "the project text is not {connector, policy, credentials?, agents}")
-	}
-	if len(p.Policy) == 0 || p.Policy[0] != '{' {
-		return ProjectView{}, countersign.Errorf(countersign.InvalidRequest, "the project's policy must be a JSON object")
-	}
-	if len(p.Policy) > MaxPolicyBytes {
-		return ProjectView{}, countersign.Errorf(countersign.InvalidRequest, "the policy is larger than 64 KiB")
+	p, err := parseProjectText(text)
+	if err != nil {
+		return ProjectView{}, err
 	}
 	if _, _, known := s.catalogue.PolicyMode(p.Connector, p.Policy); !known {
-		return ProjectView{}, countersign.Errorf(countersign.InvalidRequest, "there is no connector %q", p.Connector)
-	}
-	for _, a := range p.Agents {
-		if approval.ValidateAccountID(a) != nil {
-			return ProjectView{}, countersign.Errorf(countersign.InvalidRequest, "agents are NEAR account ids")
-		}
+		return ProjectView{}, countersign.Errorf(countersign.InvalidRequest, "there is no such connector (GET /connectors lists them)")
 	}
 	var out ProjectView
-	err := s.confirmed(ctx, sess.AccountID, approval.ActionSetProject(name, text), c, func(tx store.Tx, _ approval.PublicKey) error {
+	err = s.confirmed(ctx, sess.AccountID, approval.ActionSetProject(name, text), c, func(tx store.Tx, _ approval.PublicKey) error {
 		now := s.clock()
 		proj := store.Project{Owner: sess.AccountID, Name: name, UUID: NewProjectUUID(), Connector: p.Connector,
 			Policy: []byte(p.Policy), Agents: p.Agents, CreatedAt: now, UpdatedAt: now}

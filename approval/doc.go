@@ -46,7 +46,9 @@
 // accepting a time far ahead would let a skewed or dishonest clock stretch
 // that life, so only one minute of skew is allowed ahead. CheckRun (the
 // answer run re-verifying from the sealed task): `at` within [now − 30 min,
-// now + 10 min] and now strictly before expires_at.
+// now + 10 min] and `at` strictly before expires_at (an approval given in
+// time is carried out even when its run starts after the expiry; the
+// 30-minute rule bounds it).
 //
 // # Accounts and keys on chain
 //

@@ -49,10 +49,12 @@ func CheckConfirmation(now, at time.Time) error {
 
 // CheckRun checks an approval again on the run side, from the sealed task:
 // `at` no more than 10 minutes ahead of now and no more than 30 minutes
-// behind it, and now strictly before the task's expiry.
+// behind it, and `at` strictly before the task's expiry — an approval given
+// while the task waited is carried out even if its run starts after the
+// expiry (the 30-minute rule still bounds it).
 func CheckRun(now, at, expiresAt time.Time) error {
-	if !now.Before(expiresAt) {
-		return refuse(OutOfWindow, "the task expired")
+	if !at.Before(expiresAt) {
+		return refuse(OutOfWindow, "the approval is dated at or after the task's expiry")
 	}
 	if at.After(now.Add(RunMaxAhead)) {
 		return refuse(OutOfWindow, "the approval is dated more than 10 minutes ahead")

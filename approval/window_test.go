@@ -82,9 +82,10 @@ func TestCheckRun(t *testing.T) {
 		{"ten minutes and a second ahead", now.Add(10*time.Minute + time.Second), exp, false},
 		{"thirty minutes behind", now.Add(-30 * time.Minute), exp, true},
 		{"thirty minutes and a second behind", now.Add(-30*time.Minute - time.Second), exp, false},
-		{"expires now", now, now, false},
-		{"expired", now, now.Add(-time.Second), false},
-		{"expires in a second", now, now.Add(time.Second), true},
+		{"dated at the expiry", now, now, false},
+		{"dated after the expiry", now, now.Add(-time.Second), false},
+		{"dated a second before the expiry", now, now.Add(time.Second), true},
+		{"run after the expiry of an approval given before it", now.Add(-time.Minute), now.Add(-time.Second), true},
 	}
 	for _, c := range cases {
 		err := approval.CheckRun(now, c.at, c.exp)

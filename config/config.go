@@ -46,6 +46,8 @@ type Config struct {
 	WebhookAllowPrivate bool
 	DataDir             string
 	LogLevel            string
+	// AgentCallsPerMinute bounds one agent key's calls.
+	AgentCallsPerMinute int
 
 	// set records which settings were given explicitly (by flag, variable or
 	// file), so that --dev fills in only the others.
@@ -160,6 +162,18 @@ var table = []setting{
 				return errors.New("expected a directory path")
 			}
 			c.DataDir = v
+			return nil
+		},
+	},
+	{
+		name: "AGENT_CALLS_PER_MINUTE", flag: "agent-calls-per-minute", def: func(*Config) string { return "600" },
+		usage: "calls one agent key may make a minute (a fifth of them at once)",
+		apply: func(c *Config, v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > 1_000_000 {
+				return errors.New("expected a whole number from 1 to 1000000")
+			}
+			c.AgentCallsPerMinute = n
 			return nil
 		},
 	},

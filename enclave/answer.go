@@ -63,8 +63,14 @@ type prepared struct {
 // run at all, so a retried or duplicated job that finds the task taken does
 // nothing.
 func (e *Enclave) Answer(ctx context.Context, taskID, run string) error {
+	// One transaction checks everything in the approved state and either
+	// ends the task there or claims the run (approved → answering,
+	// compare-and-set, the run's row naming this process, whose heartbeat
+	// says it is alive): nothing can change between the checks and the claim.
 	var p *prepared
-	var end *ending
+	var limit time.Duration
+	var input []byte
+	claimed := false
 	err := e.store.Tx(ctx, func(tx store.Tx) error {
 		t, err := tx.Task(ctx, taskID)
 		if errors.Is(err, store.ErrNotFound) {
@@ -76,36 +82,30 @@ func (e *Enclave) Answer(ctx context.Context, taskID, run string) error {
 		if t.State != string(inbox.StateApproved) || t.AnswerRun != run {
 			return nil // taken, ended, or another approval's run
 		}
-		p, end, err = e.prepare(ctx, tx, t)
-		return err
-	})
-	if err != nil || p == nil {
-		return err
-	}
-	if end != nil {
-		return e.endApproved(ctx, p.task, end)
-	}
-	// Claim the run: approved → answering, compare-and-set, with the run's
-	// row naming this process (its heartbeat says it is alive).
-	now := e.clock()
-	// No more compute than the preparing run was allowed, nor than the
-	// answer operation declares.
-	limit := time.Duration(p.sealed.Voucher.ComputeLimitMS) * time.Millisecond
-	if limit <= 0 || limit > connectors.MaxLimit {
-		limit = connectors.DefaultLimit
-	}
-	limit = min(limit, p.op.ComputeLimit())
-	input, _ := marshal(map[string]string{"operation": p.op.Name, "task_id": p.task.ID})
-	claimed := false
-	err = e.store.Tx(ctx, func(tx store.Tx) error {
-		moved, err := tx.MoveTask(ctx, store.Move{ID: p.task.ID, From: string(inbox.StateApproved), To: string(inbox.StateAnswering),
+		var end *ending
+		if p, end, err = e.prepare(ctx, tx, t); err != nil {
+			return err
+		}
+		if end != nil {
+			return e.endApproved(ctx, tx, t, end)
+		}
+		// No more compute than the preparing run was allowed, nor than the
+		// answer operation declares.
+		limit = time.Duration(p.sealed.Voucher.ComputeLimitMS) * time.Millisecond
+		if limit <= 0 || limit > connectors.MaxLimit {
+			limit = connectors.DefaultLimit
+		}
+		limit = min(limit, p.op.ComputeLimit())
+		input, _ = marshal(map[string]string{"operation": p.op.Name, "task_id": t.ID})
+		now := e.clock()
+		moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, From: string(inbox.StateApproved), To: string(inbox.StateAnswering),
 			At: now, Actor: "platform", Run: run})
 		if err != nil || !moved {
 			return err
 		}
 		claimed = true
-		return tx.InsertRun(ctx, store.Run{ID: run, Agent: p.task.Preparer, Owner: p.task.Owner, ProjectUUID: p.task.ProjectUUID,
-			Operation: p.op.Name, ComputeLimit: limit, TaskID: p.task.ID, InputSHA256: sum(input), StartedAt: now, Runner: e.instance})
+		return tx.InsertRun(ctx, store.Run{ID: run, Agent: t.Preparer, Owner: t.Owner, ProjectUUID: t.ProjectUUID,
+			Operation: p.op.Name, ComputeLimit: limit, TaskID: t.ID, InputSHA256: sum(input), StartedAt: now, Runner: e.instance})
 	})
 	if err != nil || !claimed {
 		return err
@@ -212,25 +212,23 @@ func (e *Enclave) checkApproval(p *prepared) error {
 	return approval.Payload{Message: sentence, Nonce: nonce, Recipient: e.recipient, CallbackURL: a.CallbackURL}.VerifySignature(key, sig)
 }
 
-// endApproved ends a task whose run cannot begin: failed with its reason,
-// or void. It is observed: the platform ended it.
-func (e *Enclave) endApproved(ctx context.Context, t store.Task, end *ending) error {
+// endApproved ends, in tx, a task whose run cannot begin: failed with its
+// reason, or void. It is observed: the platform ended it.
+func (e *Enclave) endApproved(ctx context.Context, tx store.Tx, t store.Task, end *ending) error {
 	to, reason := inbox.StateFailed, string(end.reason)
 	if end.void {
 		to, reason = inbox.StateVoid, ""
 	}
-	err := e.store.Tx(ctx, func(tx store.Tx) error {
-		moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, From: string(inbox.StateApproved), To: string(to), Terminal: true,
-			At: e.clock(), Actor: "platform", Run: t.AnswerRun, OutcomeClass: string(inbox.OutcomeObserved), FailureReason: reason})
-		if err != nil || !moved || end.refusal == "" {
-			return err
-		}
-		return e.recordResult(ctx, tx, t, map[string]any{"ok": false, "error": reason[len("run_refused:"):] + ": " + end.refusal + " Nothing was written.", "wrote": false}, "", "")
-	})
-	if err == nil {
-		e.log.Info("answer run did not begin", "task", t.ID, "state", to, "reason", reason)
+	moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, From: string(inbox.StateApproved), To: string(to), Terminal: true,
+		At: e.clock(), Actor: "platform", Run: t.AnswerRun, OutcomeClass: string(inbox.OutcomeObserved), FailureReason: reason})
+	if err != nil || !moved {
+		return err
 	}
-	return err
+	e.log.Info("answer run did not begin", "task", t.ID, "state", to, "reason", reason)
+	if end.refusal == "" {
+		return nil
+	}
+	return e.recordResult(ctx, tx, t, map[string]any{"ok": false, "error": reason[len("run_refused:"):] + ": " + end.refusal + " Nothing was written.", "wrote": false}, "", "")
 }
 
 // recordResult seals an answer run's result for the preparer and keeps the

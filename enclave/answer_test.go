@@ -287,3 +287,19 @@ func TestReceiptsVerify(t *testing.T) {
 		}
 	})
 }
+
+// TestApprovalInTimeRunsAfterExpiry: an approval given a minute before the
+// task expires is carried out even though its run comes after the expiry.
+func TestApprovalInTimeRunsAfterExpiry(t *testing.T) {
+	w := servicetest.New(t, storetest.SQLite(t))
+	id := w.Pay()
+	w.Clock.Add(24*time.Hour - time.Minute)
+	run := w.Approve(id, nil)
+	w.Clock.Add(2 * time.Minute)
+	if err := w.Enclave.Answer(ctx, id, run); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.Task(id); got.State != "done" || w.Effects.Count(id) != 1 {
+		t.Fatalf("an in-time approval run after the expiry: %+v", got)
+	}
+}

@@ -195,7 +195,14 @@ func sum(b []byte) string {
 // handler within the operation's compute limit, and records the answer.
 func (e *Enclave) runOperation(ctx context.Context, agent store.Agent, project store.Project, conn *connectors.Connector,
 	op *connectors.Operation, pol *policy.Policy, req callRequest) ([]byte, error) {
-	now := e.now().UTC().Truncate(time.Second)
+	// Credentials are opened before anything is charged: a project whose
+	// credentials do not open refuses, free.
+	creds, err := e.credentials(project)
+	if err != nil {
+		e.log.Error("cannot open a project's credentials", "project", project.UUID, "err", err)
+		return refusal(countersign.Errorf(countersign.Internal, "the project's credentials cannot be opened")), nil
+	}
+	now := e.clock()
 	run := &Run{
 		ID: inbox.NewRunID(), Agent: agent.Account, Request: req.Body, ComputeLimit: op.ComputeLimit(),
 		Project: Project{Owner: project.Owner, Name: project.Name, UUID: project.UUID, Connector: conn.Name,
@@ -204,7 +211,7 @@ func (e *Enclave) runOperation(ctx context.Context, agent store.Agent, project s
 	idem := store.IdempotentCall{Agent: agent.Account, Owner: project.Owner, Project: project.Name,
 		Key: req.IdempotencyKey, BodySHA256: sum(req.Body), CreatedAt: now}
 	var replay []byte
-	err := e.store.Tx(ctx, func(tx store.Tx) error {
+	err = e.store.Tx(ctx, func(tx store.Tx) error {
 		if req.IdempotencyKey != "" {
 			first, claimed, err := tx.ClaimCall(ctx, idem)
 			if err != nil {
@@ -243,11 +250,6 @@ func (e *Enclave) runOperation(ctx context.Context, agent store.Agent, project s
 		return nil, err
 	}
 
-	creds, err := e.credentials(project)
-	if err != nil {
-		e.log.Error("cannot open a project's credentials", "project", project.UUID, "err", err)
-		return e.finish(ctx, run, op.Name, nil, idem, nil, countersign.Errorf(countersign.Internal, "the project's credentials cannot be opened"))
-	}
 	p := &platform{e: e, run: run, conn: conn}
 	call := &connectors.Call{
 		Operation: op.Name, Args: req.Body, Agent: agent.Account, Owner: project.Owner, Project: project.Name,
@@ -255,7 +257,9 @@ func (e *Enclave) runOperation(ctx context.Context, agent store.Agent, project s
 	}
 	e.log.Info("run started", "run", run.ID, "agent", agent.Account, "owner", project.Owner,
 		"project", project.Name, "operation", op.Name, "price", op.Price)
-	out, runErr := e.runHandler(ctx, run, func(ctx context.Context) (any, error) { return op.Run(ctx, call) })
+	// The run is not the request's: a client that hangs up does not cut a
+	// write off half way (the compute limit bounds it).
+	out, runErr := e.runHandler(context.WithoutCancel(ctx), run, func(ctx context.Context) (any, error) { return op.Run(ctx, call) })
 	return e.finish(ctx, run, op.Name, p.tasks(), idem, out, runErr)
 }
 

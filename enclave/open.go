@@ -31,7 +31,8 @@ type Enclave struct {
 	publicURL  string
 	now        func() time.Time
 	log        *slog.Logger
-	// taskWaitPoll is how often task_wait looks at a task.
+	// taskWaitPoll is how often task_wait looks at a task besides listening
+	// to its events.
 	taskWaitPoll time.Duration
 	// instance names this process: an answer run's row names the process
 	// that runs it, and the process's heartbeat says it is alive.
@@ -81,7 +82,7 @@ func New(c Config) *Enclave {
 		c.WebhookSender = webhook.NewSender(c.WebhookAllowPrivate)
 	}
 	return &Enclave{keys: c.Keys, store: c.Store, connectors: c.Connectors, recipient: c.Recipient,
-		publicURL: strings.TrimSuffix(c.PublicURL, "/"), now: c.Now, log: c.Logger, taskWaitPoll: 250 * time.Millisecond,
+		publicURL: strings.TrimSuffix(c.PublicURL, "/"), now: c.Now, log: c.Logger, taskWaitPoll: 5 * time.Second,
 		instance: "p" + inbox.NewRunID(), webhooks: c.WebhookSender, webhookPrivate: c.WebhookAllowPrivate, jitter: c.Jitter}
 }
 

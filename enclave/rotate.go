@@ -18,29 +18,36 @@ var purposes = map[string]sealing.SecretPurpose{
 
 // Rewrap seals again, under the keyring's current key, every secret sealed
 // directly under an older master key (project credentials, webhooks,
-// idempotent answers), and returns how many it moved. Task blobs stay under
+// idempotent answers), and returns how many it moved. A secret that does
+// not open is left as it is and counted in skipped (its row id is logged). Task blobs stay under
 // the key id that made them (see package sealing), so older ids must stay
 // in the keyring until the tasks they made are purged.
-func (e *Enclave) Rewrap(ctx context.Context) (int, error) {
-	moved := 0
+func (e *Enclave) Rewrap(ctx context.Context) (moved, skipped int, err error) {
+	bad := map[string]bool{}
 	for {
 		var batch []store.Sealed
 		err := e.store.Tx(ctx, func(tx store.Tx) (err error) {
-			batch, err = tx.SealedUnder(ctx, e.keys.Current(), 100)
+			batch, err = tx.SealedUnder(ctx, e.keys.Current(), 100+len(bad))
 			return err
 		})
-		if err != nil || len(batch) == 0 {
-			return moved, err
+		if err != nil {
+			return moved, skipped, err
 		}
 		progress := 0
 		for _, s := range batch {
 			p, ok := purposes[s.Kind]
 			if !ok {
-				return moved, fmt.Errorf("rewrap: unknown kind %q", s.Kind)
+				return moved, skipped, fmt.Errorf("rewrap: unknown kind %q", s.Kind)
+			}
+			if bad[s.Kind+"\x00"+s.Row] {
+				continue
 			}
 			keyID, blob, err := e.keys.Rewrap(s.KeyID, p, s.Row, s.Blob)
 			if err != nil {
-				return moved, fmt.Errorf("rewrap a %s sealed under key %d: %w", s.Kind, s.KeyID, err)
+				bad[s.Kind+"\x00"+s.Row] = true
+				skipped++
+				e.log.Error("a sealed secret does not open; it is left under its key", "kind", s.Kind, "key_id", s.KeyID, "err", err)
+				continue
 			}
 			err = e.store.Tx(ctx, func(tx store.Tx) error {
 				ok, err := tx.ReplaceSealed(ctx, s, keyID, blob)
@@ -50,12 +57,12 @@ func (e *Enclave) Rewrap(ctx context.Context) (int, error) {
 				return err
 			})
 			if err != nil {
-				return moved, err
+				return moved, skipped, err
 			}
 		}
 		moved += progress
 		if progress == 0 {
-			return moved, nil
+			return moved, skipped, nil
 		}
 	}
 }

@@ -49,6 +49,15 @@ func (e *Enclave) Unlock(ctx context.Context, owner string) (int, error) {
 		}
 		waiting = len(tasks)
 		for _, t := range tasks {
+			// Lock the task while it is still open: an approval or a
+			// cancel waits, and then deletes what this writes.
+			open, err := tx.LockWaiting(ctx, t.ID)
+			if err != nil {
+				return err
+			}
+			if !open {
+				continue
+			}
 			have, err := tx.DeviceCopies(ctx, t.ID)
 			if err != nil {
 				return err

@@ -121,21 +121,23 @@ func (e *Enclave) send(ctx context.Context, w store.Webhook, ev webhook.Event, a
 	return a, err
 }
 
-// Ping sends a ping to an owner's webhook now and returns the attempt.
-func (e *Enclave) Ping(ctx context.Context, owner string) (webhook.Attempt, error) {
+// Ping sends a ping to an owner's webhook now and returns its event id and
+// the attempt.
+func (e *Enclave) Ping(ctx context.Context, owner string) (string, webhook.Attempt, error) {
 	var w store.Webhook
 	err := e.store.Tx(ctx, func(tx store.Tx) (err error) {
 		w, err = tx.Webhook(ctx, owner)
 		return err
 	})
 	if err != nil {
-		return webhook.Attempt{}, err
+		return "", webhook.Attempt{}, err
 	}
 	id, err := webhook.NewEventID()
 	if err != nil {
-		return webhook.Attempt{}, err
+		return "", webhook.Attempt{}, err
 	}
-	return e.send(ctx, w, webhook.Event{ID: id, Type: webhook.Ping, At: e.now().UTC(), Owner: owner, Link: e.publicURL + "/"}, 1)
+	a, err := e.send(ctx, w, webhook.Event{ID: id, Type: webhook.Ping, At: e.now().UTC(), Owner: owner, Link: e.publicURL + "/"}, 1)
+	return id, a, err
 }
 
 // deliveryWorker delivers outbox events from the job queue, snoozing the

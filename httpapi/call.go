@@ -32,6 +32,10 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 		writeAgentError(w, s.opts.Logger, countersign.Errorf(countersign.Unauthorized, "a valid agent key is needed (Authorization: Bearer ak_…)"))
 		return
 	}
+	if err := s.limitCalls(strings.TrimSpace(key)); err != nil {
+		writeAgentError(w, s.opts.Logger, err)
+		return
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, callBody))
 	if err != nil {
 		var tooBig *http.MaxBytesError
@@ -64,6 +68,7 @@ var agentStatus = map[countersign.Code]int{
 	countersign.Unauthorized:         http.StatusUnauthorized,
 	countersign.InvalidRequest:       http.StatusBadRequest,
 	countersign.TaskStoreUnavailable: http.StatusServiceUnavailable,
+	countersign.RateLimited:          http.StatusTooManyRequests,
 }
 
 func writeAgentError(w http.ResponseWriter, log interface{ Error(string, ...any) }, err error) {

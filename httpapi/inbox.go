@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -264,11 +265,21 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, sess inbox.Sessi
 	}
 	tick := time.NewTicker(Heartbeat)
 	defer tick.Stop()
+	ends := time.NewTimer(time.Until(sess.ValidUntil))
+	defer ends.Stop()
+	token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	for {
 		select {
 		case <-r.Context().Done():
 			return
+		case <-ends.C:
+			return // the session's deadline
 		case <-tick.C:
+			// The session is checked again at every heartbeat: a device
+			// withdrawn, signed out or retired stops hearing at once.
+			if _, err := s.opts.Inbox.Authenticate(r.Context(), strings.TrimSpace(token)); err != nil {
+				return
+			}
 			if !write(": heartbeat\n\n") {
 				return
 			}

@@ -11,14 +11,18 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"countersign/approval"
 	"countersign/client"
+	"countersign/device"
 	"countersign/httpapi"
 	"countersign/inbox"
+	"countersign/sealing"
 	"countersign/servicetest"
+	"countersign/store"
 	"countersign/store/sqlstore"
 	"countersign/store/storetest"
 )
@@ -297,4 +301,120 @@ func TestEventsAcrossProcesses(t *testing.T) {
 
 func inboxOn(w *servicetest.World, db *sqlstore.DB, log *slog.Logger) *inbox.Service {
 	return inbox.NewService(inbox.Config{Store: db, Keeper: w.Enclave, Catalogue: w.Catalogue, Keys: approval.OffChecker{}, Now: w.Clock.Now, Logger: log})
+}
+
+// TestAgentCallsLimited: one agent key's calls past its limit are 429 with
+// Retry-After; another key is not held up.
+func TestAgentCallsLimited(t *testing.T) {
+	w := servicetest.New(t, storetest.SQLite(t))
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv := httptest.NewServer(httpapi.New(httpapi.Options{Version: "test", Store: w.DB, Logger: quiet, Agents: w.Enclave,
+		Limits: httpapi.Limits{AgentCallsPerMinute: 5}}))
+	defer srv.Close()
+	bot := &client.Client{BaseURL: srv.URL, AgentKey: w.AgentKey}
+	var last error
+	for i := 0; i < 2; i++ {
+		_, last = bot.Call(ctx, w.Owner.Account, "ledger", "tasks", nil, nil)
+	}
+	var e *client.Error
+	if !asError(last, &e) || e.Status != 429 || e.Reason != "rate_limited" || e.RetryAfter <= 0 {
+		t.Fatalf("the second call in a burst of one: %v", last)
+	}
+	other := addAgent(t, w, "other.near")
+	other.BaseURL = srv.URL
+	if _, err := other.Call(ctx, w.Owner.Account, "ledger", "tasks", nil, nil); refusal(err) != "not_granted" {
+		t.Fatalf("another agent was held up: %v", err)
+	}
+}
+
+// TestEventStreamEndsWithItsSession: a stream whose device is withdrawn
+// stops at the next heartbeat.
+func TestEventStreamEndsWithItsSession(t *testing.T) {
+	old := httpapi.Heartbeat
+	httpapi.Heartbeat = 100 * time.Millisecond
+	t.Cleanup(func() { httpapi.Heartbeat = old })
+	w := servicetest.New(t, storetest.SQLite(t))
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	events, err := w.Owner.Client.Events(sctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Owner.Client.SignOut(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case _, ok := <-events:
+		for ok {
+			_, ok = <-events
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stream of a signed-out device goes on")
+	}
+}
+
+// TestConcurrentProjectCreation: thirty signed creations of one new project at
+// once agree on its uuid, and its credentials open under it.
+func TestConcurrentProjectCreation(t *testing.T) {
+	db := storetest.Postgres(t)
+	w := servicetest.New(t, db)
+	text := `{"connector":"ledger","policy":{},"credentials":{"token":"t"},"agents":["bot.near"]}`
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := 0; i < 30; i++ {
+		conf, err := w.Owner.Confirm(approval.ActionSetProject("payments", text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			if _, err := w.Owner.Client.PutProject(ctx, "payments", text, conf); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	var p store.Project
+	_ = db.Tx(ctx, func(tx store.Tx) (err error) {
+		p, err = tx.Project(ctx, w.Owner.Account, "payments")
+		return err
+	})
+	plain, err := w.Keys.Open(p.CredsKeyID, sealing.ProjectCredentials, p.UUID, p.Creds)
+	if err != nil || string(plain) != `{"token":"t"}` {
+		t.Fatalf("the credentials do not open under the project's uuid: %q %v", plain, err)
+	}
+}
+
+// TestUnlockNeverOutlivesOpen: an unlock racing an approval leaves no device
+// copy of a task that left open.
+func TestUnlockNeverOutlivesOpen(t *testing.T) {
+	db := storetest.Postgres(t)
+	w := servicetest.New(t, db)
+	late := w.Device(w.Owner.Signer.(device.WalletSigner).Wallet)
+	signInWithoutUnlock(t, w, late)
+	for i := 0; i < 10; i++ {
+		id := w.Pay()
+		view, _ := w.Owner.Client.Task(ctx, id)
+		o, err := w.Owner.Open(view)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := w.Owner.ApproveRequest(o, nil, "")
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() { defer wg.Done(); _, _ = late.Client.Unlock(ctx) }()
+		go func() { defer wg.Done(); _, _ = w.Owner.Client.Approve(ctx, id, req) }()
+		wg.Wait()
+		_ = db.Tx(ctx, func(tx store.Tx) error {
+			t2, _ := tx.Task(ctx, id)
+			copies, _ := tx.DeviceCopies(ctx, id)
+			if t2.State != "open" && len(copies) != 0 {
+				t.Errorf("task %s is %s and keeps %d device copies", id, t2.State, len(copies))
+			}
+			return nil
+		})
+	}
 }

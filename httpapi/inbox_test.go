@@ -79,6 +79,8 @@ func TestApprovalRefusals(t *testing.T) {
 			{"a supply for a confirm task", confirmTask, with(good, func(r *client.ApproveRequest) { r.Supplied = []byte("x") }), 400, "invalid_request"},
 			{"no supply for an input task", inputTask, with(withInput, func(r *client.ApproveRequest) { r.Supplied = nil }), 400, "invalid_request"},
 			{"an oversized note", confirmTask, with(good, func(r *client.ApproveRequest) { r.Note = make([]byte, 8<<10+1) }), 400, "invalid_request"},
+			{"an empty note", confirmTask, map[string]any{"task_hash": good.TaskHash, "approval": good.Approval, "note": ""}, 400, "invalid_request"},
+			{"an empty supply", inputTask, map[string]any{"task_hash": withInput.TaskHash, "approval": withInput.Approval, "supplied": ""}, 400, "invalid_request"},
 			{"another task's approval", other, good, 403, "confirmation_required"},
 			{"another hash", confirmTask, with(good, func(r *client.ApproveRequest) { r.TaskHash = strings.Repeat("0", 64) }), 403, "confirmation_required"},
 			{"another recipient", confirmTask, fromElsewhere, 403, "confirmation_required"},

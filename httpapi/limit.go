@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"net"
 	"net/http"
 	"sync"
@@ -21,6 +23,8 @@ type Limits struct {
 	// OwnerWritesPerMinute is per owner, for every request that changes
 	// something; default 120, 60 at once.
 	OwnerWritesPerMinute int
+	// AgentCallsPerMinute is per agent key; default 600, 120 at once.
+	AgentCallsPerMinute int
 }
 
 // limiter is a token bucket per key, forgotten after ten idle minutes.
@@ -104,4 +108,13 @@ func (s *Server) limitWrites(next ownerHandler) ownerHandler {
 		}
 		next(w, r, sess)
 	}
+}
+
+// limitCalls bounds an agent key's calls.
+func (s *Server) limitCalls(key string) error {
+	h := sha256.Sum256([]byte(key))
+	if ok, wait := s.agentCalls.allow(hex.EncodeToString(h[:])); !ok {
+		return rateLimited(wait)
+	}
+	return nil
 }

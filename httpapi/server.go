@@ -65,6 +65,7 @@ type Server struct {
 
 	signIns     *limiter
 	ownerWrites *limiter
+	agentCalls  *limiter
 }
 
 // New builds the server and its routes.
@@ -78,9 +79,13 @@ func New(opts Options) *Server {
 	if opts.Limits.OwnerWritesPerMinute == 0 {
 		opts.Limits.OwnerWritesPerMinute = 120
 	}
+	if opts.Limits.AgentCallsPerMinute == 0 {
+		opts.Limits.AgentCallsPerMinute = 600
+	}
 	s := &Server{opts: opts, router: mux.NewRouter(), registry: prometheus.NewRegistry(),
 		signIns:     newLimiter(opts.Limits.SignInPerMinute, opts.Limits.SignInPerMinute),
-		ownerWrites: newLimiter(opts.Limits.OwnerWritesPerMinute, (opts.Limits.OwnerWritesPerMinute+1)/2)}
+		ownerWrites: newLimiter(opts.Limits.OwnerWritesPerMinute, (opts.Limits.OwnerWritesPerMinute+1)/2),
+		agentCalls:  newLimiter(opts.Limits.AgentCallsPerMinute, (opts.Limits.AgentCallsPerMinute+4)/5)}
 	s.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "countersign_http_requests_total",
 		Help: "HTTP requests by route and status code.",
@@ -101,6 +106,7 @@ func New(opts Options) *Server {
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "method not allowed"})
 	})
+	r.HandleFunc("/", s.landing).Methods(http.MethodGet)
 	r.HandleFunc("/healthz", s.healthz).Methods(http.MethodGet)
 	r.HandleFunc("/readyz", s.readyz).Methods(http.MethodGet)
 	r.Handle("/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{})).Methods(http.MethodGet)

@@ -69,3 +69,18 @@ func get(t *testing.T, url string, want int) []byte {
 	}
 	return b
 }
+
+func TestLandingPage(t *testing.T) {
+	srv := httptest.NewServer(httpapi.New(httpapi.Options{Version: "x", Store: storetest.SQLite(t)}))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || !strings.Contains(string(b), "countersign inbox show") ||
+		!strings.HasPrefix(resp.Header.Get("Content-Security-Policy"), "default-src 'none'") {
+		t.Fatalf("GET /: %d %s", resp.StatusCode, b)
+	}
+}

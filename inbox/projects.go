@@ -115,6 +115,12 @@ func (s *Service) PutProject(ctx context.Context, sess Session, name, text strin
 	}
 	var out ProjectView
 	err = s.confirmed(ctx, sess.AccountID, approval.ActionSetProject(name, text), c, func(tx store.Tx, _ approval.PublicKey) error {
+		// One change of the owner's projects at a time: two creations of
+		// one name must agree on its uuid, which the credentials are
+		// sealed to.
+		if err := tx.LockOwner(ctx, sess.AccountID); err != nil {
+			return err
+		}
 		now := s.clock()
 		proj := store.Project{Owner: sess.AccountID, Name: name, UUID: NewProjectUUID(), Connector: p.Connector,
 			Policy: []byte(p.Policy), Agents: p.Agents, CreatedAt: now, UpdatedAt: now}

@@ -251,6 +251,9 @@ func (s *Service) Approve(ctx context.Context, sess Session, id string, req Appr
 	if len(req.Supplied) > MaxSuppliedBytes || len(req.Note) > MaxNoteBytes {
 		return Approved{}, countersign.Errorf(countersign.InvalidRequest, "a supply or a note is larger than 8 KiB")
 	}
+	if req.Supplied != nil && len(req.Supplied) == 0 || req.Note != nil && len(req.Note) == 0 {
+		return Approved{}, countersign.Errorf(countersign.InvalidRequest, "a supply or a note is empty: leave it out instead")
+	}
 	var t store.Task
 	err := s.store.Tx(ctx, func(tx store.Tx) (err error) {
 		t, err = ownTask(ctx, tx, sess, id)
@@ -277,6 +280,9 @@ func (s *Service) Approve(ctx context.Context, sess Session, id string, req Appr
 	if err := approval.CheckConfirmation(now, at); err != nil {
 		return Approved{}, countersign.Errorf(countersign.ConfirmationRequired, "the approval is older than 10 minutes or from the future; sign it again")
 	}
+	if !at.Before(t.ExpiresAt) {
+		return Approved{}, &countersign.Error{Code: countersign.TaskExpired, Message: "the approval is dated at or after the task's expiry", State: t.State}
+	}
 	supplyHash := SupplyHash(req.Note, req.Supplied)
 	sentence, err := approval.Approval{Account: sess.AccountID, TaskID: t.ID, TaskHash: t.TaskHash, SupplyHash: supplyHash, At: at}.Sentence()
 	if err != nil {
@@ -292,8 +298,10 @@ func (s *Service) Approve(ctx context.Context, sess Session, id string, req Appr
 	}
 	run := NewRunID()
 	err = s.store.Tx(ctx, func(tx store.Tx) error {
+		// The move also requires the task not to have expired meanwhile
+		// (the signature check may have waited on the chain).
 		moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, From: string(StateOpen), To: string(StateApproved),
-			At: now, Actor: "owner", Run: run, AnswerRun: run})
+			At: now, Actor: "owner", Run: run, AnswerRun: run, Unexpired: s.clock()})
 		if err != nil {
 			return err
 		}
@@ -301,6 +309,9 @@ func (s *Service) Approve(ctx context.Context, sess Session, id string, req Appr
 			cur, err := tx.Task(ctx, t.ID)
 			if err != nil {
 				return err
+			}
+			if cur.State == string(StateOpen) {
+				return &countersign.Error{Code: countersign.TaskExpired, Message: "the task expired before the approval arrived", State: cur.State}
 			}
 			return closed(cur.State)
 		}
@@ -381,7 +392,11 @@ func (s *Service) move(ctx context.Context, sess Session, id string, to State, c
 		moved, err := tx.MoveTask(ctx, store.Move{ID: id, From: string(StateOpen), To: string(to), Terminal: true,
 			At: s.clock(), Actor: "owner", OutcomeClass: string(OutcomeObserved)})
 		if err == nil && !moved {
-			return closed("closed")
+			cur, err := tx.Task(ctx, id)
+			if err != nil {
+				return err
+			}
+			return closed(cur.State)
 		}
 		return err
 	})

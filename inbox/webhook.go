@@ -18,7 +18,7 @@ import (
 type WebhookKeeper interface {
 	SealWebhook(owner, url, secret string) (keyID uint32, blob []byte, err error)
 	WebhookURL(ctx context.Context, owner string) (string, error)
-	Ping(ctx context.Context, owner string) (webhook.Attempt, error)
+	Ping(ctx context.Context, owner string) (eventID string, a webhook.Attempt, err error)
 }
 
 // WebhookView is an owner's webhook; Secret is set only in the answer that
@@ -138,13 +138,13 @@ func (s *Service) Deliveries(ctx context.Context, sess Session) ([]DeliveryView,
 // TestWebhook sends a ping to the owner's webhook now and returns the
 // attempt.
 func (s *Service) TestWebhook(ctx context.Context, sess Session) (DeliveryView, error) {
-	a, err := s.webhooks.Ping(ctx, sess.AccountID)
+	id, a, err := s.webhooks.Ping(ctx, sess.AccountID)
 	if errors.Is(err, store.ErrNotFound) {
 		return DeliveryView{}, countersign.Errorf(countersign.InvalidRequest, "no webhook is named")
 	}
 	if err != nil {
 		return DeliveryView{}, storeErr(err)
 	}
-	return DeliveryView{Type: string(webhook.Ping), Attempt: a.Number, StatusCode: a.StatusCode, Error: a.Error,
+	return DeliveryView{EventID: id, Type: string(webhook.Ping), Attempt: a.Number, StatusCode: a.StatusCode, Error: a.Error,
 		At: a.At.UTC().Format(TimeFormat)}, nil
 }

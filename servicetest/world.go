@@ -178,7 +178,7 @@ func New(t testing.TB, db *sqlstore.DB) *World {
 	cur, keys, _ := w.Enclave.RunKeys()
 	srv := httptest.NewServer(httpapi.New(httpapi.Options{Version: "test", Store: db, Logger: w.log, Inbox: w.Inbox, Agents: w.Enclave,
 		Connectors: w.Catalogue, RunKey: httpapi.RunKeys{Current: cur, Keys: keys},
-		Limits: httpapi.Limits{SignInPerMinute: 1 << 20, OwnerWritesPerMinute: 1 << 20}}))
+		Limits: httpapi.Limits{SignInPerMinute: 1 << 20, OwnerWritesPerMinute: 1 << 20, AgentCallsPerMinute: 1 << 20}}))
 	t.Cleanup(srv.Close)
 	w.URL = srv.URL
 	w.Owner = w.NewOwner()

@@ -470,6 +470,10 @@ type TaskTx interface {
 	DeviceCopy(ctx context.Context, id, deviceID string) ([]byte, error)
 	// PutDeviceCopy stores (or replaces) a device copy of a waiting task.
 	PutDeviceCopy(ctx context.Context, id, deviceID string, blob []byte) error
+	// LockWaiting locks a task's row until the transaction ends if it is
+	// still open, and reports whether it is: a move out of open waits for
+	// the lock, so a device copy written under it cannot outlive open.
+	LockWaiting(ctx context.Context, id string) (bool, error)
 	// Outcome returns what a closed task keeps for its preparer: the result
 	// sealed for it and the owner's rejection reason (sealed to the reply
 	// key); nil when there is none.
@@ -529,13 +533,16 @@ type TaskCiphertext struct {
 // still needs them. Reaching a terminal state deletes the sealed copy and
 // every file.
 type Move struct {
-	ID            string
-	From, To      string
-	Terminal      bool // To is a terminal state
-	At            time.Time
-	Actor         string // owner|agent|platform
-	Run           string // the run concerned, if any, for the event
-	AnswerRun     string // set as the task's answer run when not empty
+	ID        string
+	From, To  string
+	Terminal  bool // To is a terminal state
+	At        time.Time
+	Actor     string // owner|agent|platform
+	Run       string // the run concerned, if any, for the event
+	AnswerRun string // set as the task's answer run when not empty
+	// Unexpired, when set, also requires the task not to have expired by
+	// then (an approval must arrive before expires_at).
+	Unexpired     time.Time
 	OutcomeClass  string
 	FailureReason string
 }

@@ -359,10 +359,26 @@ func TestDevSandboxDemoAgent(t *testing.T) {
 	if r := stop(); strings.Contains(r.stderr, "demo agent") {
 		t.Fatalf("the demo key was printed again:\n%s", r.stderr)
 	}
-	base, _ := serve(t, env, "--dev")
+	base, stop := serve(t, env, "--dev")
 	bot := &client.Client{BaseURL: base, AgentKey: m[1]}
 	raw, err := bot.Call(context.Background(), "alice.near", "probe", "guess_start", nil, nil)
 	if err != nil || !strings.Contains(string(raw), `"status":"awaiting_owner"`) {
 		t.Fatalf("guess_start on the sandbox: %s %v", raw, err)
+	}
+	// A long poll in flight does not hold shutdown up: it is answered.
+	var a client.Awaiting
+	_ = json.Unmarshal(raw, &a)
+	waited := make(chan error, 1)
+	go func() {
+		_, err := bot.Status(context.Background(), "alice.near", "probe", a.TaskID, 60)
+		waited <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	began := time.Now()
+	if r := stop(); r.code != 0 {
+		t.Fatalf("serve: %+v", r)
+	}
+	if err := <-waited; err != nil || time.Since(began) > 15*time.Second {
+		t.Fatalf("the long poll at shutdown: %v after %s", err, time.Since(began))
 	}
 }

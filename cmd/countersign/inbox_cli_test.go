@@ -503,7 +503,7 @@ func TestInboxTerminalOwner(t *testing.T) {
 		t.Fatalf("a removed project is listed:\n%s", list)
 	}
 	o.fails([]string{"projects", "rm", "broken"}, "invalid_request: no such project")
-	o.fails([]string{"projects", "put", "p2", "--connector", "nosuch", "--policy", okPolicy}, `there is no connector "nosuch"`)
+	o.fails([]string{"projects", "put", "p2", "--connector", "nosuch", "--policy", okPolicy}, "there is no such connector")
 	if _, err := agent.Call(ctx, o.account, "broken", "guess_start", nil, nil); refusalCode(err) != "not_granted" {
 		t.Fatalf("a call to a removed project: %v", err)
 	}

@@ -59,10 +59,13 @@ func keysRotate(ctx context.Context, a *app, args []string) error {
 	if _, err := checkSchema(ctx, db); err != nil {
 		return err
 	}
-	n, err := enclave.New(enclave.Config{Keys: keys, Store: db}).Rewrap(ctx)
+	n, skipped, err := enclave.New(enclave.Config{Keys: keys, Store: db, Logger: newLogger(cfg, a)}).Rewrap(ctx)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(a.stdout, "%d secret(s) sealed again under key %d; task blobs keep their key ids (keep older keys until their tasks are purged, 30 days after they close)\n", n, keys.Current())
+	if skipped > 0 {
+		return fmt.Errorf("%d secret(s) do not open with this keyring and were left as they are (see the log): keep the keys that sealed them", skipped)
+	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"countersign/connectors"
 	"countersign/enclave"
 	"countersign/httpapi"
 	"countersign/inbox"
@@ -83,7 +84,8 @@ func runServe(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	api := httpapi.New(httpapi.Options{Version: version, Store: db, Logger: log, Inbox: owners, Agents: agents,
-		Connectors: cat, RunKey: httpapi.RunKeys{Current: runKey, Keys: runKeys}})
+		Connectors: cat, RunKey: httpapi.RunKeys{Current: runKey, Keys: runKeys},
+		Limits: httpapi.Limits{AgentCallsPerMinute: cfg.AgentCallsPerMinute}})
 	// Answer runs and the leader's sweeps come from the job queue; the
 	// heartbeat tells other processes this one's runs are alive.
 	jobsCtx, stopBeating := context.WithCancel(context.WithoutCancel(ctx))
@@ -97,7 +99,12 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return fmt.Errorf("cannot listen on %s (COUNTERSIGN_LISTEN): %s", cfg.Listen, oneLine(err))
 	}
+	// Long-held requests (event streams, task_wait) end when shutdown starts,
+	// so shutdown need not wait for them.
+	requests, endRequests := context.WithCancel(context.WithoutCancel(ctx))
+	defer endRequests()
 	srv := &http.Server{
+		BaseContext:       func(net.Listener) context.Context { return requests },
 		Handler:           api,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       time.Minute,
@@ -116,12 +123,17 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	case <-ctx.Done():
 	}
 	log.Info("shutting down")
+	endRequests()
 	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
+		log.Warn("HTTP requests did not end in time", "err", err)
 	}
-	if err := stopJobs(shutdown); err != nil {
+	// Running answer runs finish (up to their compute limit) before the
+	// process goes: one cut off would end run_unfinished.
+	jobs, cancelJobs := context.WithTimeout(context.WithoutCancel(ctx), connectors.MaxLimit+30*time.Second)
+	defer cancelJobs()
+	if err := stopJobs(jobs); err != nil {
 		log.Warn("the job queue did not stop cleanly", "err", err)
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"countersign/migrations"
 	"countersign/store"
 )
 
@@ -101,11 +102,16 @@ func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 	if m.Terminal {
 		closed = m.At.Unix()
 	}
-	n, err := t.q.exec(ctx, `UPDATE tasks SET state = ?, closed_at = ?, state_at = ?,
+	q := `UPDATE tasks SET state = ?, closed_at = ?, state_at = ?,
 		outcome_class = COALESCE(?, outcome_class), failure_reason = COALESCE(?, failure_reason),
 		answer_run = COALESCE(?, answer_run)
-		WHERE id = ? AND state = ?`,
-		m.To, closed, m.At.Unix(), null(m.OutcomeClass), null(m.FailureReason), null(m.AnswerRun), m.ID, m.From)
+		WHERE id = ? AND state = ?`
+	args := []any{m.To, closed, m.At.Unix(), null(m.OutcomeClass), null(m.FailureReason), null(m.AnswerRun), m.ID, m.From}
+	if !m.Unexpired.IsZero() {
+		q += " AND expires_at > ?"
+		args = append(args, m.Unexpired.Unix())
+	}
+	n, err := t.q.exec(ctx, q, args...)
 	if err != nil || n == 0 {
 		return false, err
 	}
@@ -123,7 +129,12 @@ func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 		}
 	}
 	if m.Terminal {
+		// Device copies too: none may outlive open, even one an unlock
+		// wrote while the task was leaving it.
 		if _, err := t.q.exec(ctx, "UPDATE tasks SET sealed = NULL, approval = NULL WHERE id = ?", m.ID); err != nil {
+			return false, err
+		}
+		if _, err := t.q.exec(ctx, "DELETE FROM device_copies WHERE task_id = ?", m.ID); err != nil {
 			return false, err
 		}
 	}
@@ -243,4 +254,14 @@ func (t *tx) SetReason(ctx context.Context, id string, reason []byte) error {
 		return store.ErrNotFound
 	}
 	return err
+}
+
+func (t *tx) LockWaiting(ctx context.Context, id string) (bool, error) {
+	q := "SELECT COUNT(*) FROM tasks WHERE id = ? AND state = 'open'"
+	if t.dialect == migrations.Postgres {
+		q = "SELECT COUNT(*) FROM (SELECT id FROM tasks WHERE id = ? AND state = 'open' FOR UPDATE) locked"
+	}
+	var n int
+	err := t.q.queryRow(ctx, q, id).Scan(&n)
+	return n == 1, err
 }

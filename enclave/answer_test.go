@@ -124,9 +124,9 @@ func TestAnswerRunEndings(t *testing.T) {
 
 		// A connector that refuses after the approval, saying nothing was
 		// written: failed run_refused:<code>, claimed, with its sentence.
-		w.Answer = func(context.Context, *connectors.AnswerCall) (connectors.Report, error) {
+		w.SetAnswer(func(context.Context, *connectors.AnswerCall) (connectors.Report, error) {
 			return connectors.Report{}, connectors.Refused(countersign.PolicyDenied, false, "The owner's rule 1 refuses this payment.")
-		}
+		})
 		id = w.Pay()
 		run = w.Approve(id, nil)
 		_ = w.Enclave.Answer(ctx, id, run)
@@ -144,7 +144,7 @@ func TestAnswerRunEndings(t *testing.T) {
 				return connectors.Report{Result: map[string]any{"late": true}}, nil
 			},
 		} {
-			w.Answer = f
+			w.SetAnswer(f)
 			id = w.Pay()
 			run = w.Approve(id, nil)
 			start := time.Now()

@@ -23,12 +23,12 @@ func TestSweeps(t *testing.T) {
 		// A run that begins and whose process then stops beating.
 		release := make(chan struct{})
 		started := make(chan struct{})
-		w.Answer = func(ctx context.Context, a *connectors.AnswerCall) (connectors.Report, error) {
+		w.SetAnswer(func(ctx context.Context, a *connectors.AnswerCall) (connectors.Report, error) {
 			w.Effects.Add(a.Task.ID)
 			close(started)
 			<-release
 			return connectors.Report{Result: map[string]any{"ok": true}}, nil
-		}
+		})
 		orphan := w.Pay()
 		run := w.Approve(orphan, nil)
 		if err := w.Enclave.Heartbeat(ctx); err != nil {

@@ -110,9 +110,10 @@ type World struct {
 	// Owner is a signed-in device of an owner with a "probe" and a
 	// "ledger" project granted to the agent.
 	Owner *device.Device
-	// Answer is what the ledger's confirm does (default: count and
-	// succeed).
-	Answer func(ctx context.Context, a *connectors.AnswerCall) (connectors.Report, error)
+	// answer is what the ledger's confirm does (default: count and
+	// succeed); SetAnswer changes it.
+	answerMu sync.Mutex
+	answer   func(ctx context.Context, a *connectors.AnswerCall) (connectors.Report, error)
 	// RPC is the fake NEAR RPC the service asks about wallet keys.
 	RPC *neartest.Server
 	log *slog.Logger
@@ -154,10 +155,13 @@ func New(t testing.TB, db *sqlstore.DB) *World {
 			return connectors.Notified(task), nil
 		}},
 		{Name: "confirm", Kind: connectors.Answer, Limit: 2 * time.Second, Answer: func(ctx context.Context, a *connectors.AnswerCall) (connectors.Report, error) {
-			return w.Answer(ctx, a)
+			w.answerMu.Lock()
+			f := w.answer
+			w.answerMu.Unlock()
+			return f(ctx, a)
 		}},
 	}}
-	w.Answer = func(_ context.Context, a *connectors.AnswerCall) (connectors.Report, error) {
+	w.answer = func(_ context.Context, a *connectors.AnswerCall) (connectors.Report, error) {
 		w.Effects.Add(a.Task.ID)
 		return connectors.Report{Result: map[string]any{"ok": true, "paid": true}}, nil
 	}
@@ -202,6 +206,13 @@ func New(t testing.TB, db *sqlstore.DB) *World {
 		t.Fatal(err)
 	}
 	return w
+}
+
+// SetAnswer changes what the ledger's confirm does.
+func (w *World) SetAnswer(f func(ctx context.Context, a *connectors.AnswerCall) (connectors.Report, error)) {
+	w.answerMu.Lock()
+	defer w.answerMu.Unlock()
+	w.answer = f
 }
 
 // NewOwner signs in a device of a new implicit account.

@@ -274,14 +274,16 @@ func TestCallComputeLimit(t *testing.T) {
 }
 
 func TestCallGivesTheRunItsDeadline(t *testing.T) {
-	var deadline time.Time
+	deadlines := make(chan time.Time, 1)
 	h := newHook(t, &hooks{run: func(ctx context.Context, _ *connectors.Call) (any, error) {
-		deadline, _ = ctx.Deadline()
+		d, _ := ctx.Deadline()
+		deadlines <- d
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}})
 	start := time.Now()
 	_, err := h.Call(ctx, `{"operation":"slow"}`)
+	deadline := <-deadlines
 	if err == nil || deadline.IsZero() || deadline.Sub(start) > time.Second {
 		t.Fatalf("deadline %v after %v, err %v", deadline.Sub(start), start, err)
 	}

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,42 +15,25 @@ import (
 	"countersign/device"
 	"countersign/httpapi"
 	"countersign/inbox"
+	"countersign/servicetest"
 	"countersign/store"
 )
 
 var ctx = context.Background()
-
-// clock is a settable clock shared by the service and the RPC cache.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // env is a service on a real HTTP server, a store and a fake NEAR RPC.
 type env struct {
 	url   string
 	db    store.Store
 	rpc   *neartest.Server
-	clock *clock
+	clock *servicetest.Clock
 }
 
 func newEnv(t *testing.T, db store.Store) *env {
 	t.Helper()
 	rpc := neartest.New()
 	t.Cleanup(rpc.Close)
-	clk := &clock{now: time.Now().UTC().Truncate(time.Second)}
+	clk := servicetest.NewClock(time.Now().UTC().Truncate(time.Second))
 	checker, err := approval.NewRPCChecker(approval.RPCConfig{URL: rpc.URL(), Client: &http.Client{Timeout: 2 * time.Second}, Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)

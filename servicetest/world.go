@@ -39,6 +39,9 @@ type Clock struct {
 	now time.Time
 }
 
+// NewClock is a clock at t.
+func NewClock(t time.Time) *Clock { return &Clock{now: t} }
+
 // Now is the clock's time.
 func (c *Clock) Now() time.Time {
 	c.mu.Lock()
@@ -122,7 +125,7 @@ type World struct {
 // New builds the service on db.
 func New(t testing.TB, db *sqlstore.DB) *World {
 	t.Helper()
-	w := &World{T: t, DB: db, Clock: &Clock{now: time.Now().UTC().Truncate(time.Second)}, Keys: sealing.GenerateKeyring(),
+	w := &World{T: t, DB: db, Clock: NewClock(time.Now().UTC().Truncate(time.Second)), Keys: sealing.GenerateKeyring(),
 		Effects: &Effects{}, Agent: "bot.near", AgentKey: AgentKey, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	w.Ledger = &connectors.Connector{Name: "ledger", Version: "1.0.0", Tasks: true, Operations: []connectors.Operation{
 		{Name: "pay", Kind: connectors.Write, Price: 1, Run: func(ctx context.Context, c *connectors.Call) (any, error) {

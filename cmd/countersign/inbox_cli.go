@@ -159,6 +159,20 @@ func (a *app) inboxFlags(name string) (*flag.FlagSet, func() string) {
 	return fset, func() string { return first(*dir, a.getenv("COUNTERSIGN_INBOX_DIR"), defaultInboxDir) }
 }
 
+// terminalWithoutArgs opens this terminal's session for a subcommand that
+// takes no argument besides --dir.
+func (a *app) terminalWithoutArgs(name string, args []string) (*terminal, error) {
+	fset, dirOf := a.inboxFlags(name)
+	pos, err := parseArgs(fset, args)
+	if err != nil {
+		return nil, err
+	}
+	if len(pos) != 0 {
+		return nil, errors.New("usage: countersign inbox " + name)
+	}
+	return openTerminal(dirOf())
+}
+
 // parseArgs parses flags that may come before, between or after the
 // positional arguments, which it returns. Everything after "--" is
 // positional.
@@ -611,15 +625,7 @@ func parseRunKeys(b []byte) (map[string]string, error) {
 }
 
 func inboxLogout(ctx context.Context, a *app, args []string) error {
-	fset, dirOf := a.inboxFlags("logout")
-	pos, err := parseArgs(fset, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 0 {
-		return errors.New("usage: countersign inbox logout")
-	}
-	t, err := openTerminal(dirOf())
+	t, err := a.terminalWithoutArgs("logout", args)
 	if err != nil {
 		return err
 	}

@@ -154,15 +154,7 @@ func inboxUnmute(ctx context.Context, a *app, args []string) error {
 }
 
 func inboxMutes(ctx context.Context, a *app, args []string) error {
-	fset, dirOf := a.inboxFlags("mutes")
-	pos, err := parseArgs(fset, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 0 {
-		return errors.New("usage: countersign inbox mutes")
-	}
-	t, err := openTerminal(dirOf())
+	t, err := a.terminalWithoutArgs("mutes", args)
 	if err != nil {
 		return err
 	}
@@ -202,15 +194,7 @@ func inboxProjects(ctx context.Context, a *app, args []string) error {
 }
 
 func projectsList(ctx context.Context, a *app, args []string) error {
-	fset, dirOf := a.inboxFlags("projects list")
-	pos, err := parseArgs(fset, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 0 {
-		return errors.New("usage: countersign inbox projects list")
-	}
-	t, err := openTerminal(dirOf())
+	t, err := a.terminalWithoutArgs("projects list", args)
 	if err != nil {
 		return err
 	}

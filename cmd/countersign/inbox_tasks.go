@@ -419,15 +419,7 @@ func inboxCancel(ctx context.Context, a *app, args []string) error {
 }
 
 func inboxUnlock(ctx context.Context, a *app, args []string) error {
-	fset, dirOf := a.inboxFlags("unlock")
-	pos, err := parseArgs(fset, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 0 {
-		return errors.New("usage: countersign inbox unlock")
-	}
-	t, err := openTerminal(dirOf())
+	t, err := a.terminalWithoutArgs("unlock", args)
 	if err != nil {
 		return err
 	}
@@ -446,15 +438,7 @@ const (
 )
 
 func inboxWatch(ctx context.Context, a *app, args []string) error {
-	fset, dirOf := a.inboxFlags("watch")
-	pos, err := parseArgs(fset, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 0 {
-		return errors.New("usage: countersign inbox watch")
-	}
-	t, err := openTerminal(dirOf())
+	t, err := a.terminalWithoutArgs("watch", args)
 	if err != nil {
 		return err
 	}

@@ -28,20 +28,7 @@ func (t *tx) OwnerTasks(ctx context.Context, owner string, waiting bool, before 
 	}
 	q += " ORDER BY created_at DESC, id DESC LIMIT ?"
 	args = append(args, limit)
-	r, err := t.q.query(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	var out []store.Task
-	for r.Next() {
-		k, err := scanTask(r)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, k)
-	}
-	return out, r.Err()
+	return t.tasks(ctx, q, args...)
 }
 
 func (t *tx) DeviceCopies(ctx context.Context, id string) ([]string, error) {

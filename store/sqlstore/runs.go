@@ -160,20 +160,11 @@ func (t *tx) PreparerTasks(ctx context.Context, owner, projectUUID, preparer, st
 	}
 	q += " ORDER BY created_at DESC, id DESC LIMIT ?"
 	args = append(args, limit)
-	r, err := t.q.query(ctx, q, args...)
+	out, err := t.tasks(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: tasks of preparer %s: %w", preparer, err)
 	}
-	defer r.Close()
-	var out []store.Task
-	for r.Next() {
-		k, err := scanTask(r)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, k)
-	}
-	return out, r.Err()
+	return out, nil
 }
 
 // ForgetTask marks a closed task forgotten; an open, approved or answering

@@ -37,7 +37,7 @@ func (t *tx) Heartbeat(ctx context.Context, runner string, at time.Time) error {
 }
 
 func (t *tx) Stale(ctx context.Context, now, approvedBefore, answeringBefore, deadBefore time.Time, limit int) ([]store.Task, error) {
-	r, err := t.q.query(ctx, "SELECT "+taskColumns+` FROM tasks WHERE
+	return t.tasks(ctx, "SELECT "+taskColumns+` FROM tasks WHERE
 		state = 'open' AND expires_at <= ?
 		OR state = 'approved' AND state_at <= ?
 		OR state = 'answering' AND (state_at <= ? OR NOT EXISTS (
@@ -45,19 +45,6 @@ func (t *tx) Stale(ctx context.Context, now, approvedBefore, answeringBefore, de
 			WHERE runs.id = tasks.answer_run AND runners.seen_at > ?))
 		ORDER BY state_at, id LIMIT ?`,
 		now.Unix(), approvedBefore.Unix(), answeringBefore.Unix(), deadBefore.Unix(), limit)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	var out []store.Task
-	for r.Next() {
-		k, err := scanTask(r)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, k)
-	}
-	return out, r.Err()
 }
 
 func (t *tx) Purge(ctx context.Context, now, outcomesBefore, callsBefore, oldBefore time.Time) (int, error) {

@@ -78,6 +78,24 @@ func scanTask(r row) (store.Task, error) {
 	return k, nil
 }
 
+// tasks runs a query of taskColumns and reads every row.
+func (t *tx) tasks(ctx context.Context, q string, args ...any) ([]store.Task, error) {
+	r, err := t.q.query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	var out []store.Task
+	for r.Next() {
+		k, err := scanTask(r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, k)
+	}
+	return out, r.Err()
+}
+
 func deref(s *string) string {
 	if s == nil {
 		return ""

@@ -173,6 +173,18 @@ func (a *app) terminalWithoutArgs(name string, args []string) (*terminal, error)
 	return openTerminal(dirOf())
 }
 
+// terminalDevice opens this terminal's session and device; with signer,
+// the device signs with the wallet named at login (or, external, with one
+// asked through the terminal).
+func (a *app) terminalDevice(dir string, signer, external bool) (*terminal, *device.Device, error) {
+	t, err := openTerminal(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	d, err := t.device(a, signer, external)
+	return t, d, err
+}
+
 // parseArgs parses flags that may come before, between or after the
 // positional arguments, which it returns. Everything after "--" is
 // positional.

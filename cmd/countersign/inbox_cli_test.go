@@ -157,7 +157,7 @@ func TestInboxTerminalGame(t *testing.T) {
 	sess := o.session()
 	containsAll(t, "login", out, "signed in as "+o.account, "device:      "+sess.DeviceID, "valid until: "+sess.ValidUntil, "run keys:    1 pinned")
 	until, err := time.Parse(time.RFC3339, sess.ValidUntil)
-	if err != nil || until.Sub(time.Now()) < 29*24*time.Hour || until.Sub(time.Now()) > 30*24*time.Hour+time.Minute {
+	if err != nil || time.Until(until) < 29*24*time.Hour || time.Until(until) > 30*24*time.Hour+time.Minute {
 		t.Fatalf("valid until %s (%v): not 30 days", sess.ValidUntil, err)
 	}
 	if sess.Server != s.base || sess.Account != o.account || !strings.HasPrefix(sess.Token, "os_") || sess.Recipient != "countersign" ||

@@ -319,11 +319,7 @@ func projectsPut(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	t, err := openTerminal(dirOf())
-	if err != nil {
-		return err
-	}
-	d, err := t.device(a, true, *external)
+	t, d, err := a.terminalDevice(dirOf(), true, *external)
 	if err != nil {
 		return err
 	}
@@ -353,11 +349,7 @@ func projectsRemove(ctx context.Context, a *app, args []string) error {
 	if len(pos) != 1 || !inbox.ValidProjectName(pos[0]) {
 		return errors.New("usage: countersign inbox projects rm NAME")
 	}
-	t, err := openTerminal(dirOf())
-	if err != nil {
-		return err
-	}
-	d, err := t.device(a, true, *external)
+	t, d, err := a.terminalDevice(dirOf(), true, *external)
 	if err != nil {
 		return err
 	}

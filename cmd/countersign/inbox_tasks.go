@@ -212,11 +212,7 @@ func inboxShow(ctx context.Context, a *app, args []string) error {
 	if *raw && *request {
 		return errors.New("--raw or --request, not both")
 	}
-	t, err := openTerminal(dirOf())
-	if err != nil {
-		return err
-	}
-	d, err := t.device(a, false, false)
+	t, d, err := a.terminalDevice(dirOf(), false, false)
 	if err != nil {
 		return err
 	}
@@ -288,11 +284,7 @@ func inboxApprove(ctx context.Context, a *app, args []string) error {
 			return err
 		}
 	}
-	t, err := openTerminal(dirOf())
-	if err != nil {
-		return err
-	}
-	d, err := t.device(a, true, *external)
+	t, d, err := a.terminalDevice(dirOf(), true, *external)
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package connectortest_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -130,16 +129,6 @@ func wantRefusal(t *testing.T, err error, code countersign.Code, sentence string
 	if sentence != "" && e.Message != sentence {
 		t.Fatalf("got sentence %q, want %q", e.Message, sentence)
 	}
-}
-
-// decode reads a JSON object.
-func decode(t *testing.T, b []byte) map[string]any {
-	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatalf("not a JSON object: %s", b)
-	}
-	return m
 }
 
 // recorder is a testing.TB that records failures instead of failing, to test

@@ -219,7 +219,7 @@ func (e *Enclave) endApproved(ctx context.Context, tx store.Tx, t store.Task, en
 	if end.void {
 		to, reason = inbox.StateVoid, ""
 	}
-	moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, From: string(inbox.StateApproved), To: string(to), Terminal: true,
+	moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, From: string(inbox.StateApproved), To: string(to),
 		At: e.clock(), Actor: "platform", Run: t.AnswerRun, OutcomeClass: string(inbox.OutcomeObserved), FailureReason: reason})
 	if err != nil || !moved {
 		return err
@@ -281,7 +281,7 @@ func (e *Enclave) answer(ctx context.Context, p *prepared, run string, limit tim
 	answer, _ := marshal(result)
 	ctx = context.WithoutCancel(ctx)
 	err := e.store.Tx(ctx, func(tx store.Tx) error {
-		moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, From: string(inbox.StateAnswering), To: string(state), Terminal: true,
+		moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, From: string(inbox.StateAnswering), To: string(state),
 			At: e.clock(), Actor: "platform", Run: run, OutcomeClass: string(outcome), FailureReason: string(reason)})
 		if err != nil {
 			return err

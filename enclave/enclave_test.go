@@ -308,7 +308,7 @@ func TestCiphertextOnly(t *testing.T) {
 				// A closed task leaves its ciphertext behind in dead rows and
 				// freed pages: still no canary.
 				if err := db.Tx(ctx, func(tx store.Tx) error {
-					_, err := tx.MoveTask(ctx, store.Move{ID: got.ID, From: "open", To: "rejected", Terminal: true, At: t0, Actor: "owner"})
+					_, err := tx.MoveTask(ctx, store.Move{ID: got.ID, From: "open", To: "rejected", At: t0, Actor: "owner"})
 					return err
 				}); err != nil {
 					t.Fatal(err)

@@ -67,7 +67,7 @@ func (e *Enclave) Sweep(ctx context.Context) (SweepResult, error) {
 			return err
 		}
 		for _, t := range stale {
-			m := store.Move{ID: t.ID, From: t.State, Terminal: true, At: now, Actor: "platform", Run: t.AnswerRun,
+			m := store.Move{ID: t.ID, From: t.State, At: now, Actor: "platform", Run: t.AnswerRun,
 				OutcomeClass: string(inbox.OutcomeObserved)}
 			switch t.State {
 			case string(inbox.StateOpen):

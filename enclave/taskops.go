@@ -221,7 +221,7 @@ func (e *Enclave) taskCancel(ctx context.Context, agent string, project store.Pr
 		if err := inbox.Move(inbox.Kind(t.Kind), inbox.State(t.State), inbox.StateCancelled); err != nil {
 			return closed(t.State)
 		}
-		moved, err := tx.MoveTask(ctx, store.Move{ID: id, From: t.State, To: string(inbox.StateCancelled), Terminal: true,
+		moved, err := tx.MoveTask(ctx, store.Move{ID: id, From: t.State, To: string(inbox.StateCancelled),
 			At: e.now().UTC(), Actor: "agent", OutcomeClass: string(inbox.OutcomeObserved)})
 		if err == nil && !moved {
 			return closed("")

@@ -389,7 +389,7 @@ func (s *Service) move(ctx context.Context, sess Session, id string, to State, c
 		if err := Move(Kind(t.Kind), StateOpen, to); err != nil {
 			return err
 		}
-		moved, err := tx.MoveTask(ctx, store.Move{ID: id, From: string(StateOpen), To: string(to), Terminal: true,
+		moved, err := tx.MoveTask(ctx, store.Move{ID: id, From: string(StateOpen), To: string(to),
 			At: s.clock(), Actor: "owner", OutcomeClass: string(OutcomeObserved)})
 		if err == nil && !moved {
 			cur, err := tx.Task(ctx, id)
@@ -428,7 +428,7 @@ func cancelWaiting(ctx context.Context, tx store.Tx, owner, preparer, project st
 		if preparer != "" && t.Preparer != preparer || project != "" && t.Project != project {
 			continue
 		}
-		moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, From: string(StateOpen), To: string(StateCancelled), Terminal: true,
+		moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, From: string(StateOpen), To: string(StateCancelled),
 			At: now, Actor: "owner", OutcomeClass: string(OutcomeObserved)})
 		if err != nil {
 			return 0, err

@@ -530,12 +530,12 @@ type TaskCiphertext struct {
 //
 // Leaving "open" deletes the content and the device copies at once; files
 // are deleted too unless the task moves to "approved", whose answer run
-// still needs them. Reaching a terminal state deletes the sealed copy and
-// every file.
+// still needs them. Reaching a state a task ends in (any but open, approved
+// and answering) deletes the sealed copy, every file and every device copy,
+// and sets the closing time.
 type Move struct {
 	ID        string
 	From, To  string
-	Terminal  bool // To is a terminal state
 	At        time.Time
 	Actor     string // owner|agent|platform
 	Run       string // the run concerned, if any, for the event

@@ -9,10 +9,6 @@ import (
 	"countersign/store"
 )
 
-// stateAnswering is the third state, besides open and approved, in which a
-// task is not closed and so cannot be forgotten.
-const stateAnswering = "answering"
-
 func (t *tx) InsertRun(ctx context.Context, r store.Run) error {
 	if r.ID == "" {
 		return errors.New("store: a run needs an id")

@@ -8,12 +8,20 @@ import (
 	"countersign/store"
 )
 
-// The store knows two state names: what leaves "open" loses its content, and
-// "approved" keeps its files for the answer run.
+// The store knows the three states a task has not ended in: what leaves
+// "open" loses its content, "approved" keeps its files for the answer run,
+// and every other state but "answering" is an end.
 const (
-	stateOpen     = "open"
-	stateApproved = "approved"
+	stateOpen      = "open"
+	stateApproved  = "approved"
+	stateAnswering = "answering"
 )
+
+// terminal reports whether a state is one a task ends in: every state but
+// open, approved and answering.
+func terminal(state string) bool {
+	return state != stateOpen && state != stateApproved && state != stateAnswering
+}
 
 func (t *tx) LockOwner(ctx context.Context, owner string) error {
 	_, err := t.q.exec(ctx, `INSERT INTO owner_locks (owner) VALUES (?)
@@ -117,7 +125,8 @@ func (t *tx) Task(ctx context.Context, id string) (store.Task, error) {
 
 func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 	var closed any
-	if m.Terminal {
+	ends := terminal(m.To)
+	if ends {
 		closed = m.At.Unix()
 	}
 	q := `UPDATE tasks SET state = ?, closed_at = ?, state_at = ?,
@@ -141,12 +150,12 @@ func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 			return false, err
 		}
 	}
-	if m.Terminal || m.From == stateOpen && m.To != stateApproved {
+	if ends || m.From == stateOpen && m.To != stateApproved {
 		if _, err := t.q.exec(ctx, "DELETE FROM task_files WHERE task_id = ?", m.ID); err != nil {
 			return false, err
 		}
 	}
-	if m.Terminal {
+	if ends {
 		// Device copies too: none may outlive open, even one an unlock
 		// wrote while the task was leaving it.
 		if _, err := t.q.exec(ctx, "UPDATE tasks SET sealed = NULL, approval = NULL WHERE id = ?", m.ID); err != nil {

@@ -31,7 +31,7 @@ func testOwnerTasks(t *testing.T, s store.Store) {
 	}
 	k, c := NewTask("z-1", "bob.near", "bot.near")
 	insert(t, s, k, c)
-	move(t, s, store.Move{ID: "b-1", From: "open", To: "rejected", Terminal: true, At: t0, Actor: "owner"})
+	move(t, s, store.Move{ID: "b-1", From: "open", To: "rejected", At: t0, Actor: "owner"})
 	ids := func(ts []store.Task) string {
 		var out []string
 		for _, t := range ts {
@@ -83,7 +83,7 @@ func testDeviceCopiesAndApproval(t *testing.T, s store.Store) {
 		return nil
 	})
 	move(t, s, store.Move{ID: k.ID, From: "open", To: "approved", At: t0, Actor: "owner"})
-	move(t, s, store.Move{ID: k.ID, From: "approved", To: "failed", Terminal: true, At: t0, Actor: "platform"})
+	move(t, s, store.Move{ID: k.ID, From: "approved", To: "failed", At: t0, Actor: "platform"})
 	_ = s.Tx(ctx, func(tx store.Tx) error {
 		if _, err := tx.Approval(ctx, k.ID); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("a closed task keeps its approval: %v", err)

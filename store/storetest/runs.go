@@ -322,8 +322,8 @@ func testPreparerTasks(t *testing.T, s store.Store) {
 		insert(t, s, task, c)
 	}
 	move(t, s, store.Move{ID: "r2-2", From: "open", To: "approved", At: t0, Actor: "owner"})
-	move(t, s, store.Move{ID: "r3-1", From: "open", To: "rejected", Terminal: true, At: t0, Actor: "owner"})
-	move(t, s, store.Move{ID: "r4-1", From: "open", To: "cancelled", Terminal: true, At: t0, Actor: "agent"})
+	move(t, s, store.Move{ID: "r3-1", From: "open", To: "rejected", At: t0, Actor: "owner"})
+	move(t, s, store.Move{ID: "r4-1", From: "open", To: "cancelled", At: t0, Actor: "agent"})
 	inTx(t, s, func(tx store.Tx) error {
 		_, err := tx.ForgetTask(ctx, "r4-1")
 		return err
@@ -387,11 +387,11 @@ func testForgetTask(t *testing.T, s store.Store) {
 	move(t, s, store.Move{ID: "approved-1", From: "open", To: "approved", At: t0, Actor: "owner"})
 	move(t, s, store.Move{ID: "answering-1", From: "open", To: "approved", At: t0, Actor: "owner"})
 	move(t, s, store.Move{ID: "answering-1", From: "approved", To: "answering", At: t0, Actor: "platform"})
-	move(t, s, store.Move{ID: "done-1", From: "open", To: "done", Terminal: true, At: t0, Actor: "owner"})
+	move(t, s, store.Move{ID: "done-1", From: "open", To: "done", At: t0, Actor: "owner"})
 	move(t, s, store.Move{ID: "failed-1", From: "open", To: "approved", At: t0, Actor: "owner"})
-	move(t, s, store.Move{ID: "failed-1", From: "approved", To: "failed", Terminal: true, At: t0, Actor: "platform"})
-	move(t, s, store.Move{ID: "rejected-1", From: "open", To: "rejected", Terminal: true, At: t0, Actor: "owner"})
-	move(t, s, store.Move{ID: "expired-1", From: "open", To: "expired", Terminal: true, At: t0, Actor: "platform"})
+	move(t, s, store.Move{ID: "failed-1", From: "approved", To: "failed", At: t0, Actor: "platform"})
+	move(t, s, store.Move{ID: "rejected-1", From: "open", To: "rejected", At: t0, Actor: "owner"})
+	move(t, s, store.Move{ID: "expired-1", From: "open", To: "expired", At: t0, Actor: "platform"})
 
 	for _, tc := range []struct {
 		id   string

@@ -221,7 +221,7 @@ func testMoveIsCompareAndSet(t *testing.T, s store.Store) {
 	if !move(t, s, store.Move{ID: k.ID, From: "approved", To: "answering", At: t0.Add(time.Second), Actor: "platform", Run: "run2"}) {
 		t.Fatal("approved → answering did not happen")
 	}
-	if !move(t, s, store.Move{ID: k.ID, From: "answering", To: "done", Terminal: true, At: t0.Add(2 * time.Second),
+	if !move(t, s, store.Move{ID: k.ID, From: "answering", To: "done", At: t0.Add(2 * time.Second),
 		Actor: "platform", Run: "run2", OutcomeClass: "claimed"}) {
 		t.Fatal("answering → done did not happen")
 	}
@@ -256,7 +256,7 @@ func testLeavingOpenDrops(t *testing.T, s store.Store) {
 	for _, to := range []string{"rejected", "cancelled", "expired", "void"} {
 		k, c := NewTask("run1-"+to, "alice.near", "bot.near")
 		insert(t, s, k, c)
-		if !move(t, s, store.Move{ID: k.ID, From: "open", To: to, Terminal: true, At: t0, Actor: "owner", OutcomeClass: "observed"}) {
+		if !move(t, s, store.Move{ID: k.ID, From: "open", To: to, At: t0, Actor: "owner", OutcomeClass: "observed"}) {
 			t.Fatalf("open → %s did not happen", to)
 		}
 		_ = s.Tx(ctx, func(tx store.Tx) error {
@@ -296,7 +296,7 @@ func testApprovedKeepsFiles(t *testing.T, s store.Store) {
 		}
 		return nil
 	})
-	move(t, s, store.Move{ID: k.ID, From: "approved", To: "failed", Terminal: true, At: t0, Actor: "platform",
+	move(t, s, store.Move{ID: k.ID, From: "approved", To: "failed", At: t0, Actor: "platform",
 		OutcomeClass: "observed", FailureReason: "run_not_started"})
 	_ = s.Tx(ctx, func(tx store.Tx) error {
 		if sizes, _ := tx.Files(ctx, k.ID); len(sizes) != 0 {
@@ -388,7 +388,7 @@ func testOwnerLoad(t *testing.T, s store.Store) {
 	k, c := NewTask("runx-1", "bob.near", "bot.near")
 	insert(t, s, k, c)
 	move(t, s, store.Move{ID: "run0-1", From: "open", To: "approved", At: t0, Actor: "owner"})
-	move(t, s, store.Move{ID: "run1-1", From: "open", To: "rejected", Terminal: true, At: t0, Actor: "owner"})
+	move(t, s, store.Move{ID: "run1-1", From: "open", To: "rejected", At: t0, Actor: "owner"})
 	_ = s.Tx(ctx, func(tx store.Tx) error {
 		l, err := tx.OwnerLoad(ctx, "alice.near", "bot.near")
 		if err != nil {

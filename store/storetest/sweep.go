@@ -105,10 +105,10 @@ func testStaleTasks(t *testing.T, s store.Store) {
 func testPurge(t *testing.T, s store.Store) {
 	old, c := NewTask("old-1", "alice.near", "bot.near")
 	insert(t, s, old, c)
-	move(t, s, store.Move{ID: old.ID, From: "open", To: "rejected", Terminal: true, At: t0, Actor: "owner"})
+	move(t, s, store.Move{ID: old.ID, From: "open", To: "rejected", At: t0, Actor: "owner"})
 	kept, c2 := NewTask("kept-1", "alice.near", "bot.near")
 	insert(t, s, kept, c2)
-	move(t, s, store.Move{ID: kept.ID, From: "open", To: "rejected", Terminal: true, At: t0.Add(20 * 24 * time.Hour), Actor: "owner"})
+	move(t, s, store.Move{ID: kept.ID, From: "open", To: "rejected", At: t0.Add(20 * 24 * time.Hour), Actor: "owner"})
 	open, c3 := NewTask("open-1", "alice.near", "bot.near")
 	insert(t, s, open, c3)
 	now := t0.Add(31 * 24 * time.Hour)

@@ -353,15 +353,33 @@ func TestEventStreamEndsWithItsSession(t *testing.T) {
 	}
 }
 
-// TestConcurrentProjectCreation: thirty signed creations of one new project at
+// slowKeeper seals credentials slowly, holding the window between reading
+// a project and writing it open.
+type slowKeeper struct{ inbox.Keeper }
+
+func (k slowKeeper) SealCredentials(uuid string, creds []byte) (uint32, []byte, error) {
+	time.Sleep(100 * time.Millisecond)
+	return k.Keeper.SealCredentials(uuid, creds)
+}
+
+// TestConcurrentProjectCreation: signed creations of one new project at
 // once agree on its uuid, and its credentials open under it.
 func TestConcurrentProjectCreation(t *testing.T) {
 	db := storetest.Postgres(t)
 	w := servicetest.New(t, db)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	svc := inbox.NewService(inbox.Config{Store: db, Keeper: slowKeeper{w.Enclave}, Catalogue: w.Catalogue,
+		Keys: approval.OffChecker{}, Now: w.Clock.Now, Logger: quiet})
+	srv := httptest.NewServer(httpapi.New(httpapi.Options{Version: "test", Store: db, Logger: quiet, Inbox: svc,
+		Limits: httpapi.Limits{OwnerWritesPerMinute: 1000}}))
+	defer srv.Close()
+	owner := &client.Client{BaseURL: srv.URL, Session: w.Owner.Client.Session}
 	text := `{"connector":"ledger","policy":{},"credentials":{"token":"t"},"agents":["bot.near"]}`
 	var wg sync.WaitGroup
 	start := make(chan struct{})
-	for i := 0; i < 30; i++ {
+	// As many as the pool has connections, so that all of them overlap
+	// (the last to commit would otherwise seal for a uuid the row lost).
+	for i := 0; i < 4; i++ {
 		conf, err := w.Owner.Confirm(approval.ActionSetProject("payments", text))
 		if err != nil {
 			t.Fatal(err)
@@ -370,7 +388,7 @@ func TestConcurrentProjectCreation(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			if _, err := w.Owner.Client.PutProject(ctx, "payments", text, conf); err != nil {
+			if _, err := owner.PutProject(ctx, "payments", text, conf); err != nil {
 				t.Error(err)
 			}
 		}()

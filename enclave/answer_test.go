@@ -3,6 +3,7 @@ package enclave_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -135,10 +136,16 @@ func TestAnswerRunEndings(t *testing.T) {
 			t.Errorf("the refusal does not say whether it wrote: %s", st.Result)
 		}
 
-		// A connector that panics, and one that overruns its limit: failed
-		// run_refused:internal_error; the process goes on.
+		// A connector that panics, one that fails with its own error, and
+		// one that overruns its limit: failed run_refused:internal_error;
+		// the process goes on, and what the panic or error quoted (it may
+		// be the task's content) is not logged.
+		const quoted = "memo: rent for flat 4B"
 		for name, f := range map[string]func(context.Context, *connectors.AnswerCall) (connectors.Report, error){
-			"panic": func(context.Context, *connectors.AnswerCall) (connectors.Report, error) { panic("boom") },
+			"panic": func(context.Context, *connectors.AnswerCall) (connectors.Report, error) { panic(quoted) },
+			"error": func(context.Context, *connectors.AnswerCall) (connectors.Report, error) {
+				return connectors.Report{}, fmt.Errorf("bank said no to %q", quoted)
+			},
 			"overrun": func(ctx context.Context, _ *connectors.AnswerCall) (connectors.Report, error) {
 				time.Sleep(10 * time.Second) // ignores its context
 				return connectors.Report{Result: map[string]any{"late": true}}, nil
@@ -153,6 +160,9 @@ func TestAnswerRunEndings(t *testing.T) {
 				t.Errorf("%s: the run was not given up at its limit", name)
 			}
 			check(name, id, "failed", "run_refused:internal_error", "claimed")
+		}
+		if logs := w.Logs.String(); strings.Contains(logs, "rent for flat") {
+			t.Errorf("a connector's panic or error text reached the log:\n%s", logs)
 		}
 	})
 }

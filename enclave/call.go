@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -282,7 +283,7 @@ func (e *Enclave) runHandler(ctx context.Context, run *Run, f func(context.Conte
 	go func() {
 		defer func() {
 			if r := recover(); r != nil {
-				e.log.Error("a connector panicked", "run", run.ID, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				e.log.Error("a connector panicked", "run", run.ID, "panic", panicKind(r), "stack", string(debug.Stack()))
 				done <- result{nil, countersign.Errorf(countersign.Internal, "the connector failed")}
 			}
 		}()
@@ -314,12 +315,24 @@ func (e *Enclave) runHandler(ctx context.Context, run *Run, f func(context.Conte
 	}
 }
 
+// panicKind names a panic for the log without its value, which may hold
+// what the run was reading; the runtime's own faults (nil dereference, index
+// out of range) are named in full since their text holds no content.
+func panicKind(v any) string {
+	if re, ok := v.(runtime.Error); ok {
+		return re.Error()
+	}
+	return fmt.Sprintf("%T", v)
+}
+
 // finish records the run's end and its answer.
 func (e *Enclave) finish(ctx context.Context, run *Run, op string, opened []Opened, idem store.IdempotentCall, out any, runErr error) ([]byte, error) {
 	if runErr != nil && countersign.ErrorCode(runErr) == countersign.Internal {
 		var ce *countersign.Error
 		if !errors.As(runErr, &ce) {
-			e.log.Error("run failed", "run", run.ID, "err", runErr)
+			// Only the error's type: a connector's own error text may
+			// quote what the task holds.
+			e.log.Error("run failed", "run", run.ID, "err_type", fmt.Sprintf("%T", runErr))
 		}
 	}
 	answer, err := answerOf(out, runErr)

@@ -7,6 +7,7 @@
 package servicetest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -119,14 +120,37 @@ type World struct {
 	answer   func(ctx context.Context, a *connectors.AnswerCall) (connectors.Report, error)
 	// RPC is the fake NEAR RPC the service asks about wallet keys.
 	RPC *neartest.Server
-	log *slog.Logger
+	// Logs holds everything the service logged, for tests that check what
+	// must never reach a log.
+	Logs *Logs
+	log  *slog.Logger
+}
+
+// Logs is a log sink safe for the service's goroutines.
+type Logs struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *Logs) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+// String is everything logged so far.
+func (l *Logs) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
 }
 
 // New builds the service on db.
 func New(t testing.TB, db *sqlstore.DB) *World {
 	t.Helper()
 	w := &World{T: t, DB: db, Clock: NewClock(time.Now().UTC().Truncate(time.Second)), Keys: sealing.GenerateKeyring(),
-		Effects: &Effects{}, Agent: "bot.near", AgentKey: AgentKey, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		Effects: &Effects{}, Agent: "bot.near", AgentKey: AgentKey, Logs: &Logs{}}
+	w.log = slog.New(slog.NewTextHandler(w.Logs, nil))
 	w.Ledger = &connectors.Connector{Name: "ledger", Version: "1.0.0", Tasks: true, Operations: []connectors.Operation{
 		{Name: "pay", Kind: connectors.Write, Price: 1, Run: func(ctx context.Context, c *connectors.Call) (any, error) {
 			var args struct {

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -83,7 +84,7 @@ func wantReason(t *testing.T, err error, status int, reason string) {
 	if err == nil {
 		t.Fatalf("succeeded, want %d %s", status, reason)
 	}
-	if !asError(err, &e) || e.Status != status || e.Reason != reason {
+	if !errors.As(err, &e) || e.Status != status || e.Reason != reason {
 		t.Fatalf("got %v (%+v), want %d %s", err, e, status, reason)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -206,7 +207,7 @@ func TestRateLimited(t *testing.T) {
 		_, last = c.Unlock(ctx)
 	}
 	var e *client.Error
-	if !asError(last, &e) || e.Status != 429 || e.Reason != "rate_limited" || e.Terminal || e.RetryAfter <= 0 {
+	if !errors.As(last, &e) || e.Status != 429 || e.Reason != "rate_limited" || e.Terminal || e.RetryAfter <= 0 {
 		t.Fatalf("the third write in a minute: %+v", last)
 	}
 	if _, err := c.Tasks(ctx, "waiting", "", 0); err != nil {
@@ -317,7 +318,7 @@ func TestAgentCallsLimited(t *testing.T) {
 		_, last = bot.Call(ctx, w.Owner.Account, "ledger", "tasks", nil, nil)
 	}
 	var e *client.Error
-	if !asError(last, &e) || e.Status != 429 || e.Reason != "rate_limited" || e.RetryAfter <= 0 {
+	if !errors.As(last, &e) || e.Status != 429 || e.Reason != "rate_limited" || e.RetryAfter <= 0 {
 		t.Fatalf("the second call in a burst of one: %v", last)
 	}
 	other := addAgent(t, w, "other.near")
@@ -435,4 +436,85 @@ func TestUnlockNeverOutlivesOpen(t *testing.T) {
 			return nil
 		})
 	}
+}
+
+// TestTaskFiles: a waiting task's file reaches the owner's device as
+// ciphertext that only the device opens; a file the task does not have and
+// a file of a task no longer waiting are refused with their sentences.
+func TestTaskFiles(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
+		w := servicetest.New(t, db)
+		const invoice = "Invoice 2291: flat 4B, December rent"
+		raw, err := w.AgentClient().Call(ctx, w.Owner.Account, "ledger", "pay", map[string]any{"amount": 1, "invoice": invoice}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var a client.Awaiting
+		if err := json.Unmarshal(raw, &a); err != nil || a.TaskID == "" {
+			t.Fatalf("pay answered %s", raw)
+		}
+		o := open(t, w.Owner, a.TaskID)
+		blob, err := w.Owner.Client.File(ctx, a.TaskID, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(blob), "flat 4B") {
+			t.Fatal("the file travels in clear")
+		}
+		if got, err := w.Owner.OpenFile(o, 0, blob); err != nil || string(got) != invoice {
+			t.Fatalf("the device opened %q, %v", got, err)
+		}
+		if found := storetest.Find(t, db, "flat 4B"); len(found) > 0 {
+			t.Fatalf("the file is stored in clear: %v", found)
+		}
+
+		refused := func(name string, err error, status int, reason, sentence string) {
+			t.Helper()
+			var e *client.Error
+			if !errors.As(err, &e) || e.Status != status || e.Reason != reason || e.Message != sentence {
+				t.Errorf("%s: %v, want %d %s %q", name, err, status, reason, sentence)
+			}
+		}
+		_, err = w.Owner.Client.File(ctx, a.TaskID, 1)
+		refused("a file the task does not have", err, 400, "invalid_request", "the task has no file 1")
+		w.Approve(a.TaskID, nil)
+		_, err = w.Owner.Client.File(ctx, a.TaskID, 0)
+		refused("a file of an approved task", err, 409, "task_closed", "the task is approved")
+	})
+}
+
+// TestNothingToRemove: removing a project that is not there, and removing
+// or testing a webhook that was never named, are refused, and the owner's
+// confirmation is not spent on them.
+func TestNothingToRemove(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
+		w := servicetest.New(t, db)
+		c := w.Owner.Client
+		refused := func(name string, err error, sentence string) {
+			t.Helper()
+			var e *client.Error
+			if !errors.As(err, &e) || e.Status != 400 || e.Reason != "invalid_request" || e.Message != sentence {
+				t.Errorf("%s: %v, want 400 invalid_request %q", name, err, sentence)
+			}
+		}
+		rmProject, _ := w.Owner.Confirm(approval.ActionRemoveProject("savings"))
+		refused("removing a project that is not there", c.DeleteProject(ctx, "savings", rmProject), "no such project")
+		bad, _ := w.Owner.Confirm(approval.ActionRemoveProject("Not A Name"))
+		refused("removing a project by a name no project can have", c.DeleteProject(ctx, "Not A Name", bad), "no such project")
+		rmHook, _ := w.Owner.Confirm(approval.ActionRemoveWebhook())
+		refused("removing a webhook never named", c.DeleteWebhook(ctx, rmHook), "no webhook is named")
+		_, err := c.TestWebhook(ctx)
+		refused("testing a webhook never named", err, "no webhook is named")
+
+		// The refused removal spent nothing: once the project exists, the
+		// same confirmation removes it.
+		text := `{"connector":"ledger","policy":{"confirm":["pay"]},"agents":["bot.near"]}`
+		put, _ := w.Owner.Confirm(approval.ActionSetProject("savings", text))
+		if _, err := c.PutProject(ctx, "savings", text, put); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.DeleteProject(ctx, "savings", rmProject); err != nil {
+			t.Fatalf("the confirmation a refusal did not spend: %v", err)
+		}
+	})
 }

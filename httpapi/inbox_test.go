@@ -142,7 +142,7 @@ func with(r client.ApproveRequest, f func(*client.ApproveRequest)) client.Approv
 
 func reason(err error) string {
 	var e *client.Error
-	if asError(err, &e) {
+	if errors.As(err, &e) {
 		return e.Reason
 	}
 	return ""
@@ -192,7 +192,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 		} {
 			var e *client.Error
 			err := call()
-			if !asError(err, &e) || e.Status != 404 || e.Reason != "task_not_found" || e.State != "" {
+			if !errors.As(err, &e) || e.Status != 404 || e.Reason != "task_not_found" || e.State != "" {
 				t.Errorf("bob's %s of alice's task: %v", name, err)
 			}
 		}
@@ -232,7 +232,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 
 func refusal(err error) string {
 	var r *client.Refusal
-	if errorsAs(err, &r) {
+	if errors.As(err, &r) {
 		return r.Code
 	}
 	return "not a refusal: " + errString(err)
@@ -327,8 +327,6 @@ func signInWithoutUnlock(t *testing.T, w *servicetest.World, d *device.Device) {
 func inboxWithoutKeeper(w *servicetest.World, log *slog.Logger) *inbox.Service {
 	return inbox.NewService(inbox.Config{Store: w.DB, Catalogue: w.Catalogue, Keys: approval.OffChecker{}, Now: w.Clock.Now, Logger: log})
 }
-
-func errorsAs(err error, target any) bool { return errors.As(err, target) }
 
 func errString(err error) string {
 	if err == nil {

@@ -20,8 +20,6 @@ import (
 	"countersign/store/storetest"
 )
 
-func asError(err error, target **client.Error) bool { return errors.As(err, target) }
-
 func TestSignInAndDevices(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
 		e := newEnv(t, db)

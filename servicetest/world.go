@@ -154,8 +154,9 @@ func New(t testing.TB, db *sqlstore.DB) *World {
 	w.Ledger = &connectors.Connector{Name: "ledger", Version: "1.0.0", Tasks: true, Operations: []connectors.Operation{
 		{Name: "pay", Kind: connectors.Write, Price: 1, Run: func(ctx context.Context, c *connectors.Call) (any, error) {
 			var args struct {
-				Amount int    `json:"amount"`
-				Memo   string `json:"memo"`
+				Amount  int    `json:"amount"`
+				Memo    string `json:"memo"`
+				Invoice string `json:"invoice"` // shown as the task's one file
 			}
 			if err := c.Decode(&args); err != nil {
 				return nil, err
@@ -165,9 +166,13 @@ func New(t testing.TB, db *sqlstore.DB) *World {
 			if args.Memo != "" {
 				fields = append(fields, inbox.Field{Kind: inbox.FieldText, Label: "Memo", Values: []string{args.Memo}, WrittenBy: "agent"})
 			}
-			task, err := c.OpenTask(ctx, connectors.TaskSpec{Kind: inbox.KindConfirm,
+			spec := connectors.TaskSpec{Kind: inbox.KindConfirm,
 				Display:  inbox.Display{Title: "Pay", Fields: fields},
-				AnswerBy: &inbox.AnswerBy{Operation: "confirm", Supplies: inbox.SuppliesNone}, State: state})
+				AnswerBy: &inbox.AnswerBy{Operation: "confirm", Supplies: inbox.SuppliesNone}, State: state}
+			if args.Invoice != "" {
+				spec.Files = []connectors.File{{Name: "invoice.txt", ContentType: "text/plain", Data: []byte(args.Invoice)}}
+			}
+			task, err := c.OpenTask(ctx, spec)
 			if err != nil {
 				return nil, err
 			}

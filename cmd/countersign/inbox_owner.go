@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 
 	"countersign/approval"
 	"countersign/client"
@@ -40,8 +39,7 @@ func inboxDevices(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return t.explain(err)
 	}
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "\tID\tSIGNED IN\tVALID UNTIL\tWALLET KEY")
+	tw := a.table("\tID\tSIGNED IN\tVALID UNTIL\tWALLET KEY")
 	for _, d := range devs {
 		this := ""
 		if d.This {
@@ -166,8 +164,7 @@ func inboxMutes(ctx context.Context, a *app, args []string) error {
 		fmt.Fprintln(a.stdout, "nothing is muted")
 		return nil
 	}
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "MUTED\tSUBJECT\tSINCE")
+	tw := a.table("MUTED\tSUBJECT\tSINCE")
 	for _, m := range mutes {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", clean(m.SubjectIs), clean(m.Subject), clean(m.CreatedAt))
 	}
@@ -206,8 +203,7 @@ func projectsList(ctx context.Context, a *app, args []string) error {
 		fmt.Fprintln(a.stdout, "no projects")
 		return nil
 	}
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tCONNECTOR\tAGENTS\tCREDENTIALS\tUPDATED\tPOLICY")
+	tw := a.table("NAME\tCONNECTOR\tAGENTS\tCREDENTIALS\tUPDATED\tPOLICY")
 	for _, p := range projects {
 		agents := make([]string, len(p.Agents))
 		for i, ag := range p.Agents {

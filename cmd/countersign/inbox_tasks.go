@@ -11,7 +11,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"countersign/client"
@@ -71,8 +70,7 @@ func inboxList(ctx context.Context, a *app, args []string) error {
 		fmt.Fprintf(a.stdout, "no %s tasks\n", show)
 		return nil
 	}
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tKIND\tSTATE\tPREPARER\tPROJECT\tEXPIRES\tLOCKED")
+	tw := a.table("ID\tKIND\tSTATE\tPREPARER\tPROJECT\tEXPIRES\tLOCKED")
 	for _, v := range page.Tasks {
 		state := v.State
 		if v.FailureReason != "" {

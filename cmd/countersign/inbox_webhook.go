@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"text/tabwriter"
 
 	"countersign/approval"
 )
@@ -72,8 +71,7 @@ func inboxWebhook(ctx context.Context, a *app, args []string) error {
 		if err != nil {
 			return t.explain(err)
 		}
-		tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "AT\tTYPE\tTASK\tATTEMPT\tSTATUS\tERROR")
+		tw := a.table("AT\tTYPE\tTASK\tATTEMPT\tSTATUS\tERROR")
 		for _, d := range log {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", clean(d.At), clean(d.Type), clean(d.TaskID), d.Attempt, d.StatusCode, clean(d.Error))
 		}

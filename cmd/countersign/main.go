@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"text/tabwriter"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -115,4 +116,12 @@ func runVersion(_ context.Context, a *app, args []string) error {
 // oneLine keeps an error to one line.
 func oneLine(err error) string {
 	return strings.Join(strings.Fields(err.Error()), " ")
+}
+
+// table starts a table on stdout under its header, columns separated by
+// tabs; the caller writes the rows and flushes it.
+func (a *app) table(header string) *tabwriter.Writer {
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, header)
+	return tw
 }

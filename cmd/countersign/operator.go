@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"countersign/approval"
@@ -113,8 +112,7 @@ func runAgent(ctx context.Context, a *app, args []string) error {
 		}); err != nil {
 			return err
 		}
-		tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ACCOUNT\tBALANCE µUSD\tKEYS\tCREATED")
+		tw := a.table("ACCOUNT\tBALANCE µUSD\tKEYS\tCREATED")
 		for _, ag := range agents {
 			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", ag.Account, ag.Balance, ag.Keys, ag.CreatedAt.Format(inbox.TimeFormat))
 		}

@@ -74,17 +74,29 @@ func (db *DB) Migrate(ctx context.Context) ([]int, error) {
 // quietLogger keeps the job queue's migrator from printing to stdout.
 var quietLogger = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-func (db *DB) migrateJobs(ctx context.Context) error {
-	cfg := &rivermigrate.Config{Logger: quietLogger, Schema: db.schema}
+// jobMigrator is the job queue's migrator for either database.
+type jobMigrator interface {
+	Migrate(ctx context.Context, direction rivermigrate.Direction, opts *rivermigrate.MigrateOpts) (*rivermigrate.MigrateResult, error)
+	Validate(ctx context.Context, opts *rivermigrate.ValidateOpts) (*rivermigrate.ValidateResult, error)
+}
+
+func (db *DB) jobMigrator() (jobMigrator, error) {
 	if db.pg != nil {
-		m, err := rivermigrate.New(riverpgxv5.New(db.pg), cfg)
+		m, err := rivermigrate.New(riverpgxv5.New(db.pg), &rivermigrate.Config{Logger: quietLogger, Schema: db.schema})
 		if err != nil {
-			return err
+			return nil, err
 		}
-		_, err = m.Migrate(ctx, rivermigrate.DirectionUp, nil)
-		return err
+		return m, nil
 	}
 	m, err := rivermigrate.New(riversqlite.New(db.lite), &rivermigrate.Config{Logger: quietLogger})
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func (db *DB) migrateJobs(ctx context.Context) error {
+	m, err := db.jobMigrator()
 	if err != nil {
 		return err
 	}
@@ -93,21 +105,11 @@ func (db *DB) migrateJobs(ctx context.Context) error {
 }
 
 func (db *DB) jobsCurrent(ctx context.Context) (bool, error) {
-	var res *rivermigrate.ValidateResult
-	var err error
-	if db.pg != nil {
-		m, merr := rivermigrate.New(riverpgxv5.New(db.pg), &rivermigrate.Config{Logger: quietLogger, Schema: db.schema})
-		if merr != nil {
-			return false, merr
-		}
-		res, err = m.Validate(ctx, nil)
-	} else {
-		m, merr := rivermigrate.New(riversqlite.New(db.lite), &rivermigrate.Config{Logger: quietLogger})
-		if merr != nil {
-			return false, merr
-		}
-		res, err = m.Validate(ctx, nil)
+	m, err := db.jobMigrator()
+	if err != nil {
+		return false, err
 	}
+	res, err := m.Validate(ctx, nil)
 	if err != nil {
 		return false, classify(err)
 	}

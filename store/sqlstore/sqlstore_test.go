@@ -148,3 +148,48 @@ func TestOutboxFollowsCommittedChanges(t *testing.T) {
 		}
 	})
 }
+
+// TestSchemaStatusFollowsMigration: an empty database is behind, on its own
+// tables and on the job queue's; one migration brings both current, and a
+// second one applies nothing.
+func TestSchemaStatusFollowsMigration(t *testing.T) {
+	ctx := context.Background()
+	stores := map[string]func(t *testing.T) *sqlstore.DB{
+		"postgres": func(t *testing.T) *sqlstore.DB {
+			db, err := sqlstore.OpenPostgres(ctx, storetest.PostgresURL(), storetest.NewSchema(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return db
+		},
+		"sqlite": func(t *testing.T) *sqlstore.DB {
+			db, err := sqlstore.OpenSQLite(ctx, t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return db
+		},
+	}
+	for name, open := range stores {
+		t.Run(name, func(t *testing.T) {
+			db := open(t)
+			defer db.Close()
+			st, err := db.Schema(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Current != 0 || st.JobsCurrent || !st.Behind() {
+				t.Fatalf("an empty database reports %+v", st)
+			}
+			if applied, err := db.Migrate(ctx); err != nil || len(applied) != st.Needed {
+				t.Fatalf("migrate applied %v, %v; want %d migrations", applied, err, st.Needed)
+			}
+			if st, err = db.Schema(ctx); err != nil || st.Current != st.Needed || !st.JobsCurrent || st.Behind() {
+				t.Fatalf("a migrated database reports %+v, %v", st, err)
+			}
+			if applied, err := db.Migrate(ctx); err != nil || len(applied) != 0 {
+				t.Fatalf("a second migration applied %v, %v", applied, err)
+			}
+		})
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -81,8 +80,6 @@ func writeAgentError(w http.ResponseWriter, log interface{ Error(string, ...any)
 	if !ok {
 		status = http.StatusInternalServerError
 	}
-	if e.RetryAfter > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(int((e.RetryAfter+999999999)/1e9)))
-	}
+	setRetryAfter(w, e.RetryAfter)
 	writeJSON(w, status, map[string]any{"success": false, "error": string(e.Code) + ": " + e.Message})
 }

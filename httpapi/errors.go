@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"time"
 
 	"countersign"
 	"countersign/store"
@@ -54,13 +55,18 @@ func writeOwnerError(w http.ResponseWriter, log *slog.Logger, err error) {
 		}
 		status = http.StatusInternalServerError
 	}
-	if e.RetryAfter > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(int((e.RetryAfter+999999999)/1e9)))
-	}
+	setRetryAfter(w, e.RetryAfter)
 	writeJSON(w, status, ownerError{
 		Error:    e.Message,
 		Reason:   string(e.Code),
 		Terminal: status < 500 && status != http.StatusTooManyRequests,
 		State:    e.State,
 	})
+}
+
+// setRetryAfter says, in whole seconds rounded up, when to try again.
+func setRetryAfter(w http.ResponseWriter, d time.Duration) {
+	if d > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int((d+time.Second-1)/time.Second)))
+	}
 }

@@ -31,6 +31,32 @@ type TaskSpec struct {
 	State []byte
 }
 
+// Check applies the contract's limits to a task its run opens after opened
+// others, whatever the connector asked, and returns how long it waits. The
+// platform checks the rest when it builds the envelope.
+func (s TaskSpec) Check(opened int) (time.Duration, error) {
+	if opened >= inbox.MaxTasksPerRun {
+		return 0, countersign.Errorf(countersign.TaskRunLimit, "a run opens at most %d tasks", inbox.MaxTasksPerRun)
+	}
+	life := s.Life
+	if life == 0 {
+		life = inbox.DefaultTaskLife
+	}
+	if life < 0 || life > inbox.MaxTaskLife {
+		return 0, countersign.Errorf(countersign.TaskLifeTooLong, "a task waits at most 24 hours")
+	}
+	if len(s.State) > inbox.MaxSealedStateBytes {
+		return 0, countersign.Errorf(countersign.TaskTooLarge, "the sealed state is larger than 256 KiB")
+	}
+	switch asks := s.Kind.Asks(); {
+	case asks && s.AnswerBy == nil:
+		return 0, countersign.Errorf(countersign.InvalidRequest, "a %s task needs an answer operation", s.Kind)
+	case !asks && s.AnswerBy != nil:
+		return 0, countersign.Errorf(countersign.InvalidRequest, "a %s task has no answer operation", s.Kind)
+	}
+	return life, nil
+}
+
 // File is a file the owner is handed with a task.
 type File struct {
 	Name        string

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	"countersign"
 	"countersign/policy"
 )
 
@@ -68,6 +69,21 @@ type Connector struct {
 
 // Build is the connector's build as envelopes name it: name@version.
 func (c *Connector) Build() string { return c.Name + "@" + c.Version }
+
+// CanOpen refuses a task c may not open: c does not declare tasks, or the
+// task is answered by an operation c does not have as an answer.
+func (c *Connector) CanOpen(spec TaskSpec) error {
+	if !c.Tasks {
+		return countersign.Errorf(countersign.TasksNotDeclared, "%s does not declare tasks", c.Name)
+	}
+	if spec.AnswerBy != nil {
+		op, ok := c.Operation(spec.AnswerBy.Operation)
+		if !ok || op.Kind != Answer {
+			return countersign.Errorf(countersign.InvalidRequest, "%s has no answer operation %q", c.Name, spec.AnswerBy.Operation)
+		}
+	}
+	return nil
+}
 
 // Operation finds an operation by name.
 func (c *Connector) Operation(name string) (*Operation, bool) {

@@ -419,14 +419,8 @@ func (p *platform) OpenTask(ctx context.Context, spec connectors.TaskSpec, threa
 	if p.run.abandoned.Load() {
 		return connectors.Task{}, errGivenUp
 	}
-	if !p.conn.Tasks {
-		return connectors.Task{}, countersign.Errorf(countersign.TasksNotDeclared, "%s does not declare tasks", p.conn.Name)
-	}
-	if spec.AnswerBy != nil {
-		op, ok := p.conn.Operation(spec.AnswerBy.Operation)
-		if !ok || op.Kind != connectors.Answer {
-			return connectors.Task{}, countersign.Errorf(countersign.InvalidRequest, "%s has no answer operation %q", p.conn.Name, spec.AnswerBy.Operation)
-		}
+	if err := p.conn.CanOpen(spec); err != nil {
+		return connectors.Task{}, err
 	}
 	var o Opened
 	err := p.e.store.Tx(ctx, func(tx store.Tx) (err error) {

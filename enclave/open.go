@@ -146,21 +146,9 @@ type content struct {
 // limit of the contract whatever the connector asked, seals what the task
 // shows and writes it.
 func (e *Enclave) OpenTask(ctx context.Context, tx store.Tx, run *Run, spec connectors.TaskSpec, thread string) (Opened, error) {
-	if run.opened >= inbox.MaxTasksPerRun {
-		return Opened{}, countersign.Errorf(countersign.TaskRunLimit, "a run opens at most %d tasks", inbox.MaxTasksPerRun)
-	}
-	life := spec.Life
-	if life == 0 {
-		life = inbox.DefaultTaskLife
-	}
-	if life < 0 || life > inbox.MaxTaskLife {
-		return Opened{}, countersign.Errorf(countersign.TaskLifeTooLong, "a task waits at most 24 hours")
-	}
-	if len(spec.State) > inbox.MaxSealedStateBytes {
-		return Opened{}, countersign.Errorf(countersign.TaskTooLarge, "the sealed state is larger than 256 KiB")
-	}
-	if spec.Kind.Asks() != (spec.AnswerBy != nil) {
-		return Opened{}, countersign.Errorf(countersign.InvalidRequest, "a %s task %s an answer operation", spec.Kind, map[bool]string{true: "needs", false: "has no"}[spec.Kind.Asks()])
+	life, err := spec.Check(run.opened)
+	if err != nil {
+		return Opened{}, err
 	}
 	id, err := inbox.TaskID(run.ID, run.opened+1)
 	if err != nil {

@@ -64,14 +64,8 @@ func (r *run) OpenTask(ctx context.Context, spec connectors.TaskSpec, thread str
 			return connectors.Task{}, err
 		}
 	}
-	if !h.conn.Tasks {
-		return connectors.Task{}, countersign.Errorf(countersign.TasksNotDeclared, "%s does not declare tasks", h.conn.Name)
-	}
-	if spec.AnswerBy != nil {
-		op, ok := h.conn.Operation(spec.AnswerBy.Operation)
-		if !ok || op.Kind != connectors.Answer {
-			return connectors.Task{}, countersign.Errorf(countersign.InvalidRequest, "%s has no answer operation %q", h.conn.Name, spec.AnswerBy.Operation)
-		}
+	if err := h.conn.CanOpen(spec); err != nil {
+		return connectors.Task{}, err
 	}
 	spec = cloneSpec(spec) // what the connector holds may change after the call
 
@@ -80,24 +74,9 @@ func (r *run) OpenTask(ctx context.Context, spec connectors.TaskSpec, thread str
 	if r.ended {
 		return connectors.Task{}, fmt.Errorf("open a task: the run of %s has ended", r.operation)
 	}
-	if r.n >= inbox.MaxTasksPerRun {
-		return connectors.Task{}, countersign.Errorf(countersign.TaskRunLimit, "a run opens at most %d tasks", inbox.MaxTasksPerRun)
-	}
-	life := spec.Life
-	if life == 0 {
-		life = inbox.DefaultTaskLife
-	}
-	if life < 0 || life > inbox.MaxTaskLife {
-		return connectors.Task{}, countersign.Errorf(countersign.TaskLifeTooLong, "a task waits at most 24 hours")
-	}
-	if len(spec.State) > inbox.MaxSealedStateBytes {
-		return connectors.Task{}, countersign.Errorf(countersign.TaskTooLarge, "the sealed state is larger than 256 KiB")
-	}
-	switch asks := spec.Kind.Asks(); {
-	case asks && spec.AnswerBy == nil:
-		return connectors.Task{}, countersign.Errorf(countersign.InvalidRequest, "a %s task needs an answer operation", spec.Kind)
-	case !asks && spec.AnswerBy != nil:
-		return connectors.Task{}, countersign.Errorf(countersign.InvalidRequest, "a %s task has no answer operation", spec.Kind)
+	life, err := spec.Check(r.n)
+	if err != nil {
+		return connectors.Task{}, err
 	}
 	files := make([]inbox.File, len(spec.Files))
 	for i, f := range spec.Files {

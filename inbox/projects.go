@@ -155,20 +155,12 @@ func (s *Service) DeleteProject(ctx context.Context, sess Session, name string, 
 	if !ValidProjectName(name) {
 		return countersign.Errorf(countersign.InvalidRequest, "no such project")
 	}
-	var exists bool
-	err := s.store.Tx(ctx, func(tx store.Tx) error {
+	err := s.mustExist(ctx, "no such project", func(tx store.Tx) error {
 		_, err := tx.Project(ctx, sess.AccountID, name)
-		exists = err == nil
-		if errors.Is(err, store.ErrNotFound) {
-			return nil
-		}
 		return err
 	})
 	if err != nil {
-		return storeErr(err)
-	}
-	if !exists {
-		return countersign.Errorf(countersign.InvalidRequest, "no such project")
+		return err
 	}
 	return s.confirmed(ctx, sess.AccountID, approval.ActionRemoveProject(name), c, func(tx store.Tx, _ approval.PublicKey) error {
 		_, err := tx.DeleteProject(ctx, sess.AccountID, name)

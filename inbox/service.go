@@ -1,6 +1,7 @@
 package inbox
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"time"
@@ -73,6 +74,16 @@ func storeErr(err error) error {
 		return &countersign.Error{Code: countersign.UpstreamUnavailable, Message: "the store is unavailable; try again shortly", RetryAfter: 5 * time.Second}
 	}
 	return err
+}
+
+// mustExist refuses with the sentence missing, before any confirmation is
+// checked or spent, when find reports that what it looks for is not there.
+func (s *Service) mustExist(ctx context.Context, missing string, find func(tx store.Tx) error) error {
+	err := s.store.Tx(ctx, find)
+	if errors.Is(err, store.ErrNotFound) {
+		return &countersign.Error{Code: countersign.InvalidRequest, Message: missing}
+	}
+	return storeErr(err)
 }
 
 // signatureRefusal maps a refused owner signature onto the contract's codes:

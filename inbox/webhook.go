@@ -86,20 +86,12 @@ func (s *Service) Webhook(ctx context.Context, sess Session) (WebhookView, error
 // DeleteWebhook removes the owner's webhook with their confirmation
 // ("remove the webhook"); pending deliveries stop.
 func (s *Service) DeleteWebhook(ctx context.Context, sess Session, c Confirmation) error {
-	var exists bool
-	err := s.store.Tx(ctx, func(tx store.Tx) error {
+	err := s.mustExist(ctx, "no webhook is named", func(tx store.Tx) error {
 		_, err := tx.Webhook(ctx, sess.AccountID)
-		exists = err == nil
-		if errors.Is(err, store.ErrNotFound) {
-			return nil
-		}
 		return err
 	})
 	if err != nil {
-		return storeErr(err)
-	}
-	if !exists {
-		return countersign.Errorf(countersign.InvalidRequest, "no webhook is named")
+		return err
 	}
 	return s.confirmed(ctx, sess.AccountID, approval.ActionRemoveWebhook(), c, func(tx store.Tx, _ approval.PublicKey) error {
 		_, err := tx.DeleteWebhook(ctx, sess.AccountID)

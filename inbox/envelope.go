@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"countersign"
+	"countersign/approval"
 )
 
 // EnvelopeVersion is the envelope's "v".
@@ -136,10 +137,10 @@ func (e *Envelope) Validate() error {
 	if !ValidTaskID(e.Thread) {
 		return malformed("thread is not 1 to 80 of a-z, 0-9 and -")
 	}
-	if !validAccountID(e.Owner) {
+	if approval.ValidateAccountID(e.Owner) != nil {
 		return malformed("owner is not a NEAR account id")
 	}
-	if !validAccountID(e.Preparer) {
+	if approval.ValidateAccountID(e.Preparer) != nil {
 		return malformed("preparer is not a NEAR account id")
 	}
 	if !ValidProjectName(e.Project) {
@@ -656,30 +657,6 @@ func ValidProjectName(s string) bool {
 		}
 	}
 	return true
-}
-
-// validAccountID applies NEAR's account id rules: 2–64 of [a-z0-9._-], no
-// separator (._-) first, last, or next to another.
-func validAccountID(s string) bool {
-	if len(s) < 2 || len(s) > 64 {
-		return false
-	}
-	prevSep := true // a separator may not come first
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
-			prevSep = false
-		case c == '.' || c == '_' || c == '-':
-			if prevSep {
-				return false
-			}
-			prevSep = true
-		default:
-			return false
-		}
-	}
-	return !prevSep
 }
 
 // validUUID: 8-4-4-4-12 lowercase hex digits.

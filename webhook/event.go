@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"countersign/approval"
 )
 
 // EventType names what happened. It is the body's "type" and the
@@ -130,7 +132,7 @@ func (e Event) validate() error {
 	if y := e.At.UTC().Year(); y < 2000 || y > 9999 {
 		return errors.New("webhook: event time is missing or out of range")
 	}
-	if !accountID(e.Owner) {
+	if approval.ValidateAccountID(e.Owner) != nil {
 		return errors.New("webhook: event owner is not a NEAR account id")
 	}
 	if u, err := url.Parse(e.Link); err != nil || len(e.Link) > maxLinkBytes ||
@@ -194,31 +196,6 @@ func token(s string, max int, ok func(byte) bool) bool {
 		}
 	}
 	return true
-}
-
-// accountID reports whether s is a NEAR account id: 2–64 of [a-z0-9._-],
-// separators ('.', '-', '_') neither first, last nor adjacent. The id goes
-// into the X-Wallet-Id header, so nothing else may pass.
-func accountID(s string) bool {
-	if len(s) < 2 || len(s) > 64 {
-		return false
-	}
-	sep := true // a leading separator is refused
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
-			sep = false
-		case c == '.' || c == '-' || c == '_':
-			if sep {
-				return false
-			}
-			sep = true
-		default:
-			return false
-		}
-	}
-	return !sep
 }
 
 // name reports whether s is 1–128 bytes of UTF-8 without control

@@ -325,7 +325,7 @@ func (a Approval) Sentence() (string, error) {
 	if err := ValidateAccountID(a.Account); err != nil {
 		return "", err
 	}
-	if !isTaskID(a.TaskID) {
+	if !ValidTaskID(a.TaskID) {
 		return "", refuse(Malformed, "the task id is not 1–80 of a-z, 0-9 and -")
 	}
 	if !isHash(a.TaskHash) || !isHash(a.SupplyHash) {
@@ -392,7 +392,9 @@ func sha256Hex(s string) string {
 
 func isHash(s string) bool { return len(s) == 64 && isLowerHex(s) }
 
-func isTaskID(s string) bool {
+// ValidTaskID reports whether s is a task id as the contract allows it:
+// 1–80 of [a-z0-9-] (SPEC §12).
+func ValidTaskID(s string) bool {
 	if len(s) == 0 || len(s) > MaxTaskIDLen {
 		return false
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"countersign"
+	"countersign/approval"
 )
 
 // Limits of the contract (SPEC §12). Character counts are Unicode code
@@ -38,7 +39,7 @@ const (
 	MaxReasonBytes   = 8 << 10
 	MaxResultBytes   = 16 << 10
 
-	MaxTaskIDLen = 80
+	MaxTaskIDLen = approval.MaxTaskIDLen
 
 	MaxOpenTasksPerOwner      = 20 // open tasks of one owner
 	MaxActiveTasksPerPreparer = 10 // open and approved tasks of one preparer for one owner
@@ -411,15 +412,4 @@ func TaskID(runID string, n int) (string, error) {
 
 // ValidTaskID reports whether s is a task id as the contract allows it: 1–80
 // of [a-z0-9-] (SPEC §12). Ids the service makes have the form <run id>-<n>.
-func ValidTaskID(s string) bool {
-	if len(s) == 0 || len(s) > MaxTaskIDLen {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
+func ValidTaskID(s string) bool { return approval.ValidTaskID(s) }

@@ -1,44 +1,17 @@
 package approval
 
 import (
+	"countersign"
 	"encoding/hex"
 
 	"github.com/ethereum/go-ethereum/crypto"
 )
 
-// Account id length bounds (NEAR's rules).
-const (
-	MinAccountIDLen = 2
-	MaxAccountIDLen = 64
-)
-
-// ValidateAccountID checks NEAR's account id rules: 2–64 characters of
-// lowercase `a-z`, digits, and the separators `-`, `_` and `.`, where a
-// separator never starts or ends the id and never follows another separator.
+// ValidateAccountID checks NEAR's account id rules (countersign.CheckAccountID)
+// and refuses a malformed id as Malformed.
 func ValidateAccountID(id string) error {
-	if len(id) < MinAccountIDLen {
-		return refuse(Malformed, "the account id is shorter than 2 characters")
-	}
-	if len(id) > MaxAccountIDLen {
-		return refuse(Malformed, "the account id is longer than 64 characters")
-	}
-	lastSep := true // a separator may not come first
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
-			lastSep = false
-		case c == '-' || c == '_' || c == '.':
-			if lastSep {
-				return refuse(Malformed, "the account id has a misplaced separator")
-			}
-			lastSep = true
-		default:
-			return refuse(Malformed, "the account id has a character other than a-z, 0-9, -, _ and .")
-		}
-	}
-	if lastSep {
-		return refuse(Malformed, "the account id ends with a separator")
+	if err := countersign.CheckAccountID(id); err != nil {
+		return refuse(Malformed, err.Error())
 	}
 	return nil
 }

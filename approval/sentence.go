@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"countersign"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -18,8 +19,7 @@ const DeviceKeyPrefix = "p256:"
 
 // Limits of the identifiers sentences carry.
 const (
-	MaxTaskIDLen = 80  // task ids: 1–80 of [a-z0-9-]
-	MaxNameLen   = 128 // device ids and project names: 1–128 of [A-Za-z0-9._-]
+	MaxNameLen = 128 // device ids and project names: 1–128 of [A-Za-z0-9._-]
 )
 
 const (
@@ -325,7 +325,7 @@ func (a Approval) Sentence() (string, error) {
 	if err := ValidateAccountID(a.Account); err != nil {
 		return "", err
 	}
-	if !ValidTaskID(a.TaskID) {
+	if !countersign.ValidTaskID(a.TaskID) {
 		return "", refuse(Malformed, "the task id is not 1–80 of a-z, 0-9 and -")
 	}
 	if !isHash(a.TaskHash) || !isHash(a.SupplyHash) {
@@ -391,21 +391,6 @@ func sha256Hex(s string) string {
 }
 
 func isHash(s string) bool { return len(s) == 64 && isLowerHex(s) }
-
-// ValidTaskID reports whether s is a task id as the contract allows it:
-// 1–80 of [a-z0-9-] (SPEC §12).
-func ValidTaskID(s string) bool {
-	if len(s) == 0 || len(s) > MaxTaskIDLen {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
-			return false
-		}
-	}
-	return true
-}
 
 func isName(s string) bool {
 	if len(s) == 0 || len(s) > MaxNameLen {

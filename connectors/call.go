@@ -11,18 +11,17 @@ import (
 	"time"
 
 	"countersign"
-	"countersign/inbox"
 	"countersign/policy"
 )
 
 // TaskSpec is what a connector asks to show its owner.
 type TaskSpec struct {
-	Kind    inbox.Kind
-	Display inbox.Display
+	Kind    countersign.Kind
+	Display countersign.Display
 	Files   []File
 	// AnswerBy is the answer operation and what the owner supplies to it;
 	// nil for a notice.
-	AnswerBy *inbox.AnswerBy
+	AnswerBy *countersign.AnswerBy
 	// Life is how long the task waits (0: 24 hours, the most).
 	Life time.Duration
 	// State is sealed with the task: only the answer run reads it. Put in it
@@ -35,17 +34,17 @@ type TaskSpec struct {
 // others, whatever the connector asked, and returns how long it waits. The
 // platform checks the rest when it builds the envelope.
 func (s TaskSpec) Check(opened int) (time.Duration, error) {
-	if opened >= inbox.MaxTasksPerRun {
-		return 0, countersign.Errorf(countersign.TaskRunLimit, "a run opens at most %d tasks", inbox.MaxTasksPerRun)
+	if opened >= countersign.MaxTasksPerRun {
+		return 0, countersign.Errorf(countersign.TaskRunLimit, "a run opens at most %d tasks", countersign.MaxTasksPerRun)
 	}
 	life := s.Life
 	if life == 0 {
-		life = inbox.DefaultTaskLife
+		life = countersign.DefaultTaskLife
 	}
-	if life < 0 || life > inbox.MaxTaskLife {
+	if life < 0 || life > countersign.MaxTaskLife {
 		return 0, countersign.Errorf(countersign.TaskLifeTooLong, "a task waits at most 24 hours")
 	}
-	if len(s.State) > inbox.MaxSealedStateBytes {
+	if len(s.State) > countersign.MaxSealedStateBytes {
 		return 0, countersign.Errorf(countersign.TaskTooLarge, "the sealed state is larger than 256 KiB")
 	}
 	switch asks := s.Kind.Asks(); {
@@ -67,7 +66,7 @@ type File struct {
 // Task is a task a run opened.
 type Task struct {
 	ID        string
-	Kind      inbox.Kind
+	Kind      countersign.Kind
 	Hash      string
 	Thread    string
 	ExpiresAt time.Time
@@ -122,7 +121,7 @@ func (c *Call) Reserve(ctx context.Context, kind policy.Kind, limit int) (bool, 
 type AnswerCall struct {
 	Operation   string
 	Task        Task
-	Envelope    inbox.Envelope
+	Envelope    countersign.Envelope
 	State       []byte
 	Supplied    []byte // the owner's text or file; nil for a confirm task
 	Note        string // the owner's note to the agent, if any
@@ -160,7 +159,7 @@ func (a *AnswerCall) Next(ctx context.Context, spec TaskSpec) (Task, error) {
 
 // Notice tells the owner something in the task's thread.
 func (a *AnswerCall) Notice(ctx context.Context, spec TaskSpec) (Task, error) {
-	spec.Kind, spec.AnswerBy = inbox.KindNotice, nil
+	spec.Kind, spec.AnswerBy = countersign.KindNotice, nil
 	return a.Platform.OpenTask(ctx, spec, a.Task.Thread)
 }
 
@@ -180,7 +179,7 @@ func Notified(t Task) any { return taskAnswer("notified", t) }
 func taskAnswer(status string, t Task) any {
 	return map[string]any{
 		"ok": true, "status": status, "task_id": t.ID, "task_hash": t.Hash, "thread": t.Thread,
-		"expires_at": t.ExpiresAt.UTC().Format(inbox.TimeFormat), "link": t.Link,
+		"expires_at": t.ExpiresAt.UTC().Format(countersign.TimeFormat), "link": t.Link,
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 
 	"countersign"
 	"countersign/connectors"
-	"countersign/inbox"
 	"countersign/policy"
 )
 
@@ -270,7 +269,7 @@ func TestRefusal(t *testing.T) {
 
 func TestTaskAnswers(t *testing.T) {
 	task := connectors.Task{
-		ID: "abc-1", Kind: inbox.KindInput, Hash: strings.Repeat("ab", 32), Thread: "abc-1",
+		ID: "abc-1", Kind: countersign.KindInput, Hash: strings.Repeat("ab", 32), Thread: "abc-1",
 		ExpiresAt: time.Date(2026, 11, 30, 12, 0, 0, 0, time.FixedZone("CET", 3600)),
 		Link:      "https://countersign.example/tasks/abc-1",
 	}
@@ -310,7 +309,7 @@ func TestCallAndAnswerCallAskThePlatform(t *testing.T) {
 	p := &platform{}
 	pol := valid().ParsePolicy([]byte(`{"confirm": ["pay"]}`))
 	c := &connectors.Call{Operation: "pay", Policy: pol, Platform: p}
-	if _, err := c.OpenTask(ctx, connectors.TaskSpec{Kind: inbox.KindConfirm}); err != nil || p.threads[0] != "" {
+	if _, err := c.OpenTask(ctx, connectors.TaskSpec{Kind: countersign.KindConfirm}); err != nil || p.threads[0] != "" {
 		t.Fatalf("a call's task starts a thread: %q, %v", p.threads, err)
 	}
 	if ok, err := c.Reserve(ctx, policy.Direct, 3); !ok || err != nil || p.kinds[0] != policy.Direct || p.limits[0] != 3 {
@@ -321,15 +320,15 @@ func TestCallAndAnswerCallAskThePlatform(t *testing.T) {
 	}
 
 	a := &connectors.AnswerCall{Task: connectors.Task{ID: "r-2", Thread: "r-1"}, Policy: pol, Platform: p}
-	if _, err := a.Next(ctx, connectors.TaskSpec{Kind: inbox.KindInput}); err != nil || p.threads[1] != "r-1" {
+	if _, err := a.Next(ctx, connectors.TaskSpec{Kind: countersign.KindInput}); err != nil || p.threads[1] != "r-1" {
 		t.Fatalf("next: %q, %v", p.threads, err)
 	}
-	answerBy := &inbox.AnswerBy{Operation: "confirm", Supplies: inbox.SuppliesNone}
-	if _, err := a.Notice(ctx, connectors.TaskSpec{Kind: inbox.KindConfirm, AnswerBy: answerBy}); err != nil ||
-		p.threads[2] != "r-1" || p.specs[2].Kind != inbox.KindNotice || p.specs[2].AnswerBy != nil {
+	answerBy := &countersign.AnswerBy{Operation: "confirm", Supplies: countersign.SuppliesNone}
+	if _, err := a.Notice(ctx, connectors.TaskSpec{Kind: countersign.KindConfirm, AnswerBy: answerBy}); err != nil ||
+		p.threads[2] != "r-1" || p.specs[2].Kind != countersign.KindNotice || p.specs[2].AnswerBy != nil {
 		t.Fatalf("notice: %+v, %v", p.specs[2], err)
 	}
-	for _, k := range []inbox.Kind{inbox.KindNotice, "", "question"} {
+	for _, k := range []countersign.Kind{countersign.KindNotice, "", "question"} {
 		_, err := a.Next(ctx, connectors.TaskSpec{Kind: k})
 		if countersign.ErrorCode(err) != countersign.InvalidRequest {
 			t.Fatalf("next turn of kind %q: %v", k, err)

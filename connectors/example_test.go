@@ -8,7 +8,6 @@ import (
 	"countersign"
 	"countersign/connectors"
 	"countersign/connectors/connectortest"
-	"countersign/inbox"
 	"countersign/policy"
 )
 
@@ -47,11 +46,11 @@ func Example() {
 				case policy.Ask:
 					// Seal the exact write; show it whole.
 					task, err := c.OpenTask(ctx, connectors.TaskSpec{
-						Kind: inbox.KindConfirm,
-						Display: inbox.Display{Title: "Add a memo", Fields: []inbox.Field{
-							{Kind: inbox.FieldLongText, Label: "Memo", Values: []string{args.Text}, WrittenBy: inbox.WrittenByAgent},
+						Kind: countersign.KindConfirm,
+						Display: countersign.Display{Title: "Add a memo", Fields: []countersign.Field{
+							{Kind: countersign.FieldLongText, Label: "Memo", Values: []string{args.Text}, WrittenBy: countersign.WrittenByAgent},
 						}},
-						AnswerBy: &inbox.AnswerBy{Operation: "memo_confirm", Supplies: inbox.SuppliesNone},
+						AnswerBy: &countersign.AnswerBy{Operation: "memo_confirm", Supplies: countersign.SuppliesNone},
 						State:    []byte(args.Text),
 					})
 					if err != nil {

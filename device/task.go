@@ -8,6 +8,7 @@ package device
 import (
 	"bytes"
 	"context"
+	"countersign"
 	"crypto/ecdh"
 	"crypto/sha256"
 	"encoding/hex"
@@ -19,7 +20,6 @@ import (
 
 	"countersign/approval"
 	"countersign/client"
-	"countersign/inbox"
 	"countersign/sealing"
 )
 
@@ -59,7 +59,7 @@ var (
 // hash the owner signs.
 type Opened struct {
 	// Envelope is the parsed envelope: what to show the owner.
-	Envelope inbox.Envelope
+	Envelope countersign.Envelope
 	// EnvelopeBytes are the envelope's exact bytes as decrypted.
 	EnvelopeBytes []byte
 	// TaskHash is the lowercase hex SHA-256 of EnvelopeBytes.
@@ -83,7 +83,7 @@ type Opened struct {
 //     "envelope" and "request", each once, and valid UTF-8 (ErrUnreadable);
 //   - the envelope's exact bytes must hash to the view's task_hash
 //     (ErrHashMismatch), and parse strictly and canonically
-//     (inbox.ParseEnvelope; ErrUnreadable);
+//     (countersign.ParseEnvelope; ErrUnreadable);
 //   - the envelope must be addressed to this device's account and agree with
 //     the view on id, kind, preparer, project, project_uuid, thread,
 //     reply_pubkey, created_at and expires_at (ErrMismatch).
@@ -99,7 +99,7 @@ func (d *Device) Open(view client.TaskView) (*Opened, error) {
 	if d.Account == "" {
 		return nil, errors.New("device: no account")
 	}
-	if !inbox.ValidTaskID(view.ID) {
+	if !countersign.ValidTaskID(view.ID) {
 		return nil, fmt.Errorf("%w: the service listed a task whose id is not a task id", ErrUnreadable)
 	}
 	id := view.ID
@@ -124,11 +124,11 @@ func (d *Device) Open(view client.TaskView) (*Opened, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: task %s: %w", ErrUnreadable, id, err)
 	}
-	hash := inbox.TaskHash(envelope)
+	hash := countersign.TaskHash(envelope)
 	if hash != view.TaskHash {
 		return nil, fmt.Errorf("task %s: %w", id, ErrHashMismatch)
 	}
-	env, err := inbox.ParseEnvelope(envelope)
+	env, err := countersign.ParseEnvelope(envelope)
 	if err != nil {
 		return nil, fmt.Errorf("%w: task %s: the envelope: %w", ErrUnreadable, id, err)
 	}
@@ -146,8 +146,8 @@ func (d *Device) Open(view client.TaskView) (*Opened, error) {
 		{"project_uuid", env.ProjectUUID, view.ProjectUUID},
 		{"thread", env.Thread, view.Thread},
 		{"reply_pubkey", env.ReplyPubkey, view.ReplyPubkey},
-		{"created_at", env.CreatedAt.UTC().Format(inbox.TimeFormat), view.CreatedAt},
-		{"expires_at", env.ExpiresAt.UTC().Format(inbox.TimeFormat), view.ExpiresAt},
+		{"created_at", env.CreatedAt.UTC().Format(countersign.TimeFormat), view.CreatedAt},
+		{"expires_at", env.ExpiresAt.UTC().Format(countersign.TimeFormat), view.ExpiresAt},
 	} {
 		if c.sealed != c.listed {
 			return nil, fmt.Errorf("%w: task %s: the listed %s is not the envelope's", ErrMismatch, id, c.member)
@@ -250,7 +250,7 @@ func (d *Device) OpenFile(o *Opened, n int, blob []byte) ([]byte, error) {
 }
 
 // asks returns what an opened task asks for, or ErrNotice.
-func asks(o *Opened) (*inbox.AnswerBy, error) {
+func asks(o *Opened) (*countersign.AnswerBy, error) {
 	if o == nil || o.key == nil {
 		return nil, errors.New("device: no opened task")
 	}
@@ -291,7 +291,7 @@ const sealedOverhead = 1 + 65 + 12 + 16
 // any bytes for one that supplies a file. It refuses a task that supplies
 // nothing (ErrSupply), a notice (ErrNotice), text that is not UTF-8
 // (ErrSupply), and an answer whose sealed bytes exceed
-// inbox.MaxSuppliedBytes (ErrTooLarge: 8,098 bytes of answer at most).
+// countersign.MaxSuppliedBytes (ErrTooLarge: 8,098 bytes of answer at most).
 // An empty answer is sealed like any other.
 func SealAnswer(o *Opened, data []byte) ([]byte, error) {
 	ab, err := asks(o)
@@ -299,21 +299,21 @@ func SealAnswer(o *Opened, data []byte) ([]byte, error) {
 		return nil, err
 	}
 	switch ab.Supplies {
-	case inbox.SuppliesText:
+	case countersign.SuppliesText:
 		if !utf8.Valid(data) {
 			return nil, fmt.Errorf("%w: task %s takes text, and the answer is not UTF-8", ErrSupply, o.Envelope.ID)
 		}
-	case inbox.SuppliesFile:
+	case countersign.SuppliesFile:
 	default:
 		return nil, fmt.Errorf("%w: task %s asks yes or no and takes no answer", ErrSupply, o.Envelope.ID)
 	}
-	return sealReply(o, sealing.Answer, "answer", data, inbox.MaxSuppliedBytes)
+	return sealReply(o, sealing.Answer, "answer", data, countersign.MaxSuppliedBytes)
 }
 
 // SealNote seals the owner's note for the agent, sent beside an approval
 // (sealing.Note), to the envelope's reply_pubkey. It refuses a notice
 // (ErrNotice), text that is not UTF-8, and a note whose sealed bytes exceed
-// inbox.MaxNoteBytes (ErrTooLarge).
+// countersign.MaxNoteBytes (ErrTooLarge).
 func SealNote(o *Opened, text string) ([]byte, error) {
 	if _, err := asks(o); err != nil {
 		return nil, err
@@ -321,13 +321,13 @@ func SealNote(o *Opened, text string) ([]byte, error) {
 	if !utf8.ValidString(text) {
 		return nil, fmt.Errorf("device: task %s: the note is not UTF-8", o.Envelope.ID)
 	}
-	return sealReply(o, sealing.Note, "note", []byte(text), inbox.MaxNoteBytes)
+	return sealReply(o, sealing.Note, "note", []byte(text), countersign.MaxNoteBytes)
 }
 
 // SealRejection seals the owner's reason for rejecting a task
 // (sealing.Rejection) to the envelope's reply_pubkey, for client.Reject. It
 // refuses a notice (ErrNotice), text that is not UTF-8, and a reason whose
-// sealed bytes exceed inbox.MaxReasonBytes (ErrTooLarge). To reject without
+// sealed bytes exceed countersign.MaxReasonBytes (ErrTooLarge). To reject without
 // a reason, send nil instead.
 func SealRejection(o *Opened, text string) ([]byte, error) {
 	if _, err := asks(o); err != nil {
@@ -336,14 +336,14 @@ func SealRejection(o *Opened, text string) ([]byte, error) {
 	if !utf8.ValidString(text) {
 		return nil, fmt.Errorf("device: task %s: the reason is not UTF-8", o.Envelope.ID)
 	}
-	return sealReply(o, sealing.Rejection, "reason", []byte(text), inbox.MaxReasonBytes)
+	return sealReply(o, sealing.Rejection, "reason", []byte(text), countersign.MaxReasonBytes)
 }
 
 // ApproveRequest builds the signed approval of an opened task. supplied is
 // the owner's answer (nil: none; an input task needs one, a confirm task
 // takes none, else ErrSupply); note is the owner's note for the agent (""
 // for none). Both are sealed to the task's reply key (see SealAnswer and
-// SealNote); the supply hash is inbox.SupplyHash over exactly the sealed
+// SealNote); the supply hash is countersign.SupplyHash over exactly the sealed
 // bytes the request carries; the sentence
 //
 //	Approve in Countersign as {account}: task {id} with hash {task hash} and supply {supply hash}. At {now}.
@@ -357,9 +357,9 @@ func (d *Device) ApproveRequest(o *Opened, supplied []byte, note string) (client
 	}
 	id := o.Envelope.ID
 	switch {
-	case ab.Supplies == inbox.SuppliesNone && supplied != nil:
+	case ab.Supplies == countersign.SuppliesNone && supplied != nil:
 		return client.ApproveRequest{}, fmt.Errorf("%w: task %s asks yes or no; nothing may be supplied", ErrSupply, id)
-	case ab.Supplies != inbox.SuppliesNone && supplied == nil:
+	case ab.Supplies != countersign.SuppliesNone && supplied == nil:
 		return client.ApproveRequest{}, fmt.Errorf("%w: task %s needs a %s supplied", ErrSupply, id, ab.Supplies)
 	}
 	if d.Signer == nil {
@@ -381,7 +381,7 @@ func (d *Device) ApproveRequest(o *Opened, supplied []byte, note string) (client
 		Account:    d.Account,
 		TaskID:     id,
 		TaskHash:   o.TaskHash,
-		SupplyHash: inbox.SupplyHash(sealedNote, sealedSupply),
+		SupplyHash: countersign.SupplyHash(sealedNote, sealedSupply),
 		At:         at,
 	}.Sentence()
 	if err != nil {

@@ -3,6 +3,7 @@ package device
 import (
 	"bytes"
 	"context"
+	"countersign"
 	"crypto/ecdh"
 	"crypto/rand"
 	"crypto/sha256"
@@ -20,7 +21,6 @@ import (
 
 	"countersign/approval"
 	"countersign/client"
-	"countersign/inbox"
 	"countersign/sealing"
 )
 
@@ -162,7 +162,7 @@ func TestOpenVectors(t *testing.T) {
 	if string(o.EnvelopeBytes) != v.Envelope.Text {
 		t.Errorf("envelope bytes\n got %s\nwant %s", o.EnvelopeBytes, v.Envelope.Text)
 	}
-	if o.TaskHash != v.Envelope.TaskHash || inbox.TaskHash(o.EnvelopeBytes) != v.Envelope.TaskHash {
+	if o.TaskHash != v.Envelope.TaskHash || countersign.TaskHash(o.EnvelopeBytes) != v.Envelope.TaskHash {
 		t.Errorf("task hash %s, want %s", o.TaskHash, v.Envelope.TaskHash)
 	}
 	var content struct{ Request string }
@@ -176,8 +176,8 @@ func TestOpenVectors(t *testing.T) {
 		t.Error("the content key is not the vectors'")
 	}
 	e := o.Envelope
-	if e.ID != v.Derivation.TaskID || e.Owner != "alice.near" || e.Kind != inbox.KindInput ||
-		e.AnswerBy == nil || *e.AnswerBy != (inbox.AnswerBy{Operation: "guess", Supplies: inbox.SuppliesText}) ||
+	if e.ID != v.Derivation.TaskID || e.Owner != "alice.near" || e.Kind != countersign.KindInput ||
+		e.AnswerBy == nil || *e.AnswerBy != (countersign.AnswerBy{Operation: "guess", Supplies: countersign.SuppliesText}) ||
 		e.Display.Title != "Guess my number" || e.ReplyPubkey != v.Derivation.ReplyPubkey {
 		t.Errorf("parsed envelope %+v", e)
 	}
@@ -274,7 +274,7 @@ func checkAsTheService(t testing.TB, body []byte, account, taskID string, key ap
 	}
 	sentence, err := approval.Approval{
 		Account: account, TaskID: taskID, TaskHash: in.TaskHash,
-		SupplyHash: inbox.SupplyHash(in.Note, in.Supplied), At: at,
+		SupplyHash: countersign.SupplyHash(in.Note, in.Supplied), At: at,
 	}.Sentence()
 	if err != nil {
 		t.Fatal(err)
@@ -341,7 +341,7 @@ func TestApproveRequestVectors(t *testing.T) {
 
 func TestApproveRequestWithNothingSupplied(t *testing.T) {
 	d, signer := newDevice(t)
-	task := newTask(t, d, inbox.KindConfirm, inbox.SuppliesNone, nil, nil)
+	task := newTask(t, d, countersign.KindConfirm, countersign.SuppliesNone, nil, nil)
 	o, err := d.Open(task.view)
 	if err != nil {
 		t.Fatal(err)
@@ -394,15 +394,15 @@ func TestApproveFileAndEmptyAnswers(t *testing.T) {
 	pub := signer.Signer.(WalletSigner).Wallet.Key.PublicKey()
 	for _, tt := range []struct {
 		name     string
-		supplies inbox.Supplies
+		supplies countersign.Supplies
 		answer   []byte
 	}{
-		{"binary file", inbox.SuppliesFile, []byte{0, 0xff, 0xfe, '\n'}},
-		{"empty file", inbox.SuppliesFile, []byte{}},
-		{"empty text", inbox.SuppliesText, []byte{}},
+		{"binary file", countersign.SuppliesFile, []byte{0, 0xff, 0xfe, '\n'}},
+		{"empty file", countersign.SuppliesFile, []byte{}},
+		{"empty text", countersign.SuppliesText, []byte{}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			task := newTask(t, d, inbox.KindInput, tt.supplies, nil, nil)
+			task := newTask(t, d, countersign.KindInput, tt.supplies, nil, nil)
 			o, err := d.Open(task.view)
 			if err != nil {
 				t.Fatal(err)
@@ -423,7 +423,7 @@ func TestApproveFileAndEmptyAnswers(t *testing.T) {
 
 func TestApproveOverHTTP(t *testing.T) {
 	d, signer := newDevice(t)
-	task := newTask(t, d, inbox.KindInput, inbox.SuppliesText, nil, nil)
+	task := newTask(t, d, countersign.KindInput, countersign.SuppliesText, nil, nil)
 	pub := signer.Signer.(WalletSigner).Wallet.Key.PublicKey()
 	var answered atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -474,7 +474,7 @@ func newDevice(t testing.TB) (*Device, *countingSigner) {
 
 // testTask is a task as the enclave would open it for a device.
 type testTask struct {
-	env   inbox.Envelope
+	env   countersign.Envelope
 	view  client.TaskView
 	reply *ecdh.PrivateKey
 	key   *sealing.ContentKey
@@ -484,20 +484,20 @@ type testTask struct {
 
 // newTask opens a task of alice.near's for device d, with the given files;
 // edit, if set, changes the envelope before it is sealed.
-func newTask(t testing.TB, d *Device, kind inbox.Kind, supplies inbox.Supplies, files [][]byte, edit func(*inbox.Envelope)) *testTask {
+func newTask(t testing.TB, d *Device, kind countersign.Kind, supplies countersign.Supplies, files [][]byte, edit func(*countersign.Envelope)) *testTask {
 	t.Helper()
-	id, err := inbox.TaskID(inbox.NewRunID(), 1)
+	id, err := countersign.TaskID(countersign.NewRunID(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	created := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	policy, state := sha256.Sum256([]byte("{}")), sha256.Sum256([]byte("state"))
-	env := inbox.Envelope{
+	env := countersign.Envelope{
 		Build: "probe@1.0.0", CreatedAt: created, ExpiresAt: created.Add(24 * time.Hour),
-		Display: inbox.Display{Title: "Send the report", Fields: []inbox.Field{
-			{Kind: inbox.FieldText, Label: "To", Values: []string{"bob@example.com"}, WrittenBy: inbox.WrittenByAgent},
+		Display: countersign.Display{Title: "Send the report", Fields: []countersign.Field{
+			{Kind: countersign.FieldText, Label: "To", Values: []string{"bob@example.com"}, WrittenBy: countersign.WrittenByAgent},
 		}},
-		Files: []inbox.File{}, ID: id, Kind: kind, Owner: "alice.near", PolicyHash: hex.EncodeToString(policy[:]),
+		Files: []countersign.File{}, ID: id, Kind: kind, Owner: "alice.near", PolicyHash: hex.EncodeToString(policy[:]),
 		Preparer: "bot.near", Project: "probe", ProjectUUID: "4f1c2b9e-8a55-4c6e-9d0f-2b7a1e3c5d60",
 		StateHash: hex.EncodeToString(state[:]), Thread: id,
 	}
@@ -506,12 +506,12 @@ func newTask(t testing.TB, d *Device, kind inbox.Kind, supplies inbox.Supplies, 
 		if tt.reply, err = ecdh.P256().GenerateKey(rand.Reader); err != nil {
 			t.Fatal(err)
 		}
-		env.AnswerBy = &inbox.AnswerBy{Operation: "confirm", Supplies: supplies}
+		env.AnswerBy = &countersign.AnswerBy{Operation: "confirm", Supplies: supplies}
 		env.ReplyPubkey = sealing.FormatP256PublicKey(tt.reply.PublicKey())
 	}
 	for i, f := range files {
 		sum := sha256.Sum256(f)
-		env.Files = append(env.Files, inbox.File{ContentType: "text/plain", Name: "file-" + string(rune('a'+i)) + ".txt", SHA256: hex.EncodeToString(sum[:]), Size: int64(len(f))})
+		env.Files = append(env.Files, countersign.File{ContentType: "text/plain", Name: "file-" + string(rune('a'+i)) + ".txt", SHA256: hex.EncodeToString(sum[:]), Size: int64(len(f))})
 	}
 	if edit != nil {
 		edit(&env)
@@ -529,8 +529,8 @@ func newTask(t testing.TB, d *Device, kind inbox.Kind, supplies inbox.Supplies, 
 	tt.view = client.TaskView{
 		ID: id, Project: env.Project, ProjectUUID: env.ProjectUUID, Connector: "probe", Preparer: env.Preparer,
 		Kind: string(kind), State: "open", Thread: env.Thread,
-		CreatedAt: env.CreatedAt.Format(inbox.TimeFormat), ExpiresAt: env.ExpiresAt.Format(inbox.TimeFormat),
-		ReplyPubkey: env.ReplyPubkey, TaskHash: inbox.TaskHash(envelope), Content: content, DeviceCopy: dc,
+		CreatedAt: env.CreatedAt.Format(countersign.TimeFormat), ExpiresAt: env.ExpiresAt.Format(countersign.TimeFormat),
+		ReplyPubkey: env.ReplyPubkey, TaskHash: countersign.TaskHash(envelope), Content: content, DeviceCopy: dc,
 		Files: []client.TaskFile{},
 	}
 	for i, f := range files {
@@ -566,7 +566,7 @@ func (tt *testTask) seal(t testing.TB, plain []byte) []byte {
 func TestOpenRefusals(t *testing.T) {
 	d, _ := newDevice(t)
 	other, _ := newDevice(t)
-	canonical := func(t *testing.T, e inbox.Envelope) []byte {
+	canonical := func(t *testing.T, e countersign.Envelope) []byte {
 		b, err := e.Canonical()
 		if err != nil {
 			t.Fatal(err)
@@ -636,7 +636,7 @@ func TestOpenRefusals(t *testing.T) {
 			return tt.view
 		}, []error{ErrUnreadable, sealing.ErrDecrypt}},
 		{"a task_hash that differs", func(t *testing.T, tt *testTask) client.TaskView {
-			tt.view.TaskHash = inbox.TaskHash([]byte("another envelope"))
+			tt.view.TaskHash = countersign.TaskHash([]byte("another envelope"))
 			return tt.view
 		}, []error{ErrHashMismatch}},
 		{"a task_hash in upper case", func(t *testing.T, tt *testTask) client.TaskView {
@@ -647,18 +647,18 @@ func TestOpenRefusals(t *testing.T) {
 			tt.env.Owner = "mallory.near"
 			env := canonical(t, tt.env)
 			tt.view.Content = tt.seal(t, contentJSON(t, string(env), "{}"))
-			tt.view.TaskHash = inbox.TaskHash(env)
+			tt.view.TaskHash = countersign.TaskHash(env)
 			return tt.view
 		}, []error{ErrMismatch}},
 		{"an envelope that is not canonical", func(t *testing.T, tt *testTask) client.TaskView {
 			env := append(canonical(t, tt.env), '\n')
 			tt.view.Content = tt.seal(t, contentJSON(t, string(env), "{}"))
-			tt.view.TaskHash = inbox.TaskHash(env)
+			tt.view.TaskHash = countersign.TaskHash(env)
 			return tt.view
 		}, []error{ErrUnreadable}},
 		{"an envelope that is not JSON", func(t *testing.T, tt *testTask) client.TaskView {
 			tt.view.Content = tt.seal(t, contentJSON(t, "hello", "{}"))
-			tt.view.TaskHash = inbox.TaskHash([]byte("hello"))
+			tt.view.TaskHash = countersign.TaskHash([]byte("hello"))
 			return tt.view
 		}, []error{ErrUnreadable}},
 		{"content that is not JSON", func(t *testing.T, tt *testTask) client.TaskView {
@@ -725,7 +725,7 @@ func TestOpenRefusals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			task := newTask(t, d, inbox.KindInput, inbox.SuppliesText, nil, nil)
+			task := newTask(t, d, countersign.KindInput, countersign.SuppliesText, nil, nil)
 			o, err := d.Open(tt.change(t, task))
 			if err == nil {
 				t.Fatalf("opened %s", o.Envelope.ID)
@@ -739,13 +739,13 @@ func TestOpenRefusals(t *testing.T) {
 	}
 
 	t.Run("a device without a key", func(t *testing.T) {
-		task := newTask(t, d, inbox.KindConfirm, inbox.SuppliesNone, nil, nil)
+		task := newTask(t, d, countersign.KindConfirm, countersign.SuppliesNone, nil, nil)
 		if _, err := (&Device{Account: "alice.near"}).Open(task.view); err == nil {
 			t.Error("opened without a key")
 		}
 	})
 	t.Run("a device of another account", func(t *testing.T) {
-		task := newTask(t, d, inbox.KindConfirm, inbox.SuppliesNone, nil, nil)
+		task := newTask(t, d, countersign.KindConfirm, countersign.SuppliesNone, nil, nil)
 		bob := *d
 		bob.Account = "bob.near"
 		if _, err := bob.Open(task.view); !errors.Is(err, ErrMismatch) {
@@ -757,9 +757,9 @@ func TestOpenRefusals(t *testing.T) {
 func TestOpenKinds(t *testing.T) {
 	d, _ := newDevice(t)
 	for _, k := range []struct {
-		kind     inbox.Kind
-		supplies inbox.Supplies
-	}{{inbox.KindConfirm, inbox.SuppliesNone}, {inbox.KindInput, inbox.SuppliesText}, {inbox.KindInput, inbox.SuppliesFile}, {inbox.KindNotice, ""}} {
+		kind     countersign.Kind
+		supplies countersign.Supplies
+	}{{countersign.KindConfirm, countersign.SuppliesNone}, {countersign.KindInput, countersign.SuppliesText}, {countersign.KindInput, countersign.SuppliesFile}, {countersign.KindNotice, ""}} {
 		task := newTask(t, d, k.kind, k.supplies, nil, nil)
 		o, err := d.Open(task.view)
 		if err != nil {
@@ -774,7 +774,7 @@ func TestOpenKinds(t *testing.T) {
 func TestOpenFile(t *testing.T) {
 	d, _ := newDevice(t)
 	files := [][]byte{[]byte("%PDF-1.7 stand-in"), {}, bytes.Repeat([]byte{7}, 100_000)}
-	task := newTask(t, d, inbox.KindConfirm, inbox.SuppliesNone, files, nil)
+	task := newTask(t, d, countersign.KindConfirm, countersign.SuppliesNone, files, nil)
 	o, err := d.Open(task.view)
 	if err != nil {
 		t.Fatal(err)
@@ -836,11 +836,11 @@ func TestOpenFile(t *testing.T) {
 }
 
 // maxPlain is the largest plaintext whose sealed bytes fit the 8 KiB limit.
-const maxPlain = inbox.MaxSuppliedBytes - sealedOverhead
+const maxPlain = countersign.MaxSuppliedBytes - sealedOverhead
 
 func TestSealLimits(t *testing.T) {
 	d, _ := newDevice(t)
-	task := newTask(t, d, inbox.KindInput, inbox.SuppliesText, nil, nil)
+	task := newTask(t, d, countersign.KindInput, countersign.SuppliesText, nil, nil)
 	o, err := d.Open(task.view)
 	if err != nil {
 		t.Fatal(err)
@@ -852,10 +852,10 @@ func TestSealLimits(t *testing.T) {
 		"reason": func(s string) ([]byte, error) { return SealRejection(o, s) },
 	} {
 		blob, err := f(at)
-		if err != nil || len(blob) != inbox.MaxSuppliedBytes {
+		if err != nil || len(blob) != countersign.MaxSuppliedBytes {
 			t.Errorf("%s at the limit: %d sealed bytes, %v", name, len(blob), err)
 		}
-		for _, size := range []int{maxPlain + 1, inbox.MaxSuppliedBytes, 1 << 20} {
+		for _, size := range []int{maxPlain + 1, countersign.MaxSuppliedBytes, 1 << 20} {
 			if _, err := f(strings.Repeat("a", size)); !errors.Is(err, ErrTooLarge) {
 				t.Errorf("%s of %d bytes: %v", name, size, err)
 			}
@@ -866,7 +866,7 @@ func TestSealLimits(t *testing.T) {
 func TestSealAndApproveRefusals(t *testing.T) {
 	const canary = "CANARY-plaintext-7731"
 	d, signer := newDevice(t)
-	open := func(kind inbox.Kind, supplies inbox.Supplies) *Opened {
+	open := func(kind countersign.Kind, supplies countersign.Supplies) *Opened {
 		task := newTask(t, d, kind, supplies, nil, nil)
 		o, err := d.Open(task.view)
 		if err != nil {
@@ -874,10 +874,10 @@ func TestSealAndApproveRefusals(t *testing.T) {
 		}
 		return o
 	}
-	confirm := open(inbox.KindConfirm, inbox.SuppliesNone)
-	text := open(inbox.KindInput, inbox.SuppliesText)
-	file := open(inbox.KindInput, inbox.SuppliesFile)
-	notice := open(inbox.KindNotice, "")
+	confirm := open(countersign.KindConfirm, countersign.SuppliesNone)
+	text := open(countersign.KindInput, countersign.SuppliesText)
+	file := open(countersign.KindInput, countersign.SuppliesFile)
+	notice := open(countersign.KindNotice, "")
 	big := []byte(canary + strings.Repeat("x", maxPlain))
 
 	approve := func(o *Opened, supplied []byte, note string) func() error {
@@ -1023,7 +1023,7 @@ func FuzzOpen(f *testing.F) {
 		view.Content = blob
 		var c struct{ Envelope string }
 		if json.Unmarshal(plain, &c) == nil {
-			view.TaskHash = inbox.TaskHash([]byte(c.Envelope))
+			view.TaskHash = countersign.TaskHash([]byte(c.Envelope))
 		}
 		o, err := d.Open(view)
 		if err != nil {
@@ -1032,7 +1032,7 @@ func FuzzOpen(f *testing.F) {
 			}
 			return
 		}
-		if inbox.TaskHash(o.EnvelopeBytes) != view.TaskHash || o.Envelope.Owner != "alice.near" || o.Envelope.ID != view.ID {
+		if countersign.TaskHash(o.EnvelopeBytes) != view.TaskHash || o.Envelope.Owner != "alice.near" || o.Envelope.ID != view.ID {
 			t.Fatalf("accepted %q", plain)
 		}
 	})
@@ -1068,7 +1068,7 @@ func BenchmarkApproveRequest(b *testing.B) {
 func BenchmarkOpenFile(b *testing.B) {
 	d, _ := newDevice(b)
 	file := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
-	task := newTask(b, d, inbox.KindConfirm, inbox.SuppliesNone, [][]byte{file}, nil)
+	task := newTask(b, d, countersign.KindConfirm, countersign.SuppliesNone, [][]byte{file}, nil)
 	o, err := d.Open(task.view)
 	if err != nil {
 		b.Fatal(err)

@@ -12,7 +12,6 @@ import (
 	"countersign"
 	"countersign/approval"
 	"countersign/connectors"
-	"countersign/inbox"
 	"countersign/sealing"
 	"countersign/store"
 )
@@ -33,15 +32,15 @@ type approvalRecord struct {
 // ending is how a task that cannot run ends: failed with a reason, or void.
 type ending struct {
 	void   bool
-	reason inbox.FailureReason
+	reason countersign.FailureReason
 	// refusal is the sentence for the agent of a run_refused reason.
 	refusal string
 }
 
-func fail(r inbox.FailureReason) *ending { return &ending{reason: r} }
+func fail(r countersign.FailureReason) *ending { return &ending{reason: r} }
 
 func refused(code countersign.Code, sentence string) *ending {
-	r, _ := inbox.RunRefused(code)
+	r, _ := countersign.RunRefused(code)
 	return &ending{reason: r, refusal: sentence}
 }
 
@@ -51,7 +50,7 @@ type prepared struct {
 	project  store.Project
 	conn     *connectors.Connector
 	op       *connectors.Operation
-	envelope inbox.Envelope
+	envelope countersign.Envelope
 	sealed   sealedCopy
 	keys     *sealing.TaskKeys
 	approval approvalRecord
@@ -79,7 +78,7 @@ func (e *Enclave) Answer(ctx context.Context, taskID, run string) error {
 		if err != nil {
 			return err
 		}
-		if t.State != string(inbox.StateApproved) || t.AnswerRun != run {
+		if t.State != countersign.StateApproved || t.AnswerRun != run {
 			return nil // taken, ended, or another approval's run
 		}
 		var end *ending
@@ -98,7 +97,7 @@ func (e *Enclave) Answer(ctx context.Context, taskID, run string) error {
 		limit = min(limit, p.op.ComputeLimit())
 		input, _ = marshal(map[string]string{"operation": p.op.Name, "task_id": t.ID})
 		now := e.clock()
-		moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, From: string(inbox.StateApproved), To: string(inbox.StateAnswering),
+		moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, From: countersign.StateApproved, To: countersign.StateAnswering,
 			At: now, Actor: "platform", Run: run})
 		if err != nil || !moved {
 			return err
@@ -141,7 +140,7 @@ func (e *Enclave) prepare(ctx context.Context, tx store.Tx, t store.Task) (*prep
 		e.log.Error("a sealed copy is not the approved task", "task", t.ID)
 		return p, refused(countersign.TaskUnreadable, "decryption failed."), nil
 	}
-	if p.envelope, err = inbox.ParseEnvelope([]byte(sc.Envelope)); err != nil {
+	if p.envelope, err = countersign.ParseEnvelope([]byte(sc.Envelope)); err != nil {
 		return p, refused(countersign.TaskUnreadable, "decryption failed."), nil
 	}
 	raw, err := tx.Approval(ctx, t.ID)
@@ -157,20 +156,20 @@ func (e *Enclave) prepare(ctx context.Context, tx store.Tx, t store.Task) (*prep
 	}
 	conn, ok := e.connectors[project.Connector]
 	if !ok {
-		return p, fail(inbox.FailOperationUnknown), nil
+		return p, fail(countersign.FailOperationUnknown), nil
 	}
 	p.conn = conn
 	op, ok := conn.Operation(p.envelope.AnswerBy.Operation)
 	if !ok || op.Kind != connectors.Answer {
-		return p, fail(inbox.FailOperationUnknown), nil
+		return p, fail(countersign.FailOperationUnknown), nil
 	}
 	if op.Price != 0 {
-		return p, fail(inbox.FailOperationPriced), nil
+		return p, fail(countersign.FailOperationPriced), nil
 	}
 	p.op = op
 	agent, err := tx.Agent(ctx, t.Preparer)
 	if errors.Is(err, store.ErrNotFound) || err == nil && agent.Keys == 0 {
-		return p, fail(inbox.FailPreparerKeyUnavailable), nil
+		return p, fail(countersign.FailPreparerKeyUnavailable), nil
 	} else if err != nil {
 		return nil, nil, err
 	}
@@ -185,7 +184,7 @@ func (e *Enclave) prepare(ctx context.Context, tx store.Tx, t store.Task) (*prep
 func (e *Enclave) checkApproval(p *prepared) error {
 	a := p.approval
 	at := time.Unix(a.At, 0).UTC()
-	supply := inbox.SupplyHash(a.Note, a.Supplied)
+	supply := countersign.SupplyHash(a.Note, a.Supplied)
 	if a.TaskHash != p.task.TaskHash || a.SupplyHash != supply {
 		return errors.New("the approval names another hash or supply")
 	}
@@ -215,12 +214,12 @@ func (e *Enclave) checkApproval(p *prepared) error {
 // endApproved ends, in tx, a task whose run cannot begin: failed with its
 // reason, or void. It is observed: the platform ended it.
 func (e *Enclave) endApproved(ctx context.Context, tx store.Tx, t store.Task, end *ending) error {
-	to, reason := inbox.StateFailed, string(end.reason)
+	to, reason := countersign.StateFailed, string(end.reason)
 	if end.void {
-		to, reason = inbox.StateVoid, ""
+		to, reason = countersign.StateVoid, ""
 	}
-	moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, From: string(inbox.StateApproved), To: string(to),
-		At: e.clock(), Actor: "platform", Run: t.AnswerRun, OutcomeClass: string(inbox.OutcomeObserved), FailureReason: reason})
+	moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, From: countersign.StateApproved, To: countersign.State(string(to)),
+		At: e.clock(), Actor: "platform", Run: t.AnswerRun, OutcomeClass: countersign.OutcomeObserved, FailureReason: countersign.FailureReason(reason)})
 	if err != nil || !moved {
 		return err
 	}
@@ -271,7 +270,7 @@ func (e *Enclave) answer(ctx context.Context, p *prepared, run string, limit tim
 	opened := plat.tasks()
 	var next, notice string
 	for _, o := range opened {
-		if o.Kind == inbox.KindNotice {
+		if o.Kind == countersign.KindNotice {
 			notice = o.ID
 		} else if next == "" {
 			next = o.ID
@@ -281,8 +280,8 @@ func (e *Enclave) answer(ctx context.Context, p *prepared, run string, limit tim
 	answer, _ := marshal(result)
 	ctx = context.WithoutCancel(ctx)
 	err := e.store.Tx(ctx, func(tx store.Tx) error {
-		moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, From: string(inbox.StateAnswering), To: string(state),
-			At: e.clock(), Actor: "platform", Run: run, OutcomeClass: string(outcome), FailureReason: string(reason)})
+		moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, From: countersign.StateAnswering, To: countersign.State(string(state)),
+			At: e.clock(), Actor: "platform", Run: run, OutcomeClass: countersign.OutcomeClass(string(outcome)), FailureReason: countersign.FailureReason(string(reason))})
 		if err != nil {
 			return err
 		}
@@ -313,7 +312,7 @@ func (e *Enclave) answerCall(ctx context.Context, p *prepared, run string) (*con
 		Operation: p.op.Name, Envelope: p.envelope, State: p.sealed.State, Agent: t.Preparer, Owner: t.Owner,
 		Project: p.project.Name, ProjectUUID: t.ProjectUUID, Run: run, Policy: p.conn.ParsePolicy(p.project.Policy),
 		Now:  e.clock(),
-		Task: connectors.Task{ID: t.ID, Kind: inbox.Kind(t.Kind), Hash: t.TaskHash, Thread: t.Thread, ExpiresAt: t.ExpiresAt, Link: e.link(t.ID)},
+		Task: connectors.Task{ID: t.ID, Kind: countersign.Kind(t.Kind), Hash: t.TaskHash, Thread: t.Thread, ExpiresAt: t.ExpiresAt, Link: e.link(t.ID)},
 	}
 	var err error
 	if p.approval.Supplied != nil {
@@ -364,13 +363,13 @@ func (e *Enclave) answerCall(ctx context.Context, p *prepared, run string) (*con
 // outcome turns what an answer handler returned into the task's end: done
 // with its result, or failed run_refused:<code> with a sentence that says
 // whether the write happened.
-func (e *Enclave) outcome(out any, runErr error) (inbox.State, inbox.OutcomeClass, inbox.FailureReason, any) {
-	refusedWith := func(code countersign.Code, sentence string, wrote bool) (inbox.State, inbox.OutcomeClass, inbox.FailureReason, any) {
-		r, err := inbox.RunRefused(code)
+func (e *Enclave) outcome(out any, runErr error) (countersign.State, countersign.OutcomeClass, countersign.FailureReason, any) {
+	refusedWith := func(code countersign.Code, sentence string, wrote bool) (countersign.State, countersign.OutcomeClass, countersign.FailureReason, any) {
+		r, err := countersign.RunRefused(code)
 		if err != nil {
-			r, _ = inbox.RunRefused(countersign.Internal)
+			r, _ = countersign.RunRefused(countersign.Internal)
 		}
-		return inbox.StateFailed, inbox.OutcomeClaimed, r, map[string]any{"ok": false, "error": string(code) + ": " + sentence, "wrote": wrote}
+		return countersign.StateFailed, countersign.OutcomeClaimed, r, map[string]any{"ok": false, "error": string(code) + ": " + sentence, "wrote": wrote}
 	}
 	var rf *connectors.Refusal
 	var ce *countersign.Error
@@ -384,8 +383,8 @@ func (e *Enclave) outcome(out any, runErr error) (inbox.State, inbox.OutcomeClas
 		return refusedWith(countersign.Internal, "The connector failed. Whether the write happened is not known.", false)
 	}
 	b, err := marshal(out)
-	if err != nil || len(b) == 0 || b[0] != '{' || len(b) > inbox.MaxResultBytes {
-		return refusedWith(countersign.Internal, fmt.Sprintf("The connector's result is not a JSON object of at most %d bytes. Whether the write happened is not known.", inbox.MaxResultBytes), false)
+	if err != nil || len(b) == 0 || b[0] != '{' || len(b) > countersign.MaxResultBytes {
+		return refusedWith(countersign.Internal, fmt.Sprintf("The connector's result is not a JSON object of at most %d bytes. Whether the write happened is not known.", countersign.MaxResultBytes), false)
 	}
-	return inbox.StateDone, inbox.OutcomeClaimed, "", json.RawMessage(b)
+	return countersign.StateDone, countersign.OutcomeClaimed, "", json.RawMessage(b)
 }

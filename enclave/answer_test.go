@@ -70,7 +70,7 @@ func TestAnswerRunEndings(t *testing.T) {
 		check := func(name, id, state, reason, class string) {
 			t.Helper()
 			got := w.Task(id)
-			if got.State != state || got.FailureReason != reason || got.OutcomeClass != class {
+			if string(got.State) != state || string(got.FailureReason) != reason || string(got.OutcomeClass) != class {
 				t.Errorf("%s: ended %s %q %s, want %s %q %s", name, got.State, got.FailureReason, got.OutcomeClass, state, reason, class)
 			}
 			if w.Effects.Count(id) != 0 {

@@ -16,7 +16,6 @@ import (
 
 	"countersign"
 	"countersign/connectors"
-	"countersign/inbox"
 	"countersign/policy"
 	"countersign/sealing"
 	"countersign/store"
@@ -205,7 +204,7 @@ func (e *Enclave) runOperation(ctx context.Context, agent store.Agent, project s
 	}
 	now := e.clock()
 	run := &Run{
-		ID: inbox.NewRunID(), Agent: agent.Account, Request: req.Body, ComputeLimit: op.ComputeLimit(),
+		ID: countersign.NewRunID(), Agent: agent.Account, Request: req.Body, ComputeLimit: op.ComputeLimit(),
 		Project: Project{Owner: project.Owner, Name: project.Name, UUID: project.UUID, Connector: conn.Name,
 			Build: conn.Build(), PolicyHash: pol.Hash()},
 	}

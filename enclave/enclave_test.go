@@ -16,7 +16,6 @@ import (
 	"countersign"
 	"countersign/connectors"
 	"countersign/enclave"
-	"countersign/inbox"
 	"countersign/sealing"
 	"countersign/store"
 	"countersign/store/sqlstore"
@@ -41,17 +40,17 @@ func project(owner string) enclave.Project {
 }
 
 func newRun(owner, agent string) *enclave.Run {
-	return &enclave.Run{ID: inbox.NewRunID(), Agent: agent, Project: project(owner),
+	return &enclave.Run{ID: countersign.NewRunID(), Agent: agent, Project: project(owner),
 		Request: []byte(`{"operation":"guess_start"}`), ComputeLimit: 30 * time.Second}
 }
 
 func inputSpec(title string) connectors.TaskSpec {
 	return connectors.TaskSpec{
-		Kind: inbox.KindInput,
-		Display: inbox.Display{Title: title, Fields: []inbox.Field{
-			{Kind: inbox.FieldText, Label: "Question", Values: []string{"Your guess?"}, WrittenBy: "project"},
+		Kind: countersign.KindInput,
+		Display: countersign.Display{Title: title, Fields: []countersign.Field{
+			{Kind: countersign.FieldText, Label: "Question", Values: []string{"Your guess?"}, WrittenBy: "project"},
 		}},
-		AnswerBy: &inbox.AnswerBy{Operation: "guess", Supplies: inbox.SuppliesText},
+		AnswerBy: &countersign.AnswerBy{Operation: "guess", Supplies: countersign.SuppliesText},
 		State:    []byte("state"),
 	}
 }
@@ -82,7 +81,7 @@ func TestOpenTaskIsReadableByTheRightKeysOnly(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.ID != run.ID+"-1" || got.Thread != got.ID || !got.ExpiresAt.Equal(t0.Add(24*time.Hour)) || got.Kind != inbox.KindInput {
+		if got.ID != run.ID+"-1" || got.Thread != got.ID || !got.ExpiresAt.Equal(t0.Add(24*time.Hour)) || got.Kind != countersign.KindInput {
 			t.Fatalf("opened %+v", got)
 		}
 		var task store.Task
@@ -115,10 +114,10 @@ func TestOpenTaskIsReadableByTheRightKeysOnly(t *testing.T) {
 		if err := json.Unmarshal(plain, &sc); err != nil {
 			t.Fatal(err)
 		}
-		if inbox.TaskHash([]byte(sc.Envelope)) != got.Hash || string(sc.State) != "state" {
+		if countersign.TaskHash([]byte(sc.Envelope)) != got.Hash || string(sc.State) != "state" {
 			t.Fatalf("sealed copy does not match the task: %s", plain)
 		}
-		env, err := inbox.ParseEnvelope([]byte(sc.Envelope))
+		env, err := countersign.ParseEnvelope([]byte(sc.Envelope))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +162,7 @@ func TestOpenTaskLimits(t *testing.T) {
 
 		t.Run("five per run", func(t *testing.T) {
 			run := newRun("runlimit.near", "bot.near")
-			for i := 0; i < inbox.MaxTasksPerRun; i++ {
+			for i := 0; i < countersign.MaxTasksPerRun; i++ {
 				if _, err := open(t, e, db, run, inputSpec("Task")); err != nil {
 					t.Fatal(err)
 				}
@@ -173,7 +172,7 @@ func TestOpenTaskLimits(t *testing.T) {
 			}
 		})
 		t.Run("ten per preparer, twenty per owner", func(t *testing.T) {
-			for i := 0; i < inbox.MaxActiveTasksPerPreparer; i++ {
+			for i := 0; i < countersign.MaxActiveTasksPerPreparer; i++ {
 				if _, err := open(t, e, db, newRun("full.near", "bot.near"), inputSpec("Task")); err != nil {
 					t.Fatal(err)
 				}
@@ -220,7 +219,7 @@ func TestOpenTaskLimits(t *testing.T) {
 				{"files over 6 MiB", func(s *connectors.TaskSpec) {
 					s.Files = []connectors.File{{Name: "a", ContentType: "text/plain", Data: make([]byte, 6<<20+1)}}
 				}, countersign.TaskTooLarge},
-				{"notice with an answer", func(s *connectors.TaskSpec) { s.Kind = inbox.KindNotice }, countersign.InvalidRequest},
+				{"notice with an answer", func(s *connectors.TaskSpec) { s.Kind = countersign.KindNotice }, countersign.InvalidRequest},
 				{"input without an answer", func(s *connectors.TaskSpec) { s.AnswerBy = nil }, countersign.InvalidRequest},
 			}
 			for _, tc := range cases {
@@ -285,19 +284,19 @@ func TestCiphertextOnly(t *testing.T) {
 			run := newRun("alice.near", "bot.near")
 			run.Request = []byte(`{"operation":"send","to":"` + c("request") + `"}`)
 			spec := connectors.TaskSpec{
-				Kind: inbox.KindConfirm,
-				Display: inbox.Display{Title: "Send " + c("title"), Fields: []inbox.Field{
-					{Kind: inbox.FieldMoney, Label: "Amount " + c("label"), Values: []string{c("money")}, WrittenBy: "agent"},
-					{Kind: inbox.FieldAccount, Label: "To", Values: []string{c("account")}, WrittenBy: "agent"},
-					{Kind: inbox.FieldAddress, Label: "Where", Values: []string{c("address")}, WrittenBy: "project"},
-					{Kind: inbox.FieldText, Label: "Subject", Values: []string{c("text")}, WrittenBy: "agent"},
-					{Kind: inbox.FieldLongText, Label: "Body", Values: []string{"line\n" + c("longtext")}, WrittenBy: "agent"},
-					{Kind: inbox.FieldList, Label: "Cc", Values: []string{c("list1"), c("list2")}, WrittenBy: "agent"},
+				Kind: countersign.KindConfirm,
+				Display: countersign.Display{Title: "Send " + c("title"), Fields: []countersign.Field{
+					{Kind: countersign.FieldMoney, Label: "Amount " + c("label"), Values: []string{c("money")}, WrittenBy: "agent"},
+					{Kind: countersign.FieldAccount, Label: "To", Values: []string{c("account")}, WrittenBy: "agent"},
+					{Kind: countersign.FieldAddress, Label: "Where", Values: []string{c("address")}, WrittenBy: "project"},
+					{Kind: countersign.FieldText, Label: "Subject", Values: []string{c("text")}, WrittenBy: "agent"},
+					{Kind: countersign.FieldLongText, Label: "Body", Values: []string{"line\n" + c("longtext")}, WrittenBy: "agent"},
+					{Kind: countersign.FieldList, Label: "Cc", Values: []string{c("list1"), c("list2")}, WrittenBy: "agent"},
 				}},
 				Files: []connectors.File{
 					{Name: c("filename") + ".txt", ContentType: "text/plain", Data: []byte("body " + c("filebytes"))},
 				},
-				AnswerBy: &inbox.AnswerBy{Operation: "confirm", Supplies: inbox.SuppliesNone},
+				AnswerBy: &countersign.AnswerBy{Operation: "confirm", Supplies: countersign.SuppliesNone},
 				State:    []byte(`{"secret":"` + c("state") + `"}`),
 			}
 			got, err := open(t, e, db, run, spec)

@@ -15,7 +15,6 @@ import (
 
 	"countersign"
 	"countersign/connectors"
-	"countersign/inbox"
 	"countersign/sealing"
 	"countersign/store"
 	"countersign/webhook"
@@ -83,7 +82,7 @@ func New(c Config) *Enclave {
 	}
 	return &Enclave{keys: c.Keys, store: c.Store, connectors: c.Connectors, recipient: c.Recipient,
 		publicURL: strings.TrimSuffix(c.PublicURL, "/"), now: c.Now, log: c.Logger, taskWaitPoll: 5 * time.Second,
-		instance: "p" + inbox.NewRunID(), webhooks: c.WebhookSender, webhookPrivate: c.WebhookAllowPrivate, jitter: c.Jitter}
+		instance: "p" + countersign.NewRunID(), webhooks: c.WebhookSender, webhookPrivate: c.WebhookAllowPrivate, jitter: c.Jitter}
 }
 
 // clock is the time in whole seconds, UTC.
@@ -114,7 +113,7 @@ type Run struct {
 // Opened is what the agent is told of a task it opened.
 type Opened struct {
 	ID        string
-	Kind      inbox.Kind
+	Kind      countersign.Kind
 	Hash      string
 	Thread    string
 	ExpiresAt time.Time
@@ -150,7 +149,7 @@ func (e *Enclave) OpenTask(ctx context.Context, tx store.Tx, run *Run, spec conn
 	if err != nil {
 		return Opened{}, err
 	}
-	id, err := inbox.TaskID(run.ID, run.opened+1)
+	id, err := countersign.TaskID(run.ID, run.opened+1)
 	if err != nil {
 		return Opened{}, err
 	}
@@ -173,13 +172,13 @@ func (e *Enclave) OpenTask(ctx context.Context, tx store.Tx, run *Run, spec conn
 		return Opened{}, fmt.Errorf("derive task keys: %w", err)
 	}
 	stateHash := sha256.Sum256(spec.State)
-	env := inbox.Envelope{
+	env := countersign.Envelope{
 		AnswerBy:    spec.AnswerBy,
 		Build:       run.Project.Build,
 		CreatedAt:   now,
 		Display:     spec.Display,
 		ExpiresAt:   now.Add(life),
-		Files:       make([]inbox.File, len(spec.Files)),
+		Files:       make([]countersign.File, len(spec.Files)),
 		ID:          id,
 		Kind:        spec.Kind,
 		Owner:       run.Project.Owner,
@@ -195,7 +194,7 @@ func (e *Enclave) OpenTask(ctx context.Context, tx store.Tx, run *Run, spec conn
 	}
 	for i, f := range spec.Files {
 		sum := sha256.Sum256(f.Data)
-		env.Files[i] = inbox.File{ContentType: f.ContentType, Name: f.Name, SHA256: hex.EncodeToString(sum[:]), Size: int64(len(f.Data))}
+		env.Files[i] = countersign.File{ContentType: f.ContentType, Name: f.Name, SHA256: hex.EncodeToString(sum[:]), Size: int64(len(f.Data))}
 	}
 	envelope, err := env.Canonical()
 	if err != nil {
@@ -258,23 +257,23 @@ func (e *Enclave) OpenTask(ctx context.Context, tx store.Tx, run *Run, spec conn
 		return Opened{}, err
 	}
 	switch {
-	case load.OwnerOpen >= inbox.MaxOpenTasksPerOwner:
-		return Opened{}, countersign.Errorf(countersign.InboxFull, "the owner has %d tasks waiting", inbox.MaxOpenTasksPerOwner)
-	case load.PreparerActive >= inbox.MaxActiveTasksPerPreparer:
-		return Opened{}, countersign.Errorf(countersign.InboxFull, "this agent has %d tasks waiting for this owner", inbox.MaxActiveTasksPerPreparer)
-	case load.WaitingContent+size > inbox.MaxWaitingContentBytes:
+	case load.OwnerOpen >= countersign.MaxOpenTasksPerOwner:
+		return Opened{}, countersign.Errorf(countersign.InboxFull, "the owner has %d tasks waiting", countersign.MaxOpenTasksPerOwner)
+	case load.PreparerActive >= countersign.MaxActiveTasksPerPreparer:
+		return Opened{}, countersign.Errorf(countersign.InboxFull, "this agent has %d tasks waiting for this owner", countersign.MaxActiveTasksPerPreparer)
+	case load.WaitingContent+size > countersign.MaxWaitingContentBytes:
 		return Opened{}, countersign.Errorf(countersign.InboxFull, "the owner's waiting tasks hold 64 MiB")
 	}
 
 	row := store.Task{
 		ID: id, Owner: run.Project.Owner, Preparer: run.Agent, Project: run.Project.Name,
-		ProjectUUID: run.Project.UUID, Connector: run.Project.Connector, Kind: string(spec.Kind),
-		State: string(inbox.StateOpen), Thread: thread, Run: run.ID, ReplyPubkey: env.ReplyPubkey,
-		TaskHash: inbox.TaskHash(envelope), KeyID: keyID, ContentSize: size,
+		ProjectUUID: run.Project.UUID, Connector: run.Project.Connector, Kind: countersign.Kind(string(spec.Kind)),
+		State: countersign.StateOpen, Thread: thread, Run: run.ID, ReplyPubkey: env.ReplyPubkey,
+		TaskHash: countersign.TaskHash(envelope), KeyID: keyID, ContentSize: size,
 		CreatedAt: env.CreatedAt, ExpiresAt: env.ExpiresAt,
 	}
 	if spec.AnswerBy != nil {
-		row.Operation, row.Supplies = spec.AnswerBy.Operation, string(spec.AnswerBy.Supplies)
+		row.Operation, row.Supplies = spec.AnswerBy.Operation, countersign.Supplies(string(spec.AnswerBy.Supplies))
 	}
 	if err := tx.InsertTask(ctx, row, ct); err != nil {
 		return Opened{}, err

@@ -2,10 +2,10 @@ package enclave
 
 import (
 	"context"
+	"countersign"
 	"crypto/ed25519"
 	"encoding/json"
 
-	"countersign/inbox"
 	"countersign/origin"
 	"countersign/store"
 )
@@ -19,7 +19,7 @@ func (e *Enclave) sign(ctx context.Context, tx store.Tx, r *Run, operation strin
 		return err
 	}
 	base := origin.Receipt{
-		Agent: r.Agent, At: e.clock().Format(inbox.TimeFormat), Build: r.Project.Build, Connector: r.Project.Connector,
+		Agent: r.Agent, At: e.clock().Format(countersign.TimeFormat), Build: r.Project.Build, Connector: r.Project.Connector,
 		InputSHA256: sum(r.Request), Operation: operation, OutputSHA256: sum(answer), Owner: r.Project.Owner, Run: r.ID,
 	}
 	for _, o := range opened {

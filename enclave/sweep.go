@@ -2,9 +2,9 @@ package enclave
 
 import (
 	"context"
+	"countersign"
 	"time"
 
-	"countersign/inbox"
 	"countersign/store"
 )
 
@@ -62,20 +62,20 @@ func (e *Enclave) Sweep(ctx context.Context) (SweepResult, error) {
 	var res SweepResult
 	now := e.clock()
 	err := e.store.Tx(ctx, func(tx store.Tx) error {
-		stale, err := tx.Stale(ctx, now, now.Add(-inbox.AnswerRunDeadline), now.Add(-inbox.AnswerRunDeadline), now.Add(-RunnerDead), sweepBatch)
+		stale, err := tx.Stale(ctx, now, now.Add(-countersign.AnswerRunDeadline), now.Add(-countersign.AnswerRunDeadline), now.Add(-RunnerDead), sweepBatch)
 		if err != nil {
 			return err
 		}
 		for _, t := range stale {
 			m := store.Move{ID: t.ID, From: t.State, At: now, Actor: "platform", Run: t.AnswerRun,
-				OutcomeClass: string(inbox.OutcomeObserved)}
+				OutcomeClass: countersign.OutcomeObserved}
 			switch t.State {
-			case string(inbox.StateOpen):
-				m.To = string(inbox.StateExpired)
-			case string(inbox.StateApproved):
-				m.To, m.FailureReason = string(inbox.StateFailed), string(inbox.FailRunNotStarted)
-			case string(inbox.StateAnswering):
-				m.To, m.FailureReason = string(inbox.StateFailed), string(inbox.FailRunUnfinished)
+			case countersign.StateOpen:
+				m.To = countersign.StateExpired
+			case countersign.StateApproved:
+				m.To, m.FailureReason = countersign.StateFailed, countersign.FailRunNotStarted
+			case countersign.StateAnswering:
+				m.To, m.FailureReason = countersign.StateFailed, countersign.FailRunUnfinished
 			default:
 				continue
 			}
@@ -87,10 +87,10 @@ func (e *Enclave) Sweep(ctx context.Context) (SweepResult, error) {
 				continue
 			}
 			switch m.To {
-			case string(inbox.StateExpired):
+			case countersign.StateExpired:
 				res.Expired++
 			default:
-				if m.FailureReason == string(inbox.FailRunNotStarted) {
+				if m.FailureReason == countersign.FailRunNotStarted {
 					res.NotStarted++
 				} else {
 					res.Unfinished++
@@ -101,7 +101,7 @@ func (e *Enclave) Sweep(ctx context.Context) (SweepResult, error) {
 				}
 			}
 		}
-		n, err := tx.Purge(ctx, now, now.Add(-inbox.OutcomeKept), now.Add(-idempotencyKeep), now.Add(-countsKeep))
+		n, err := tx.Purge(ctx, now, now.Add(-countersign.OutcomeKept), now.Add(-idempotencyKeep), now.Add(-countsKeep))
 		res.Purged = n
 		return err
 	})

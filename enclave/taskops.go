@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"countersign"
-	"countersign/inbox"
 	"countersign/sealing"
 	"countersign/store"
 )
@@ -68,7 +67,7 @@ func (e *Enclave) taskOperation(ctx context.Context, agent string, project store
 	}
 	needsID := op != opTasks
 	switch {
-	case needsID && !inbox.ValidTaskID(args.TaskID):
+	case needsID && !countersign.ValidTaskID(args.TaskID):
 		return nil, countersign.Errorf(countersign.InvalidRequest, "%s takes %s", op, taskOpArgs[op])
 	case !needsID && args.TaskID != "", op != opTasks && args.State != "", op != opTaskWait && args.TimeoutS != nil:
 		return nil, countersign.Errorf(countersign.InvalidRequest, "%s takes %s", op, taskOpArgs[op])
@@ -90,7 +89,7 @@ func (e *Enclave) taskOperation(ctx context.Context, agent string, project store
 	case opTaskDelete:
 		return e.taskDelete(ctx, agent, project, args.TaskID)
 	}
-	if args.State != "" && !inbox.State(args.State).Valid() {
+	if args.State != "" && !countersign.State(args.State).Valid() {
 		return nil, countersign.Errorf(countersign.InvalidRequest, "`state` is one of open, approved, answering, done, failed, rejected, cancelled, expired, void")
 	}
 	return e.taskList(ctx, agent, project, args.State)
@@ -123,9 +122,9 @@ func (e *Enclave) taskStatus(ctx context.Context, agent string, project store.Pr
 		if err != nil {
 			return err
 		}
-		st = TaskStatus{TaskID: t.ID, Kind: t.Kind, State: t.State, Thread: t.Thread,
-			CreatedAt: t.CreatedAt.Format(inbox.TimeFormat), ExpiresAt: t.ExpiresAt.Format(inbox.TimeFormat),
-			OutcomeClass: t.OutcomeClass, Run: t.AnswerRun, FailureReason: t.FailureReason,
+		st = TaskStatus{TaskID: t.ID, Kind: string(t.Kind), State: string(t.State), Thread: t.Thread,
+			CreatedAt: t.CreatedAt.Format(countersign.TimeFormat), ExpiresAt: t.ExpiresAt.Format(countersign.TimeFormat),
+			OutcomeClass: string(t.OutcomeClass), Run: t.AnswerRun, FailureReason: string(t.FailureReason),
 			NextTaskID: t.NextTaskID, NoticeTaskID: t.NoticeTaskID}
 		result, reason, err := tx.Outcome(ctx, t.ID)
 		if err != nil {
@@ -174,7 +173,7 @@ func (e *Enclave) taskWait(ctx context.Context, agent string, project store.Proj
 		events = ch
 	}
 	first, err := e.taskStatus(ctx, agent, project, id)
-	if err != nil || timeout == 0 || inbox.State(first.State).Terminal() {
+	if err != nil || timeout == 0 || countersign.State(first.State).Terminal() {
 		return first, err // a closed task changes no more
 	}
 	deadline := time.NewTimer(timeout)
@@ -192,14 +191,14 @@ func (e *Enclave) taskWait(ctx context.Context, agent string, project store.Proj
 				events = nil // dropped: the ticker still looks
 				continue
 			}
-			if ev.TaskID == id && ev.State != first.State {
+			if ev.TaskID == id && string(ev.State) != first.State {
 				return e.taskStatus(ctx, agent, project, id)
 			}
 		case <-tick.C:
 			var state string
 			err := e.store.Tx(ctx, func(tx store.Tx) error {
 				t, err := preparerTask(ctx, tx, agent, project, id)
-				state = t.State
+				state = string(t.State)
 				return err
 			})
 			if err != nil {
@@ -218,11 +217,11 @@ func (e *Enclave) taskCancel(ctx context.Context, agent string, project store.Pr
 		if err != nil {
 			return err
 		}
-		if err := inbox.Move(inbox.Kind(t.Kind), inbox.State(t.State), inbox.StateCancelled); err != nil {
-			return closed(t.State)
+		if err := countersign.Move(countersign.Kind(t.Kind), countersign.State(t.State), countersign.StateCancelled); err != nil {
+			return closed(string(t.State))
 		}
-		moved, err := tx.MoveTask(ctx, store.Move{ID: id, From: t.State, To: string(inbox.StateCancelled),
-			At: e.now().UTC(), Actor: "agent", OutcomeClass: string(inbox.OutcomeObserved)})
+		moved, err := tx.MoveTask(ctx, store.Move{ID: id, From: t.State, To: countersign.StateCancelled,
+			At: e.now().UTC(), Actor: "agent", OutcomeClass: countersign.OutcomeObserved})
 		if err == nil && !moved {
 			return closed("")
 		}
@@ -231,7 +230,7 @@ func (e *Enclave) taskCancel(ctx context.Context, agent string, project store.Pr
 	if err != nil {
 		return nil, err
 	}
-	return map[string]string{"task_id": id, "state": string(inbox.StateCancelled)}, nil
+	return map[string]string{"task_id": id, "state": string(countersign.StateCancelled)}, nil
 }
 
 func (e *Enclave) taskDelete(ctx context.Context, agent string, project store.Project, id string) (any, error) {
@@ -240,7 +239,7 @@ func (e *Enclave) taskDelete(ctx context.Context, agent string, project store.Pr
 		if err != nil {
 			return err
 		}
-		if !inbox.State(t.State).Terminal() {
+		if !countersign.State(t.State).Terminal() {
 			return countersign.Errorf(countersign.InvalidRequest, "the task is %s: only a closed task is deleted (cancel an open one first)", t.State)
 		}
 		_, err = tx.ForgetTask(ctx, id)
@@ -263,9 +262,9 @@ type listed struct {
 func (e *Enclave) taskList(ctx context.Context, agent string, project store.Project, state string) (any, error) {
 	out := []listed{}
 	err := e.store.Tx(ctx, func(tx store.Tx) error {
-		tasks, err := tx.PreparerTasks(ctx, project.Owner, project.UUID, agent, state, maxListed)
+		tasks, err := tx.PreparerTasks(ctx, project.Owner, project.UUID, agent, countersign.State(state), maxListed)
 		for _, t := range tasks {
-			out = append(out, listed{TaskID: t.ID, Kind: t.Kind, State: t.State, Thread: t.Thread, CreatedAt: t.CreatedAt.Format(inbox.TimeFormat)})
+			out = append(out, listed{TaskID: t.ID, Kind: string(t.Kind), State: string(t.State), Thread: t.Thread, CreatedAt: t.CreatedAt.Format(countersign.TimeFormat)})
 		}
 		return err
 	})

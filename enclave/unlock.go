@@ -2,11 +2,11 @@ package enclave
 
 import (
 	"context"
+	"countersign"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 
-	"countersign/inbox"
 	"countersign/sealing"
 	"countersign/store"
 )
@@ -43,7 +43,7 @@ func (e *Enclave) Unlock(ctx context.Context, owner string) (int, error) {
 		if err != nil {
 			return err
 		}
-		tasks, err := tx.OwnerTasks(ctx, owner, true, nil, inbox.MaxOpenTasksPerOwner*2)
+		tasks, err := tx.OwnerTasks(ctx, owner, true, nil, countersign.MaxOpenTasksPerOwner*2)
 		if err != nil {
 			return err
 		}

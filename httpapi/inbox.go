@@ -110,7 +110,7 @@ func (s *Server) task(w http.ResponseWriter, r *http.Request, sess inbox.Session
 
 func (s *Server) file(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
 	n, err := strconv.Atoi(mux.Vars(r)["n"])
-	if err != nil || n >= inbox.MaxFiles {
+	if err != nil || n >= countersign.MaxFiles {
 		writeOwnerError(w, s.opts.Logger, countersign.Errorf(countersign.InvalidRequest, "no such file"))
 		return
 	}

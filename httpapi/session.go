@@ -52,7 +52,7 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 		"token":       sess.Token,
 		"device_id":   sess.DeviceID,
 		"account_id":  sess.AccountID,
-		"valid_until": sess.ValidUntil.Format(inbox.TimeFormat),
+		"valid_until": sess.ValidUntil.Format(countersign.TimeFormat),
 	})
 }
 

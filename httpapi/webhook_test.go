@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"countersign"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -172,7 +173,7 @@ func TestWebhookJourney(t *testing.T) {
 			}
 		}
 		at := func(e map[string]any) time.Time {
-			t, _ := time.Parse(inbox.TimeFormat, fmt.Sprint(e["at"]))
+			t, _ := time.Parse(countersign.TimeFormat, fmt.Sprint(e["at"]))
 			return t
 		}
 		if at(approved).Before(at(created)) || at(answered).Before(at(approved)) {

@@ -42,7 +42,7 @@ func (s *Service) projectView(p store.Project) ProjectView {
 	}
 	return ProjectView{Name: p.Name, ProjectUUID: p.UUID, Connector: p.Connector, Agents: agents,
 		Policy: string(p.Policy), PolicyMode: mode, PolicySentence: sentence, Credentials: p.Creds != nil,
-		CreatedAt: p.CreatedAt.Format(TimeFormat), UpdatedAt: p.UpdatedAt.Format(TimeFormat)}
+		CreatedAt: p.CreatedAt.Format(countersign.TimeFormat), UpdatedAt: p.UpdatedAt.Format(countersign.TimeFormat)}
 }
 
 // Projects lists the owner's projects.
@@ -83,7 +83,7 @@ func parseProjectText(text string) (projectText, error) {
 	if len(p.Policy) == 0 || p.Policy[0] != '{' {
 		return p, countersign.Errorf(countersign.InvalidRequest, "the project's policy must be a JSON object")
 	}
-	if len(p.Policy) > MaxPolicyBytes {
+	if len(p.Policy) > countersign.MaxPolicyBytes {
 		return p, countersign.Errorf(countersign.InvalidRequest, "the policy is larger than 64 KiB")
 	}
 	for _, a := range p.Agents {
@@ -100,10 +100,10 @@ func parseProjectText(text string) (projectText, error) {
 // text without "credentials" keeps the project's credentials; "credentials":
 // null removes them.
 func (s *Service) PutProject(ctx context.Context, sess Session, name, text string, c Confirmation) (ProjectView, error) {
-	if !ValidProjectName(name) {
+	if !countersign.ValidProjectName(name) {
 		return ProjectView{}, countersign.Errorf(countersign.InvalidRequest, "a project name is 1–64 of a-z 0-9 . _ -, beginning with a letter or digit")
 	}
-	if len(text) > MaxPolicyBytes+64<<10 {
+	if len(text) > countersign.MaxPolicyBytes+64<<10 {
 		return ProjectView{}, countersign.Errorf(countersign.InvalidRequest, "the project text is too large")
 	}
 	p, err := parseProjectText(text)
@@ -122,7 +122,7 @@ func (s *Service) PutProject(ctx context.Context, sess Session, name, text strin
 			return err
 		}
 		now := s.clock()
-		proj := store.Project{Owner: sess.AccountID, Name: name, UUID: NewProjectUUID(), Connector: p.Connector,
+		proj := store.Project{Owner: sess.AccountID, Name: name, UUID: countersign.NewProjectUUID(), Connector: p.Connector,
 			Policy: []byte(p.Policy), Agents: p.Agents, CreatedAt: now, UpdatedAt: now}
 		old, err := tx.Project(ctx, sess.AccountID, name)
 		switch {
@@ -152,7 +152,7 @@ func (s *Service) PutProject(ctx context.Context, sess Session, name, text strin
 // DeleteProject removes a project with the owner's confirmation ("remove
 // the project {name}").
 func (s *Service) DeleteProject(ctx context.Context, sess Session, name string, c Confirmation) error {
-	if !ValidProjectName(name) {
+	if !countersign.ValidProjectName(name) {
 		return countersign.Errorf(countersign.InvalidRequest, "no such project")
 	}
 	err := s.mustExist(ctx, "no such project", func(tx store.Tx) error {
@@ -178,7 +178,7 @@ type MuteView struct {
 func checkSubject(subjectIs, subject string) error {
 	switch {
 	case subjectIs == "agent" && approval.ValidateAccountID(subject) == nil:
-	case subjectIs == "project" && ValidProjectName(subject):
+	case subjectIs == "project" && countersign.ValidProjectName(subject):
 	default:
 		return countersign.Errorf(countersign.InvalidRequest, "subject_is is agent (a NEAR account id) or project (a project name)")
 	}
@@ -218,7 +218,7 @@ func (s *Service) Mutes(ctx context.Context, sess Session) ([]MuteView, error) {
 	err := s.store.Tx(ctx, func(tx store.Tx) error {
 		ms, err := tx.Mutes(ctx, sess.AccountID)
 		for _, m := range ms {
-			out = append(out, MuteView{SubjectIs: m.SubjectIs, Subject: m.Subject, CreatedAt: m.CreatedAt.Format(TimeFormat)})
+			out = append(out, MuteView{SubjectIs: m.SubjectIs, Subject: m.Subject, CreatedAt: m.CreatedAt.Format(countersign.TimeFormat)})
 		}
 		return err
 	})

@@ -40,7 +40,7 @@ func FuzzParseProjectText(f *testing.F) {
 			}
 			return
 		}
-		if !json.Valid(p.Policy) || p.Policy[0] != '{' || len(p.Policy) > MaxPolicyBytes {
+		if !json.Valid(p.Policy) || p.Policy[0] != '{' || len(p.Policy) > countersign.MaxPolicyBytes {
 			t.Fatalf("accepted a policy that is not a small JSON object: %q", p.Policy)
 		}
 	})

@@ -94,7 +94,7 @@ func (s *Service) SignIn(ctx context.Context, req SignInRequest) (Session, error
 		return Session{}, err
 	}
 	dev := store.Device{
-		ID: NewRunID(), Account: req.AccountID, DevicePubkey: req.DevicePubkey, SignerPubkey: v.Key.String(),
+		ID: countersign.NewRunID(), Account: req.AccountID, DevicePubkey: req.DevicePubkey, SignerPubkey: v.Key.String(),
 		TokenHash: hash, Statement: string(stmt), CreatedAt: now, ValidUntil: validUntil, KeyCheckedAt: now,
 	}
 	err = s.store.Tx(ctx, func(tx store.Tx) error {
@@ -115,7 +115,7 @@ func (s *Service) SignIn(ctx context.Context, req SignInRequest) (Session, error
 		if err != nil {
 			return err
 		}
-		for i := 0; i < len(active)-MaxDevicesPerAccount; i++ {
+		for i := 0; i < len(active)-countersign.MaxDevicesPerAccount; i++ {
 			if _, err := tx.EndDevice(ctx, active[i].ID, EndReplaced, now); err != nil {
 				return err
 			}
@@ -256,7 +256,7 @@ func (s *Service) Devices(ctx context.Context, sess Session) ([]DeviceView, erro
 	out := make([]DeviceView, 0, len(active))
 	for _, d := range active {
 		out = append(out, DeviceView{ID: d.ID, DevicePubkey: d.DevicePubkey, SignerPubkey: d.SignerPubkey,
-			CreatedAt: d.CreatedAt.Format(TimeFormat), ValidUntil: d.ValidUntil.Format(TimeFormat), This: d.ID == sess.DeviceID})
+			CreatedAt: d.CreatedAt.Format(countersign.TimeFormat), ValidUntil: d.ValidUntil.Format(countersign.TimeFormat), This: d.ID == sess.DeviceID})
 	}
 	return out, nil
 }

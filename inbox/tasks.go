@@ -62,7 +62,7 @@ var errTaskNotFound = countersign.Errorf(countersign.TaskNotFound, "no such task
 // ownTask loads a task of the session's owner; another owner's task is
 // task_not_found, exactly as a missing one.
 func ownTask(ctx context.Context, tx store.Tx, sess Session, id string) (store.Task, error) {
-	if !ValidTaskID(id) {
+	if !countersign.ValidTaskID(id) {
 		return store.Task{}, errTaskNotFound
 	}
 	t, err := tx.Task(ctx, id)
@@ -76,13 +76,13 @@ func ownTask(ctx context.Context, tx store.Tx, sess Session, id string) (store.T
 // is waiting.
 func view(ctx context.Context, tx store.Tx, sess Session, t store.Task) (TaskView, error) {
 	v := TaskView{ID: t.ID, Project: t.Project, ProjectUUID: t.ProjectUUID, Connector: t.Connector,
-		Preparer: t.Preparer, Kind: t.Kind, State: t.State, Thread: t.Thread,
-		CreatedAt: t.CreatedAt.Format(TimeFormat), ExpiresAt: t.ExpiresAt.Format(TimeFormat),
-		Run: t.AnswerRun, FailureReason: t.FailureReason, TaskHash: t.TaskHash, Files: []FileView{}}
+		Preparer: t.Preparer, Kind: string(t.Kind), State: string(t.State), Thread: t.Thread,
+		CreatedAt: t.CreatedAt.Format(countersign.TimeFormat), ExpiresAt: t.ExpiresAt.Format(countersign.TimeFormat),
+		Run: t.AnswerRun, FailureReason: string(t.FailureReason), TaskHash: t.TaskHash, Files: []FileView{}}
 	if t.ReplyPubkey != "" {
 		v.ReplyPubkey = &t.ReplyPubkey
 	}
-	if t.State != string(StateOpen) {
+	if t.State != countersign.StateOpen {
 		return v, nil
 	}
 	var err error
@@ -170,8 +170,8 @@ func (s *Service) File(ctx context.Context, sess Session, id string, n int) ([]b
 		if err != nil {
 			return err
 		}
-		if t.State != string(StateOpen) {
-			return closed(t.State)
+		if t.State != countersign.StateOpen {
+			return closed(string(t.State))
 		}
 		blob, err = tx.File(ctx, id, n)
 		if errors.Is(err, store.ErrNotFound) {
@@ -248,7 +248,7 @@ type Approved struct {
 // verified, and every refusal writes nothing and spends nothing.
 func (s *Service) Approve(ctx context.Context, sess Session, id string, req ApproveRequest) (Approved, error) {
 	now := s.clock()
-	if len(req.Supplied) > MaxSuppliedBytes || len(req.Note) > MaxNoteBytes {
+	if len(req.Supplied) > countersign.MaxSuppliedBytes || len(req.Note) > countersign.MaxNoteBytes {
 		return Approved{}, countersign.Errorf(countersign.InvalidRequest, "a supply or a note is larger than 8 KiB")
 	}
 	if req.Supplied != nil && len(req.Supplied) == 0 || req.Note != nil && len(req.Note) == 0 {
@@ -263,15 +263,15 @@ func (s *Service) Approve(ctx context.Context, sess Session, id string, req Appr
 		return Approved{}, storeErr(err)
 	}
 	switch {
-	case t.State != string(StateOpen):
-		return Approved{}, closed(t.State)
+	case t.State != countersign.StateOpen:
+		return Approved{}, closed(string(t.State))
 	case !now.Before(t.ExpiresAt):
-		return Approved{}, &countersign.Error{Code: countersign.TaskExpired, Message: "the task expired before the approval arrived", State: t.State}
-	case t.Kind == string(KindNotice):
+		return Approved{}, &countersign.Error{Code: countersign.TaskExpired, Message: "the task expired before the approval arrived", State: string(t.State)}
+	case t.Kind == countersign.KindNotice:
 		return Approved{}, countersign.Errorf(countersign.InvalidRequest, "a notice asks nothing: acknowledge it instead")
-	case t.Supplies == string(SuppliesNone) && req.Supplied != nil:
+	case t.Supplies == countersign.SuppliesNone && req.Supplied != nil:
 		return Approved{}, countersign.Errorf(countersign.InvalidRequest, "this task takes no supply; approve it without one")
-	case t.Supplies != string(SuppliesNone) && req.Supplied == nil:
+	case t.Supplies != countersign.SuppliesNone && req.Supplied == nil:
 		return Approved{}, countersign.Errorf(countersign.InvalidRequest, "this task needs the owner's %s", t.Supplies)
 	case req.TaskHash != t.TaskHash:
 		return Approved{}, countersign.Errorf(countersign.ConfirmationRequired, "the approval names another task hash")
@@ -281,9 +281,9 @@ func (s *Service) Approve(ctx context.Context, sess Session, id string, req Appr
 		return Approved{}, countersign.Errorf(countersign.ConfirmationRequired, "the approval is older than 10 minutes or from the future; sign it again")
 	}
 	if !at.Before(t.ExpiresAt) {
-		return Approved{}, &countersign.Error{Code: countersign.TaskExpired, Message: "the approval is dated at or after the task's expiry", State: t.State}
+		return Approved{}, &countersign.Error{Code: countersign.TaskExpired, Message: "the approval is dated at or after the task's expiry", State: string(t.State)}
 	}
-	supplyHash := SupplyHash(req.Note, req.Supplied)
+	supplyHash := countersign.SupplyHash(req.Note, req.Supplied)
 	sentence, err := approval.Approval{Account: sess.AccountID, TaskID: t.ID, TaskHash: t.TaskHash, SupplyHash: supplyHash, At: at}.Sentence()
 	if err != nil {
 		return Approved{}, countersign.Errorf(countersign.InvalidRequest, "the approval cannot be built for this task")
@@ -296,11 +296,11 @@ func (s *Service) Approve(ctx context.Context, sess Session, id string, req Appr
 	if err != nil {
 		return Approved{}, err
 	}
-	run := NewRunID()
+	run := countersign.NewRunID()
 	err = s.store.Tx(ctx, func(tx store.Tx) error {
 		// The move also requires the task not to have expired meanwhile
 		// (the signature check may have waited on the chain).
-		moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, From: string(StateOpen), To: string(StateApproved),
+		moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, From: countersign.StateOpen, To: countersign.StateApproved,
 			At: now, Actor: "owner", Run: run, AnswerRun: run, Unexpired: s.clock()})
 		if err != nil {
 			return err
@@ -310,10 +310,10 @@ func (s *Service) Approve(ctx context.Context, sess Session, id string, req Appr
 			if err != nil {
 				return err
 			}
-			if cur.State == string(StateOpen) {
-				return &countersign.Error{Code: countersign.TaskExpired, Message: "the task expired before the approval arrived", State: cur.State}
+			if cur.State == countersign.StateOpen {
+				return &countersign.Error{Code: countersign.TaskExpired, Message: "the task expired before the approval arrived", State: string(cur.State)}
 			}
-			return closed(cur.State)
+			return closed(string(cur.State))
 		}
 		fresh, err := tx.SpendNonce(ctx, sess.AccountID, v.Nonce[:], at.Add(approval.ConfirmationMaxAge+time.Minute))
 		if err != nil {
@@ -331,7 +331,7 @@ func (s *Service) Approve(ctx context.Context, sess Session, id string, req Appr
 		return Approved{}, storeErr(err)
 	}
 	s.log.Info("task approved", "task", t.ID, "owner", sess.AccountID, "run", run)
-	return Approved{ID: t.ID, State: string(StateApproved), Run: run}, nil
+	return Approved{ID: t.ID, State: string(countersign.StateApproved), Run: run}, nil
 }
 
 // Moved is the answer to a reject, acknowledge or cancel.
@@ -342,11 +342,11 @@ type Moved struct {
 
 // Reject refuses a task, with an optional reason sealed to its reply key.
 func (s *Service) Reject(ctx context.Context, sess Session, id string, reason []byte) (Moved, error) {
-	if len(reason) > MaxReasonBytes {
+	if len(reason) > countersign.MaxReasonBytes {
 		return Moved{}, countersign.Errorf(countersign.InvalidRequest, "the reason is larger than 8 KiB")
 	}
-	return s.move(ctx, sess, id, StateRejected, func(tx store.Tx, t store.Task) error {
-		if t.Kind == string(KindNotice) {
+	return s.move(ctx, sess, id, countersign.StateRejected, func(tx store.Tx, t store.Task) error {
+		if t.Kind == countersign.KindNotice {
 			return countersign.Errorf(countersign.InvalidRequest, "a notice asks nothing: acknowledge it instead")
 		}
 		if reason != nil {
@@ -358,8 +358,8 @@ func (s *Service) Reject(ctx context.Context, sess Session, id string, reason []
 
 // Acknowledge is the owner's "Got it" on a notice.
 func (s *Service) Acknowledge(ctx context.Context, sess Session, id string) (Moved, error) {
-	return s.move(ctx, sess, id, StateDone, func(_ store.Tx, t store.Task) error {
-		if t.Kind != string(KindNotice) {
+	return s.move(ctx, sess, id, countersign.StateDone, func(_ store.Tx, t store.Task) error {
+		if t.Kind != countersign.KindNotice {
 			return countersign.Errorf(countersign.InvalidRequest, "only a notice is acknowledged; approve or reject this task")
 		}
 		return nil
@@ -368,35 +368,35 @@ func (s *Service) Acknowledge(ctx context.Context, sess Session, id string) (Mov
 
 // Cancel deletes a waiting task.
 func (s *Service) Cancel(ctx context.Context, sess Session, id string) (Moved, error) {
-	return s.move(ctx, sess, id, StateCancelled, nil)
+	return s.move(ctx, sess, id, countersign.StateCancelled, nil)
 }
 
 // move closes an open task of the owner in one transaction.
-func (s *Service) move(ctx context.Context, sess Session, id string, to State, check func(store.Tx, store.Task) error) (Moved, error) {
+func (s *Service) move(ctx context.Context, sess Session, id string, to countersign.State, check func(store.Tx, store.Task) error) (Moved, error) {
 	err := s.store.Tx(ctx, func(tx store.Tx) error {
 		t, err := ownTask(ctx, tx, sess, id)
 		if err != nil {
 			return err
 		}
-		if t.State != string(StateOpen) {
-			return closed(t.State)
+		if t.State != countersign.StateOpen {
+			return closed(string(t.State))
 		}
 		if check != nil {
 			if err := check(tx, t); err != nil {
 				return err
 			}
 		}
-		if err := Move(Kind(t.Kind), StateOpen, to); err != nil {
+		if err := countersign.Move(countersign.Kind(t.Kind), countersign.StateOpen, to); err != nil {
 			return err
 		}
-		moved, err := tx.MoveTask(ctx, store.Move{ID: id, From: string(StateOpen), To: string(to),
-			At: s.clock(), Actor: "owner", OutcomeClass: string(OutcomeObserved)})
+		moved, err := tx.MoveTask(ctx, store.Move{ID: id, From: countersign.StateOpen, To: countersign.State(string(to)),
+			At: s.clock(), Actor: "owner", OutcomeClass: countersign.OutcomeObserved})
 		if err == nil && !moved {
 			cur, err := tx.Task(ctx, id)
 			if err != nil {
 				return err
 			}
-			return closed(cur.State)
+			return closed(string(cur.State))
 		}
 		return err
 	})
@@ -419,7 +419,7 @@ func (s *Service) CancelMatching(ctx context.Context, sess Session, preparer, pr
 }
 
 func cancelWaiting(ctx context.Context, tx store.Tx, owner, preparer, project string, now time.Time) (int, error) {
-	tasks, err := tx.OwnerTasks(ctx, owner, true, nil, MaxOpenTasksPerOwner*2)
+	tasks, err := tx.OwnerTasks(ctx, owner, true, nil, countersign.MaxOpenTasksPerOwner*2)
 	if err != nil {
 		return 0, err
 	}
@@ -428,8 +428,8 @@ func cancelWaiting(ctx context.Context, tx store.Tx, owner, preparer, project st
 		if preparer != "" && t.Preparer != preparer || project != "" && t.Project != project {
 			continue
 		}
-		moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, From: string(StateOpen), To: string(StateCancelled),
-			At: now, Actor: "owner", OutcomeClass: string(OutcomeObserved)})
+		moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, From: countersign.StateOpen, To: countersign.StateCancelled,
+			At: now, Actor: "owner", OutcomeClass: countersign.OutcomeObserved})
 		if err != nil {
 			return 0, err
 		}
@@ -475,7 +475,7 @@ func (s *Service) History(ctx context.Context, sess Session, id string) ([]Histo
 		}
 		events, err := tx.Events(ctx, id)
 		for _, e := range events {
-			out = append(out, HistoryEntry{From: e.From, To: e.To, Actor: e.Actor, Run: e.Run, At: e.At.Format(TimeFormat)})
+			out = append(out, HistoryEntry{From: string(e.From), To: string(e.To), Actor: e.Actor, Run: e.Run, At: e.At.Format(countersign.TimeFormat)})
 		}
 		return err
 	})

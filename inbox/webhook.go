@@ -60,7 +60,7 @@ func (s *Service) PutWebhook(ctx context.Context, sess Session, url string, c Co
 		return WebhookView{}, err
 	}
 	s.log.Info("webhook named", "owner", sess.AccountID)
-	return WebhookView{URL: &url, SetAt: now.Format(TimeFormat), SetByKey: signer, Secret: secret}, nil
+	return WebhookView{URL: &url, SetAt: now.Format(countersign.TimeFormat), SetByKey: signer, Secret: secret}, nil
 }
 
 // Webhook shows the owner's webhook, never its secret.
@@ -80,7 +80,7 @@ func (s *Service) Webhook(ctx context.Context, sess Session) (WebhookView, error
 	if err != nil {
 		return WebhookView{}, storeErr(err)
 	}
-	return WebhookView{URL: &url, SetAt: w.SetAt.Format(TimeFormat), SetByKey: w.SetByKey}, nil
+	return WebhookView{URL: &url, SetAt: w.SetAt.Format(countersign.TimeFormat), SetByKey: w.SetByKey}, nil
 }
 
 // DeleteWebhook removes the owner's webhook with their confirmation
@@ -120,7 +120,7 @@ func (s *Service) Deliveries(ctx context.Context, sess Session) ([]DeliveryView,
 		list, err := tx.Attempts(ctx, sess.AccountID, MaxDeliveries)
 		for _, a := range list {
 			out = append(out, DeliveryView{EventID: a.EventID, Type: a.Type, TaskID: a.TaskID, Attempt: a.Attempt,
-				StatusCode: a.StatusCode, Error: a.Error, At: a.At.UTC().Format(TimeFormat)})
+				StatusCode: a.StatusCode, Error: a.Error, At: a.At.UTC().Format(countersign.TimeFormat)})
 		}
 		return err
 	})
@@ -138,5 +138,5 @@ func (s *Service) TestWebhook(ctx context.Context, sess Session) (DeliveryView, 
 		return DeliveryView{}, storeErr(err)
 	}
 	return DeliveryView{EventID: id, Type: string(webhook.Ping), Attempt: a.Number, StatusCode: a.StatusCode, Error: a.Error,
-		At: a.At.UTC().Format(TimeFormat)}, nil
+		At: a.At.UTC().Format(countersign.TimeFormat)}, nil
 }

@@ -1,6 +1,7 @@
 package sealing
 
 import (
+	"countersign"
 	"crypto/ecdh"
 	"crypto/hmac"
 	"crypto/rand"
@@ -38,10 +39,10 @@ type TaskKeys struct {
 // 64 of [a-z0-9._-] (the alphabet of NEAR account ids), and taskID 1 to 80 of
 // [a-z0-9-].
 func (k *Keyring) TaskKeys(keyID uint32, projectUUID, owner, taskID string) (*TaskKeys, error) {
-	if !isCanonicalUUID(projectUUID) {
+	if !countersign.ValidUUID(projectUUID) {
 		return nil, errors.New("sealing: project uuid is not a lowercase canonical UUID")
 	}
-	if !isAccountChars(owner) {
+	if !countersign.ValidAccountID(owner) {
 		return nil, errors.New("sealing: owner is not 2 to 64 of [a-z0-9._-]")
 	}
 	if err := checkTaskID(taskID); err != nil {
@@ -170,10 +171,11 @@ func hmacSHA256(key, msg []byte) [KeySize]byte {
 	return out
 }
 
-// checkTaskID refuses what is not a task id of SPEC §12: 1 to 80 of
-// [a-z0-9-]. Keeping ':' out of ids keeps every AAD and info unambiguous.
+// checkTaskID refuses what is not a task id of the contract
+// (countersign.ValidTaskID: 1 to 80 of [a-z0-9-]). Keeping ':' and NUL out of
+// ids keeps every AAD and info unambiguous.
 func checkTaskID(id string) error {
-	if len(id) > 80 || !isTokenChars(id) {
+	if !countersign.ValidTaskID(id) {
 		return errors.New("sealing: task id is not 1 to 80 of [a-z0-9-]")
 	}
 	return nil
@@ -188,41 +190,6 @@ func isTokenChars(s string) bool {
 		c := s[i]
 		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
 			return false
-		}
-	}
-	return true
-}
-
-func isAccountChars(s string) bool {
-	if len(s) < 2 || len(s) > 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' && c != '_' && c != '.' {
-			return false
-		}
-	}
-	return true
-}
-
-// isCanonicalUUID reports whether s is xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx
-// in lowercase hex.
-func isCanonicalUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-				return false
-			}
 		}
 	}
 	return true

@@ -9,6 +9,7 @@ package servicetest
 import (
 	"bytes"
 	"context"
+	"countersign"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -162,13 +163,13 @@ func New(t testing.TB, db *sqlstore.DB) *World {
 				return nil, err
 			}
 			state, _ := json.Marshal(args)
-			fields := []inbox.Field{{Kind: inbox.FieldMoney, Label: "Amount", Values: []string{"$1"}, WrittenBy: "agent"}}
+			fields := []countersign.Field{{Kind: countersign.FieldMoney, Label: "Amount", Values: []string{"$1"}, WrittenBy: "agent"}}
 			if args.Memo != "" {
-				fields = append(fields, inbox.Field{Kind: inbox.FieldText, Label: "Memo", Values: []string{args.Memo}, WrittenBy: "agent"})
+				fields = append(fields, countersign.Field{Kind: countersign.FieldText, Label: "Memo", Values: []string{args.Memo}, WrittenBy: "agent"})
 			}
-			spec := connectors.TaskSpec{Kind: inbox.KindConfirm,
-				Display:  inbox.Display{Title: "Pay", Fields: fields},
-				AnswerBy: &inbox.AnswerBy{Operation: "confirm", Supplies: inbox.SuppliesNone}, State: state}
+			spec := connectors.TaskSpec{Kind: countersign.KindConfirm,
+				Display:  countersign.Display{Title: "Pay", Fields: fields},
+				AnswerBy: &countersign.AnswerBy{Operation: "confirm", Supplies: countersign.SuppliesNone}, State: state}
 			if args.Invoice != "" {
 				spec.Files = []connectors.File{{Name: "invoice.txt", ContentType: "text/plain", Data: []byte(args.Invoice)}}
 			}
@@ -179,8 +180,8 @@ func New(t testing.TB, db *sqlstore.DB) *World {
 			return connectors.AwaitingOwner(task), nil
 		}},
 		{Name: "tell", Kind: connectors.Write, Run: func(ctx context.Context, c *connectors.Call) (any, error) {
-			task, err := c.OpenTask(ctx, connectors.TaskSpec{Kind: inbox.KindNotice,
-				Display: inbox.Display{Title: "Paid", Fields: []inbox.Field{{Kind: inbox.FieldText, Label: "Note", Values: []string{"done"}, WrittenBy: "project"}}}})
+			task, err := c.OpenTask(ctx, connectors.TaskSpec{Kind: countersign.KindNotice,
+				Display: countersign.Display{Title: "Paid", Fields: []countersign.Field{{Kind: countersign.FieldText, Label: "Note", Values: []string{"done"}, WrittenBy: "project"}}}})
 			if err != nil {
 				return nil, err
 			}
@@ -227,7 +228,7 @@ func New(t testing.TB, db *sqlstore.DB) *World {
 			return err
 		}
 		for _, name := range []string{"probe", "ledger"} {
-			if err := tx.PutProject(ctx, store.Project{Owner: w.Owner.Account, Name: name, UUID: inbox.NewProjectUUID(), Connector: name,
+			if err := tx.PutProject(ctx, store.Project{Owner: w.Owner.Account, Name: name, UUID: countersign.NewProjectUUID(), Connector: name,
 				Policy: []byte("{}"), Agents: []string{w.Agent}, CreatedAt: now, UpdatedAt: now}); err != nil {
 				return err
 			}
@@ -353,7 +354,7 @@ func StartJobs(t testing.TB, db *sqlstore.DB, e *enclave.Enclave) {
 }
 
 // WaitState waits until a task is in one of the states.
-func (w *World) WaitState(id string, states ...string) store.Task {
+func (w *World) WaitState(id string, states ...countersign.State) store.Task {
 	w.T.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {

@@ -29,6 +29,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"countersign"
 )
 
 // Errors a store returns. Callers test them with errors.Is.
@@ -144,8 +146,10 @@ type Webhook struct {
 // WebhookEvent is an outbox row: who asked whom, of what, when — nothing a
 // task shows.
 type WebhookEvent struct {
-	ID, Owner, WebhookID, Type, TaskID, Preparer, Project, Kind, Run, FailureReason string
-	At                                                                              time.Time
+	ID, Owner, WebhookID, TaskID, Preparer, Project, Run, FailureReason string
+	Type                                                                countersign.EventType
+	Kind                                                                countersign.Kind
+	At                                                                  time.Time
 }
 
 // WebhookAttempt is one delivery attempt, for the owner's log.
@@ -236,9 +240,9 @@ func (AnswerJob) Kind() string { return "answer_run" }
 // TaskEvent says a task of an owner reached a state. Events are published
 // when the transaction that made the change commits.
 type TaskEvent struct {
-	Owner  string `json:"-"`
-	TaskID string `json:"task_id"`
-	State  string `json:"state"`
+	Owner  string            `json:"-"`
+	TaskID string            `json:"task_id"`
+	State  countersign.State `json:"state"`
 }
 
 // Subscriber gives the events of one owner's tasks as they commit, in every
@@ -367,7 +371,7 @@ type RunTx interface {
 	// PreparerTasks lists the tasks one agent prepared for one owner, in
 	// one project ("" for any), that it has not forgotten, newest first,
 	// optionally in one state.
-	PreparerTasks(ctx context.Context, owner, projectUUID, preparer, state string, limit int) ([]Task, error)
+	PreparerTasks(ctx context.Context, owner, projectUUID, preparer string, state countersign.State, limit int) ([]Task, error)
 	// ForgetTask hides a closed task from its preparer's list; it reports
 	// whether it did (false for an open, approved or answering task, one
 	// forgotten already, or none).
@@ -495,13 +499,13 @@ type Task struct {
 	Project     string
 	ProjectUUID string
 	Connector   string
-	Kind        string
-	State       string
+	Kind        countersign.Kind
+	State       countersign.State
 	Thread      string
-	Run         string // the run that prepared it
-	Operation   string // the answer operation ("" for notices)
-	Supplies    string // none|text|file ("" for notices)
-	ReplyPubkey string // "" for notices
+	Run         string               // the run that prepared it
+	Operation   string               // the answer operation ("" for notices)
+	Supplies    countersign.Supplies // none|text|file ("" for notices)
+	ReplyPubkey string               // "" for notices
 	TaskHash    string
 	KeyID       uint32 // master key id its keys derive from
 	ContentSize int64  // bytes of content and files, for the owner's limit
@@ -511,8 +515,8 @@ type Task struct {
 	StateAt     time.Time // when it reached its state
 	ClosedAt    time.Time // zero while open, approved or answering
 
-	OutcomeClass  string
-	FailureReason string
+	OutcomeClass  countersign.OutcomeClass
+	FailureReason countersign.FailureReason
 	AnswerRun     string
 	NextTaskID    string
 	NoticeTaskID  string
@@ -535,7 +539,7 @@ type TaskCiphertext struct {
 // and sets the closing time.
 type Move struct {
 	ID        string
-	From, To  string
+	From, To  countersign.State
 	At        time.Time
 	Actor     string // owner|agent|platform
 	Run       string // the run concerned, if any, for the event
@@ -543,15 +547,15 @@ type Move struct {
 	// Unexpired, when set, also requires the task not to have expired by
 	// then (an approval must arrive before expires_at).
 	Unexpired     time.Time
-	OutcomeClass  string
-	FailureReason string
+	OutcomeClass  countersign.OutcomeClass
+	FailureReason countersign.FailureReason
 }
 
 // Event is one state change of a task, kept for the owner's audit trail.
 type Event struct {
 	TaskID string
-	From   string
-	To     string
+	From   countersign.State
+	To     countersign.State
 	Actor  string
 	Run    string
 	At     time.Time

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"countersign"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,7 +14,6 @@ import (
 
 	"countersign/approval"
 	"countersign/client"
-	"countersign/inbox"
 )
 
 func inboxDevices(ctx context.Context, a *app, args []string) error {
@@ -92,7 +92,7 @@ func muteArgs(pos []string, usage string) (string, string, error) {
 	if pos[0] == client.SubjectAgent && approval.ValidateAccountID(pos[1]) != nil {
 		return "", "", fmt.Errorf("%q is not an agent's NEAR account id", clean(pos[1]))
 	}
-	if pos[0] == client.SubjectProject && !inbox.ValidProjectName(pos[1]) {
+	if pos[0] == client.SubjectProject && !countersign.ValidProjectName(pos[1]) {
 		return "", "", fmt.Errorf("%q is not a project name", clean(pos[1]))
 	}
 	return pos[0], pos[1], nil
@@ -288,7 +288,7 @@ func projectsPut(ctx context.Context, a *app, args []string) error {
 	switch {
 	case len(pos) != 1:
 		return errors.New(usage)
-	case !inbox.ValidProjectName(pos[0]):
+	case !countersign.ValidProjectName(pos[0]):
 		return errors.New("a project name is 1–64 of a-z 0-9 . _ -, beginning with a letter or digit")
 	case *conn == "":
 		return errors.New("--connector: the connector to install is needed")
@@ -301,7 +301,7 @@ func projectsPut(ctx context.Context, a *app, args []string) error {
 			return fmt.Errorf("--agent %q: a NEAR account id is needed", clean(ag))
 		}
 	}
-	policy, err := readSmallFile("--policy", *policyFile, inbox.MaxPolicyBytes)
+	policy, err := readSmallFile("--policy", *policyFile, countersign.MaxPolicyBytes)
 	if err != nil {
 		return err
 	}
@@ -342,7 +342,7 @@ func projectsRemove(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 || !inbox.ValidProjectName(pos[0]) {
+	if len(pos) != 1 || !countersign.ValidProjectName(pos[0]) {
 		return errors.New("usage: countersign inbox projects rm NAME")
 	}
 	t, d, err := a.terminalDevice(dirOf(), true, *external)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"countersign"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -24,7 +25,7 @@ func taskArg(pos []string, usage string) (string, error) {
 	if len(pos) != 1 {
 		return "", errors.New("usage: " + usage)
 	}
-	if !inbox.ValidTaskID(pos[0]) {
+	if !countersign.ValidTaskID(pos[0]) {
 		return "", fmt.Errorf("%q is not a task id", clean(pos[0]))
 	}
 	return pos[0], nil
@@ -51,7 +52,7 @@ func inboxList(ctx context.Context, a *app, args []string) error {
 		return errors.New("usage: countersign inbox list [--closed] [--limit N] [--before ID]")
 	case *limit < 0 || *limit > inbox.MaxListLimit:
 		return fmt.Errorf("--limit: 1 to %d", inbox.MaxListLimit)
-	case *before != "" && !inbox.ValidTaskID(*before):
+	case *before != "" && !countersign.ValidTaskID(*before):
 		return errors.New("--before: a task id is needed")
 	}
 	t, err := openTerminal(dirOf())
@@ -177,7 +178,7 @@ func verifyReceipt(pinned map[string]string, raw json.RawMessage, o *device.Open
 // preparingRun is the run a task id names: <run id>-<n>.
 func preparingRun(id string) (string, bool) {
 	i := strings.LastIndexByte(id, '-')
-	if i < 0 || !inbox.ValidRunID(id[:i]) {
+	if i < 0 || !countersign.ValidRunID(id[:i]) {
 		return "", false
 	}
 	n := id[i+1:]
@@ -306,9 +307,9 @@ func inboxApprove(ctx context.Context, a *app, args []string) error {
 		return fmt.Errorf("task %s has the hash %s, not %s: show it again", id, o.TaskHash, clean(*hash))
 	case ab == nil:
 		return fmt.Errorf("task %s is a notice and asks nothing: countersign inbox ack %s", id, id)
-	case ab.Supplies != inbox.SuppliesNone && supplied == nil:
+	case ab.Supplies != countersign.SuppliesNone && supplied == nil:
 		return fmt.Errorf("task %s needs a %s answer: --text T or --file F", id, ab.Supplies)
-	case ab.Supplies == inbox.SuppliesNone && supplied != nil:
+	case ab.Supplies == countersign.SuppliesNone && supplied != nil:
 		return fmt.Errorf("task %s asks yes or no and takes no answer: approve it without --text or --file", id)
 	}
 	st, err := d.Approve(ctx, o, supplied, *note)
@@ -327,12 +328,12 @@ func readAnswerFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("--file: %v", err)
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, inbox.MaxSuppliedBytes+1))
+	b, err := io.ReadAll(io.LimitReader(f, countersign.MaxSuppliedBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("--file: %v", err)
 	}
-	if len(b) > inbox.MaxSuppliedBytes {
-		return nil, fmt.Errorf("--file: %s is larger than an answer may be (%d bytes sealed)", path, inbox.MaxSuppliedBytes)
+	if len(b) > countersign.MaxSuppliedBytes {
+		return nil, fmt.Errorf("--file: %s is larger than an answer may be (%d bytes sealed)", path, countersign.MaxSuppliedBytes)
 	}
 	return b, nil
 }
@@ -453,7 +454,7 @@ func inboxWatch(ctx context.Context, a *app, args []string) error {
 			}
 			connected, delay = true, watchRetryMin
 			for ev := range events {
-				fmt.Fprintf(a.stdout, "%s %s %s\n", time.Now().UTC().Format(inbox.TimeFormat), clean(ev.TaskID), clean(ev.State))
+				fmt.Fprintf(a.stdout, "%s %s %s\n", time.Now().UTC().Format(countersign.TimeFormat), clean(ev.TaskID), clean(ev.State))
 			}
 			if ctx.Err() != nil {
 				return nil

@@ -1,14 +1,13 @@
 package main
 
 import (
+	"countersign"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
-
-	"countersign/inbox"
 )
 
 // agentMark marks the fields whose words the agent wrote, not the
@@ -72,7 +71,7 @@ func invisible(r rune, keepTab bool) bool {
 
 // preview is what `show` prints of an opened task.
 type preview struct {
-	Envelope inbox.Envelope
+	Envelope countersign.Envelope
 	TaskHash string
 	State    string
 	Receipt  string // "verified (run …)" or "NOT VERIFIED: …"
@@ -91,7 +90,7 @@ func (p preview) write(w io.Writer) {
 	agentWrote := false
 	for _, f := range e.Display.Fields {
 		mark := "  "
-		if f.WrittenBy == inbox.WrittenByAgent {
+		if f.WrittenBy == countersign.WrittenByAgent {
 			mark, agentWrote = "  "+agentMark+" ", true
 		}
 		writeField(w, mark, f)
@@ -107,11 +106,11 @@ func (p preview) write(w io.Writer) {
 			fmt.Fprintf(w, "  %d. %s (%s, %s)\n", i+1, clean(f.Name), clean(f.ContentType), byteCount(f.Size))
 		}
 	}
-	fmt.Fprintf(w, "expires: %s (%s)\n", e.ExpiresAt.UTC().Format(inbox.TimeFormat), until(p.Now, e.ExpiresAt))
+	fmt.Fprintf(w, "expires: %s (%s)\n", e.ExpiresAt.UTC().Format(countersign.TimeFormat), until(p.Now, e.ExpiresAt))
 	switch {
 	case e.AnswerBy == nil:
 		fmt.Fprintf(w, "answer: nothing, it is a notice (countersign inbox ack %s)\n", clean(e.ID))
-	case e.AnswerBy.Supplies == inbox.SuppliesNone:
+	case e.AnswerBy.Supplies == countersign.SuppliesNone:
 		fmt.Fprintf(w, "answer: none, approve or reject (%s)\n", clean(e.AnswerBy.Operation))
 	default:
 		fmt.Fprintf(w, "answer: %s (%s): approve with --%s\n", clean(string(e.AnswerBy.Supplies)), clean(e.AnswerBy.Operation), clean(string(e.AnswerBy.Supplies)))
@@ -121,15 +120,15 @@ func (p preview) write(w io.Writer) {
 
 // writeField prints one field: `label: value`, a list one value a line, a
 // long text with its lines indented.
-func writeField(w io.Writer, mark string, f inbox.Field) {
+func writeField(w io.Writer, mark string, f countersign.Field) {
 	label := clean(f.Label)
 	switch {
-	case f.Kind == inbox.FieldList || len(f.Values) != 1:
+	case f.Kind == countersign.FieldList || len(f.Values) != 1:
 		fmt.Fprintf(w, "%s%s:\n", mark, label)
 		for _, v := range f.Values {
 			fmt.Fprintf(w, "      - %s\n", clean(v))
 		}
-	case f.Kind == inbox.FieldLongText:
+	case f.Kind == countersign.FieldLongText:
 		lines := strings.Split(f.Values[0], "\n")
 		fmt.Fprintf(w, "%s%s: %s\n", mark, label, cleanLine(lines[0]))
 		for _, l := range lines[1:] {

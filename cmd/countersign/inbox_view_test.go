@@ -2,27 +2,26 @@ package main
 
 import (
 	"bytes"
+	"countersign"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
-
-	"countersign/inbox"
 )
 
-func testEnvelope() inbox.Envelope {
+func testEnvelope() countersign.Envelope {
 	created := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	return inbox.Envelope{
-		AnswerBy: &inbox.AnswerBy{Operation: "confirm", Supplies: inbox.SuppliesNone},
+	return countersign.Envelope{
+		AnswerBy: &countersign.AnswerBy{Operation: "confirm", Supplies: countersign.SuppliesNone},
 		Build:    "github@1.2.0", CreatedAt: created, ExpiresAt: created.Add(24 * time.Hour),
-		ID: "0123456789abcdefghjkmnpqrs-1", Kind: inbox.KindConfirm, Owner: "alice.near", Preparer: "bot.near",
+		ID: "0123456789abcdefghjkmnpqrs-1", Kind: countersign.KindConfirm, Owner: "alice.near", Preparer: "bot.near",
 		Project: "github", ProjectUUID: "6f1c0c39-2b7e-4a43-9d3e-3c2d2c1e8a11",
-		Display: inbox.Display{Title: "Merge pull request #12", Fields: []inbox.Field{
-			{Kind: inbox.FieldText, Label: "Repository", Values: []string{"alice/app"}, WrittenBy: inbox.WrittenByProject},
-			{Kind: inbox.FieldLongText, Label: "Why", Values: []string{"The tests pass.\n\tAll of them.\nShip it."}, WrittenBy: inbox.WrittenByAgent},
-			{Kind: inbox.FieldList, Label: "Files", Values: []string{"a.go", "b.go"}, WrittenBy: inbox.WrittenByProject},
+		Display: countersign.Display{Title: "Merge pull request #12", Fields: []countersign.Field{
+			{Kind: countersign.FieldText, Label: "Repository", Values: []string{"alice/app"}, WrittenBy: countersign.WrittenByProject},
+			{Kind: countersign.FieldLongText, Label: "Why", Values: []string{"The tests pass.\n\tAll of them.\nShip it."}, WrittenBy: countersign.WrittenByAgent},
+			{Kind: countersign.FieldList, Label: "Files", Values: []string{"a.go", "b.go"}, WrittenBy: countersign.WrittenByProject},
 		}},
-		Files: []inbox.File{{ContentType: "text/x-diff", Name: "change.diff", SHA256: strings.Repeat("a", 64), Size: 12345}},
+		Files: []countersign.File{{ContentType: "text/x-diff", Name: "change.diff", SHA256: strings.Repeat("a", 64), Size: 12345}},
 	}
 }
 
@@ -61,12 +60,12 @@ hash: ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff
 	e.Display.Fields = e.Display.Fields[:1]
 	e.Files = nil
 	for _, tc := range []struct {
-		answerBy *inbox.AnswerBy
+		answerBy *countersign.AnswerBy
 		want     string
 	}{
 		{nil, "answer: nothing, it is a notice (countersign inbox ack 0123456789abcdefghjkmnpqrs-1)\n"},
-		{&inbox.AnswerBy{Operation: "guess", Supplies: inbox.SuppliesText}, "answer: text (guess): approve with --text\n"},
-		{&inbox.AnswerBy{Operation: "upload", Supplies: inbox.SuppliesFile}, "answer: file (upload): approve with --file\n"},
+		{&countersign.AnswerBy{Operation: "guess", Supplies: countersign.SuppliesText}, "answer: text (guess): approve with --text\n"},
+		{&countersign.AnswerBy{Operation: "upload", Supplies: countersign.SuppliesFile}, "answer: file (upload): approve with --file\n"},
 	} {
 		e.AnswerBy = tc.answerBy
 		b.Reset()

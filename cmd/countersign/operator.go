@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"countersign"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,7 +14,6 @@ import (
 	"countersign/connectors"
 	"countersign/connectors/probe"
 	"countersign/enclave"
-	"countersign/inbox"
 	"countersign/policy"
 	"countersign/store"
 	"countersign/store/sqlstore"
@@ -114,7 +114,7 @@ func runAgent(ctx context.Context, a *app, args []string) error {
 		}
 		tw := a.table("ACCOUNT\tBALANCE µUSD\tKEYS\tCREATED")
 		for _, ag := range agents {
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", ag.Account, ag.Balance, ag.Keys, ag.CreatedAt.Format(inbox.TimeFormat))
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", ag.Account, ag.Balance, ag.Keys, ag.CreatedAt.Format(countersign.TimeFormat))
 		}
 		return tw.Flush()
 	}
@@ -151,7 +151,7 @@ func runProject(ctx context.Context, a *app, args []string) error {
 	switch {
 	case approval.ValidateAccountID(*owner) != nil:
 		return errors.New("--owner: a NEAR account id is needed")
-	case !inbox.ValidProjectName(*name):
+	case !countersign.ValidProjectName(*name):
 		return errors.New("--name: 1–64 of a-z 0-9 . _ -, beginning with a letter or digit")
 	case !ok:
 		return fmt.Errorf("--connector: one of %s", strings.Join(cat.Names(), ", "))
@@ -178,7 +178,7 @@ func runProject(ctx context.Context, a *app, args []string) error {
 	if _, err := checkSchema(ctx, db); err != nil {
 		return err
 	}
-	p := store.Project{Owner: *owner, Name: *name, UUID: inbox.NewProjectUUID(), Connector: *conn, Policy: pol, Agents: agents}
+	p := store.Project{Owner: *owner, Name: *name, UUID: countersign.NewProjectUUID(), Connector: *conn, Policy: pol, Agents: agents}
 	now := time.Now().UTC()
 	p.CreatedAt, p.UpdatedAt = now, now
 	err = db.Tx(ctx, func(tx store.Tx) error {

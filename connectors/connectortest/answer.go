@@ -11,7 +11,6 @@ import (
 
 	"countersign"
 	"countersign/connectors"
-	"countersign/inbox"
 )
 
 // Answer plays the owner approving task — supplied is the plaintext of the
@@ -32,14 +31,14 @@ func (h *Harness) Answer(ctx context.Context, task Opened, supplied []byte, note
 	}
 	op, ok := h.conn.Operation(env.AnswerBy.Operation)
 	if !ok || op.Kind != connectors.Answer {
-		h.finish(rec, inbox.StateFailed, inbox.FailOperationUnknown, nil)
+		h.finish(rec, countersign.StateFailed, countersign.FailOperationUnknown, nil)
 		return nil, nil, fmt.Errorf("task %s failed before its run: %s is not an answer operation of %s", env.ID, env.AnswerBy.Operation, h.conn.Name)
 	}
 	if op.Price != 0 {
-		h.finish(rec, inbox.StateFailed, inbox.FailOperationPriced, nil)
+		h.finish(rec, countersign.StateFailed, countersign.FailOperationPriced, nil)
 		return nil, nil, fmt.Errorf("task %s failed before its run: %s is priced", env.ID, op.Name)
 	}
-	h.finish(rec, inbox.StateAnswering, "", nil)
+	h.finish(rec, countersign.StateAnswering, "", nil)
 
 	spec := rec.opened.Spec // never changed after OpenTask recorded it
 	files := make([][]byte, len(spec.Files))
@@ -60,15 +59,15 @@ func (h *Harness) Answer(ctx context.Context, task Opened, supplied []byte, note
 	if err != nil {
 		var refusal *connectors.Refusal
 		if errors.As(err, &refusal) {
-			reason, rerr := inbox.RunRefused(refusal.Code)
+			reason, rerr := countersign.RunRefused(refusal.Code)
 			if rerr != nil {
-				reason = inbox.FailRunUnfinished
+				reason = countersign.FailRunUnfinished
 			}
-			h.finish(rec, inbox.StateFailed, reason, nil)
+			h.finish(rec, countersign.StateFailed, reason, nil)
 			return nil, opened, err
 		}
 		// Only a Refusal says whether the write happened.
-		h.finish(rec, inbox.StateFailed, inbox.FailRunUnfinished, nil)
+		h.finish(rec, countersign.StateFailed, countersign.FailRunUnfinished, nil)
 		return nil, opened, fmt.Errorf("%s run: %w", op.Name, err)
 	}
 	report, _ := out.(connectors.Report)
@@ -78,75 +77,75 @@ func (h *Harness) Answer(ctx context.Context, task Opened, supplied []byte, note
 		err = fmt.Errorf("%s run: its result does not marshal: %w", op.Name, err)
 	case len(result) == 0 || result[0] != '{':
 		err = fmt.Errorf("%s run: its result is not a JSON object", op.Name)
-	case len(result) > inbox.MaxResultBytes:
-		err = fmt.Errorf("%s run: its result is %d bytes, over %d", op.Name, len(result), inbox.MaxResultBytes)
+	case len(result) > countersign.MaxResultBytes:
+		err = fmt.Errorf("%s run: its result is %d bytes, over %d", op.Name, len(result), countersign.MaxResultBytes)
 	}
 	if err != nil {
-		h.finish(rec, inbox.StateFailed, inbox.FailRunUnfinished, nil)
+		h.finish(rec, countersign.StateFailed, countersign.FailRunUnfinished, nil)
 		return nil, opened, err
 	}
-	h.finish(rec, inbox.StateDone, "", result)
+	h.finish(rec, countersign.StateDone, "", result)
 	return result, opened, nil
 }
 
 // approve checks an approval as the inbox does before any run, in the
 // inbox's order, and moves the task to approved, or to expired or void.
-func (h *Harness) approve(id string, supplied []byte, note string) (*record, inbox.Envelope, error) {
-	supplyLimit, noteLimit := inbox.MaxSuppliedBytes-sealOverhead, inbox.MaxNoteBytes-sealOverhead
+func (h *Harness) approve(id string, supplied []byte, note string) (*record, countersign.Envelope, error) {
+	supplyLimit, noteLimit := countersign.MaxSuppliedBytes-sealOverhead, countersign.MaxNoteBytes-sealOverhead
 	if h.SupplyLimit > 0 {
 		supplyLimit, noteLimit = h.SupplyLimit, h.SupplyLimit
 	}
 	if len(supplied) > supplyLimit || len(note) > noteLimit {
-		return nil, inbox.Envelope{}, countersign.Errorf(countersign.InvalidRequest, "a supply or a note is larger than 8 KiB")
+		return nil, countersign.Envelope{}, countersign.Errorf(countersign.InvalidRequest, "a supply or a note is larger than 8 KiB")
 	}
 	now := h.now()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	rec, ok := h.byID[id]
 	if !ok {
-		return nil, inbox.Envelope{}, countersign.Errorf(countersign.TaskNotFound, "no such task")
+		return nil, countersign.Envelope{}, countersign.Errorf(countersign.TaskNotFound, "no such task")
 	}
-	env, err := inbox.ParseEnvelope(rec.opened.Envelope)
+	env, err := countersign.ParseEnvelope(rec.opened.Envelope)
 	if err != nil {
-		return nil, inbox.Envelope{}, fmt.Errorf("read the envelope of task %s: %w", id, err)
+		return nil, countersign.Envelope{}, fmt.Errorf("read the envelope of task %s: %w", id, err)
 	}
 	switch state := rec.status.State; {
-	case state != inbox.StateOpen:
+	case state != countersign.StateOpen:
 		return nil, env, &countersign.Error{Code: countersign.TaskClosed, Message: "the task is " + string(state), State: string(state)}
 	case !now.Before(env.ExpiresAt):
-		rec.status.State = inbox.StateExpired // as the platform's sweep ends it
+		rec.status.State = countersign.StateExpired // as the platform's sweep ends it
 		return nil, env, &countersign.Error{Code: countersign.TaskExpired, Message: "the task expired before the approval arrived", State: string(state)}
-	case env.Kind == inbox.KindNotice:
+	case env.Kind == countersign.KindNotice:
 		return nil, env, countersign.Errorf(countersign.InvalidRequest, "a notice asks nothing: acknowledge it instead")
-	case env.AnswerBy.Supplies == inbox.SuppliesNone && supplied != nil:
+	case env.AnswerBy.Supplies == countersign.SuppliesNone && supplied != nil:
 		return nil, env, countersign.Errorf(countersign.InvalidRequest, "this task takes no supply; approve it without one")
-	case env.AnswerBy.Supplies != inbox.SuppliesNone && supplied == nil:
+	case env.AnswerBy.Supplies != countersign.SuppliesNone && supplied == nil:
 		return nil, env, countersign.Errorf(countersign.InvalidRequest, "this task needs the owner's %s", env.AnswerBy.Supplies)
 	}
-	if err := inbox.Move(env.Kind, rec.status.State, inbox.StateApproved); err != nil {
+	if err := countersign.Move(env.Kind, rec.status.State, countersign.StateApproved); err != nil {
 		return nil, env, err
 	}
-	rec.status.State = inbox.StateApproved
+	rec.status.State = countersign.StateApproved
 	if h.NoVoid {
 		return rec, env, nil
 	}
 	sum := sha256.Sum256(h.Policy)
 	switch {
 	case hex.EncodeToString(sum[:]) != env.PolicyHash:
-		rec.status.State = inbox.StateVoid
+		rec.status.State = countersign.StateVoid
 		return nil, env, countersign.Errorf(countersign.TaskVoid, "the project's policy changed after the task was opened")
 	case h.conn.Build() != env.Build:
-		rec.status.State = inbox.StateVoid
+		rec.status.State = countersign.StateVoid
 		return nil, env, countersign.Errorf(countersign.TaskVoid, "the connector's build changed after the task was opened")
 	}
 	return rec, env, nil
 }
 
 // finish moves a task on from approved or answering.
-func (h *Harness) finish(rec *record, to inbox.State, reason inbox.FailureReason, result json.RawMessage) {
+func (h *Harness) finish(rec *record, to countersign.State, reason countersign.FailureReason, result json.RawMessage) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if err := inbox.Move(rec.opened.Task.Kind, rec.status.State, to); err != nil && h.t != nil {
+	if err := countersign.Move(rec.opened.Task.Kind, rec.status.State, to); err != nil && h.t != nil {
 		h.t.Errorf("connectortest: task %s cannot move from %s to %s: %v", rec.opened.Task.ID, rec.status.State, to, err)
 	}
 	rec.status = Status{State: to, FailureReason: reason, Result: result}

@@ -12,7 +12,6 @@ import (
 	"countersign"
 	"countersign/connectors"
 	"countersign/connectors/connectortest"
-	"countersign/inbox"
 	"countersign/policy"
 )
 
@@ -20,7 +19,7 @@ func TestAnswerHandsTheRunTheSealedTask(t *testing.T) {
 	hk := &hooks{}
 	h := newHook(t, hk)
 	h.Credentials = []byte("creds")
-	spec := inputSpec("Tell me", inbox.SuppliesText)
+	spec := inputSpec("Tell me", countersign.SuppliesText)
 	spec.Files = []connectors.File{{Name: "a.txt", ContentType: "text/plain", Data: []byte("one")},
 		{Name: "b.txt", ContentType: "text/plain", Data: []byte("two")}}
 	o := openOne(t, h, hk, spec)
@@ -39,20 +38,20 @@ func TestAnswerHandsTheRunTheSealedTask(t *testing.T) {
 	if string(result) != `{"heard":"hello"}` || len(opened) != 0 {
 		t.Fatalf("result %s, opened %d", result, len(opened))
 	}
-	env, _ := inbox.ParseEnvelope(o.Envelope)
+	env, _ := countersign.ParseEnvelope(o.Envelope)
 	switch {
 	case got.Operation != "type_it", got.Task != o.Task, got.Agent != connectortest.DefaultAgent,
 		got.Owner != connectortest.DefaultOwner, got.Project != "hook", got.ProjectUUID != connectortest.DefaultProjectUUID,
 		string(got.State) != "input state", string(got.Supplied) != "hello", got.Note != "thanks",
 		len(got.Files) != 2, string(got.Files[0]) != "one", string(got.Files[1]) != "two",
 		string(got.Credentials) != "creds", !got.Now.Equal(t0.Add(time.Hour)), got.Platform == nil,
-		!inbox.ValidRunID(got.Run), got.Run == o.Run, got.Policy == nil:
+		!countersign.ValidRunID(got.Run), got.Run == o.Run, got.Policy == nil:
 		t.Fatalf("answer call: %+v", got)
 	}
 	if got.Envelope.ID != env.ID || got.Envelope.StateHash != env.StateHash || got.Envelope.Display.Title != "Tell me" {
 		t.Fatalf("envelope: %+v", got.Envelope)
 	}
-	if s, _ := h.Status(o.Task.ID); s.State != inbox.StateDone || string(s.Result) != `{"heard":"hello"}` {
+	if s, _ := h.Status(o.Task.ID); s.State != countersign.StateDone || string(s.Result) != `{"heard":"hello"}` {
 		t.Fatalf("status %+v", s)
 	}
 }
@@ -60,9 +59,9 @@ func TestAnswerHandsTheRunTheSealedTask(t *testing.T) {
 func TestAnswerOpensTheNextTurnAndANotice(t *testing.T) {
 	hk := &hooks{}
 	h := newHook(t, hk)
-	first := openOne(t, h, hk, inputSpec("Turn 1", inbox.SuppliesText))
+	first := openOne(t, h, hk, inputSpec("Turn 1", countersign.SuppliesText))
 	hk.answer = func(ctx context.Context, a *connectors.AnswerCall) (connectors.Report, error) {
-		if _, err := a.Next(ctx, inputSpec("Turn 2", inbox.SuppliesText)); err != nil {
+		if _, err := a.Next(ctx, inputSpec("Turn 2", countersign.SuppliesText)); err != nil {
 			return connectors.Report{}, err
 		}
 		if _, err := a.Notice(ctx, confirmSpec("Told")); err != nil { // Notice makes it a notice
@@ -75,7 +74,7 @@ func TestAnswerOpensTheNextTurnAndANotice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(opened) != 2 || opened[0].Task.Kind != inbox.KindInput || opened[1].Task.Kind != inbox.KindNotice {
+	if len(opened) != 2 || opened[0].Task.Kind != countersign.KindInput || opened[1].Task.Kind != countersign.KindNotice {
 		t.Fatalf("opened %+v", opened)
 	}
 	for _, o := range opened {
@@ -125,7 +124,7 @@ func TestAnswerConfirmedCount(t *testing.T) {
 }
 
 func TestAnswerRefusals(t *testing.T) {
-	limit := inbox.MaxSuppliedBytes - 94
+	limit := countersign.MaxSuppliedBytes - 94
 	for _, tc := range []struct {
 		name     string
 		spec     connectors.TaskSpec
@@ -134,39 +133,39 @@ func TestAnswerRefusals(t *testing.T) {
 		supplied []byte
 		note     string
 		code     countersign.Code
-		state    inbox.State // after the refusal
+		state    countersign.State // after the refusal
 	}{
 		{name: "unknown task", spec: confirmSpec("x"),
 			task: func(o connectortest.Opened) connectortest.Opened { o.Task.ID += "9"; return o },
-			code: countersign.TaskNotFound, state: inbox.StateOpen},
-		{name: "a notice", spec: noticeSpec("x"), code: countersign.InvalidRequest, state: inbox.StateOpen},
+			code: countersign.TaskNotFound, state: countersign.StateOpen},
+		{name: "a notice", spec: noticeSpec("x"), code: countersign.InvalidRequest, state: countersign.StateOpen},
 		{name: "text for a confirm task", spec: confirmSpec("x"), supplied: []byte("yes"),
-			code: countersign.InvalidRequest, state: inbox.StateOpen},
+			code: countersign.InvalidRequest, state: countersign.StateOpen},
 		{name: "empty supply for a confirm task", spec: confirmSpec("x"), supplied: []byte{},
-			code: countersign.InvalidRequest, state: inbox.StateOpen},
-		{name: "no text for a text task", spec: inputSpec("x", inbox.SuppliesText),
-			code: countersign.InvalidRequest, state: inbox.StateOpen},
-		{name: "no file for a file task", spec: inputSpec("x", inbox.SuppliesFile),
-			code: countersign.InvalidRequest, state: inbox.StateOpen},
-		{name: "supply over 8 KiB sealed", spec: inputSpec("x", inbox.SuppliesText), supplied: make([]byte, limit+1),
-			code: countersign.InvalidRequest, state: inbox.StateOpen},
+			code: countersign.InvalidRequest, state: countersign.StateOpen},
+		{name: "no text for a text task", spec: inputSpec("x", countersign.SuppliesText),
+			code: countersign.InvalidRequest, state: countersign.StateOpen},
+		{name: "no file for a file task", spec: inputSpec("x", countersign.SuppliesFile),
+			code: countersign.InvalidRequest, state: countersign.StateOpen},
+		{name: "supply over 8 KiB sealed", spec: inputSpec("x", countersign.SuppliesText), supplied: make([]byte, limit+1),
+			code: countersign.InvalidRequest, state: countersign.StateOpen},
 		{name: "note over 8 KiB sealed", spec: confirmSpec("x"), note: strings.Repeat("n", limit+1),
-			code: countersign.InvalidRequest, state: inbox.StateOpen},
+			code: countersign.InvalidRequest, state: countersign.StateOpen},
 		{name: "expired", spec: confirmSpec("x"),
 			before: func(h *connectortest.Harness, _ connectortest.Opened) {
 				h.Now = func() time.Time { return t0.Add(24 * time.Hour) }
 			},
-			code: countersign.TaskExpired, state: inbox.StateExpired},
+			code: countersign.TaskExpired, state: countersign.StateExpired},
 		{name: "answered already", spec: confirmSpec("x"),
 			before: func(h *connectortest.Harness, o connectortest.Opened) {
 				if _, _, err := h.Answer(ctx, o, nil, ""); err != nil {
 					panic(err)
 				}
 			},
-			code: countersign.TaskClosed, state: inbox.StateDone},
+			code: countersign.TaskClosed, state: countersign.StateDone},
 		{name: "policy changed", spec: confirmSpec("x"),
 			before: func(h *connectortest.Harness, _ connectortest.Opened) { h.Policy = []byte(`{ }`) },
-			code:   countersign.TaskVoid, state: inbox.StateVoid},
+			code:   countersign.TaskVoid, state: countersign.StateVoid},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ran := 0
@@ -228,14 +227,14 @@ func TestAnswerClosedCarriesTheState(t *testing.T) {
 }
 
 func TestAnswerAtTheLimits(t *testing.T) {
-	limit := inbox.MaxSuppliedBytes - 94
+	limit := countersign.MaxSuppliedBytes - 94
 	var got *connectors.AnswerCall
 	hk := &hooks{answer: func(_ context.Context, a *connectors.AnswerCall) (connectors.Report, error) {
 		got = a
-		return connectors.Report{Result: map[string]string{"pad": strings.Repeat("r", inbox.MaxResultBytes-10)}}, nil
+		return connectors.Report{Result: map[string]string{"pad": strings.Repeat("r", countersign.MaxResultBytes-10)}}, nil
 	}}
 	h := newHook(t, hk)
-	o := openOne(t, h, hk, inputSpec("x", inbox.SuppliesText))
+	o := openOne(t, h, hk, inputSpec("x", countersign.SuppliesText))
 	h.Now = func() time.Time { return o.Task.ExpiresAt.Add(-time.Second) }
 	note := strings.Repeat("n", limit)
 	if _, _, err := h.Answer(ctx, o, make([]byte, limit), note); err != nil {
@@ -245,12 +244,12 @@ func TestAnswerAtTheLimits(t *testing.T) {
 		t.Fatal("the run did not get the supply and note")
 	}
 	// An empty text is text.
-	o = openOne(t, h, hk, inputSpec("x", inbox.SuppliesText))
+	o = openOne(t, h, hk, inputSpec("x", countersign.SuppliesText))
 	if _, _, err := h.Answer(ctx, o, []byte{}, ""); err != nil || got.Supplied == nil {
 		t.Fatalf("empty text: %v", err)
 	}
 	// A file task takes a file; invalid UTF-8 text is handed over as sent.
-	o = openOne(t, h, hk, inputSpec("x", inbox.SuppliesFile))
+	o = openOne(t, h, hk, inputSpec("x", countersign.SuppliesFile))
 	if _, _, err := h.Answer(ctx, o, []byte{0xff, 0}, ""); err != nil || !bytes.Equal(got.Supplied, []byte{0xff, 0}) {
 		t.Fatalf("file: %v", err)
 	}
@@ -264,11 +263,11 @@ func TestAnswerSupplyLimit(t *testing.T) {
 	}}
 	h := newHook(t, hk)
 	h.SupplyLimit = 40_000
-	o := openOne(t, h, hk, inputSpec("x", inbox.SuppliesText))
+	o := openOne(t, h, hk, inputSpec("x", countersign.SuppliesText))
 	if _, _, err := h.Answer(ctx, o, make([]byte, 40_000), strings.Repeat("n", 40_000)); err != nil || len(got) != 40_000 {
 		t.Fatalf("raised limit: %v", err)
 	}
-	o = openOne(t, h, hk, inputSpec("x", inbox.SuppliesText))
+	o = openOne(t, h, hk, inputSpec("x", countersign.SuppliesText))
 	_, _, err := h.Answer(ctx, o, make([]byte, 40_001), "")
 	wantRefusal(t, err, countersign.InvalidRequest, "")
 }
@@ -283,7 +282,7 @@ func TestAnswerVoidWhenTheBuildChanged(t *testing.T) {
 	c.Version = "0.2.0"
 	_, _, err := h.Answer(ctx, o, nil, "")
 	wantRefusal(t, err, countersign.TaskVoid, "the connector's build changed after the task was opened")
-	if s, _ := h.Status(o.Task.ID); s.State != inbox.StateVoid {
+	if s, _ := h.Status(o.Task.ID); s.State != countersign.StateVoid {
 		t.Fatalf("state %s", s.State)
 	}
 }
@@ -305,7 +304,7 @@ func TestAnswerNoVoidMeetsTheChangedPolicy(t *testing.T) {
 	if !errors.As(err, &refusal) || refusal.Wrote {
 		t.Fatalf("got %v", err)
 	}
-	if s, _ := h.Status(o.Task.ID); s.State != inbox.StateFailed || s.FailureReason != "run_refused:policy_denied" {
+	if s, _ := h.Status(o.Task.ID); s.State != countersign.StateFailed || s.FailureReason != "run_refused:policy_denied" {
 		t.Fatalf("status %+v", s)
 	}
 }
@@ -320,7 +319,7 @@ func TestAnswerRunOutcomes(t *testing.T) {
 		name   string
 		op     string
 		answer func(ctx context.Context, a *connectors.AnswerCall) (connectors.Report, error)
-		reason inbox.FailureReason
+		reason countersign.FailureReason
 		check  func(t *testing.T, err error)
 	}{
 		{"a refusal", "confirm_it", func(context.Context, *connectors.AnswerCall) (connectors.Report, error) {
@@ -332,42 +331,42 @@ func TestAnswerRunOutcomes(t *testing.T) {
 		}},
 		{"another error", "confirm_it", func(context.Context, *connectors.AnswerCall) (connectors.Report, error) {
 			return connectors.Report{}, boom
-		}, inbox.FailRunUnfinished, func(t *testing.T, err error) {
+		}, countersign.FailRunUnfinished, func(t *testing.T, err error) {
 			if !errors.Is(err, boom) {
 				t.Fatalf("got %v", err)
 			}
 		}},
 		{"a refusal of the SDK, not a Refusal", "confirm_it", func(context.Context, *connectors.AnswerCall) (connectors.Report, error) {
 			return connectors.Report{}, connectors.Refuse(countersign.PolicyDenied, "no")
-		}, inbox.FailRunUnfinished, func(t *testing.T, err error) {
+		}, countersign.FailRunUnfinished, func(t *testing.T, err error) {
 			if countersign.ErrorCode(err) != countersign.PolicyDenied {
 				t.Fatalf("got %v", err)
 			}
 		}},
 		{"a result that is not an object", "confirm_it", func(context.Context, *connectors.AnswerCall) (connectors.Report, error) {
 			return connectors.Report{Result: []int{1}}, nil
-		}, inbox.FailRunUnfinished, func(t *testing.T, err error) {
+		}, countersign.FailRunUnfinished, func(t *testing.T, err error) {
 			if !strings.Contains(err.Error(), "not a JSON object") {
 				t.Fatalf("got %v", err)
 			}
 		}},
 		{"no result", "confirm_it", func(context.Context, *connectors.AnswerCall) (connectors.Report, error) {
 			return connectors.Report{}, nil
-		}, inbox.FailRunUnfinished, func(t *testing.T, err error) {
+		}, countersign.FailRunUnfinished, func(t *testing.T, err error) {
 			if !strings.Contains(err.Error(), "not a JSON object") {
 				t.Fatalf("got %v", err)
 			}
 		}},
 		{"a result over 16 KiB", "confirm_it", func(context.Context, *connectors.AnswerCall) (connectors.Report, error) {
-			return connectors.Report{Result: map[string]string{"pad": strings.Repeat("r", inbox.MaxResultBytes)}}, nil
-		}, inbox.FailRunUnfinished, func(t *testing.T, err error) {
+			return connectors.Report{Result: map[string]string{"pad": strings.Repeat("r", countersign.MaxResultBytes)}}, nil
+		}, countersign.FailRunUnfinished, func(t *testing.T, err error) {
 			if !strings.Contains(err.Error(), "over 16384") {
 				t.Fatalf("got %v", err)
 			}
 		}},
 		{"a result that does not marshal", "confirm_it", func(context.Context, *connectors.AnswerCall) (connectors.Report, error) {
 			return connectors.Report{Result: map[string]any{"c": make(chan int)}}, nil
-		}, inbox.FailRunUnfinished, func(t *testing.T, err error) {
+		}, countersign.FailRunUnfinished, func(t *testing.T, err error) {
 			if !strings.Contains(err.Error(), "does not marshal") {
 				t.Fatalf("got %v", err)
 			}
@@ -376,7 +375,7 @@ func TestAnswerRunOutcomes(t *testing.T) {
 			<-ctx.Done()
 			time.Sleep(20 * time.Millisecond)
 			return connectors.Report{Result: map[string]bool{"ok": true}}, nil
-		}, inbox.FailRunUnfinished, func(t *testing.T, err error) {
+		}, countersign.FailRunUnfinished, func(t *testing.T, err error) {
 			if !strings.Contains(err.Error(), "compute limit of 50ms") {
 				t.Fatalf("got %v", err)
 			}
@@ -393,7 +392,7 @@ func TestAnswerRunOutcomes(t *testing.T) {
 				t.Fatalf("answered %s", result)
 			}
 			tc.check(t, err)
-			if s, _ := h.Status(o.Task.ID); s.State != inbox.StateFailed || s.FailureReason != tc.reason || s.Result != nil {
+			if s, _ := h.Status(o.Task.ID); s.State != countersign.StateFailed || s.FailureReason != tc.reason || s.Result != nil {
 				t.Fatalf("status %+v, want failed %s", s, tc.reason)
 			}
 		})
@@ -414,7 +413,7 @@ func TestAnswerPanicFailsTheTest(t *testing.T) {
 	if !strings.Contains(rec.said(), "confirm_it panicked") {
 		t.Fatalf("the test was not failed: %q", rec.said())
 	}
-	if s, _ := h.Status(o.Task.ID); s.State != inbox.StateFailed || s.FailureReason != inbox.FailRunUnfinished {
+	if s, _ := h.Status(o.Task.ID); s.State != countersign.StateFailed || s.FailureReason != countersign.FailRunUnfinished {
 		t.Fatalf("status %+v", s)
 	}
 }

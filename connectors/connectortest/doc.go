@@ -10,7 +10,7 @@
 // connector declares tasks; kind and answer operation agree; the answer
 // operation is one of the connector's answer operations and takes what the
 // kind supplies; what the task shows and its files pass
-// [inbox.ValidateDisplay] and [inbox.ValidateFiles]; it waits at most 24
+// [countersign.ValidateDisplay] and [countersign.ValidateFiles]; it waits at most 24
 // hours; its sealed state is at most 256 KiB; a run opens at most five tasks;
 // a thread is continued only by its own preparer for its own owner. Each task
 // gets an id <run id>-<n>, a real canonical envelope and its task hash, a

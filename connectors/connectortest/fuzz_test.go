@@ -7,7 +7,6 @@ import (
 
 	"countersign"
 	"countersign/connectors"
-	"countersign/inbox"
 )
 
 // FuzzCall sends any body to a connector whose read decodes its arguments
@@ -84,7 +83,7 @@ func FuzzAnswer(f *testing.F) {
 			return connectors.Report{Result: map[string]int{"n": len(a.Supplied)}}, nil
 		}}
 		h := newHook(t, hk)
-		o := openOne(t, h, hk, inputSpec("Say", inbox.SuppliesText))
+		o := openOne(t, h, hk, inputSpec("Say", countersign.SuppliesText))
 		_, _, err := h.Answer(ctx, o, supplied, note)
 		if err != nil {
 			if countersign.ErrorCode(err) != countersign.InvalidRequest {

@@ -17,7 +17,6 @@ import (
 
 	"countersign"
 	"countersign/connectors"
-	"countersign/inbox"
 	"countersign/policy"
 )
 
@@ -103,9 +102,9 @@ type Opened struct {
 
 // Status is where a task stands.
 type Status struct {
-	State inbox.State
+	State countersign.State
 	// FailureReason says why a failed task failed.
-	FailureReason inbox.FailureReason
+	FailureReason countersign.FailureReason
 	// Result is what the answer run reported, for a done task.
 	Result json.RawMessage
 }
@@ -306,7 +305,7 @@ func (h *Harness) Awaiting(out json.RawMessage) (Opened, error) {
 		return Opened{}, fmt.Errorf("the answer names task %q, which was not opened here", a.TaskID)
 	}
 	want := "awaiting_owner"
-	if o.Task.Kind == inbox.KindNotice {
+	if o.Task.Kind == countersign.KindNotice {
 		want = "notified"
 	}
 	t := o.Task
@@ -317,7 +316,7 @@ func (h *Harness) Awaiting(out json.RawMessage) (Opened, error) {
 		return Opened{}, fmt.Errorf("the answer's task_hash %q is not the task's %q", a.TaskHash, t.Hash)
 	case a.Thread != t.Thread:
 		return Opened{}, fmt.Errorf("the answer's thread %q is not the task's %q", a.Thread, t.Thread)
-	case a.ExpiresAt != t.ExpiresAt.UTC().Format(inbox.TimeFormat):
+	case a.ExpiresAt != t.ExpiresAt.UTC().Format(countersign.TimeFormat):
 		return Opened{}, fmt.Errorf("the answer's expires_at %q is not the task's", a.ExpiresAt)
 	case a.Link != t.Link:
 		return Opened{}, fmt.Errorf("the answer's link %q is not the task's %q", a.Link, t.Link)

@@ -12,7 +12,6 @@ import (
 	"countersign"
 	"countersign/connectors"
 	"countersign/connectors/connectortest"
-	"countersign/inbox"
 	"countersign/policy"
 )
 
@@ -62,7 +61,7 @@ func TestCallHandsTheRunWhatThePlatformKnows(t *testing.T) {
 	switch {
 	case got.Operation != "read", string(got.Args) != body, got.Agent != h.Agent, got.Owner != h.Owner,
 		got.Project != "hook", got.ProjectUUID != h.ProjectUUID, string(got.Credentials) != "token",
-		!got.Now.Equal(t0), got.Platform == nil, !inbox.ValidRunID(got.Run):
+		!got.Now.Equal(t0), got.Platform == nil, !countersign.ValidRunID(got.Run):
 		t.Fatalf("call: %+v", got)
 	}
 	if n, ok := got.Policy.Count("max_per_day"); !ok || n != 3 {
@@ -314,7 +313,7 @@ func TestAwaiting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n, err := h.Awaiting(out); err != nil || n.Task.Kind != inbox.KindNotice {
+	if n, err := h.Awaiting(out); err != nil || n.Task.Kind != countersign.KindNotice {
 		t.Fatalf("notified: %+v, %v", n, err)
 	}
 

@@ -12,7 +12,6 @@ import (
 	"countersign"
 	"countersign/connectors"
 	"countersign/connectors/connectortest"
-	"countersign/inbox"
 	"countersign/policy"
 )
 
@@ -67,37 +66,37 @@ func opener(specs ...connectors.TaskSpec) func(context.Context, *connectors.Call
 			}
 			last = t
 		}
-		if last.Kind == inbox.KindNotice {
+		if last.Kind == countersign.KindNotice {
 			return connectors.Notified(last), nil
 		}
 		return connectors.AwaitingOwner(last), nil
 	}
 }
 
-func field(label, value string) inbox.Field {
-	return inbox.Field{Kind: inbox.FieldText, Label: label, Values: []string{value}, WrittenBy: inbox.WrittenByProject}
+func field(label, value string) countersign.Field {
+	return countersign.Field{Kind: countersign.FieldText, Label: label, Values: []string{value}, WrittenBy: countersign.WrittenByProject}
 }
 
 func confirmSpec(title string) connectors.TaskSpec {
 	return connectors.TaskSpec{
-		Kind:     inbox.KindConfirm,
-		Display:  inbox.Display{Title: title, Fields: []inbox.Field{field("What", "a test")}},
-		AnswerBy: &inbox.AnswerBy{Operation: "confirm_it", Supplies: inbox.SuppliesNone},
+		Kind:     countersign.KindConfirm,
+		Display:  countersign.Display{Title: title, Fields: []countersign.Field{field("What", "a test")}},
+		AnswerBy: &countersign.AnswerBy{Operation: "confirm_it", Supplies: countersign.SuppliesNone},
 		State:    []byte(`{"write":"the sealed one"}`),
 	}
 }
 
-func inputSpec(title string, supplies inbox.Supplies) connectors.TaskSpec {
+func inputSpec(title string, supplies countersign.Supplies) connectors.TaskSpec {
 	return connectors.TaskSpec{
-		Kind:     inbox.KindInput,
-		Display:  inbox.Display{Title: title},
-		AnswerBy: &inbox.AnswerBy{Operation: "type_it", Supplies: supplies},
+		Kind:     countersign.KindInput,
+		Display:  countersign.Display{Title: title},
+		AnswerBy: &countersign.AnswerBy{Operation: "type_it", Supplies: supplies},
 		State:    []byte("input state"),
 	}
 }
 
 func noticeSpec(title string) connectors.TaskSpec {
-	return connectors.TaskSpec{Kind: inbox.KindNotice, Display: inbox.Display{Title: title}}
+	return connectors.TaskSpec{Kind: countersign.KindNotice, Display: countersign.Display{Title: title}}
 }
 
 // openOne opens spec through a call of "open" and returns the task.

@@ -10,7 +10,6 @@ import (
 
 	"countersign"
 	"countersign/connectors"
-	"countersign/inbox"
 	"countersign/policy"
 )
 
@@ -29,7 +28,7 @@ type run struct {
 }
 
 func (h *Harness) newRun(operation, owner, agent, project, projectUUID string, pol *policy.Policy) *run {
-	return &run{h: h, id: inbox.NewRunID(), operation: operation,
+	return &run{h: h, id: countersign.NewRunID(), operation: operation,
 		owner: owner, agent: agent, project: project, projectUUID: projectUUID, policyHash: pol.Hash()}
 }
 
@@ -78,13 +77,13 @@ func (r *run) OpenTask(ctx context.Context, spec connectors.TaskSpec, thread str
 	if err != nil {
 		return connectors.Task{}, err
 	}
-	files := make([]inbox.File, len(spec.Files))
+	files := make([]countersign.File, len(spec.Files))
 	for i, f := range spec.Files {
 		sum := sha256.Sum256(f.Data)
-		files[i] = inbox.File{ContentType: f.ContentType, Name: f.Name, SHA256: hex.EncodeToString(sum[:]), Size: int64(len(f.Data))}
+		files[i] = countersign.File{ContentType: f.ContentType, Name: f.Name, SHA256: hex.EncodeToString(sum[:]), Size: int64(len(f.Data))}
 	}
 
-	id, err := inbox.TaskID(r.id, r.n+1)
+	id, err := countersign.TaskID(r.id, r.n+1)
 	if err != nil {
 		return connectors.Task{}, fmt.Errorf("open a task: %w", err)
 	}
@@ -95,7 +94,7 @@ func (r *run) OpenTask(ctx context.Context, spec connectors.TaskSpec, thread str
 	}
 	now := h.now().UTC().Truncate(time.Second)
 	stateSum := sha256.Sum256(spec.State)
-	env := inbox.Envelope{
+	env := countersign.Envelope{
 		AnswerBy:    spec.AnswerBy,
 		Build:       h.conn.Build(),
 		CreatedAt:   now,
@@ -116,19 +115,19 @@ func (r *run) OpenTask(ctx context.Context, spec connectors.TaskSpec, thread str
 		env.ReplyPubkey = replyPubkey
 	}
 	// Canonical checks the rest as the service does: the kind, what the
-	// answer supplies, the display (inbox.ValidateDisplay) and the files
-	// (inbox.ValidateFiles).
+	// answer supplies, the display (countersign.ValidateDisplay) and the files
+	// (countersign.ValidateFiles).
 	envelope, err := env.Canonical()
 	if err != nil {
 		return connectors.Task{}, err
 	}
 	task := connectors.Task{
-		ID: id, Kind: spec.Kind, Hash: inbox.TaskHash(envelope), Thread: thread,
+		ID: id, Kind: spec.Kind, Hash: countersign.TaskHash(envelope), Thread: thread,
 		ExpiresAt: env.ExpiresAt, Link: h.PublicURL + "/#/tasks/" + id,
 	}
 	o := Opened{Task: task, Spec: spec, Envelope: envelope, Run: r.id, Operation: r.operation, Preparer: r.agent}
 	h.mu.Lock()
-	rec := &record{opened: o, owner: r.owner, status: Status{State: inbox.StateOpen}}
+	rec := &record{opened: o, owner: r.owner, status: Status{State: countersign.StateOpen}}
 	h.tasks = append(h.tasks, rec)
 	h.byID[id] = rec
 	h.mu.Unlock()

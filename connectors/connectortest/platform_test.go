@@ -15,7 +15,6 @@ import (
 	"countersign"
 	"countersign/connectors"
 	"countersign/connectors/connectortest"
-	"countersign/inbox"
 	"countersign/policy"
 )
 
@@ -31,10 +30,10 @@ func TestOpenTaskRecordsARealTask(t *testing.T) {
 
 	id := o.Task.ID
 	runID, n, ok := strings.Cut(id, "-")
-	if !ok || !inbox.ValidRunID(runID) || n != "1" || o.Run != runID || o.Operation != "open" || o.Preparer != h.Agent {
+	if !ok || !countersign.ValidRunID(runID) || n != "1" || o.Run != runID || o.Operation != "open" || o.Preparer != h.Agent {
 		t.Fatalf("task %q opened by run %q (%s)", id, o.Run, o.Operation)
 	}
-	if o.Task.Thread != id || o.Task.Kind != inbox.KindConfirm || o.Task.Link != "http://127.0.0.1:8080/#/tasks/"+id {
+	if o.Task.Thread != id || o.Task.Kind != countersign.KindConfirm || o.Task.Link != "http://127.0.0.1:8080/#/tasks/"+id {
 		t.Fatalf("task: %+v", o.Task)
 	}
 	created := t0.Add(time.Second) // truncated to the second
@@ -45,7 +44,7 @@ func TestOpenTaskRecordsARealTask(t *testing.T) {
 	if o.Task.Hash != hex.EncodeToString(sum[:]) {
 		t.Fatal("the task hash is not the envelope's SHA-256")
 	}
-	env, err := inbox.ParseEnvelope(o.Envelope)
+	env, err := countersign.ParseEnvelope(o.Envelope)
 	if err != nil {
 		t.Fatalf("the envelope is not canonical: %v", err)
 	}
@@ -53,13 +52,13 @@ func TestOpenTaskRecordsARealTask(t *testing.T) {
 	stateSum := sha256.Sum256(spec.State)
 	fileSum := sha256.Sum256(spec.Files[0].Data)
 	switch {
-	case env.ID != id, env.Thread != id, env.Kind != inbox.KindConfirm, env.Build != "hook@0.1.0",
+	case env.ID != id, env.Thread != id, env.Kind != countersign.KindConfirm, env.Build != "hook@0.1.0",
 		env.Owner != connectortest.DefaultOwner, env.Preparer != connectortest.DefaultAgent,
 		env.Project != "hook", env.ProjectUUID != connectortest.DefaultProjectUUID,
 		!env.CreatedAt.Equal(created), !env.ExpiresAt.Equal(o.Task.ExpiresAt),
 		env.PolicyHash != hex.EncodeToString(policySum[:]), env.StateHash != hex.EncodeToString(stateSum[:]),
 		*env.AnswerBy != *spec.AnswerBy, env.Display.Title != "Pay Bob",
-		len(env.Files) != 1, env.Files[0] != (inbox.File{ContentType: "application/pdf", Name: "invoice.pdf", SHA256: hex.EncodeToString(fileSum[:]), Size: 8}):
+		len(env.Files) != 1, env.Files[0] != (countersign.File{ContentType: "application/pdf", Name: "invoice.pdf", SHA256: hex.EncodeToString(fileSum[:]), Size: 8}):
 		t.Fatalf("envelope: %+v", env)
 	}
 	point, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(env.ReplyPubkey, "p256:"))
@@ -72,7 +71,7 @@ func TestOpenTaskRecordsARealTask(t *testing.T) {
 	if !bytes.Equal(o.Spec.State, spec.State) || o.Spec.Life != 2*time.Hour || !bytes.Equal(o.Spec.Files[0].Data, []byte("%PDF-1.7")) {
 		t.Fatalf("spec: %+v", o.Spec)
 	}
-	if s, ok := h.Status(id); !ok || s.State != inbox.StateOpen {
+	if s, ok := h.Status(id); !ok || s.State != countersign.StateOpen {
 		t.Fatalf("status %+v", s)
 	}
 	if got, ok := h.Task(id); !ok || got.Task != o.Task {
@@ -123,7 +122,7 @@ func TestOpenTaskRefusals(t *testing.T) {
 	file := func(name string, size int) connectors.File {
 		return connectors.File{Name: name, ContentType: "text/plain", Data: make([]byte, size)}
 	}
-	manyFields := make([]inbox.Field, inbox.MaxFields+1)
+	manyFields := make([]countersign.Field, countersign.MaxFields+1)
 	for i := range manyFields {
 		manyFields[i] = field(fmt.Sprintf("F%d", i), "v")
 	}
@@ -139,25 +138,25 @@ func TestOpenTaskRefusals(t *testing.T) {
 		{"negative life", []connectors.TaskSpec{withSpec(func(s *connectors.TaskSpec) { s.Life = -time.Minute })},
 			countersign.TaskLifeTooLong},
 		{"state over 256 KiB", []connectors.TaskSpec{withSpec(func(s *connectors.TaskSpec) {
-			s.State = make([]byte, inbox.MaxSealedStateBytes+1)
+			s.State = make([]byte, countersign.MaxSealedStateBytes+1)
 		})}, countersign.TaskTooLarge},
 		{"no kind", []connectors.TaskSpec{withSpec(func(s *connectors.TaskSpec) { s.Kind = "" })}, countersign.InvalidRequest},
 		{"unknown kind", []connectors.TaskSpec{withSpec(func(s *connectors.TaskSpec) { s.Kind = "question" })}, countersign.InvalidRequest},
 		{"confirm without answer", []connectors.TaskSpec{withSpec(func(s *connectors.TaskSpec) { s.AnswerBy = nil })}, countersign.InvalidRequest},
-		{"notice with answer", []connectors.TaskSpec{withSpec(func(s *connectors.TaskSpec) { s.Kind = inbox.KindNotice })}, countersign.InvalidRequest},
+		{"notice with answer", []connectors.TaskSpec{withSpec(func(s *connectors.TaskSpec) { s.Kind = countersign.KindNotice })}, countersign.InvalidRequest},
 		{"answer operation unknown", []connectors.TaskSpec{withSpec(func(s *connectors.TaskSpec) { s.AnswerBy.Operation = "confirm" })},
 			countersign.InvalidRequest},
 		{"answer operation is a write", []connectors.TaskSpec{withSpec(func(s *connectors.TaskSpec) { s.AnswerBy.Operation = "open" })},
 			countersign.InvalidRequest},
 		{"answer operation is a read", []connectors.TaskSpec{withSpec(func(s *connectors.TaskSpec) { s.AnswerBy.Operation = "read" })},
 			countersign.InvalidRequest},
-		{"confirm supplying text", []connectors.TaskSpec{withSpec(func(s *connectors.TaskSpec) { s.AnswerBy.Supplies = inbox.SuppliesText })},
+		{"confirm supplying text", []connectors.TaskSpec{withSpec(func(s *connectors.TaskSpec) { s.AnswerBy.Supplies = countersign.SuppliesText })},
 			countersign.InvalidRequest},
 		{"input supplying none", []connectors.TaskSpec{withSpec(func(s *connectors.TaskSpec) {
-			s.Kind = inbox.KindInput
+			s.Kind = countersign.KindInput
 		})}, countersign.InvalidRequest},
 		{"supplies unknown", []connectors.TaskSpec{withSpec(func(s *connectors.TaskSpec) {
-			s.Kind, s.AnswerBy.Supplies = inbox.KindInput, "voice"
+			s.Kind, s.AnswerBy.Supplies = countersign.KindInput, "voice"
 		})}, countersign.InvalidRequest},
 		{"empty title", []connectors.TaskSpec{withSpec(func(s *connectors.TaskSpec) { s.Display.Title = "" })}, countersign.DisplayInvalid},
 		{"bidi in the title", []connectors.TaskSpec{withSpec(func(s *connectors.TaskSpec) { s.Display.Title = "Pay \u202eboB" })},
@@ -177,7 +176,7 @@ func TestOpenTaskRefusals(t *testing.T) {
 			}
 		})}, countersign.DisplayInvalid},
 		{"files over 6 MiB", []connectors.TaskSpec{withSpec(func(s *connectors.TaskSpec) {
-			s.Files = []connectors.File{file("a", inbox.MaxFilesBytes), file("b", 1)}
+			s.Files = []connectors.File{file("a", countersign.MaxFilesBytes), file("b", 1)}
 		})}, countersign.TaskTooLarge},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -209,9 +208,9 @@ var openSentences = map[string]string{
 func TestOpenTaskAtTheLimits(t *testing.T) {
 	longest := confirmSpec("Longest")
 	longest.Life = 24 * time.Hour
-	longest.State = make([]byte, inbox.MaxSealedStateBytes)
-	longest.Files = []connectors.File{{Name: "all", ContentType: "application/octet-stream", Data: make([]byte, inbox.MaxFilesBytes)}}
-	hk := &hooks{run: opener(longest, confirmSpec("2"), inputSpec("3", inbox.SuppliesText), inputSpec("4", inbox.SuppliesFile), noticeSpec("5"))}
+	longest.State = make([]byte, countersign.MaxSealedStateBytes)
+	longest.Files = []connectors.File{{Name: "all", ContentType: "application/octet-stream", Data: make([]byte, countersign.MaxFilesBytes)}}
+	hk := &hooks{run: opener(longest, confirmSpec("2"), inputSpec("3", countersign.SuppliesText), inputSpec("4", countersign.SuppliesFile), noticeSpec("5"))}
 	h := newHook(t, hk)
 	if _, err := h.Call(ctx, `{"operation":"open"}`); err != nil {
 		t.Fatal(err)
@@ -225,7 +224,7 @@ func TestOpenTaskAtTheLimits(t *testing.T) {
 			t.Fatalf("task %d: %+v", i, o.Task)
 		}
 	}
-	env, err := inbox.ParseEnvelope(tasks[4].Envelope)
+	env, err := countersign.ParseEnvelope(tasks[4].Envelope)
 	if err != nil || env.ReplyPubkey != "" || env.AnswerBy != nil {
 		t.Fatalf("notice envelope: %+v, %v", env, err)
 	}

@@ -10,7 +10,6 @@ import (
 	"countersign"
 	"countersign/connectors/connectortest"
 	"countersign/connectors/probe"
-	"countersign/inbox"
 )
 
 // FuzzStart calls guess_start with any value of max: it opens a game whose
@@ -70,11 +69,11 @@ func FuzzGuess(f *testing.F) {
 		}
 		switch r.Verdict {
 		case probe.Right:
-			if opened[0].Task.Kind != inbox.KindNotice {
+			if opened[0].Task.Kind != countersign.KindNotice {
 				t.Fatalf("a win opened %s", opened[0].Task.Kind)
 			}
 		case probe.Higher, probe.Lower, probe.NotANumber:
-			if opened[0].Task.Kind != inbox.KindInput {
+			if opened[0].Task.Kind != countersign.KindInput {
 				t.Fatalf("a miss opened %s", opened[0].Task.Kind)
 			}
 		default:

@@ -55,7 +55,6 @@ import (
 
 	"countersign"
 	"countersign/connectors"
-	"countersign/inbox"
 )
 
 // The connector's declaration.
@@ -158,9 +157,9 @@ func start(ctx context.Context, c *connectors.Call) (any, error) {
 		return nil, fmt.Errorf("write the state: %w", err)
 	}
 	task, err := c.OpenTask(ctx, connectors.TaskSpec{
-		Kind:     inbox.KindInput,
-		Display:  inbox.Display{Title: title, Fields: []inbox.Field{text("Question", question(maxN))}},
-		AnswerBy: &inbox.AnswerBy{Operation: "guess", Supplies: inbox.SuppliesText},
+		Kind:     countersign.KindInput,
+		Display:  countersign.Display{Title: title, Fields: []countersign.Field{text("Question", question(maxN))}},
+		AnswerBy: &countersign.AnswerBy{Operation: "guess", Supplies: countersign.SuppliesText},
 		State:    raw,
 	})
 	if err != nil {
@@ -207,9 +206,9 @@ func guess(ctx context.Context, a *connectors.AnswerCall) (connectors.Report, er
 
 	if j.verdict == Right {
 		_, err := a.Notice(ctx, connectors.TaskSpec{
-			Display: inbox.Display{
+			Display: countersign.Display{
 				Title: fmt.Sprintf("You guessed it: %d, in %s", st.Secret, attempts(st.Attempts)),
-				Fields: []inbox.Field{
+				Fields: []countersign.Field{
 					text("Number", strconv.Itoa(st.Secret)),
 					text("Attempts", strconv.Itoa(st.Attempts)),
 				},
@@ -227,14 +226,14 @@ func guess(ctx context.Context, a *connectors.AnswerCall) (connectors.Report, er
 	}
 	answer := map[string]string{Higher: "Higher", Lower: "Lower", NotANumber: "Not a number"}[j.verdict]
 	_, err = a.Next(ctx, connectors.TaskSpec{
-		Kind: inbox.KindInput,
-		Display: inbox.Display{Title: title, Fields: []inbox.Field{
+		Kind: countersign.KindInput,
+		Display: countersign.Display{Title: title, Fields: []countersign.Field{
 			text("Your guess", shown(typed)),
 			text("Answer", answer),
 			text("Attempts", strconv.Itoa(st.Attempts)),
 			text("Question", question(st.Max)),
 		}},
-		AnswerBy: &inbox.AnswerBy{Operation: "guess", Supplies: inbox.SuppliesText},
+		AnswerBy: &countersign.AnswerBy{Operation: "guess", Supplies: countersign.SuppliesText},
 		State:    raw,
 	})
 	if err != nil {
@@ -372,7 +371,7 @@ func shown(typed string) string {
 	if typed == "" {
 		return shownEmpty
 	}
-	if inbox.ValidateDisplay(inbox.Display{Title: title, Fields: []inbox.Field{text("Your guess", typed)}}) != nil {
+	if countersign.ValidateDisplay(countersign.Display{Title: title, Fields: []countersign.Field{text("Your guess", typed)}}) != nil {
 		return notShown
 	}
 	return typed
@@ -389,6 +388,6 @@ func attempts(n int) string {
 	return strconv.Itoa(n) + " attempts"
 }
 
-func text(label, value string) inbox.Field {
-	return inbox.Field{Kind: inbox.FieldText, Label: label, Values: []string{value}, WrittenBy: inbox.WrittenByProject}
+func text(label, value string) countersign.Field {
+	return countersign.Field{Kind: countersign.FieldText, Label: label, Values: []string{value}, WrittenBy: countersign.WrittenByProject}
 }

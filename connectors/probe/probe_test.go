@@ -17,7 +17,6 @@ import (
 	"countersign/connectors"
 	"countersign/connectors/connectortest"
 	"countersign/connectors/probe"
-	"countersign/inbox"
 )
 
 var ctx = context.Background()
@@ -83,7 +82,7 @@ func shown(t *testing.T, o connectortest.Opened) []string {
 	t.Helper()
 	var out []string
 	for _, f := range o.Spec.Display.Fields {
-		if f.Kind != inbox.FieldText || f.WrittenBy != inbox.WrittenByProject || len(f.Values) != 1 {
+		if f.Kind != countersign.FieldText || f.WrittenBy != countersign.WrittenByProject || len(f.Values) != 1 {
 			t.Fatalf("field %+v", f)
 		}
 		out = append(out, f.Label+"="+f.Values[0])
@@ -182,7 +181,7 @@ func TestStartOpensTheFirstTurn(t *testing.T) {
 			if o.Spec.Display.Title != "Guess my number" || !equal(shown(t, o), want) {
 				t.Fatalf("display %+v", o.Spec.Display)
 			}
-			if o.Task.Kind != inbox.KindInput || *o.Spec.AnswerBy != (inbox.AnswerBy{Operation: "guess", Supplies: inbox.SuppliesText}) ||
+			if o.Task.Kind != countersign.KindInput || *o.Spec.AnswerBy != (countersign.AnswerBy{Operation: "guess", Supplies: countersign.SuppliesText}) ||
 				len(o.Spec.Files) != 0 || o.Task.Thread != o.Task.ID {
 				t.Fatalf("task %+v", o)
 			}
@@ -207,7 +206,7 @@ func TestSaltsDifferAndHideTheSecret(t *testing.T) {
 	}
 	// The owner holds state_hash; without the salt, no candidate state
 	// hashes to it.
-	env, err := inbox.ParseEnvelope(a.Envelope)
+	env, err := countersign.ParseEnvelope(a.Envelope)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +278,7 @@ func TestWholeGameByBinarySearch(t *testing.T) {
 		if r.Attempt != attempt || string(r.Guess) != strconv.Itoa(mid) || r.Max != 1000 {
 			t.Fatalf("attempt %d: result %s", attempt, out)
 		}
-		if s, _ := h.Status(turn.Task.ID); s.State != inbox.StateDone || !bytes.Equal(s.Result, out) {
+		if s, _ := h.Status(turn.Task.ID); s.State != countersign.StateDone || !bytes.Equal(s.Result, out) {
 			t.Fatalf("the answered turn is %+v", s)
 		}
 		if len(opened) != 1 || opened[0].Task.Thread != first.Task.ID {
@@ -292,7 +291,7 @@ func TestWholeGameByBinarySearch(t *testing.T) {
 				t.Fatalf("win: %s", out)
 			}
 			wantTitle := fmt.Sprintf("You guessed it: %d, in %s", secret, plural(attempt))
-			if next.Task.Kind != inbox.KindNotice || next.Spec.AnswerBy != nil || next.Spec.Display.Title != wantTitle ||
+			if next.Task.Kind != countersign.KindNotice || next.Spec.AnswerBy != nil || next.Spec.Display.Title != wantTitle ||
 				!equal(shown(t, next), []string{"Number=" + strconv.Itoa(secret), "Attempts=" + strconv.Itoa(attempt)}) {
 				t.Fatalf("notice %+v", next.Spec)
 			}
@@ -309,8 +308,8 @@ func TestWholeGameByBinarySearch(t *testing.T) {
 		if r.Verdict != verdict || r.Detail != fmt.Sprintf("The number is %s than %d.", verdict, mid) {
 			t.Fatalf("attempt %d: %s for secret %d", attempt, out, secret)
 		}
-		if next.Task.Kind != inbox.KindInput || next.Spec.Display.Title != "Guess my number" ||
-			*next.Spec.AnswerBy != (inbox.AnswerBy{Operation: "guess", Supplies: inbox.SuppliesText}) {
+		if next.Task.Kind != countersign.KindInput || next.Spec.Display.Title != "Guess my number" ||
+			*next.Spec.AnswerBy != (countersign.AnswerBy{Operation: "guess", Supplies: countersign.SuppliesText}) {
 			t.Fatalf("next turn %+v", next.Spec)
 		}
 		want := []string{"Your guess=" + strconv.Itoa(mid), "Answer=" + answer, "Attempts=" + strconv.Itoa(attempt), question}
@@ -478,14 +477,14 @@ func TestHostileGuess(t *testing.T) {
 	if err := json.Unmarshal(r.Guess, &g); err != nil || utf8.RuneCountInString(g) != 64 || !strings.HasPrefix(long, g) {
 		t.Fatalf("guess %s", r.Guess)
 	}
-	if r.Verdict != probe.NotANumber || r.Attempt != 2 || len(out) > inbox.MaxResultBytes {
+	if r.Verdict != probe.NotANumber || r.Attempt != 2 || len(out) > countersign.MaxResultBytes {
 		t.Fatalf("result %s", out)
 	}
 	next := opened[0]
-	if err := inbox.ValidateDisplay(next.Spec.Display); err != nil || next.Spec.Display.Fields[0].Values[0] != "(not shown)" {
+	if err := countersign.ValidateDisplay(next.Spec.Display); err != nil || next.Spec.Display.Fields[0].Values[0] != "(not shown)" {
 		t.Fatalf("next turn %+v: %v", next.Spec.Display, err)
 	}
-	if _, err := inbox.ParseEnvelope(next.Envelope); err != nil {
+	if _, err := countersign.ParseEnvelope(next.Envelope); err != nil {
 		t.Fatal(err)
 	}
 	if stateOf(t, next).Attempts != 2 {
@@ -557,7 +556,7 @@ func TestGuessWhenTheThreadCannotGoOn(t *testing.T) {
 		if connectortest.Text(err) != want || len(opened) != 0 {
 			t.Fatalf("got %q, want %q", connectortest.Text(err), want)
 		}
-		if s, _ := h.Status(first.Task.ID); s.State != inbox.StateFailed || s.FailureReason != "run_refused:inbox_full" {
+		if s, _ := h.Status(first.Task.ID); s.State != countersign.StateFailed || s.FailureReason != "run_refused:inbox_full" {
 			t.Fatalf("status %+v", s)
 		}
 	}

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"countersign"
 	"strings"
 	"sync"
 	"time"
@@ -143,14 +144,20 @@ func (h *listenHandler) HandleBacklog(context.Context, string, *pgx.Conn) error 
 	return nil
 }
 
-func eventPayload(ev store.TaskEvent) string { return ev.Owner + " " + ev.TaskID + " " + ev.State }
+func eventPayload(ev store.TaskEvent) string {
+	return ev.Owner + " " + ev.TaskID + " " + string(ev.State)
+}
 
 func parseEvent(p string) (store.TaskEvent, bool) {
 	f := strings.Fields(p)
 	if len(f) != 3 {
 		return store.TaskEvent{}, false
 	}
-	return store.TaskEvent{Owner: f[0], TaskID: f[1], State: f[2]}, true
+	state := countersign.State(f[2])
+	if !state.Valid() {
+		return store.TaskEvent{}, false
+	}
+	return store.TaskEvent{Owner: f[0], TaskID: f[1], State: state}, true
 }
 
 // notify records a task event in the transaction: NOTIFY on PostgreSQL

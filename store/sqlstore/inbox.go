@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"countersign"
 	"database/sql"
 	"fmt"
 
@@ -17,9 +18,9 @@ func (t *tx) OwnerTasks(ctx context.Context, owner string, waiting bool, before 
 	}
 	q := "SELECT " + taskColumns + " FROM tasks WHERE owner = ?"
 	if waiting {
-		q += " AND state = 'open'"
+		q += " AND state = " + sqlState(countersign.StateOpen)
 	} else {
-		q += " AND state <> 'open'"
+		q += " AND state <> " + sqlState(countersign.StateOpen)
 	}
 	args := []any{owner}
 	if before != nil {

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"countersign"
 	"errors"
 	"fmt"
 	"time"
@@ -140,7 +141,7 @@ func (t *tx) AnswerCall(ctx context.Context, c store.IdempotentCall) error {
 
 // PreparerTasks reads newest first, breaking ties of created_at by id
 // (descending) so that pages are stable.
-func (t *tx) PreparerTasks(ctx context.Context, owner, projectUUID, preparer, state string, limit int) ([]store.Task, error) {
+func (t *tx) PreparerTasks(ctx context.Context, owner, projectUUID, preparer string, state countersign.State, limit int) ([]store.Task, error) {
 	if limit <= 0 {
 		return nil, fmt.Errorf("store: a list of tasks needs a positive limit, not %d", limit)
 	}
@@ -167,7 +168,7 @@ func (t *tx) PreparerTasks(ctx context.Context, owner, projectUUID, preparer, st
 // task, a task forgotten already and a missing one are left alone (false).
 func (t *tx) ForgetTask(ctx context.Context, id string) (bool, error) {
 	n, err := t.q.exec(ctx, `UPDATE tasks SET forgotten = 1
-		WHERE id = ? AND forgotten = 0 AND state NOT IN (?, ?, ?)`, id, stateOpen, stateApproved, stateAnswering)
+		WHERE id = ? AND forgotten = 0 AND state NOT IN (?, ?, ?)`, id, countersign.StateOpen, countersign.StateApproved, countersign.StateAnswering)
 	if err != nil {
 		return false, fmt.Errorf("store: forget task %s: %w", id, err)
 	}

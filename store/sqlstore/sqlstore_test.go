@@ -2,6 +2,7 @@ package sqlstore_test
 
 import (
 	"context"
+	"countersign"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -96,7 +97,7 @@ func TestOutboxFollowsCommittedChanges(t *testing.T) {
 		}
 		move := func(id, from, to string, terminal bool) {
 			tx(func(tx store.Tx) error {
-				_, err := tx.MoveTask(ctx, store.Move{ID: id, From: from, To: to, At: t0, Actor: "platform", AnswerRun: "run2"})
+				_, err := tx.MoveTask(ctx, store.Move{ID: id, From: countersign.State(from), To: countersign.State(to), At: t0, Actor: "platform", AnswerRun: "run2"})
 				return err
 			})
 		}

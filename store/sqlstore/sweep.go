@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"countersign"
 	"time"
 
 	"countersign/store"
@@ -38,9 +39,9 @@ func (t *tx) Heartbeat(ctx context.Context, runner string, at time.Time) error {
 
 func (t *tx) Stale(ctx context.Context, now, approvedBefore, answeringBefore, deadBefore time.Time, limit int) ([]store.Task, error) {
 	return t.tasks(ctx, "SELECT "+taskColumns+` FROM tasks WHERE
-		state = 'open' AND expires_at <= ?
-		OR state = 'approved' AND state_at <= ?
-		OR state = 'answering' AND (state_at <= ? OR NOT EXISTS (
+		state = `+sqlState(countersign.StateOpen)+` AND expires_at <= ?
+		OR state = `+sqlState(countersign.StateApproved)+` AND state_at <= ?
+		OR state = `+sqlState(countersign.StateAnswering)+` AND (state_at <= ? OR NOT EXISTS (
 			SELECT 1 FROM runs JOIN runners ON runners.id = runs.runner
 			WHERE runs.id = tasks.answer_run AND runners.seen_at > ?))
 		ORDER BY state_at, id LIMIT ?`,

@@ -2,26 +2,12 @@ package sqlstore
 
 import (
 	"context"
+	"countersign"
 	"time"
 
 	"countersign/migrations"
 	"countersign/store"
 )
-
-// The store knows the three states a task has not ended in: what leaves
-// "open" loses its content, "approved" keeps its files for the answer run,
-// and every other state but "answering" is an end.
-const (
-	stateOpen      = "open"
-	stateApproved  = "approved"
-	stateAnswering = "answering"
-)
-
-// terminal reports whether a state is one a task ends in: every state but
-// open, approved and answering.
-func terminal(state string) bool {
-	return state != stateOpen && state != stateApproved && state != stateAnswering
-}
 
 func (t *tx) LockOwner(ctx context.Context, owner string) error {
 	_, err := t.q.exec(ctx, `INSERT INTO owner_locks (owner) VALUES (?)
@@ -81,7 +67,9 @@ func scanTask(r row) (store.Task, error) {
 	if closed != nil {
 		k.ClosedAt = time.Unix(*closed, 0).UTC()
 	}
-	k.OutcomeClass, k.FailureReason, k.AnswerRun = deref(outcome), deref(failure), deref(answerRun)
+	k.OutcomeClass = countersign.OutcomeClass(deref(outcome))
+	k.FailureReason = countersign.FailureReason(deref(failure))
+	k.AnswerRun = deref(answerRun)
 	k.NextTaskID, k.NoticeTaskID = deref(next), deref(notice)
 	return k, nil
 }
@@ -125,15 +113,14 @@ func (t *tx) Task(ctx context.Context, id string) (store.Task, error) {
 
 func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 	var closed any
-	ends := terminal(m.To)
-	if ends {
+	if m.To.Terminal() {
 		closed = m.At.Unix()
 	}
 	q := `UPDATE tasks SET state = ?, closed_at = ?, state_at = ?,
 		outcome_class = COALESCE(?, outcome_class), failure_reason = COALESCE(?, failure_reason),
 		answer_run = COALESCE(?, answer_run)
 		WHERE id = ? AND state = ?`
-	args := []any{m.To, closed, m.At.Unix(), null(m.OutcomeClass), null(m.FailureReason), null(m.AnswerRun), m.ID, m.From}
+	args := []any{m.To, closed, m.At.Unix(), null(string(m.OutcomeClass)), null(string(m.FailureReason)), null(m.AnswerRun), m.ID, m.From}
 	if !m.Unexpired.IsZero() {
 		q += " AND expires_at > ?"
 		args = append(args, m.Unexpired.Unix())
@@ -142,26 +129,22 @@ func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 	if err != nil || n == 0 {
 		return false, err
 	}
-	if m.From == stateOpen {
-		if _, err := t.q.exec(ctx, "UPDATE tasks SET content = NULL WHERE id = ?", m.ID); err != nil {
-			return false, err
-		}
-		if _, err := t.q.exec(ctx, "DELETE FROM device_copies WHERE task_id = ?", m.ID); err != nil {
-			return false, err
-		}
+	drops := countersign.Drops(m.From, m.To)
+	var drop []string
+	if drops.Content {
+		drop = append(drop, "UPDATE tasks SET content = NULL WHERE id = ?")
 	}
-	if ends || m.From == stateOpen && m.To != stateApproved {
-		if _, err := t.q.exec(ctx, "DELETE FROM task_files WHERE task_id = ?", m.ID); err != nil {
-			return false, err
-		}
+	if drops.Sealed {
+		drop = append(drop, "UPDATE tasks SET sealed = NULL, approval = NULL WHERE id = ?")
 	}
-	if ends {
-		// Device copies too: none may outlive open, even one an unlock
-		// wrote while the task was leaving it.
-		if _, err := t.q.exec(ctx, "UPDATE tasks SET sealed = NULL, approval = NULL WHERE id = ?", m.ID); err != nil {
-			return false, err
-		}
-		if _, err := t.q.exec(ctx, "DELETE FROM device_copies WHERE task_id = ?", m.ID); err != nil {
+	if drops.Files {
+		drop = append(drop, "DELETE FROM task_files WHERE task_id = ?")
+	}
+	if drops.DeviceCopies {
+		drop = append(drop, "DELETE FROM device_copies WHERE task_id = ?")
+	}
+	for _, q := range drop {
+		if _, err := t.q.exec(ctx, q, m.ID); err != nil {
 			return false, err
 		}
 	}
@@ -258,10 +241,10 @@ func (t *tx) OwnerLoad(ctx context.Context, owner, preparer string) (store.Load,
 	var l store.Load
 	var waiting *int64
 	err := t.q.queryRow(ctx, `SELECT
-		COALESCE(SUM(CASE WHEN state = 'open' THEN 1 ELSE 0 END), 0),
-		COALESCE(SUM(CASE WHEN preparer = ? AND state IN ('open', 'approved') THEN 1 ELSE 0 END), 0),
-		SUM(CASE WHEN state = 'open' THEN content_size ELSE 0 END)
-		FROM tasks WHERE owner = ? AND state IN ('open', 'approved')`, preparer, owner).
+		COALESCE(SUM(CASE WHEN state = `+sqlState(countersign.StateOpen)+` THEN 1 ELSE 0 END), 0),
+		COALESCE(SUM(CASE WHEN preparer = ? AND state IN (`+sqlState(countersign.StateOpen)+`, `+sqlState(countersign.StateApproved)+`) THEN 1 ELSE 0 END), 0),
+		SUM(CASE WHEN state = `+sqlState(countersign.StateOpen)+` THEN content_size ELSE 0 END)
+		FROM tasks WHERE owner = ? AND state IN (`+sqlState(countersign.StateOpen)+`, `+sqlState(countersign.StateApproved)+`)`, preparer, owner).
 		Scan(&l.OwnerOpen, &l.PreparerActive, &waiting)
 	if waiting != nil {
 		l.WaitingContent = *waiting
@@ -284,11 +267,15 @@ func (t *tx) SetReason(ctx context.Context, id string, reason []byte) error {
 }
 
 func (t *tx) LockWaiting(ctx context.Context, id string) (bool, error) {
-	q := "SELECT COUNT(*) FROM tasks WHERE id = ? AND state = 'open'"
+	q := "SELECT COUNT(*) FROM tasks WHERE id = ? AND state = " + sqlState(countersign.StateOpen)
 	if t.dialect == migrations.Postgres {
-		q = "SELECT COUNT(*) FROM (SELECT id FROM tasks WHERE id = ? AND state = 'open' FOR UPDATE) locked"
+		q = "SELECT COUNT(*) FROM (SELECT id FROM tasks WHERE id = ? AND state = " + sqlState(countersign.StateOpen) + " FOR UPDATE) locked"
 	}
 	var n int
 	err := t.q.queryRow(ctx, q, id).Scan(&n)
 	return n == 1, err
 }
+
+// sqlState writes a task state as an SQL string literal. States are the
+// domain's constants, never input, and hold only [a-z].
+func sqlState(s countersign.State) string { return "'" + string(s) + "'" }

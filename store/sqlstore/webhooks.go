@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"countersign"
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
@@ -78,40 +79,19 @@ func (t *tx) AttemptCount(ctx context.Context, eventID string) (int, error) {
 	return n, err
 }
 
-// webhookEventType is the webhook event a task reaching a state sends, if
-// any: a notice's Got it (done) sends nothing, and rejected, cancelled, void
-// and answering send nothing.
-func webhookEventType(kind, state string) string {
-	switch state {
-	case stateOpen:
-		return "task_created"
-	case stateApproved:
-		return "task_approved"
-	case "done":
-		if kind == "notice" {
-			return ""
-		}
-		return "task_answered"
-	case "failed":
-		return "task_failed"
-	case "expired":
-		return "task_expired"
-	}
-	return ""
-}
-
 // deliveryJobOpts: attempts are counted and spaced by the webhook schedule
 // (the job snoozes between them), not by the queue's retries.
 var deliveryJobOpts = &river.InsertOpts{MaxAttempts: 3}
 
 // outbox writes the webhook event of a task reaching a state, and queues
 // its delivery, when the owner has a webhook.
-func (t *tx) outbox(ctx context.Context, id, state string, at int64) error {
+func (t *tx) outbox(ctx context.Context, id string, state countersign.State, at int64) error {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return err
 	}
-	var kind, webhookID string
+	var kind countersign.Kind
+	var webhookID string
 	err := t.q.queryRow(ctx, `SELECT tasks.kind, webhooks.id FROM tasks JOIN webhooks ON webhooks.owner = tasks.owner
 		WHERE tasks.id = ?`, id).Scan(&kind, &webhookID)
 	if errors.Is(err, store.ErrNotFound) {
@@ -120,7 +100,7 @@ func (t *tx) outbox(ctx context.Context, id, state string, at int64) error {
 	if err != nil {
 		return err
 	}
-	typ := webhookEventType(kind, state)
+	typ := countersign.EventFor(kind, state)
 	if typ == "" {
 		return nil
 	}

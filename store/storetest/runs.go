@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"countersign"
 	"errors"
 	"fmt"
 	"reflect"
@@ -288,7 +289,7 @@ func preparerTasks(t *testing.T, s store.Store, owner, preparer, state string, l
 	t.Helper()
 	var ids []string
 	inTx(t, s, func(tx store.Tx) error {
-		list, err := tx.PreparerTasks(ctx, owner, "", preparer, state, limit)
+		list, err := tx.PreparerTasks(ctx, owner, "", preparer, countersign.State(state), limit)
 		for _, k := range list {
 			if k.Owner != owner || k.Preparer != preparer || k.Forgotten {
 				t.Errorf("PreparerTasks(%s, %s) listed %+v", owner, preparer, k)

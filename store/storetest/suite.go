@@ -3,6 +3,7 @@ package storetest
 import (
 	"bytes"
 	"context"
+	"countersign"
 	"errors"
 	"fmt"
 	"sync"
@@ -243,7 +244,7 @@ func testMoveIsCompareAndSet(t *testing.T, s store.Store) {
 		want := "[open→approved owner run2 approved→answering platform run2 answering→done platform run2]"
 		var got2 []string
 		for _, e := range events {
-			got2 = append(got2, e.From+"→"+e.To+" "+e.Actor+" "+e.Run)
+			got2 = append(got2, string(e.From)+"→"+string(e.To)+" "+e.Actor+" "+e.Run)
 		}
 		if fmt.Sprint(got2) != want || !events[2].At.Equal(t0.Add(2*time.Second)) {
 			t.Errorf("events = %v, want %v", got2, want)
@@ -256,7 +257,7 @@ func testLeavingOpenDrops(t *testing.T, s store.Store) {
 	for _, to := range []string{"rejected", "cancelled", "expired", "void"} {
 		k, c := NewTask("run1-"+to, "alice.near", "bot.near")
 		insert(t, s, k, c)
-		if !move(t, s, store.Move{ID: k.ID, From: "open", To: to, At: t0, Actor: "owner", OutcomeClass: "observed"}) {
+		if !move(t, s, store.Move{ID: k.ID, From: "open", To: countersign.State(to), At: t0, Actor: "owner", OutcomeClass: "observed"}) {
 			t.Fatalf("open → %s did not happen", to)
 		}
 		_ = s.Tx(ctx, func(tx store.Tx) error {

@@ -1,4 +1,4 @@
-package inbox
+package countersign
 
 import (
 	"fmt"
@@ -6,8 +6,6 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
-
-	"countersign"
 )
 
 // goodDisplay has one field of every kind.
@@ -119,12 +117,12 @@ func TestValidateDisplayLimits(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			checkRefusal(t, ValidateDisplay(c.d), countersign.DisplayInvalid, c.want)
+			checkRefusal(t, ValidateDisplay(c.d), DisplayInvalid, c.want)
 		})
 	}
 }
 
-func checkRefusal(t *testing.T, err error, code countersign.Code, want string) {
+func checkRefusal(t *testing.T, err error, code Code, want string) {
 	t.Helper()
 	if want == "" {
 		if err != nil {
@@ -135,10 +133,10 @@ func checkRefusal(t *testing.T, err error, code countersign.Code, want string) {
 	if err == nil {
 		t.Fatalf("accepted, want %s: %s", code, want)
 	}
-	if got := countersign.ErrorCode(err); got != code {
+	if got := ErrorCode(err); got != code {
 		t.Fatalf("code = %s, want %s (%v)", got, code, err)
 	}
-	if got := countersign.ErrorMessage(err); got != want {
+	if got := ErrorMessage(err); got != want {
 		t.Fatalf("sentence = %q, want %q", got, want)
 	}
 }
@@ -242,7 +240,7 @@ func TestRefusedCharactersEverywhere(t *testing.T) {
 			for _, p := range places {
 				name := fmt.Sprintf("%U %s in %s", c.r, pos, p.where)
 				t.Run(name, func(t *testing.T) {
-					checkRefusal(t, p.err, countersign.DisplayInvalid, p.where+" "+c.phrase)
+					checkRefusal(t, p.err, DisplayInvalid, p.where+" "+c.phrase)
 					if strings.Contains(p.err.Error(), marker) {
 						t.Fatal("the sentence quotes the text")
 					}
@@ -287,9 +285,9 @@ func TestRefusedSetIsWhatTheRulesSay(t *testing.T) {
 
 func TestInvalidUTF8(t *testing.T) {
 	for _, s := range []string{"\xff", "a\xc3", "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "ok\x80"} {
-		checkRefusal(t, ValidateDisplay(Display{Title: s}), countersign.DisplayInvalid, "the title is not valid UTF-8")
-		checkRefusal(t, ValidateDisplay(Display{Title: "T", Fields: []Field{fieldOf(FieldLongText, s)}}), countersign.DisplayInvalid, "field 1 value 1 is not valid UTF-8")
-		checkRefusal(t, ValidateFiles([]File{{ContentType: "a/b", Name: s, SHA256: rep("a", 64)}}), countersign.DisplayInvalid, "file 1 name is not valid UTF-8")
+		checkRefusal(t, ValidateDisplay(Display{Title: s}), DisplayInvalid, "the title is not valid UTF-8")
+		checkRefusal(t, ValidateDisplay(Display{Title: "T", Fields: []Field{fieldOf(FieldLongText, s)}}), DisplayInvalid, "field 1 value 1 is not valid UTF-8")
+		checkRefusal(t, ValidateFiles([]File{{ContentType: "a/b", Name: s, SHA256: rep("a", 64)}}), DisplayInvalid, "file 1 name is not valid UTF-8")
 	}
 }
 
@@ -320,70 +318,70 @@ func TestValidateFiles(t *testing.T) {
 	cases := []struct {
 		name  string
 		files []File
-		code  countersign.Code
+		code  Code
 		want  string // "" means accepted
 	}{
 		{"none", nil, "", ""},
 		{"empty file", files(1, 0), "", ""},
 		{"10 files", files(10, 1), "", ""},
-		{"11 files", files(11, 1), countersign.DisplayInvalid, "the task has more than 10 files"},
+		{"11 files", files(11, 1), DisplayInvalid, "the task has more than 10 files"},
 		{"exactly 6 MiB in one", files(1, 6_291_456), "", ""},
 		{"exactly 6 MiB in ten", append(files(9, 629_145), goodFile("last.pdf", 6_291_456-9*629_145)), "", ""},
-		{"one byte over in one", files(1, 6_291_457), countersign.TaskTooLarge, tooLarge},
-		{"one byte over in ten", append(files(9, 629_145), goodFile("last.pdf", 6_291_457-9*629_145)), countersign.TaskTooLarge, tooLarge},
-		{"largest size", files(1, 1<<63-1), countersign.TaskTooLarge, tooLarge},
-		{"largest size after another", []File{goodFile("a", 1), goodFile("b", 1<<63-1)}, countersign.TaskTooLarge, tooLarge},
-		{"sizes that would overflow", []File{goodFile("a", 1<<62), goodFile("b", 1<<62), goodFile("c", 1<<62)}, countersign.TaskTooLarge, tooLarge},
-		{"negative size", files(1, -1), countersign.DisplayInvalid, "file 1 size is negative"},
-		{"negative size hiding a large one", []File{goodFile("a", 6_291_456), goodFile("b", -6_291_456)}, countersign.DisplayInvalid, "file 2 size is negative"},
+		{"one byte over in one", files(1, 6_291_457), TaskTooLarge, tooLarge},
+		{"one byte over in ten", append(files(9, 629_145), goodFile("last.pdf", 6_291_457-9*629_145)), TaskTooLarge, tooLarge},
+		{"largest size", files(1, 1<<63-1), TaskTooLarge, tooLarge},
+		{"largest size after another", []File{goodFile("a", 1), goodFile("b", 1<<63-1)}, TaskTooLarge, tooLarge},
+		{"sizes that would overflow", []File{goodFile("a", 1<<62), goodFile("b", 1<<62), goodFile("c", 1<<62)}, TaskTooLarge, tooLarge},
+		{"negative size", files(1, -1), DisplayInvalid, "file 1 size is negative"},
+		{"negative size hiding a large one", []File{goodFile("a", 6_291_456), goodFile("b", -6_291_456)}, DisplayInvalid, "file 2 size is negative"},
 		{"name 200", withName(rep("n", 196) + ".pdf"), "", ""},
 		{"name 200 multibyte", withName(rep("名", 200)), "", ""},
-		{"name 201", withName(rep("名", 201)), countersign.DisplayInvalid, "file 2 name is longer than 200 characters"},
-		{"name empty", withName(""), countersign.DisplayInvalid, "file 2 name is empty"},
-		{"name blank", withName("  "), countersign.DisplayInvalid, "file 2 name holds only white space"},
-		{"name slash", withName("a/b.pdf"), countersign.DisplayInvalid, "file 2 name holds a path separator"},
-		{"name backslash", withName(`a\b.pdf`), countersign.DisplayInvalid, "file 2 name holds a path separator"},
-		{"name traversal", withName("../etc/passwd"), countersign.DisplayInvalid, "file 2 name holds a path separator"},
-		{"name dot", withName("."), countersign.DisplayInvalid, "file 2 name begins or ends with a dot"},
-		{"name dot dot", withName(".."), countersign.DisplayInvalid, "file 2 name begins or ends with a dot"},
-		{"name leading dot", withName(".env"), countersign.DisplayInvalid, "file 2 name begins or ends with a dot"},
-		{"name trailing dot", withName("report."), countersign.DisplayInvalid, "file 2 name begins or ends with a dot"},
+		{"name 201", withName(rep("名", 201)), DisplayInvalid, "file 2 name is longer than 200 characters"},
+		{"name empty", withName(""), DisplayInvalid, "file 2 name is empty"},
+		{"name blank", withName("  "), DisplayInvalid, "file 2 name holds only white space"},
+		{"name slash", withName("a/b.pdf"), DisplayInvalid, "file 2 name holds a path separator"},
+		{"name backslash", withName(`a\b.pdf`), DisplayInvalid, "file 2 name holds a path separator"},
+		{"name traversal", withName("../etc/passwd"), DisplayInvalid, "file 2 name holds a path separator"},
+		{"name dot", withName("."), DisplayInvalid, "file 2 name begins or ends with a dot"},
+		{"name dot dot", withName(".."), DisplayInvalid, "file 2 name begins or ends with a dot"},
+		{"name leading dot", withName(".env"), DisplayInvalid, "file 2 name begins or ends with a dot"},
+		{"name trailing dot", withName("report."), DisplayInvalid, "file 2 name begins or ends with a dot"},
 		{"name inner dots", withName("a..b.tar.gz"), "", ""},
-		{"name leading space", withName(" report.pdf"), countersign.DisplayInvalid, "file 2 name begins or ends with white space"},
-		{"name trailing space", withName("report.pdf "), countersign.DisplayInvalid, "file 2 name begins or ends with white space"},
-		{"name trailing no-break space", withName("report.pdf\u00a0"), countersign.DisplayInvalid, "file 2 name begins or ends with white space"},
+		{"name leading space", withName(" report.pdf"), DisplayInvalid, "file 2 name begins or ends with white space"},
+		{"name trailing space", withName("report.pdf "), DisplayInvalid, "file 2 name begins or ends with white space"},
+		{"name trailing no-break space", withName("report.pdf\u00a0"), DisplayInvalid, "file 2 name begins or ends with white space"},
 		{"name inner space", withName("annual report.pdf"), "", ""},
-		{"name tab", withName("a\tb"), countersign.DisplayInvalid, "file 2 name holds a tab"},
-		{"name right-to-left override", withName("invoice\u202efdp.exe"), countersign.DisplayInvalid, "file 2 name holds a bidirectional control character"},
-		{"same name", withName("other.txt"), countersign.DisplayInvalid, "file 2 has the same name as file 1, ignoring case"},
-		{"same name other case", withName("OTHER.TXT"), countersign.DisplayInvalid, "file 2 has the same name as file 1, ignoring case"},
-		{"same name non-ASCII case", []File{goodFile("Ärger.pdf", 1), goodFile("äRGER.PDF", 1)}, countersign.DisplayInvalid, "file 2 has the same name as file 1, ignoring case"},
-		{"same name Kelvin sign", []File{goodFile("k.pdf", 1), goodFile("\u212a.pdf", 1)}, countersign.DisplayInvalid, "file 2 has the same name as file 1, ignoring case"},
-		{"same name Greek sigma", []File{goodFile("σ.pdf", 1), goodFile("ς.pdf", 1)}, countersign.DisplayInvalid, "file 2 has the same name as file 1, ignoring case"},
-		{"same name, third file", []File{goodFile("a.pdf", 1), goodFile("b.pdf", 1), goodFile("A.PDF", 1)}, countersign.DisplayInvalid, "file 3 has the same name as file 1, ignoring case"},
+		{"name tab", withName("a\tb"), DisplayInvalid, "file 2 name holds a tab"},
+		{"name right-to-left override", withName("invoice\u202efdp.exe"), DisplayInvalid, "file 2 name holds a bidirectional control character"},
+		{"same name", withName("other.txt"), DisplayInvalid, "file 2 has the same name as file 1, ignoring case"},
+		{"same name other case", withName("OTHER.TXT"), DisplayInvalid, "file 2 has the same name as file 1, ignoring case"},
+		{"same name non-ASCII case", []File{goodFile("Ärger.pdf", 1), goodFile("äRGER.PDF", 1)}, DisplayInvalid, "file 2 has the same name as file 1, ignoring case"},
+		{"same name Kelvin sign", []File{goodFile("k.pdf", 1), goodFile("\u212a.pdf", 1)}, DisplayInvalid, "file 2 has the same name as file 1, ignoring case"},
+		{"same name Greek sigma", []File{goodFile("σ.pdf", 1), goodFile("ς.pdf", 1)}, DisplayInvalid, "file 2 has the same name as file 1, ignoring case"},
+		{"same name, third file", []File{goodFile("a.pdf", 1), goodFile("b.pdf", 1), goodFile("A.PDF", 1)}, DisplayInvalid, "file 3 has the same name as file 1, ignoring case"},
 		{"sharp s is not ss under simple folding", []File{goodFile("straße.pdf", 1), goodFile("strasse.pdf", 1)}, "", ""},
 		{"type text/plain", withType("text/plain"), "", ""},
 		{"type with suffix", withType("application/vnd.openxmlformats-officedocument.wordprocessingml.document"), "", ""},
 		{"type with symbols", withType("application/x-a!#$&^_.+b"), "", ""},
 		{"type 100", withType("a/" + rep("b", 98)), "", ""},
-		{"type 101", withType("a/" + rep("b", 99)), countersign.DisplayInvalid, "file 1 content type is longer than 100 characters"},
-		{"type with parameter", withType("text/plain; charset=utf-8"), countersign.DisplayInvalid, "file 1 content type is not a lowercase type/subtype without parameters"},
-		{"type with parameter no space", withType("text/plain;charset=utf-8"), countersign.DisplayInvalid, "file 1 content type is not a lowercase type/subtype without parameters"},
-		{"type uppercase", withType("Text/Plain"), countersign.DisplayInvalid, "file 1 content type is not a lowercase type/subtype without parameters"},
-		{"type without subtype", withType("text"), countersign.DisplayInvalid, "file 1 content type is not a lowercase type/subtype without parameters"},
-		{"type empty subtype", withType("text/"), countersign.DisplayInvalid, "file 1 content type is not a lowercase type/subtype without parameters"},
-		{"type empty type", withType("/plain"), countersign.DisplayInvalid, "file 1 content type is not a lowercase type/subtype without parameters"},
-		{"type two slashes", withType("text/plain/x"), countersign.DisplayInvalid, "file 1 content type is not a lowercase type/subtype without parameters"},
-		{"type symbol first", withType("-text/plain"), countersign.DisplayInvalid, "file 1 content type is not a lowercase type/subtype without parameters"},
-		{"subtype symbol first", withType("text/+plain"), countersign.DisplayInvalid, "file 1 content type is not a lowercase type/subtype without parameters"},
-		{"type space", withType(" text/plain"), countersign.DisplayInvalid, "file 1 content type is not a lowercase type/subtype without parameters"},
-		{"type wildcard", withType("*/*"), countersign.DisplayInvalid, "file 1 content type is not a lowercase type/subtype without parameters"},
-		{"type non-ASCII", withType("text/plaın"), countersign.DisplayInvalid, "file 1 content type is not a lowercase type/subtype without parameters"},
-		{"type empty", withType(""), countersign.DisplayInvalid, "file 1 content type is not a lowercase type/subtype without parameters"},
-		{"sha256 uppercase", withHash(rep("AB", 32)), countersign.DisplayInvalid, "file 1 sha256 is not 64 lowercase hex digits"},
-		{"sha256 63", withHash(rep("a", 63)), countersign.DisplayInvalid, "file 1 sha256 is not 64 lowercase hex digits"},
-		{"sha256 65", withHash(rep("a", 65)), countersign.DisplayInvalid, "file 1 sha256 is not 64 lowercase hex digits"},
-		{"sha256 not hex", withHash(rep("g", 64)), countersign.DisplayInvalid, "file 1 sha256 is not 64 lowercase hex digits"},
+		{"type 101", withType("a/" + rep("b", 99)), DisplayInvalid, "file 1 content type is longer than 100 characters"},
+		{"type with parameter", withType("text/plain; charset=utf-8"), DisplayInvalid, "file 1 content type is not a lowercase type/subtype without parameters"},
+		{"type with parameter no space", withType("text/plain;charset=utf-8"), DisplayInvalid, "file 1 content type is not a lowercase type/subtype without parameters"},
+		{"type uppercase", withType("Text/Plain"), DisplayInvalid, "file 1 content type is not a lowercase type/subtype without parameters"},
+		{"type without subtype", withType("text"), DisplayInvalid, "file 1 content type is not a lowercase type/subtype without parameters"},
+		{"type empty subtype", withType("text/"), DisplayInvalid, "file 1 content type is not a lowercase type/subtype without parameters"},
+		{"type empty type", withType("/plain"), DisplayInvalid, "file 1 content type is not a lowercase type/subtype without parameters"},
+		{"type two slashes", withType("text/plain/x"), DisplayInvalid, "file 1 content type is not a lowercase type/subtype without parameters"},
+		{"type symbol first", withType("-text/plain"), DisplayInvalid, "file 1 content type is not a lowercase type/subtype without parameters"},
+		{"subtype symbol first", withType("text/+plain"), DisplayInvalid, "file 1 content type is not a lowercase type/subtype without parameters"},
+		{"type space", withType(" text/plain"), DisplayInvalid, "file 1 content type is not a lowercase type/subtype without parameters"},
+		{"type wildcard", withType("*/*"), DisplayInvalid, "file 1 content type is not a lowercase type/subtype without parameters"},
+		{"type non-ASCII", withType("text/plaın"), DisplayInvalid, "file 1 content type is not a lowercase type/subtype without parameters"},
+		{"type empty", withType(""), DisplayInvalid, "file 1 content type is not a lowercase type/subtype without parameters"},
+		{"sha256 uppercase", withHash(rep("AB", 32)), DisplayInvalid, "file 1 sha256 is not 64 lowercase hex digits"},
+		{"sha256 63", withHash(rep("a", 63)), DisplayInvalid, "file 1 sha256 is not 64 lowercase hex digits"},
+		{"sha256 65", withHash(rep("a", 65)), DisplayInvalid, "file 1 sha256 is not 64 lowercase hex digits"},
+		{"sha256 not hex", withHash(rep("g", 64)), DisplayInvalid, "file 1 sha256 is not 64 lowercase hex digits"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -416,8 +414,8 @@ func FuzzValidateDisplay(f *testing.F) {
 			if err == nil {
 				continue
 			}
-			code := countersign.ErrorCode(err)
-			if code != countersign.DisplayInvalid && code != countersign.TaskTooLarge {
+			code := ErrorCode(err)
+			if code != DisplayInvalid && code != TaskTooLarge {
 				t.Fatalf("refusal with code %s: %v", code, err)
 			}
 		}
@@ -447,7 +445,7 @@ func FuzzValidateDisplay(f *testing.F) {
 		e.Display, e.Files = d, files
 		b, err := e.Canonical()
 		if err != nil {
-			if countersign.ErrorCode(err) == countersign.TaskTooLarge {
+			if ErrorCode(err) == TaskTooLarge {
 				return
 			}
 			t.Fatalf("an accepted display does not encode: %v", err)

@@ -1,14 +1,8 @@
-package inbox
+package countersign
 
 import (
-	"crypto/rand"
-	"encoding/base32"
-	"strconv"
 	"strings"
 	"time"
-
-	"countersign"
-	"countersign/approval"
 )
 
 // Limits of the contract (SPEC §12). Character counts are Unicode code
@@ -38,8 +32,6 @@ const (
 	MaxNoteBytes     = 8 << 10
 	MaxReasonBytes   = 8 << 10
 	MaxResultBytes   = 16 << 10
-
-	MaxTaskIDLen = approval.MaxTaskIDLen
 
 	MaxOpenTasksPerOwner      = 20 // open tasks of one owner
 	MaxActiveTasksPerPreparer = 10 // open and approved tasks of one preparer for one owner
@@ -159,6 +151,29 @@ func (s State) Terminal() bool {
 	return false
 }
 
+// Dropped is what a task loses when it moves from one state to another
+// (SPEC §3): leaving open drops the content and the device copies; the files
+// go too unless the task is approved, whose answer run still needs them;
+// reaching an end drops the sealed copy, the approval, every file and every
+// device copy (even one an unlock wrote while the task was leaving open).
+type Dropped struct {
+	Content      bool
+	DeviceCopies bool
+	Files        bool
+	Sealed       bool // the sealed copy and the owner's approval
+}
+
+// Drops tells what moving from one state to another deletes.
+func Drops(from, to State) Dropped {
+	ends := to.Terminal()
+	return Dropped{
+		Content:      from == StateOpen,
+		DeviceCopies: from == StateOpen || ends,
+		Files:        ends || from == StateOpen && to != StateApproved,
+		Sealed:       ends,
+	}
+}
+
 // moves holds every allowed transition per kind; anything absent is refused.
 var moves = map[Kind]map[State][]State{
 	KindConfirm: askingMoves,
@@ -200,18 +215,18 @@ func CanMove(k Kind, from, to State) bool {
 // an unknown kind or state.
 func Move(k Kind, from, to State) error {
 	if !k.Valid() {
-		return countersign.Errorf(countersign.Internal, "unknown task kind")
+		return Errorf(Internal, "unknown task kind")
 	}
 	if !from.Valid() || !to.Valid() {
-		return countersign.Errorf(countersign.Internal, "unknown task state")
+		return Errorf(Internal, "unknown task state")
 	}
 	if CanMove(k, from, to) {
 		return nil
 	}
 	if from != StateOpen {
-		return &countersign.Error{Code: countersign.TaskClosed, Message: "the task is " + string(from), State: string(from)}
+		return &Error{Code: TaskClosed, Message: "the task is " + string(from), State: string(from)}
 	}
-	return countersign.Errorf(countersign.InvalidRequest, "a %s task cannot move from open to %s", k, to)
+	return Errorf(InvalidRequest, "a %s task cannot move from open to %s", k, to)
 }
 
 // OutcomeClass says who ended a task (SPEC §3).
@@ -232,17 +247,17 @@ const (
 // with failure reason r (r is empty unless s is failed).
 func Outcome(k Kind, s State, r FailureReason) (OutcomeClass, error) {
 	if !k.Valid() {
-		return "", countersign.Errorf(countersign.Internal, "unknown task kind")
+		return "", Errorf(Internal, "unknown task kind")
 	}
 	if !s.Terminal() {
-		return "", countersign.Errorf(countersign.Internal, "a task that is %s has no outcome yet", s)
+		return "", Errorf(Internal, "a task that is %s has no outcome yet", s)
 	}
 	if !reachable(k, s) {
-		return "", countersign.Errorf(countersign.Internal, "a %s task cannot end %s", k, s)
+		return "", Errorf(Internal, "a %s task cannot end %s", k, s)
 	}
 	if s != StateFailed {
 		if r != "" {
-			return "", countersign.Errorf(countersign.Internal, "only a failed task has a failure reason")
+			return "", Errorf(Internal, "only a failed task has a failure reason")
 		}
 		if s == StateDone && k.Asks() {
 			return OutcomeClaimed, nil
@@ -250,7 +265,7 @@ func Outcome(k Kind, s State, r FailureReason) (OutcomeClass, error) {
 		return OutcomeObserved, nil
 	}
 	if !r.Valid() {
-		return "", countersign.Errorf(countersign.Internal, "a failed task needs a known failure reason")
+		return "", Errorf(Internal, "a failed task needs a known failure reason")
 	}
 	if _, ok := r.RefusalCode(); ok {
 		return OutcomeClaimed, nil
@@ -292,9 +307,9 @@ const runRefusedPrefix = "run_refused:"
 
 // RunRefused returns the reason run_refused:<code> for a connector that
 // refused after the approval. The code is 1–64 of [a-z0-9_].
-func RunRefused(code countersign.Code) (FailureReason, error) {
+func RunRefused(code Code) (FailureReason, error) {
 	if !validRefusalCode(string(code)) {
-		return "", countersign.Errorf(countersign.Internal, "a refusal code is 1 to 64 of a-z, 0-9 and _")
+		return "", Errorf(Internal, "a refusal code is 1 to 64 of a-z, 0-9 and _")
 	}
 	return FailureReason(runRefusedPrefix + string(code)), nil
 }
@@ -303,7 +318,7 @@ func RunRefused(code countersign.Code) (FailureReason, error) {
 func ParseFailureReason(s string) (FailureReason, error) {
 	r := FailureReason(s)
 	if !r.Valid() {
-		return "", countersign.Errorf(countersign.InvalidRequest, "unknown failure reason")
+		return "", Errorf(InvalidRequest, "unknown failure reason")
 	}
 	return r, nil
 }
@@ -321,12 +336,12 @@ func (r FailureReason) Valid() bool {
 }
 
 // RefusalCode returns the connector's code of a run_refused:<code> reason.
-func (r FailureReason) RefusalCode() (countersign.Code, bool) {
+func (r FailureReason) RefusalCode() (Code, bool) {
 	code, ok := strings.CutPrefix(string(r), runRefusedPrefix)
 	if !ok || !validRefusalCode(code) {
 		return "", false
 	}
-	return countersign.Code(code), true
+	return Code(code), true
 }
 
 // RunBegan reports whether r ends a task whose answer run began (answering):
@@ -347,10 +362,10 @@ func CheckFailure(k Kind, from State, r FailureReason) error {
 		return err
 	}
 	if !r.Valid() {
-		return countersign.Errorf(countersign.Internal, "unknown failure reason")
+		return Errorf(Internal, "unknown failure reason")
 	}
 	if r.RunBegan() != (from == StateAnswering) {
-		return countersign.Errorf(countersign.Internal, "a task that is %s cannot fail for that reason", from)
+		return Errorf(Internal, "a task that is %s cannot fail for that reason", from)
 	}
 	return nil
 }
@@ -367,49 +382,3 @@ func validRefusalCode(s string) bool {
 	}
 	return true
 }
-
-// RunIDLen is the length of a run id: 16 random bytes in lowercase Crockford
-// base32, without padding.
-const RunIDLen = 26
-
-const runIDAlphabet = "0123456789abcdefghjkmnpqrstvwxyz"
-
-var runIDEncoding = base32.NewEncoding(runIDAlphabet).WithPadding(base32.NoPadding)
-
-// NewRunID returns a fresh run id: 128 random bits as 26 characters of
-// lowercase Crockford base32 (digits and a–z without i, l, o, u).
-func NewRunID() string {
-	var b [16]byte
-	rand.Read(b[:]) // never fails (crypto/rand)
-	return runIDEncoding.EncodeToString(b[:])
-}
-
-// ValidRunID reports whether s has the form of a run id: 26 characters of the
-// run id alphabet. It does not require the final character's unused bits to
-// be zero.
-func ValidRunID(s string) bool {
-	if len(s) != RunIDLen {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if strings.IndexByte(runIDAlphabet, s[i]) < 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// TaskID returns the id of the n-th task (from 1) a run opens: <run id>-<n>.
-func TaskID(runID string, n int) (string, error) {
-	if !ValidRunID(runID) {
-		return "", countersign.Errorf(countersign.Internal, "malformed run id")
-	}
-	if n < 1 {
-		return "", countersign.Errorf(countersign.Internal, "tasks of a run are numbered from 1")
-	}
-	return runID + "-" + strconv.Itoa(n), nil
-}
-
-// ValidTaskID reports whether s is a task id as the contract allows it: 1–80
-// of [a-z0-9-] (SPEC §12). Ids the service makes have the form <run id>-<n>.
-func ValidTaskID(s string) bool { return approval.ValidTaskID(s) }

@@ -1,12 +1,10 @@
-package inbox
+package countersign
 
 import (
 	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	"countersign"
 )
 
 // Display is what the owner is shown: a title and up to MaxFields fields.
@@ -151,7 +149,7 @@ func ValidateFiles(files []File) error {
 		}
 		// Each size is checked before it is added, so the sum cannot overflow.
 		if f.Size > MaxFilesBytes || total+f.Size > MaxFilesBytes {
-			return countersign.Errorf(countersign.TaskTooLarge, "the files together are larger than 6 MiB (%d bytes)", MaxFilesBytes)
+			return Errorf(TaskTooLarge, "the files together are larger than 6 MiB (%d bytes)", MaxFilesBytes)
 		}
 		total += f.Size
 	}
@@ -159,7 +157,7 @@ func ValidateFiles(files []File) error {
 }
 
 func invalid(sentence string) error {
-	return &countersign.Error{Code: countersign.DisplayInvalid, Message: sentence}
+	return &Error{Code: DisplayInvalid, Message: sentence}
 }
 
 // checkFileName returns what is wrong with a file name, or "".

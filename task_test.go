@@ -1,11 +1,9 @@
-package inbox
+package countersign
 
 import (
 	"errors"
 	"strings"
 	"testing"
-
-	"countersign"
 )
 
 // allowedMoves is SPEC §3 written out edge by edge, independently of the
@@ -64,17 +62,17 @@ func TestMoveEveryPair(t *testing.T) {
 						}
 						return
 					}
-					var ce *countersign.Error
+					var ce *Error
 					if !errors.As(err, &ce) {
-						t.Fatalf("Move = %v, want a *countersign.Error", err)
+						t.Fatalf("Move = %v, want a *Error", err)
 					}
 					if from == StateOpen {
-						if ce.Code != countersign.InvalidRequest {
+						if ce.Code != InvalidRequest {
 							t.Fatalf("code = %s, want invalid_request", ce.Code)
 						}
 						return
 					}
-					if ce.Code != countersign.TaskClosed || ce.State != string(from) {
+					if ce.Code != TaskClosed || ce.State != string(from) {
 						t.Fatalf("got code %s state %q, want task_closed state %q", ce.Code, ce.State, from)
 					}
 				})
@@ -104,7 +102,7 @@ func TestMoveRefusesUnknownValues(t *testing.T) {
 			if CanMove(c.k, c.from, c.to) {
 				t.Fatal("CanMove allowed it")
 			}
-			if code := countersign.ErrorCode(Move(c.k, c.from, c.to)); code != countersign.Internal {
+			if code := ErrorCode(Move(c.k, c.from, c.to)); code != Internal {
 				t.Fatalf("code = %q, want internal_error", code)
 			}
 		})
@@ -183,7 +181,7 @@ func TestKindsAndSupplies(t *testing.T) {
 }
 
 func TestOutcome(t *testing.T) {
-	refused, err := RunRefused(countersign.PolicyDenied)
+	refused, err := RunRefused(PolicyDenied)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +229,7 @@ func TestOutcome(t *testing.T) {
 		if c.want == "" {
 			if err == nil {
 				t.Errorf("Outcome(%s, %s, %q) = %s, want a refusal", c.k, c.s, c.r, got)
-			} else if code := countersign.ErrorCode(err); code != countersign.Internal {
+			} else if code := ErrorCode(err); code != Internal {
 				t.Errorf("Outcome(%s, %s, %q) code %s", c.k, c.s, c.r, code)
 			}
 			continue
@@ -270,7 +268,7 @@ func TestFailureReasons(t *testing.T) {
 		"run_refused:" + strings.Repeat("x", 65), "run_refused:a:b", "RUN_UNFINISHED",
 		"run_unfinished ", "timeout", "run_refused:é",
 	} {
-		if _, err := ParseFailureReason(s); countersign.ErrorCode(err) != countersign.InvalidRequest {
+		if _, err := ParseFailureReason(s); ErrorCode(err) != InvalidRequest {
 			t.Errorf("ParseFailureReason(%q) = %v, want invalid_request", s, err)
 		}
 		if FailureReason(s).RunBegan() {
@@ -280,17 +278,17 @@ func TestFailureReasons(t *testing.T) {
 }
 
 func TestRunRefused(t *testing.T) {
-	r, err := RunRefused(countersign.Conflict)
+	r, err := RunRefused(Conflict)
 	if err != nil || r != "run_refused:conflict" {
 		t.Fatalf("RunRefused(conflict) = %q, %v", r, err)
 	}
-	if code, ok := r.RefusalCode(); !ok || code != countersign.Conflict {
+	if code, ok := r.RefusalCode(); !ok || code != Conflict {
 		t.Fatalf("RefusalCode = %q, %v", code, ok)
 	}
 	if _, ok := FailRunUnfinished.RefusalCode(); ok {
 		t.Fatal("run_unfinished has a refusal code")
 	}
-	for _, code := range []countersign.Code{"", "Conflict", "two words", "a-b", "x:y", countersign.Code(strings.Repeat("a", 65))} {
+	for _, code := range []Code{"", "Conflict", "two words", "a-b", "x:y", Code(strings.Repeat("a", 65))} {
 		if r, err := RunRefused(code); err == nil {
 			t.Errorf("RunRefused(%q) = %q, want a refusal", code, r)
 		}
@@ -302,7 +300,7 @@ func TestCheckFailure(t *testing.T) {
 		k    Kind
 		from State
 		r    FailureReason
-		want countersign.Code // "" means allowed
+		want Code // "" means allowed
 	}{
 		{KindConfirm, StateApproved, FailRunNotStarted, ""},
 		{KindInput, StateApproved, FailQueueUnavailable, ""},
@@ -313,21 +311,21 @@ func TestCheckFailure(t *testing.T) {
 		{KindConfirm, StateAnswering, FailRunUnfinished, ""},
 		{KindConfirm, StateAnswering, "run_refused:policy_denied", ""},
 		// The run began: only run_unfinished and run_refused fit.
-		{KindConfirm, StateAnswering, FailRunNotStarted, countersign.Internal},
-		{KindConfirm, StateAnswering, FailQueueUnavailable, countersign.Internal},
+		{KindConfirm, StateAnswering, FailRunNotStarted, Internal},
+		{KindConfirm, StateAnswering, FailQueueUnavailable, Internal},
 		// The run did not begin: neither fits.
-		{KindConfirm, StateApproved, FailRunUnfinished, countersign.Internal},
-		{KindConfirm, StateApproved, "run_refused:conflict", countersign.Internal},
-		{KindConfirm, StateApproved, "", countersign.Internal},
-		{KindConfirm, StateApproved, "crashed", countersign.Internal},
+		{KindConfirm, StateApproved, FailRunUnfinished, Internal},
+		{KindConfirm, StateApproved, "run_refused:conflict", Internal},
+		{KindConfirm, StateApproved, "", Internal},
+		{KindConfirm, StateApproved, "crashed", Internal},
 		// The move itself is refused.
-		{KindConfirm, StateOpen, FailRunNotStarted, countersign.InvalidRequest},
-		{KindNotice, StateOpen, FailRunNotStarted, countersign.InvalidRequest},
-		{KindConfirm, StateDone, FailRunUnfinished, countersign.TaskClosed},
-		{KindConfirm, StateFailed, FailRunUnfinished, countersign.TaskClosed},
+		{KindConfirm, StateOpen, FailRunNotStarted, InvalidRequest},
+		{KindNotice, StateOpen, FailRunNotStarted, InvalidRequest},
+		{KindConfirm, StateDone, FailRunUnfinished, TaskClosed},
+		{KindConfirm, StateFailed, FailRunUnfinished, TaskClosed},
 	}
 	for _, c := range cases {
-		if got := countersign.ErrorCode(CheckFailure(c.k, c.from, c.r)); got != c.want {
+		if got := ErrorCode(CheckFailure(c.k, c.from, c.r)); got != c.want {
 			t.Errorf("CheckFailure(%s, %s, %q) = %q, want %q", c.k, c.from, c.r, got, c.want)
 		}
 	}

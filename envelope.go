@@ -1,9 +1,8 @@
-package inbox
+package countersign
 
 import (
 	"bytes"
 	"crypto/ecdh"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -15,9 +14,6 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	"countersign"
-	"countersign/approval"
 )
 
 // EnvelopeVersion is the envelope's "v".
@@ -129,7 +125,7 @@ func (e *Envelope) Validate() error {
 		return malformed("expires_at is not after created_at")
 	}
 	if e.ExpiresAt.Sub(e.CreatedAt) > MaxTaskLife {
-		return countersign.Errorf(countersign.TaskLifeTooLong, "a task lives at most %d hours", int(MaxTaskLife/time.Hour))
+		return Errorf(TaskLifeTooLong, "a task lives at most %d hours", int(MaxTaskLife/time.Hour))
 	}
 	if !ValidTaskID(e.ID) {
 		return malformed("id is not 1 to 80 of a-z, 0-9 and -")
@@ -137,16 +133,16 @@ func (e *Envelope) Validate() error {
 	if !ValidTaskID(e.Thread) {
 		return malformed("thread is not 1 to 80 of a-z, 0-9 and -")
 	}
-	if approval.ValidateAccountID(e.Owner) != nil {
+	if CheckAccountID(e.Owner) != nil {
 		return malformed("owner is not a NEAR account id")
 	}
-	if approval.ValidateAccountID(e.Preparer) != nil {
+	if CheckAccountID(e.Preparer) != nil {
 		return malformed("preparer is not a NEAR account id")
 	}
 	if !ValidProjectName(e.Project) {
 		return malformed("project is not 1 to 64 of a-z, 0-9, ., _ and -, beginning with a letter or digit")
 	}
-	if !validUUID(e.ProjectUUID) {
+	if !ValidUUID(e.ProjectUUID) {
 		return malformed("project_uuid is not a lowercase UUID")
 	}
 	if !validHexSHA256(e.PolicyHash) {
@@ -174,7 +170,7 @@ func (e *Envelope) Canonical() ([]byte, error) {
 		return nil, err
 	}
 	if len(b) > MaxEnvelopeBytes {
-		return nil, countersign.Errorf(countersign.TaskTooLarge, "the envelope is larger than %d bytes", MaxEnvelopeBytes)
+		return nil, Errorf(TaskTooLarge, "the envelope is larger than %d bytes", MaxEnvelopeBytes)
 	}
 	return b, nil
 }
@@ -328,7 +324,7 @@ func (w *jsonWriter) str(s string) {
 // code Validate gives.
 func ParseEnvelope(b []byte) (Envelope, error) {
 	if len(b) > MaxEnvelopeBytes {
-		return Envelope{}, countersign.Errorf(countersign.TaskTooLarge, "the envelope is larger than %d bytes", MaxEnvelopeBytes)
+		return Envelope{}, Errorf(TaskTooLarge, "the envelope is larger than %d bytes", MaxEnvelopeBytes)
 	}
 	if !utf8.Valid(b) {
 		return Envelope{}, malformed("it is not valid UTF-8")
@@ -616,7 +612,7 @@ func checkTime(t time.Time, what string) error {
 }
 
 func malformed(sentence string) error {
-	return &countersign.Error{Code: countersign.InvalidRequest, Message: "envelope: " + sentence}
+	return &Error{Code: InvalidRequest, Message: "envelope: " + sentence}
 }
 
 // validOperation: an operation name, [a-z0-9_]{1,64} (SPEC §2).
@@ -644,39 +640,6 @@ func validBuild(s string) bool {
 	return true
 }
 
-// ValidProjectName reports whether s may name a project: 1–64 of [a-z0-9._-],
-// beginning with a letter or digit.
-func ValidProjectName(s string) bool {
-	if len(s) == 0 || len(s) > 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || i > 0 && (c == '.' || c == '_' || c == '-')) {
-			return false
-		}
-	}
-	return true
-}
-
-// validUUID: 8-4-4-4-12 lowercase hex digits.
-func validUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if i == 8 || i == 13 || i == 18 || i == 23 {
-			if c != '-' {
-				return false
-			}
-		} else if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
-
 // validReplyPubkey: "p256:" + unpadded base64url of a 65-byte uncompressed
 // point that lies on P-256.
 func validReplyPubkey(s string) bool {
@@ -690,17 +653,4 @@ func validReplyPubkey(s string) bool {
 	}
 	_, err = ecdh.P256().NewPublicKey(point)
 	return err == nil
-}
-
-// NewProjectUUID returns a random (version 4) UUID in the lowercase form
-// envelopes use.
-func NewProjectUUID() string {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic("crypto/rand failed: " + err.Error())
-	}
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
 }

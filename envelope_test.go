@@ -1,4 +1,4 @@
-package inbox
+package countersign
 
 import (
 	"bytes"
@@ -14,8 +14,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"countersign"
 )
 
 type vectorFile struct {
@@ -339,7 +337,7 @@ func TestWriterRefusesWhatSerializersDisagreeOn(t *testing.T) {
 	for _, s := range []string{"\xff", "a\xc3", "\u2028", "x\u2029y", "\xed\xa0\x80"} {
 		w := &jsonWriter{}
 		w.str(s)
-		if code := countersign.ErrorCode(w.err); code != countersign.InvalidRequest {
+		if code := ErrorCode(w.err); code != InvalidRequest {
 			t.Errorf("str(%q): err = %v", s, w.err)
 		}
 	}
@@ -368,74 +366,74 @@ func TestEnvelopeRefusals(t *testing.T) {
 	cases := []struct {
 		name    string
 		edit    func(*Envelope)
-		code    countersign.Code
+		code    Code
 		message string
 	}{
-		{"unknown kind", func(e *Envelope) { e.Kind = "ask" }, countersign.InvalidRequest, "envelope: kind is not one of confirm, input and notice"},
-		{"input without answer_by", func(e *Envelope) { e.AnswerBy = nil }, countersign.InvalidRequest, "envelope: answer_by is missing for a task that asks"},
-		{"operation empty", func(e *Envelope) { e.AnswerBy.Operation = "" }, countersign.InvalidRequest, "envelope: answer_by operation is not 1 to 64 of a-z, 0-9 and _"},
-		{"operation 65", func(e *Envelope) { e.AnswerBy.Operation = strings.Repeat("a", 65) }, countersign.InvalidRequest, "envelope: answer_by operation is not 1 to 64 of a-z, 0-9 and _"},
-		{"operation uppercase", func(e *Envelope) { e.AnswerBy.Operation = "Guess" }, countersign.InvalidRequest, "envelope: answer_by operation is not 1 to 64 of a-z, 0-9 and _"},
-		{"input supplies none", func(e *Envelope) { e.AnswerBy.Supplies = SuppliesNone }, countersign.InvalidRequest, "envelope: answer_by supplies does not fit the kind (confirm: none; input: text or file)"},
-		{"input supplies unknown", func(e *Envelope) { e.AnswerBy.Supplies = "image" }, countersign.InvalidRequest, "envelope: answer_by supplies does not fit the kind (confirm: none; input: text or file)"},
-		{"confirm supplies text", func(e *Envelope) { e.Kind = KindConfirm }, countersign.InvalidRequest, "envelope: answer_by supplies does not fit the kind (confirm: none; input: text or file)"},
-		{"no reply key", func(e *Envelope) { e.ReplyPubkey = "" }, countersign.InvalidRequest, "envelope: reply_pubkey is not p256:"},
-		{"reply key other prefix", func(e *Envelope) { e.ReplyPubkey = "p384:" + enc(point) }, countersign.InvalidRequest, "envelope: reply_pubkey"},
-		{"reply key padded", func(e *Envelope) { e.ReplyPubkey = "p256:" + base64.URLEncoding.EncodeToString(point) }, countersign.InvalidRequest, "envelope: reply_pubkey"},
+		{"unknown kind", func(e *Envelope) { e.Kind = "ask" }, InvalidRequest, "envelope: kind is not one of confirm, input and notice"},
+		{"input without answer_by", func(e *Envelope) { e.AnswerBy = nil }, InvalidRequest, "envelope: answer_by is missing for a task that asks"},
+		{"operation empty", func(e *Envelope) { e.AnswerBy.Operation = "" }, InvalidRequest, "envelope: answer_by operation is not 1 to 64 of a-z, 0-9 and _"},
+		{"operation 65", func(e *Envelope) { e.AnswerBy.Operation = strings.Repeat("a", 65) }, InvalidRequest, "envelope: answer_by operation is not 1 to 64 of a-z, 0-9 and _"},
+		{"operation uppercase", func(e *Envelope) { e.AnswerBy.Operation = "Guess" }, InvalidRequest, "envelope: answer_by operation is not 1 to 64 of a-z, 0-9 and _"},
+		{"input supplies none", func(e *Envelope) { e.AnswerBy.Supplies = SuppliesNone }, InvalidRequest, "envelope: answer_by supplies does not fit the kind (confirm: none; input: text or file)"},
+		{"input supplies unknown", func(e *Envelope) { e.AnswerBy.Supplies = "image" }, InvalidRequest, "envelope: answer_by supplies does not fit the kind (confirm: none; input: text or file)"},
+		{"confirm supplies text", func(e *Envelope) { e.Kind = KindConfirm }, InvalidRequest, "envelope: answer_by supplies does not fit the kind (confirm: none; input: text or file)"},
+		{"no reply key", func(e *Envelope) { e.ReplyPubkey = "" }, InvalidRequest, "envelope: reply_pubkey is not p256:"},
+		{"reply key other prefix", func(e *Envelope) { e.ReplyPubkey = "p384:" + enc(point) }, InvalidRequest, "envelope: reply_pubkey"},
+		{"reply key padded", func(e *Envelope) { e.ReplyPubkey = "p256:" + base64.URLEncoding.EncodeToString(point) }, InvalidRequest, "envelope: reply_pubkey"},
 		{"reply key std alphabet", func(e *Envelope) {
 			e.ReplyPubkey = "p256:" + strings.NewReplacer("-", "+", "_", "/").Replace(e.ReplyPubkey[5:])
-		}, countersign.InvalidRequest, "envelope: reply_pubkey"},
-		{"reply key short", func(e *Envelope) { e.ReplyPubkey = "p256:" + enc(point[:64]) }, countersign.InvalidRequest, "envelope: reply_pubkey"},
-		{"reply key compressed", func(e *Envelope) { e.ReplyPubkey = "p256:" + enc(compressed) }, countersign.InvalidRequest, "envelope: reply_pubkey"},
-		{"reply key off the curve", func(e *Envelope) { e.ReplyPubkey = "p256:" + enc(offCurve) }, countersign.InvalidRequest, "envelope: reply_pubkey"},
-		{"notice with answer_by", func(e *Envelope) { e.Kind = KindNotice; e.ReplyPubkey = "" }, countersign.InvalidRequest, "envelope: a notice names no answer_by"},
-		{"notice with reply key", func(e *Envelope) { e.Kind = KindNotice; e.AnswerBy = nil }, countersign.InvalidRequest, "envelope: a notice has no reply_pubkey"},
-		{"build without version", func(e *Envelope) { e.Build = "probe@" }, countersign.InvalidRequest, "envelope: build is not <connector>@<version>"},
-		{"build without @", func(e *Envelope) { e.Build = "probe" }, countersign.InvalidRequest, "envelope: build is not <connector>@<version>"},
-		{"build two @", func(e *Envelope) { e.Build = "probe@1@2" }, countersign.InvalidRequest, "envelope: build is not <connector>@<version>"},
-		{"build space", func(e *Envelope) { e.Build = "probe@1.0 beta" }, countersign.InvalidRequest, "envelope: build is not <connector>@<version>"},
-		{"build uppercase connector", func(e *Envelope) { e.Build = "Probe@1.0.0" }, countersign.InvalidRequest, "envelope: build is not <connector>@<version>"},
-		{"created fraction", func(e *Envelope) { e.CreatedAt = e.CreatedAt.Add(time.Millisecond) }, countersign.InvalidRequest, "envelope: created_at is not a whole second"},
-		{"expires fraction", func(e *Envelope) { e.ExpiresAt = e.ExpiresAt.Add(-time.Nanosecond) }, countersign.InvalidRequest, "envelope: expires_at is not a whole second"},
-		{"created zero", func(e *Envelope) { e.CreatedAt = time.Time{} }, countersign.InvalidRequest, "envelope: created_at is not between the years 1970 and 9999"},
-		{"expires 10000", func(e *Envelope) { e.ExpiresAt = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC) }, countersign.InvalidRequest, "envelope: expires_at is not between the years 1970 and 9999"},
-		{"expires equals created", func(e *Envelope) { e.ExpiresAt = e.CreatedAt }, countersign.InvalidRequest, "envelope: expires_at is not after created_at"},
-		{"expires before created", func(e *Envelope) { e.ExpiresAt = e.CreatedAt.Add(-time.Hour) }, countersign.InvalidRequest, "envelope: expires_at is not after created_at"},
-		{"life one second too long", func(e *Envelope) { e.ExpiresAt = e.CreatedAt.Add(24*time.Hour + time.Second) }, countersign.TaskLifeTooLong, "a task lives at most 24 hours"},
-		{"id empty", func(e *Envelope) { e.ID = "" }, countersign.InvalidRequest, "envelope: id is not"},
-		{"id 81", func(e *Envelope) { e.ID = strings.Repeat("a", 81) }, countersign.InvalidRequest, "envelope: id is not"},
-		{"id uppercase", func(e *Envelope) { e.ID = "R7-1" }, countersign.InvalidRequest, "envelope: id is not"},
-		{"thread underscore", func(e *Envelope) { e.Thread = "a_b" }, countersign.InvalidRequest, "envelope: thread is not"},
-		{"owner one char", func(e *Envelope) { e.Owner = "a" }, countersign.InvalidRequest, "envelope: owner is not a NEAR account id"},
-		{"owner 65", func(e *Envelope) { e.Owner = strings.Repeat("a", 65) }, countersign.InvalidRequest, "envelope: owner is not a NEAR account id"},
-		{"owner uppercase", func(e *Envelope) { e.Owner = "Alice.near" }, countersign.InvalidRequest, "envelope: owner is not a NEAR account id"},
-		{"owner leading dot", func(e *Envelope) { e.Owner = ".alice" }, countersign.InvalidRequest, "envelope: owner is not a NEAR account id"},
-		{"owner trailing dash", func(e *Envelope) { e.Owner = "alice-" }, countersign.InvalidRequest, "envelope: owner is not a NEAR account id"},
-		{"owner double separator", func(e *Envelope) { e.Owner = "alice._near" }, countersign.InvalidRequest, "envelope: owner is not a NEAR account id"},
-		{"preparer space", func(e *Envelope) { e.Preparer = "bot near" }, countersign.InvalidRequest, "envelope: preparer is not a NEAR account id"},
-		{"project empty", func(e *Envelope) { e.Project = "" }, countersign.InvalidRequest, "envelope: project is not"},
-		{"project slash", func(e *Envelope) { e.Project = "a/b" }, countersign.InvalidRequest, "envelope: project is not"},
-		{"project leading dot", func(e *Envelope) { e.Project = ".." }, countersign.InvalidRequest, "envelope: project is not"},
-		{"project 65", func(e *Envelope) { e.Project = strings.Repeat("p", 65) }, countersign.InvalidRequest, "envelope: project is not"},
-		{"uuid uppercase", func(e *Envelope) { e.ProjectUUID = strings.ToUpper(e.ProjectUUID) }, countersign.InvalidRequest, "envelope: project_uuid is not a lowercase UUID"},
-		{"uuid braces", func(e *Envelope) { e.ProjectUUID = "{" + e.ProjectUUID[1:35] + "}" }, countersign.InvalidRequest, "envelope: project_uuid is not a lowercase UUID"},
-		{"uuid without hyphens", func(e *Envelope) { e.ProjectUUID = strings.ReplaceAll(e.ProjectUUID, "-", "") }, countersign.InvalidRequest, "envelope: project_uuid is not a lowercase UUID"},
-		{"policy hash uppercase", func(e *Envelope) { e.PolicyHash = strings.ToUpper(e.PolicyHash) }, countersign.InvalidRequest, "envelope: policy_hash is not 64 lowercase hex digits"},
-		{"policy hash 63", func(e *Envelope) { e.PolicyHash = e.PolicyHash[1:] }, countersign.InvalidRequest, "envelope: policy_hash is not 64 lowercase hex digits"},
-		{"state hash 65", func(e *Envelope) { e.StateHash += "0" }, countersign.InvalidRequest, "envelope: state_hash is not 64 lowercase hex digits"},
-		{"display invalid", func(e *Envelope) { e.Display.Title = "a\u202eb" }, countersign.DisplayInvalid, "the title holds a bidirectional control character"},
+		}, InvalidRequest, "envelope: reply_pubkey"},
+		{"reply key short", func(e *Envelope) { e.ReplyPubkey = "p256:" + enc(point[:64]) }, InvalidRequest, "envelope: reply_pubkey"},
+		{"reply key compressed", func(e *Envelope) { e.ReplyPubkey = "p256:" + enc(compressed) }, InvalidRequest, "envelope: reply_pubkey"},
+		{"reply key off the curve", func(e *Envelope) { e.ReplyPubkey = "p256:" + enc(offCurve) }, InvalidRequest, "envelope: reply_pubkey"},
+		{"notice with answer_by", func(e *Envelope) { e.Kind = KindNotice; e.ReplyPubkey = "" }, InvalidRequest, "envelope: a notice names no answer_by"},
+		{"notice with reply key", func(e *Envelope) { e.Kind = KindNotice; e.AnswerBy = nil }, InvalidRequest, "envelope: a notice has no reply_pubkey"},
+		{"build without version", func(e *Envelope) { e.Build = "probe@" }, InvalidRequest, "envelope: build is not <connector>@<version>"},
+		{"build without @", func(e *Envelope) { e.Build = "probe" }, InvalidRequest, "envelope: build is not <connector>@<version>"},
+		{"build two @", func(e *Envelope) { e.Build = "probe@1@2" }, InvalidRequest, "envelope: build is not <connector>@<version>"},
+		{"build space", func(e *Envelope) { e.Build = "probe@1.0 beta" }, InvalidRequest, "envelope: build is not <connector>@<version>"},
+		{"build uppercase connector", func(e *Envelope) { e.Build = "Probe@1.0.0" }, InvalidRequest, "envelope: build is not <connector>@<version>"},
+		{"created fraction", func(e *Envelope) { e.CreatedAt = e.CreatedAt.Add(time.Millisecond) }, InvalidRequest, "envelope: created_at is not a whole second"},
+		{"expires fraction", func(e *Envelope) { e.ExpiresAt = e.ExpiresAt.Add(-time.Nanosecond) }, InvalidRequest, "envelope: expires_at is not a whole second"},
+		{"created zero", func(e *Envelope) { e.CreatedAt = time.Time{} }, InvalidRequest, "envelope: created_at is not between the years 1970 and 9999"},
+		{"expires 10000", func(e *Envelope) { e.ExpiresAt = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC) }, InvalidRequest, "envelope: expires_at is not between the years 1970 and 9999"},
+		{"expires equals created", func(e *Envelope) { e.ExpiresAt = e.CreatedAt }, InvalidRequest, "envelope: expires_at is not after created_at"},
+		{"expires before created", func(e *Envelope) { e.ExpiresAt = e.CreatedAt.Add(-time.Hour) }, InvalidRequest, "envelope: expires_at is not after created_at"},
+		{"life one second too long", func(e *Envelope) { e.ExpiresAt = e.CreatedAt.Add(24*time.Hour + time.Second) }, TaskLifeTooLong, "a task lives at most 24 hours"},
+		{"id empty", func(e *Envelope) { e.ID = "" }, InvalidRequest, "envelope: id is not"},
+		{"id 81", func(e *Envelope) { e.ID = strings.Repeat("a", 81) }, InvalidRequest, "envelope: id is not"},
+		{"id uppercase", func(e *Envelope) { e.ID = "R7-1" }, InvalidRequest, "envelope: id is not"},
+		{"thread underscore", func(e *Envelope) { e.Thread = "a_b" }, InvalidRequest, "envelope: thread is not"},
+		{"owner one char", func(e *Envelope) { e.Owner = "a" }, InvalidRequest, "envelope: owner is not a NEAR account id"},
+		{"owner 65", func(e *Envelope) { e.Owner = strings.Repeat("a", 65) }, InvalidRequest, "envelope: owner is not a NEAR account id"},
+		{"owner uppercase", func(e *Envelope) { e.Owner = "Alice.near" }, InvalidRequest, "envelope: owner is not a NEAR account id"},
+		{"owner leading dot", func(e *Envelope) { e.Owner = ".alice" }, InvalidRequest, "envelope: owner is not a NEAR account id"},
+		{"owner trailing dash", func(e *Envelope) { e.Owner = "alice-" }, InvalidRequest, "envelope: owner is not a NEAR account id"},
+		{"owner double separator", func(e *Envelope) { e.Owner = "alice._near" }, InvalidRequest, "envelope: owner is not a NEAR account id"},
+		{"preparer space", func(e *Envelope) { e.Preparer = "bot near" }, InvalidRequest, "envelope: preparer is not a NEAR account id"},
+		{"project empty", func(e *Envelope) { e.Project = "" }, InvalidRequest, "envelope: project is not"},
+		{"project slash", func(e *Envelope) { e.Project = "a/b" }, InvalidRequest, "envelope: project is not"},
+		{"project leading dot", func(e *Envelope) { e.Project = ".." }, InvalidRequest, "envelope: project is not"},
+		{"project 65", func(e *Envelope) { e.Project = strings.Repeat("p", 65) }, InvalidRequest, "envelope: project is not"},
+		{"uuid uppercase", func(e *Envelope) { e.ProjectUUID = strings.ToUpper(e.ProjectUUID) }, InvalidRequest, "envelope: project_uuid is not a lowercase UUID"},
+		{"uuid braces", func(e *Envelope) { e.ProjectUUID = "{" + e.ProjectUUID[1:35] + "}" }, InvalidRequest, "envelope: project_uuid is not a lowercase UUID"},
+		{"uuid without hyphens", func(e *Envelope) { e.ProjectUUID = strings.ReplaceAll(e.ProjectUUID, "-", "") }, InvalidRequest, "envelope: project_uuid is not a lowercase UUID"},
+		{"policy hash uppercase", func(e *Envelope) { e.PolicyHash = strings.ToUpper(e.PolicyHash) }, InvalidRequest, "envelope: policy_hash is not 64 lowercase hex digits"},
+		{"policy hash 63", func(e *Envelope) { e.PolicyHash = e.PolicyHash[1:] }, InvalidRequest, "envelope: policy_hash is not 64 lowercase hex digits"},
+		{"state hash 65", func(e *Envelope) { e.StateHash += "0" }, InvalidRequest, "envelope: state_hash is not 64 lowercase hex digits"},
+		{"display invalid", func(e *Envelope) { e.Display.Title = "a\u202eb" }, DisplayInvalid, "the title holds a bidirectional control character"},
 		{"file invalid", func(e *Envelope) {
 			e.Files = []File{{ContentType: "text/plain", Name: "a/b", SHA256: e.StateHash, Size: 1}}
-		}, countersign.DisplayInvalid, "file 1 name holds a path separator"},
+		}, DisplayInvalid, "file 1 name holds a path separator"},
 		{"files too large", func(e *Envelope) {
 			e.Files = []File{{ContentType: "text/plain", Name: "a", SHA256: e.StateHash, Size: MaxFilesBytes + 1}}
-		}, countersign.TaskTooLarge, "the files together are larger than 6 MiB (6291456 bytes)"},
+		}, TaskTooLarge, "the files together are larger than 6 MiB (6291456 bytes)"},
 		{"envelope too large", func(e *Envelope) {
 			e.Display.Fields = nil
 			for range 3 {
 				e.Display.Fields = append(e.Display.Fields, Field{Kind: FieldLongText, Label: "L", Values: []string{strings.Repeat("é", MaxLongTextChars)}, WrittenBy: WrittenByAgent})
 			}
-		}, countersign.TaskTooLarge, "the envelope is larger than 262144 bytes"},
+		}, TaskTooLarge, "the envelope is larger than 262144 bytes"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -445,10 +443,10 @@ func TestEnvelopeRefusals(t *testing.T) {
 			if err == nil {
 				t.Fatalf("Canonical accepted it: %s", b)
 			}
-			if code := countersign.ErrorCode(err); code != c.code {
+			if code := ErrorCode(err); code != c.code {
 				t.Fatalf("code = %s, want %s (%v)", code, c.code, err)
 			}
-			if msg := countersign.ErrorMessage(err); !strings.HasPrefix(msg, c.message) {
+			if msg := ErrorMessage(err); !strings.HasPrefix(msg, c.message) {
 				t.Fatalf("message = %q, want it to begin %q", msg, c.message)
 			}
 		})
@@ -551,85 +549,85 @@ func TestParseEnvelopeRefusals(t *testing.T) {
 	cases := []struct {
 		name    string
 		in      []byte
-		code    countersign.Code
+		code    Code
 		message string
 	}{
-		{"empty", nil, countersign.InvalidRequest, "envelope: the envelope is not a JSON object"},
-		{"array", []byte(`[]`), countersign.InvalidRequest, "envelope: the envelope is not a JSON object"},
-		{"null", []byte(`null`), countersign.InvalidRequest, "envelope: the envelope is not a JSON object"},
-		{"truncated", []byte(text[:len(text)-1]), countersign.InvalidRequest, "envelope: the envelope is not valid JSON"},
-		{"trailing object", []byte(text + "{}"), countersign.InvalidRequest, "envelope: the envelope is followed by more data"},
-		{"trailing garbage", []byte(text + "x"), countersign.InvalidRequest, "envelope: the envelope is followed by more data"},
-		{"trailing newline", []byte(text + "\n"), countersign.InvalidRequest, "envelope: it is not in canonical form"},
-		{"leading space", []byte(" " + text), countersign.InvalidRequest, "envelope: it is not in canonical form"},
-		{"byte order mark", []byte("\ufeff" + text), countersign.InvalidRequest, "envelope: the envelope is not a JSON object"},
-		{"space after colon", replace(`"build":`, `"build": `), countersign.InvalidRequest, "envelope: it is not in canonical form"},
-		{"space after comma", replace(`,"id":`, `, "id":`), countersign.InvalidRequest, "envelope: it is not in canonical form"},
-		{"members out of order", replace(`"answer_by":{"operation":"guess","supplies":"text"},"build":"probe@1.0.0"`, `"build":"probe@1.0.0","answer_by":{"operation":"guess","supplies":"text"}`), countersign.InvalidRequest, "envelope: it is not in canonical form"},
-		{"nested members out of order", replace(`{"operation":"guess","supplies":"text"}`, `{"supplies":"text","operation":"guess"}`), countersign.InvalidRequest, "envelope: it is not in canonical form"},
-		{"escaped letter", replace(`"Guess my number"`, `"Guess my numbe\u0072"`), countersign.InvalidRequest, "envelope: it is not in canonical form"},
-		{"escaped slash", replace(`"Guess my number"`, `"Guess\/my number"`), countersign.InvalidRequest, "envelope: it is not in canonical form"},
-		{"HTML escape", replace(`"Guess my number"`, `"Guess \u003c number"`), countersign.InvalidRequest, "envelope: it is not in canonical form"},
-		{"escaped U+2028", replace(`"Guess my number"`, `"Guess \u2028 number"`), countersign.DisplayInvalid, "the title holds a line or paragraph separator"},
-		{"raw U+2028", replace(`"Guess my number"`, "\"Guess \u2028 number\""), countersign.DisplayInvalid, "the title holds a line or paragraph separator"},
-		{"lone surrogate escape", replace(`"Guess my number"`, `"Guess \ud800 number"`), countersign.InvalidRequest, "envelope: it is not in canonical form"},
-		{"invalid UTF-8", replace(`"Guess my number"`, "\"Guess \xff number\""), countersign.InvalidRequest, "envelope: it is not valid UTF-8"},
-		{"v as string", replace(`"v":1`, `"v":"1"`), countersign.InvalidRequest, "envelope: v is not a whole number"},
-		{"v as 1.0", replace(`"v":1`, `"v":1.0`), countersign.InvalidRequest, "envelope: v is not a whole number"},
-		{"v as 1e0", replace(`"v":1`, `"v":1e0`), countersign.InvalidRequest, "envelope: v is not a whole number"},
-		{"v 2", replace(`"v":1`, `"v":2`), countersign.InvalidRequest, "envelope: v is not 1"},
-		{"v 01", replace(`"v":1`, `"v":01`), countersign.InvalidRequest, "envelope: the envelope is not valid JSON"},
-		{"v null", replace(`"v":1`, `"v":null`), countersign.InvalidRequest, "envelope: v is not a whole number"},
-		{"duplicate member", replace(`"kind":"input"`, `"kind":"input","kind":"input"`), countersign.InvalidRequest, "envelope: the envelope holds a member twice"},
-		{"duplicate nested member", replace(`"operation":"guess"`, `"operation":"guess","operation":"guess"`), countersign.InvalidRequest, "envelope: answer_by holds a member twice"},
-		{"duplicate field member", replace(`"label":"Question"`, `"label":"Question","label":"Question"`), countersign.InvalidRequest, "envelope: field 1 holds a member twice"},
-		{"unknown member", reencode(t, func(m map[string]any) { m["note"] = "x" }), countersign.InvalidRequest, "envelope: the envelope holds an unknown member"},
-		{"unknown member in answer_by", reencode(t, func(m map[string]any) { m["answer_by"].(map[string]any)["args"] = "x" }), countersign.InvalidRequest, "envelope: answer_by holds an unknown member"},
-		{"unknown member in display", reencode(t, func(m map[string]any) { display(m)["subtitle"] = "x" }), countersign.InvalidRequest, "envelope: display holds an unknown member"},
-		{"unknown member in field", reencode(t, func(m map[string]any) { field(m)["href"] = "x" }), countersign.InvalidRequest, "envelope: field 1 holds an unknown member"},
-		{"unknown member in file", reencode(t, func(m map[string]any) { withFile(m)["path"] = "x" }), countersign.InvalidRequest, "envelope: file 1 holds an unknown member"},
-		{"missing supplies", reencode(t, func(m map[string]any) { delete(m["answer_by"].(map[string]any), "supplies") }), countersign.InvalidRequest, "envelope: answer_by lacks the member supplies"},
-		{"missing title", reencode(t, func(m map[string]any) { delete(display(m), "title") }), countersign.InvalidRequest, "envelope: display lacks the member title"},
-		{"missing values", reencode(t, func(m map[string]any) { delete(field(m), "values") }), countersign.InvalidRequest, "envelope: field 1 lacks the member values"},
-		{"missing size", reencode(t, func(m map[string]any) { delete(withFile(m), "size") }), countersign.InvalidRequest, "envelope: file 1 lacks the member size"},
-		{"missing answer_by", reencode(t, func(m map[string]any) { delete(m, "answer_by") }), countersign.InvalidRequest, "envelope: answer_by is missing for a task that asks"},
-		{"missing reply_pubkey", reencode(t, func(m map[string]any) { delete(m, "reply_pubkey") }), countersign.InvalidRequest, "envelope: reply_pubkey is not p256:"},
+		{"empty", nil, InvalidRequest, "envelope: the envelope is not a JSON object"},
+		{"array", []byte(`[]`), InvalidRequest, "envelope: the envelope is not a JSON object"},
+		{"null", []byte(`null`), InvalidRequest, "envelope: the envelope is not a JSON object"},
+		{"truncated", []byte(text[:len(text)-1]), InvalidRequest, "envelope: the envelope is not valid JSON"},
+		{"trailing object", []byte(text + "{}"), InvalidRequest, "envelope: the envelope is followed by more data"},
+		{"trailing garbage", []byte(text + "x"), InvalidRequest, "envelope: the envelope is followed by more data"},
+		{"trailing newline", []byte(text + "\n"), InvalidRequest, "envelope: it is not in canonical form"},
+		{"leading space", []byte(" " + text), InvalidRequest, "envelope: it is not in canonical form"},
+		{"byte order mark", []byte("\ufeff" + text), InvalidRequest, "envelope: the envelope is not a JSON object"},
+		{"space after colon", replace(`"build":`, `"build": `), InvalidRequest, "envelope: it is not in canonical form"},
+		{"space after comma", replace(`,"id":`, `, "id":`), InvalidRequest, "envelope: it is not in canonical form"},
+		{"members out of order", replace(`"answer_by":{"operation":"guess","supplies":"text"},"build":"probe@1.0.0"`, `"build":"probe@1.0.0","answer_by":{"operation":"guess","supplies":"text"}`), InvalidRequest, "envelope: it is not in canonical form"},
+		{"nested members out of order", replace(`{"operation":"guess","supplies":"text"}`, `{"supplies":"text","operation":"guess"}`), InvalidRequest, "envelope: it is not in canonical form"},
+		{"escaped letter", replace(`"Guess my number"`, `"Guess my numbe\u0072"`), InvalidRequest, "envelope: it is not in canonical form"},
+		{"escaped slash", replace(`"Guess my number"`, `"Guess\/my number"`), InvalidRequest, "envelope: it is not in canonical form"},
+		{"HTML escape", replace(`"Guess my number"`, `"Guess \u003c number"`), InvalidRequest, "envelope: it is not in canonical form"},
+		{"escaped U+2028", replace(`"Guess my number"`, `"Guess \u2028 number"`), DisplayInvalid, "the title holds a line or paragraph separator"},
+		{"raw U+2028", replace(`"Guess my number"`, "\"Guess \u2028 number\""), DisplayInvalid, "the title holds a line or paragraph separator"},
+		{"lone surrogate escape", replace(`"Guess my number"`, `"Guess \ud800 number"`), InvalidRequest, "envelope: it is not in canonical form"},
+		{"invalid UTF-8", replace(`"Guess my number"`, "\"Guess \xff number\""), InvalidRequest, "envelope: it is not valid UTF-8"},
+		{"v as string", replace(`"v":1`, `"v":"1"`), InvalidRequest, "envelope: v is not a whole number"},
+		{"v as 1.0", replace(`"v":1`, `"v":1.0`), InvalidRequest, "envelope: v is not a whole number"},
+		{"v as 1e0", replace(`"v":1`, `"v":1e0`), InvalidRequest, "envelope: v is not a whole number"},
+		{"v 2", replace(`"v":1`, `"v":2`), InvalidRequest, "envelope: v is not 1"},
+		{"v 01", replace(`"v":1`, `"v":01`), InvalidRequest, "envelope: the envelope is not valid JSON"},
+		{"v null", replace(`"v":1`, `"v":null`), InvalidRequest, "envelope: v is not a whole number"},
+		{"duplicate member", replace(`"kind":"input"`, `"kind":"input","kind":"input"`), InvalidRequest, "envelope: the envelope holds a member twice"},
+		{"duplicate nested member", replace(`"operation":"guess"`, `"operation":"guess","operation":"guess"`), InvalidRequest, "envelope: answer_by holds a member twice"},
+		{"duplicate field member", replace(`"label":"Question"`, `"label":"Question","label":"Question"`), InvalidRequest, "envelope: field 1 holds a member twice"},
+		{"unknown member", reencode(t, func(m map[string]any) { m["note"] = "x" }), InvalidRequest, "envelope: the envelope holds an unknown member"},
+		{"unknown member in answer_by", reencode(t, func(m map[string]any) { m["answer_by"].(map[string]any)["args"] = "x" }), InvalidRequest, "envelope: answer_by holds an unknown member"},
+		{"unknown member in display", reencode(t, func(m map[string]any) { display(m)["subtitle"] = "x" }), InvalidRequest, "envelope: display holds an unknown member"},
+		{"unknown member in field", reencode(t, func(m map[string]any) { field(m)["href"] = "x" }), InvalidRequest, "envelope: field 1 holds an unknown member"},
+		{"unknown member in file", reencode(t, func(m map[string]any) { withFile(m)["path"] = "x" }), InvalidRequest, "envelope: file 1 holds an unknown member"},
+		{"missing supplies", reencode(t, func(m map[string]any) { delete(m["answer_by"].(map[string]any), "supplies") }), InvalidRequest, "envelope: answer_by lacks the member supplies"},
+		{"missing title", reencode(t, func(m map[string]any) { delete(display(m), "title") }), InvalidRequest, "envelope: display lacks the member title"},
+		{"missing values", reencode(t, func(m map[string]any) { delete(field(m), "values") }), InvalidRequest, "envelope: field 1 lacks the member values"},
+		{"missing size", reencode(t, func(m map[string]any) { delete(withFile(m), "size") }), InvalidRequest, "envelope: file 1 lacks the member size"},
+		{"missing answer_by", reencode(t, func(m map[string]any) { delete(m, "answer_by") }), InvalidRequest, "envelope: answer_by is missing for a task that asks"},
+		{"missing reply_pubkey", reencode(t, func(m map[string]any) { delete(m, "reply_pubkey") }), InvalidRequest, "envelope: reply_pubkey is not p256:"},
 		{"notice with empty reply_pubkey", reencode(t, func(m map[string]any) {
 			delete(m, "answer_by")
 			m["kind"] = "notice"
 			m["reply_pubkey"] = ""
-		}), countersign.InvalidRequest, "envelope: reply_pubkey is empty"},
-		{"notice with answer_by", reencode(t, func(m map[string]any) { m["kind"] = "notice"; delete(m, "reply_pubkey") }), countersign.InvalidRequest, "envelope: a notice names no answer_by"},
-		{"title null", reencode(t, func(m map[string]any) { display(m)["title"] = nil }), countersign.InvalidRequest, "envelope: display title is not a string"},
-		{"title number", reencode(t, func(m map[string]any) { display(m)["title"] = json.Number("7") }), countersign.InvalidRequest, "envelope: display title is not a string"},
-		{"fields null", reencode(t, func(m map[string]any) { display(m)["fields"] = nil }), countersign.InvalidRequest, "envelope: display fields is not an array"},
-		{"fields object", reencode(t, func(m map[string]any) { display(m)["fields"] = map[string]any{} }), countersign.InvalidRequest, "envelope: display fields is not an array"},
-		{"field a string", reencode(t, func(m map[string]any) { display(m)["fields"] = []any{"x"} }), countersign.InvalidRequest, "envelope: field 1 is not a JSON object"},
-		{"values a string", reencode(t, func(m map[string]any) { field(m)["values"] = "x" }), countersign.InvalidRequest, "envelope: field 1 values is not an array"},
-		{"value a number", reencode(t, func(m map[string]any) { field(m)["values"] = []any{json.Number("3")} }), countersign.InvalidRequest, "envelope: field 1 value 1 is not a string"},
-		{"values empty", reencode(t, func(m map[string]any) { field(m)["values"] = []any{} }), countersign.DisplayInvalid, "field 1 has no value"},
-		{"files null", reencode(t, func(m map[string]any) { m["files"] = nil }), countersign.InvalidRequest, "envelope: files is not an array"},
-		{"files missing", reencode(t, func(m map[string]any) { delete(m, "files") }), countersign.InvalidRequest, "envelope: the envelope lacks the member files"},
-		{"size a string", reencode(t, func(m map[string]any) { withFile(m)["size"] = "5" }), countersign.InvalidRequest, "envelope: file 1 size is not a whole number"},
-		{"size negative", reencode(t, func(m map[string]any) { withFile(m)["size"] = json.Number("-5") }), countersign.InvalidRequest, "envelope: file 1 size is not a whole number"},
-		{"size fraction", reencode(t, func(m map[string]any) { withFile(m)["size"] = json.Number("5.0") }), countersign.InvalidRequest, "envelope: file 1 size is not a whole number"},
-		{"size exponent", reencode(t, func(m map[string]any) { withFile(m)["size"] = json.Number("5e3") }), countersign.InvalidRequest, "envelope: file 1 size is not a whole number"},
-		{"size beyond int64", reencode(t, func(m map[string]any) { withFile(m)["size"] = json.Number("9223372036854775808") }), countersign.InvalidRequest, "envelope: file 1 size is not a whole number"},
-		{"size too large", reencode(t, func(m map[string]any) { withFile(m)["size"] = json.Number("6291457") }), countersign.TaskTooLarge, "the files together are larger than 6 MiB"},
-		{"file name path", reencode(t, func(m map[string]any) { withFile(m)["name"] = `..\a` }), countersign.DisplayInvalid, "file 1 name"},
-		{"created_at a number", reencode(t, func(m map[string]any) { m["created_at"] = json.Number("1796126400") }), countersign.InvalidRequest, "envelope: created_at is not a string"},
-		{"created_at with fraction", replace(`"2026-11-29T12:00:00Z"`, `"2026-11-29T12:00:00.5Z"`), countersign.InvalidRequest, "envelope: created_at is not a time YYYY-MM-DDTHH:MM:SSZ"},
-		{"created_at with offset", replace(`"2026-11-29T12:00:00Z"`, `"2026-11-29T12:00:00+00:00"`), countersign.InvalidRequest, "envelope: created_at is not a time YYYY-MM-DDTHH:MM:SSZ"},
-		{"created_at lowercase z", replace(`"2026-11-29T12:00:00Z"`, `"2026-11-29T12:00:00z"`), countersign.InvalidRequest, "envelope: created_at is not a time YYYY-MM-DDTHH:MM:SSZ"},
-		{"created_at space", replace(`"2026-11-29T12:00:00Z"`, `"2026-11-29 12:00:00Z"`), countersign.InvalidRequest, "envelope: created_at is not a time YYYY-MM-DDTHH:MM:SSZ"},
-		{"created_at 30 February", replace(`"2026-11-29T12:00:00Z"`, `"2026-02-30T12:00:00Z"`), countersign.InvalidRequest, "envelope: created_at is not a time YYYY-MM-DDTHH:MM:SSZ"},
-		{"expires_at hour 24", replace(`"2026-11-30T12:00:00Z"`, `"2026-11-29T24:00:00Z"`), countersign.InvalidRequest, "envelope: expires_at is not a time YYYY-MM-DDTHH:MM:SSZ"},
-		{"expires_at leap second", replace(`"2026-11-30T12:00:00Z"`, `"2026-11-30T11:59:60Z"`), countersign.InvalidRequest, "envelope: expires_at is not a time YYYY-MM-DDTHH:MM:SSZ"},
-		{"life too long", replace(`"2026-11-30T12:00:00Z"`, `"2026-11-30T12:00:01Z"`), countersign.TaskLifeTooLong, "a task lives at most 24 hours"},
-		{"kind unknown", replace(`"kind":"input"`, `"kind":"Input"`), countersign.InvalidRequest, "envelope: kind is not one of"},
-		{"hash uppercase", replace(`"44136fa3`, `"44136FA3`), countersign.InvalidRequest, "envelope: policy_hash is not 64 lowercase hex digits"},
-		{"bidi in a value", replace(`Your guess?`, "Your \u202eguess?"), countersign.DisplayInvalid, "field 1 value 1 holds a bidirectional control character"},
-		{"too large", append([]byte(text), bytes.Repeat([]byte(" "), MaxEnvelopeBytes)...), countersign.TaskTooLarge, "the envelope is larger than 262144 bytes"},
+		}), InvalidRequest, "envelope: reply_pubkey is empty"},
+		{"notice with answer_by", reencode(t, func(m map[string]any) { m["kind"] = "notice"; delete(m, "reply_pubkey") }), InvalidRequest, "envelope: a notice names no answer_by"},
+		{"title null", reencode(t, func(m map[string]any) { display(m)["title"] = nil }), InvalidRequest, "envelope: display title is not a string"},
+		{"title number", reencode(t, func(m map[string]any) { display(m)["title"] = json.Number("7") }), InvalidRequest, "envelope: display title is not a string"},
+		{"fields null", reencode(t, func(m map[string]any) { display(m)["fields"] = nil }), InvalidRequest, "envelope: display fields is not an array"},
+		{"fields object", reencode(t, func(m map[string]any) { display(m)["fields"] = map[string]any{} }), InvalidRequest, "envelope: display fields is not an array"},
+		{"field a string", reencode(t, func(m map[string]any) { display(m)["fields"] = []any{"x"} }), InvalidRequest, "envelope: field 1 is not a JSON object"},
+		{"values a string", reencode(t, func(m map[string]any) { field(m)["values"] = "x" }), InvalidRequest, "envelope: field 1 values is not an array"},
+		{"value a number", reencode(t, func(m map[string]any) { field(m)["values"] = []any{json.Number("3")} }), InvalidRequest, "envelope: field 1 value 1 is not a string"},
+		{"values empty", reencode(t, func(m map[string]any) { field(m)["values"] = []any{} }), DisplayInvalid, "field 1 has no value"},
+		{"files null", reencode(t, func(m map[string]any) { m["files"] = nil }), InvalidRequest, "envelope: files is not an array"},
+		{"files missing", reencode(t, func(m map[string]any) { delete(m, "files") }), InvalidRequest, "envelope: the envelope lacks the member files"},
+		{"size a string", reencode(t, func(m map[string]any) { withFile(m)["size"] = "5" }), InvalidRequest, "envelope: file 1 size is not a whole number"},
+		{"size negative", reencode(t, func(m map[string]any) { withFile(m)["size"] = json.Number("-5") }), InvalidRequest, "envelope: file 1 size is not a whole number"},
+		{"size fraction", reencode(t, func(m map[string]any) { withFile(m)["size"] = json.Number("5.0") }), InvalidRequest, "envelope: file 1 size is not a whole number"},
+		{"size exponent", reencode(t, func(m map[string]any) { withFile(m)["size"] = json.Number("5e3") }), InvalidRequest, "envelope: file 1 size is not a whole number"},
+		{"size beyond int64", reencode(t, func(m map[string]any) { withFile(m)["size"] = json.Number("9223372036854775808") }), InvalidRequest, "envelope: file 1 size is not a whole number"},
+		{"size too large", reencode(t, func(m map[string]any) { withFile(m)["size"] = json.Number("6291457") }), TaskTooLarge, "the files together are larger than 6 MiB"},
+		{"file name path", reencode(t, func(m map[string]any) { withFile(m)["name"] = `..\a` }), DisplayInvalid, "file 1 name"},
+		{"created_at a number", reencode(t, func(m map[string]any) { m["created_at"] = json.Number("1796126400") }), InvalidRequest, "envelope: created_at is not a string"},
+		{"created_at with fraction", replace(`"2026-11-29T12:00:00Z"`, `"2026-11-29T12:00:00.5Z"`), InvalidRequest, "envelope: created_at is not a time YYYY-MM-DDTHH:MM:SSZ"},
+		{"created_at with offset", replace(`"2026-11-29T12:00:00Z"`, `"2026-11-29T12:00:00+00:00"`), InvalidRequest, "envelope: created_at is not a time YYYY-MM-DDTHH:MM:SSZ"},
+		{"created_at lowercase z", replace(`"2026-11-29T12:00:00Z"`, `"2026-11-29T12:00:00z"`), InvalidRequest, "envelope: created_at is not a time YYYY-MM-DDTHH:MM:SSZ"},
+		{"created_at space", replace(`"2026-11-29T12:00:00Z"`, `"2026-11-29 12:00:00Z"`), InvalidRequest, "envelope: created_at is not a time YYYY-MM-DDTHH:MM:SSZ"},
+		{"created_at 30 February", replace(`"2026-11-29T12:00:00Z"`, `"2026-02-30T12:00:00Z"`), InvalidRequest, "envelope: created_at is not a time YYYY-MM-DDTHH:MM:SSZ"},
+		{"expires_at hour 24", replace(`"2026-11-30T12:00:00Z"`, `"2026-11-29T24:00:00Z"`), InvalidRequest, "envelope: expires_at is not a time YYYY-MM-DDTHH:MM:SSZ"},
+		{"expires_at leap second", replace(`"2026-11-30T12:00:00Z"`, `"2026-11-30T11:59:60Z"`), InvalidRequest, "envelope: expires_at is not a time YYYY-MM-DDTHH:MM:SSZ"},
+		{"life too long", replace(`"2026-11-30T12:00:00Z"`, `"2026-11-30T12:00:01Z"`), TaskLifeTooLong, "a task lives at most 24 hours"},
+		{"kind unknown", replace(`"kind":"input"`, `"kind":"Input"`), InvalidRequest, "envelope: kind is not one of"},
+		{"hash uppercase", replace(`"44136fa3`, `"44136FA3`), InvalidRequest, "envelope: policy_hash is not 64 lowercase hex digits"},
+		{"bidi in a value", replace(`Your guess?`, "Your \u202eguess?"), DisplayInvalid, "field 1 value 1 holds a bidirectional control character"},
+		{"too large", append([]byte(text), bytes.Repeat([]byte(" "), MaxEnvelopeBytes)...), TaskTooLarge, "the envelope is larger than 262144 bytes"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -637,10 +635,10 @@ func TestParseEnvelopeRefusals(t *testing.T) {
 			if err == nil {
 				t.Fatalf("ParseEnvelope accepted it: %+v", e)
 			}
-			if code := countersign.ErrorCode(err); code != c.code {
+			if code := ErrorCode(err); code != c.code {
 				t.Fatalf("code = %s, want %s (%v)", code, c.code, err)
 			}
-			if msg := countersign.ErrorMessage(err); !strings.HasPrefix(msg, c.message) {
+			if msg := ErrorMessage(err); !strings.HasPrefix(msg, c.message) {
 				t.Fatalf("message = %q, want it to begin %q", msg, c.message)
 			}
 		})
@@ -687,7 +685,7 @@ func FuzzParseEnvelope(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		e, err := ParseEnvelope(b)
 		if err != nil {
-			if _, ok := err.(*countersign.Error); !ok {
+			if _, ok := err.(*Error); !ok {
 				t.Fatalf("refusal of type %T", err)
 			}
 			return
@@ -751,7 +749,7 @@ func BenchmarkSupplyHash(b *testing.B) {
 
 func TestNewProjectUUID(t *testing.T) {
 	a, b := NewProjectUUID(), NewProjectUUID()
-	if !validUUID(a) || !validUUID(b) || a == b || a[14] != '4' || !strings.ContainsRune("89ab", rune(a[19])) {
+	if !ValidUUID(a) || !ValidUUID(b) || a == b || a[14] != '4' || !strings.ContainsRune("89ab", rune(a[19])) {
 		t.Fatalf("NewProjectUUID gave %s and %s", a, b)
 	}
 }

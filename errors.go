@@ -1,7 +1,3 @@
-// Package countersign holds what every part of the service shares: the one
-// error type, with the codes of the contract's refusals. The domain lives in
-// the packages below it (inbox, approval, sealing, policy, connectors,
-// webhook); adapters (store, HTTP) and wiring (cmd) sit at the edges.
 package countersign
 
 import (

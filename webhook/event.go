@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"bytes"
+	"countersign"
 	"crypto/rand"
 	"encoding/base32"
 	"encoding/json"
@@ -11,33 +12,22 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	"countersign/approval"
 )
 
 // EventType names what happened. It is the body's "type" and the
-// X-Event-Type header.
-type EventType string
+// X-Event-Type header. The task events and the state each reports are the
+// domain's (countersign.EventFor); Ping is the webhook's own.
+type EventType = countersign.EventType
 
 // The event types of SPEC §10.
 const (
-	TaskCreated  EventType = "task_created"  // a task (or notice) was opened
-	TaskApproved EventType = "task_approved" // the owner approved; Run is queued
-	TaskAnswered EventType = "task_answered" // the answer run finished: done
-	TaskFailed   EventType = "task_failed"   // the task ended failed; FailureReason says why
-	TaskExpired  EventType = "task_expired"  // the task expired unanswered
-	Ping         EventType = "ping"          // a test the owner asked for
+	TaskCreated            = countersign.EventTaskCreated
+	TaskApproved           = countersign.EventTaskApproved
+	TaskAnswered           = countersign.EventTaskAnswered
+	TaskFailed             = countersign.EventTaskFailed
+	TaskExpired            = countersign.EventTaskExpired
+	Ping         EventType = "ping" // a test the owner asked for
 )
-
-// taskStates is the state a task is in once each event's change has
-// committed; the body's "state" is derived from the type.
-var taskStates = map[EventType]string{
-	TaskCreated:  "open",
-	TaskApproved: "approved",
-	TaskAnswered: "done",
-	TaskFailed:   "failed",
-	TaskExpired:  "expired",
-}
 
 // TimeFormat is the layout of the body's "at": the contract's UTC time,
 // to the second.
@@ -86,17 +76,10 @@ type body struct {
 // Limits on the free-text fields of an event.
 const (
 	maxEventID   = 64
-	maxTaskID    = 80
+	maxRunID     = 80 // a run the event names: a bound on its characters, not the run id rule
 	maxName      = 128
-	maxCode      = 64
 	maxLinkBytes = 2048
 )
-
-var failureReasons = map[string]bool{
-	"preparer_key_unavailable": true, "operation_priced": true,
-	"operation_unknown": true, "operation_limit_reached": true,
-	"queue_unavailable": true, "run_not_started": true, "run_unfinished": true,
-}
 
 // Encode validates the event and returns its JSON body: compact, fields in
 // the contract's order, no HTML escaping, no trailing newline.
@@ -113,7 +96,8 @@ func (e Event) Encode() ([]byte, error) {
 	}
 	if e.Type != Ping {
 		b.Preparer, b.Project, b.TaskID, b.Kind = e.Preparer, e.Project, e.TaskID, e.Kind
-		b.State = taskStates[e.Type]
+		state, _ := e.Type.State()
+		b.State = string(state)
 		b.Run, b.FailureReason = e.Run, e.FailureReason
 	}
 	var buf bytes.Buffer
@@ -132,7 +116,7 @@ func (e Event) validate() error {
 	if y := e.At.UTC().Year(); y < 2000 || y > 9999 {
 		return errors.New("webhook: event time is missing or out of range")
 	}
-	if approval.ValidateAccountID(e.Owner) != nil {
+	if !countersign.ValidAccountID(e.Owner) {
 		return errors.New("webhook: event owner is not a NEAR account id")
 	}
 	if u, err := url.Parse(e.Link); err != nil || len(e.Link) > maxLinkBytes ||
@@ -145,30 +129,27 @@ func (e Event) validate() error {
 		}
 		return nil
 	}
-	if _, ok := taskStates[e.Type]; !ok {
+	if _, ok := e.Type.State(); !ok {
 		return fmt.Errorf("webhook: unknown event type %q", e.Type)
 	}
 	if !name(e.Preparer) || !name(e.Project) {
 		return errors.New("webhook: event preparer and project must be 1-128 printable characters")
 	}
-	if !token(e.TaskID, maxTaskID, lowerIDByte) {
+	if !countersign.ValidTaskID(e.TaskID) {
 		return errors.New("webhook: event task id must be 1-80 of [a-z0-9-]")
 	}
-	switch e.Kind {
-	case "confirm", "input":
-	case "notice":
-		if e.Type != TaskCreated && e.Type != TaskExpired {
-			return fmt.Errorf("webhook: a notice has no %s event", e.Type)
-		}
-	default:
+	switch kind := countersign.Kind(e.Kind); {
+	case !kind.Valid():
 		return fmt.Errorf("webhook: unknown task kind %q", e.Kind)
+	case !e.Type.Concerns(kind):
+		return fmt.Errorf("webhook: a %s has no %s event", e.Kind, e.Type)
 	}
 	switch {
 	case e.Type == TaskApproved && e.Run == "":
 		return errors.New("webhook: a task_approved event names its run")
 	case e.Run != "" && e.Type != TaskApproved && e.Type != TaskAnswered && e.Type != TaskFailed:
 		return fmt.Errorf("webhook: a %s event carries no run", e.Type)
-	case e.Run != "" && !token(e.Run, maxTaskID, lowerIDByte):
+	case e.Run != "" && !token(e.Run, maxRunID, lowerIDByte):
 		return errors.New("webhook: event run id must be 1-80 of [a-z0-9-]")
 	}
 	switch {
@@ -183,7 +164,6 @@ func (e Event) validate() error {
 // Character sets of identifiers.
 func lowerIDByte(c byte) bool { return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' }
 func eventIDByte(c byte) bool { return lowerIDByte(c) || 'A' <= c && c <= 'Z' || c == '_' }
-func codeByte(c byte) bool    { return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' }
 
 // token reports whether s is 1–max bytes, each accepted by ok.
 func token(s string, max int, ok func(byte) bool) bool {
@@ -208,10 +188,8 @@ func name(s string) bool {
 }
 
 func failureReason(s string) bool {
-	if code, ok := strings.CutPrefix(s, "run_refused:"); ok {
-		return token(code, maxCode, codeByte)
-	}
-	return failureReasons[s]
+	_, err := countersign.ParseFailureReason(s)
+	return err == nil
 }
 
 // NewEventID returns a fresh event id: "evt_" and 26 lowercase base32

@@ -30,6 +30,7 @@ func fieldOf(kind FieldKind, values ...string) Field {
 func rep(s string, n int) string { return strings.Repeat(s, n) }
 
 func TestValidateDisplayLimits(t *testing.T) {
+	t.Parallel()
 	if err := ValidateDisplay(goodDisplay()); err != nil {
 		t.Fatalf("the good display is refused: %v", err)
 	}
@@ -211,6 +212,7 @@ var refusedChars = []struct {
 // place shown text goes: the title, a label, a value of each kind and a file
 // name, at the start, in the middle and at the end.
 func TestRefusedCharactersEverywhere(t *testing.T) {
+	t.Parallel()
 	const marker = "MARKER-51c2"
 	for _, c := range refusedChars {
 		for _, pos := range []string{"start", "middle", "end"} {
@@ -254,6 +256,7 @@ func TestRefusedCharactersEverywhere(t *testing.T) {
 // classification against the rules written out in the package documentation,
 // so that a character is neither refused nor let through by accident.
 func TestRefusedSetIsWhatTheRulesSay(t *testing.T) {
+	t.Parallel()
 	bidi := map[rune]bool{0x061c: true, 0x200e: true, 0x200f: true, 0x202a: true, 0x202b: true, 0x202c: true,
 		0x202d: true, 0x202e: true, 0x2066: true, 0x2067: true, 0x2068: true, 0x2069: true}
 	for r := rune(0); r <= unicode.MaxRune; r++ {
@@ -284,6 +287,7 @@ func TestRefusedSetIsWhatTheRulesSay(t *testing.T) {
 }
 
 func TestInvalidUTF8(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{"\xff", "a\xc3", "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "ok\x80"} {
 		checkRefusal(t, ValidateDisplay(Display{Title: s}), DisplayInvalid, "the title is not valid UTF-8")
 		checkRefusal(t, ValidateDisplay(Display{Title: "T", Fields: []Field{fieldOf(FieldLongText, s)}}), DisplayInvalid, "field 1 value 1 is not valid UTF-8")
@@ -296,6 +300,7 @@ func goodFile(name string, size int64) File {
 }
 
 func TestValidateFiles(t *testing.T) {
+	t.Parallel()
 	files := func(n int, size int64) []File {
 		fs := make([]File, n)
 		for i := range fs {

@@ -94,6 +94,7 @@ func noticeEnvelope() Envelope {
 }
 
 func TestVectorEnvelope(t *testing.T) {
+	t.Parallel()
 	v := loadVectors(t)
 	e := vectorEnvelope()
 	got, err := e.Canonical()
@@ -120,6 +121,7 @@ func TestVectorEnvelope(t *testing.T) {
 }
 
 func TestSupplyHashVectors(t *testing.T) {
+	t.Parallel()
 	v := loadVectors(t)
 	decode := func(s *string) []byte {
 		if s == nil {
@@ -267,6 +269,7 @@ func randomEnvelope(r *mrand.Rand) Envelope {
 }
 
 func TestCanonicalMatchesPlainSerializer(t *testing.T) {
+	t.Parallel()
 	r := mrand.New(mrand.NewPCG(1, 2))
 	envs := []Envelope{vectorEnvelope(), noticeEnvelope()}
 	for range 500 {
@@ -296,6 +299,7 @@ func TestCanonicalMatchesPlainSerializer(t *testing.T) {
 }
 
 func TestCanonicalWritesTextAsIs(t *testing.T) {
+	t.Parallel()
 	e := vectorEnvelope()
 	e.Display.Title = `a<b>&c "q" \ é 💸`
 	e.Display.Fields[0] = Field{Kind: FieldLongText, Label: "Body", Values: []string{"line 1\n\tline 2"}, WrittenBy: WrittenByAgent}
@@ -334,6 +338,7 @@ func TestCanonicalWritesTextAsIs(t *testing.T) {
 }
 
 func TestWriterRefusesWhatSerializersDisagreeOn(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{"\xff", "a\xc3", "\u2028", "x\u2029y", "\xed\xa0\x80"} {
 		w := &jsonWriter{}
 		w.str(s)
@@ -358,6 +363,7 @@ func mustPoint(t testing.TB) []byte {
 }
 
 func TestEnvelopeRefusals(t *testing.T) {
+	t.Parallel()
 	point := mustPoint(t)
 	offCurve := bytes.Clone(point)
 	offCurve[64] ^= 1
@@ -454,6 +460,7 @@ func TestEnvelopeRefusals(t *testing.T) {
 }
 
 func TestEnvelopeBoundariesAccepted(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		edit func(*Envelope)
@@ -525,6 +532,7 @@ func reencode(t *testing.T, edit func(m map[string]any)) []byte {
 }
 
 func TestParseEnvelopeRefusals(t *testing.T) {
+	t.Parallel()
 	text := loadVectors(t).Envelope.Text
 	replace := func(old, new string) []byte {
 		t.Helper()
@@ -646,6 +654,7 @@ func TestParseEnvelopeRefusals(t *testing.T) {
 }
 
 func TestParseEnvelopeSentencesQuoteNothing(t *testing.T) {
+	t.Parallel()
 	const marker = "MARKER-7f3a"
 	text := loadVectors(t).Envelope.Text
 	for _, in := range []string{
@@ -748,6 +757,7 @@ func BenchmarkSupplyHash(b *testing.B) {
 }
 
 func TestNewProjectUUID(t *testing.T) {
+	t.Parallel()
 	a, b := NewProjectUUID(), NewProjectUUID()
 	if !ValidUUID(a) || !ValidUUID(b) || a == b || a[14] != '4' || !strings.ContainsRune("89ab", rune(a[19])) {
 		t.Fatalf("NewProjectUUID gave %s and %s", a, b)

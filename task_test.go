@@ -38,6 +38,7 @@ var allowedMoves = map[string]bool{
 var allStates = []State{"open", "approved", "answering", "done", "failed", "rejected", "cancelled", "expired", "void"}
 
 func TestMoveEveryPair(t *testing.T) {
+	t.Parallel()
 	if got := States(); len(got) != len(allStates) {
 		t.Fatalf("States() has %d states, want %d", len(got), len(allStates))
 	}
@@ -85,6 +86,7 @@ func TestMoveEveryPair(t *testing.T) {
 }
 
 func TestMoveRefusesUnknownValues(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name     string
 		k        Kind
@@ -110,6 +112,7 @@ func TestMoveRefusesUnknownValues(t *testing.T) {
 }
 
 func TestMoveSentences(t *testing.T) {
+	t.Parallel()
 	if got := Move(KindNotice, StateOpen, StateApproved).Error(); got != "invalid_request: a notice task cannot move from open to approved" {
 		t.Fatalf("got %q", got)
 	}
@@ -119,6 +122,7 @@ func TestMoveSentences(t *testing.T) {
 }
 
 func TestStatePredicates(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		s                        State
 		open, inFlight, terminal bool
@@ -154,6 +158,7 @@ func TestStatePredicates(t *testing.T) {
 }
 
 func TestKindsAndSupplies(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		k           Kind
 		valid, asks bool
@@ -181,6 +186,7 @@ func TestKindsAndSupplies(t *testing.T) {
 }
 
 func TestOutcome(t *testing.T) {
+	t.Parallel()
 	refused, err := RunRefused(PolicyDenied)
 	if err != nil {
 		t.Fatal(err)
@@ -241,6 +247,7 @@ func TestOutcome(t *testing.T) {
 }
 
 func TestFailureReasons(t *testing.T) {
+	t.Parallel()
 	fixed := map[FailureReason]bool{ // reason → run began
 		"preparer_key_unavailable":  false,
 		"operation_priced":          false,
@@ -278,6 +285,7 @@ func TestFailureReasons(t *testing.T) {
 }
 
 func TestRunRefused(t *testing.T) {
+	t.Parallel()
 	r, err := RunRefused(Conflict)
 	if err != nil || r != "run_refused:conflict" {
 		t.Fatalf("RunRefused(conflict) = %q, %v", r, err)
@@ -296,6 +304,7 @@ func TestRunRefused(t *testing.T) {
 }
 
 func TestCheckFailure(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		k    Kind
 		from State
@@ -332,6 +341,7 @@ func TestCheckFailure(t *testing.T) {
 }
 
 func TestValidTaskID(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		id   string
 		want bool
@@ -359,6 +369,7 @@ func TestValidTaskID(t *testing.T) {
 }
 
 func TestRunIDs(t *testing.T) {
+	t.Parallel()
 	const alphabet = "0123456789abcdefghjkmnpqrstvwxyz"
 	seen := make(map[string]bool)
 	for range 1000 {
@@ -405,6 +416,7 @@ func TestRunIDs(t *testing.T) {
 }
 
 func TestLimitsMatchTheContract(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name      string
 		got, want int

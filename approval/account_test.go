@@ -105,6 +105,7 @@ func nearcoreSecp256k1Key(t *testing.T, seed string) approval.PrivateKey {
 }
 
 func TestChaChaBlockFunction(t *testing.T) {
+	t.Parallel()
 	// RFC 7539 appendix A.1, test vector 1: ChaCha20, all-zero key, nonce
 	// and counter. The 12-round stream differs only in the round count.
 	const want = "76b8e0ada0f13d90405d6ae55386bd28bdd219b8a08ded1aa836efcc8b770dc7" +
@@ -115,6 +116,7 @@ func TestChaChaBlockFunction(t *testing.T) {
 }
 
 func TestNearcoreImplicitAccounts(t *testing.T) {
+	t.Parallel()
 	var v accountVectors
 	readJSON(t, "nearcore-implicit-accounts.json", &v)
 	if len(v.Implicit.Cases) != 2 {
@@ -150,6 +152,7 @@ func TestNearcoreImplicitAccounts(t *testing.T) {
 }
 
 func TestAccountIDRules(t *testing.T) {
+	t.Parallel()
 	var v accountVectors
 	readJSON(t, "nearcore-implicit-accounts.json", &v)
 	for _, id := range v.AccountIDs.OK {
@@ -186,6 +189,7 @@ func TestAccountIDRules(t *testing.T) {
 }
 
 func TestAccountIDRefusals(t *testing.T) {
+	t.Parallel()
 	for _, id := range []string{
 		"", "a", "A1", "alice.NEAR", "alice..near", "alice.near.", ".alice", "alice_-x",
 		"alice near", "alice\x00", "alice\n", "élan.near", "0X0123456789abcdef0123456789abcdef01234567",

@@ -54,6 +54,7 @@ func newFake(t *testing.T) *neartest.Server {
 }
 
 func TestRPCCheckerOutcomes(t *testing.T) {
+	t.Parallel()
 	full, _ := approval.GenerateKey()
 	limited, _ := approval.GenerateKey()
 	stranger, _ := approval.GenerateKey()
@@ -111,6 +112,7 @@ func TestRPCCheckerOutcomes(t *testing.T) {
 }
 
 func TestRPCCheckerAsksViewAccessKeyWithTheKey(t *testing.T) {
+	t.Parallel()
 	f := newFake(t)
 	k, _ := approval.GenerateKey()
 	f.AddKey("alice.near", k.PublicKey().String(), neartest.FullAccess())
@@ -129,6 +131,7 @@ func TestRPCCheckerAsksViewAccessKeyWithTheKey(t *testing.T) {
 }
 
 func TestRPCCheckerCache(t *testing.T) {
+	t.Parallel()
 	f := newFake(t)
 	k, _ := approval.GenerateKey()
 	f.AddKey("alice.near", k.PublicKey().String(), neartest.FullAccess())
@@ -192,6 +195,7 @@ func TestRPCCheckerCache(t *testing.T) {
 }
 
 func TestRPCCheckerCacheBound(t *testing.T) {
+	t.Parallel()
 	f := newFake(t)
 	clock := &fakeClock{now: t0}
 	c, err := approval.NewRPCChecker(approval.RPCConfig{URL: f.URL(), Now: clock.Now, MaxCacheEntries: 3})
@@ -220,6 +224,7 @@ func TestRPCCheckerCacheBound(t *testing.T) {
 }
 
 func TestRPCCheckerUnavailable(t *testing.T) {
+	t.Parallel()
 	k, _ := approval.GenerateKey()
 	modes := map[string]neartest.Mode{
 		"HTTP 500":          neartest.Down500,
@@ -298,6 +303,7 @@ func requestID(t *testing.T, r *http.Request) string {
 // TestRPCCheckerAnswers feeds the checker hand-written RPC answers: each
 // that is not a trustworthy answer must be UpstreamUnavailable.
 func TestRPCCheckerAnswers(t *testing.T) {
+	t.Parallel()
 	k, _ := approval.GenerateKey()
 	ok := func(result string) string { return `{"jsonrpc":"2.0","id":ID,"result":` + result + `}` }
 	handlerErr := func(cause string) string {
@@ -374,6 +380,7 @@ func TestRPCCheckerAnswers(t *testing.T) {
 }
 
 func TestRPCCheckerRefusesBadInput(t *testing.T) {
+	t.Parallel()
 	f := newFake(t)
 	c := newChecker(t, f.URL(), nil, nil)
 	k, _ := approval.GenerateKey()
@@ -394,6 +401,7 @@ func TestRPCCheckerRefusesBadInput(t *testing.T) {
 }
 
 func TestOffChecker(t *testing.T) {
+	t.Parallel()
 	own, _ := approval.GenerateKey()
 	other, _ := approval.GenerateKey()
 	eth := secpKey(t, 50)
@@ -416,6 +424,7 @@ func TestOffChecker(t *testing.T) {
 }
 
 func TestKeyStatusNames(t *testing.T) {
+	t.Parallel()
 	for s, want := range map[approval.KeyStatus]string{
 		approval.KeyFullAccess: "full access", approval.KeyImplicit: "implicit",
 		approval.KeyLimited: "limited", approval.KeyUnknown: "unknown", 0: "invalid",
@@ -430,6 +439,7 @@ func TestKeyStatusNames(t *testing.T) {
 }
 
 func TestRPCCheckerConcurrent(t *testing.T) {
+	t.Parallel()
 	f := newFake(t)
 	keys := make([]approval.PrivateKey, 8)
 	for i := range keys {

@@ -28,6 +28,7 @@ func secpKey(t testing.TB, b byte) approval.PrivateKey {
 }
 
 func TestParsePublicKeyRoundTrip(t *testing.T) {
+	t.Parallel()
 	k, err := approval.ParsePublicKey(vectorKey)
 	if err != nil {
 		t.Fatal(err)
@@ -56,6 +57,7 @@ func TestParsePublicKeyRoundTrip(t *testing.T) {
 }
 
 func TestParsePublicKeyRefusals(t *testing.T) {
+	t.Parallel()
 	good := strings.TrimPrefix(vectorKey, "ed25519:")
 	raw := decodeBase58(t, good)
 	secp := secpKey(t, 1).PublicKey().String()
@@ -102,6 +104,7 @@ func TestParsePublicKeyRefusals(t *testing.T) {
 }
 
 func TestParseSignatureForms(t *testing.T) {
+	t.Parallel()
 	sig := make([]byte, 64)
 	for i := range sig {
 		sig[i] = byte(i * 3)
@@ -125,6 +128,7 @@ func TestParseSignatureForms(t *testing.T) {
 }
 
 func TestParseSignatureRefusals(t *testing.T) {
+	t.Parallel()
 	sig64 := make([]byte, 64)
 	sig64[0] = 1
 	std := base64.StdEncoding.EncodeToString(sig64)
@@ -200,6 +204,7 @@ func TestParseSignatureRefusals(t *testing.T) {
 }
 
 func TestSecp256k1SignVerify(t *testing.T) {
+	t.Parallel()
 	k := secpKey(t, 9)
 	other := secpKey(t, 10)
 	n, _ := approval.NewNonce()
@@ -246,6 +251,7 @@ func TestSecp256k1SignVerify(t *testing.T) {
 }
 
 func TestPublicKeyConstructors(t *testing.T) {
+	t.Parallel()
 	pub, _, _ := ed25519.GenerateKey(nil)
 	k, err := approval.PublicKeyFromEd25519(pub)
 	if err != nil || string(k.Bytes()) != string(pub) {
@@ -275,6 +281,7 @@ func TestPublicKeyConstructors(t *testing.T) {
 }
 
 func TestParseNonce(t *testing.T) {
+	t.Parallel()
 	n, err := approval.NewNonce()
 	if err != nil {
 		t.Fatal(err)
@@ -304,6 +311,7 @@ func TestParseNonce(t *testing.T) {
 }
 
 func TestParsePrivateKey(t *testing.T) {
+	t.Parallel()
 	k, err := approval.GenerateKey()
 	if err != nil {
 		t.Fatal(err)
@@ -350,6 +358,7 @@ func TestParsePrivateKey(t *testing.T) {
 }
 
 func TestPayloadBytes(t *testing.T) {
+	t.Parallel()
 	// Hand-made expectation: tag, then borsh of each field.
 	n := approval.Nonce{}
 	for i := range n {

@@ -19,6 +19,7 @@ const (
 var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
 func TestSignInSentence(t *testing.T) {
+	t.Parallel()
 	s := approval.SignIn{Account: "alice.near", DeviceKey: deviceKey, ValidUntil: time.Date(2026, 12, 29, 12, 0, 0, 0, time.UTC)}
 	got, err := s.Sentence()
 	if err != nil {
@@ -42,6 +43,7 @@ func TestSignInSentence(t *testing.T) {
 }
 
 func TestConfirmationSentences(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		action approval.Action
 		words  string
@@ -80,6 +82,7 @@ func TestConfirmationSentences(t *testing.T) {
 }
 
 func TestApprovalSentence(t *testing.T) {
+	t.Parallel()
 	a := approval.Approval{Account: "alice.near", TaskID: "r7k2m9q4x1z8c3v6b5n0p2w4s6-1", TaskHash: hashA, SupplyHash: hashB, At: t0}
 	got, err := a.Sentence()
 	if err != nil {
@@ -99,6 +102,7 @@ func TestApprovalSentence(t *testing.T) {
 }
 
 func TestSentenceBuildRefusals(t *testing.T) {
+	t.Parallel()
 	good := approval.SignIn{Account: "alice.near", DeviceKey: deviceKey, ValidUntil: t0}
 	point := make([]byte, 65)
 	point[0] = 4
@@ -171,6 +175,7 @@ func TestSentenceBuildRefusals(t *testing.T) {
 }
 
 func TestSentenceParseRefusals(t *testing.T) {
+	t.Parallel()
 	conf := "Confirm in Countersign as alice.near: remove the webhook. At 2026-11-29T12:00:00Z."
 	appr := "Approve in Countersign as alice.near: task t-1 with hash " + hashA + " and supply " + hashB + ". At 2026-11-29T12:00:00Z."
 	for _, good := range []string{conf, appr, signInText} {
@@ -245,6 +250,7 @@ func parseAny(s string) (string, error) {
 }
 
 func TestTimeFormat(t *testing.T) {
+	t.Parallel()
 	got, err := approval.FormatTime(t0)
 	if err != nil || got != "2026-11-29T12:00:00Z" {
 		t.Fatalf("%q %v", got, err)

@@ -44,6 +44,7 @@ type contractVectors struct {
 }
 
 func TestContractVectorsFileIsTheSharedOne(t *testing.T) {
+	t.Parallel()
 	shared := filepath.Join("..", "..", "shared", "vectors", "sealing-and-signing.json")
 	want, err := os.ReadFile(shared)
 	if err != nil {
@@ -59,6 +60,7 @@ func TestContractVectorsFileIsTheSharedOne(t *testing.T) {
 }
 
 func TestContractVectors(t *testing.T) {
+	t.Parallel()
 	var v contractVectors
 	readJSON(t, "sealing-and-signing.json", &v)
 	nv := v.NEP413
@@ -240,6 +242,7 @@ type interopCase struct {
 }
 
 func TestNearAPIJSVectors(t *testing.T) {
+	t.Parallel()
 	var v struct {
 		PrivateKey string        `json:"private_key"`
 		AccountID  string        `json:"account_id"`
@@ -282,6 +285,7 @@ func TestNearAPIJSVectors(t *testing.T) {
 }
 
 func TestNearAPIRSVectors(t *testing.T) {
+	t.Parallel()
 	var v struct {
 		PublicKey string        `json:"public_key"`
 		AccountID string        `json:"account_id"`

@@ -34,6 +34,7 @@ func signClaim(t *testing.T, w *approval.Wallet, sentence, recipient string, cb 
 }
 
 func TestVerifyWithFakeRPC(t *testing.T) {
+	t.Parallel()
 	f := newFake(t)
 	owner, _ := approval.NewWallet()
 	owner.AccountID = "alice.near"
@@ -89,6 +90,7 @@ func TestVerifyWithFakeRPC(t *testing.T) {
 }
 
 func TestVerifyRefusals(t *testing.T) {
+	t.Parallel()
 	w, _ := approval.NewWallet()
 	w.AccountID = "alice.near"
 	sentence := "Approve in Countersign as alice.near: task t-1 with hash " + hashA + " and supply " + hashB + ". At 2026-11-29T12:00:00Z."
@@ -187,6 +189,7 @@ func TestVerifyRefusals(t *testing.T) {
 }
 
 func TestErrorKinds(t *testing.T) {
+	t.Parallel()
 	for k := approval.Malformed; k <= approval.UpstreamUnavailable; k++ {
 		if k.String() == "unknown kind" {
 			t.Errorf("kind %d has no name", k)
@@ -207,6 +210,7 @@ func TestErrorKinds(t *testing.T) {
 }
 
 func TestSignedJSONCallbackURL(t *testing.T) {
+	t.Parallel()
 	for body, want := range map[string]*string{
 		`{"public_key":"k","signature":"s","nonce":"n"}`:                     nil,
 		`{"public_key":"k","signature":"s","nonce":"n","callback_url":null}`: nil,

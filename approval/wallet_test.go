@@ -14,6 +14,7 @@ import (
 )
 
 func TestWalletSaveLoad(t *testing.T) {
+	t.Parallel()
 	w, err := approval.NewWallet()
 	if err != nil {
 		t.Fatal(err)
@@ -60,6 +61,7 @@ func TestWalletSaveLoad(t *testing.T) {
 }
 
 func TestLoadWalletRefusals(t *testing.T) {
+	t.Parallel()
 	w, _ := approval.NewWallet()
 	secret := w.Key.SecretText()
 	pub := w.Key.PublicKey().String()
@@ -110,6 +112,7 @@ func TestLoadWalletRefusals(t *testing.T) {
 }
 
 func TestWalletSignJSON(t *testing.T) {
+	t.Parallel()
 	w, _ := approval.NewWallet()
 	cb := "https://example.com/cb"
 	m, err := w.Sign(approval.SignRequest{Message: "hello", Recipient: "countersign", CallbackURL: &cb})
@@ -171,6 +174,7 @@ func TestWalletSignJSON(t *testing.T) {
 }
 
 func TestVerifyWalletJSON(t *testing.T) {
+	t.Parallel()
 	w, _ := approval.NewWallet()
 	m, err := w.Sign(approval.SignRequest{Message: "Sign in please", Recipient: "countersign"})
 	if err != nil {
@@ -278,6 +282,7 @@ func TestVerifyWalletJSON(t *testing.T) {
 }
 
 func TestLoadSecp256k1KeyFile(t *testing.T) {
+	t.Parallel()
 	k := secpKey(t, 80)
 	w := &approval.Wallet{AccountID: approval.ImplicitAccountID(k.PublicKey()), Key: k}
 	path := filepath.Join(t.TempDir(), "secp.json")

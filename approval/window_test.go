@@ -15,6 +15,7 @@ func sha256hex(s string) string {
 }
 
 func TestCheckSignIn(t *testing.T) {
+	t.Parallel()
 	now := t0
 	max := approval.SessionMaxLife + approval.SignInSlack
 	cases := []struct {
@@ -44,6 +45,7 @@ func TestCheckSignIn(t *testing.T) {
 }
 
 func TestCheckConfirmation(t *testing.T) {
+	t.Parallel()
 	now := t0
 	cases := []struct {
 		name string
@@ -70,6 +72,7 @@ func TestCheckConfirmation(t *testing.T) {
 }
 
 func TestCheckRun(t *testing.T) {
+	t.Parallel()
 	now := t0
 	exp := now.Add(time.Hour)
 	cases := []struct {

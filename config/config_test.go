@@ -21,6 +21,7 @@ func load(t *testing.T, args []string, env map[string]string) (*Config, error) {
 }
 
 func TestDefaults(t *testing.T) {
+	t.Parallel()
 	c, err := load(t, nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -36,6 +37,7 @@ func TestDefaults(t *testing.T) {
 }
 
 func TestPrecedence(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	keyFile := filepath.Join(dir, "key")
 	if err := os.WriteFile(keyFile, []byte(strings.Repeat("ab", 32)+"\n"), 0o600); err != nil {
@@ -62,6 +64,7 @@ func TestPrecedence(t *testing.T) {
 }
 
 func TestRefusals(t *testing.T) {
+	t.Parallel()
 	secret := "postgres://u:hunter2@/db"
 	cases := []struct {
 		name string

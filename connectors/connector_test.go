@@ -37,6 +37,7 @@ func valid() *connectors.Connector {
 }
 
 func TestValidate(t *testing.T) {
+	t.Parallel()
 	if err := valid().Validate(); err != nil {
 		t.Fatalf("the valid connector: %v", err)
 	}
@@ -95,6 +96,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestSchema(t *testing.T) {
+	t.Parallel()
 	c := valid()
 	s := c.Schema()
 	if strings.Join(s.Writes, ",") != "pay,cancel" || strings.Join(s.Reads, ",") != "accounts" {
@@ -112,6 +114,7 @@ func TestSchema(t *testing.T) {
 }
 
 func TestParsePolicy(t *testing.T) {
+	t.Parallel()
 	c := valid()
 	for _, tc := range []struct {
 		policy string
@@ -136,6 +139,7 @@ func TestParsePolicy(t *testing.T) {
 }
 
 func TestOperationBuildAndLimit(t *testing.T) {
+	t.Parallel()
 	c := valid()
 	if c.Build() != "bank@2.1.0-rc.1+build.7" {
 		t.Fatalf("build %s", c.Build())
@@ -157,6 +161,7 @@ func TestOperationBuildAndLimit(t *testing.T) {
 }
 
 func TestCatalogue(t *testing.T) {
+	t.Parallel()
 	a, b := valid(), valid()
 	b.Name = "alpha"
 	cat, err := connectors.NewCatalogue(a, b)
@@ -190,6 +195,7 @@ func TestCatalogue(t *testing.T) {
 }
 
 func TestDecode(t *testing.T) {
+	t.Parallel()
 	type args struct {
 		To     string   `json:"to"`
 		Amount int      `json:"amount"`
@@ -244,6 +250,7 @@ func TestDecode(t *testing.T) {
 }
 
 func TestRefusal(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		err  error
 		want string
@@ -268,6 +275,7 @@ func TestRefusal(t *testing.T) {
 }
 
 func TestTaskAnswers(t *testing.T) {
+	t.Parallel()
 	task := connectors.Task{
 		ID: "abc-1", Kind: countersign.KindInput, Hash: strings.Repeat("ab", 32), Thread: "abc-1",
 		ExpiresAt: time.Date(2026, 11, 30, 12, 0, 0, 0, time.FixedZone("CET", 3600)),
@@ -306,6 +314,7 @@ func (p *platform) Reserve(_ context.Context, kind policy.Kind, limit int) (bool
 }
 
 func TestCallAndAnswerCallAskThePlatform(t *testing.T) {
+	t.Parallel()
 	p := &platform{}
 	pol := valid().ParsePolicy([]byte(`{"confirm": ["pay"]}`))
 	c := &connectors.Call{Operation: "pay", Policy: pol, Platform: p}
@@ -376,6 +385,7 @@ func FuzzDecode(f *testing.F) {
 }
 
 func TestDecodeRefusesAmbiguousCalls(t *testing.T) {
+	t.Parallel()
 	var v struct {
 		To string `json:"to"`
 	}

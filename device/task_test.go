@@ -153,6 +153,7 @@ func vectorView(t testing.TB, v vectors) client.TaskView {
 }
 
 func TestOpenVectors(t *testing.T) {
+	t.Parallel()
 	v := loadVectors(t)
 	d, _ := vectorDevice(t, v)
 	o, err := d.Open(vectorView(t, v))
@@ -189,6 +190,7 @@ func TestOpenVectors(t *testing.T) {
 }
 
 func TestSealedRepliesOpenWithTheReplyKey(t *testing.T) {
+	t.Parallel()
 	v := loadVectors(t)
 	d, _ := vectorDevice(t, v)
 	o, err := d.Open(vectorView(t, v))
@@ -306,6 +308,7 @@ func checkAsTheService(t testing.TB, body []byte, account, taskID string, key ap
 }
 
 func TestApproveRequestVectors(t *testing.T) {
+	t.Parallel()
 	v := loadVectors(t)
 	d, signer := vectorDevice(t, v)
 	o, err := d.Open(vectorView(t, v))
@@ -340,6 +343,7 @@ func TestApproveRequestVectors(t *testing.T) {
 }
 
 func TestApproveRequestWithNothingSupplied(t *testing.T) {
+	t.Parallel()
 	d, signer := newDevice(t)
 	task := newTask(t, d, countersign.KindConfirm, countersign.SuppliesNone, nil, nil)
 	o, err := d.Open(task.view)
@@ -390,6 +394,7 @@ func TestApproveRequestWithNothingSupplied(t *testing.T) {
 }
 
 func TestApproveFileAndEmptyAnswers(t *testing.T) {
+	t.Parallel()
 	d, signer := newDevice(t)
 	pub := signer.Signer.(WalletSigner).Wallet.Key.PublicKey()
 	for _, tt := range []struct {
@@ -422,6 +427,7 @@ func TestApproveFileAndEmptyAnswers(t *testing.T) {
 }
 
 func TestApproveOverHTTP(t *testing.T) {
+	t.Parallel()
 	d, signer := newDevice(t)
 	task := newTask(t, d, countersign.KindInput, countersign.SuppliesText, nil, nil)
 	pub := signer.Signer.(WalletSigner).Wallet.Key.PublicKey()
@@ -564,6 +570,7 @@ func (tt *testTask) seal(t testing.TB, plain []byte) []byte {
 }
 
 func TestOpenRefusals(t *testing.T) {
+	t.Parallel()
 	d, _ := newDevice(t)
 	other, _ := newDevice(t)
 	canonical := func(t *testing.T, e countersign.Envelope) []byte {
@@ -755,6 +762,7 @@ func TestOpenRefusals(t *testing.T) {
 }
 
 func TestOpenKinds(t *testing.T) {
+	t.Parallel()
 	d, _ := newDevice(t)
 	for _, k := range []struct {
 		kind     countersign.Kind
@@ -772,6 +780,7 @@ func TestOpenKinds(t *testing.T) {
 }
 
 func TestOpenFile(t *testing.T) {
+	t.Parallel()
 	d, _ := newDevice(t)
 	files := [][]byte{[]byte("%PDF-1.7 stand-in"), {}, bytes.Repeat([]byte{7}, 100_000)}
 	task := newTask(t, d, countersign.KindConfirm, countersign.SuppliesNone, files, nil)
@@ -839,6 +848,7 @@ func TestOpenFile(t *testing.T) {
 const maxPlain = countersign.MaxSuppliedBytes - sealedOverhead
 
 func TestSealLimits(t *testing.T) {
+	t.Parallel()
 	d, _ := newDevice(t)
 	task := newTask(t, d, countersign.KindInput, countersign.SuppliesText, nil, nil)
 	o, err := d.Open(task.view)
@@ -864,6 +874,7 @@ func TestSealLimits(t *testing.T) {
 }
 
 func TestSealAndApproveRefusals(t *testing.T) {
+	t.Parallel()
 	const canary = "CANARY-plaintext-7731"
 	d, signer := newDevice(t)
 	open := func(kind countersign.Kind, supplies countersign.Supplies) *Opened {
@@ -954,6 +965,7 @@ func TestSealAndApproveRefusals(t *testing.T) {
 }
 
 func TestReadContent(t *testing.T) {
+	t.Parallel()
 	good := []struct{ in, env, req string }{
 		{`{"envelope":"e","request":"r"}`, "e", "r"},
 		{`{"request":"r","envelope":"e"}`, "e", "r"},

@@ -23,6 +23,7 @@ import (
 // the result sealed for the preparer, loses its ciphertext, and a second
 // job for it does nothing.
 func TestAnswerRunOnce(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
 		w := servicetest.New(t, db)
 		id := w.Pay()
@@ -65,6 +66,7 @@ func TestAnswerRunOnce(t *testing.T) {
 // TestAnswerRunEndings: each way a run cannot happen, or fails, ends the
 // task as the contract says, and nothing is written.
 func TestAnswerRunEndings(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
 		w := servicetest.New(t, db)
 		check := func(name, id, state, reason, class string) {
@@ -210,6 +212,7 @@ func tamper(t *testing.T, db *sqlstore.DB, id string) {
 // TestConcurrentApprovalsOneWins: 50 approvals of one task at once, each
 // signed on its own: exactly one is accepted.
 func TestConcurrentApprovalsOneWins(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
 		w := servicetest.New(t, db)
 		id := w.Pay()
@@ -268,6 +271,7 @@ func countJobs(t *testing.T, db *sqlstore.DB) int {
 // TestReceiptsVerify: the task's origin carries a receipt signed by the
 // published run key that names the task and its hash.
 func TestReceiptsVerify(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
 		w := servicetest.New(t, db)
 		id := w.Pay()
@@ -301,6 +305,7 @@ func TestReceiptsVerify(t *testing.T) {
 // TestApprovalInTimeRunsAfterExpiry: an approval given a minute before the
 // task expires is carried out even though its run comes after the expiry.
 func TestApprovalInTimeRunsAfterExpiry(t *testing.T) {
+	t.Parallel()
 	w := servicetest.New(t, storetest.SQLite(t))
 	id := w.Pay()
 	w.Clock.Add(24*time.Hour - time.Minute)

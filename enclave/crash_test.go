@@ -25,6 +25,7 @@ import (
 // one answer whose connector writes its side effect and then the process
 // dies, between answering and the report.
 func TestCrashChild(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("CS_CRASH_SCHEMA") == "" {
 		t.Skip("runs only as TestCrashNeverReplays' worker")
 	}
@@ -64,6 +65,7 @@ func TestCrashChild(t *testing.T) {
 // report: the task ends failed run_unfinished (observed), and the write is
 // not made again, by a retried job or by anyone.
 func TestCrashNeverReplays(t *testing.T) {
+	t.Parallel()
 	db := storetest.Postgres(t)
 	w := servicetest.New(t, db)
 	id := w.Pay()

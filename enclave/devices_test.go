@@ -38,6 +38,7 @@ func signedDevice(t *testing.T, w *approval.Wallet, id, recipient string, validU
 // TestContentKeyWrappedToCheckedDevices: a task's content key reaches every
 // current device whose statement checks out, and no other.
 func TestContentKeyWrappedToCheckedDevices(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
 		e, _ := newEnclave(t)
 		w, _ := approval.NewWallet()

@@ -72,6 +72,7 @@ func openIn(t *testing.T, e *enclave.Enclave, db store.Store, run *enclave.Run, 
 // TestOpenTaskIsReadableByTheRightKeysOnly opens a task with files and reads
 // it back as the owner's device and as the enclave would.
 func TestOpenTaskIsReadableByTheRightKeysOnly(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
 		e, keys := newEnclave(t)
 		run := newRun("alice.near", "bot.near")
@@ -157,6 +158,7 @@ func code(err error) countersign.Code { return countersign.ErrorCode(err) }
 // TestOpenTaskLimits: every limit holds whatever the connector asks, and a
 // refused task writes nothing.
 func TestOpenTaskLimits(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
 		e, _ := newEnclave(t)
 
@@ -272,6 +274,7 @@ func canary(t *testing.T, what string) string {
 // reads every byte of every table of the store: no canary may appear, in
 // clear, hex or base64.
 func TestCiphertextOnly(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
 		e, _ := newEnclave(t)
 		var canaries []string
@@ -323,6 +326,7 @@ func TestCiphertextOnly(t *testing.T) {
 // TestCanaryScanFindsClearText proves the scan above can fail: a value put in
 // clear into any table is found, in each of its forms.
 func TestCanaryScanFindsClearText(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
 		e, _ := newEnclave(t)
 		got, err := open(t, e, db, newRun("alice.near", "bot.near"), inputSpec("Task"))

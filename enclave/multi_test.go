@@ -24,6 +24,7 @@ func waitDone(w *servicetest.World, ids []string) {
 // work one PostgreSQL database; 200 approvals are each carried out exactly
 // once.
 func TestTwoProcessesEachApprovalOnce(t *testing.T) {
+	t.Parallel()
 	db := storetest.Postgres(t)
 	w := servicetest.New(t, db)
 	other, err := sqlstore.OpenPostgres(ctx, storetest.PostgresURL(), db.SchemaName())

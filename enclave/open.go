@@ -31,7 +31,7 @@ type Enclave struct {
 	now        func() time.Time
 	log        *slog.Logger
 	// taskWaitPoll is how often task_wait looks at a task besides listening
-	// to its events.
+	// to its events; not positive: never.
 	taskWaitPoll time.Duration
 	// instance names this process: an answer run's row names the process
 	// that runs it, and the process's heartbeat says it is alive.
@@ -64,7 +64,14 @@ type Config struct {
 	WebhookSender *webhook.Sender
 	// Jitter picks retry jitter (nil: random).
 	Jitter func() float64
+	// TaskWaitPoll is how often task_wait looks at a task besides listening
+	// to its events (0: DefaultTaskWaitPoll; negative: never, events only).
+	TaskWaitPoll time.Duration
 }
+
+// DefaultTaskWaitPoll is how often task_wait looks at a task in case an event
+// was missed.
+const DefaultTaskWaitPoll = 5 * time.Second
 
 // New returns an enclave.
 func New(c Config) *Enclave {
@@ -80,8 +87,11 @@ func New(c Config) *Enclave {
 	if c.WebhookSender == nil {
 		c.WebhookSender = webhook.NewSender(c.WebhookAllowPrivate)
 	}
+	if c.TaskWaitPoll == 0 {
+		c.TaskWaitPoll = DefaultTaskWaitPoll
+	}
 	return &Enclave{keys: c.Keys, store: c.Store, connectors: c.Connectors, recipient: c.Recipient,
-		publicURL: strings.TrimSuffix(c.PublicURL, "/"), now: c.Now, log: c.Logger, taskWaitPoll: 5 * time.Second,
+		publicURL: strings.TrimSuffix(c.PublicURL, "/"), now: c.Now, log: c.Logger, taskWaitPoll: c.TaskWaitPoll,
 		instance: "p" + countersign.NewRunID(), webhooks: c.WebhookSender, webhookPrivate: c.WebhookAllowPrivate, jitter: c.Jitter}
 }
 

@@ -15,6 +15,7 @@ import (
 // TestSweeps: expiry, the 30-minute rule before and during a run, a run
 // whose process stopped beating, and the purge — each once, observed.
 func TestSweeps(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
 		w := servicetest.New(t, db)
 		expiring := w.Pay()

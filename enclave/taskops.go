@@ -178,8 +178,12 @@ func (e *Enclave) taskWait(ctx context.Context, agent string, project store.Proj
 	}
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
-	tick := time.NewTicker(e.taskWaitPoll)
-	defer tick.Stop()
+	var poll <-chan time.Time
+	if e.taskWaitPoll > 0 {
+		tick := time.NewTicker(e.taskWaitPoll)
+		defer tick.Stop()
+		poll = tick.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -188,13 +192,13 @@ func (e *Enclave) taskWait(ctx context.Context, agent string, project store.Proj
 			return e.taskStatus(ctx, agent, project, id)
 		case ev, ok := <-events:
 			if !ok {
-				events = nil // dropped: the ticker still looks
+				events = nil // dropped: the poll still looks, if there is one
 				continue
 			}
 			if ev.TaskID == id && string(ev.State) != first.State {
 				return e.taskStatus(ctx, agent, project, id)
 			}
-		case <-tick.C:
+		case <-poll:
 			var state string
 			err := e.store.Tx(ctx, func(tx store.Tx) error {
 				t, err := preparerTask(ctx, tx, agent, project, id)

@@ -10,6 +10,7 @@ import (
 // the HTTP edge) never imports the sealing package or the enclave side, not
 // even through another package of the module.
 func TestTheDoorNeverHoldsTheMasterKey(t *testing.T) {
+	t.Parallel()
 	for _, door := range []string{"countersign/httpapi", "countersign/inbox"} {
 		seen := map[string]string{}
 		var walk func(pkg, from string)

@@ -235,8 +235,8 @@ func (s *Server) deleteProject(w http.ResponseWriter, r *http.Request, sess inbo
 	s.answer(w, map[string]bool{"deleted": true}, err)
 }
 
-// Heartbeat is how often an idle event stream says it is alive.
-var Heartbeat = 15 * time.Second
+// DefaultHeartbeat is how often an idle event stream says it is alive.
+const DefaultHeartbeat = 15 * time.Second
 
 // events streams the owner's task events (id and state only) as
 // Server-Sent Events. A client that does not keep up is dropped; so is one
@@ -254,7 +254,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, sess inbox.Sessi
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	write := func(frame string) bool {
-		_ = rc.SetWriteDeadline(time.Now().Add(Heartbeat))
+		_ = rc.SetWriteDeadline(time.Now().Add(s.opts.Heartbeat))
 		if _, err := fmt.Fprint(w, frame); err != nil {
 			return false
 		}
@@ -263,7 +263,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, sess inbox.Sessi
 	if !write(": connected\n\n") {
 		return
 	}
-	tick := time.NewTicker(Heartbeat)
+	tick := time.NewTicker(s.opts.Heartbeat)
 	defer tick.Stop()
 	ends := time.NewTimer(time.Until(sess.ValidUntil))
 	defer ends.Stop()

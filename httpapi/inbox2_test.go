@@ -32,6 +32,7 @@ import (
 // closed list carries none; acknowledge, cancel and bulk cancel move tasks
 // as the owner says.
 func TestTaskListsAndMoves(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
 		w := servicetest.New(t, db)
 		var ids []string
@@ -91,6 +92,7 @@ func TestTaskListsAndMoves(t *testing.T) {
 // TestMutes: a muted agent's waiting tasks go at once and its next tasks
 // are refused at opening; lifting the mute lets it in again.
 func TestMutes(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
 		w := servicetest.New(t, db)
 		w.Pay()
@@ -127,6 +129,7 @@ func TestMutes(t *testing.T) {
 // TestOwnerProjects: an owner sets and removes projects with signed
 // confirmations; credentials are sealed and never shown or stored in clear.
 func TestOwnerProjects(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
 		w := servicetest.New(t, db)
 		c := w.Owner.Client
@@ -179,6 +182,7 @@ func TestOwnerProjects(t *testing.T) {
 
 // TestConnectorCatalogue is public and names builds, operations and prices.
 func TestConnectorCatalogue(t *testing.T) {
+	t.Parallel()
 	w := servicetest.New(t, storetest.SQLite(t))
 	cs, err := (&client.Client{BaseURL: w.URL}).Connectors(ctx)
 	if err != nil || len(cs) != 2 || cs[1].Name != "probe" || cs[1].Build != "probe@1.0.0" {
@@ -196,6 +200,7 @@ func TestConnectorCatalogue(t *testing.T) {
 // TestRateLimited: too many state changes from one owner are 429 with
 // Retry-After and terminal false.
 func TestRateLimited(t *testing.T) {
+	t.Parallel()
 	w := servicetest.New(t, storetest.SQLite(t))
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	srv := httptest.NewServer(httpapi.New(httpapi.Options{Version: "test", Store: w.DB, Logger: quiet, Inbox: w.Inbox,
@@ -226,6 +231,7 @@ func TestRateLimited(t *testing.T) {
 // database, with nothing of what the task shows; a client that never reads
 // is dropped without holding up the others.
 func TestEventsAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	db := storetest.Postgres(t)
 	w := servicetest.New(t, db)
 	other, err := sqlstore.OpenPostgres(ctx, storetest.PostgresURL(), db.SchemaName())
@@ -307,6 +313,7 @@ func inboxOn(w *servicetest.World, db *sqlstore.DB, log *slog.Logger) *inbox.Ser
 // TestAgentCallsLimited: one agent key's calls past its limit are 429 with
 // Retry-After; another key is not held up.
 func TestAgentCallsLimited(t *testing.T) {
+	t.Parallel()
 	w := servicetest.New(t, storetest.SQLite(t))
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	srv := httptest.NewServer(httpapi.New(httpapi.Options{Version: "test", Store: w.DB, Logger: quiet, Agents: w.Enclave,
@@ -331,10 +338,8 @@ func TestAgentCallsLimited(t *testing.T) {
 // TestEventStreamEndsWithItsSession: a stream whose device is withdrawn
 // stops at the next heartbeat.
 func TestEventStreamEndsWithItsSession(t *testing.T) {
-	old := httpapi.Heartbeat
-	httpapi.Heartbeat = 100 * time.Millisecond
-	t.Cleanup(func() { httpapi.Heartbeat = old })
-	w := servicetest.New(t, storetest.SQLite(t))
+	t.Parallel()
+	w := servicetest.New(t, storetest.SQLite(t), servicetest.WithHeartbeat(100*time.Millisecond))
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	events, err := w.Owner.Client.Events(sctx)
@@ -366,6 +371,7 @@ func (k slowKeeper) SealCredentials(uuid string, creds []byte) (uint32, []byte, 
 // TestConcurrentProjectCreation: signed creations of one new project at
 // once agree on its uuid, and its credentials open under it.
 func TestConcurrentProjectCreation(t *testing.T) {
+	t.Parallel()
 	db := storetest.Postgres(t)
 	w := servicetest.New(t, db)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -410,6 +416,7 @@ func TestConcurrentProjectCreation(t *testing.T) {
 // TestUnlockNeverOutlivesOpen: an unlock racing an approval leaves no device
 // copy of a task that left open.
 func TestUnlockNeverOutlivesOpen(t *testing.T) {
+	t.Parallel()
 	db := storetest.Postgres(t)
 	w := servicetest.New(t, db)
 	late := w.Device(w.Owner.Signer.(device.WalletSigner).Wallet)
@@ -442,6 +449,7 @@ func TestUnlockNeverOutlivesOpen(t *testing.T) {
 // ciphertext that only the device opens; a file the task does not have and
 // a file of a task no longer waiting are refused with their sentences.
 func TestTaskFiles(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
 		w := servicetest.New(t, db)
 		const invoice = "Invoice 2291: flat 4B, December rent"
@@ -487,6 +495,7 @@ func TestTaskFiles(t *testing.T) {
 // or testing a webhook that was never named, are refused, and the owner's
 // confirmation is not spent on them.
 func TestNothingToRemove(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
 		w := servicetest.New(t, db)
 		c := w.Owner.Client

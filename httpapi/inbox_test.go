@@ -41,6 +41,7 @@ func open(t *testing.T, d *device.Device, id string) *device.Opened {
 // approval can meet; none of them spends the approval's nonce or moves the
 // task, and the good approval still goes through afterwards.
 func TestApprovalRefusals(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
 		w := servicetest.New(t, db)
 		owner := w.Owner
@@ -173,6 +174,7 @@ func postJSON(t *testing.T, c *client.Client, path string, body any) (int, map[s
 // refused, and an owner never learns of another owner's task (404, never
 // 403, never its metadata).
 func TestAuthorizationMatrix(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
 		w := servicetest.New(t, db)
 		alice := w.Owner
@@ -272,6 +274,7 @@ func grant(t *testing.T, w *servicetest.World, project string, agents ...string)
 // TestRejectReasonAndUnlock: a device signed in after a task was made sees
 // it locked until unlock; a rejection's reason reaches the agent.
 func TestRejectReasonAndUnlock(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
 		w := servicetest.New(t, db)
 		task := w.Pay()

@@ -38,6 +38,9 @@ type Options struct {
 	Limits Limits
 	// RunKey is the service's run public keys, published for receipts.
 	RunKey RunKeys
+	// Heartbeat is how often an idle event stream says it is alive, and
+	// looks at its session again (0: DefaultHeartbeat).
+	Heartbeat time.Duration
 }
 
 // RunKeys are the run public keys by master key id ("ed25519:<base58>").
@@ -70,6 +73,9 @@ type Server struct {
 
 // New builds the server and its routes.
 func New(opts Options) *Server {
+	if opts.Heartbeat <= 0 {
+		opts.Heartbeat = DefaultHeartbeat
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}

@@ -16,6 +16,7 @@ import (
 )
 
 func TestHealthReadyMetrics(t *testing.T) {
+	t.Parallel()
 	db := storetest.SQLite(t)
 	var logs bytes.Buffer
 	srv := httptest.NewServer(httpapi.New(httpapi.Options{Version: "1.2.3", Store: db,
@@ -71,6 +72,7 @@ func get(t *testing.T, url string, want int) []byte {
 }
 
 func TestLandingPage(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(httpapi.New(httpapi.Options{Version: "x", Store: storetest.SQLite(t)}))
 	defer srv.Close()
 	resp, err := http.Get(srv.URL + "/")

@@ -21,6 +21,7 @@ import (
 )
 
 func TestSignInAndDevices(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
 		e := newEnv(t, db)
 		alice := e.owner(t, "alice.near")
@@ -62,6 +63,7 @@ func TestSignInAndDevices(t *testing.T) {
 }
 
 func TestSixthDeviceRetiresTheFirst(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
 		e := newEnv(t, db)
 		first := e.owner(t, "alice.near")
@@ -90,6 +92,7 @@ func TestSixthDeviceRetiresTheFirst(t *testing.T) {
 }
 
 func TestSessionsEnd(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
 		e := newEnv(t, db)
 		t.Run("at valid_until, never extended", func(t *testing.T) {
@@ -205,6 +208,7 @@ func post(t *testing.T, url string, body any) (int, map[string]any) {
 // TestSignInRefusals: every refusal of a sign-in, each writing nothing and
 // spending no nonce.
 func TestSignInRefusals(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
 		e := newEnv(t, db)
 		now := e.clock.Now()
@@ -296,6 +300,7 @@ func countDevices(t *testing.T, db *sqlstore.DB) int {
 // TestOneStatementOneSession: 50 parallel sign-ins with one statement open
 // exactly one session.
 func TestOneStatementOneSession(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
 		e := newEnv(t, db)
 		alice := e.owner(t, "alice.near")
@@ -325,6 +330,7 @@ func TestOneStatementOneSession(t *testing.T) {
 }
 
 func TestWithdrawDevice(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
 		e := newEnv(t, db)
 		phone := e.owner(t, "alice.near")

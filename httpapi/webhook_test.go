@@ -124,6 +124,7 @@ func waitEvents(t *testing.T, r *receiver, n int) []map[string]any {
 // created, approved, answered, and the next turn created — each signed both
 // ways, in the task's order of time, with nothing the task shows.
 func TestWebhookJourney(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
 		w := servicetest.New(t, db)
 		w.StartJobs()
@@ -221,6 +222,7 @@ func TestWebhookJourney(t *testing.T) {
 // both attempts are in the log. A renamed webhook stops the old one's
 // deliveries.
 func TestWebhookRetries(t *testing.T) {
+	t.Parallel()
 	w := servicetest.New(t, storetest.SQLite(t))
 	r := newReceiver(t)
 	r.status = func(n int) int {
@@ -279,6 +281,7 @@ func pendingDelivery(t *testing.T, w *servicetest.World, task string) (string, s
 // TestWebhookURLRefused: outside development, URLs that are not https on a
 // public host are refused at once (400), and nothing is named.
 func TestWebhookURLRefused(t *testing.T) {
+	t.Parallel()
 	w := servicetest.New(t, storetest.SQLite(t))
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	strict := inbox.NewService(inbox.Config{Store: w.DB, Keeper: w.Enclave, Webhooks: w.Enclave, Catalogue: w.Catalogue,

@@ -9,6 +9,7 @@ import (
 )
 
 func TestParseProjectText(t *testing.T) {
+	t.Parallel()
 	good := `{"connector":"probe","policy":{"confirm":[]},"agents":["bot.near"]}`
 	p, err := parseProjectText(good)
 	if err != nil || p.Connector != "probe" || string(p.Policy) != `{"confirm":[]}` || p.Credentials != nil {

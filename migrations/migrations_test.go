@@ -6,6 +6,7 @@ import (
 )
 
 func TestForBothDialects(t *testing.T) {
+	t.Parallel()
 	pg, err := For(Postgres)
 	if err != nil {
 		t.Fatal(err)
@@ -31,6 +32,7 @@ func TestForBothDialects(t *testing.T) {
 }
 
 func TestStatements(t *testing.T) {
+	t.Parallel()
 	got := Statements("-- a comment\nCREATE TABLE a (\n  x TEXT\n);\n\nCREATE INDEX b ON a (x);\n")
 	if len(got) != 2 || !strings.HasPrefix(got[0], "CREATE TABLE a") || got[1] != "CREATE INDEX b ON a (x);" {
 		t.Fatalf("Statements = %q", got)

@@ -9,6 +9,7 @@ import (
 )
 
 func TestSignVerify(t *testing.T) {
+	t.Parallel()
 	pub, priv, _ := ed25519.GenerateKey(rand.Reader)
 	_, otherPriv, _ := ed25519.GenerateKey(rand.Reader)
 	r := Receipt{Agent: "bot.near", At: "2026-11-29T12:00:00Z", Build: "probe@1.0.0", Connector: "probe",

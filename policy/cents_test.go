@@ -6,6 +6,7 @@ import (
 )
 
 func TestParseCentsAccepts(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		want Cents
@@ -29,6 +30,7 @@ func TestParseCentsAccepts(t *testing.T) {
 }
 
 func TestParseCentsRefuses(t *testing.T) {
+	t.Parallel()
 	for _, in := range []string{
 		"",
 		".",
@@ -61,6 +63,7 @@ func TestParseCentsRefuses(t *testing.T) {
 }
 
 func TestCentsString(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in      Cents
 		want    string

@@ -11,6 +11,7 @@ import (
 )
 
 func TestDay(t *testing.T) {
+	t.Parallel()
 	tokyo := time.FixedZone("JST", 9*3600)
 	for _, tc := range []struct {
 		t    time.Time
@@ -33,6 +34,7 @@ func TestDay(t *testing.T) {
 var day = Key{Owner: "alice.near", Project: "4f1c2b9e-8a55-4c6e-9d0f-2b7a1e3c5d60", Agent: "bot.near", Day: "2026-11-29"}
 
 func TestReserveUpToTheLimit(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	var c MemoryCounter
 	for i := 1; i <= 3; i++ {
@@ -60,6 +62,7 @@ func TestReserveUpToTheLimit(t *testing.T) {
 }
 
 func TestCountsAreSeparate(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	var c MemoryCounter
 	if ok, _ := c.Reserve(ctx, day, Direct, 1); !ok {
@@ -89,6 +92,7 @@ func TestCountsAreSeparate(t *testing.T) {
 }
 
 func TestReserveRefusals(t *testing.T) {
+	t.Parallel()
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
 	for _, tc := range []struct {
@@ -137,6 +141,7 @@ func TestReserveRefusals(t *testing.T) {
 }
 
 func TestReserveConcurrently(t *testing.T) {
+	t.Parallel()
 	const limit, callers = 37, 400
 	var c MemoryCounter
 	var admitted atomic.Int64
@@ -165,6 +170,7 @@ func TestReserveConcurrently(t *testing.T) {
 }
 
 func TestCheckReservationAcceptsEveryDayOfTheYear(t *testing.T) {
+	t.Parallel()
 	d := time.Date(2028, 1, 1, 12, 0, 0, 0, time.UTC) // a leap year
 	for d.Year() == 2028 {
 		k := Key{Owner: "o", Project: "p", Agent: "a", Day: Day(d)}
@@ -176,6 +182,7 @@ func TestCheckReservationAcceptsEveryDayOfTheYear(t *testing.T) {
 }
 
 func TestKindString(t *testing.T) {
+	t.Parallel()
 	for k, want := range map[Kind]string{Direct: "direct", Confirmed: "confirmed", 0: "Kind(0)"} {
 		if k.String() != want {
 			t.Errorf("%d: %q", uint8(k), k.String())

@@ -16,6 +16,7 @@ func mustParse(t testing.TB, raw string, s Schema) *Policy {
 var noFacts = Facts{}
 
 func TestConfirm(t *testing.T) {
+	t.Parallel()
 	p := mustParse(t, `{"confirm":["pr_merge","issue_create"]}`, github)
 	for _, tc := range []struct {
 		op   string
@@ -37,6 +38,7 @@ func TestConfirm(t *testing.T) {
 }
 
 func TestFirstMatchDecides(t *testing.T) {
+	t.Parallel()
 	p := mustParse(t, `{"rules":[
 		{"when":{"op":"pay_invoice","methods":["wire"]},"then":"refuse"},
 		{"when":{"op":"pay_invoice","min_usd":100},"then":"ask"},
@@ -61,6 +63,7 @@ func TestFirstMatchDecides(t *testing.T) {
 }
 
 func TestRulesNeverWiden(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		raw  string
@@ -103,6 +106,7 @@ func TestRulesNeverWiden(t *testing.T) {
 }
 
 func TestNoMatchFallsBackToConfirm(t *testing.T) {
+	t.Parallel()
 	p := mustParse(t, `{"confirm":["send_invoice"],"rules":[
 		{"when":{"op":"pay_invoice","min_usd":1000},"then":"refuse"},
 		{"when":{"op":"cancel_invoice"},"then":"ask"}
@@ -123,6 +127,7 @@ func TestNoMatchFallsBackToConfirm(t *testing.T) {
 }
 
 func TestOpAsStringOrList(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		raw  string
@@ -148,6 +153,7 @@ func TestOpAsStringOrList(t *testing.T) {
 }
 
 func TestRuleWithoutOpSkipsWritesLackingItsConditions(t *testing.T) {
+	t.Parallel()
 	p := mustParse(t, `{"rules":[
 		{"when":{"min_usd":1000},"then":"refuse"},
 		{"when":{"payee":"new"},"then":"ask"}
@@ -179,6 +185,7 @@ func TestRuleWithoutOpSkipsWritesLackingItsConditions(t *testing.T) {
 // $500, every wire, every cancellation can wait while a small ACH payment to
 // a saved payee runs at once".
 func TestMercuryExample(t *testing.T) {
+	t.Parallel()
 	policies := map[string]string{
 		// The small ACH payment to a saved payee first, then everything else
 		// that must wait.
@@ -234,6 +241,7 @@ func TestMercuryExample(t *testing.T) {
 }
 
 func TestRefusalSentences(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		rule string
 		op   string
@@ -261,6 +269,7 @@ func TestRefusalSentences(t *testing.T) {
 }
 
 func TestDecideFailsClosedOnConnectorMistakes(t *testing.T) {
+	t.Parallel()
 	p := mustParse(t, `{"rules":[{"when":{"op":"pay_invoice","min_usd":1000},"then":"refuse"}]}`, mercury)
 	for _, tc := range []struct {
 		name  string
@@ -295,6 +304,7 @@ func TestDecideFailsClosedOnConnectorMistakes(t *testing.T) {
 }
 
 func TestOutcomeString(t *testing.T) {
+	t.Parallel()
 	for o, want := range map[Outcome]string{Allow: "allow", Ask: "ask", Refuse: "refuse", 0: "Outcome(0)", 9: "Outcome(9)"} {
 		if o.String() != want {
 			t.Errorf("%d: %q", uint8(o), o.String())

@@ -11,6 +11,7 @@ import (
 )
 
 func TestUnreadable(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		schema Schema
@@ -133,6 +134,7 @@ func TestUnreadable(t *testing.T) {
 }
 
 func TestBroken(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		raw  string
@@ -195,6 +197,7 @@ func assertRefusesEveryWrite(t *testing.T, p *Policy, s Schema, code string) {
 }
 
 func TestOK(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		schema Schema
@@ -224,6 +227,7 @@ func TestOK(t *testing.T) {
 }
 
 func TestKeys(t *testing.T) {
+	t.Parallel()
 	p := Parse([]byte(`{
 		"confirm": ["send"],
 		"recipient_domains": ["example.com", "example.org"],
@@ -291,6 +295,7 @@ func TestKeys(t *testing.T) {
 }
 
 func TestRuleLimit(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		rules int
 		mode  Mode
@@ -311,6 +316,7 @@ func TestRuleLimit(t *testing.T) {
 }
 
 func TestSizeLimit(t *testing.T) {
+	t.Parallel()
 	// sized returns a policy of exactly n bytes that is readable at any size.
 	sized := func(n int) []byte {
 		head, tail := `{"confirm":["send"]`, `}`
@@ -332,6 +338,7 @@ func TestSizeLimit(t *testing.T) {
 }
 
 func TestHash(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		raw  string
 		want string // computed with sha256sum, outside Go
@@ -353,6 +360,7 @@ func TestHash(t *testing.T) {
 }
 
 func TestParseKeepsNoReferenceToInput(t *testing.T) {
+	t.Parallel()
 	raw := []byte(`{"recipients":["a@example.com"],"confirm":["send"]}`)
 	p := Parse(raw, gmail)
 	copy(raw, bytes.Repeat([]byte("x"), len(raw)))

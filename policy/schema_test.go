@@ -6,6 +6,7 @@ import (
 )
 
 func TestSchemasOfTheConnectorsValidate(t *testing.T) {
+	t.Parallel()
 	for name, s := range map[string]Schema{"mercury": mercury, "github": github, "gmail": gmail, "probe": probe, "empty": {}} {
 		if err := s.Validate(); err != nil {
 			t.Errorf("%s: %v", name, err)
@@ -14,6 +15,7 @@ func TestSchemasOfTheConnectorsValidate(t *testing.T) {
 }
 
 func TestSchemaRefusals(t *testing.T) {
+	t.Parallel()
 	amount := AmountRange("amount", "min_usd", "max_usd")
 	for _, tc := range []struct {
 		name   string
@@ -62,6 +64,7 @@ func TestSchemaRefusals(t *testing.T) {
 }
 
 func TestConditionPhrase(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		c    Condition
 		want string
@@ -79,6 +82,7 @@ func TestConditionPhrase(t *testing.T) {
 }
 
 func TestConditionValuesAreCopied(t *testing.T) {
+	t.Parallel()
 	values := []string{"ach", "wire"}
 	c := AnyOf("method", "methods", values...)
 	values[0] = "check"
@@ -88,6 +92,7 @@ func TestConditionValuesAreCopied(t *testing.T) {
 }
 
 func TestPolicyKeepsItsOwnCopyOfTheSchema(t *testing.T) {
+	t.Parallel()
 	s := Schema{
 		Writes:     []string{"pay"},
 		Conditions: []Condition{AnyOf("method", "methods", "ach", "wire")},

@@ -71,6 +71,7 @@ func testTaskKeys(t testing.TB, kr *Keyring, keyID uint32, uuid, owner, task str
 }
 
 func TestRecordRoundTripAndTamper(t *testing.T) {
+	t.Parallel()
 	kr := mustKeyring(t, hexA)
 	tk := testTaskKeys(t, kr, 1, testUUID, testOwner, testTask)
 	for _, r := range []Record{TaskRecord, OutcomeRecord} {
@@ -96,6 +97,7 @@ func TestRecordRoundTripAndTamper(t *testing.T) {
 }
 
 func TestRecordRefusesOtherBindings(t *testing.T) {
+	t.Parallel()
 	kr := mustKeyring(t, "1:"+hexA+",2:"+hexB)
 	tk := testTaskKeys(t, kr, 1, testUUID, testOwner, testTask)
 	blob, err := tk.Seal(TaskRecord, []byte("sealed copy"))
@@ -142,6 +144,7 @@ func TestRecordRefusesOtherBindings(t *testing.T) {
 }
 
 func TestTaskKeysRefusals(t *testing.T) {
+	t.Parallel()
 	kr := mustKeyring(t, hexA)
 	tests := []struct {
 		name              string
@@ -194,6 +197,7 @@ func TestTaskKeysRefusals(t *testing.T) {
 }
 
 func TestFirstScalar(t *testing.T) {
+	t.Parallel()
 	order, _ := new(big.Int).SetString("ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551", 16)
 	below := new(big.Int).Sub(order, big.NewInt(1)).FillBytes(make([]byte, 32))
 	candidates := map[uint32][]byte{
@@ -222,6 +226,7 @@ func TestFirstScalar(t *testing.T) {
 }
 
 func TestContentAndFileRoundTripAndTamper(t *testing.T) {
+	t.Parallel()
 	ck := NewContentKey()
 	content := []byte(`{"envelope":"{}","request":"{}"}`)
 	blob, err := ck.SealContent(testTask, content)
@@ -277,6 +282,7 @@ func TestContentAndFileRoundTripAndTamper(t *testing.T) {
 }
 
 func TestContentRefusesOtherBindings(t *testing.T) {
+	t.Parallel()
 	ck, other := NewContentKey(), NewContentKey()
 	content, err := ck.SealContent(testTask, []byte("content"))
 	if err != nil {
@@ -334,6 +340,7 @@ func TestContentRefusesOtherBindings(t *testing.T) {
 }
 
 func TestAADHelpers(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ got, want string }{
 		{string(ContentAAD("r1-1")), "r1-1"},
 		{string(FileAAD("r1-1", 0)), "r1-1:file:0"},
@@ -353,6 +360,7 @@ func TestAADHelpers(t *testing.T) {
 }
 
 func TestKeysDoNotPrint(t *testing.T) {
+	t.Parallel()
 	kr := mustKeyring(t, hexA)
 	tk := testTaskKeys(t, kr, 1, testUUID, testOwner, testTask)
 	ck := NewContentKey()
@@ -378,6 +386,7 @@ func TestKeysDoNotPrint(t *testing.T) {
 
 // The reply key's public half is what a device seals to.
 func TestReplyKeyIsP256(t *testing.T) {
+	t.Parallel()
 	tk := testTaskKeys(t, mustKeyring(t, hexA), 1, testUUID, testOwner, testTask)
 	if tk.ReplyKey().Curve() != ecdh.P256() {
 		t.Fatal("reply key is not P-256")
@@ -386,6 +395,7 @@ func TestReplyKeyIsP256(t *testing.T) {
 
 // Keys not made by this package's constructors are refused, not used.
 func TestZeroValuesAreRefused(t *testing.T) {
+	t.Parallel()
 	device := newP256(t)
 	var zeroCK ContentKey
 	var nilCK *ContentKey

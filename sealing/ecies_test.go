@@ -20,6 +20,7 @@ func newP256(t testing.TB) *ecdh.PrivateKey {
 }
 
 func TestSealToRoundTripAndTamper(t *testing.T) {
+	t.Parallel()
 	device := newP256(t)
 	for _, p := range []Purpose{DeviceCopy, Answer, Note, Rejection} {
 		for _, pt := range [][]byte{nil, []byte("7"), bytes.Repeat([]byte("ü"), 4096)} {
@@ -50,6 +51,7 @@ func TestSealToRoundTripAndTamper(t *testing.T) {
 }
 
 func TestOpenWithRefusesOtherBindings(t *testing.T) {
+	t.Parallel()
 	device, other := newP256(t), newP256(t)
 	blob, err := SealTo(device.PublicKey(), Answer, testTask, []byte("42"))
 	if err != nil {
@@ -78,6 +80,7 @@ func TestOpenWithRefusesOtherBindings(t *testing.T) {
 }
 
 func TestOpenWithRefusesBadEphemeral(t *testing.T) {
+	t.Parallel()
 	device := newP256(t)
 	blob, err := SealTo(device.PublicKey(), Note, testTask, []byte("note"))
 	if err != nil {
@@ -108,6 +111,7 @@ func TestOpenWithRefusesBadEphemeral(t *testing.T) {
 }
 
 func TestSealToAndOpenWithRefusals(t *testing.T) {
+	t.Parallel()
 	device := newP256(t)
 	x25519, err := ecdh.X25519().GenerateKey(nil)
 	if err != nil {
@@ -164,6 +168,7 @@ func TestSealToAndOpenWithRefusals(t *testing.T) {
 }
 
 func TestWrapContentKey(t *testing.T) {
+	t.Parallel()
 	device, other := newP256(t), newP256(t)
 	ck := NewContentKey()
 	copyBlob, err := WrapContentKey(device.PublicKey(), testTask, ck)
@@ -208,6 +213,7 @@ func TestWrapContentKey(t *testing.T) {
 }
 
 func TestP256PublicKeyText(t *testing.T) {
+	t.Parallel()
 	for i := 0; i < 20; i++ {
 		pub := newP256(t).PublicKey()
 		s := FormatP256PublicKey(pub)
@@ -229,6 +235,7 @@ func TestP256PublicKeyText(t *testing.T) {
 }
 
 func TestParseP256PublicKeyRefusals(t *testing.T) {
+	t.Parallel()
 	// A key whose text holds '-' or '_', so that it differs in the standard
 	// alphabet (about 94% of keys do).
 	pub := newP256(t).PublicKey()

@@ -32,6 +32,7 @@ func mustKeyring(t testing.TB, s string) *Keyring {
 }
 
 func TestParseKeyring(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		in      string
@@ -93,6 +94,7 @@ func contains(ids []uint32, id uint32) bool {
 }
 
 func TestParseKeyringRefusals(t *testing.T) {
+	t.Parallel()
 	zeros := strings.Repeat("0", 64)
 	tests := []struct {
 		name string
@@ -165,6 +167,7 @@ func assertNoKeyMaterial(t *testing.T, s string, keys ...string) {
 }
 
 func TestKeyringRedaction(t *testing.T) {
+	t.Parallel()
 	kr := mustKeyring(t, "1:"+hexA+",2:"+hexB)
 	const want = "keyring{ids:[1 2], current:2}"
 
@@ -224,6 +227,7 @@ func TestKeyringRedaction(t *testing.T) {
 }
 
 func TestGenerateKeyringAndAddKey(t *testing.T) {
+	t.Parallel()
 	kr := GenerateKeyring()
 	if !reflect.DeepEqual(kr.IDs(), []uint32{1}) || kr.Current() != 1 {
 		t.Fatalf("GenerateKeyring: ids %v current %d", kr.IDs(), kr.Current())
@@ -270,6 +274,7 @@ func TestGenerateKeyringAndAddKey(t *testing.T) {
 }
 
 func TestAddKeyRefusesOverflow(t *testing.T) {
+	t.Parallel()
 	kr := mustKeyring(t, "4294967295:"+hexA)
 	if next, err := kr.AddKey(); err == nil {
 		t.Fatalf("AddKey after id 4294967295 gave %v", next)
@@ -277,6 +282,7 @@ func TestAddKeyRefusesOverflow(t *testing.T) {
 }
 
 func TestSecretRoundTripAndRotation(t *testing.T) {
+	t.Parallel()
 	kr1 := mustKeyring(t, hexA)
 	secret := []byte("ghp_exampleCredentialValue")
 	id, blob, err := kr1.Seal(ProjectCredentials, "alice.near/github", secret)
@@ -343,6 +349,7 @@ func TestSecretRoundTripAndRotation(t *testing.T) {
 }
 
 func TestSecretRefusals(t *testing.T) {
+	t.Parallel()
 	kr := mustKeyring(t, "1:"+hexA+",2:"+hexB)
 	const row = "project-7"
 	id, blob, err := kr.Seal(ProjectCredentials, row, []byte("secret"))
@@ -407,6 +414,7 @@ func TestSecretRefusals(t *testing.T) {
 }
 
 func TestRunKey(t *testing.T) {
+	t.Parallel()
 	k, err := ParseKeyring("1:" + strings.Repeat("11", 32) + ",2:" + strings.Repeat("22", 32))
 	if err != nil {
 		t.Fatal(err)

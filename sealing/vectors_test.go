@@ -144,6 +144,7 @@ func equalHex(t *testing.T, what string, got, want []byte) {
 }
 
 func TestContractDerivation(t *testing.T) {
+	t.Parallel()
 	v := loadContractVectors(t)
 	d := v.Derivation
 	master := (*[KeySize]byte)(d.MasterKey)
@@ -183,6 +184,7 @@ func TestContractDerivation(t *testing.T) {
 }
 
 func TestContractContent(t *testing.T) {
+	t.Parallel()
 	v := loadContractVectors(t)
 	c := v.Content
 	if got := string(ContentAAD(v.Derivation.TaskID)); got != c.AAD {
@@ -207,6 +209,7 @@ func TestContractContent(t *testing.T) {
 }
 
 func TestContractFile(t *testing.T) {
+	t.Parallel()
 	v := loadContractVectors(t)
 	f := v.File
 	id := v.Derivation.TaskID
@@ -230,6 +233,7 @@ func TestContractFile(t *testing.T) {
 }
 
 func TestContractSealedCopy(t *testing.T) {
+	t.Parallel()
 	v := loadContractVectors(t)
 	s := v.SealedCopy
 	tk := vectorTaskKeys(t, v)
@@ -263,6 +267,7 @@ func TestContractSealedCopy(t *testing.T) {
 }
 
 func TestContractDeviceCopy(t *testing.T) {
+	t.Parallel()
 	v := loadContractVectors(t)
 	d := v.DeviceCopy
 	id := v.Derivation.TaskID
@@ -314,6 +319,7 @@ func TestContractDeviceCopy(t *testing.T) {
 }
 
 func TestContractAnswer(t *testing.T) {
+	t.Parallel()
 	v := loadContractVectors(t)
 	a := v.Answer
 	id := v.Derivation.TaskID
@@ -507,6 +513,7 @@ func makeLocalVectors(t testing.TB) *localVectors {
 }
 
 func TestLocalVectors(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join("testdata", "vectors-local.json")
 	made := makeLocalVectors(t)
 	text, err := json.MarshalIndent(made, "", "  ")
@@ -579,6 +586,7 @@ func TestLocalVectors(t *testing.T) {
 // and x/crypto directly, from their documented layout, so that the file
 // does not merely agree with the code that wrote it.
 func TestLocalVectorsByHand(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile(filepath.Join("testdata", "vectors-local.json"))
 	if err != nil {
 		t.Fatal(err)

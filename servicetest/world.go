@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -146,9 +147,29 @@ func (l *Logs) String() string {
 	return l.buf.String()
 }
 
+// Option changes how New builds the service.
+type Option func(*settings)
+
+type settings struct {
+	heartbeat    time.Duration
+	taskWaitPoll time.Duration
+}
+
+// WithHeartbeat sets how often an idle event stream beats and looks at its
+// session again (default: the service's).
+func WithHeartbeat(d time.Duration) Option { return func(s *settings) { s.heartbeat = d } }
+
+// WithTaskWaitPoll sets how often task_wait looks at a task besides
+// listening to its events; negative: never (default: the service's).
+func WithTaskWaitPoll(d time.Duration) Option { return func(s *settings) { s.taskWaitPoll = d } }
+
 // New builds the service on db.
-func New(t testing.TB, db *sqlstore.DB) *World {
+func New(t testing.TB, db *sqlstore.DB, opts ...Option) *World {
 	t.Helper()
+	var set settings
+	for _, o := range opts {
+		o(&set)
+	}
 	w := &World{T: t, DB: db, Clock: NewClock(time.Now().UTC().Truncate(time.Second)), Keys: sealing.GenerateKeyring(),
 		Effects: &Effects{}, Agent: "bot.near", AgentKey: AgentKey, Logs: &Logs{}}
 	w.log = slog.New(slog.NewTextHandler(w.Logs, nil))
@@ -203,7 +224,8 @@ func New(t testing.TB, db *sqlstore.DB) *World {
 		t.Fatal(err)
 	}
 	w.Enclave = enclave.New(enclave.Config{Keys: w.Keys, Store: db, Connectors: w.Catalogue, Now: w.Clock.Now, Logger: w.log,
-		PublicURL: "https://inbox.example", WebhookAllowPrivate: true, Jitter: func() float64 { return 0.5 }})
+		PublicURL: "https://inbox.example", WebhookAllowPrivate: true, Jitter: func() float64 { return 0.5 },
+		TaskWaitPoll: set.taskWaitPoll})
 	w.RPC = neartest.New()
 	t.Cleanup(w.RPC.Close)
 	checker, err := approval.NewRPCChecker(approval.RPCConfig{URL: w.RPC.URL(), Client: &http.Client{Timeout: 2 * time.Second}, Now: w.Clock.Now})
@@ -215,7 +237,8 @@ func New(t testing.TB, db *sqlstore.DB) *World {
 	cur, keys, _ := w.Enclave.RunKeys()
 	srv := httptest.NewServer(httpapi.New(httpapi.Options{Version: "test", Store: db, Logger: w.log, Inbox: w.Inbox, Agents: w.Enclave,
 		Connectors: w.Catalogue, RunKey: httpapi.RunKeys{Current: cur, Keys: keys},
-		Limits: httpapi.Limits{SignInPerMinute: 1 << 20, OwnerWritesPerMinute: 1 << 20, AgentCallsPerMinute: 1 << 20}}))
+		Limits:    httpapi.Limits{SignInPerMinute: 1 << 20, OwnerWritesPerMinute: 1 << 20, AgentCallsPerMinute: 1 << 20},
+		Heartbeat: set.heartbeat}))
 	t.Cleanup(srv.Close)
 	w.URL = srv.URL
 	w.Owner = w.NewOwner()
@@ -353,21 +376,29 @@ func StartJobs(t testing.TB, db *sqlstore.DB, e *enclave.Enclave) {
 	})
 }
 
-// WaitState waits until a task is in one of the states.
+// WaitState waits until a task is in one of the states: it looks at the
+// task each time the store says one of its owner's tasks moved.
 func (w *World) WaitState(id string, states ...countersign.State) store.Task {
 	w.T.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	t := w.Task(id)
+	events, stop := w.DB.Subscribe(t.Owner)
+	defer func() { stop() }()
+	deadline := time.NewTimer(60 * time.Second)
+	defer deadline.Stop()
 	for {
-		t := w.Task(id)
-		for _, s := range states {
-			if t.State == s {
-				return t
-			}
+		t = w.Task(id) // after subscribing: a move in between is seen here
+		if slices.Contains(states, t.State) {
+			return t
 		}
-		if time.Now().After(deadline) {
+		select {
+		case _, ok := <-events:
+			if !ok { // dropped for not keeping up: listen again
+				stop()
+				events, stop = w.DB.Subscribe(t.Owner)
+			}
+		case <-deadline.C:
 			w.T.Fatalf("task %s is %s, not %v", id, t.State, states)
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 

@@ -162,6 +162,7 @@ func fixedAnswers(table map[string][]string) func(string, uint16, int) ([]netip.
 }
 
 func TestFakeDNS(t *testing.T) {
+	t.Parallel()
 	d := newFakeDNS(t, fixedAnswers(map[string][]string{"a.example.com": {"192.0.2.1", "2001:db8::1"}}))
 	addrs, err := d.resolver().LookupNetIP(context.Background(), "ip", "a.example.com")
 	if err != nil {

@@ -25,6 +25,7 @@ func approvedEvent() Event {
 }
 
 func TestEventEncodeExactBodies(t *testing.T) {
+	t.Parallel()
 	zone := time.FixedZone("UTC+2", 2*3600)
 	tests := []struct {
 		name string
@@ -66,6 +67,7 @@ func TestEventEncodeExactBodies(t *testing.T) {
 
 // The body never holds a member outside the contract's list.
 func TestEventBodyMembers(t *testing.T) {
+	t.Parallel()
 	allowed := map[string]bool{"id": true, "type": true, "at": true, "owner": true, "preparer": true, "project": true,
 		"task_id": true, "kind": true, "state": true, "run": true, "failure_reason": true, "link": true}
 	ev := approvedEvent()
@@ -88,6 +90,7 @@ func TestEventBodyMembers(t *testing.T) {
 }
 
 func TestEventRefusals(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		change func(*Event)
@@ -151,6 +154,7 @@ func TestEventRefusals(t *testing.T) {
 }
 
 func TestNewEventID(t *testing.T) {
+	t.Parallel()
 	a, err := NewEventID()
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ func failed(status int) Attempt {
 }
 
 func TestNextAttemptSchedule(t *testing.T) {
+	t.Parallel()
 	// The delay before attempt n+1 for r = 0, 0.5 and 0.99: factors 0.8,
 	// 1.0 and 1.196.
 	tests := []struct {
@@ -46,6 +47,7 @@ func TestNextAttemptSchedule(t *testing.T) {
 }
 
 func TestNextAttemptJitterBounds(t *testing.T) {
+	t.Parallel()
 	for after := 1; after < MaxAttempts; after++ {
 		base := schedule[after]
 		lo := time.Duration(float64(base) * 0.8)
@@ -60,6 +62,7 @@ func TestNextAttemptJitterBounds(t *testing.T) {
 }
 
 func TestNextAttemptStops(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		attempt int
@@ -82,6 +85,7 @@ func TestNextAttemptStops(t *testing.T) {
 }
 
 func TestNextAttemptRetries(t *testing.T) {
+	t.Parallel()
 	for _, last := range []Attempt{
 		failed(500), failed(400), failed(401), failed(404), failed(429), failed(301),
 		{Error: "the receiver refused the connection"},
@@ -95,6 +99,7 @@ func TestNextAttemptRetries(t *testing.T) {
 }
 
 func TestNextAttemptRetryAfter(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		after      int
@@ -122,6 +127,7 @@ func TestNextAttemptRetryAfter(t *testing.T) {
 }
 
 func TestNextAttemptClampsRandomness(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		r    float64
 		want time.Duration
@@ -136,6 +142,7 @@ func TestNextAttemptClampsRandomness(t *testing.T) {
 }
 
 func TestParseRetryAfter(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	tests := []struct {
 		in   string

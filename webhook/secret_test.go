@@ -9,6 +9,7 @@ import (
 )
 
 func TestNewSecretRoundTrip(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	for range 64 {
 		s, err := NewSecret()
@@ -34,6 +35,7 @@ func TestNewSecretRoundTrip(t *testing.T) {
 }
 
 func TestDecodeSecretFixed(t *testing.T) {
+	t.Parallel()
 	key, err := DecodeSecret("whsec_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=")
 	if err != nil {
 		t.Fatal(err)
@@ -46,6 +48,7 @@ func TestDecodeSecretFixed(t *testing.T) {
 }
 
 func TestDecodeSecretRefuses(t *testing.T) {
+	t.Parallel()
 	valid := "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="
 	tests := []struct{ name, in string }{
 		{"empty", ""},

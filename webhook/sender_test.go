@@ -86,6 +86,7 @@ func (c *counting) server(t *testing.T, tls bool, h http.HandlerFunc) *httptest.
 }
 
 func TestDeliverSignedToLoopbackReceiver(t *testing.T) {
+	t.Parallel()
 	for _, useTLS := range []bool{false, true} {
 		name := "http"
 		if useTLS {
@@ -157,6 +158,7 @@ func TestDeliverSignedToLoopbackReceiver(t *testing.T) {
 }
 
 func TestDeliverFailedAttempts(t *testing.T) {
+	t.Parallel()
 	_, key := newKey(t)
 	var target counting
 	redirectTarget := target.server(t, false, func(w http.ResponseWriter, r *http.Request) {})
@@ -228,6 +230,7 @@ func TestDeliverFailedAttempts(t *testing.T) {
 // A 10 MB answer is read only up to MaxResponseBody; the delivery result
 // stands on the status.
 func TestDeliverLargeAnswer(t *testing.T) {
+	t.Parallel()
 	_, key := newKey(t)
 	const size = 10 << 20
 	type outcome struct {
@@ -276,6 +279,7 @@ func hang(w http.ResponseWriter, r *http.Request) {
 }
 
 func TestDeliverTimeouts(t *testing.T) {
+	t.Parallel()
 	_, key := newKey(t)
 	s := NewSender(true, WithTimeout(300*time.Millisecond))
 
@@ -314,6 +318,7 @@ func TestDeliverTimeouts(t *testing.T) {
 }
 
 func TestDeliverConnectionFailures(t *testing.T) {
+	t.Parallel()
 	_, key := newKey(t)
 
 	// A port nothing listens on.
@@ -370,6 +375,7 @@ func TestDeliverConnectionFailures(t *testing.T) {
 // Dial-time refusals: names that resolve to addresses that are not public
 // never get a connection, whatever they resolved to before.
 func TestDeliverDialTimeRefusals(t *testing.T) {
+	t.Parallel()
 	_, key := newKey(t)
 	var c counting
 	srv := c.server(t, true, func(w http.ResponseWriter, r *http.Request) {})
@@ -455,6 +461,7 @@ func TestDeliverDialTimeRefusals(t *testing.T) {
 }
 
 func TestDeliverRefusesBeforeSending(t *testing.T) {
+	t.Parallel()
 	_, key := newKey(t)
 	var c counting
 	srv := c.server(t, false, func(w http.ResponseWriter, r *http.Request) {})

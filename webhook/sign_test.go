@@ -21,6 +21,7 @@ const (
 )
 
 func TestSignFixedVector(t *testing.T) {
+	t.Parallel()
 	key, err := DecodeSecret(fixedSecret)
 	if err != nil {
 		t.Fatal(err)
@@ -70,6 +71,7 @@ func TestSignFixedVector(t *testing.T) {
 }
 
 func TestSignMatchesPlainHMAC(t *testing.T) {
+	t.Parallel()
 	secret, err := NewSecret()
 	if err != nil {
 		t.Fatal(err)
@@ -111,6 +113,7 @@ func TestSignMatchesPlainHMAC(t *testing.T) {
 }
 
 func TestSignRefuses(t *testing.T) {
+	t.Parallel()
 	key := make([]byte, 32)
 	for _, k := range [][]byte{nil, {}, make([]byte, 31), make([]byte, 33)} {
 		if _, _, err := Sign(k, approvedEvent(), time.Now()); err == nil {

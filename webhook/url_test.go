@@ -7,6 +7,7 @@ import (
 )
 
 func TestValidateURLRefuses(t *testing.T) {
+	t.Parallel()
 	long := "https://example.com/" + strings.Repeat("a", MaxURLLength-len("https://example.com/")+1)
 	tests := []struct {
 		name string
@@ -125,6 +126,7 @@ func TestValidateURLRefuses(t *testing.T) {
 }
 
 func TestValidateURLAccepts(t *testing.T) {
+	t.Parallel()
 	for _, raw := range []string{
 		"https://example.com",
 		"https://example.com/",
@@ -159,6 +161,7 @@ func TestValidateURLAccepts(t *testing.T) {
 }
 
 func TestValidateURLAllowPrivate(t *testing.T) {
+	t.Parallel()
 	for _, raw := range []string{
 		"http://127.0.0.1:8080/hook",
 		"http://localhost:9000/hook",
@@ -201,6 +204,7 @@ func TestValidateURLAllowPrivate(t *testing.T) {
 // The refusal sentences go to the owner as they are: they must never repeat
 // the URL, which may carry a token.
 func TestValidateURLErrorsDoNotEchoTheURL(t *testing.T) {
+	t.Parallel()
 	for _, raw := range []string{
 		"http://example.com/secret-token-123",
 		"https://user:secret-token-123@example.com/",
@@ -218,6 +222,7 @@ func TestValidateURLErrorsDoNotEchoTheURL(t *testing.T) {
 }
 
 func TestParseLooseIPv4(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want string

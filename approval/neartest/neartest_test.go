@@ -63,6 +63,7 @@ func viewKey(account, key string) string {
 }
 
 func TestAccessKeyAnswers(t *testing.T) {
+	t.Parallel()
 	s := neartest.New()
 	defer s.Close()
 	s.AddKey("alice.near", keyA, neartest.FullAccess())
@@ -121,6 +122,7 @@ func TestAccessKeyAnswers(t *testing.T) {
 }
 
 func TestViewAccount(t *testing.T) {
+	t.Parallel()
 	s := neartest.New()
 	defer s.Close()
 	s.AddAccount("bob.near")
@@ -135,6 +137,7 @@ func TestViewAccount(t *testing.T) {
 }
 
 func TestRequestValidation(t *testing.T) {
+	t.Parallel()
 	s := neartest.New()
 	defer s.Close()
 	cases := map[string]struct {
@@ -165,6 +168,7 @@ func TestRequestValidation(t *testing.T) {
 }
 
 func TestModesAndLog(t *testing.T) {
+	t.Parallel()
 	s := neartest.New()
 	defer s.Close()
 	s.SetMode(neartest.Down500)
@@ -213,6 +217,7 @@ func TestModesAndLog(t *testing.T) {
 }
 
 func TestCloseReleasesHangingRequests(t *testing.T) {
+	t.Parallel()
 	s := neartest.New()
 	s.SetMode(neartest.DownHang)
 	done := make(chan error, 1)

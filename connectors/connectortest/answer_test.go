@@ -16,6 +16,7 @@ import (
 )
 
 func TestAnswerHandsTheRunTheSealedTask(t *testing.T) {
+	t.Parallel()
 	hk := &hooks{}
 	h := newHook(t, hk)
 	h.Credentials = []byte("creds")
@@ -57,6 +58,7 @@ func TestAnswerHandsTheRunTheSealedTask(t *testing.T) {
 }
 
 func TestAnswerOpensTheNextTurnAndANotice(t *testing.T) {
+	t.Parallel()
 	hk := &hooks{}
 	h := newHook(t, hk)
 	first := openOne(t, h, hk, inputSpec("Turn 1", countersign.SuppliesText))
@@ -95,6 +97,7 @@ func TestAnswerOpensTheNextTurnAndANotice(t *testing.T) {
 }
 
 func TestAnswerConfirmedCount(t *testing.T) {
+	t.Parallel()
 	hk := &hooks{}
 	h := newHook(t, hk)
 	a := openOne(t, h, hk, confirmSpec("One"))
@@ -124,6 +127,7 @@ func TestAnswerConfirmedCount(t *testing.T) {
 }
 
 func TestAnswerRefusals(t *testing.T) {
+	t.Parallel()
 	limit := countersign.MaxSuppliedBytes - 94
 	for _, tc := range []struct {
 		name     string
@@ -211,6 +215,7 @@ var answerSentences = map[string]string{
 }
 
 func TestAnswerClosedCarriesTheState(t *testing.T) {
+	t.Parallel()
 	hk := &hooks{answer: func(context.Context, *connectors.AnswerCall) (connectors.Report, error) {
 		return connectors.Report{Result: map[string]bool{"ok": true}}, nil
 	}}
@@ -227,6 +232,7 @@ func TestAnswerClosedCarriesTheState(t *testing.T) {
 }
 
 func TestAnswerAtTheLimits(t *testing.T) {
+	t.Parallel()
 	limit := countersign.MaxSuppliedBytes - 94
 	var got *connectors.AnswerCall
 	hk := &hooks{answer: func(_ context.Context, a *connectors.AnswerCall) (connectors.Report, error) {
@@ -256,6 +262,7 @@ func TestAnswerAtTheLimits(t *testing.T) {
 }
 
 func TestAnswerSupplyLimit(t *testing.T) {
+	t.Parallel()
 	var got []byte
 	hk := &hooks{answer: func(_ context.Context, a *connectors.AnswerCall) (connectors.Report, error) {
 		got = a.Supplied
@@ -273,6 +280,7 @@ func TestAnswerSupplyLimit(t *testing.T) {
 }
 
 func TestAnswerVoidWhenTheBuildChanged(t *testing.T) {
+	t.Parallel()
 	hk := &hooks{answer: func(context.Context, *connectors.AnswerCall) (connectors.Report, error) {
 		return connectors.Report{Result: map[string]bool{"ok": true}}, nil
 	}}
@@ -288,6 +296,7 @@ func TestAnswerVoidWhenTheBuildChanged(t *testing.T) {
 }
 
 func TestAnswerNoVoidMeetsTheChangedPolicy(t *testing.T) {
+	t.Parallel()
 	hk := &hooks{answer: func(_ context.Context, a *connectors.AnswerCall) (connectors.Report, error) {
 		if d := a.Decide("open", policyFacts()); d.Outcome == policy.Refuse {
 			return connectors.Report{}, connectors.Refused(countersign.Code(d.Code), false, "%s.", d.Sentence)
@@ -314,6 +323,7 @@ func policyFacts() policy.Facts {
 }
 
 func TestAnswerRunOutcomes(t *testing.T) {
+	t.Parallel()
 	boom := errors.New("the bank hung up")
 	for _, tc := range []struct {
 		name   string
@@ -400,6 +410,7 @@ func TestAnswerRunOutcomes(t *testing.T) {
 }
 
 func TestAnswerPanicFailsTheTest(t *testing.T) {
+	t.Parallel()
 	rec := &recorder{TB: t}
 	hk := &hooks{answer: func(_ context.Context, a *connectors.AnswerCall) (connectors.Report, error) {
 		_ = a.Files[3] // panics
@@ -419,6 +430,7 @@ func TestAnswerPanicFailsTheTest(t *testing.T) {
 }
 
 func TestAnswerResultIsTheObjectReported(t *testing.T) {
+	t.Parallel()
 	hk := &hooks{answer: func(context.Context, *connectors.AnswerCall) (connectors.Report, error) {
 		return connectors.Report{Result: json.RawMessage(` {"a": [1, 2], "b": "<&>"} `)}, nil
 	}}

@@ -16,6 +16,7 @@ import (
 )
 
 func TestNewRefusesAConnectorThatDoesNotValidate(t *testing.T) {
+	t.Parallel()
 	bad := &connectors.Connector{Name: "Bad Name", Version: "1"}
 	rec := &recorder{TB: t}
 	if h := connectortest.New(rec, bad); h != nil {
@@ -33,6 +34,7 @@ func TestNewRefusesAConnectorThatDoesNotValidate(t *testing.T) {
 }
 
 func TestDefaults(t *testing.T) {
+	t.Parallel()
 	h := connectortest.New(t, hookConnector(&hooks{}))
 	if h.Owner != connectortest.DefaultOwner || h.Agent != connectortest.DefaultAgent ||
 		h.Project != "hook" || h.ProjectUUID != connectortest.DefaultProjectUUID ||
@@ -42,6 +44,7 @@ func TestDefaults(t *testing.T) {
 }
 
 func TestCallHandsTheRunWhatThePlatformKnows(t *testing.T) {
+	t.Parallel()
 	var got *connectors.Call
 	hk := &hooks{run: func(_ context.Context, c *connectors.Call) (any, error) {
 		got = c
@@ -73,6 +76,7 @@ func TestCallHandsTheRunWhatThePlatformKnows(t *testing.T) {
 }
 
 func TestCallRefusals(t *testing.T) {
+	t.Parallel()
 	unreadable := []byte(`{"confirm": ["read"]}`)
 	broken := []byte(`{"rules": [{"when": {"op": "slow", "min_usd": 5}, "then": "ask"}]}`)
 	schema := hookConnector(&hooks{}).Schema()
@@ -138,6 +142,7 @@ func TestCallRefusals(t *testing.T) {
 // The service reads a body as encoding/json does: invalid UTF-8 is replaced,
 // and the member names the operation in any case.
 func TestCallReadsTheBodyAsTheServiceDoes(t *testing.T) {
+	t.Parallel()
 	var args json.RawMessage
 	h := newHook(t, &hooks{run: func(_ context.Context, c *connectors.Call) (any, error) {
 		args = c.Args
@@ -153,6 +158,7 @@ func TestCallReadsTheBodyAsTheServiceDoes(t *testing.T) {
 }
 
 func TestCallServesReadsWhateverThePolicy(t *testing.T) {
+	t.Parallel()
 	h := newHook(t, &hooks{run: func(context.Context, *connectors.Call) (any, error) { return map[string]bool{"ok": true}, nil }})
 	h.Policy = []byte(`{"confirm": ["read"]}`)
 	if out, err := h.Call(ctx, `{"operation":"read"}`); err != nil || string(out) != `{"ok":true}` {
@@ -161,6 +167,7 @@ func TestCallServesReadsWhateverThePolicy(t *testing.T) {
 }
 
 func TestCallChargesWritesWhenTheRunStarts(t *testing.T) {
+	t.Parallel()
 	hk := &hooks{run: func(context.Context, *connectors.Call) (any, error) {
 		return nil, connectors.Refuse(countersign.PolicyDenied, "no")
 	}}
@@ -174,6 +181,7 @@ func TestCallChargesWritesWhenTheRunStarts(t *testing.T) {
 }
 
 func TestCallRunErrors(t *testing.T) {
+	t.Parallel()
 	boom := errors.New("upstream said 502")
 	for _, tc := range []struct {
 		name string
@@ -235,6 +243,7 @@ func TestCallRunErrors(t *testing.T) {
 }
 
 func TestCallPanicFailsTheTest(t *testing.T) {
+	t.Parallel()
 	rec := &recorder{TB: t}
 	h := connectortest.New(rec, hookConnector(&hooks{run: func(context.Context, *connectors.Call) (any, error) {
 		var m map[string]int
@@ -251,6 +260,7 @@ func TestCallPanicFailsTheTest(t *testing.T) {
 }
 
 func TestCallComputeLimit(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	late := make(chan error, 1)
 	h := newHook(t, &hooks{run: func(ctx context.Context, c *connectors.Call) (any, error) {
@@ -273,6 +283,7 @@ func TestCallComputeLimit(t *testing.T) {
 }
 
 func TestCallGivesTheRunItsDeadline(t *testing.T) {
+	t.Parallel()
 	deadlines := make(chan time.Time, 1)
 	h := newHook(t, &hooks{run: func(ctx context.Context, _ *connectors.Call) (any, error) {
 		d, _ := ctx.Deadline()
@@ -289,6 +300,7 @@ func TestCallGivesTheRunItsDeadline(t *testing.T) {
 }
 
 func TestCallCancelled(t *testing.T) {
+	t.Parallel()
 	h := newHook(t, &hooks{run: func(ctx context.Context, _ *connectors.Call) (any, error) {
 		<-ctx.Done()
 		return nil, ctx.Err()
@@ -301,6 +313,7 @@ func TestCallCancelled(t *testing.T) {
 }
 
 func TestAwaiting(t *testing.T) {
+	t.Parallel()
 	hk := &hooks{}
 	h := newHook(t, hk)
 	o := openOne(t, h, hk, confirmSpec("Send it"))
@@ -352,6 +365,7 @@ func TestAwaiting(t *testing.T) {
 }
 
 func TestText(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		err  error
 		want string
@@ -367,6 +381,7 @@ func TestText(t *testing.T) {
 }
 
 func TestConcurrentCalls(t *testing.T) {
+	t.Parallel()
 	hk := &hooks{run: opener(confirmSpec("One"), noticeSpec("Two"))}
 	h := newHook(t, hk)
 	var wg sync.WaitGroup

@@ -19,6 +19,7 @@ import (
 )
 
 func TestOpenTaskRecordsARealTask(t *testing.T) {
+	t.Parallel()
 	hk := &hooks{}
 	h := newHook(t, hk)
 	h.Now = func() time.Time { return t0.Add(1500 * time.Millisecond) }
@@ -86,6 +87,7 @@ func TestOpenTaskRecordsARealTask(t *testing.T) {
 }
 
 func TestOpenTaskCopiesWhatTheConnectorHolds(t *testing.T) {
+	t.Parallel()
 	state := []byte("state")
 	spec := confirmSpec("Copy")
 	spec.State = state
@@ -114,6 +116,7 @@ func TestOpenTaskCopiesWhatTheConnectorHolds(t *testing.T) {
 }
 
 func TestOpenTaskRefusals(t *testing.T) {
+	t.Parallel()
 	withSpec := func(change func(s *connectors.TaskSpec)) connectors.TaskSpec {
 		s := confirmSpec("Refused")
 		change(&s)
@@ -206,6 +209,7 @@ var openSentences = map[string]string{
 }
 
 func TestOpenTaskAtTheLimits(t *testing.T) {
+	t.Parallel()
 	longest := confirmSpec("Longest")
 	longest.Life = 24 * time.Hour
 	longest.State = make([]byte, countersign.MaxSealedStateBytes)
@@ -231,6 +235,7 @@ func TestOpenTaskAtTheLimits(t *testing.T) {
 }
 
 func TestOpenTaskWithoutTasksDeclared(t *testing.T) {
+	t.Parallel()
 	c := &connectors.Connector{Name: "quiet", Version: "1", Operations: []connectors.Operation{
 		{Name: "write", Kind: connectors.Write, Run: opener(noticeSpec("Hello"))},
 	}}
@@ -240,6 +245,7 @@ func TestOpenTaskWithoutTasksDeclared(t *testing.T) {
 }
 
 func TestOpenTaskFailOpen(t *testing.T) {
+	t.Parallel()
 	hk := &hooks{run: opener(confirmSpec("Full"))}
 	h := newHook(t, hk)
 	var asked string
@@ -255,6 +261,7 @@ func TestOpenTaskFailOpen(t *testing.T) {
 }
 
 func TestOpenTaskCancelledContext(t *testing.T) {
+	t.Parallel()
 	hk := &hooks{run: func(ctx context.Context, c *connectors.Call) (any, error) {
 		cctx, cancel := context.WithCancel(ctx)
 		cancel()
@@ -268,6 +275,7 @@ func TestOpenTaskCancelledContext(t *testing.T) {
 }
 
 func TestOpenTaskThreads(t *testing.T) {
+	t.Parallel()
 	hk := &hooks{}
 	h := newHook(t, hk)
 	first := openOne(t, h, hk, confirmSpec("First"))
@@ -306,6 +314,7 @@ func TestOpenTaskThreads(t *testing.T) {
 }
 
 func TestReserve(t *testing.T) {
+	t.Parallel()
 	hk := &hooks{run: func(ctx context.Context, c *connectors.Call) (any, error) {
 		ok, err := c.Reserve(ctx, policy.Direct, 2)
 		return map[string]bool{"ok": ok}, err

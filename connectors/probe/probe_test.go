@@ -91,6 +91,7 @@ func shown(t *testing.T, o connectortest.Opened) []string {
 }
 
 func TestConnector(t *testing.T) {
+	t.Parallel()
 	c := probe.New()
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
@@ -114,6 +115,7 @@ func TestConnector(t *testing.T) {
 }
 
 func TestStartRefusals(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, members string
 		want          string
@@ -153,6 +155,7 @@ func TestStartRefusals(t *testing.T) {
 }
 
 func TestStartRefusedByAnUnreadablePolicy(t *testing.T) {
+	t.Parallel()
 	for _, pol := range []string{`{"confirm": ["guess"]}`, `{"confirm": ["Guess_start"]}`, `{"max_per_day": 3}`, `[]`} {
 		h := connectortest.New(t, probe.New())
 		h.Policy = []byte(pol)
@@ -164,6 +167,7 @@ func TestStartRefusedByAnUnreadablePolicy(t *testing.T) {
 }
 
 func TestStartOpensTheFirstTurn(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		members string
 		max     int
@@ -197,6 +201,7 @@ func TestStartOpensTheFirstTurn(t *testing.T) {
 }
 
 func TestSaltsDifferAndHideTheSecret(t *testing.T) {
+	t.Parallel()
 	h := connectortest.New(t, probe.New())
 	a := start(t, h, `{"operation": "guess_start", "max": 2}`)
 	b := start(t, h, `{"operation": "guess_start", "max": 2}`)
@@ -223,6 +228,7 @@ func TestSaltsDifferAndHideTheSecret(t *testing.T) {
 }
 
 func TestSecretIsUniform(t *testing.T) {
+	t.Parallel()
 	const maxN, starts = 5, 2000
 	h := connectortest.New(t, probe.New())
 	counts := make([]int, maxN+1)
@@ -258,6 +264,7 @@ func TestSecretIsUniform(t *testing.T) {
 }
 
 func TestWholeGameByBinarySearch(t *testing.T) {
+	t.Parallel()
 	h := connectortest.New(t, probe.New())
 	first := start(t, h, `{"operation": "guess_start", "max": 1000}`)
 	g0 := stateOf(t, first)
@@ -330,6 +337,7 @@ func TestWholeGameByBinarySearch(t *testing.T) {
 }
 
 func TestNotANumberIsAnAttempt(t *testing.T) {
+	t.Parallel()
 	h := connectortest.New(t, probe.New())
 	first := start(t, h, `{"operation": "guess_start", "max": 3}`)
 	secret := stateOf(t, first).Secret
@@ -362,6 +370,7 @@ func TestNotANumberIsAnAttempt(t *testing.T) {
 }
 
 func TestRightFirstTime(t *testing.T) {
+	t.Parallel()
 	h := connectortest.New(t, probe.New())
 	first := start(t, h, `{"operation": "guess_start"}`)
 	secret := stateOf(t, first).Secret
@@ -381,6 +390,7 @@ func TestRightFirstTime(t *testing.T) {
 }
 
 func TestGuessReading(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		text    string
 		verdict string
@@ -442,6 +452,7 @@ func TestGuessReading(t *testing.T) {
 }
 
 func TestHostileGuess(t *testing.T) {
+	t.Parallel()
 	bidi := strings.Repeat("\u202e\u2066", 10) + "42"
 	long := strings.Repeat("\u202eA\u200d\u2067\x1b[2J", 1250) // 10,000 characters
 	if n := utf8.RuneCountInString(long); n != 10_000 {
@@ -493,6 +504,7 @@ func TestHostileGuess(t *testing.T) {
 }
 
 func TestGuessRefusesAStateThatDoesNotRead(t *testing.T) {
+	t.Parallel()
 	good := game{Salt: make([]byte, 32), Secret: 3, Max: 10, Attempts: 2}
 	mutate := func(f func(g *game)) []byte {
 		g := good
@@ -539,6 +551,7 @@ func TestGuessRefusesAStateThatDoesNotRead(t *testing.T) {
 }
 
 func TestGuessWhenTheThreadCannotGoOn(t *testing.T) {
+	t.Parallel()
 	for _, right := range []bool{false, true} {
 		h := connectortest.New(t, probe.New())
 		first := start(t, h, `{"operation": "guess_start"}`)
@@ -563,6 +576,7 @@ func TestGuessWhenTheThreadCannotGoOn(t *testing.T) {
 }
 
 func TestStartWhenTheTaskCannotOpen(t *testing.T) {
+	t.Parallel()
 	h := connectortest.New(t, probe.New())
 	h.FailOpen = func(connectors.TaskSpec) error {
 		return connectors.Refuse(countersign.Muted, "the owner muted this agent")

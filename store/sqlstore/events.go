@@ -47,6 +47,13 @@ func (h *hub) subscribe(owner string) (<-chan store.TaskEvent, func()) {
 	}
 }
 
+// count is how many subscriptions an owner has.
+func (h *hub) count(owner string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.subs[owner])
+}
+
 // drop ends a subscription; the caller holds h.mu.
 func (h *hub) drop(owner string, s *subscription) {
 	if s.closed {
@@ -94,6 +101,11 @@ func (db *DB) Subscribe(owner string) (<-chan store.TaskEvent, func()) {
 	}
 	return db.hub.subscribe(owner)
 }
+
+// Subscribers is how many subscriptions to an owner's task events this store
+// holds now (open event streams and waiting task_wait calls), so a test can
+// await a listener instead of sleeping.
+func (db *DB) Subscribers(owner string) int { return db.hub.count(owner) }
 
 // channel is the NOTIFY channel of this store's schema.
 func (db *DB) channel() string {

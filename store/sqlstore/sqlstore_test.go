@@ -15,16 +15,19 @@ import (
 )
 
 func TestConformancePostgres(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) store.Store { return storetest.Postgres(t) })
 }
 
 func TestConformanceSQLite(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) store.Store { return storetest.SQLite(t) })
 }
 
 // TestEnqueueAnswerInTheTransaction: the answer job is queued if and only if
 // the transaction commits, and carries ids only.
 func TestEnqueueAnswerInTheTransaction(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
 		ctx := context.Background()
 		if err := db.Tx(ctx, func(tx store.Tx) error {
@@ -76,6 +79,7 @@ func TestEnqueueAnswerInTheTransaction(t *testing.T) {
 // the change; a rolled back change, an owner without a webhook and a
 // notice's Got it write none.
 func TestOutboxFollowsCommittedChanges(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
 		ctx := context.Background()
 		t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
@@ -154,6 +158,7 @@ func TestOutboxFollowsCommittedChanges(t *testing.T) {
 // tables and on the job queue's; one migration brings both current, and a
 // second one applies nothing.
 func TestSchemaStatusFollowsMigration(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	stores := map[string]func(t *testing.T) *sqlstore.DB{
 		"postgres": func(t *testing.T) *sqlstore.DB {

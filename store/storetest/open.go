@@ -67,38 +67,65 @@ func NewSchema(t testing.TB) string {
 	return schema
 }
 
-// shared is the migrated schema the PostgreSQL stores of one test binary
-// use in turn: migrating a schema per test costs more than the tests.
-var shared struct {
-	once   sync.Once
-	schema string
-	err    error
+// pool holds this test binary's migrated PostgreSQL schemas that no test is
+// using. Migrating a schema costs more than most tests, so a test takes a
+// free one (or makes one, when every schema is in use by a test running at
+// the same time) and gives it back, emptied, when it ends: tests that run in
+// parallel each have a schema of their own, and the binary makes no more
+// schemas than it runs tests at once.
+var pool struct {
+	mu    sync.Mutex
+	free  []string
+	swept bool
 }
 
-// Postgres opens a migrated store on a schema of this test binary's own,
-// emptied of every row: tests of one package run one after another, and
-// each sees an empty store.
+// Postgres opens a migrated store on a schema that is this test's own until
+// it ends, empty of every row.
 func Postgres(t testing.TB) *sqlstore.DB {
 	t.Helper()
-	shared.once.Do(func() { shared.schema, shared.err = sharedSchema() })
-	if shared.err != nil {
-		t.Fatalf("PostgreSQL is needed for this test (TEST_DATABASE_URL, default %s): %v", DefaultPostgresURL, shared.err)
+	schema, err := takeSchema()
+	if err != nil {
+		t.Fatalf("PostgreSQL is needed for this test (TEST_DATABASE_URL, default %s): %v", DefaultPostgresURL, err)
 	}
 	ctx := context.Background()
-	db, err := sqlstore.OpenPostgres(ctx, PostgresURL(), shared.schema)
+	db, err := sqlstore.OpenPostgres(ctx, PostgresURL(), schema)
 	if err != nil {
 		t.Fatalf("open postgres: %v", err)
 	}
-	t.Cleanup(func() { db.Close() })
-	if err := empty(ctx, shared.schema); err != nil {
-		t.Fatalf("empty the test schema: %v", err)
-	}
+	t.Cleanup(func() {
+		db.Close()
+		// Emptied before it is given back, so the next test finds it empty;
+		// a schema that cannot be emptied is not given back.
+		if err := empty(context.Background(), schema); err != nil {
+			t.Logf("empty the test schema %s: %v", schema, err)
+			return
+		}
+		pool.mu.Lock()
+		pool.free = append(pool.free, schema)
+		pool.mu.Unlock()
+	})
 	return db
 }
 
-// sharedSchema makes and migrates this binary's schema, after dropping the
-// schemas of earlier test binaries that are no longer connected.
-func sharedSchema() (string, error) {
+// takeSchema hands out a free schema of the pool, or makes a new one.
+func takeSchema() (string, error) {
+	pool.mu.Lock()
+	if n := len(pool.free); n > 0 {
+		schema := pool.free[n-1]
+		pool.free = pool.free[:n-1]
+		pool.mu.Unlock()
+		return schema, nil
+	}
+	sweep := !pool.swept
+	pool.swept = true
+	pool.mu.Unlock()
+	return newPoolSchema(sweep)
+}
+
+// newPoolSchema makes and migrates a schema for the pool, after dropping the
+// schemas of earlier test binaries that are no longer connected (once per
+// binary).
+func newPoolSchema(sweep bool) (string, error) {
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, PostgresURL())
 	if err != nil {
@@ -108,25 +135,31 @@ func sharedSchema() (string, error) {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	schema := "cs_test_" + hex.EncodeToString(b[:])
-	// A schema's binary connects with application_name = the schema; one
-	// nobody is connected as is left over from a run that ended.
-	rows, err := conn.Query(ctx, `SELECT nspname FROM pg_namespace WHERE nspname LIKE 'cs\_test\_%'
-		AND nspname NOT IN (SELECT application_name FROM pg_stat_activity)`)
-	if err != nil {
-		return "", err
-	}
-	stale, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return "", err
-	}
-	for _, s := range stale {
-		_, _ = conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{s}.Sanitize()+" CASCADE")
+	if sweep {
+		// A schema's binary connects with application_name = the schema; one
+		// nobody is connected as is left over from a run that ended.
+		rows, err := conn.Query(ctx, `SELECT nspname FROM pg_namespace WHERE nspname LIKE 'cs\_test\_%'
+			AND nspname NOT IN (SELECT application_name FROM pg_stat_activity)`)
+		if err != nil {
+			return "", err
+		}
+		stale, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return "", err
+		}
+		for _, s := range stale {
+			_, _ = conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{s}.Sanitize()+" CASCADE")
+		}
 	}
 	// Claim the name before the schema exists, so no other run takes it for
-	// stale while it is migrated.
-	if sharedClaim, err = claimSchema(ctx, schema); err != nil {
+	// stale while it is migrated. The claim is held until the process exits.
+	claim, err := claimSchema(ctx, schema)
+	if err != nil {
 		return "", err
 	}
+	claims.Lock()
+	claims.held = append(claims.held, claim)
+	claims.Unlock()
 	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
 		return "", err
 	}
@@ -141,9 +174,12 @@ func sharedSchema() (string, error) {
 	return schema, nil
 }
 
-// sharedClaim holds the shared schema's claim (a connection named after it)
-// until the process exits, so a concurrent run leaves the schema alone.
-var sharedClaim *pgx.Conn
+// claims holds the pool's claims (connections named after their schemas)
+// until the process exits, so a concurrent run leaves the schemas alone.
+var claims struct {
+	sync.Mutex
+	held []*pgx.Conn
+}
 
 // claimSchema opens a connection named after a schema: while it is open, other
 // test binaries leave the schema alone.
@@ -201,8 +237,9 @@ func migrate(t testing.TB, db *sqlstore.DB) {
 	}
 }
 
-// Each runs f once on a PostgreSQL store and once on an embedded store.
+// Each runs f once on a PostgreSQL store and once on an embedded store, the
+// two at the same time.
 func Each(t *testing.T, f func(t *testing.T, db *sqlstore.DB)) {
-	t.Run("postgres", func(t *testing.T) { f(t, Postgres(t)) })
-	t.Run("sqlite", func(t *testing.T) { f(t, SQLite(t)) })
+	t.Run("postgres", func(t *testing.T) { t.Parallel(); f(t, Postgres(t)) })
+	t.Run("sqlite", func(t *testing.T) { t.Parallel(); f(t, SQLite(t)) })
 }

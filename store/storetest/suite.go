@@ -22,7 +22,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		tests = append(tests, group...)
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) { tc.f(t, open(t)) })
+		t.Run(tc.name, func(t *testing.T) { t.Parallel(); tc.f(t, open(t)) })
 	}
 }
 

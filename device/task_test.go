@@ -144,7 +144,7 @@ func vectorView(t testing.TB, v vectors) client.TaskView {
 	t.Helper()
 	return client.TaskView{
 		ID: v.Derivation.TaskID, Project: "probe", ProjectUUID: v.Derivation.ProjectUUID, Connector: "probe",
-		Preparer: "bot.near", Kind: "input", State: "open", Thread: v.Derivation.TaskID,
+		Preparer: "bot.near", Kind: "input", State: string(countersign.StateOpen), Thread: v.Derivation.TaskID,
 		CreatedAt: "2026-11-29T12:00:00Z", ExpiresAt: "2026-11-30T12:00:00Z",
 		ReplyPubkey: v.Derivation.ReplyPubkey, TaskHash: v.Envelope.TaskHash,
 		Content: unhex(t, v.Content.Blob), DeviceCopy: unhex(t, v.DeviceCopy.Blob),
@@ -458,7 +458,7 @@ func TestApproveOverHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st != (client.TaskState{ID: task.view.ID, State: "approved", Run: "run-2"}) || answered.Load() != 1 {
+	if st != (client.TaskState{ID: task.view.ID, State: string(countersign.StateApproved), Run: "run-2"}) || answered.Load() != 1 {
 		t.Errorf("answer %+v after %d requests", st, answered.Load())
 	}
 }
@@ -534,7 +534,7 @@ func newTask(t testing.TB, d *Device, kind countersign.Kind, supplies countersig
 	}
 	tt.view = client.TaskView{
 		ID: id, Project: env.Project, ProjectUUID: env.ProjectUUID, Connector: "probe", Preparer: env.Preparer,
-		Kind: string(kind), State: "open", Thread: env.Thread,
+		Kind: string(kind), State: string(countersign.StateOpen), Thread: env.Thread,
 		CreatedAt: env.CreatedAt.Format(countersign.TimeFormat), ExpiresAt: env.ExpiresAt.Format(countersign.TimeFormat),
 		ReplyPubkey: env.ReplyPubkey, TaskHash: countersign.TaskHash(envelope), Content: content, DeviceCopy: dc,
 		Files: []client.TaskFile{},
@@ -599,7 +599,7 @@ func TestOpenRefusals(t *testing.T) {
 			return tt.view
 		}, []error{ErrLocked}},
 		{"not waiting", func(t *testing.T, tt *testTask) client.TaskView {
-			tt.view.State, tt.view.Content, tt.view.DeviceCopy = "done", nil, nil
+			tt.view.State, tt.view.Content, tt.view.DeviceCopy = string(countersign.StateDone), nil, nil
 			return tt.view
 		}, []error{ErrNotWaiting}},
 		{"an id that is not a task id", func(t *testing.T, tt *testTask) client.TaskView {

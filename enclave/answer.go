@@ -312,7 +312,7 @@ func (e *Enclave) answerCall(ctx context.Context, p *prepared, run string) (*con
 		Operation: p.op.Name, Envelope: p.envelope, State: p.sealed.State, Agent: t.Preparer, Owner: t.Owner,
 		Project: p.project.Name, ProjectUUID: t.ProjectUUID, Run: run, Policy: p.conn.ParsePolicy(p.project.Policy),
 		Now:  e.clock(),
-		Task: connectors.Task{ID: t.ID, Kind: countersign.Kind(t.Kind), Hash: t.TaskHash, Thread: t.Thread, ExpiresAt: t.ExpiresAt, Link: e.link(t.ID)},
+		Task: connectors.Task{ID: t.ID, Kind: t.Kind, Hash: t.TaskHash, Thread: t.Thread, ExpiresAt: t.ExpiresAt, Link: e.link(t.ID)},
 	}
 	var err error
 	if p.approval.Supplied != nil {

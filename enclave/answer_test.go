@@ -28,10 +28,10 @@ func TestAnswerRunOnce(t *testing.T) {
 		w := servicetest.New(t, db)
 		id := w.Pay()
 		run := w.Approve(id, nil)
-		if got := w.Task(id); got.State != "approved" || got.AnswerRun != run {
+		if got := w.Task(id); got.State != countersign.StateApproved || got.AnswerRun != run {
 			t.Fatalf("after approval: %+v", got)
 		}
-		if err := w.Enclave.Answer(ctx, id, "another-run"); err != nil || w.Task(id).State != "approved" {
+		if err := w.Enclave.Answer(ctx, id, "another-run"); err != nil || w.Task(id).State != countersign.StateApproved {
 			t.Fatalf("a job for another run acted: %v", err)
 		}
 		if err := w.Enclave.Answer(ctx, id, run); err != nil {
@@ -44,7 +44,7 @@ func TestAnswerRunOnce(t *testing.T) {
 			t.Fatalf("the write happened %d times", n)
 		}
 		st := w.Status("ledger", id)
-		if st.State != "done" || st.OutcomeClass != "claimed" || string(st.Result) != `{"ok":true,"paid":true}` || st.Run != run {
+		if st.State != string(countersign.StateDone) || st.OutcomeClass != "claimed" || string(st.Result) != `{"ok":true,"paid":true}` || st.Run != run {
 			t.Fatalf("task_status %+v", st)
 		}
 		_ = db.Tx(ctx, func(tx store.Tx) error {
@@ -68,7 +68,8 @@ func TestAnswerRunOnce(t *testing.T) {
 func TestAnswerRunEndings(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
-		w := servicetest.New(t, db)
+		// The overrun below waits for the answer's limit.
+		w := servicetest.New(t, db, servicetest.WithAnswerLimit(500*time.Millisecond))
 		check := func(name, id, state, reason, class string) {
 			t.Helper()
 			got := w.Task(id)
@@ -85,7 +86,7 @@ func TestAnswerRunEndings(t *testing.T) {
 		run := w.Approve(id, nil)
 		setPolicy(t, w, "ledger", `{"confirm":["pay"]}`)
 		_ = w.Enclave.Answer(ctx, id, run)
-		check("policy changed", id, "void", "", "observed")
+		check("policy changed", id, string(countersign.StateVoid), "", "observed")
 		setPolicy(t, w, "ledger", `{}`)
 
 		// The preparer's key was revoked: preparer_key_unavailable.
@@ -93,7 +94,7 @@ func TestAnswerRunEndings(t *testing.T) {
 		run = w.Approve(id, nil)
 		_ = db.Tx(ctx, func(tx store.Tx) error { _, err := tx.RevokeAgentKeys(ctx, w.Agent, w.Clock.Now()); return err })
 		_ = w.Enclave.Answer(ctx, id, run)
-		check("key revoked", id, "failed", "preparer_key_unavailable", "observed")
+		check("key revoked", id, string(countersign.StateFailed), "preparer_key_unavailable", "observed")
 		w.AgentKey = servicetest.AgentKey + "-new"
 		if err := db.Tx(ctx, func(tx store.Tx) error { return tx.AddAgentKey(ctx, w.Agent, hashKey(w.AgentKey), w.Clock.Now()) }); err != nil {
 			t.Fatal(err)
@@ -106,14 +107,14 @@ func TestAnswerRunEndings(t *testing.T) {
 		op.Price = 5
 		_ = w.Enclave.Answer(ctx, id, run)
 		op.Price = 0
-		check("priced", id, "failed", "operation_priced", "observed")
+		check("priced", id, string(countersign.StateFailed), "operation_priced", "observed")
 
 		// The sealed copy was tampered with: run_refused:task_unreadable.
 		id = w.Pay()
 		run = w.Approve(id, nil)
 		tamper(t, db, id)
 		_ = w.Enclave.Answer(ctx, id, run)
-		check("tampered", id, "failed", "run_refused:task_unreadable", "observed")
+		check("tampered", id, string(countersign.StateFailed), "run_refused:task_unreadable", "observed")
 		if st := w.Status("ledger", id); !strings.Contains(string(st.Result), "decryption failed") {
 			t.Errorf("the agent is not told: %s", st.Result)
 		}
@@ -123,7 +124,7 @@ func TestAnswerRunEndings(t *testing.T) {
 		run = w.Approve(id, nil)
 		w.Clock.Add(31 * time.Minute)
 		_ = w.Enclave.Answer(ctx, id, run)
-		check("late run", id, "failed", "run_refused:confirmation_required", "observed")
+		check("late run", id, string(countersign.StateFailed), "run_refused:confirmation_required", "observed")
 
 		// A connector that refuses after the approval, saying nothing was
 		// written: failed run_refused:<code>, claimed, with its sentence.
@@ -133,7 +134,7 @@ func TestAnswerRunEndings(t *testing.T) {
 		id = w.Pay()
 		run = w.Approve(id, nil)
 		_ = w.Enclave.Answer(ctx, id, run)
-		check("refused", id, "failed", "run_refused:policy_denied", "claimed")
+		check("refused", id, string(countersign.StateFailed), "run_refused:policy_denied", "claimed")
 		if st := w.Status("ledger", id); !strings.Contains(string(st.Result), "Nothing was written.") {
 			t.Errorf("the refusal does not say whether it wrote: %s", st.Result)
 		}
@@ -158,10 +159,10 @@ func TestAnswerRunEndings(t *testing.T) {
 			run = w.Approve(id, nil)
 			start := time.Now()
 			_ = w.Enclave.Answer(ctx, id, run)
-			if time.Since(start) > 6*time.Second {
+			if time.Since(start) > 5*time.Second {
 				t.Errorf("%s: the run was not given up at its limit", name)
 			}
-			check(name, id, "failed", "run_refused:internal_error", "claimed")
+			check(name, id, string(countersign.StateFailed), "run_refused:internal_error", "claimed")
 		}
 		if logs := w.Logs.String(); strings.Contains(logs, "rent for flat") {
 			t.Errorf("a connector's panic or error text reached the log:\n%s", logs)
@@ -314,7 +315,7 @@ func TestApprovalInTimeRunsAfterExpiry(t *testing.T) {
 	if err := w.Enclave.Answer(ctx, id, run); err != nil {
 		t.Fatal(err)
 	}
-	if got := w.Task(id); got.State != "done" || w.Effects.Count(id) != 1 {
+	if got := w.Task(id); got.State != countersign.StateDone || w.Effects.Count(id) != 1 {
 		t.Fatalf("an in-time approval run after the expiry: %+v", got)
 	}
 }

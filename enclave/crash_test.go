@@ -3,6 +3,7 @@ package enclave_test
 import (
 	"bytes"
 	"context"
+	"countersign"
 	"errors"
 	"io"
 	"log/slog"
@@ -82,7 +83,7 @@ func TestCrashNeverReplays(t *testing.T) {
 	if !errors.As(err, &exit) || exit.ExitCode() != 3 {
 		t.Fatalf("the worker did not die in its run: %v\n%s", err, out.String())
 	}
-	if got := w.Task(id); got.State != "answering" {
+	if got := w.Task(id); got.State != countersign.StateAnswering {
 		t.Fatalf("after the crash the task is %s", got.State)
 	}
 	marks := func() int {
@@ -104,7 +105,7 @@ func TestCrashNeverReplays(t *testing.T) {
 		t.Fatalf("sweep: %+v %v", res, err)
 	}
 	got := w.Task(id)
-	if got.State != "failed" || got.FailureReason != "run_unfinished" || got.OutcomeClass != "observed" {
+	if got.State != countersign.StateFailed || got.FailureReason != "run_unfinished" || got.OutcomeClass != "observed" {
 		t.Fatalf("the crashed run's task: %+v", got)
 	}
 	st := w.Status("ledger", id)

@@ -95,7 +95,7 @@ func TestOpenTaskIsReadableByTheRightKeysOnly(t *testing.T) {
 			file, _ = tx.File(ctx, got.ID, 0)
 			return nil
 		})
-		if task.State != "open" || task.TaskHash != got.Hash || task.Operation != "guess" || task.Supplies != "text" || keyID != keys.Current() {
+		if task.State != countersign.StateOpen || task.TaskHash != got.Hash || task.Operation != "guess" || task.Supplies != "text" || keyID != keys.Current() {
 			t.Fatalf("stored task %+v", task)
 		}
 		tk, err := keys.TaskKeys(keyID, task.ProjectUUID, task.Owner, task.ID)
@@ -310,7 +310,7 @@ func TestCiphertextOnly(t *testing.T) {
 				// A closed task leaves its ciphertext behind in dead rows and
 				// freed pages: still no canary.
 				if err := db.Tx(ctx, func(tx store.Tx) error {
-					_, err := tx.MoveTask(ctx, store.Move{ID: got.ID, From: "open", To: "rejected", At: t0, Actor: "owner"})
+					_, err := tx.MoveTask(ctx, store.Move{ID: got.ID, From: countersign.StateOpen, To: countersign.StateRejected, At: t0, Actor: "owner"})
 					return err
 				}); err != nil {
 					t.Fatal(err)

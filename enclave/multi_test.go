@@ -1,6 +1,7 @@
 package enclave_test
 
 import (
+	"countersign"
 	"io"
 	"log/slog"
 	"testing"
@@ -15,7 +16,7 @@ import (
 // waitDone waits until every task is done.
 func waitDone(w *servicetest.World, ids []string) {
 	for _, id := range ids {
-		w.WaitState(id, "done")
+		w.WaitState(id, countersign.StateDone)
 	}
 }
 

@@ -2,6 +2,7 @@ package enclave_test
 
 import (
 	"context"
+	"countersign"
 	"testing"
 	"time"
 
@@ -38,7 +39,7 @@ func TestSweeps(t *testing.T) {
 		done := make(chan error)
 		go func() { done <- w.Enclave.Answer(ctx, orphan, run) }()
 		<-started
-		if got := w.Task(orphan).State; got != "answering" {
+		if got := w.Task(orphan).State; got != countersign.StateAnswering {
 			t.Fatalf("a running answer is %s", got)
 		}
 
@@ -51,7 +52,7 @@ func TestSweeps(t *testing.T) {
 		if err != nil || res.Unfinished != 1 || res.NotStarted != 0 {
 			t.Fatalf("sweep after the runner stopped: %+v %v", res, err)
 		}
-		if got := w.Task(orphan); got.State != "failed" || got.FailureReason != "run_unfinished" || got.OutcomeClass != "observed" {
+		if got := w.Task(orphan); got.State != countersign.StateFailed || got.FailureReason != "run_unfinished" || got.OutcomeClass != "observed" {
 			t.Fatalf("the orphaned run's task: %+v", got)
 		}
 		// The run reports after all: nothing is recorded, nothing runs again.
@@ -59,7 +60,7 @@ func TestSweeps(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
-		if got := w.Task(orphan); got.State != "failed" {
+		if got := w.Task(orphan); got.State != countersign.StateFailed {
 			t.Fatalf("a late report changed the task: %+v", got)
 		}
 		_ = w.Enclave.Answer(ctx, orphan, run)
@@ -71,18 +72,18 @@ func TestSweeps(t *testing.T) {
 		if res, err := w.Enclave.Sweep(ctx); err != nil || res.NotStarted != 1 {
 			t.Fatalf("sweep after 30 minutes: %+v %v", res, err)
 		}
-		if got := w.Task(stuck); got.State != "failed" || got.FailureReason != "run_not_started" {
+		if got := w.Task(stuck); got.State != countersign.StateFailed || got.FailureReason != "run_not_started" {
 			t.Fatalf("the stuck task: %+v", got)
 		}
 		w.Clock.Add(24 * time.Hour)
 		if res, err := w.Enclave.Sweep(ctx); err != nil || res.Expired != 1 {
 			t.Fatalf("sweep after a day: %+v %v", res, err)
 		}
-		if got := w.Task(expiring); got.State != "expired" || got.OutcomeClass != "observed" {
+		if got := w.Task(expiring); got.State != countersign.StateExpired || got.OutcomeClass != "observed" {
 			t.Fatalf("the expired task: %+v", got)
 		}
 		st := w.Status("ledger", expiring)
-		if st.State != "expired" {
+		if st.State != string(countersign.StateExpired) {
 			t.Fatalf("the agent reads %+v", st)
 		}
 		// A sweep finds nothing twice; 30 days later the outcomes go.

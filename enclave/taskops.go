@@ -221,7 +221,7 @@ func (e *Enclave) taskCancel(ctx context.Context, agent string, project store.Pr
 		if err != nil {
 			return err
 		}
-		if err := countersign.Move(countersign.Kind(t.Kind), countersign.State(t.State), countersign.StateCancelled); err != nil {
+		if err := countersign.Move(t.Kind, t.State, countersign.StateCancelled); err != nil {
 			return closed(string(t.State))
 		}
 		moved, err := tx.MoveTask(ctx, store.Move{ID: id, From: t.State, To: countersign.StateCancelled,
@@ -243,7 +243,7 @@ func (e *Enclave) taskDelete(ctx context.Context, agent string, project store.Pr
 		if err != nil {
 			return err
 		}
-		if !countersign.State(t.State).Terminal() {
+		if !t.State.Terminal() {
 			return countersign.Errorf(countersign.InvalidRequest, "the task is %s: only a closed task is deleted (cancel an open one first)", t.State)
 		}
 		_, err = tx.ForgetTask(ctx, id)

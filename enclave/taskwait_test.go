@@ -1,6 +1,7 @@
 package enclave_test
 
 import (
+	"countersign"
 	"testing"
 	"time"
 
@@ -46,7 +47,7 @@ func TestTaskWaitWakesOnTheEvent(t *testing.T) {
 		changed := time.Now()
 		select {
 		case a := <-woke:
-			if a.err != nil || a.state != "cancelled" {
+			if a.err != nil || a.state != string(countersign.StateCancelled) {
 				t.Fatalf("task_wait answered %q %v, want cancelled", a.state, a.err)
 			}
 			if d := a.at.Sub(changed); d > time.Second {

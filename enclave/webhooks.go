@@ -84,7 +84,7 @@ func (e *Enclave) Deliver(ctx context.Context, eventID, webhookID string) (time.
 		return 0, false, nil
 	}
 	attempt := attempts + 1
-	a, err := e.send(ctx, w, webhook.Event{ID: ev.ID, Type: webhook.EventType(ev.Type), At: ev.At, Owner: ev.Owner,
+	a, err := e.send(ctx, w, webhook.Event{ID: ev.ID, Type: ev.Type, At: ev.At, Owner: ev.Owner,
 		Preparer: ev.Preparer, Project: ev.Project, TaskID: ev.TaskID, Kind: string(ev.Kind), Run: ev.Run,
 		FailureReason: ev.FailureReason, Link: e.link(ev.TaskID)}, attempt)
 	if err != nil {

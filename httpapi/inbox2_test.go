@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"countersign"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -61,13 +62,13 @@ func TestTaskListsAndMoves(t *testing.T) {
 		if _, err := c.Acknowledge(ctx, ids[0]); reason(err) != "invalid_request" {
 			t.Fatalf("acknowledging a confirm task: %v", err)
 		}
-		if st, err := c.Acknowledge(ctx, notice); err != nil || st.State != "done" {
+		if st, err := c.Acknowledge(ctx, notice); err != nil || st.State != string(countersign.StateDone) {
 			t.Fatalf("Got it: %+v %v", st, err)
 		}
-		if st := w.Status("ledger", notice); st.State != "done" {
+		if st := w.Status("ledger", notice); st.State != string(countersign.StateDone) {
 			t.Fatalf("the agent reads the notice as %s", st.State)
 		}
-		if st, err := c.Cancel(ctx, ids[0]); err != nil || st.State != "cancelled" {
+		if st, err := c.Cancel(ctx, ids[0]); err != nil || st.State != string(countersign.StateCancelled) {
 			t.Fatalf("cancel: %+v %v", st, err)
 		}
 		if _, err := c.Cancel(ctx, ids[0]); reason(err) != "task_closed" {
@@ -437,7 +438,7 @@ func TestUnlockNeverOutlivesOpen(t *testing.T) {
 		_ = db.Tx(ctx, func(tx store.Tx) error {
 			t2, _ := tx.Task(ctx, id)
 			copies, _ := tx.DeviceCopies(ctx, id)
-			if t2.State != "open" && len(copies) != 0 {
+			if t2.State != countersign.StateOpen && len(copies) != 0 {
 				t.Errorf("task %s is %s and keeps %d device copies", id, t2.State, len(copies))
 			}
 			return nil

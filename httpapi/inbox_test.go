@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"countersign"
 	"encoding/json"
 	"errors"
 	"io"
@@ -115,7 +116,7 @@ func TestApprovalRefusals(t *testing.T) {
 
 		// Nothing moved, nothing was spent: the good approval goes through,
 		// once; its replay is 409 with the state.
-		if got := w.Task(confirmTask).State; got != "open" {
+		if got := w.Task(confirmTask).State; got != countersign.StateOpen {
 			t.Fatalf("a refused approval moved the task to %s", got)
 		}
 		if _, err := owner.Client.Approve(ctx, confirmTask, good); err != nil {
@@ -226,7 +227,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 		if _, err := (&client.Client{BaseURL: w.URL, Session: w.AgentKey}).Tasks(ctx, "waiting", "", 0); reason(err) != "session_required" {
 			t.Errorf("an agent key as a session: %v", err)
 		}
-		if got := w.Task(task).State; got != "open" {
+		if got := w.Task(task).State; got != countersign.StateOpen {
 			t.Fatalf("cross access moved the task to %s", got)
 		}
 	})
@@ -298,11 +299,11 @@ func TestRejectReasonAndUnlock(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st, err := late.Client.Reject(ctx, task, reasonBlob); err != nil || st.State != "rejected" {
+		if st, err := late.Client.Reject(ctx, task, reasonBlob); err != nil || st.State != string(countersign.StateRejected) {
 			t.Fatalf("reject: %+v %v", st, err)
 		}
 		st := w.Status("ledger", task)
-		if st.State != "rejected" || st.Reason == nil || *st.Reason != "not today" || st.OutcomeClass != "observed" {
+		if st.State != string(countersign.StateRejected) || st.Reason == nil || *st.Reason != "not today" || st.OutcomeClass != "observed" {
 			t.Fatalf("the agent reads %+v", st)
 		}
 		if w.Effects.Count(task) != 0 {

@@ -153,7 +153,7 @@ func TestWebhookJourney(t *testing.T) {
 		if _, err := w.Owner.Approve(ctx, o, []byte("5"), ""); err != nil {
 			t.Fatal(err)
 		}
-		w.WaitState(first, "done")
+		w.WaitState(first, countersign.StateDone)
 		events := waitEvents(t, r, 4)
 		// Delivery order across events is not promised (each is its own
 		// job); each event's "at" is the time of its change.

@@ -386,7 +386,7 @@ func (s *Service) move(ctx context.Context, sess Session, id string, to counters
 				return err
 			}
 		}
-		if err := countersign.Move(countersign.Kind(t.Kind), countersign.StateOpen, to); err != nil {
+		if err := countersign.Move(t.Kind, countersign.StateOpen, to); err != nil {
 			return err
 		}
 		moved, err := tx.MoveTask(ctx, store.Move{ID: id, From: countersign.StateOpen, To: countersign.State(string(to)),

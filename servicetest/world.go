@@ -153,7 +153,12 @@ type Option func(*settings)
 type settings struct {
 	heartbeat    time.Duration
 	taskWaitPoll time.Duration
+	answerLimit  time.Duration
 }
+
+// WithAnswerLimit sets the compute limit of the ledger's answer operation
+// (default 2 s).
+func WithAnswerLimit(d time.Duration) Option { return func(s *settings) { s.answerLimit = d } }
 
 // WithHeartbeat sets how often an idle event stream beats and looks at its
 // session again (default: the service's).
@@ -166,7 +171,7 @@ func WithTaskWaitPoll(d time.Duration) Option { return func(s *settings) { s.tas
 // New builds the service on db.
 func New(t testing.TB, db *sqlstore.DB, opts ...Option) *World {
 	t.Helper()
-	var set settings
+	set := settings{answerLimit: 2 * time.Second}
 	for _, o := range opts {
 		o(&set)
 	}
@@ -208,7 +213,7 @@ func New(t testing.TB, db *sqlstore.DB, opts ...Option) *World {
 			}
 			return connectors.Notified(task), nil
 		}},
-		{Name: "confirm", Kind: connectors.Answer, Limit: 2 * time.Second, Answer: func(ctx context.Context, a *connectors.AnswerCall) (connectors.Report, error) {
+		{Name: "confirm", Kind: connectors.Answer, Limit: set.answerLimit, Answer: func(ctx context.Context, a *connectors.AnswerCall) (connectors.Report, error) {
 			w.answerMu.Lock()
 			f := w.answer
 			w.answerMu.Unlock()

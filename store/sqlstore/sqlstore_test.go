@@ -99,16 +99,16 @@ func TestOutboxFollowsCommittedChanges(t *testing.T) {
 			}
 			tx(func(tx store.Tx) error { return tx.InsertTask(ctx, k, c) })
 		}
-		move := func(id, from, to string, terminal bool) {
+		move := func(id string, from, to countersign.State, terminal bool) {
 			tx(func(tx store.Tx) error {
-				_, err := tx.MoveTask(ctx, store.Move{ID: id, From: countersign.State(from), To: countersign.State(to), At: t0, Actor: "platform", AnswerRun: "run2"})
+				_, err := tx.MoveTask(ctx, store.Move{ID: id, From: from, To: to, At: t0, Actor: "platform", AnswerRun: "run2"})
 				return err
 			})
 		}
 		insert("run1-1", "alice.near", "input")
-		move("run1-1", "open", "approved", false)
-		move("run1-1", "approved", "answering", false)
-		move("run1-1", "answering", "done", true)
+		move("run1-1", countersign.StateOpen, countersign.StateApproved, false)
+		move("run1-1", countersign.StateApproved, countersign.StateAnswering, false)
+		move("run1-1", countersign.StateAnswering, countersign.StateDone, true)
 		k, c := storetest.NewTask("run3-1", "alice.near", "bot.near")
 		_ = db.Tx(ctx, func(tx store.Tx) error {
 			_ = tx.InsertTask(ctx, k, c)
@@ -116,7 +116,7 @@ func TestOutboxFollowsCommittedChanges(t *testing.T) {
 		})
 		insert("run4-1", "bob.near", "input")
 		insert("run5-1", "alice.near", "notice")
-		move("run5-1", "open", "done", true)
+		move("run5-1", countersign.StateOpen, countersign.StateDone, true)
 
 		q := "SELECT task_id || ' ' || type || ' ' || run FROM webhook_events ORDER BY at, type"
 		var got []string

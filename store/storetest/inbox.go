@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"countersign"
 	"errors"
 	"fmt"
 	"testing"
@@ -31,7 +32,7 @@ func testOwnerTasks(t *testing.T, s store.Store) {
 	}
 	k, c := NewTask("z-1", "bob.near", "bot.near")
 	insert(t, s, k, c)
-	move(t, s, store.Move{ID: "b-1", From: "open", To: "rejected", At: t0, Actor: "owner"})
+	move(t, s, store.Move{ID: "b-1", From: countersign.StateOpen, To: countersign.StateRejected, At: t0, Actor: "owner"})
 	ids := func(ts []store.Task) string {
 		var out []string
 		for _, t := range ts {
@@ -82,8 +83,8 @@ func testDeviceCopiesAndApproval(t *testing.T, s store.Store) {
 		}
 		return nil
 	})
-	move(t, s, store.Move{ID: k.ID, From: "open", To: "approved", At: t0, Actor: "owner"})
-	move(t, s, store.Move{ID: k.ID, From: "approved", To: "failed", At: t0, Actor: "platform"})
+	move(t, s, store.Move{ID: k.ID, From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: "owner"})
+	move(t, s, store.Move{ID: k.ID, From: countersign.StateApproved, To: countersign.StateFailed, At: t0, Actor: "platform"})
 	_ = s.Tx(ctx, func(tx store.Tx) error {
 		if _, err := tx.Approval(ctx, k.ID); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("a closed task keeps its approval: %v", err)
@@ -174,11 +175,11 @@ func testEventsAfterCommit(t *testing.T, s store.Store) {
 	})
 	k, c := NewTask("run1-1", "alice.near", "bot.near")
 	insert(t, s, k, c)
-	if ev := next(t, alice); ev != (store.TaskEvent{Owner: "alice.near", TaskID: "run1-1", State: "open"}) {
+	if ev := next(t, alice); ev != (store.TaskEvent{Owner: "alice.near", TaskID: "run1-1", State: countersign.StateOpen}) {
 		t.Fatalf("first event %+v", ev)
 	}
-	move(t, s, store.Move{ID: k.ID, From: "open", To: "approved", At: t0, Actor: "owner"})
-	if ev := next(t, alice); ev.TaskID != "run1-1" || ev.State != "approved" {
+	move(t, s, store.Move{ID: k.ID, From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: "owner"})
+	if ev := next(t, alice); ev.TaskID != "run1-1" || ev.State != countersign.StateApproved {
 		t.Fatalf("second event %+v", ev)
 	}
 	select {

@@ -285,11 +285,11 @@ func testRolledBackClaim(t *testing.T, s store.Store) {
 	}
 }
 
-func preparerTasks(t *testing.T, s store.Store, owner, preparer, state string, limit int) []string {
+func preparerTasks(t *testing.T, s store.Store, owner, preparer string, state countersign.State, limit int) []string {
 	t.Helper()
 	var ids []string
 	inTx(t, s, func(tx store.Tx) error {
-		list, err := tx.PreparerTasks(ctx, owner, "", preparer, countersign.State(state), limit)
+		list, err := tx.PreparerTasks(ctx, owner, "", preparer, state, limit)
 		for _, k := range list {
 			if k.Owner != owner || k.Preparer != preparer || k.Forgotten {
 				t.Errorf("PreparerTasks(%s, %s) listed %+v", owner, preparer, k)
@@ -322,28 +322,29 @@ func testPreparerTasks(t *testing.T, s store.Store) {
 		task.CreatedAt = t0.Add(time.Hour)
 		insert(t, s, task, c)
 	}
-	move(t, s, store.Move{ID: "r2-2", From: "open", To: "approved", At: t0, Actor: "owner"})
-	move(t, s, store.Move{ID: "r3-1", From: "open", To: "rejected", At: t0, Actor: "owner"})
-	move(t, s, store.Move{ID: "r4-1", From: "open", To: "cancelled", At: t0, Actor: "agent"})
+	move(t, s, store.Move{ID: "r2-2", From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: "owner"})
+	move(t, s, store.Move{ID: "r3-1", From: countersign.StateOpen, To: countersign.StateRejected, At: t0, Actor: "owner"})
+	move(t, s, store.Move{ID: "r4-1", From: countersign.StateOpen, To: countersign.StateCancelled, At: t0, Actor: "agent"})
 	inTx(t, s, func(tx store.Tx) error {
 		_, err := tx.ForgetTask(ctx, "r4-1")
 		return err
 	})
 
 	for _, tc := range []struct {
-		name, owner, preparer, state string
-		limit                        int
-		want                         string
+		name, owner, preparer string
+		state                 countersign.State
+		limit                 int
+		want                  string
 	}{
 		{"all, newest first", "alice.near", "bot.near", "", 50, "[r5-1 r3-1 r2-2 r2-1 r1-1]"},
 		{"limited", "alice.near", "bot.near", "", 3, "[r5-1 r3-1 r2-2]"},
 		{"one", "alice.near", "bot.near", "", 1, "[r5-1]"},
-		{"open", "alice.near", "bot.near", "open", 50, "[r5-1 r2-1 r1-1]"},
-		{"open, limited", "alice.near", "bot.near", "open", 2, "[r5-1 r2-1]"},
-		{"approved", "alice.near", "bot.near", "approved", 50, "[r2-2]"},
-		{"rejected", "alice.near", "bot.near", "rejected", 50, "[r3-1]"},
-		{"forgotten are not listed", "alice.near", "bot.near", "cancelled", 50, "[]"},
-		{"none in a state", "alice.near", "bot.near", "done", 50, "[]"},
+		{"open", "alice.near", "bot.near", countersign.StateOpen, 50, "[r5-1 r2-1 r1-1]"},
+		{"open, limited", "alice.near", "bot.near", countersign.StateOpen, 2, "[r5-1 r2-1]"},
+		{"approved", "alice.near", "bot.near", countersign.StateApproved, 50, "[r2-2]"},
+		{"rejected", "alice.near", "bot.near", countersign.StateRejected, 50, "[r3-1]"},
+		{"forgotten are not listed", "alice.near", "bot.near", countersign.StateCancelled, 50, "[]"},
+		{"none in a state", "alice.near", "bot.near", countersign.StateDone, 50, "[]"},
 		{"another preparer", "alice.near", "other.near", "", 50, "[x1-1]"},
 		{"another owner", "bob.near", "bot.near", "", 50, "[x2-1]"},
 		{"an unknown preparer", "alice.near", "nobody.near", "", 50, "[]"},
@@ -385,14 +386,14 @@ func testForgetTask(t *testing.T, s store.Store) {
 		k, c := NewTask(id, "alice.near", "bot.near")
 		insert(t, s, k, c)
 	}
-	move(t, s, store.Move{ID: "approved-1", From: "open", To: "approved", At: t0, Actor: "owner"})
-	move(t, s, store.Move{ID: "answering-1", From: "open", To: "approved", At: t0, Actor: "owner"})
-	move(t, s, store.Move{ID: "answering-1", From: "approved", To: "answering", At: t0, Actor: "platform"})
-	move(t, s, store.Move{ID: "done-1", From: "open", To: "done", At: t0, Actor: "owner"})
-	move(t, s, store.Move{ID: "failed-1", From: "open", To: "approved", At: t0, Actor: "owner"})
-	move(t, s, store.Move{ID: "failed-1", From: "approved", To: "failed", At: t0, Actor: "platform"})
-	move(t, s, store.Move{ID: "rejected-1", From: "open", To: "rejected", At: t0, Actor: "owner"})
-	move(t, s, store.Move{ID: "expired-1", From: "open", To: "expired", At: t0, Actor: "platform"})
+	move(t, s, store.Move{ID: "approved-1", From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: "owner"})
+	move(t, s, store.Move{ID: "answering-1", From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: "owner"})
+	move(t, s, store.Move{ID: "answering-1", From: countersign.StateApproved, To: countersign.StateAnswering, At: t0, Actor: "platform"})
+	move(t, s, store.Move{ID: "done-1", From: countersign.StateOpen, To: countersign.StateDone, At: t0, Actor: "owner"})
+	move(t, s, store.Move{ID: "failed-1", From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: "owner"})
+	move(t, s, store.Move{ID: "failed-1", From: countersign.StateApproved, To: countersign.StateFailed, At: t0, Actor: "platform"})
+	move(t, s, store.Move{ID: "rejected-1", From: countersign.StateOpen, To: countersign.StateRejected, At: t0, Actor: "owner"})
+	move(t, s, store.Move{ID: "expired-1", From: countersign.StateOpen, To: countersign.StateExpired, At: t0, Actor: "platform"})
 
 	for _, tc := range []struct {
 		id   string
@@ -419,7 +420,7 @@ func testForgetTask(t *testing.T, s store.Store) {
 	inTx(t, s, func(tx store.Tx) error {
 		// The owner's view is untouched: a forgotten task is still there, marked.
 		k, err := tx.Task(ctx, "done-1")
-		if err != nil || !k.Forgotten || k.State != "done" {
+		if err != nil || !k.Forgotten || k.State != countersign.StateDone {
 			t.Errorf("a forgotten task: %+v, %v", k, err)
 		}
 		if k, _ := tx.Task(ctx, "open-1"); k.Forgotten {

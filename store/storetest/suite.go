@@ -101,7 +101,7 @@ func NewTask(id, owner, preparer string) (store.Task, store.TaskCiphertext) {
 	k := store.Task{
 		ID: id, Owner: owner, Preparer: preparer, Project: "probe",
 		ProjectUUID: "4f1c2b9e-8a55-4c6e-9d0f-2b7a1e3c5d60", Connector: "probe",
-		Kind: "input", State: "open", Thread: id, Run: "run1", Operation: "guess",
+		Kind: "input", State: countersign.StateOpen, Thread: id, Run: "run1", Operation: "guess",
 		Supplies: "text", ReplyPubkey: "p256:x", TaskHash: "ab", KeyID: 1,
 		ContentSize: 100, CreatedAt: t0, ExpiresAt: t0.Add(24 * time.Hour), StateAt: t0,
 	}
@@ -210,19 +210,19 @@ func testTaskIDTaken(t *testing.T, s store.Store) {
 func testMoveIsCompareAndSet(t *testing.T, s store.Store) {
 	k, c := NewTask("run1-1", "alice.near", "bot.near")
 	insert(t, s, k, c)
-	if move(t, s, store.Move{ID: k.ID, From: "approved", To: "answering", At: t0, Actor: "platform"}) {
+	if move(t, s, store.Move{ID: k.ID, From: countersign.StateApproved, To: countersign.StateAnswering, At: t0, Actor: "platform"}) {
 		t.Fatal("a move from a state the task is not in happened")
 	}
-	if move(t, s, store.Move{ID: "other", From: "open", To: "approved", At: t0, Actor: "owner"}) {
+	if move(t, s, store.Move{ID: "other", From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: "owner"}) {
 		t.Fatal("a move of a missing task happened")
 	}
-	if !move(t, s, store.Move{ID: k.ID, From: "open", To: "approved", At: t0, Actor: "owner", Run: "run2", AnswerRun: "run2"}) {
+	if !move(t, s, store.Move{ID: k.ID, From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: "owner", Run: "run2", AnswerRun: "run2"}) {
 		t.Fatal("open → approved did not happen")
 	}
-	if !move(t, s, store.Move{ID: k.ID, From: "approved", To: "answering", At: t0.Add(time.Second), Actor: "platform", Run: "run2"}) {
+	if !move(t, s, store.Move{ID: k.ID, From: countersign.StateApproved, To: countersign.StateAnswering, At: t0.Add(time.Second), Actor: "platform", Run: "run2"}) {
 		t.Fatal("approved → answering did not happen")
 	}
-	if !move(t, s, store.Move{ID: k.ID, From: "answering", To: "done", At: t0.Add(2 * time.Second),
+	if !move(t, s, store.Move{ID: k.ID, From: countersign.StateAnswering, To: countersign.StateDone, At: t0.Add(2 * time.Second),
 		Actor: "platform", Run: "run2", OutcomeClass: "claimed"}) {
 		t.Fatal("answering → done did not happen")
 	}
@@ -231,7 +231,7 @@ func testMoveIsCompareAndSet(t *testing.T, s store.Store) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.State != "done" || got.AnswerRun != "run2" || got.OutcomeClass != "claimed" || !got.ClosedAt.Equal(t0.Add(2*time.Second)) {
+		if got.State != countersign.StateDone || got.AnswerRun != "run2" || got.OutcomeClass != "claimed" || !got.ClosedAt.Equal(t0.Add(2*time.Second)) {
 			t.Errorf("after done: %+v", got)
 		}
 		if _, _, err := tx.Sealed(ctx, k.ID); !errors.Is(err, store.ErrNotFound) {
@@ -254,10 +254,10 @@ func testMoveIsCompareAndSet(t *testing.T, s store.Store) {
 }
 
 func testLeavingOpenDrops(t *testing.T, s store.Store) {
-	for _, to := range []string{"rejected", "cancelled", "expired", "void"} {
-		k, c := NewTask("run1-"+to, "alice.near", "bot.near")
+	for _, to := range []countersign.State{countersign.StateRejected, countersign.StateCancelled, countersign.StateExpired, countersign.StateVoid} {
+		k, c := NewTask("run1-"+string(to), "alice.near", "bot.near")
 		insert(t, s, k, c)
-		if !move(t, s, store.Move{ID: k.ID, From: "open", To: countersign.State(to), At: t0, Actor: "owner", OutcomeClass: "observed"}) {
+		if !move(t, s, store.Move{ID: k.ID, From: countersign.StateOpen, To: to, At: t0, Actor: "owner", OutcomeClass: "observed"}) {
 			t.Fatalf("open → %s did not happen", to)
 		}
 		_ = s.Tx(ctx, func(tx store.Tx) error {
@@ -281,7 +281,7 @@ func testLeavingOpenDrops(t *testing.T, s store.Store) {
 func testApprovedKeepsFiles(t *testing.T, s store.Store) {
 	k, c := NewTask("run1-1", "alice.near", "bot.near")
 	insert(t, s, k, c)
-	move(t, s, store.Move{ID: k.ID, From: "open", To: "approved", At: t0, Actor: "owner"})
+	move(t, s, store.Move{ID: k.ID, From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: "owner"})
 	_ = s.Tx(ctx, func(tx store.Tx) error {
 		if _, err := tx.Content(ctx, k.ID); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("approved: content kept (%v)", err)
@@ -297,7 +297,7 @@ func testApprovedKeepsFiles(t *testing.T, s store.Store) {
 		}
 		return nil
 	})
-	move(t, s, store.Move{ID: k.ID, From: "approved", To: "failed", At: t0, Actor: "platform",
+	move(t, s, store.Move{ID: k.ID, From: countersign.StateApproved, To: countersign.StateFailed, At: t0, Actor: "platform",
 		OutcomeClass: "observed", FailureReason: "run_not_started"})
 	_ = s.Tx(ctx, func(tx store.Tx) error {
 		if sizes, _ := tx.Files(ctx, k.ID); len(sizes) != 0 {
@@ -321,7 +321,7 @@ func testMoveOnceUnderConcurrency(t *testing.T, s store.Store) {
 		go func() {
 			defer wg.Done()
 			err := s.Tx(ctx, func(tx store.Tx) error {
-				moved, err := tx.MoveTask(ctx, store.Move{ID: k.ID, From: "open", To: "approved", At: t0, Actor: "owner"})
+				moved, err := tx.MoveTask(ctx, store.Move{ID: k.ID, From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: "owner"})
 				if moved {
 					wins.Add(1)
 				}
@@ -388,8 +388,8 @@ func testOwnerLoad(t *testing.T, s store.Store) {
 	}
 	k, c := NewTask("runx-1", "bob.near", "bot.near")
 	insert(t, s, k, c)
-	move(t, s, store.Move{ID: "run0-1", From: "open", To: "approved", At: t0, Actor: "owner"})
-	move(t, s, store.Move{ID: "run1-1", From: "open", To: "rejected", At: t0, Actor: "owner"})
+	move(t, s, store.Move{ID: "run0-1", From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: "owner"})
+	move(t, s, store.Move{ID: "run1-1", From: countersign.StateOpen, To: countersign.StateRejected, At: t0, Actor: "owner"})
 	_ = s.Tx(ctx, func(tx store.Tx) error {
 		l, err := tx.OwnerLoad(ctx, "alice.near", "bot.near")
 		if err != nil {

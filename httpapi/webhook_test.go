@@ -39,10 +39,13 @@ type receiver struct {
 	// status answers each request (default 200).
 	status func(n int) int
 	n      int
+	// heard is closed and replaced each time a request has been taken
+	// down, so a test can wait for the next one.
+	heard chan struct{}
 }
 
 func newReceiver(t *testing.T) *receiver {
-	r := &receiver{t: t, status: func(int) int { return 200 }}
+	r := &receiver{t: t, status: func(int) int { return 200 }, heard: make(chan struct{})}
 	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
 	t.Cleanup(r.srv.Close)
 	return r
@@ -83,12 +86,20 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	r.bodies = append(r.bodies, m)
 	r.raw = append(r.raw, string(body))
 	w.WriteHeader(r.status(r.n))
+	close(r.heard)
+	r.heard = make(chan struct{})
 }
 
 func (r *receiver) events() []map[string]any {
+	ev, _ := r.eventsAndNext()
+	return ev
+}
+
+// eventsAndNext is the events so far and a channel closed at the next one.
+func (r *receiver) eventsAndNext() ([]map[string]any, <-chan struct{}) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]map[string]any(nil), r.bodies...)
+	return append([]map[string]any(nil), r.bodies...), r.heard
 }
 
 func nameWebhook(t *testing.T, w *servicetest.World, url string) client.Webhook {
@@ -107,16 +118,18 @@ func nameWebhook(t *testing.T, w *servicetest.World, url string) client.Webhook 
 // waitEvents waits until the receiver has n events.
 func waitEvents(t *testing.T, r *receiver, n int) []map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.NewTimer(30 * time.Second)
+	defer deadline.Stop()
 	for {
-		ev := r.events()
+		ev, next := r.eventsAndNext()
 		if len(ev) >= n {
 			return ev
 		}
-		if time.Now().After(deadline) {
+		select {
+		case <-next:
+		case <-deadline.C:
 			t.Fatalf("%d of %d events arrived: %v", len(ev), n, ev)
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 

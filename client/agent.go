@@ -98,8 +98,8 @@ type Awaiting struct {
 	Link      string `json:"link"`
 }
 
-// Status asks task_status; with wait > 0 it asks task_wait, which answers
-// early when the task's state changes.
+// Status asks task_status; with waitSeconds > 0 it asks task_wait, which
+// answers early when the task's state changes.
 func (c *Client) Status(ctx context.Context, owner, project, taskID string, waitSeconds int) (TaskStatus, error) {
 	op, args := "task_status", map[string]any{"task_id": taskID}
 	if waitSeconds > 0 {

@@ -1,6 +1,8 @@
 // Package client is the Go client of Countersign's HTTP API, for agents (the
-// /call API), owners (the /inbox API) and tests. It speaks the same protocol
-// a browser does and depends on the standard library only.
+// /call API), owners (the /inbox API), anyone reading the public connector
+// catalogue and run keys, and tests. It speaks the same protocol a browser
+// does and depends on the standard library only; its JSON types are copies
+// of the service's, held to them by wire_test.go.
 package client
 
 import (
@@ -27,6 +29,9 @@ type Client struct {
 	Session string
 	// AgentKey is the agent's key (ak_…), for the call API.
 	AgentKey string
+	// EventsIdle is how long an event stream (Events) may stay silent
+	// before it is taken for dead (0: DefaultEventsIdle).
+	EventsIdle time.Duration
 }
 
 var defaultHTTP = &http.Client{Timeout: 90 * time.Second}

@@ -2,7 +2,8 @@ package client
 
 // The owner's inbox calls (SPEC §6): the task list, one task and its files,
 // proof of origin, approvals, rejections, notices, cancellations, unlock,
-// mutes, projects, the public connector catalogue and the event stream.
+// mutes, projects, the public connector catalogue, the event stream and a
+// task's history.
 //
 // Every call but Connectors sends the session token (c.Session) as a bearer
 // token. Byte fields are []byte here and standard base64 on the wire, as
@@ -143,6 +144,7 @@ type Connector struct {
 	Name       string               `json:"name"`
 	Version    string               `json:"version"`
 	Build      string               `json:"build"`
+	Tasks      bool                 `json:"tasks"` // the connector declares that it opens tasks
 	Operations []ConnectorOperation `json:"operations"`
 	PolicyKeys []string             `json:"policy_keys"`
 }
@@ -412,18 +414,19 @@ const (
 	maxEventData = 64 << 10
 )
 
-// eventsIdle is how long the stream may stay silent before it is taken for
-// dead: three of the service's 15-second heartbeats.
-var eventsIdle = 45 * time.Second
+// DefaultEventsIdle is how long an event stream may stay silent before it
+// is taken for dead when Client.EventsIdle is not set: three of the
+// service's 15-second heartbeats.
+const DefaultEventsIdle = 45 * time.Second
 
 // Events opens the owner's event stream (Server-Sent Events) and delivers
 // its task events on the returned channel. Heartbeats and other comments,
 // events of other types and task events whose data is not the expected JSON
 // are skipped. The channel is closed when the stream ends, when it stays
-// silent for 45 seconds (a connection that died without closing), when it
-// breaks the reader's limits (lines or event data over 64 KiB), or when ctx
-// ends; the caller reconnects if it wants more, and fetches the tasks
-// anew, since events may have been missed in between.
+// silent for c.EventsIdle (default 45 seconds: a connection that died
+// without closing), when it breaks the reader's limits (lines or event data
+// over 64 KiB), or when ctx ends; the caller reconnects if it wants more,
+// and fetches the tasks anew, since events may have been missed in between.
 //
 // The stream is not bound by the client's overall timeout, only by ctx. An
 // error is returned when the stream cannot be opened: a refusal (*Error) or
@@ -465,14 +468,18 @@ func (c *Client) Events(ctx context.Context) (<-chan TaskEvent, error) {
 		return nil, errors.New("open the event stream: the service did not answer with an event stream")
 	}
 
+	silence := c.EventsIdle
+	if silence <= 0 {
+		silence = DefaultEventsIdle
+	}
 	events := make(chan TaskEvent)
 	go func() {
 		defer close(events)
 		defer cancel()
 		defer resp.Body.Close()
-		idle := time.AfterFunc(eventsIdle, cancel)
+		idle := time.AfterFunc(silence, cancel)
 		defer idle.Stop()
-		_ = readEvents(resp.Body, func() { idle.Reset(eventsIdle) }, func(typ, data string) bool {
+		_ = readEvents(resp.Body, func() { idle.Reset(silence) }, func(typ, data string) bool {
 			if typ != "task" {
 				return true
 			}
@@ -485,7 +492,7 @@ func (c *Client) Events(ctx context.Context) (<-chan TaskEvent, error) {
 			idle.Stop()
 			select {
 			case events <- ev:
-				idle.Reset(eventsIdle)
+				idle.Reset(silence)
 				return true
 			case <-ctx.Done():
 				return false

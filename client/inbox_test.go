@@ -106,6 +106,7 @@ var testConf = Confirmation{At: 1795953600, Signed: Signed{
 const testConfJSON = `{"at":1795953600,"public_key":"ed25519:3ogUn1GNXoASaRbxPNeVJnVv5rG4EPBtmQmX61jVorUe","signature":"c2ln","nonce":"4OHi4+Tl5ufo6err7O3u7/Dx8vP09fb3+Pn6+/z9/v8="}`
 
 func TestInboxCalls(t *testing.T) {
+	t.Parallel()
 	callback := "https://wallet.example/cb"
 	withCallback := testConf
 	withCallback.CallbackURL = &callback
@@ -317,6 +318,7 @@ func TestInboxCalls(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			f, c := newFake(t)
 			f.body = tt.answer
 			got, err := tt.call(context.Background(), c)
@@ -368,6 +370,7 @@ func mustJSON(v any) string {
 // TestPutProjectKeepsText checks that the project text travels byte for byte
 // inside its JSON string, whatever its spacing and member order.
 func TestPutProjectKeepsText(t *testing.T) {
+	t.Parallel()
 	f, c := newFake(t)
 	f.body = `{"name":"p"}`
 	text := "{ \"policy\":{},\n\t\"connector\":\"probe\", \"agents\":[\"<b>&\"] }"
@@ -386,6 +389,7 @@ func TestPutProjectKeepsText(t *testing.T) {
 }
 
 func TestInboxRefusals(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		call      func(context.Context, *Client) error
@@ -477,6 +481,7 @@ func TestInboxRefusals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			f, c := newFake(t)
 			f.body, f.header = tt.answer, tt.header
 			if tt.status != 0 {
@@ -510,10 +515,13 @@ func TestInboxRefusals(t *testing.T) {
 }
 
 // sseServer serves GET /inbox/events with script: each step writes its text
-// and flushes, then waits for its delay.
-func sseServer(t *testing.T, hold bool, steps ...string) (*Client, chan *http.Request) {
+// and flushes, or, when it is a duration, lets that much time pass (the
+// silence some tests are about). written is closed once every step is
+// done; with hold the stream then stays open without a word.
+func sseServer(t *testing.T, hold bool, steps ...string) (c *Client, got chan *http.Request, written chan struct{}) {
 	t.Helper()
-	got := make(chan *http.Request, 4)
+	got = make(chan *http.Request, 4)
+	written = make(chan struct{})
 	done := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got <- r
@@ -523,12 +531,13 @@ func sseServer(t *testing.T, hold bool, steps ...string) (*Client, chan *http.Re
 		fl.Flush()
 		for _, s := range steps {
 			if d, err := time.ParseDuration(s); err == nil {
-				time.Sleep(d)
+				time.Sleep(d) // time passing is what the script is about
 				continue
 			}
 			io.WriteString(w, s)
 			fl.Flush()
 		}
+		close(written)
 		if hold {
 			select {
 			case <-r.Context().Done():
@@ -537,7 +546,7 @@ func sseServer(t *testing.T, hold bool, steps ...string) (*Client, chan *http.Re
 		}
 	}))
 	t.Cleanup(func() { close(done); srv.Close() })
-	return &Client{BaseURL: srv.URL, Session: testToken}, got
+	return &Client{BaseURL: srv.URL, Session: testToken}, got, written
 }
 
 func collect(t *testing.T, ch <-chan TaskEvent, limit time.Duration) []TaskEvent {
@@ -558,7 +567,8 @@ func collect(t *testing.T, ch <-chan TaskEvent, limit time.Duration) []TaskEvent
 }
 
 func TestEvents(t *testing.T) {
-	c, reqs := sseServer(t, false,
+	t.Parallel()
+	c, reqs, _ := sseServer(t, false,
 		": heartbeat\n\n",
 		"event: task\ndata: {\"task_id\":\"abc-1\",\"state\":\"open\"}\n\n",
 		": heartbeat\n\n",
@@ -588,7 +598,8 @@ func TestEvents(t *testing.T) {
 }
 
 func TestEventsEndWithContext(t *testing.T) {
-	c, _ := sseServer(t, true, "event: task\ndata: {\"task_id\":\"abc-1\",\"state\":\"open\"}\n\n")
+	t.Parallel()
+	c, _, _ := sseServer(t, true, "event: task\ndata: {\"task_id\":\"abc-1\",\"state\":\"open\"}\n\n")
 	ctx, cancel := context.WithCancel(context.Background())
 	ch, err := c.Events(ctx)
 	if err != nil {
@@ -611,13 +622,18 @@ func TestEventsEndWithContext(t *testing.T) {
 // TestEventsUnreadChannel checks that a stream whose events nobody reads
 // still ends with its context and closes the channel.
 func TestEventsUnreadChannel(t *testing.T) {
-	c, _ := sseServer(t, true, strings.Repeat("event: task\ndata: {\"task_id\":\"a-1\",\"state\":\"open\"}\n\n", 5))
+	t.Parallel()
+	c, _, written := sseServer(t, true, strings.Repeat("event: task\ndata: {\"task_id\":\"a-1\",\"state\":\"open\"}\n\n", 5))
 	ctx, cancel := context.WithCancel(context.Background())
 	ch, err := c.Events(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(50 * time.Millisecond)
+	select {
+	case <-written: // the events are on their way; nobody reads them
+	case <-time.After(5 * time.Second):
+		t.Fatal("the service did not write its events")
+	}
 	cancel()
 	collect(t, ch, 5*time.Second) // drains whatever was in flight; must close
 }
@@ -626,16 +642,14 @@ func TestEventsUnreadChannel(t *testing.T) {
 // the idle limit and that a stream which then falls silent, without closing,
 // is ended.
 func TestEventsSilentStreamEnds(t *testing.T) {
-	old := eventsIdle
-	eventsIdle = 2 * time.Second
-	t.Cleanup(func() { eventsIdle = old })
-
+	t.Parallel()
 	var steps []string
-	for range 60 { // 3 s of heartbeats, well past the idle limit
+	for range 30 { // 1.5 s of heartbeats, well past the idle limit
 		steps = append(steps, ": heartbeat\n\n", "50ms")
 	}
 	steps = append(steps, "event: task\ndata: {\"task_id\":\"abc-1\",\"state\":\"open\"}\n\n")
-	c, _ := sseServer(t, true, steps...)
+	c, _, _ := sseServer(t, true, steps...)
+	c.EventsIdle = time.Second
 	ch, err := c.Events(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -647,7 +661,9 @@ func TestEventsSilentStreamEnds(t *testing.T) {
 }
 
 func TestEventsOutliveTheClientTimeout(t *testing.T) {
-	c, _ := sseServer(t, false, "300ms", "event: task\ndata: {\"task_id\":\"abc-1\",\"state\":\"open\"}\n\n")
+	t.Parallel()
+	// The stream is silent for longer than the client's overall timeout.
+	c, _, _ := sseServer(t, false, "300ms", "event: task\ndata: {\"task_id\":\"abc-1\",\"state\":\"open\"}\n\n")
 	c.HTTP = &http.Client{Timeout: 100 * time.Millisecond}
 	ch, err := c.Events(context.Background())
 	if err != nil {
@@ -659,6 +675,7 @@ func TestEventsOutliveTheClientTimeout(t *testing.T) {
 }
 
 func TestEventsRefusals(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name        string
 		status      int
@@ -673,6 +690,7 @@ func TestEventsRefusals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", tt.contentType)
 				w.WriteHeader(tt.status)
@@ -703,6 +721,7 @@ func parseAll(r io.Reader) ([]sse, error) {
 }
 
 func TestReadEvents(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   string
@@ -733,6 +752,7 @@ func TestReadEvents(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			got, err := parseAll(strings.NewReader(tt.in))
 			if (err != nil) != tt.err {
 				t.Fatalf("error %v, want error %v", err, tt.err)
@@ -750,6 +770,7 @@ func TestReadEvents(t *testing.T) {
 }
 
 func TestReadEventsStopsWhenAsked(t *testing.T) {
+	t.Parallel()
 	n := 0
 	err := readEvents(strings.NewReader("data: 1\n\ndata: 2\n\ndata: 3\n\n"), nil, func(string, string) bool {
 		n++

@@ -17,8 +17,9 @@ func init() {
 	commands["status"] = command{"as an agent: status --project OWNER/PROJECT TASK [--wait]", runStatus}
 }
 
-// agentClient reads --server and --key (or COUNTERSIGN_SERVER and
-// COUNTERSIGN_AGENT_KEY).
+// agentFlags is a command's flag set with --server and --key; the function
+// it returns makes the agent's client from them (or from COUNTERSIGN_SERVER
+// and COUNTERSIGN_AGENT_KEY).
 func (a *app) agentFlags(name string) (*flag.FlagSet, func() (*client.Client, error)) {
 	fset := a.flags(name)
 	server := fset.String("server", "", "the service's URL (COUNTERSIGN_SERVER, default http://127.0.0.1:8080)")

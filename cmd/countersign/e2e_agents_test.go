@@ -16,6 +16,7 @@ import (
 
 	"countersign/approval/neartest"
 	"countersign/client"
+	"countersign/store/sqlstore"
 )
 
 // service is a migrated database, operator commands and a running serve,
@@ -25,6 +26,10 @@ type service struct {
 	env  map[string]string
 	base string
 	rpc  *neartest.Server
+	// db is the running serve's store, log what it wrote to standard
+	// error.
+	db  *sqlstore.DB
+	log *syncBuffer
 }
 
 func newService(t testing.TB) *service {
@@ -52,8 +57,22 @@ func (s *service) run(args ...string) string {
 
 func (s *service) start() {
 	s.t.Helper()
-	base, _ := serve(s.t, s.env)
-	s.base = base
+	srv := startServe(s.t, s.env)
+	s.base, s.db, s.log = srv.base, srv.db, srv.log
+}
+
+// awaitSubscriber waits until the store serves a subscription to owner's
+// task events: a task_wait (or an event stream) is listening. Nothing
+// announces a subscription, so this looks again every few milliseconds.
+func awaitSubscriber(t testing.TB, db *sqlstore.DB, owner string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for db.Subscribers(owner) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("nothing listens to the task events of %s", owner)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 var keyLine = regexp.MustCompile(`(?m)^ak_\S+$`)
@@ -109,6 +128,7 @@ func refusalCode(err error) string {
 // TestAgentsCallProbe is issue 4's end-to-end journey over HTTP on
 // PostgreSQL, from operator commands to task operations.
 func TestAgentsCallProbe(t *testing.T) {
+	t.Parallel()
 	s := newService(t)
 	s.start()
 	bot := s.agent("bot.near", 200_000)
@@ -230,7 +250,7 @@ func TestAgentsCallProbe(t *testing.T) {
 		defer wg.Done()
 		woke, err = bot.Status(ctx, "alice.near", "probe", waited, 30)
 	}()
-	time.Sleep(300 * time.Millisecond)
+	awaitSubscriber(t, s.db, "alice.near")
 	if _, err := bot.Call(ctx, "alice.near", "probe", "task_cancel", map[string]any{"task_id": waited}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -243,6 +263,7 @@ func TestAgentsCallProbe(t *testing.T) {
 // TestAgentCallRefusals: each refusal has its status and code, and nothing
 // refused before the run starts is charged.
 func TestAgentCallRefusals(t *testing.T) {
+	t.Parallel()
 	s := newService(t)
 	s.start()
 	bot := s.agent("bot.near", 25_000)
@@ -341,6 +362,7 @@ func readAll(resp *http.Response) string {
 // and prints its key once; with a probe project it opens tasks on the
 // embedded store.
 func TestDevSandboxDemoAgent(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "data")
 	env := map[string]string{"COUNTERSIGN_DATA_DIR": dir}
 	_, stop := serve(t, env, "--dev")
@@ -359,8 +381,9 @@ func TestDevSandboxDemoAgent(t *testing.T) {
 	if r := stop(); strings.Contains(r.stderr, "demo agent") {
 		t.Fatalf("the demo key was printed again:\n%s", r.stderr)
 	}
-	base, stop := serve(t, env, "--dev")
-	bot := &client.Client{BaseURL: base, AgentKey: m[1]}
+	srv := startServe(t, env, "--dev")
+	stop = srv.stop
+	bot := &client.Client{BaseURL: srv.base, AgentKey: m[1]}
 	raw, err := bot.Call(context.Background(), "alice.near", "probe", "guess_start", nil, nil)
 	if err != nil || !strings.Contains(string(raw), `"status":"awaiting_owner"`) {
 		t.Fatalf("guess_start on the sandbox: %s %v", raw, err)
@@ -373,7 +396,7 @@ func TestDevSandboxDemoAgent(t *testing.T) {
 		_, err := bot.Status(context.Background(), "alice.near", "probe", a.TaskID, 60)
 		waited <- err
 	}()
-	time.Sleep(300 * time.Millisecond)
+	awaitSubscriber(t, srv.db, "alice.near")
 	began := time.Now()
 	if r := stop(); r.code != 0 {
 		t.Fatalf("serve: %+v", r)

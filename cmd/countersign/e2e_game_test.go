@@ -154,6 +154,7 @@ func playGame(t *testing.T, s *service, owner *device.Device, agent *client.Clie
 // answered by runs from the job queue, next turns come in one thread, the
 // win arrives as a notice, Got it ends it.
 func TestGuessingGame(t *testing.T) {
+	t.Parallel()
 	s := newService(t)
 	s.start()
 	agent := s.agent("bot.near", 1_000_000)
@@ -168,6 +169,7 @@ func TestGuessingGame(t *testing.T) {
 
 // TestGuessingGameEmbedded is the same game on the embedded store.
 func TestGuessingGameEmbedded(t *testing.T) {
+	t.Parallel()
 	rpc := neartest.New()
 	t.Cleanup(rpc.Close)
 	s := &service{t: t, rpc: rpc, env: map[string]string{

@@ -146,6 +146,7 @@ var runLine = regexp.MustCompile(`(?m)^run: (\S+)$`)
 // (preview, raw bytes, request), approve --text turn after turn, the winning
 // notice acknowledged.
 func TestInboxTerminalGame(t *testing.T) {
+	t.Parallel()
 	s := newService(t)
 	s.start()
 	agent := s.agent("bot.near", 1_000_000)
@@ -278,6 +279,7 @@ func TestInboxTerminalGame(t *testing.T) {
 // task whose receipt does not verify against the pinned run keys is shown as
 // NOT VERIFIED and never approved.
 func TestInboxTerminalRefusals(t *testing.T) {
+	t.Parallel()
 	s := newService(t)
 	s.start()
 	agent := s.agent("bot.near", 1_000_000)
@@ -413,6 +415,7 @@ func TestInboxTerminalRefusals(t *testing.T) {
 // TestInboxTerminalOwner covers devices and their withdrawal, mutes and
 // owner-signed projects.
 func TestInboxTerminalOwner(t *testing.T) {
+	t.Parallel()
 	s := newService(t)
 	s.start()
 	agent := s.agent("bot.near", 1_000_000)
@@ -520,6 +523,7 @@ func TestInboxTerminalOwner(t *testing.T) {
 // TestInboxTerminalWatch: watch prints the event an agent's call causes,
 // and stops cleanly when interrupted.
 func TestInboxTerminalWatch(t *testing.T) {
+	t.Parallel()
 	s := newService(t)
 	s.start()
 	agent := s.agent("bot.near", 1_000_000)
@@ -533,15 +537,15 @@ func TestInboxTerminalWatch(t *testing.T) {
 	a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return o.env[k] }}
 	done := make(chan int, 1)
 	go func() { done <- a.main(ctx, []string{"inbox", "watch", "--dir", o.dir}) }()
-	waitFor(t, func() bool { return strings.Contains(errb.String(), "watching the inbox of "+o.account) }, "watch to connect: %s", &errb)
+	waitFor(t, &errb, func(s string) bool { return strings.Contains(s, "watching the inbox of "+o.account) }, "watch to connect: %s")
 
 	task := startGame(t, agent, o.account, "probe")
 	line := regexp.MustCompile(`(?m)^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ ` + task.TaskID + ` open$`)
-	waitFor(t, func() bool { return line.MatchString(out.String()) }, "the open event: %s", &out)
+	waitFor(t, &out, line.MatchString, "the open event: %s")
 	if _, err := agent.Call(context.Background(), o.account, "probe", "task_cancel", map[string]any{"task_id": task.TaskID}, nil); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return strings.Contains(out.String(), " "+task.TaskID+" cancelled\n") }, "the cancel event: %s", &out)
+	waitFor(t, &out, func(s string) bool { return strings.Contains(s, " "+task.TaskID+" cancelled\n") }, "the cancel event: %s")
 	cancel()
 	select {
 	case code := <-done:
@@ -553,14 +557,12 @@ func TestInboxTerminalWatch(t *testing.T) {
 	}
 }
 
-func waitFor(t *testing.T, cond func() bool, what string, buf *syncBuffer) {
+// waitFor waits until cond holds of what buf holds; what says what for,
+// with a %s for the buffer.
+func waitFor(t *testing.T, buf *syncBuffer, cond func(string) bool, what string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited for "+what, buf.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !buf.await(cond, 20*time.Second) {
+		t.Fatalf("waited for "+what, buf.String())
 	}
 }
 
@@ -580,17 +582,19 @@ func (o *owner) interactive(sign func(message, recipient string) string, args ..
 	prompt := regexp.MustCompile(`(?m)^  message:   (.*)\n  recipient: (.*)\nthen paste`)
 	deadline := time.After(30 * time.Second)
 	for {
+		// Look at the prompt again at every write to standard error.
+		text, wrote := errb.next()
+		if m := prompt.FindStringSubmatch(text); m != nil && pw != nil {
+			answer := sign(m[1], m[2])
+			go func(w *io.PipeWriter) { _, _ = io.WriteString(w, answer); w.Close() }(pw)
+			pw = nil
+		}
 		select {
 		case code := <-done:
 			return result{code, out.String(), errb.String()}
 		case <-deadline:
 			o.t.Fatalf("countersign inbox %v did not finish: %s", args, errb.String())
-		case <-time.After(20 * time.Millisecond):
-		}
-		if m := prompt.FindStringSubmatch(errb.String()); m != nil && pw != nil {
-			answer := sign(m[1], m[2])
-			go func(w *io.PipeWriter) { _, _ = io.WriteString(w, answer); w.Close() }(pw)
-			pw = nil
+		case <-wrote:
 		}
 	}
 }
@@ -611,6 +615,7 @@ func (o *owner) walletSign(message, recipient string) string {
 // signs it, its JSON is pasted on standard input. An answer that signs
 // another message is refused.
 func TestInboxTerminalExternalWallet(t *testing.T) {
+	t.Parallel()
 	s := newService(t)
 	s.start()
 	agent := s.agent("bot.near", 1_000_000)

@@ -38,6 +38,7 @@ func goodSession(t testing.TB) session {
 }
 
 func TestParseSession(t *testing.T) {
+	t.Parallel()
 	good := goodSession(t)
 	s, err := parseSession(mustJSON(good))
 	if err != nil || !reflect.DeepEqual(*s, good) {
@@ -88,6 +89,7 @@ func TestParseSession(t *testing.T) {
 }
 
 func TestSaveSession(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	good := goodSession(t)
 	if err := saveSession(dir, &good); err != nil {
@@ -133,58 +135,8 @@ func FuzzParseSession(f *testing.F) {
 	})
 }
 
-func runKeyDoc(current uint32, keys map[string]string, publicKey string) []byte {
-	return mustJSON(map[string]any{"algorithm": "ed25519", "key_id": current, "public_key": publicKey, "keys": keys})
-}
-
-func TestParseRunKeys(t *testing.T) {
-	pub1, _ := runKey(t)
-	pub2, _ := runKey(t)
-	k1, k2 := origin.FormatKey(pub1), origin.FormatKey(pub2)
-	keys, err := parseRunKeys(runKeyDoc(2, map[string]string{"1": k1, "2": k2}, k2))
-	if err != nil || !reflect.DeepEqual(keys, map[string]string{"1": k1, "2": k2}) {
-		t.Fatalf("two keys: %v %v", keys, err)
-	}
-	cases := []struct {
-		name string
-		raw  []byte
-		want string
-	}{
-		{"not JSON", []byte("<html>"), "not the expected JSON"},
-		{"another algorithm", mustJSON(map[string]any{"algorithm": "rsa", "key_id": 1, "public_key": k1, "keys": map[string]string{"1": k1}}), "not ed25519"},
-		{"no current key id", mustJSON(map[string]any{"algorithm": "ed25519", "public_key": k1, "keys": map[string]string{"1": k1}}), "no current key id"},
-		{"a negative key id", []byte(`{"algorithm":"ed25519","key_id":-1,"keys":{}}`), "not the expected JSON"},
-		{"no keys", runKeyDoc(1, nil, k1), "none are pinned"},
-		{"the current key missing", runKeyDoc(2, map[string]string{"1": k1}, k1), "not among the keys"},
-		{"the current key differing", runKeyDoc(1, map[string]string{"1": k1}, k2), "not the key of its id"},
-		{"a garbled key", runKeyDoc(1, map[string]string{"1": "ed25519:0OIl"}, "ed25519:0OIl"), "key 1 is not ed25519"},
-		{"a key id that is not a number", runKeyDoc(1, map[string]string{"1": k1, "one": k2}, k1), "not a number"},
-		{"too large", append([]byte(`{"x":"`), make([]byte, maxRunKeyBytes)...), "too large"},
-	}
-	for _, tc := range cases {
-		if _, err := parseRunKeys(tc.raw); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
-		}
-	}
-}
-
-func FuzzParseRunKeys(f *testing.F) {
-	pub, _ := runKey(f)
-	k := origin.FormatKey(pub)
-	f.Add(runKeyDoc(1, map[string]string{"1": k}, k))
-	f.Add([]byte(`{"algorithm":"ed25519","key_id":4294967295,"keys":{"4294967295":""}}`))
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		keys, err := parseRunKeys(raw)
-		if err != nil {
-			return
-		}
-		if _, err := pinnedKeys(keys); err != nil {
-			t.Fatalf("%q: accepted keys that cannot be pinned: %v", raw, err)
-		}
-	})
-}
-
 func TestParseArgs(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		args []string
 		pos  []string
@@ -216,6 +168,7 @@ func TestParseArgs(t *testing.T) {
 }
 
 func TestPreparingRun(t *testing.T) {
+	t.Parallel()
 	for id, want := range map[string]string{
 		"0123456789abcdefghjkmnpqrs-1":  "0123456789abcdefghjkmnpqrs",
 		"0123456789abcdefghjkmnpqrs-12": "0123456789abcdefghjkmnpqrs",
@@ -233,6 +186,7 @@ func TestPreparingRun(t *testing.T) {
 }
 
 func TestProjectText(t *testing.T) {
+	t.Parallel()
 	text, err := projectText("probe", []byte("{\n  \"confirm\": [\"guess_start\"]\n}\n"), nil, nil)
 	if err != nil || text != `{"connector":"probe","policy":{"confirm":["guess_start"]},"agents":[]}` {
 		t.Fatalf("%s %v", text, err)
@@ -273,6 +227,7 @@ func receiptFixture(t testing.TB) (*device.Opened, origin.Receipt, ed25519.Publi
 // TestVerifyReceipt: a receipt verifies only when a pinned key signed it for
 // this very task, its preparing run and the request it shows.
 func TestVerifyReceipt(t *testing.T) {
+	t.Parallel()
 	o, r, pub, priv := receiptFixture(t)
 	otherPub, otherPriv := runKey(t)
 	pinned := map[string]string{"3": origin.FormatKey(pub)}

@@ -71,6 +71,7 @@ func checkSigned(t testing.TB, s client.Signed, message, recipient string) {
 }
 
 func TestParseWalletAnswer(t *testing.T) {
+	t.Parallel()
 	w := named(t, "alice.near")
 	good := walletJSON(t, w, approval.SignRequest{Message: askedSentence, Recipient: "countersign"})
 	edit := func(f func(m map[string]any)) []byte {

@@ -29,6 +29,7 @@ func testEnvelope() countersign.Envelope {
 // long texts keep their lines, indented; lists show one value a line; the
 // files, expiry, what an answer needs and the hash follow.
 func TestPreview(t *testing.T) {
+	t.Parallel()
 	e := testEnvelope()
 	var b bytes.Buffer
 	preview{Envelope: e, TaskHash: strings.Repeat("f", 64), State: "open", Receipt: "verified (run 0123456789abcdefghjkmnpqrs)",
@@ -79,6 +80,7 @@ hash: ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff
 }
 
 func TestClean(t *testing.T) {
+	t.Parallel()
 	cases := map[string]string{
 		"plain text, ünïcode, 数字, emoji 👍🏽": "plain text, ünïcode, 数字, emoji 👍🏽",
 		"\x1b[31mred\x1b[0m":                `\u001b[31mred\u001b[0m`,

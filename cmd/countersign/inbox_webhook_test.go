@@ -19,6 +19,7 @@ import (
 // TestInboxTerminalWebhook names a loopback receiver from the terminal,
 // pings it, watches a task's event arrive signed, reads the log, removes it.
 func TestInboxTerminalWebhook(t *testing.T) {
+	t.Parallel()
 	s := newService(t)
 	s.env["COUNTERSIGN_WEBHOOK_ALLOW_PRIVATE"] = "true"
 	s.start()
@@ -30,6 +31,7 @@ func TestInboxTerminalWebhook(t *testing.T) {
 	var mu sync.Mutex
 	var secret string
 	var types []string
+	arrived := make(chan struct{}, 1) // a delivery came since it was last read
 	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		mu.Lock()
@@ -41,6 +43,10 @@ func TestInboxTerminalWebhook(t *testing.T) {
 			t.Errorf("a delivery that does not verify")
 		}
 		types = append(types, r.Header.Get("X-Event-Type"))
+		select {
+		case arrived <- struct{}{}:
+		default:
+		}
 	}))
 	defer recv.Close()
 
@@ -59,7 +65,7 @@ func TestInboxTerminalWebhook(t *testing.T) {
 		t.Fatalf("webhook test: %q", out)
 	}
 	startGame(t, agent, o.account, "probe")
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.After(30 * time.Second)
 	for {
 		mu.Lock()
 		got := strings.Join(types, " ")
@@ -67,10 +73,16 @@ func TestInboxTerminalWebhook(t *testing.T) {
 		if got == "ping task_created" {
 			break
 		}
-		if time.Now().After(deadline) {
+		select {
+		case <-arrived:
+		case <-deadline:
 			t.Fatalf("events %q", got)
 		}
-		time.Sleep(20 * time.Millisecond)
+	}
+	// The service logs an attempt once it is in the delivery log.
+	attempted := regexp.MustCompile(`(?m)^\{.*"msg":"webhook attempt".*"type":"task_created"`)
+	if !s.log.await(attempted.MatchString, 30*time.Second) {
+		t.Fatalf("the service logged no task_created attempt:\n%s", s.log.String())
 	}
 	if log := o.ok("webhook", "log"); !strings.Contains(log, "task_created") || !strings.Contains(log, "ping") {
 		t.Fatalf("webhook log:\n%s", log)

@@ -15,6 +15,7 @@ import (
 // TestKeysRotate: add a key, install it, rewrap: the credentials move to the
 // new key and open without the old one.
 func TestKeysRotate(t *testing.T) {
+	t.Parallel()
 	s := newService(t)
 	s.agent("bot.near", 0)
 	creds := filepath.Join(t.TempDir(), "creds.json")

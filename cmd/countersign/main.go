@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"text/tabwriter"
+
+	"countersign/store/sqlstore"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -26,6 +28,10 @@ type app struct {
 	stdout io.Writer
 	stderr io.Writer
 	getenv func(string) string
+	// listening, when set, is told serve's address and store once it
+	// listens, so that a test running serve in process can await it and
+	// what the service does, instead of sleeping.
+	listening func(addr string, db *sqlstore.DB)
 }
 
 type command struct {

@@ -18,18 +18,26 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"countersign/migrations"
+	"countersign/store/sqlstore"
 	"countersign/store/storetest"
 )
 
-// syncBuffer is a buffer the service may write to while a test reads it.
+// syncBuffer is a buffer the service may write to while a test reads it,
+// and awaits what is written to it.
 type syncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
+	// wrote is closed at the next write (nil: nobody is waiting).
+	wrote chan struct{}
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.wrote != nil {
+		close(s.wrote)
+		s.wrote = nil
+	}
 	return s.b.Write(p)
 }
 
@@ -37,6 +45,33 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// next is what the buffer holds and a channel closed at its next write.
+func (s *syncBuffer) next() (string, <-chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.wrote == nil {
+		s.wrote = make(chan struct{})
+	}
+	return s.b.String(), s.wrote
+}
+
+// await waits until cond holds of what the buffer holds, looking again at
+// every write, for at most limit; it reports whether cond held.
+func (s *syncBuffer) await(cond func(string) bool, limit time.Duration) bool {
+	deadline := time.After(limit)
+	for {
+		text, wrote := s.next()
+		if cond(text) {
+			return true
+		}
+		select {
+		case <-wrote:
+		case <-deadline:
+			return false
+		}
+	}
 }
 
 type result struct {
@@ -54,6 +89,7 @@ func run(t testing.TB, ctx context.Context, env map[string]string, args ...strin
 }
 
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	r := run(t, context.Background(), nil, "version")
 	if r.code != 0 || r.stdout != "countersign "+version+"\n" {
 		t.Fatalf("version: %+v", r)
@@ -84,6 +120,7 @@ func newKey(t testing.TB) string {
 // TestServeRefusesBadSettings: each bad setting is one line naming the
 // setting and the fix, a non-zero exit, and nothing written.
 func TestServeRefusesBadSettings(t *testing.T) {
+	t.Parallel()
 	key := newKey(t)
 	migrated := pgURL(t)
 	if r := run(t, context.Background(), map[string]string{"COUNTERSIGN_DATABASE_URL": migrated}, "migrate"); r.code != 0 {
@@ -114,30 +151,34 @@ func TestServeRefusesBadSettings(t *testing.T) {
 		{"schema ahead", map[string]string{"COUNTERSIGN_MASTER_KEY": key, "COUNTERSIGN_DATABASE_URL": ahead}, nil, []string{"newer than this binary", "run a newer countersign"}},
 		{"no embedded store", map[string]string{"COUNTERSIGN_MASTER_KEY": key}, nil, []string{"there is no embedded store", "countersign migrate"}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := filepath.Join(t.TempDir(), "data")
-			env := map[string]string{"COUNTERSIGN_DATA_DIR": dir, "COUNTERSIGN_LISTEN": "127.0.0.1:0"}
-			for k, v := range tc.env {
-				env[k] = v
-			}
-			r := run(t, context.Background(), env, append([]string{"serve"}, tc.args...)...)
-			if r.code == 0 {
-				t.Fatalf("serve started: %+v", r)
-			}
-			if strings.Count(r.stderr, "\n") != 1 {
-				t.Errorf("not one line: %q", r.stderr)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(r.stderr, w) {
-					t.Errorf("stderr %q does not say %q", r.stderr, w)
+	// The refusals run side by side; the group ends when they all have.
+	t.Run("refusals", func(t *testing.T) {
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				dir := filepath.Join(t.TempDir(), "data")
+				env := map[string]string{"COUNTERSIGN_DATA_DIR": dir, "COUNTERSIGN_LISTEN": "127.0.0.1:0"}
+				for k, v := range tc.env {
+					env[k] = v
 				}
-			}
-			if _, err := os.Stat(dir); !os.IsNotExist(err) {
-				t.Errorf("the data directory was written: %v", err)
-			}
-		})
-	}
+				r := run(t, context.Background(), env, append([]string{"serve"}, tc.args...)...)
+				if r.code == 0 {
+					t.Fatalf("serve started: %+v", r)
+				}
+				if strings.Count(r.stderr, "\n") != 1 {
+					t.Errorf("not one line: %q", r.stderr)
+				}
+				for _, w := range tc.want {
+					if !strings.Contains(r.stderr, w) {
+						t.Errorf("stderr %q does not say %q", r.stderr, w)
+					}
+				}
+				if _, err := os.Stat(dir); !os.IsNotExist(err) {
+					t.Errorf("the data directory was written: %v", err)
+				}
+			})
+		}
+	})
 	// The refusals changed nothing: the schema behind is still empty.
 	if n := tableCount(t, behind); n != 0 {
 		t.Errorf("a refused serve created %d tables", n)
@@ -172,44 +213,65 @@ func tableCount(t testing.TB, url string) int {
 // that returns its exit code and stderr.
 func serve(t testing.TB, env map[string]string, args ...string) (string, func() result) {
 	t.Helper()
+	s := startServe(t, env, args...)
+	return s.base, s.stop
+}
+
+// serving is a serve running in process.
+type serving struct {
+	base string
+	// db is the store it serves and log what it writes to standard
+	// error, for awaiting what the service does.
+	db   *sqlstore.DB
+	log  *syncBuffer
+	stop func() result
+}
+
+// startServe starts the service and waits until it listens.
+func startServe(t testing.TB, env map[string]string, args ...string) serving {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var out, errb syncBuffer
-	a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] }}
+	type listening struct {
+		addr string
+		db   *sqlstore.DB
+	}
+	up := make(chan listening, 1)
+	a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] },
+		listening: func(addr string, db *sqlstore.DB) { up <- listening{addr, db} }}
 	done := make(chan int, 1)
 	go func() { done <- a.main(ctx, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)) }()
-	addr := regexp.MustCompile(`listening on (http://\S+)`)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if m := addr.FindStringSubmatch(errb.String()); m != nil {
-			stop := func() result {
-				cancel()
-				select {
-				case code := <-done:
-					return result{code, out.String(), errb.String()}
-				case <-time.After(30 * time.Second):
-					t.Fatal("serve did not stop")
-					return result{}
-				}
+	select {
+	case l := <-up:
+		if !strings.Contains(errb.String(), "listening on http://"+l.addr+"\n") {
+			cancel()
+			t.Fatalf("serve listens on %s without saying so: %s", l.addr, errb.String())
+		}
+		stop := func() result {
+			cancel()
+			select {
+			case code := <-done:
+				return result{code, out.String(), errb.String()}
+			case <-time.After(30 * time.Second):
+				t.Fatal("serve did not stop")
+				return result{}
 			}
-			t.Cleanup(func() {
-				cancel()
-				if t.Failed() {
-					t.Logf("serve's log:\n%s", errb.String())
-				}
-			})
-			return m[1], stop
 		}
-		select {
-		case code := <-done:
+		t.Cleanup(func() {
 			cancel()
-			t.Fatalf("serve exited %d: %s", code, errb.String())
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			cancel()
-			t.Fatalf("serve did not start: %s", errb.String())
-		}
+			if t.Failed() {
+				t.Logf("serve's log:\n%s", errb.String())
+			}
+		})
+		return serving{base: "http://" + l.addr, db: l.db, log: &errb, stop: stop}
+	case code := <-done:
+		cancel()
+		t.Fatalf("serve exited %d: %s", code, errb.String())
+	case <-time.After(30 * time.Second):
+		cancel()
+		t.Fatalf("serve did not start: %s", errb.String())
 	}
+	return serving{}
 }
 
 func getJSON(t testing.TB, url string, v any) int {
@@ -231,6 +293,7 @@ func getJSON(t testing.TB, url string, v any) int {
 // TestServeDev is the README's first command: nothing set, the service
 // answers /healthz, says what it filled in, and stops cleanly.
 func TestServeDev(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "data")
 	base, stop := serve(t, map[string]string{"COUNTERSIGN_DATA_DIR": dir}, "--dev")
 	var health map[string]any
@@ -272,6 +335,7 @@ func TestServeDev(t *testing.T) {
 
 // TestMigrateServeDoctorOnPostgres is the production path.
 func TestMigrateServeDoctorOnPostgres(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{
 		"COUNTERSIGN_DATABASE_URL": pgURL(t),
 		"COUNTERSIGN_MASTER_KEY":   newKey(t),

@@ -114,6 +114,9 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	log.Info("serving", "addr", ln.Addr().String(), "public_url", cfg.PublicURL, "store", db.Dialect(),
 		"schema", st.Current, "version", version)
 	fmt.Fprintf(a.stderr, "countersign %s listening on http://%s\n", version, ln.Addr())
+	if a.listening != nil {
+		a.listening(ln.Addr().String(), db)
+	}
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -174,7 +174,8 @@ func checkSchema(ctx context.Context, db store.Store) (store.SchemaStatus, error
 	return st, nil
 }
 
-// newLogger writes JSON lines to w at the configured level.
+// newLogger writes JSON lines to the app's standard error at the
+// configured level.
 func newLogger(cfg *config.Config, a *app) *slog.Logger {
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(cfg.LogLevel))

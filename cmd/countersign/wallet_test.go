@@ -18,6 +18,7 @@ func runIn(t *testing.T, stdin string, args ...string) result {
 }
 
 func TestWalletSignVerify(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "w.json")
 	r := runIn(t, "", "wallet", "new", "--out", file)
 	if r.code != 0 || !strings.Contains(r.stdout, "account:") || !strings.Contains(r.stdout, "public key: ed25519:") {
@@ -65,6 +66,7 @@ func TestWalletSignVerify(t *testing.T) {
 // TestNEP413VerifyContractVectors checks the contract's signed sentences
 // (signed by an independent implementation) through the command.
 func TestNEP413VerifyContractVectors(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile("../../approval/testdata/sealing-and-signing.json")
 	if err != nil {
 		t.Fatal(err)

@@ -1,10 +1,11 @@
 package approval
 
 import (
-	"countersign"
 	"encoding/hex"
 
 	"github.com/ethereum/go-ethereum/crypto"
+
+	"countersign"
 )
 
 // ValidateAccountID checks NEAR's account id rules (countersign.CheckAccountID)

@@ -1,12 +1,13 @@
 package approval
 
 import (
-	"countersign"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"strings"
 	"time"
+
+	"countersign"
 )
 
 // TimeLayout is the only time format sentences (and `valid_until`) use:

@@ -8,7 +8,6 @@ package device
 import (
 	"bytes"
 	"context"
-	"countersign"
 	"crypto/ecdh"
 	"crypto/sha256"
 	"encoding/hex"
@@ -18,6 +17,7 @@ import (
 	"io"
 	"unicode/utf8"
 
+	"countersign"
 	"countersign/approval"
 	"countersign/client"
 	"countersign/sealing"

@@ -3,7 +3,6 @@ package device
 import (
 	"bytes"
 	"context"
-	"countersign"
 	"crypto/ecdh"
 	"crypto/rand"
 	"crypto/sha256"
@@ -19,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"countersign"
 	"countersign/approval"
 	"countersign/client"
 	"countersign/sealing"

@@ -3,7 +3,6 @@ package enclave_test
 import (
 	"bytes"
 	"context"
-	"countersign"
 	"errors"
 	"io"
 	"log/slog"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"countersign"
 	"countersign/connectors"
 	"countersign/connectors/probe"
 	"countersign/enclave"

@@ -2,10 +2,10 @@ package enclave
 
 import (
 	"context"
-	"countersign"
 	"crypto/ed25519"
 	"encoding/json"
 
+	"countersign"
 	"countersign/origin"
 	"countersign/store"
 )

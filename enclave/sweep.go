@@ -2,9 +2,9 @@ package enclave
 
 import (
 	"context"
-	"countersign"
 	"time"
 
+	"countersign"
 	"countersign/store"
 )
 

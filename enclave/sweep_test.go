@@ -2,10 +2,10 @@ package enclave_test
 
 import (
 	"context"
-	"countersign"
 	"testing"
 	"time"
 
+	"countersign"
 	"countersign/connectors"
 	"countersign/servicetest"
 	"countersign/store"

@@ -1,10 +1,10 @@
 package enclave_test
 
 import (
-	"countersign"
 	"testing"
 	"time"
 
+	"countersign"
 	"countersign/servicetest"
 	"countersign/store/sqlstore"
 	"countersign/store/storetest"

@@ -2,11 +2,11 @@ package enclave
 
 import (
 	"context"
-	"countersign"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 
+	"countersign"
 	"countersign/sealing"
 	"countersign/store"
 )

@@ -35,7 +35,9 @@ func newEnv(t *testing.T, db store.Store) *env {
 	rpc := neartest.New()
 	t.Cleanup(rpc.Close)
 	clk := servicetest.NewClock(time.Now().UTC().Truncate(time.Second))
-	checker, err := approval.NewRPCChecker(approval.RPCConfig{URL: rpc.URL(), Client: &http.Client{Timeout: 2 * time.Second}, Now: clk.Now})
+	// The fake RPC answers on loopback in milliseconds; the timeout is what
+	// a test of a hanging RPC waits for.
+	checker, err := approval.NewRPCChecker(approval.RPCConfig{URL: rpc.URL(), Client: &http.Client{Timeout: 750 * time.Millisecond}, Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

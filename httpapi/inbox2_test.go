@@ -2,7 +2,6 @@ package httpapi_test
 
 import (
 	"context"
-	"countersign"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -17,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"countersign"
 	"countersign/approval"
 	"countersign/client"
 	"countersign/device"

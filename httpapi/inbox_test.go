@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"countersign"
 	"encoding/json"
 	"errors"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"countersign"
 	"countersign/approval"
 	"countersign/approval/neartest"
 	"countersign/client"

@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"countersign"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -18,6 +17,7 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"countersign"
 	"countersign/approval"
 	"countersign/client"
 	"countersign/inbox"

@@ -94,7 +94,7 @@ func (s *Service) SignIn(ctx context.Context, req SignInRequest) (Session, error
 		return Session{}, err
 	}
 	dev := store.Device{
-		ID: countersign.NewRunID(), Account: req.AccountID, DevicePubkey: req.DevicePubkey, SignerPubkey: v.Key.String(),
+		ID: countersign.NewDeviceID(), Account: req.AccountID, DevicePubkey: req.DevicePubkey, SignerPubkey: v.Key.String(),
 		TokenHash: hash, Statement: string(stmt), CreatedAt: now, ValidUntil: validUntil, KeyCheckedAt: now,
 	}
 	err = s.store.Tx(ctx, func(tx store.Tx) error {

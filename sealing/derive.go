@@ -1,7 +1,6 @@
 package sealing
 
 import (
-	"countersign"
 	"crypto/ecdh"
 	"crypto/hmac"
 	"crypto/rand"
@@ -11,6 +10,8 @@ import (
 	"math"
 
 	"golang.org/x/crypto/chacha20poly1305"
+
+	"countersign"
 )
 
 // TaskKeys are the keys derived for one task under one master key id: the

@@ -9,7 +9,6 @@ package servicetest
 import (
 	"bytes"
 	"context"
-	"countersign"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -20,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"countersign"
 	"countersign/approval"
 	"countersign/approval/neartest"
 	"countersign/client"

@@ -2,7 +2,6 @@ package webhook
 
 import (
 	"bytes"
-	"countersign"
 	"crypto/rand"
 	"encoding/base32"
 	"encoding/json"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"countersign"
 )
 
 // EventType names what happened. It is the body's "type" and the

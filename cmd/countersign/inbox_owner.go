@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"countersign"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"countersign"
 	"countersign/approval"
 	"countersign/client"
 )

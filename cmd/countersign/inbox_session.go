@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"countersign"
 	"crypto/ecdh"
 	"encoding/json"
 	"errors"
@@ -63,7 +64,7 @@ func parseSession(b []byte) (*session, error) {
 		return nil, errors.New("its account is not a NEAR account id")
 	case !strings.HasPrefix(s.Token, inbox.TokenPrefix) || len(s.Token) > 256 || strings.ContainsFunc(s.Token, func(r rune) bool { return r <= ' ' || r > '~' }):
 		return nil, errors.New("its token is not a session token")
-	case s.DeviceID == "" || len(s.DeviceID) > approval.MaxNameLen:
+	case !countersign.ValidDeviceID(s.DeviceID):
 		return nil, errors.New("it names no device")
 	case s.Recipient == "" || len(s.Recipient) > 256:
 		return nil, errors.New("it names no recipient")

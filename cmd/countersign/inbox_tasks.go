@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"countersign"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -14,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"countersign"
 	"countersign/client"
 	"countersign/device"
 	"countersign/inbox"

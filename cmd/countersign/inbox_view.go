@@ -1,13 +1,14 @@
 package main
 
 import (
-	"countersign"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"countersign"
 )
 
 // agentMark marks the fields whose words the agent wrote, not the

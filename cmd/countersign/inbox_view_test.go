@@ -2,11 +2,12 @@ package main
 
 import (
 	"bytes"
-	"countersign"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"countersign"
 )
 
 func testEnvelope() countersign.Envelope {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"countersign"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"countersign"
 	"countersign/approval"
 	"countersign/connectors"
 	"countersign/connectors/probe"

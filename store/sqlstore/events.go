@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"countersign"
 	"strings"
 	"sync"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgxlisten"
 
+	"countersign"
 	"countersign/store"
 )
 

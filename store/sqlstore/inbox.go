@@ -2,13 +2,13 @@ package sqlstore
 
 import (
 	"context"
-	"countersign"
 	"database/sql"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
+	"countersign"
 	"countersign/store"
 )
 

@@ -2,11 +2,11 @@ package sqlstore
 
 import (
 	"context"
-	"countersign"
 	"errors"
 	"fmt"
 	"time"
 
+	"countersign"
 	"countersign/store"
 )
 

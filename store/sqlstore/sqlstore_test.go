@@ -2,13 +2,13 @@ package sqlstore_test
 
 import (
 	"context"
-	"countersign"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
 	"time"
 
+	"countersign"
 	"countersign/store"
 	"countersign/store/sqlstore"
 	"countersign/store/storetest"

@@ -2,9 +2,9 @@ package sqlstore
 
 import (
 	"context"
-	"countersign"
 	"time"
 
+	"countersign"
 	"countersign/store"
 )
 

@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"countersign"
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
@@ -12,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
+	"countersign"
 	"countersign/store"
 )
 

@@ -1,12 +1,12 @@
 package storetest
 
 import (
-	"countersign"
 	"errors"
 	"fmt"
 	"testing"
 	"time"
 
+	"countersign"
 	"countersign/store"
 )
 

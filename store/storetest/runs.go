@@ -1,7 +1,6 @@
 package storetest
 
 import (
-	"countersign"
 	"errors"
 	"fmt"
 	"reflect"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"countersign"
 	"countersign/store"
 )
 

@@ -3,7 +3,6 @@ package storetest
 import (
 	"bytes"
 	"context"
-	"countersign"
 	"errors"
 	"fmt"
 	"sync"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"countersign"
 	"countersign/store"
 )
 

@@ -1,13 +1,13 @@
 package storetest
 
 import (
-	"countersign"
 	"errors"
 	"fmt"
 	"sort"
 	"testing"
 	"time"
 
+	"countersign"
 	"countersign/store"
 )
 

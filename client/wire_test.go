@@ -176,14 +176,14 @@ func TestWireTypes(t *testing.T) {
 		{name: "origin (inbox.Origin)", server: inbox.Origin{Run: "r7k2m9q4x1z8c3v6b5n0p2w4s6", Operation: "guess_start",
 			InputSHA256: taskHash, OutputSHA256: taskHash, Receipt: json.RawMessage(`{"receipt":{"run":"r"},"key_id":1,"signature":"x"}`)},
 			client: &client.Origin{}},
-		{name: "history entry (inbox.HistoryEntry)", server: inbox.HistoryEntry{From: "approved", To: "answering",
+		{name: "history entry (inbox.HistoryEntry)", server: inbox.HistoryEntry{From: string(countersign.StateApproved), To: string(countersign.StateAnswering),
 			Actor: "platform", Run: "r8k2m9q4x1z8c3v6b5n0p2w4s6", At: at}, client: &client.HistoryEntry{}},
 		{name: "approval (inbox.ApproveRequest)", server: inbox.ApproveRequest{TaskHash: taskHash, Approval: conf,
 			Supplied: []byte("sup"), Note: []byte("not")}, client: &client.ApproveRequest{}},
 		{name: "confirmation (inbox.Confirmation)", server: conf, client: &client.Confirmation{}},
-		{name: "approved (inbox.Approved)", server: inbox.Approved{ID: taskID, State: "approved", Run: "r8k2m9q4x1z8c3v6b5n0p2w4s6"},
+		{name: "approved (inbox.Approved)", server: inbox.Approved{ID: taskID, State: string(countersign.StateApproved), Run: "r8k2m9q4x1z8c3v6b5n0p2w4s6"},
 			client: &client.TaskState{}},
-		{name: "moved (inbox.Moved)", server: inbox.Moved{ID: taskID, State: "rejected"}, client: &client.TaskState{},
+		{name: "moved (inbox.Moved)", server: inbox.Moved{ID: taskID, State: string(countersign.StateRejected)}, client: &client.TaskState{},
 			allowed: []string{"TaskState.Run"}},
 		{name: "mute (inbox.MuteView)", server: inbox.MuteView{SubjectIs: "agent", Subject: "bot.near", CreatedAt: at},
 			client: &client.Mute{}},
@@ -207,7 +207,7 @@ func TestWireTypes(t *testing.T) {
 			"device_id": "0123456789abcdefghjkmnpqrs", "account_id": "alice.near", "valid_until": later},
 			client: &client.Session{}},
 		{name: "task status (enclave.TaskStatus)", server: enclave.TaskStatus{TaskID: taskID, Kind: "input",
-			State: "done", Thread: taskID, CreatedAt: at, ExpiresAt: later, OutcomeClass: "claimed",
+			State: string(countersign.StateDone), Thread: taskID, CreatedAt: at, ExpiresAt: later, OutcomeClass: "claimed",
 			Result: json.RawMessage(`{"ok":true}`), Reason: str("not now"), Run: "r8k2m9q4x1z8c3v6b5n0p2w4s6",
 			FailureReason: "run_refused:conflict", NextTaskID: nextID, NoticeTaskID: nextID},
 			client: &client.TaskStatus{}},
@@ -277,7 +277,7 @@ func TestWireTypesSeeEveryMember(t *testing.T) {
 		t.Error("a member the client drops went unseen")
 	}
 	var st client.TaskState
-	if err := json.Unmarshal(serverJSON(t, inbox.Moved{ID: taskID, State: "rejected"}), &st); err != nil {
+	if err := json.Unmarshal(serverJSON(t, inbox.Moved{ID: taskID, State: string(countersign.StateRejected)}), &st); err != nil {
 		t.Fatal(err)
 	}
 	if z := zeros(reflect.ValueOf(st), "client", nil); !reflect.DeepEqual(z, []string{"client.Run"}) {

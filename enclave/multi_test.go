@@ -1,11 +1,11 @@
 package enclave_test
 
 import (
-	"countersign"
 	"io"
 	"log/slog"
 	"testing"
 
+	"countersign"
 	"countersign/enclave"
 	"countersign/servicetest"
 	"countersign/store"

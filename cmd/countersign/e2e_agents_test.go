@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"countersign"
 	"countersign/approval/neartest"
 	"countersign/client"
 	"countersign/store/sqlstore"
@@ -150,7 +151,7 @@ func TestAgentsCallProbe(t *testing.T) {
 		t.Fatalf("balance after one guess_start: %d", b)
 	}
 	st, err := bot.Status(ctx, "alice.near", "probe", first.TaskID, 0)
-	if err != nil || st.State != "open" || st.Kind != "input" || st.Thread != first.TaskID {
+	if err != nil || st.State != string(countersign.StateOpen) || st.Kind != "input" || st.Thread != first.TaskID {
 		t.Fatalf("task_status: %+v %v", st, err)
 	}
 
@@ -203,7 +204,7 @@ func TestAgentsCallProbe(t *testing.T) {
 	}
 
 	// tasks lists the preparer's own; cancel then delete.
-	raw, err = bot.Call(ctx, "alice.near", "probe", "tasks", map[string]any{"state": "open"}, nil)
+	raw, err = bot.Call(ctx, "alice.near", "probe", "tasks", map[string]any{"state": countersign.StateOpen}, nil)
 	var list struct{ Tasks []client.TaskStatus }
 	if err != nil || json.Unmarshal(raw, &list) != nil || len(list.Tasks) != 10 {
 		t.Fatalf("tasks: %s %v", raw, err)
@@ -219,12 +220,12 @@ func TestAgentsCallProbe(t *testing.T) {
 		t.Fatalf("cancelling twice: %v", err)
 	}
 	st, _ = bot.Status(ctx, "alice.near", "probe", first.TaskID, 0)
-	if st.State != "cancelled" || st.OutcomeClass != "observed" {
+	if st.State != string(countersign.StateCancelled) || st.OutcomeClass != "observed" {
 		t.Fatalf("after cancel: %+v", st)
 	}
 	// A closed task changes no more: task_wait answers at once.
 	began := time.Now()
-	if st, err := bot.Status(ctx, "alice.near", "probe", first.TaskID, 30); err != nil || st.State != "cancelled" || time.Since(began) > 5*time.Second {
+	if st, err := bot.Status(ctx, "alice.near", "probe", first.TaskID, 30); err != nil || st.State != string(countersign.StateCancelled) || time.Since(began) > 5*time.Second {
 		t.Fatalf("task_wait on a closed task: %+v %v after %s", st, err, time.Since(began))
 	}
 	if _, err := bot.Call(ctx, "alice.near", "probe", "task_delete", map[string]any{"task_id": first.TaskID}, nil); err != nil {
@@ -233,13 +234,13 @@ func TestAgentsCallProbe(t *testing.T) {
 	if _, err := bot.Status(ctx, "alice.near", "probe", first.TaskID, 0); refusalCode(err) != "task_not_found" {
 		t.Fatalf("a deleted task: %v", err)
 	}
-	raw, _ = bot.Call(ctx, "alice.near", "probe", "tasks", map[string]any{"state": "done"}, nil)
+	raw, _ = bot.Call(ctx, "alice.near", "probe", "tasks", map[string]any{"state": countersign.StateDone}, nil)
 	if string(raw) != `{"tasks":[]}` {
 		t.Fatalf("an empty list is %s", raw)
 	}
 
 	// task_wait answers early when the state changes.
-	raw, _ = bot.Call(ctx, "alice.near", "probe", "tasks", map[string]any{"state": "open"}, nil)
+	raw, _ = bot.Call(ctx, "alice.near", "probe", "tasks", map[string]any{"state": countersign.StateOpen}, nil)
 	_ = json.Unmarshal(raw, &list)
 	waited := list.Tasks[0].TaskID
 	var wg sync.WaitGroup
@@ -255,7 +256,7 @@ func TestAgentsCallProbe(t *testing.T) {
 		t.Fatal(err)
 	}
 	wg.Wait()
-	if err != nil || woke.State != "cancelled" || time.Since(start) > 10*time.Second {
+	if err != nil || woke.State != string(countersign.StateCancelled) || time.Since(start) > 10*time.Second {
 		t.Fatalf("task_wait: %+v %v after %s", woke, err, time.Since(start))
 	}
 }

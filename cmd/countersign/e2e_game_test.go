@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"countersign"
 	"countersign/approval"
 	"countersign/approval/neartest"
 	"countersign/client"
@@ -82,7 +83,7 @@ func playGame(t *testing.T, s *service, owner *device.Device, agent *client.Clie
 		if err != nil {
 			t.Fatal(err)
 		}
-		if view.State != "open" || view.Thread != thread || view.Locked {
+		if view.State != string(countersign.StateOpen) || view.Thread != thread || view.Locked {
 			t.Fatalf("turn %d: %+v", attempt, view)
 		}
 		opened, err := owner.Open(view)
@@ -96,8 +97,8 @@ func playGame(t *testing.T, s *service, owner *device.Device, agent *client.Clie
 		if _, err := owner.Approve(ctx, opened, []byte(strconv.Itoa(guess)), "go"); err != nil {
 			t.Fatalf("turn %d: approve: %v", attempt, err)
 		}
-		st := waitState(t, agent, owner.Account, project, taskID, "done", "failed")
-		if st.State != "done" || st.OutcomeClass != "claimed" {
+		st := waitState(t, agent, owner.Account, project, taskID, string(countersign.StateDone), string(countersign.StateFailed))
+		if st.State != string(countersign.StateDone) || st.OutcomeClass != "claimed" {
 			t.Fatalf("turn %d ended %+v", attempt, st)
 		}
 		var res guessResult
@@ -114,7 +115,7 @@ func playGame(t *testing.T, s *service, owner *device.Device, agent *client.Clie
 				t.Fatalf("a win without its notice: %+v", st)
 			}
 			notice, err := owner.Client.Task(ctx, st.NoticeTaskID)
-			if err != nil || notice.Kind != "notice" || notice.Thread != thread || notice.State != "open" {
+			if err != nil || notice.Kind != "notice" || notice.Thread != thread || notice.State != string(countersign.StateOpen) {
 				t.Fatalf("notice %+v %v", notice, err)
 			}
 			o, err := owner.Open(notice)
@@ -134,7 +135,7 @@ func playGame(t *testing.T, s *service, owner *device.Device, agent *client.Clie
 				t.Fatalf("history %v %v", moves, err)
 			}
 			ns, err := agent.Status(ctx, owner.Account, project, notice.ID, 0)
-			if err != nil || ns.State != "done" {
+			if err != nil || ns.State != string(countersign.StateDone) {
 				t.Fatalf("an acknowledged notice is %+v %v", ns, err)
 			}
 			return attempt

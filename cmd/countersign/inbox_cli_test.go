@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"countersign"
 	"countersign/client"
 	"countersign/origin"
 )
@@ -233,9 +234,9 @@ func TestInboxTerminalGame(t *testing.T) {
 		if m == nil || !strings.HasPrefix(out, "approved task "+id+" (Guess my number)") {
 			t.Fatalf("approve printed %q", out)
 		}
-		st := waitState(t, agent, o.account, "probe", id, "done", "failed")
+		st := waitState(t, agent, o.account, "probe", id, string(countersign.StateDone), string(countersign.StateFailed))
 		var res guessResult
-		if st.State != "done" || json.Unmarshal(st.Result, &res) != nil || string(res.Guess) != strconv.Itoa(guess) || st.Run != m[1] {
+		if st.State != string(countersign.StateDone) || json.Unmarshal(st.Result, &res) != nil || string(res.Guess) != strconv.Itoa(guess) || st.Run != m[1] {
 			t.Fatalf("turn %d ended %+v", attempt, st)
 		}
 		if res.Verdict == "right" {
@@ -250,7 +251,7 @@ func TestInboxTerminalGame(t *testing.T) {
 			if out := o.ok("ack", notice); out != "task "+notice+": done\n" {
 				t.Fatalf("ack printed %q", out)
 			}
-			if ns, err := agent.Status(ctx, o.account, "probe", notice, 0); err != nil || ns.State != "done" {
+			if ns, err := agent.Status(ctx, o.account, "probe", notice, 0); err != nil || ns.State != string(countersign.StateDone) {
 				t.Fatalf("the acknowledged notice is %+v %v", ns, err)
 			}
 			break
@@ -266,7 +267,7 @@ func TestInboxTerminalGame(t *testing.T) {
 		id = st.NextTaskID
 	}
 	closed := o.ok("list", "--closed")
-	containsAll(t, "list --closed", closed, first.TaskID, "done")
+	containsAll(t, "list --closed", closed, first.TaskID, string(countersign.StateDone))
 	if out := o.ok("list"); strings.TrimSpace(out) != "no waiting tasks" {
 		t.Fatalf("after the game the inbox lists %q", out)
 	}
@@ -339,7 +340,7 @@ func TestInboxTerminalRefusals(t *testing.T) {
 		t.Fatalf("reject printed %q", out)
 	}
 	st, err := agent.Status(ctx, o.account, "probe", a1.TaskID, 0)
-	if err != nil || st.State != "rejected" || st.Reason == nil || *st.Reason != "not now, thank you" {
+	if err != nil || st.State != string(countersign.StateRejected) || st.Reason == nil || *st.Reason != "not now, thank you" {
 		t.Fatalf("the agent sees %+v %v", st, err)
 	}
 	o.fails([]string{"approve", a1.TaskID, "--text", "5"}, "task "+a1.TaskID+" is rejected: there is nothing to approve")
@@ -349,7 +350,7 @@ func TestInboxTerminalRefusals(t *testing.T) {
 	if out := o.ok("cancel", a2.TaskID); out != "task "+a2.TaskID+": cancelled\n" {
 		t.Fatalf("cancel printed %q", out)
 	}
-	if st, _ := agent.Status(ctx, o.account, "probe", a2.TaskID, 0); st.State != "cancelled" {
+	if st, _ := agent.Status(ctx, o.account, "probe", a2.TaskID, 0); st.State != string(countersign.StateCancelled) {
 		t.Fatalf("a cancelled task is %+v", st)
 	}
 
@@ -378,7 +379,7 @@ func TestInboxTerminalRefusals(t *testing.T) {
 	}
 	containsAll(t, "show with another key id pinned", o.ok("show", a3.TaskID), "receipt: NOT VERIFIED: the receipt is signed with run key 1, which was not pinned at login")
 	o.fails([]string{"approve", a3.TaskID, "--text", "50"}, "NOT VERIFIED")
-	if st, _ := agent.Status(ctx, o.account, "probe", a3.TaskID, 0); st.State != "open" {
+	if st, _ := agent.Status(ctx, o.account, "probe", a3.TaskID, 0); st.State != string(countersign.StateOpen) {
 		t.Fatalf("a task with a forged receipt was approved: %+v", st)
 	}
 	if err := saveSession(o.dir, &good); err != nil {
@@ -452,7 +453,7 @@ func TestInboxTerminalOwner(t *testing.T) {
 	if out := o.ok("mute", "agent", "bot.near", "--delete-waiting"); out != "muted agent bot.near: its new tasks are refused; 1 waiting task(s) cancelled\n" {
 		t.Fatalf("mute printed %q", out)
 	}
-	if st, _ := agent.Status(ctx, o.account, "probe", waiting.TaskID, 0); st.State != "cancelled" {
+	if st, _ := agent.Status(ctx, o.account, "probe", waiting.TaskID, 0); st.State != string(countersign.StateCancelled) {
 		t.Fatalf("--delete-waiting left %+v", st)
 	}
 	if _, err := agent.Call(ctx, o.account, "probe", "guess_start", nil, nil); refusalCode(err) != "muted" {
@@ -667,7 +668,7 @@ func TestInboxTerminalExternalWallet(t *testing.T) {
 	if r.code != 0 || !strings.HasPrefix(asked, "Approve in Countersign as "+o.account+": task "+task.TaskID+" with hash "+task.TaskHash+" and supply ") {
 		t.Fatalf("external approve: %+v (asked %q)", r, asked)
 	}
-	if st := waitState(t, agent, o.account, "probe", task.TaskID, "done", "failed"); st.State != "done" {
+	if st := waitState(t, agent, o.account, "probe", task.TaskID, string(countersign.StateDone), string(countersign.StateFailed)); st.State != string(countersign.StateDone) {
 		t.Fatalf("the externally approved turn ended %+v", st)
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"countersign"
 	"crypto/ecdh"
 	"encoding/json"
 	"errors"
@@ -15,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"countersign"
 	"countersign/approval"
 	"countersign/device"
 	"countersign/inbox"

@@ -79,7 +79,7 @@ func inboxList(ctx context.Context, a *app, args []string) error {
 		}
 		locked := "no"
 		switch {
-		case v.State != "open":
+		case v.State != string(countersign.StateOpen):
 			locked = "-"
 		case v.Locked:
 			locked = "yes"
@@ -107,7 +107,7 @@ func (t *terminal) openTask(ctx context.Context, d *device.Device, id string) (c
 	if err != nil {
 		return v, nil, t.explain(err)
 	}
-	if v.State != "open" || v.Content == nil {
+	if v.State != string(countersign.StateOpen) || v.Content == nil {
 		return v, nil, nil
 	}
 	if v.Locked {

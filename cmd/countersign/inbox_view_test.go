@@ -33,7 +33,7 @@ func TestPreview(t *testing.T) {
 	t.Parallel()
 	e := testEnvelope()
 	var b bytes.Buffer
-	preview{Envelope: e, TaskHash: strings.Repeat("f", 64), State: "open", Receipt: "verified (run 0123456789abcdefghjkmnpqrs)",
+	preview{Envelope: e, TaskHash: strings.Repeat("f", 64), State: string(countersign.StateOpen), Receipt: "verified (run 0123456789abcdefghjkmnpqrs)",
 		Now: e.CreatedAt.Add(90 * time.Minute)}.write(&b)
 	want := `Merge pull request #12
 task: 0123456789abcdefghjkmnpqrs-1 (confirm, open)
@@ -71,7 +71,7 @@ hash: ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff
 	} {
 		e.AnswerBy = tc.answerBy
 		b.Reset()
-		preview{Envelope: e, State: "open", Receipt: "NOT VERIFIED: x", Now: e.ExpiresAt.Add(time.Second)}.write(&b)
+		preview{Envelope: e, State: string(countersign.StateOpen), Receipt: "NOT VERIFIED: x", Now: e.ExpiresAt.Add(time.Second)}.write(&b)
 		out := b.String()
 		if strings.Contains(out, agentMark) || !strings.Contains(out, tc.want) || !strings.Contains(out, "files: none\n") ||
 			!strings.Contains(out, "receipt: NOT VERIFIED: x\n") || !strings.Contains(out, "(expired by this machine's clock)") {
@@ -129,7 +129,7 @@ func FuzzClean(f *testing.F) {
 
 func BenchmarkPreview(b *testing.B) {
 	e := testEnvelope()
-	p := preview{Envelope: e, TaskHash: strings.Repeat("f", 64), State: "open", Receipt: "verified (run x)", Now: e.CreatedAt}
+	p := preview{Envelope: e, TaskHash: strings.Repeat("f", 64), State: string(countersign.StateOpen), Receipt: "verified (run x)", Now: e.CreatedAt}
 	var buf bytes.Buffer
 	for b.Loop() {
 		buf.Reset()

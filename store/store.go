@@ -412,7 +412,8 @@ type IdentityTx interface {
 	// SpendNonce records a signature nonce of an account as used, until
 	// expires. It reports false, and changes nothing, if it was used already.
 	SpendNonce(ctx context.Context, account string, nonce []byte, expires time.Time) (bool, error)
-	// InsertDevice signs a device in.
+	// InsertDevice signs a device in, after every device the account signed in
+	// before (the caller holds the owner's lock).
 	InsertDevice(ctx context.Context, d Device) error
 	// Device returns a device by id (ErrNotFound).
 	Device(ctx context.Context, id string) (Device, error)
@@ -420,9 +421,11 @@ type IdentityTx interface {
 	// (ErrNotFound).
 	DeviceByToken(ctx context.Context, hash []byte) (Device, error)
 	// ActiveDevices lists an account's devices not ended and valid at now,
-	// oldest first.
+	// in the order they signed in (oldest first; within one second, in the
+	// order of InsertDevice).
 	ActiveDevices(ctx context.Context, account string, now time.Time) ([]Device, error)
-	// EndDevice ends a device's session if it has not ended yet; it reports
+	// EndDevice ends a device's session if it has not ended yet, deleting every
+	// copy of a content key wrapped to it in the same transaction; it reports
 	// whether it did.
 	EndDevice(ctx context.Context, id, reason string, at time.Time) (bool, error)
 	// RecordKeyCheck stores when the device's signer key was last checked on

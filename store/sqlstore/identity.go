@@ -15,9 +15,10 @@ func (t *tx) SpendNonce(ctx context.Context, account string, nonce []byte, expir
 
 func (t *tx) InsertDevice(ctx context.Context, d store.Device) error {
 	_, err := t.q.exec(ctx, `INSERT INTO devices (id, account, device_pubkey, signer_pubkey, token_hash,
-		statement, created_at, valid_until, key_checked_at, key_gone) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		statement, created_at, valid_until, key_checked_at, key_gone, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+		(SELECT COALESCE(MAX(seq), 0) + 1 FROM devices WHERE account = ?))`,
 		d.ID, d.Account, d.DevicePubkey, d.SignerPubkey, d.TokenHash, d.Statement,
-		d.CreatedAt.Unix(), d.ValidUntil.Unix(), d.KeyCheckedAt.Unix(), d.KeyGone)
+		d.CreatedAt.Unix(), d.ValidUntil.Unix(), d.KeyCheckedAt.Unix(), d.KeyGone, d.Account)
 	return err
 }
 
@@ -54,7 +55,7 @@ func (t *tx) DeviceByToken(ctx context.Context, hash []byte) (store.Device, erro
 
 func (t *tx) ActiveDevices(ctx context.Context, account string, now time.Time) ([]store.Device, error) {
 	r, err := t.q.query(ctx, "SELECT "+deviceColumns+` FROM devices
-		WHERE account = ? AND ended_at IS NULL AND valid_until > ? ORDER BY created_at, id`, account, now.Unix())
+		WHERE account = ? AND ended_at IS NULL AND valid_until > ? ORDER BY created_at, seq`, account, now.Unix())
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +74,13 @@ func (t *tx) ActiveDevices(ctx context.Context, account string, now time.Time) (
 func (t *tx) EndDevice(ctx context.Context, id, reason string, at time.Time) (bool, error) {
 	n, err := t.q.exec(ctx, "UPDATE devices SET ended_at = ?, end_reason = ? WHERE id = ? AND ended_at IS NULL",
 		at.Unix(), reason, id)
-	return n == 1, err
+	if err != nil || n != 1 {
+		return false, err
+	}
+	// An ended device's key copies go with it: whoever holds the database
+	// and the lost device's private key reads nothing more.
+	_, err = t.q.exec(ctx, "DELETE FROM device_copies WHERE device_id = ?", id)
+	return err == nil, err
 }
 
 func (t *tx) RecordKeyCheck(ctx context.Context, id string, at time.Time, gone int) error {

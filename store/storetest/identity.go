@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"sync"
@@ -16,6 +18,8 @@ func identityTests() []storeTest {
 		{"NonceSpentOnce", testNonceSpentOnce},
 		{"NonceOnceUnderConcurrency", testNonceOnceUnderConcurrency},
 		{"Devices", testDevices},
+		{"DevicesInSignInOrder", testDevicesInSignInOrder},
+		{"EndDeviceDropsItsCopies", testEndDeviceDropsItsCopies},
 	}
 }
 
@@ -147,6 +151,70 @@ func testDevices(t *testing.T, s store.Store) {
 		active, _ = tx.ActiveDevices(ctx, "alice.near", t0.Add(10*time.Minute))
 		if len(active) != 2 {
 			t.Errorf("%d active devices after ending one of three", len(active))
+		}
+		return nil
+	})
+}
+
+// testDevicesInSignInOrder: devices signed in within one second are listed
+// in the order they signed in, whatever their ids.
+func testDevicesInSignInOrder(t *testing.T, s store.Store) {
+	var want []string
+	for i := 0; i < 6; i++ {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		id := hex.EncodeToString(b[:])
+		want = append(want, id)
+		if err := s.Tx(ctx, func(tx store.Tx) error {
+			if err := tx.LockOwner(ctx, "alice.near"); err != nil {
+				return err
+			}
+			return tx.InsertDevice(ctx, device(id, "alice.near", t0))
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = s.Tx(ctx, func(tx store.Tx) error {
+		active, err := tx.ActiveDevices(ctx, "alice.near", t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, d := range active {
+			got = append(got, d.ID)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("devices signed in within one second: %v, want the sign-in order %v", got, want)
+		}
+		return nil
+	})
+}
+
+// testEndDeviceDropsItsCopies: ending a device deletes every content key
+// wrapped to it, and no other device's.
+func testEndDeviceDropsItsCopies(t *testing.T, s store.Store) {
+	k, c := NewTask("run1-1", "alice.near", "bot.near")
+	c.DeviceCopies = map[string][]byte{"gone": []byte("copy-gone"), "kept": []byte("copy-kept")}
+	insert(t, s, k, c)
+	inTx(t, s, func(tx store.Tx) error {
+		for _, id := range []string{"gone", "kept"} {
+			d := device(id, "alice.near", t0)
+			if err := tx.InsertDevice(ctx, d); err != nil {
+				return err
+			}
+		}
+		ended, err := tx.EndDevice(ctx, "gone", "withdrawn", t0)
+		if !ended {
+			t.Error("the device was not ended")
+		}
+		return err
+	})
+	inTx(t, s, func(tx store.Tx) error {
+		if b, err := tx.DeviceCopy(ctx, k.ID, "gone"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("the ended device's copy is still there: %q %v", b, err)
+		}
+		if b, err := tx.DeviceCopy(ctx, k.ID, "kept"); err != nil || string(b) != "copy-kept" {
+			t.Errorf("the other device's copy: %q %v", b, err)
 		}
 		return nil
 	})

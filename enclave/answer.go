@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"countersign"
@@ -116,8 +117,8 @@ func (e *Enclave) Answer(ctx context.Context, taskID, run string) error {
 // prepare makes every check that comes before the run begins, in the
 // approved state: the sealed copy opens and is the approved task, the
 // owner's approval verifies again, the operation exists and is free, the
-// preparer may still act, and the policy and build are the ones the owner
-// saw (else void).
+// preparer may still act, the policy and build are the ones the owner saw
+// and the preparer is still granted the project (else void).
 func (e *Enclave) prepare(ctx context.Context, tx store.Tx, t store.Task) (*prepared, *ending, error) {
 	p := &prepared{task: t}
 	project, err := tx.ProjectByUUID(ctx, t.ProjectUUID)
@@ -174,6 +175,11 @@ func (e *Enclave) prepare(ctx context.Context, tx store.Tx, t store.Task) (*prep
 		return nil, nil, err
 	}
 	if h := sha256.Sum256(project.Policy); hex.EncodeToString(h[:]) != p.envelope.PolicyHash || conn.Build() != p.envelope.Build {
+		return p, &ending{void: true}, nil
+	}
+	// The owner changed the project: the preparer is no longer granted it,
+	// so nothing runs as that agent on it.
+	if !slices.Contains(project.Agents, t.Preparer) {
 		return p, &ending{void: true}, nil
 	}
 	return p, nil, nil

@@ -1,0 +1,50 @@
+package enclave_test
+
+import (
+	"testing"
+
+	"countersign"
+	"countersign/servicetest"
+	"countersign/store"
+	"countersign/store/sqlstore"
+	"countersign/store/storetest"
+)
+
+// TestAnswerRunChecksTheGrantNow: a task whose preparer the owner has since
+// removed from the project is not carried out as that agent: it ends void,
+// observed, and nothing is written; a task of a preparer still granted runs.
+func TestAnswerRunChecksTheGrantNow(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
+		w := servicetest.New(t, db)
+		kept := w.Pay()
+		removed := w.Pay()
+		keptRun := w.Approve(kept, nil)
+		_ = w.Enclave.Answer(ctx, kept, keptRun)
+		if got := w.Task(kept); got.State != countersign.StateDone || w.Effects.Count(kept) != 1 {
+			t.Fatalf("a granted preparer's task ended %s with %d writes", got.State, w.Effects.Count(kept))
+		}
+
+		run := w.Approve(removed, nil)
+		// The owner takes the agent off the project after approving.
+		if err := w.DB.Tx(ctx, func(tx store.Tx) error {
+			p, err := tx.Project(ctx, w.Owner.Account, "ledger")
+			if err != nil {
+				return err
+			}
+			p.Agents = nil
+			p.UpdatedAt = w.Clock.Now()
+			return tx.PutProject(ctx, p)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		_ = w.Enclave.Answer(ctx, removed, run)
+		got := w.Task(removed)
+		if got.State != countersign.StateVoid || got.OutcomeClass != countersign.OutcomeObserved {
+			t.Errorf("a removed preparer's task ended %s (%s), want void, observed", got.State, got.OutcomeClass)
+		}
+		if n := w.Effects.Count(removed); n != 0 {
+			t.Errorf("the write happened %d times as an agent no longer granted", n)
+		}
+	})
+}

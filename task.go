@@ -174,6 +174,17 @@ func Drops(from, to State) Dropped {
 	}
 }
 
+// StateAt is the state, at now, of a task recorded in state s that expires
+// at expiresAt: an open task whose expiry has come is expired, whether or not
+// the sweep has recorded it yet. Every read and move goes by it; the sweep
+// only writes down what is already true.
+func StateAt(s State, expiresAt, now time.Time) State {
+	if s == StateOpen && !now.Before(expiresAt) {
+		return StateExpired
+	}
+	return s
+}
+
 // moves holds every allowed transition per kind; anything absent is refused.
 var moves = map[Kind]map[State][]State{
 	KindConfirm: askingMoves,

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 // allowedMoves is SPEC §3 written out edge by edge, independently of the
@@ -439,6 +440,27 @@ func TestLimitsMatchTheContract(t *testing.T) {
 	} {
 		if c.got != c.want {
 			t.Errorf("%s = %d, want %d", c.name, c.got, c.want)
+		}
+	}
+}
+
+func TestStateAt(t *testing.T) {
+	t.Parallel()
+	exp := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		s    State
+		now  time.Time
+		want State
+	}{
+		{StateOpen, exp.Add(-time.Second), StateOpen},
+		{StateOpen, exp, StateExpired},
+		{StateOpen, exp.Add(time.Hour), StateExpired},
+		{StateApproved, exp.Add(time.Hour), StateApproved}, // an approval in time is carried out
+		{StateAnswering, exp.Add(time.Hour), StateAnswering},
+		{StateDone, exp.Add(time.Hour), StateDone},
+	} {
+		if got := StateAt(tc.s, exp, tc.now); got != tc.want {
+			t.Errorf("StateAt(%s, %s) = %s, want %s", tc.s, tc.now.Sub(exp), got, tc.want)
 		}
 	}
 }

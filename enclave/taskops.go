@@ -122,7 +122,8 @@ func (e *Enclave) taskStatus(ctx context.Context, agent string, project store.Pr
 		if err != nil {
 			return err
 		}
-		st = TaskStatus{TaskID: t.ID, Kind: string(t.Kind), State: string(t.State), Thread: t.Thread,
+		state := countersign.StateAt(t.State, t.ExpiresAt, e.clock())
+		st = TaskStatus{TaskID: t.ID, Kind: string(t.Kind), State: string(state), Thread: t.Thread,
 			CreatedAt: t.CreatedAt.Format(countersign.TimeFormat), ExpiresAt: t.ExpiresAt.Format(countersign.TimeFormat),
 			OutcomeClass: string(t.OutcomeClass), Run: t.AnswerRun, FailureReason: string(t.FailureReason),
 			NextTaskID: t.NextTaskID, NoticeTaskID: t.NoticeTaskID}
@@ -221,11 +222,13 @@ func (e *Enclave) taskCancel(ctx context.Context, agent string, project store.Pr
 		if err != nil {
 			return err
 		}
-		if err := countersign.Move(t.Kind, t.State, countersign.StateCancelled); err != nil {
-			return closed(string(t.State))
+		now := e.clock()
+		state := countersign.StateAt(t.State, t.ExpiresAt, now)
+		if err := countersign.Move(t.Kind, state, countersign.StateCancelled); err != nil {
+			return closed(string(state)) // an expired task is closed for its preparer
 		}
 		moved, err := tx.MoveTask(ctx, store.Move{ID: id, From: t.State, To: countersign.StateCancelled,
-			At: e.now().UTC(), Actor: "agent", OutcomeClass: countersign.OutcomeObserved})
+			At: now, Actor: "agent", OutcomeClass: countersign.OutcomeObserved, Unexpired: now})
 		if err == nil && !moved {
 			return closed("")
 		}
@@ -265,10 +268,11 @@ type listed struct {
 
 func (e *Enclave) taskList(ctx context.Context, agent string, project store.Project, state string) (any, error) {
 	out := []listed{}
+	now := e.clock()
 	err := e.store.Tx(ctx, func(tx store.Tx) error {
 		tasks, err := tx.PreparerTasks(ctx, project.Owner, project.UUID, agent, countersign.State(state), maxListed)
 		for _, t := range tasks {
-			out = append(out, listed{TaskID: t.ID, Kind: string(t.Kind), State: string(t.State), Thread: t.Thread, CreatedAt: t.CreatedAt.Format(countersign.TimeFormat)})
+			out = append(out, listed{TaskID: t.ID, Kind: string(t.Kind), State: string(countersign.StateAt(t.State, t.ExpiresAt, now)), Thread: t.Thread, CreatedAt: t.CreatedAt.Format(countersign.TimeFormat)})
 		}
 		return err
 	})

@@ -47,8 +47,11 @@ func (e *Enclave) Unlock(ctx context.Context, owner string) (int, error) {
 		if err != nil {
 			return err
 		}
-		waiting = len(tasks)
 		for _, t := range tasks {
+			if countersign.StateAt(t.State, t.ExpiresAt, now) != countersign.StateOpen {
+				continue // expired: nothing more is wrapped for it
+			}
+			waiting++
 			// Lock the task while it is still open: an approval or a
 			// cancel waits, and then deletes what this writes.
 			open, err := tx.LockWaiting(ctx, t.ID)

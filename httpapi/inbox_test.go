@@ -127,9 +127,11 @@ func TestApprovalRefusals(t *testing.T) {
 			t.Fatalf("a replay: %d %v", status, body)
 		}
 		// Expired before the approval arrived.
+		// (Read while it waits: past its expiry it shows nothing.)
 		late := w.Pay()
+		opened := open(t, owner, late)
 		w.Clock.Add(24*time.Hour + time.Second)
-		fresh, _ := owner.ApproveRequest(open(t, owner, late), nil, "")
+		fresh, _ := owner.ApproveRequest(opened, nil, "")
 		status, body = postJSON(t, owner.Client, "/inbox/tasks/"+late+"/approve", fresh)
 		if status != 409 || body["reason"] != "task_expired" {
 			t.Fatalf("an expired task: %d %v", status, body)

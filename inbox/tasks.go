@@ -73,16 +73,17 @@ func ownTask(ctx context.Context, tx store.Tx, sess Session, id string) (store.T
 }
 
 // view renders a task for the session's device, with its ciphertext when it
-// is waiting.
-func view(ctx context.Context, tx store.Tx, sess Session, t store.Task) (TaskView, error) {
+// is waiting at now (a task past its expiry is shown expired, without it).
+func view(ctx context.Context, tx store.Tx, sess Session, t store.Task, now time.Time) (TaskView, error) {
+	state := countersign.StateAt(t.State, t.ExpiresAt, now)
 	v := TaskView{ID: t.ID, Project: t.Project, ProjectUUID: t.ProjectUUID, Connector: t.Connector,
-		Preparer: t.Preparer, Kind: string(t.Kind), State: string(t.State), Thread: t.Thread,
+		Preparer: t.Preparer, Kind: string(t.Kind), State: string(state), Thread: t.Thread,
 		CreatedAt: t.CreatedAt.Format(countersign.TimeFormat), ExpiresAt: t.ExpiresAt.Format(countersign.TimeFormat),
 		Run: t.AnswerRun, FailureReason: string(t.FailureReason), TaskHash: t.TaskHash, Files: []FileView{}}
 	if t.ReplyPubkey != "" {
 		v.ReplyPubkey = &t.ReplyPubkey
 	}
-	if t.State != countersign.StateOpen {
+	if state != countersign.StateOpen {
 		return v, nil
 	}
 	var err error
@@ -120,6 +121,7 @@ func (s *Service) Tasks(ctx context.Context, sess Session, show, before string, 
 	}
 	out := []TaskView{}
 	more := false
+	now := s.clock()
 	err := s.store.Tx(ctx, func(tx store.Tx) error {
 		var cursor *store.Task
 		if before != "" {
@@ -137,7 +139,7 @@ func (s *Service) Tasks(ctx context.Context, sess Session, show, before string, 
 			tasks, more = tasks[:limit], true
 		}
 		for _, t := range tasks {
-			v, err := view(ctx, tx, sess, t)
+			v, err := view(ctx, tx, sess, t, now)
 			if err != nil {
 				return err
 			}
@@ -151,12 +153,13 @@ func (s *Service) Tasks(ctx context.Context, sess Session, show, before string, 
 // Task returns one task of the owner.
 func (s *Service) Task(ctx context.Context, sess Session, id string) (TaskView, error) {
 	var v TaskView
+	now := s.clock()
 	err := s.store.Tx(ctx, func(tx store.Tx) error {
 		t, err := ownTask(ctx, tx, sess, id)
 		if err != nil {
 			return err
 		}
-		v, err = view(ctx, tx, sess, t)
+		v, err = view(ctx, tx, sess, t, now)
 		return err
 	})
 	return v, storeErr(err)
@@ -170,8 +173,8 @@ func (s *Service) File(ctx context.Context, sess Session, id string, n int) ([]b
 		if err != nil {
 			return err
 		}
-		if t.State != countersign.StateOpen {
-			return closed(string(t.State))
+		if state := countersign.StateAt(t.State, t.ExpiresAt, s.clock()); state != countersign.StateOpen {
+			return closed(string(state))
 		}
 		blob, err = tx.File(ctx, id, n)
 		if errors.Is(err, store.ErrNotFound) {
@@ -214,6 +217,10 @@ func (s *Service) Origin(ctx context.Context, sess Session, id string) (Origin, 
 }
 
 // closed is the refusal for a task no longer open.
+// errExpired refuses a move of an open task whose expiry has come, before the
+// sweep records it.
+var errExpired = &countersign.Error{Code: countersign.TaskExpired, Message: "the task expired", State: string(countersign.StateExpired)}
+
 func closed(state string) error {
 	return &countersign.Error{Code: countersign.TaskClosed, Message: "the task is " + state, State: state}
 }
@@ -373,6 +380,7 @@ func (s *Service) Cancel(ctx context.Context, sess Session, id string) (Moved, e
 
 // move closes an open task of the owner in one transaction.
 func (s *Service) move(ctx context.Context, sess Session, id string, to countersign.State, check func(store.Tx, store.Task) error) (Moved, error) {
+	now := s.clock()
 	err := s.store.Tx(ctx, func(tx store.Tx) error {
 		t, err := ownTask(ctx, tx, sess, id)
 		if err != nil {
@@ -380,6 +388,9 @@ func (s *Service) move(ctx context.Context, sess Session, id string, to counters
 		}
 		if t.State != countersign.StateOpen {
 			return closed(string(t.State))
+		}
+		if countersign.StateAt(t.State, t.ExpiresAt, now) == countersign.StateExpired {
+			return errExpired
 		}
 		if check != nil {
 			if err := check(tx, t); err != nil {
@@ -389,12 +400,15 @@ func (s *Service) move(ctx context.Context, sess Session, id string, to counters
 		if err := countersign.Move(t.Kind, countersign.StateOpen, to); err != nil {
 			return err
 		}
-		moved, err := tx.MoveTask(ctx, store.Move{ID: id, From: countersign.StateOpen, To: countersign.State(string(to)),
-			At: s.clock(), Actor: "owner", OutcomeClass: countersign.OutcomeObserved})
+		moved, err := tx.MoveTask(ctx, store.Move{ID: id, From: countersign.StateOpen, To: to,
+			At: now, Actor: "owner", OutcomeClass: countersign.OutcomeObserved, Unexpired: now})
 		if err == nil && !moved {
 			cur, err := tx.Task(ctx, id)
 			if err != nil {
 				return err
+			}
+			if countersign.StateAt(cur.State, cur.ExpiresAt, now) == countersign.StateExpired && cur.State == countersign.StateOpen {
+				return errExpired
 			}
 			return closed(string(cur.State))
 		}
@@ -429,7 +443,7 @@ func cancelWaiting(ctx context.Context, tx store.Tx, owner, preparer, project st
 			continue
 		}
 		moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, From: countersign.StateOpen, To: countersign.StateCancelled,
-			At: now, Actor: "owner", OutcomeClass: countersign.OutcomeObserved})
+			At: now, Actor: "owner", OutcomeClass: countersign.OutcomeObserved, Unexpired: now})
 		if err != nil {
 			return 0, err
 		}

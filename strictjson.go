@@ -1,0 +1,308 @@
+package countersign
+
+import (
+	"bytes"
+	"encoding"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// JSONProblem says what DecodeStrict found wrong with a JSON text.
+type JSONProblem uint8
+
+// What DecodeStrict refuses.
+const (
+	JSONMalformed JSONProblem = iota + 1 // not one valid JSON value (or empty)
+	JSONNotObject                        // v takes an object and the text is another value
+	JSONTrailing                         // more than one JSON value
+	JSONRepeated                         // one object names a member twice, ignoring case
+	JSONOtherCase                        // a member written in another case than v's own
+	JSONUnknown                          // a member v has no place for
+	JSONWrongType                        // a value v cannot hold
+)
+
+// JSONError is DecodeStrict's refusal. Member names the member concerned,
+// safe to show: in backticks when it is a plain name (ASCII letters, digits,
+// _ and -, at most 64), "a member" otherwise; for JSONOtherCase it is the
+// name as v spells it. It is "" when no member is concerned.
+type JSONError struct {
+	Problem JSONProblem
+	Member  string
+}
+
+// Sentence says what is wrong with what (such as "the body"), never quoting
+// a value.
+func (e *JSONError) Sentence(what string) string {
+	switch e.Problem {
+	case JSONNotObject:
+		return what + " is not a JSON object"
+	case JSONTrailing:
+		return what + " holds more than one JSON value"
+	case JSONRepeated:
+		return what + " names " + e.Member + " twice (member names are compared ignoring case)"
+	case JSONOtherCase:
+		return what + " writes " + e.Member + " in another case"
+	case JSONUnknown:
+		return what + " has an unknown member " + e.Member
+	case JSONWrongType:
+		return e.Member + " has the wrong type"
+	}
+	return what + " is not valid JSON"
+}
+
+func (e *JSONError) Error() string { return e.Sentence("the JSON") }
+
+// DecodeStrict decodes data, exactly one JSON value, into v (a non-nil
+// pointer) as encoding/json does, but refuses what encoding/json lets
+// through and a reader could take two ways:
+//
+//   - two members of one object whose names are equal ignoring case
+//     (Unicode simple case folding, strings.EqualFold, which is how
+//     encoding/json matches names), at any depth, also inside values v keeps
+//     as json.RawMessage or any: encoding/json would keep the last;
+//   - a member of an object decoded into a struct whose name is not
+//     exactly the field's (`TASK_ID` for `task_id`), at any depth;
+//   - members v has no field for, and trailing data.
+//
+// The first problem in the order of the text decides; an error is always a
+// *JSONError. Every JSON body the service reads goes through this rule (the
+// policy reader applies MemberKey itself).
+func DecodeStrict(data []byte, v any) error {
+	if !utf8.Valid(data) {
+		return &JSONError{Problem: JSONMalformed}
+	}
+	if !json.Valid(data) {
+		if json.Valid(bytes.TrimRight(firstValue(data), " \t\r\n")) && len(bytes.TrimSpace(data)) > 0 {
+			return &JSONError{Problem: JSONTrailing}
+		}
+		return &JSONError{Problem: JSONMalformed}
+	}
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return &JSONError{Problem: JSONWrongType, Member: "the value"}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := walkJSON(dec, rv.Type().Elem(), true); err != nil {
+		return err
+	}
+	strict := json.NewDecoder(bytes.NewReader(data))
+	strict.DisallowUnknownFields()
+	if err := strict.Decode(v); err != nil {
+		var typ *json.UnmarshalTypeError
+		if errors.As(err, &typ) {
+			if typ.Field == "" {
+				if takesObject(rv.Type().Elem()) {
+					return &JSONError{Problem: JSONNotObject}
+				}
+				return &JSONError{Problem: JSONWrongType, Member: "the value"}
+			}
+			return &JSONError{Problem: JSONWrongType, Member: pathName(typ.Field)}
+		}
+		if rest, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			return &JSONError{Problem: JSONUnknown, Member: MemberName(strings.Trim(rest, `"`))}
+		}
+		// A value an UnmarshalJSON method refuses.
+		return &JSONError{Problem: JSONWrongType, Member: "a value"}
+	}
+	return nil
+}
+
+// firstValue returns data up to the end of its first JSON value, or data
+// when it does not begin with one.
+func firstValue(data []byte) []byte {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var raw json.RawMessage
+	if dec.Decode(&raw) != nil {
+		return data
+	}
+	return data[:dec.InputOffset()]
+}
+
+// takesObject reports whether t decodes only from a JSON object.
+func takesObject(t reflect.Type) bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.Kind() == reflect.Struct || t.Kind() == reflect.Map
+}
+
+// pathName shows a dotted path of members (encoding/json's
+// UnmarshalTypeError.Field) as MemberName shows one name.
+func pathName(path string) string {
+	for _, name := range strings.Split(path, ".") {
+		if MemberName(name) == "a member" {
+			return "a member"
+		}
+	}
+	return "`" + path + "`"
+}
+
+// MemberKey is the key under which two member names are one name: equal
+// keys for names equal under Unicode simple case folding
+// (strings.EqualFold), different keys otherwise.
+func MemberKey(name string) string {
+	var b strings.Builder
+	b.Grow(len(name))
+	for _, r := range name {
+		// The smallest code point of r's folding orbit stands for all.
+		min := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			if f < min {
+				min = f
+			}
+		}
+		b.WriteRune(min)
+	}
+	return b.String()
+}
+
+// MemberName shows a member's name in a sentence: in backticks when it is a
+// plain name (1–64 of ASCII letters, digits, _ and -), "a member" otherwise,
+// so a sentence never carries what a name could hide.
+func MemberName(name string) string {
+	if len(name) == 0 || len(name) > 64 {
+		return "a member"
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return "a member"
+		}
+	}
+	return "`" + name + "`"
+}
+
+var (
+	unmarshalerType     = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+// walkJSON reads one value from dec (valid JSON, nested at most 10,000
+// deep) beside t, the type it decodes into; t is nil where any value may
+// come (json.RawMessage, any, a type decoding itself).
+func walkJSON(dec *json.Decoder, t reflect.Type, top bool) error {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t != nil && t.Kind() != reflect.Interface &&
+		(reflect.PointerTo(t).Implements(unmarshalerType) || reflect.PointerTo(t).Implements(textUnmarshalerType)) {
+		t = nil
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return &JSONError{Problem: JSONMalformed}
+	}
+	d, ok := tok.(json.Delim)
+	if top && t != nil && takesObject(t) && d != '{' {
+		return &JSONError{Problem: JSONNotObject}
+	}
+	if !ok {
+		return nil
+	}
+	if d == '[' {
+		var elem reflect.Type
+		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+			elem = t.Elem()
+		}
+		for dec.More() {
+			if err := walkJSON(dec, elem, false); err != nil {
+				return err
+			}
+		}
+		_, err := dec.Token()
+		return err
+	}
+	var fields map[string]reflect.Type // by exact name
+	var folded map[string]string       // MemberKey → the field's name
+	var elem reflect.Type
+	switch {
+	case t == nil:
+	case t.Kind() == reflect.Struct:
+		fields, folded = jsonFields(t)
+	case t.Kind() == reflect.Map:
+		elem = t.Elem()
+	}
+	seen := map[string]string{} // MemberKey → the name as first written
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return &JSONError{Problem: JSONMalformed}
+		}
+		name := tok.(string)
+		key := MemberKey(name)
+		if first, dup := seen[key]; dup {
+			return &JSONError{Problem: JSONRepeated, Member: MemberName(first)}
+		}
+		seen[key] = name
+		child := elem
+		if fields != nil {
+			ft, exact := fields[name]
+			switch own, other := folded[key]; {
+			case exact:
+				child = ft
+			case other:
+				return &JSONError{Problem: JSONOtherCase, Member: MemberName(own)}
+			default:
+				return &JSONError{Problem: JSONUnknown, Member: MemberName(name)}
+			}
+		}
+		if err := walkJSON(dec, child, false); err != nil {
+			return err
+		}
+	}
+	_, err = dec.Token()
+	return err
+}
+
+// jsonFields returns the members a struct decodes, as encoding/json names
+// them: exported fields by their json tag or name, embedded structs'
+// fields promoted, "-" left out.
+func jsonFields(t reflect.Type) (map[string]reflect.Type, map[string]string) {
+	fields := map[string]reflect.Type{}
+	folded := map[string]string{}
+	var add func(t reflect.Type, depth int)
+	add = func(t reflect.Type, depth int) {
+		if depth > 8 {
+			return
+		}
+		var embedded []reflect.Type
+		for i := range t.NumField() {
+			f := t.Field(i)
+			tag := f.Tag.Get("json")
+			if tag == "-" {
+				continue
+			}
+			name, _, _ := strings.Cut(tag, ",")
+			if f.Anonymous && name == "" {
+				et := f.Type
+				if et.Kind() == reflect.Pointer {
+					et = et.Elem()
+				}
+				if et.Kind() == reflect.Struct {
+					embedded = append(embedded, et) // shallower fields win
+					continue
+				}
+			}
+			if !f.IsExported() {
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			if _, ok := fields[name]; !ok {
+				fields[name] = f.Type
+				folded[MemberKey(name)] = name
+			}
+		}
+		for _, et := range embedded {
+			add(et, depth+1)
+		}
+	}
+	add(t, 0)
+	return fields, folded
+}

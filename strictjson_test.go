@@ -1,0 +1,137 @@
+package countersign
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"unicode"
+)
+
+type strictInner struct {
+	Amount int `json:"amount"`
+}
+
+type strictEmbedded struct {
+	Nonce string `json:"nonce"`
+}
+
+type strictArgs struct {
+	strictEmbedded
+	TaskID  string            `json:"task_id"`
+	Kay     string            `json:"kay"`
+	Inner   *strictInner      `json:"inner"`
+	Items   []strictInner     `json:"items"`
+	Raw     json.RawMessage   `json:"raw"`
+	Any     any               `json:"any"`
+	Map     map[string]string `json:"map"`
+	Skipped string            `json:"-"`
+}
+
+func TestDecodeStrict(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, body string
+		problem    JSONProblem // 0: accepted
+		sentence   string
+	}{
+		{"every member", `{"nonce":"n","task_id":"a","kay":"k","inner":{"amount":1},"items":[{"amount":2}],"raw":{"a":1,"b":[{"c":2}]},"any":{"x":[1]},"map":{"a":"1","b":"2"}}`, 0, ""},
+		{"empty object", ` {} `, 0, ""},
+		{"null members", `{"inner":null,"raw":null,"any":null}`, 0, ""},
+		{"repeated", `{"task_id":"a","task_id":"b"}`, JSONRepeated, "the body names `task_id` twice (member names are compared ignoring case)"},
+		{"repeated in another case", `{"task_id":"a","TASK_ID":"b"}`, JSONRepeated, "the body names `task_id` twice (member names are compared ignoring case)"},
+		{"repeated escaped", `{"task_id":"a","\u0074ask_id":"b"}`, JSONRepeated, "the body names `task_id` twice (member names are compared ignoring case)"},
+		{"repeated Kelvin sign", `{"kay":"a","\u212aay":"b"}`, JSONRepeated, "the body names `kay` twice (member names are compared ignoring case)"},
+		{"repeated long s", `{"task_id":"a","ta\u017fk_id":"b"}`, JSONRepeated, "the body names `task_id` twice (member names are compared ignoring case)"},
+		{"unknown before repeated", `{"x":1,"X":2}`, JSONUnknown, "the body has an unknown member `x`"},
+		{"repeated in a nested struct", `{"inner":{"amount":1,"Amount":2}}`, JSONRepeated, "the body names `amount` twice (member names are compared ignoring case)"},
+		{"repeated in a list", `{"items":[{"amount":1},{"amount":1,"amount":2}]}`, JSONRepeated, "the body names `amount` twice (member names are compared ignoring case)"},
+		{"repeated in raw JSON", `{"raw":{"a":{"b":1,"b":2}}}`, JSONRepeated, "the body names `b` twice (member names are compared ignoring case)"},
+		{"repeated in any", `{"any":[{"k":1,"K":2}]}`, JSONRepeated, "the body names `k` twice (member names are compared ignoring case)"},
+		{"repeated in a map", `{"map":{"a":"1","A":"2"}}`, JSONRepeated, "the body names `a` twice (member names are compared ignoring case)"},
+		{"repeated, not plain", `{"raw":{"a b":1,"A B":2}}`, JSONRepeated, "the body names a member twice (member names are compared ignoring case)"},
+		{"another case", `{"TASK_ID":"a"}`, JSONOtherCase, "the body writes `task_id` in another case"},
+		{"another case, Kelvin sign", `{"\u212aay":"a"}`, JSONOtherCase, "the body writes `kay` in another case"},
+		{"another case, embedded", `{"Nonce":"a"}`, JSONOtherCase, "the body writes `nonce` in another case"},
+		{"another case, nested", `{"inner":{"AMOUNT":1}}`, JSONOtherCase, "the body writes `amount` in another case"},
+		{"another case, in a list", `{"items":[{"amount":1},{"aMount":1}]}`, JSONOtherCase, "the body writes `amount` in another case"},
+		{"unknown", `{"task_id":"a","memo":"x"}`, JSONUnknown, "the body has an unknown member `memo`"},
+		{"unknown, field left out", `{"Skipped":"x"}`, JSONUnknown, "the body has an unknown member `Skipped`"},
+		{"unknown, nested", `{"inner":{"amount":1,"cents":2}}`, JSONUnknown, "the body has an unknown member `cents`"},
+		{"wrong type", `{"task_id":5}`, JSONWrongType, "`task_id` has the wrong type"},
+		{"wrong type, nested", `{"inner":{"amount":"5"}}`, JSONWrongType, "`inner.amount` has the wrong type"},
+		{"an array", `[]`, JSONNotObject, "the body is not a JSON object"},
+		{"a string", `"x"`, JSONNotObject, "the body is not a JSON object"},
+		{"null", `null`, JSONNotObject, "the body is not a JSON object"},
+		{"two objects", `{} {}`, JSONTrailing, "the body holds more than one JSON value"},
+		{"an object and more", `{"task_id":"a"}x`, JSONTrailing, "the body holds more than one JSON value"},
+		{"empty", ``, JSONMalformed, "the body is not valid JSON"},
+		{"cut short", `{"task_id":`, JSONMalformed, "the body is not valid JSON"},
+		{"invalid UTF-8", "{\"task_id\":\"\xff\"}", JSONMalformed, "the body is not valid JSON"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var v strictArgs
+			err := DecodeStrict([]byte(c.body), &v)
+			if c.problem == 0 {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			var je *JSONError
+			if !errors.As(err, &je) {
+				t.Fatalf("got %v, want a *JSONError", err)
+			}
+			if je.Problem != c.problem || je.Sentence("the body") != c.sentence {
+				t.Fatalf("got %d %q, want %d %q", je.Problem, je.Sentence("the body"), c.problem, c.sentence)
+			}
+		})
+	}
+	var v strictArgs
+	if err := DecodeStrict([]byte(`{"nonce":"n","task_id":"a","inner":{"amount":3},"raw":{"z":1}}`), &v); err != nil ||
+		v.Nonce != "n" || v.TaskID != "a" || v.Inner.Amount != 3 || string(v.Raw) != `{"z":1}` {
+		t.Fatalf("decoded %+v, %v", v, err)
+	}
+	if err := DecodeStrict([]byte(`{}`), v); err == nil {
+		t.Fatal("decoded into a value that is not a pointer")
+	}
+}
+
+// TestStrictRefusesWhatEncodingJSONTakes: every case-variant the rule
+// refuses is one encoding/json binds to the field, so the refusal matters.
+func TestStrictRefusesWhatEncodingJSONTakes(t *testing.T) {
+	t.Parallel()
+	for _, body := range []string{`{"TASK_ID":"a"}`, `{"\u212aay":"a"}`, `{"task_id":"a","TASK_ID":"b"}`} {
+		var v strictArgs
+		if err := json.Unmarshal([]byte(body), &v); err != nil || v.TaskID == "" && v.Kay == "" {
+			t.Fatalf("encoding/json no longer binds %s: %v", body, err)
+		}
+		if DecodeStrict([]byte(body), &v) == nil {
+			t.Fatalf("accepted %s", body)
+		}
+	}
+}
+
+// TestMemberKeyIsEqualFold: two one-character names have one key exactly
+// when strings.EqualFold says they are equal.
+func TestMemberKeyIsEqualFold(t *testing.T) {
+	t.Parallel()
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if r >= 0xd800 && r <= 0xdfff {
+			continue
+		}
+		k := MemberKey(string(r))
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			if MemberKey(string(f)) != k {
+				t.Fatalf("%U and %U fold together but have different keys", r, f)
+			}
+		}
+		if !strings.EqualFold(string(r), k) {
+			t.Fatalf("%U has the key %q, which is not equal to it ignoring case", r, k)
+		}
+	}
+	if MemberKey("Task_ID") != MemberKey("task_id") || MemberKey("task_id") == MemberKey("task_ıd") {
+		t.Fatal("MemberKey is not EqualFold on names")
+	}
+}

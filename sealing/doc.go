@@ -22,6 +22,12 @@
 //   - [ParseP256PublicKey] / [FormatP256PublicKey]: the "p256:" text form.
 //   - [Keyring.Seal] / [Keyring.Open] / [Keyring.Rewrap]: secrets that belong
 //     to a row rather than a task (project credentials, webhook secrets).
+//   - [ReceiptKey]: the key of a run receipt's input and output hashes
+//     (SPEC §11, amended), a task's from its content key
+//     ([ContentKey.ReceiptKey]: HMAC-SHA256(content key, "receipt:v1")),
+//     another run's random ([NewReceiptKey]); and [Keyring.MAC], the keyed
+//     hash of a value kept in clear that must still be recognised (an
+//     idempotent call's body).
 //
 // Every blob starts with the version byte 0x01. Every failure to open one
 // wraps [ErrDecrypt] (or [ErrUnknownKey]); none returns partial plaintext.
@@ -68,6 +74,11 @@
 //     hold ':'). The key id is not inside the blob: the caller stores it, as
 //     for task blobs, and a wrong id fails to open. [Keyring.Rewrap] always
 //     seals afresh, even when the id is already current.
+//   - Keyed hashes of kept values ([Keyring.MAC]): subkey =
+//     HMAC-SHA256(master, "mac:v1:{purpose}"), hash = hex
+//     HMAC-SHA256(subkey, u32_be(len(rowID)) ‖ rowID ‖ msg). The row is bound
+//     so that one value kept in two rows gives two hashes; the caller stores
+//     the key id beside the hash and compares under that id.
 //   - A task's outcome for its preparer (the result, the decrypted rejection
 //     reason) is sealed with [TaskKeys.Seal] as [OutcomeRecord], bound to the
 //     task; [SecretPurpose] is for secrets that outlive tasks.

@@ -78,6 +78,13 @@ type contractVectors struct {
 		Plaintext              string   `json:"plaintext"`
 		ToReplyPubkey          string   `json:"to_reply_pubkey"`
 	} `json:"answer"`
+	Receipt struct {
+		ContentKey hexBytes `json:"content_key"`
+		ReceiptKey hexBytes `json:"receipt_key"`
+		Request    string   `json:"request"`
+		InputSHA   string   `json:"input_sha256"`
+		BareSHA    string   `json:"bare_sha256_of_request_must_not_appear"`
+	} `json:"receipt"`
 }
 
 // hexBytes is a JSON string of lowercase hex.
@@ -343,6 +350,50 @@ func TestContractAnswer(t *testing.T) {
 	}
 	if string(pt) != a.Plaintext {
 		t.Errorf("answer opened to %q", pt)
+	}
+}
+
+// TestContractReceipt: a task's receipt key and the keyed input hash of its
+// request (SPEC §11, amended), byte for byte; the bare SHA-256 of the
+// request is not what a receipt names.
+func TestContractReceipt(t *testing.T) {
+	t.Parallel()
+	v := loadContractVectors(t)
+	r := v.Receipt
+	if len(r.ReceiptKey) == 0 || r.InputSHA == "" || r.BareSHA == "" {
+		t.Fatal("the vectors file lacks the receipt section")
+	}
+	equalHex(t, "receipt content key", r.ContentKey, v.Content.ContentKey)
+	ck, err := ContentKeyFromBytes(r.ContentKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rk := ck.ReceiptKey()
+	equalHex(t, "receipt key", rk.Bytes(), r.ReceiptKey)
+	if got := rk.Sum([]byte(r.Request)); got != r.InputSHA {
+		t.Errorf("input_sha256 = %s, want %s", got, r.InputSHA)
+	}
+	if !rk.Verify([]byte(r.Request), r.InputSHA) || rk.Verify([]byte(r.Request+" "), r.InputSHA) || rk.Verify([]byte(r.Request), r.BareSHA) {
+		t.Error("Verify does not tell the request's MAC from others")
+	}
+	bare := sha256.Sum256([]byte(r.Request))
+	if hex.EncodeToString(bare[:]) != r.BareSHA {
+		t.Errorf("the vector's bare hash is not the SHA-256 of its request")
+	}
+	if rk.Sum([]byte(r.Request)) == r.BareSHA {
+		t.Error("the receipt's input is the bare SHA-256 of the request")
+	}
+	// The request is the one the content vector seals.
+	var content struct{ Request string }
+	if err := json.Unmarshal([]byte(v.Content.Plaintext), &content); err != nil || content.Request != r.Request {
+		t.Errorf("the receipt's request is not the content vector's: %q %v", content.Request, err)
+	}
+	// The same key from a key read back from its bytes.
+	again, _ := ContentKeyFromBytes(ck.Bytes())
+	equalHex(t, "receipt key again", again.ReceiptKey().Bytes(), r.ReceiptKey)
+	rk2, err := ReceiptKeyFromBytes(r.ReceiptKey)
+	if err != nil || rk2.Sum([]byte(r.Request)) != r.InputSHA {
+		t.Errorf("a receipt key read from its bytes: %v", err)
 	}
 }
 

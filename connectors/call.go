@@ -1,13 +1,10 @@
 package connectors
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"strings"
 	"time"
 
 	"countersign"
@@ -212,71 +209,40 @@ func Refused(code countersign.Code, wrote bool, format string, args ...any) erro
 	return &Refusal{Code: code, Sentence: fmt.Sprintf(format, args...), Wrote: wrote}
 }
 
-// decodeArgs decodes an agent's call body strictly, ignoring "operation": a
-// body that is not one JSON object, whose members repeat (also in another
-// case), or that holds members v does not have is invalid_request. The owner
-// is shown the raw request, so it must read one way only.
+// decodeArgs decodes an agent's call body strictly, ignoring "operation",
+// by the service's one rule for JSON bodies (countersign.DecodeStrict): a
+// body that is not one JSON object, whose members repeat ignoring case at
+// any depth, that writes a member in another case than v, or that holds
+// members v does not have is invalid_request. The owner is shown the raw
+// request, so it must read one way only.
 func decodeArgs(raw json.RawMessage, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return countersign.Errorf(countersign.InvalidRequest, "the call is not a JSON object")
+	var members map[string]json.RawMessage
+	if err := countersign.DecodeStrict(raw, &members); err != nil {
+		return argsRefusal(err)
 	}
-	members := map[string]json.RawMessage{}
-	seen := map[string]bool{}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return countersign.Errorf(countersign.InvalidRequest, "the call is not a JSON object")
-		}
-		name, _ := t.(string)
-		if seen[strings.ToLower(name)] {
-			return countersign.Errorf(countersign.InvalidRequest, "the call names %s twice", memberName(name))
-		}
-		seen[strings.ToLower(name)] = true
-		var value json.RawMessage
-		if err := dec.Decode(&value); err != nil {
-			return countersign.Errorf(countersign.InvalidRequest, "the call is not a JSON object")
-		}
-		if name != "operation" {
-			members[name] = value
-		}
-	}
-	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
-		return countersign.Errorf(countersign.InvalidRequest, "the call is not a JSON object")
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return countersign.Errorf(countersign.InvalidRequest, "the call holds more than one JSON value")
-	}
+	delete(members, "operation")
 	rest, err := json.Marshal(members)
 	if err != nil {
 		return err
 	}
-	strict := json.NewDecoder(bytes.NewReader(rest))
-	strict.DisallowUnknownFields()
-	if err := strict.Decode(v); err != nil {
-		var typ *json.UnmarshalTypeError
-		if errors.As(err, &typ) && typ.Field != "" {
-			return countersign.Errorf(countersign.InvalidRequest, "%s has the wrong type", memberName(typ.Field))
-		}
-		return countersign.Errorf(countersign.InvalidRequest, "the call's arguments are not this operation's (%s)", trimJSONErr(err))
+	if err := countersign.DecodeStrict(rest, v); err != nil {
+		return argsRefusal(err)
 	}
 	return nil
 }
 
-// memberName quotes a member's name when it is a plain name, and never
-// echoes anything else.
-func memberName(name string) string {
-	if len(name) > 0 && len(name) <= 64 && strings.Trim(name, "abcdefghijklmnopqrstuvwxyz0123456789_") == "" {
-		return "`" + name + "`"
+// argsRefusal words DecodeStrict's refusal of a call; it never quotes a
+// value, and names a member only when its name is plain.
+func argsRefusal(err error) error {
+	var je *countersign.JSONError
+	if !errors.As(err, &je) {
+		return err
 	}
-	return "a member"
-}
-
-// trimJSONErr keeps what a decoding error says about members, never the
-// input's values.
-func trimJSONErr(err error) string {
-	if rest, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return "unknown member " + memberName(strings.Trim(rest, `"`))
+	switch je.Problem {
+	case countersign.JSONMalformed, countersign.JSONNotObject:
+		return countersign.Errorf(countersign.InvalidRequest, "the call is not a JSON object")
+	case countersign.JSONUnknown:
+		return countersign.Errorf(countersign.InvalidRequest, "the call's arguments are not this operation's (unknown member %s)", je.Member)
 	}
-	return "malformed arguments"
+	return countersign.Errorf(countersign.InvalidRequest, "%s", je.Sentence("the call"))
 }

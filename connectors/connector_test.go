@@ -226,6 +226,12 @@ func TestDecode(t *testing.T) {
 		{`{"amount": 1e100}`, "`amount` has the wrong type"},
 		{`{"tags": "a"}`, "`tags` has the wrong type"},
 		{`{"tags": [1]}`, "`tags` has the wrong type"},
+		{`{"operation": "pay", "TO": "bob"}`, "the call writes `to` in another case"},
+		{`{"operation": "pay", "\u212a": 1}`, "the call's arguments are not this operation's (unknown member a member)"},
+		{`{"to": "a", "To": "b"}`, "the call names `to` twice (member names are compared ignoring case)"},
+		{`{"operation": "pay", "OPERATION": "x"}`, "the call names `operation` twice (member names are compared ignoring case)"},
+		{`{"operation": "pay", "tags": ["a"], "memo": {"a": 1, "a": 2}}`, "the call names `a` twice (member names are compared ignoring case)"},
+		{`{"operation": "pay"} {}`, "the call holds more than one JSON value"},
 	} {
 		t.Run(tc.body, func(t *testing.T) {
 			var v args

@@ -162,6 +162,18 @@ func (d *Device) Open(view client.TaskView) (*Opened, error) {
 	return o, nil
 }
 
+// ReceiptInputMatches reports whether inputSHA256, the input_sha256 of the
+// task's receipt, is the keyed hash of the request this device decrypted,
+// its RAW bytes as sealed (SPEC §11, amended): hex HMAC-SHA256 under the
+// task's receipt key, HMAC-SHA256(content key, "receipt:v1"). A bare
+// SHA-256 of the request does not match. The comparison is in constant time.
+func (o *Opened) ReceiptInputMatches(inputSHA256 string) bool {
+	if o == nil || o.key == nil {
+		return false
+	}
+	return o.key.ReceiptKey().Verify(o.Request, inputSHA256)
+}
+
 // readContent reads a content blob's plaintext: exactly one JSON object
 // holding the strings "envelope" and "request", each once, nothing else, in
 // valid UTF-8. It returns the two strings' bytes.

@@ -61,6 +61,11 @@ type vectors struct {
 	SupplyHash []struct {
 		Hash string `json:"hash"`
 	} `json:"supply_hash"`
+	Receipt struct {
+		Request     string `json:"request"`
+		InputSHA256 string `json:"input_sha256"`
+		Bare        string `json:"bare_sha256_of_request_must_not_appear"`
+	} `json:"receipt"`
 }
 
 func loadVectors(t testing.TB) vectors {
@@ -186,6 +191,43 @@ func TestOpenVectors(t *testing.T) {
 	// envelope names no file, so no file may be taken for one of its own.
 	if _, err := d.OpenFile(o, 0, unhex(t, v.File.Blob)); !errors.Is(err, ErrFileMismatch) {
 		t.Errorf("OpenFile of a file the envelope does not name: %v", err)
+	}
+}
+
+// TestReceiptInputVector: the device recomputes a task receipt's keyed
+// input hash over the raw request it decrypted, with the task's content key,
+// and gets the contract's vector (SPEC §11, amended); a bare SHA-256 of the
+// request, or the hash of another request, does not match.
+func TestReceiptInputVector(t *testing.T) {
+	t.Parallel()
+	v := loadVectors(t)
+	d, _ := vectorDevice(t, v)
+	o, err := d.Open(vectorView(t, v))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(o.Request) != v.Receipt.Request {
+		t.Fatalf("the vector task's request is %s, the receipt vector's %s", o.Request, v.Receipt.Request)
+	}
+	if !o.ReceiptInputMatches(v.Receipt.InputSHA256) {
+		t.Fatal("the contract's keyed input hash does not match the request the device decrypted")
+	}
+	other := *o
+	other.Request = append([]byte(nil), o.Request...)
+	other.Request[len(other.Request)-2] = '1' // "max":11
+	for name, c := range map[string]struct {
+		o   *Opened
+		sum string
+	}{
+		"the bare SHA-256 of the request": {o, v.Receipt.Bare},
+		"another request":                 {&other, v.Receipt.InputSHA256},
+		"upper case":                      {o, strings.ToUpper(v.Receipt.InputSHA256)},
+		"nothing":                         {o, ""},
+		"no opened task":                  {&Opened{Request: o.Request}, v.Receipt.InputSHA256},
+	} {
+		if c.o.ReceiptInputMatches(c.sum) {
+			t.Errorf("%s matches", name)
+		}
 	}
 }
 

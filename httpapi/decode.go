@@ -1,7 +1,7 @@
 package httpapi
 
 import (
-	"encoding/json"
+	"bytes"
 	"errors"
 	"io"
 	"net/http"
@@ -16,47 +16,42 @@ const (
 	ownerBody = 1 << 20  // anything else an owner sends
 )
 
-// decode reads exactly one JSON object of at most limit bytes into v,
-// refusing unknown members: a malformed body is invalid_request.
+// decode reads exactly one JSON object of at most limit bytes into v by
+// the service's one rule for JSON bodies (countersign.DecodeStrict):
+// unknown members, members repeated ignoring case at any depth and members
+// written in another case than v's are refused. A malformed body is
+// invalid_request with a sentence naming the member, never quoting a value.
 func decode(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
 		return countersign.Errorf(countersign.InvalidRequest, "the body must be application/json")
 	}
-	body := http.MaxBytesReader(w, r.Body, limit)
-	dec := json.NewDecoder(body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
 		var tooBig *http.MaxBytesError
-		switch {
-		case errors.As(err, &tooBig):
+		if errors.As(err, &tooBig) {
 			return countersign.Errorf(countersign.InvalidRequest, "the body is larger than %d bytes", limit)
-		case errors.Is(err, io.EOF):
-			return countersign.Errorf(countersign.InvalidRequest, "the body is empty; a JSON object is expected")
 		}
-		return countersign.Errorf(countersign.InvalidRequest, "the body is not the JSON this request takes: %s", jsonProblem(err))
+		return countersign.Errorf(countersign.InvalidRequest, "the body could not be read")
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return countersign.Errorf(countersign.InvalidRequest, "the body holds more than one JSON value")
+	if len(bytes.TrimSpace(body)) == 0 {
+		return countersign.Errorf(countersign.InvalidRequest, "the body is empty; a JSON object is expected")
+	}
+	if err := countersign.DecodeStrict(body, v); err != nil {
+		var je *countersign.JSONError
+		if !errors.As(err, &je) {
+			return err
+		}
+		switch je.Problem {
+		case countersign.JSONMalformed:
+			return countersign.Errorf(countersign.InvalidRequest, "the body is not the JSON this request takes: malformed JSON")
+		case countersign.JSONUnknown:
+			return countersign.Errorf(countersign.InvalidRequest, "the body is not the JSON this request takes: unknown member %s", je.Member)
+		case countersign.JSONWrongType:
+			return countersign.Errorf(countersign.InvalidRequest, "the body is not the JSON this request takes: %s", je.Sentence("the body"))
+		}
+		return countersign.Errorf(countersign.InvalidRequest, "%s", je.Sentence("the body"))
 	}
 	return nil
-}
-
-// jsonProblem says what is wrong with a body without quoting it.
-func jsonProblem(err error) string {
-	var syntax *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &syntax):
-		return "malformed JSON"
-	case errors.As(err, &typ):
-		if typ.Field != "" {
-			return typ.Field + " has the wrong type"
-		}
-		return "wrong type"
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		return "unknown member " + strings.TrimPrefix(err.Error(), "json: unknown field ")
-	}
-	return "malformed JSON"
 }
 
 // decodeOptional is decode for a body that may be empty.

@@ -76,10 +76,19 @@ func (e *Enclave) call(ctx context.Context, req callRequest) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	// "operation" is matched exactly (encoding/json would take any case).
+	// The body is read by the one rule for JSON bodies: a member named twice
+	// (ignoring case, at any depth) is refused, so the operation that runs
+	// is the only one the body names. "operation" is matched exactly.
 	var members map[string]json.RawMessage
 	var call struct{ Operation string }
-	if err := json.Unmarshal(req.Body, &members); err != nil || json.Unmarshal(members["operation"], &call.Operation) != nil || call.Operation == "" {
+	if err := countersign.DecodeStrict(req.Body, &members); err != nil {
+		var je *countersign.JSONError
+		if errors.As(err, &je) && je.Problem == countersign.JSONRepeated {
+			return refusal(countersign.Errorf(countersign.InvalidRequest, "%s", je.Sentence("the call"))), nil
+		}
+		return refusal(countersign.Errorf(countersign.InvalidRequest, "the call needs an `operation`, a string")), nil
+	}
+	if json.Unmarshal(members["operation"], &call.Operation) != nil || call.Operation == "" {
 		return refusal(countersign.Errorf(countersign.InvalidRequest, "the call needs an `operation`, a string")), nil
 	}
 	if len(req.IdempotencyKey) > MaxIdempotencyKey {

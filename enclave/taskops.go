@@ -1,7 +1,6 @@
 package enclave
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -60,9 +59,11 @@ func (e *Enclave) taskOperation(ctx context.Context, agent string, project store
 		State     string `json:"state"`
 		TimeoutS  *int   `json:"timeout_s"`
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&args); err != nil {
+	if err := countersign.DecodeStrict(body, &args); err != nil {
+		var je *countersign.JSONError
+		if errors.As(err, &je) && (je.Problem == countersign.JSONRepeated || je.Problem == countersign.JSONOtherCase) {
+			return nil, countersign.Errorf(countersign.InvalidRequest, "%s takes %s; %s", op, taskOpArgs[op], je.Sentence("the call"))
+		}
 		return nil, countersign.Errorf(countersign.InvalidRequest, "%s takes %s", op, taskOpArgs[op])
 	}
 	needsID := op != opTasks

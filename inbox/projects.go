@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 
 	"countersign"
 	"countersign/approval"
@@ -72,12 +71,13 @@ type projectText struct {
 func parseProjectText(text string) (projectText, error) {
 	var p projectText
 	refused := countersign.Errorf(countersign.InvalidRequest, "the project text is not {connector, policy, credentials?, agents}")
-	dec := json.NewDecoder(bytes.NewReader([]byte(text)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&p); err != nil {
-		return p, refused
-	}
-	if _, err := dec.Token(); err != io.EOF {
+	// The service's one rule for JSON bodies, down into the policy and the
+	// credentials: a member named twice, ignoring case, is refused here.
+	if err := countersign.DecodeStrict([]byte(text), &p); err != nil {
+		var je *countersign.JSONError
+		if errors.As(err, &je) && (je.Problem == countersign.JSONRepeated || je.Problem == countersign.JSONOtherCase) {
+			return p, countersign.Errorf(countersign.InvalidRequest, "%s", je.Sentence("the project text"))
+		}
 		return p, refused
 	}
 	if len(p.Policy) == 0 || p.Policy[0] != '{' {

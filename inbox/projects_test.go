@@ -30,6 +30,28 @@ func TestParseProjectText(t *testing.T) {
 	}
 }
 
+// TestProjectTextStrict: a project text whose members repeat (ignoring
+// case, at any depth, the policy and credentials included) or that writes
+// one of its members in another case is refused, naming the member.
+func TestProjectTextStrict(t *testing.T) {
+	t.Parallel()
+	const twice = " twice (member names are compared ignoring case)"
+	for _, c := range []struct{ name, text, want string }{
+		{"connector twice", `{"connector":"probe","connector":"ledger","policy":{},"agents":[]}`, "the project text names `connector`" + twice},
+		{"agents twice in two cases", `{"connector":"probe","policy":{},"agents":[],"AGENTS":["bot.near"]}`, "the project text names `agents`" + twice},
+		{"connector in another case", `{"Connector":"probe","policy":{},"agents":[]}`, "the project text writes `connector` in another case"},
+		{"policy with a Kelvin sign", `{"connector":"probe","policy":{},"agents":[],"credentials":null,"\u212a":1}`, "the project text is not {connector, policy, credentials?, agents}"},
+		{"a policy member twice", `{"connector":"ledger","policy":{"confirm":["pay"],"confirm":[]},"agents":[]}`, "the project text names `confirm`" + twice},
+		{"a policy member twice in two cases", `{"connector":"ledger","policy":{"confirm":[],"Confirm":["pay"]},"agents":[]}`, "the project text names `confirm`" + twice},
+		{"a credentials member twice", `{"connector":"ledger","policy":{},"credentials":{"token":"a","TOKEN":"b"},"agents":[]}`, "the project text names `token`" + twice},
+	} {
+		_, err := parseProjectText(c.text)
+		if countersign.ErrorCode(err) != countersign.InvalidRequest || countersign.ErrorMessage(err) != c.want {
+			t.Errorf("%s: got %v, want invalid_request: %s", c.name, err, c.want)
+		}
+	}
+}
+
 func FuzzParseProjectText(f *testing.F) {
 	f.Add(`{"connector":"probe","policy":{},"agents":["bot.near"]}`)
 	f.Add(`{"connector":"ledger","policy":{"confirm":["pay"]},"credentials":{"t":1},"agents":[]}`)

@@ -40,7 +40,7 @@ func TestProjectTextStrict(t *testing.T) {
 		{"connector twice", `{"connector":"probe","connector":"ledger","policy":{},"agents":[]}`, "the project text names `connector`" + twice},
 		{"agents twice in two cases", `{"connector":"probe","policy":{},"agents":[],"AGENTS":["bot.near"]}`, "the project text names `agents`" + twice},
 		{"connector in another case", `{"Connector":"probe","policy":{},"agents":[]}`, "the project text writes `connector` in another case"},
-		{"policy with a Kelvin sign", `{"connector":"probe","policy":{},"agents":[],"credentials":null,"\u212a":1}`, "the project text is not {connector, policy, credentials?, agents}"},
+		{"an unknown member that folds to nothing known", `{"connector":"probe","policy":{},"agents":[],"credentials":null,"\u212a":1}`, "the project text is not {connector, policy, credentials?, agents}"},
 		{"a policy member twice", `{"connector":"ledger","policy":{"confirm":["pay"],"confirm":[]},"agents":[]}`, "the project text names `confirm`" + twice},
 		{"a policy member twice in two cases", `{"connector":"ledger","policy":{"confirm":[],"Confirm":["pay"]},"agents":[]}`, "the project text names `confirm`" + twice},
 		{"a credentials member twice", `{"connector":"ledger","policy":{},"credentials":{"token":"a","TOKEN":"b"},"agents":[]}`, "the project text names `token`" + twice},

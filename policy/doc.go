@@ -31,8 +31,14 @@
 //     order written, each rule in order. Only a policy that reads whole is
 //     checked for being Broken.
 //   - A member repeated in one object is refused however it is spelled in
-//     JSON ("confirm" and "conf\u0069rm" are one name). Nesting deeper than a
-//     policy's own five levels is refused before it is read further.
+//     JSON ("confirm" and "conf\u0069rm" are one name) and in whatever case
+//     ("confirm" and "CONFIRM" are one name too): names are compared by the
+//     service's one rule for JSON bodies, Unicode simple case folding
+//     (countersign.MemberKey). A member the policy knows, written in
+//     another case ("Confirm", "Min_USD"), is unreadable with a sentence
+//     naming the member as it must be written, never applied. Nesting
+//     deeper than a policy's own five levels is refused before it is read
+//     further.
 //   - null is the wrong type everywhere; an absent member is how a policy
 //     leaves something unset.
 //   - Amounts are JSON numbers written with at most two decimals, without
@@ -94,7 +100,7 @@
 //     keeps the count.
 //   - MemoryCounter never forgets a day; it is for tests and development.
 //
-// The package uses the standard library only and imports nothing else of
-// this module. A Policy never changes after Parse and is safe for
+// The package imports, of this module, only the domain (the root package,
+// itself a leaf), for the rule comparing member names. A Policy never changes after Parse and is safe for
 // concurrent use.
 package policy

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"countersign"
 )
 
 // jsonKind is the JSON type of a value.
@@ -155,17 +157,33 @@ func (r *reader) object(depth int) (value, error) {
 	}
 }
 
-// repeated returns the first member name that occurs twice in an object.
-func (v *value) repeated() (string, bool) {
+// repeated returns the name, as first written, of the first member an
+// object names twice, by the service's one rule for JSON: two names are one
+// when they are equal ignoring case (countersign.MemberKey, Unicode simple
+// case folding). other says whether the two are spelled differently.
+func (v *value) repeated() (name string, other, ok bool) {
 	if len(v.members) < 2 {
-		return "", false
+		return "", false, false
 	}
-	seen := make(map[string]bool, len(v.members))
+	seen := make(map[string]string, len(v.members))
 	for _, m := range v.members {
-		if seen[m.name] {
-			return m.name, true
+		key := countersign.MemberKey(m.name)
+		if first, dup := seen[key]; dup {
+			return first, first != m.name, true
 		}
-		seen[m.name] = true
+		seen[key] = m.name
 	}
-	return "", false
+	return "", false, false
+}
+
+// inAnotherCase returns the one of names that name spells in another case,
+// or "" when it spells none of them.
+func inAnotherCase(name string, names ...string) string {
+	key := countersign.MemberKey(name)
+	for _, n := range names {
+		if n != name && countersign.MemberKey(n) == key {
+			return n
+		}
+	}
+	return ""
 }

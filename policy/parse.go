@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -172,8 +173,8 @@ func (p *Policy) read(raw []byte) string {
 	if v.kind != jsonObject {
 		return "the policy is not a JSON object"
 	}
-	if name, ok := v.repeated(); ok {
-		return fmt.Sprintf("the policy names %s twice", quote(name))
+	if name, other, ok := v.repeated(); ok {
+		return fmt.Sprintf("the policy names %s twice%s", quote(name), inCases(other))
 	}
 	p.confirm = map[string]bool{}
 	p.keys = map[string]keyValue{}
@@ -189,6 +190,10 @@ func (p *Policy) read(raw []byte) string {
 		default:
 			kind, ok := p.ix.keys[m.name]
 			if !ok {
+				known := append([]string{memberConfirm, memberRules}, slices.Collect(maps.Keys(p.ix.keys))...)
+				if own := inAnotherCase(m.name, known...); own != "" {
+					return fmt.Sprintf("the policy writes %s in another case", quote(own))
+				}
 				return fmt.Sprintf("the policy has an unknown member %s", quote(m.name))
 			}
 			sentence = p.readKey(m.name, kind, m.val)
@@ -334,8 +339,8 @@ func (p *Policy) readRule(n int, v value) (rule, string) {
 	if v.kind != jsonObject {
 		return r, fmt.Sprintf("rule %d must be an object with `when` and `then`", n)
 	}
-	if name, ok := v.repeated(); ok {
-		return r, fmt.Sprintf("rule %d names %s twice", n, quote(name))
+	if name, other, ok := v.repeated(); ok {
+		return r, fmt.Sprintf("rule %d names %s twice%s", n, quote(name), inCases(other))
 	}
 	for _, m := range v.members {
 		switch m.name {
@@ -350,6 +355,9 @@ func (p *Policy) readRule(n int, v value) (rule, string) {
 				return r, s
 			}
 		default:
+			if own := inAnotherCase(m.name, memberThen, memberWhen); own != "" {
+				return r, fmt.Sprintf("rule %d writes %s in another case", n, quote(own))
+			}
 			return r, fmt.Sprintf("rule %d has an unknown member %s", n, quote(m.name))
 		}
 	}
@@ -378,8 +386,8 @@ func (p *Policy) readWhen(n int, v value, r *rule) string {
 	if v.kind != jsonObject {
 		return fmt.Sprintf("rule %d's `when` must be an object", n)
 	}
-	if name, ok := v.repeated(); ok {
-		return fmt.Sprintf("rule %d's `when` names %s twice", n, quote(name))
+	if name, other, ok := v.repeated(); ok {
+		return fmt.Sprintf("rule %d's `when` names %s twice%s", n, quote(name), inCases(other))
 	}
 	tests := make(map[int]*test)
 	for _, m := range v.members {
@@ -393,6 +401,10 @@ func (p *Policy) readWhen(n int, v value, r *rule) string {
 		}
 		ci, ok := p.ix.byMember[m.name]
 		if !ok {
+			known := append([]string{memberOp}, slices.Collect(maps.Keys(p.ix.byMember))...)
+			if own := inAnotherCase(m.name, known...); own != "" {
+				return fmt.Sprintf("rule %d's `when` writes %s in another case", n, quote(own))
+			}
 			return fmt.Sprintf("rule %d's `when` has an unknown member %s", n, quote(m.name))
 		}
 		c := &p.ix.conds[ci]
@@ -466,6 +478,15 @@ func (p *Policy) check() string {
 				}
 			}
 		}
+	}
+	return ""
+}
+
+// inCases is what a sentence about a repeated member adds when the two
+// spellings differ.
+func inCases(other bool) string {
+	if other {
+		return ", in two cases (names are compared ignoring case)"
 	}
 	return ""
 }

@@ -23,15 +23,28 @@ func (s *Server) routeCalls(r *mux.Router) {
 
 // call serves POST /call/{owner}/{project}. Refusals by a connector or the
 // task layer are HTTP 200 with {"success": false, …}; only transport-level
-// problems (no or bad key, a body that is not a JSON object, the store down)
-// have another status, with the same body.
+// problems (no or bad key, a malformed path, Idempotency-Key or body, the
+// store down) have another status, with the same body.
+//
+// The key is checked before anything else: a request without a good one
+// counts against its client's address (Limits.FailedAuthPerMinute) and is
+// never limited, or remembered, by the key it carries.
 func (s *Server) call(w http.ResponseWriter, r *http.Request) {
-	key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok {
-		writeAgentError(w, s.opts.Logger, countersign.Errorf(countersign.Unauthorized, "a valid agent key is needed (Authorization: Bearer ak_…)"))
+	key := bearer(r)
+	if err := s.authenticateAgent(r, key); err != nil {
+		writeAgentError(w, s.opts.Logger, err)
 		return
 	}
-	if err := s.limitCalls(strings.TrimSpace(key)); err != nil {
+	if err := s.limitCalls(key); err != nil {
+		writeAgentError(w, s.opts.Logger, err)
+		return
+	}
+	if err := checkPath(r); err != nil {
+		writeAgentError(w, s.opts.Logger, err)
+		return
+	}
+	idem, err := idempotencyKey(r)
+	if err != nil {
 		writeAgentError(w, s.opts.Logger, err)
 		return
 	}
@@ -51,7 +64,7 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	vars := mux.Vars(r)
-	answer, err := s.opts.Agents.Call(r.Context(), strings.TrimSpace(key), vars["owner"], vars["project"], r.Header.Get("Idempotency-Key"), body)
+	answer, err := s.opts.Agents.Call(r.Context(), key, vars["owner"], vars["project"], idem, body)
 	if err != nil {
 		writeAgentError(w, s.opts.Logger, err)
 		return
@@ -60,6 +73,40 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(answer)
+}
+
+// authenticateAgent checks an agent key, within its client's budget of
+// failed attempts.
+func (s *Server) authenticateAgent(r *http.Request, key string) error {
+	unauthorized := countersign.Errorf(countersign.Unauthorized, "a valid agent key is needed (Authorization: Bearer ak_…)")
+	if !plausibleKey(key) {
+		return s.failedAttempt(r, unauthorized)
+	}
+	if err := s.mayLookUp(r, key); err != nil {
+		return err
+	}
+	err := s.opts.Agents.Authenticate(r.Context(), key)
+	if countersign.ErrorCode(err) == countersign.Unauthorized {
+		return s.failedAttempt(r, err)
+	} else if err != nil {
+		return err
+	}
+	s.goodCredentials.add(key)
+	return nil
+}
+
+// plausibleKey is what an agent key can look like: ak_ and at most 128
+// visible ASCII characters. Anything else is refused without a look-up.
+func plausibleKey(key string) bool {
+	if !strings.HasPrefix(key, "ak_") || len(key) > 128 {
+		return false
+	}
+	for i := 0; i < len(key); i++ {
+		if key[i] < '!' || key[i] > '~' {
+			return false
+		}
+	}
+	return true
 }
 
 // agentStatus is the status of a transport-level refusal to an agent.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -90,6 +89,10 @@ func (s *Server) answer(w http.ResponseWriter, v any, err error) {
 }
 
 func (s *Server) tasks(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
+	if err := checkQuery(r, map[string]func(string) bool{"before": countersign.ValidTaskID}); err != nil {
+		writeOwnerError(w, s.opts.Logger, err)
+		return
+	}
 	q := r.URL.Query()
 	limit := 0
 	if l := q.Get("limit"); l != "" {
@@ -161,6 +164,11 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request, sess inbox.Sessi
 }
 
 func (s *Server) cancelMatching(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
+	err := checkQuery(r, map[string]func(string) bool{"preparer": countersign.ValidAccountID, "project": countersign.ValidProjectName})
+	if err != nil {
+		writeOwnerError(w, s.opts.Logger, err)
+		return
+	}
 	q := r.URL.Query()
 	n, err := s.opts.Inbox.CancelMatching(r.Context(), sess, q.Get("preparer"), q.Get("project"))
 	s.answer(w, map[string]int{"deleted": n}, err)
@@ -240,14 +248,28 @@ const DefaultHeartbeat = 15 * time.Second
 
 // events streams the owner's task events (id and state only) as
 // Server-Sent Events. A client that does not keep up is dropped; so is one
-// whose writes stall.
+// whose writes stall. The stream ends the moment its session does (signed
+// out, withdrawn, retired: on whichever process), and when a newer stream
+// takes its place past the limits (4 per session, 16 per owner).
 func (s *Server) events(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
+	st := s.streams.register(sess)
+	defer s.streams.close(st)
+	// The session is looked at again now that the stream listens for its
+	// end: an end that committed before is seen here, one after ends it.
+	if _, err := s.opts.Inbox.Authenticate(r.Context(), bearer(r)); err != nil {
+		writeOwnerError(w, s.opts.Logger, err)
+		return
+	}
 	ch, stop, err := s.opts.Inbox.Events(sess)
 	if err != nil {
 		writeOwnerError(w, s.opts.Logger, err)
 		return
 	}
 	defer stop()
+	if err := s.streams.announce(r.Context(), st, sess.ValidUntil); err != nil {
+		writeOwnerError(w, s.opts.Logger, err)
+		return
+	}
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
@@ -267,17 +289,18 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, sess inbox.Sessi
 	defer tick.Stop()
 	ends := time.NewTimer(time.Until(sess.ValidUntil))
 	defer ends.Stop()
-	token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	for {
 		select {
 		case <-r.Context().Done():
 			return
 		case <-ends.C:
 			return // the session's deadline
+		case <-st.done:
+			return // the session ended, or a newer stream took this one's place
 		case <-tick.C:
-			// The session is checked again at every heartbeat: a device
-			// withdrawn, signed out or retired stops hearing at once.
-			if _, err := s.opts.Inbox.Authenticate(r.Context(), strings.TrimSpace(token)); err != nil {
+			// The session is looked at again at every heartbeat, as a
+			// backstop for an end whose signal was lost.
+			if _, err := s.opts.Inbox.Authenticate(r.Context(), bearer(r)); err != nil {
 				return
 			}
 			if !write(": heartbeat\n\n") {

@@ -510,7 +510,8 @@ func TestNothingToRemove(t *testing.T) {
 		rmProject, _ := w.Owner.Confirm(approval.ActionRemoveProject("savings"))
 		refused("removing a project that is not there", c.DeleteProject(ctx, "savings", rmProject), "no such project")
 		bad, _ := w.Owner.Confirm(approval.ActionRemoveProject("Not A Name"))
-		refused("removing a project by a name no project can have", c.DeleteProject(ctx, "Not A Name", bad), "no such project")
+		refused("removing a project by a name no project can have", c.DeleteProject(ctx, "Not A Name", bad),
+			"the project in the path is not a project name (1–64 of a-z 0-9 . _ -, beginning with a letter or digit)")
 		rmHook, _ := w.Owner.Confirm(approval.ActionRemoveWebhook())
 		refused("removing a webhook never named", c.DeleteWebhook(ctx, rmHook), "no webhook is named")
 		_, err := c.TestWebhook(ctx)

@@ -52,6 +52,10 @@ type RunKeys struct {
 // Agents is the agent side of the service: the part that holds the master
 // key runs calls; this package only carries them.
 type Agents interface {
+	// Authenticate checks an agent key before anything else of a call is
+	// read: nil, or a transport-level refusal (unauthorized, the store
+	// unavailable).
+	Authenticate(ctx context.Context, agentKey string) error
 	// Call serves POST /call/{owner}/{project}: the answer to write with
 	// HTTP 200, or a transport-level refusal.
 	Call(ctx context.Context, agentKey, owner, project, idempotencyKey string, body []byte) ([]byte, error)
@@ -66,9 +70,12 @@ type Server struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 
-	signIns     *limiter
-	ownerWrites *limiter
-	agentCalls  *limiter
+	signIns         *limiter
+	ownerWrites     *limiter
+	agentCalls      *limiter
+	failedAuth      *limiter
+	goodCredentials *credentials
+	streams         *streams
 }
 
 // New builds the server and its routes.
@@ -88,10 +95,16 @@ func New(opts Options) *Server {
 	if opts.Limits.AgentCallsPerMinute == 0 {
 		opts.Limits.AgentCallsPerMinute = 600
 	}
+	if opts.Limits.FailedAuthPerMinute == 0 {
+		opts.Limits.FailedAuthPerMinute = 30
+	}
 	s := &Server{opts: opts, router: mux.NewRouter(), registry: prometheus.NewRegistry(),
-		signIns:     newLimiter(opts.Limits.SignInPerMinute, opts.Limits.SignInPerMinute),
-		ownerWrites: newLimiter(opts.Limits.OwnerWritesPerMinute, (opts.Limits.OwnerWritesPerMinute+1)/2),
-		agentCalls:  newLimiter(opts.Limits.AgentCallsPerMinute, (opts.Limits.AgentCallsPerMinute+4)/5)}
+		signIns:         newLimiter(opts.Limits.SignInPerMinute, opts.Limits.SignInPerMinute),
+		ownerWrites:     newLimiter(opts.Limits.OwnerWritesPerMinute, (opts.Limits.OwnerWritesPerMinute+1)/2),
+		agentCalls:      newLimiter(opts.Limits.AgentCallsPerMinute, (opts.Limits.AgentCallsPerMinute+4)/5),
+		failedAuth:      newLimiter(opts.Limits.FailedAuthPerMinute, opts.Limits.FailedAuthPerMinute),
+		goodCredentials: newCredentials()}
+	s.streams = newStreams(opts.Store, opts.Logger)
 	s.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "countersign_http_requests_total",
 		Help: "HTTP requests by route and status code.",

@@ -13,21 +13,41 @@ import (
 // ownerHandler is a handler for a signed-in owner.
 type ownerHandler func(w http.ResponseWriter, r *http.Request, sess inbox.Session)
 
-// owner authenticates the request's session before h runs.
+// owner authenticates the request's session, then checks the ids in its
+// path, before h runs. A request without a session that authenticates
+// counts against its client's address (Limits.FailedAuthPerMinute).
 func (s *Server) owner(h ownerHandler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok {
-			writeOwnerError(w, s.opts.Logger, countersign.Errorf(countersign.SessionRequired, "sign in to continue"))
+		sess, err := s.authenticateOwner(r)
+		if err != nil {
+			writeOwnerError(w, s.opts.Logger, err)
 			return
 		}
-		sess, err := s.opts.Inbox.Authenticate(r.Context(), strings.TrimSpace(token))
-		if err != nil {
+		if err := checkPath(r); err != nil {
 			writeOwnerError(w, s.opts.Logger, err)
 			return
 		}
 		s.limitWrites(h)(w, r, sess)
 	}
+}
+
+func (s *Server) authenticateOwner(r *http.Request) (inbox.Session, error) {
+	token := bearer(r)
+	if !strings.HasPrefix(token, inbox.TokenPrefix) {
+		return inbox.Session{}, s.failedAttempt(r, countersign.Errorf(countersign.SessionRequired, "sign in to continue"))
+	}
+	if err := s.mayLookUp(r, token); err != nil {
+		return inbox.Session{}, err
+	}
+	sess, err := s.opts.Inbox.Authenticate(r.Context(), token)
+	switch countersign.ErrorCode(err) {
+	case "":
+		s.goodCredentials.add(token)
+		return sess, nil
+	case countersign.SessionRequired, countersign.SessionReplaced:
+		return inbox.Session{}, s.failedAttempt(r, err)
+	}
+	return inbox.Session{}, err
 }
 
 func (s *Server) routeSessions(r *mux.Router) {

@@ -49,8 +49,9 @@ type DB struct {
 }
 
 var (
-	_ store.Store      = (*DB)(nil)
-	_ store.Subscriber = (*DB)(nil)
+	_ store.Store           = (*DB)(nil)
+	_ store.Subscriber      = (*DB)(nil)
+	_ store.StreamSignaller = (*DB)(nil)
 )
 
 // OpenPostgres connects to a PostgreSQL database. schema, if not empty, is the
@@ -185,6 +186,9 @@ func (db *DB) Tx(ctx context.Context, fn func(store.Tx) error) error {
 	for _, ev := range t.events {
 		db.hub.publish(ev)
 	}
+	for _, sig := range t.signals {
+		db.hub.signal(sig)
+	}
 	return nil
 }
 
@@ -195,6 +199,7 @@ type tx struct {
 	native  any // pgx.Tx or *sql.Tx, for the job queue's transactional insert
 	db      *DB
 	events  []store.TaskEvent // SQLite: published after commit
+	signals []store.StreamSignal
 }
 
 // Native returns the driver's transaction (pgx.Tx or *sql.Tx).

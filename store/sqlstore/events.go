@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -18,11 +19,15 @@ import (
 // is dropped.
 const subscriberBuffer = 64
 
-// hub fans task events out to the subscribers of each owner.
+// hub fans task events out to the subscribers of each owner, and stream
+// signals to their watchers.
 type hub struct {
-	mu   sync.Mutex
-	subs map[string]map[*subscription]struct{}
+	mu       sync.Mutex
+	subs     map[string]map[*subscription]struct{}
+	watchers map[*watcher]struct{}
 }
+
+type watcher struct{ fn func(store.StreamSignal) }
 
 type subscription struct {
 	ch     chan store.TaskEvent
@@ -81,6 +86,35 @@ func (h *hub) publish(ev store.TaskEvent) {
 	}
 }
 
+// watch adds a watcher of stream signals.
+func (h *hub) watch(fn func(store.StreamSignal)) func() {
+	w := &watcher{fn: fn}
+	h.mu.Lock()
+	if h.watchers == nil {
+		h.watchers = map[*watcher]struct{}{}
+	}
+	h.watchers[w] = struct{}{}
+	h.mu.Unlock()
+	return func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		delete(h.watchers, w)
+	}
+}
+
+// signal gives a stream signal to every watcher, outside the hub's lock.
+func (h *hub) signal(sig store.StreamSignal) {
+	h.mu.Lock()
+	ws := make([]*watcher, 0, len(h.watchers))
+	for w := range h.watchers {
+		ws = append(ws, w)
+	}
+	h.mu.Unlock()
+	for _, w := range ws {
+		w.fn(sig)
+	}
+}
+
 // closeAll ends every subscription.
 func (h *hub) closeAll() {
 	h.mu.Lock()
@@ -100,6 +134,37 @@ func (db *DB) Subscribe(owner string) (<-chan store.TaskEvent, func()) {
 		db.listenOnce.Do(db.listen)
 	}
 	return db.hub.subscribe(owner)
+}
+
+// WatchStreams calls fn with every stream signal on the database from now
+// on; on PostgreSQL they come through the same LISTEN connection as task
+// events, so every process hears them in the order they committed.
+func (db *DB) WatchStreams(fn func(store.StreamSignal)) func() {
+	stop := db.hub.watch(fn)
+	if db.pg != nil {
+		db.listenOnce.Do(db.listen)
+	}
+	return stop
+}
+
+// SignalStream sends a stream signal to every process on the database.
+func (db *DB) SignalStream(ctx context.Context, sig store.StreamSignal) error {
+	if db.pg == nil {
+		db.hub.signal(sig)
+		return nil
+	}
+	_, err := db.pg.Exec(ctx, "SELECT pg_notify($1, $2)", db.channel(), signalPayload(sig))
+	return classify(err)
+}
+
+// signal records a stream signal in the transaction, delivered at commit.
+func (t *tx) signal(ctx context.Context, sig store.StreamSignal) error {
+	if t.db.pg != nil {
+		_, err := t.q.exec(ctx, "SELECT pg_notify(?, ?)", t.db.channel(), signalPayload(sig))
+		return err
+	}
+	t.signals = append(t.signals, sig)
+	return nil
 }
 
 // Subscribers is how many subscriptions to an owner's task events this store
@@ -145,7 +210,9 @@ type listenHandler struct {
 }
 
 func (h *listenHandler) HandleNotification(_ context.Context, n *pgconn.Notification, _ *pgx.Conn) error {
-	if ev, ok := parseEvent(n.Payload); ok {
+	if sig, ok := parseSignal(n.Payload); ok {
+		h.hub.signal(sig)
+	} else if ev, ok := parseEvent(n.Payload); ok {
 		h.hub.publish(ev)
 	}
 	return nil
@@ -170,6 +237,48 @@ func parseEvent(p string) (store.TaskEvent, bool) {
 		return store.TaskEvent{}, false
 	}
 	return store.TaskEvent{Owner: f[0], TaskID: f[1], State: state}, true
+}
+
+// A stream signal's payload is "!kind stream owner device valid_until",
+// "-" for a field it does not carry; no task event starts with "!".
+func signalPayload(sig store.StreamSignal) string {
+	f := func(s string) string {
+		if s == "" {
+			return "-"
+		}
+		return s
+	}
+	until := "-"
+	if !sig.ValidUntil.IsZero() {
+		until = strconv.FormatInt(sig.ValidUntil.Unix(), 10)
+	}
+	return "!" + string(sig.Kind) + " " + f(sig.Stream) + " " + f(sig.Owner) + " " + f(sig.Device) + " " + until
+}
+
+func parseSignal(p string) (store.StreamSignal, bool) {
+	rest, ok := strings.CutPrefix(p, "!")
+	f := strings.Fields(rest)
+	if !ok || len(f) != 5 {
+		return store.StreamSignal{}, false
+	}
+	for i, v := range f {
+		if v == "-" {
+			f[i] = ""
+		}
+	}
+	sig := store.StreamSignal{Kind: store.StreamSignalKind(f[0]), Stream: f[1], Owner: f[2], Device: f[3]}
+	if f[4] != "" {
+		sec, err := strconv.ParseInt(f[4], 10, 64)
+		if err != nil {
+			return store.StreamSignal{}, false
+		}
+		sig.ValidUntil = time.Unix(sec, 0).UTC()
+	}
+	switch sig.Kind {
+	case store.SessionEnded, store.StreamOpened, store.StreamClosed:
+		return sig, true
+	}
+	return store.StreamSignal{}, false
 }
 
 // notify records a task event in the transaction: NOTIFY on PostgreSQL

@@ -79,8 +79,11 @@ func (t *tx) EndDevice(ctx context.Context, id, reason string, at time.Time) (bo
 	}
 	// An ended device's key copies go with it: whoever holds the database
 	// and the lost device's private key reads nothing more.
-	_, err = t.q.exec(ctx, "DELETE FROM device_copies WHERE device_id = ?", id)
-	return err == nil, err
+	if _, err = t.q.exec(ctx, "DELETE FROM device_copies WHERE device_id = ?", id); err != nil {
+		return false, err
+	}
+	// Its open event streams end on every process when this commits.
+	return true, t.signal(ctx, store.StreamSignal{Kind: store.SessionEnded, Device: id})
 }
 
 func (t *tx) RecordKeyCheck(ctx context.Context, id string, at time.Time, gone int) error {

@@ -168,6 +168,12 @@ func checkFileName(name string) string {
 	if strings.ContainsAny(name, `/\`) {
 		return "holds a path separator"
 	}
+	if strings.ContainsFunc(name, isSlashLookalike) {
+		return "holds a character that looks like a path separator"
+	}
+	if strings.ContainsAny(name, windowsRefused) {
+		return "holds one of " + windowsRefused + ", which Windows refuses in file names"
+	}
 	first, _ := utf8.DecodeRuneInString(name)
 	last, _ := utf8.DecodeLastRuneInString(name)
 	if first == '.' || last == '.' {
@@ -176,7 +182,54 @@ func checkFileName(name string) string {
 	if unicode.IsSpace(first) || unicode.IsSpace(last) {
 		return "begins or ends with white space"
 	}
+	if isWindowsDevice(name) {
+		return "is a name Windows keeps for a device"
+	}
 	return ""
+}
+
+// windowsRefused are the printable characters Windows refuses in a file
+// name besides / and \ (a colon would also name a drive or a data stream).
+const windowsRefused = `<>:"|?*`
+
+// isSlashLookalike reports characters drawn as / or \: fraction slash,
+// division slash, set minus, the box-drawing diagonals, OCR double
+// backslash, the mathematical and big solidi, small and fullwidth solidi,
+// and the very heavy solidi.
+func isSlashLookalike(r rune) bool {
+	switch r {
+	case '\u2044', '\u2215', '\u2216', '\u2571', '\u2572', '\u244a', '\u29f5', '\u29f8', '\u29f9',
+		'\ufe68', '\uff0f', '\uff3c', '\U0001f67c', '\U0001f67d':
+		return true
+	}
+	return false
+}
+
+// isWindowsDevice reports names Windows takes for a device whatever follows
+// them: CON, PRN, AUX, NUL, CONIN$, CONOUT$, COM0–COM9 and LPT0–LPT9 (also
+// with the superscript digits ¹ ² ³), in any case, alone or before a dot
+// (NUL.txt, con.tar.gz), spaces before the dot ignored as Windows ignores
+// them.
+func isWindowsDevice(name string) bool {
+	base, _, _ := strings.Cut(name, ".")
+	base = strings.Map(func(r rune) rune { // ASCII case only, as Windows
+		if r >= 'a' && r <= 'z' {
+			return r - 'a' + 'A'
+		}
+		return r
+	}, strings.TrimRight(base, " "))
+	switch base {
+	case "CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$":
+		return true
+	}
+	if rest, ok := strings.CutPrefix(base, "COM"); ok {
+		base = rest
+	} else if rest, ok := strings.CutPrefix(base, "LPT"); ok {
+		base = rest
+	} else {
+		return false
+	}
+	return len(base) == 1 && base[0] >= '0' && base[0] <= '9' || base == "¹" || base == "²" || base == "³"
 }
 
 // checkText applies the shown-text rules of SPEC §12 to s and returns what is
@@ -192,7 +245,7 @@ func checkText(s string, maxChars int, multiline bool) string {
 	if utf8.RuneCountInString(s) > maxChars {
 		return fmt.Sprintf("is longer than %d characters", maxChars)
 	}
-	visible := false
+	visible, marksOnly := false, false
 	marks := 0
 	for _, r := range s {
 		if r >= 0x20 && r < 0x7f { // printable ASCII: no rule applies
@@ -216,8 +269,15 @@ func checkText(s string, maxChars int, multiline bool) string {
 			return "holds a bidirectional control character"
 		case isInvisible(r):
 			return "holds a zero-width or formatting character"
+		case isNoncharacter(r):
+			return "holds a noncharacter"
+		case r >= 0xe000 && unicode.Is(unicode.Co, r): // none below U+E000
+			return "holds a private-use character"
+		case !isAssigned(r):
+			return "holds a code point Unicode " + unicode.Version + " does not assign"
 		}
-		if r >= 0x300 && unicode.IsMark(r) { // Mn, Mc, Me; none below U+0300
+		mark := r >= 0x300 && unicode.IsMark(r) // Mn, Mc, Me; none below U+0300
+		if mark {
 			marks++
 			if marks > MaxCombiningRun {
 				return fmt.Sprintf("holds more than %d combining marks in a row", MaxCombiningRun)
@@ -225,14 +285,40 @@ func checkText(s string, maxChars int, multiline bool) string {
 		} else {
 			marks = 0
 		}
-		if !isBlank(r) {
+		switch {
+		case isBlank(r):
+		case mark || r == '\ufe0e' || r == '\ufe0f':
+			marksOnly = true
+		default:
 			visible = true
 		}
 	}
-	if !visible {
-		return "holds only white space"
+	switch {
+	case visible:
+		return ""
+	case marksOnly:
+		// Marks and presentation selectors draw on a character; alone
+		// they draw nothing, or a dotted circle.
+		return "holds only combining marks, variation selectors and white space"
 	}
-	return ""
+	return "holds only white space"
+}
+
+// isNoncharacter reports the 66 noncharacters: U+FDD0–U+FDEF and the last
+// two code points of every plane (U+FFFE, U+FFFF, U+1FFFE … U+10FFFF).
+func isNoncharacter(r rune) bool {
+	return r >= 0xfdd0 && r <= 0xfdef || r&0xfffe == 0xfffe
+}
+
+// isAssigned reports whether Go's tables (Unicode unicode.Version) give r a
+// category other than Cn (unassigned; unicode.C includes Cn, so the other
+// categories of C are named one by one). Surrogates (Cs) never reach here:
+// they are not valid UTF-8.
+func isAssigned(r rune) bool {
+	if r < 0x378 { // U+0378 is the first unassigned code point
+		return true
+	}
+	return unicode.In(r, unicode.L, unicode.M, unicode.N, unicode.P, unicode.S, unicode.Z, unicode.Cc, unicode.Cf, unicode.Co)
 }
 
 // isBidiControl reports the characters that reorder text: the implicit marks

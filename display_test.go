@@ -2,6 +2,7 @@ package countersign
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode"
@@ -96,6 +97,19 @@ func TestValidateDisplayLimits(t *testing.T) {
 		{"list value blank", only(fieldOf(FieldList, "a", "\u00a0\u3000")), "field 1 value 2 holds only white space"},
 		{"long_text blank", only(fieldOf(FieldLongText, "\n\t \n")), "field 1 value 1 holds only white space"},
 		{"braille blank", only(fieldOf(FieldText, "\u2800\u2800")), "field 1 value 1 holds only white space"},
+		{"only an emoji selector", only(fieldOf(FieldText, "\ufe0f")), "field 1 value 1 holds only combining marks, variation selectors and white space"},
+		{"only a text selector", only(fieldOf(FieldText, "\ufe0e")), "field 1 value 1 holds only combining marks, variation selectors and white space"},
+		{"selectors and spaces", only(fieldOf(FieldList, "a", " \ufe0f\u00a0\ufe0e ")), "field 1 value 2 holds only combining marks, variation selectors and white space"},
+		{"only combining marks", only(fieldOf(FieldText, "\u0301\u0302")), "field 1 value 1 holds only combining marks, variation selectors and white space"},
+		{"only one combining mark", only(fieldOf(FieldMoney, "\u0301")), "field 1 value 1 holds only combining marks, variation selectors and white space"},
+		{"only an enclosing mark", only(fieldOf(FieldText, "\u20dd")), "field 1 value 1 holds only combining marks, variation selectors and white space"},
+		{"only a spacing mark", only(fieldOf(FieldText, "\u0903")), "field 1 value 1 holds only combining marks, variation selectors and white space"},
+		{"marks between spaces", only(fieldOf(FieldLongText, " \u0301\n\u0302\t")), "field 1 value 1 holds only combining marks, variation selectors and white space"},
+		{"marks on the braille blank", only(fieldOf(FieldText, "\u2800\u0301")), "field 1 value 1 holds only combining marks, variation selectors and white space"},
+		{"title only a selector", with(func(d *Display) { d.Title = "\ufe0f" }), "the title holds only combining marks, variation selectors and white space"},
+		{"label only marks", only(Field{Kind: FieldText, Label: "\u0301\u0301", Values: []string{"v"}, WrittenBy: WrittenByAgent}), "field 1 label holds only combining marks, variation selectors and white space"},
+		{"a mark on a space is visible enough", only(fieldOf(FieldText, "a \u0301")), ""},
+		{"a selector after a character", only(fieldOf(FieldText, "\u2764\ufe0f")), ""},
 		{"kind unknown", only(fieldOf("url", "x")), "field 1 kind is not one of money, account, address, text, long_text and list"},
 		{"kind empty", only(fieldOf("", "x")), "field 1 kind is not one of money, account, address, text, long_text and list"},
 		{"kind uppercase", only(fieldOf("Money", "x")), "field 1 kind is not one of money, account, address, text, long_text and list"},
@@ -206,7 +220,33 @@ var refusedChars = []struct {
 	{0xe0100, "holds a zero-width or formatting character"}, // variation selector 17
 	{0xe01ef, "holds a zero-width or formatting character"}, // variation selector 256
 	{0xe0fff, "holds a zero-width or formatting character"}, // reserved default-ignorable
+	{0xfdd0, "holds a noncharacter"},
+	{0xfdef, "holds a noncharacter"},
+	{0xfffe, "holds a noncharacter"},
+	{0xffff, "holds a noncharacter"},
+	{0x1fffe, "holds a noncharacter"},
+	{0x1ffff, "holds a noncharacter"},
+	{0xefffe, "holds a noncharacter"},
+	{0x10fffe, "holds a noncharacter"},
+	{0x10ffff, "holds a noncharacter"},
+	{0xe000, "holds a private-use character"},
+	{0xf8ff, "holds a private-use character"}, // a vendor's logo in its own fonts
+	{0xf0000, "holds a private-use character"},
+	{0xffffd, "holds a private-use character"},
+	{0x100000, "holds a private-use character"},
+	{0x10fffd, "holds a private-use character"},
+	{0x0378, unassigned},
+	{0x0530, unassigned},
+	{0x1faff, unassigned},
+	{0x2fffd, unassigned},
+	{0x3fffd, unassigned},
+	{0x9fffd, unassigned},
+	{0xefffd, unassigned},
 }
+
+// unassigned is the phrase for a code point Go's Unicode tables leave
+// unassigned.
+var unassigned = "holds a code point Unicode " + unicode.Version + " does not assign"
 
 // TestRefusedCharactersEverywhere puts every refused character in every
 // place shown text goes: the title, a label, a value of each kind and a file
@@ -278,6 +318,12 @@ func TestRefusedSetIsWhatTheRulesSay(t *testing.T) {
 			unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r),
 			unicode.Is(unicode.Variation_Selector, r) && r != 0xfe0e && r != 0xfe0f:
 			want = "holds a zero-width or formatting character"
+		case unicode.Is(unicode.Noncharacter_Code_Point, r):
+			want = "holds a noncharacter"
+		case unicode.Is(unicode.Co, r):
+			want = "holds a private-use character"
+		case unicode.Is(unicode.Cn, r):
+			want = unassigned
 		}
 		got := checkText("a"+string(r)+"b", 10, true)
 		if got != want {
@@ -320,6 +366,11 @@ func TestValidateFiles(t *testing.T) {
 		return []File{f}
 	}
 	const tooLarge = "the files together are larger than 6 MiB (6291456 bytes)"
+	const (
+		windows   = `file 2 name holds one of <>:"|?*, which Windows refuses in file names`
+		lookalike = "file 2 name holds a character that looks like a path separator"
+		device    = "file 2 name is a name Windows keeps for a device"
+	)
 	cases := []struct {
 		name  string
 		files []File
@@ -358,6 +409,61 @@ func TestValidateFiles(t *testing.T) {
 		{"name inner space", withName("annual report.pdf"), "", ""},
 		{"name tab", withName("a\tb"), DisplayInvalid, "file 2 name holds a tab"},
 		{"name right-to-left override", withName("invoice\u202efdp.exe"), DisplayInvalid, "file 2 name holds a bidirectional control character"},
+		{"name only a selector", withName("\ufe0f"), DisplayInvalid, "file 2 name holds only combining marks, variation selectors and white space"},
+		{"name only combining marks", withName("\u0301\u0301"), DisplayInvalid, "file 2 name holds only combining marks, variation selectors and white space"},
+		{"name noncharacter", withName("a\uffff.pdf"), DisplayInvalid, "file 2 name holds a noncharacter"},
+		{"name private use", withName("\uf8ff.pdf"), DisplayInvalid, "file 2 name holds a private-use character"},
+		{"name unassigned", withName("a\u0378.pdf"), DisplayInvalid, "file 2 name " + unassigned},
+		{"name colon", withName("C:evil"), DisplayInvalid, windows},
+		{"name data stream", withName("report.pdf:hidden"), DisplayInvalid, windows},
+		{"name leading colon", withName(":x"), DisplayInvalid, windows},
+		{"name less than", withName("a<b.txt"), DisplayInvalid, windows},
+		{"name greater than", withName("a>b.txt"), DisplayInvalid, windows},
+		{"name quote", withName(`a"b.txt`), DisplayInvalid, windows},
+		{"name bar", withName("a|b.txt"), DisplayInvalid, windows},
+		{"name question mark", withName("a?.txt"), DisplayInvalid, windows},
+		{"name star", withName("*.txt"), DisplayInvalid, windows},
+		{"name fullwidth solidus", withName("a\uff0fb"), DisplayInvalid, lookalike},
+		{"name division slash", withName("a\u2215b"), DisplayInvalid, lookalike},
+		{"name fraction slash", withName("a\u2044b"), DisplayInvalid, lookalike},
+		{"name big solidus", withName("a\u29f8b"), DisplayInvalid, lookalike},
+		{"name box diagonal", withName("a\u2571b"), DisplayInvalid, lookalike},
+		{"name very heavy solidus", withName("a\U0001f67cb"), DisplayInvalid, lookalike},
+		{"name fullwidth reverse solidus", withName("a\uff3cb"), DisplayInvalid, lookalike},
+		{"name set minus", withName("a\u2216b"), DisplayInvalid, lookalike},
+		{"name reverse solidus operator", withName("a\u29f5b"), DisplayInvalid, lookalike},
+		{"name big reverse solidus", withName("a\u29f9b"), DisplayInvalid, lookalike},
+		{"name small reverse solidus", withName("a\ufe68b"), DisplayInvalid, lookalike},
+		{"name box reverse diagonal", withName("a\u2572b"), DisplayInvalid, lookalike},
+		{"name OCR double backslash", withName("a\u244ab"), DisplayInvalid, lookalike},
+		{"name very heavy reverse solidus", withName("a\U0001f67db"), DisplayInvalid, lookalike},
+		{"name con", withName("con"), DisplayInvalid, device},
+		{"name CON", withName("CON"), DisplayInvalid, device},
+		{"name Con.txt", withName("Con.txt"), DisplayInvalid, device},
+		{"name NUL.txt", withName("NUL.txt"), DisplayInvalid, device},
+		{"name nul.tar.gz", withName("nul.tar.gz"), DisplayInvalid, device},
+		{"name NUL space dot", withName("NUL .txt"), DisplayInvalid, device},
+		{"name prn", withName("prn.pdf"), DisplayInvalid, device},
+		{"name aux", withName("Aux"), DisplayInvalid, device},
+		{"name com1", withName("com1"), DisplayInvalid, device},
+		{"name COM9.log", withName("COM9.log"), DisplayInvalid, device},
+		{"name COM0", withName("COM0.txt"), DisplayInvalid, device},
+		{"name lpt1", withName("lpt1.txt"), DisplayInvalid, device},
+		{"name LPT9", withName("LPT9"), DisplayInvalid, device},
+		{"name COM superscript one", withName("COM\u00b9.txt"), DisplayInvalid, device},
+		{"name LPT superscript two", withName("lpt\u00b2"), DisplayInvalid, device},
+		{"name LPT superscript three", withName("LPT\u00b3.pdf"), DisplayInvalid, device},
+		{"name conin$", withName("conin$"), DisplayInvalid, device},
+		{"name CONOUT$", withName("CONOUT$.txt"), DisplayInvalid, device},
+		{"name console", withName("console.txt"), "", ""},
+		{"name com10", withName("com10.txt"), "", ""},
+		{"name nul_report", withName("nul_report.txt"), "", ""},
+		{"name con-a", withName("con-a.txt"), "", ""},
+		{"name com", withName("com.txt"), "", ""},
+		{"name extension con", withName("report.con"), "", ""},
+		{"name COM superscript four", withName("COM\u2074.txt"), "", ""},
+		{"name fullwidth CON", withName("\uff23\uff2f\uff2e.txt"), "", ""},
+		{"name CON with a dotless i is no device", withName("con\u0131n$"), "", ""},
 		{"same name", withName("other.txt"), DisplayInvalid, "file 2 has the same name as file 1, ignoring case"},
 		{"same name other case", withName("OTHER.TXT"), DisplayInvalid, "file 2 has the same name as file 1, ignoring case"},
 		{"same name non-ASCII case", []File{goodFile("Ärger.pdf", 1), goodFile("äRGER.PDF", 1)}, DisplayInvalid, "file 2 has the same name as file 1, ignoring case"},
@@ -401,6 +507,10 @@ func FuzzValidateDisplay(f *testing.F) {
 	f.Add(" ", "\t", "line\nline\ttab", uint8(4), "a/b", "Text/Plain")
 	f.Add("💸", "❤\ufe0f", "\u200d", uint8(5), "K.pdf", "a/b")
 	f.Add("\xff", "ok", "\u2028", uint8(0), "\u212a", "x/y+z")
+	f.Add("\ufe0f", "\u0301\u0302", "\ufffe", uint8(3), "NUL.txt", "text/plain")
+	f.Add("\uf8ff", "L", "a\u0378", uint8(1), "C:evil", "text/plain")
+	f.Add("T", "L", "v", uint8(3), "a\uff0fb", "text/plain")
+	f.Add("T", "L", "v", uint8(3), "lpt\u00b9.pdf", "text/plain")
 	f.Fuzz(func(t *testing.T, title, label, value string, kind uint8, name, contentType string) {
 		kinds := []FieldKind{FieldMoney, FieldAccount, FieldAddress, FieldText, FieldLongText, FieldList, "other"}
 		k := kinds[int(kind)%len(kinds)]
@@ -434,8 +544,9 @@ func FuzzValidateDisplay(f *testing.F) {
 		}
 		if ferr == nil {
 			mustBeShowable(t, name, false)
-			if strings.ContainsAny(name, `/\`) || strings.HasPrefix(name, ".") || strings.HasSuffix(name, ".") ||
-				strings.EqualFold(name, "K.pdf") || strings.TrimSpace(name) != name {
+			if strings.ContainsAny(name, `/\<>:"|?*`+"\u2044\u2215\u2216\u2571\u2572\u244a\u29f5\u29f8\u29f9\ufe68\uff0f\uff3c\U0001f67c\U0001f67d") ||
+				strings.HasPrefix(name, ".") || strings.HasSuffix(name, ".") ||
+				strings.EqualFold(name, "K.pdf") || strings.TrimSpace(name) != name || windowsDevice.MatchString(name) {
 				t.Fatalf("accepted the file name %q", name)
 			}
 			if strings.ToLower(contentType) != contentType || strings.ContainsAny(contentType, "; ") || strings.Count(contentType, "/") != 1 {
@@ -465,10 +576,17 @@ func FuzzValidateDisplay(f *testing.F) {
 	})
 }
 
+// windowsDevice restates the device names Windows keeps, independently of
+// isWindowsDevice.
+var windowsDevice = regexp.MustCompile(`(?i)^(con|prn|aux|nul|conin\$|conout\$|com[0-9¹²³]|lpt[0-9¹²³]) *(\.|$)`)
+
 // mustBeShowable restates the shown-text rules independently of checkText.
 func mustBeShowable(t *testing.T, s string, multiline bool) {
 	t.Helper()
-	if !utf8.ValidString(s) || strings.TrimFunc(s, func(r rune) bool { return unicode.IsSpace(r) || r == 0x2800 }) == "" {
+	blank := func(r rune) bool {
+		return unicode.IsSpace(r) || r == 0x2800 || unicode.In(r, unicode.Mn, unicode.Mc, unicode.Me, unicode.Variation_Selector)
+	}
+	if !utf8.ValidString(s) || strings.TrimFunc(s, blank) == "" {
 		t.Fatalf("accepted %q: invalid or blank", s)
 	}
 	marks := 0
@@ -477,7 +595,7 @@ func mustBeShowable(t *testing.T, s string, multiline bool) {
 			marks = 0
 			continue
 		}
-		if unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Cf, r) || r == 0x2028 || r == 0x2029 {
+		if unicode.In(r, unicode.Cc, unicode.Cf, unicode.Co, unicode.Cn, unicode.Noncharacter_Code_Point) || r == 0x2028 || r == 0x2029 {
 			t.Fatalf("accepted %q: it holds %U", s, r)
 		}
 		if unicode.In(r, unicode.Mn, unicode.Mc, unicode.Me) {

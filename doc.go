@@ -98,8 +98,11 @@
 // Lengths count Unicode code points, not bytes, UTF-16 units or grapheme
 // clusters (a page counting in JavaScript must count code points). Every
 // shown text — the title, labels, values and file names — must be valid
-// UTF-8, not empty, not only white space (Unicode white space or the braille
-// blank U+2800), and must not hold:
+// UTF-8, not empty and not blank. Blank is made only of white space (Unicode
+// white space or the braille blank U+2800), combining marks (Mn, Mc, Me)
+// and the presentation selectors U+FE0E and U+FE0F: a mark or selector
+// draws on the character before it and alone draws nothing, or a dotted
+// circle. No shown text may hold:
 //
 //   - control characters (category Cc), except line feed and tab inside
 //     long_text values; carriage return is refused everywhere, so a line
@@ -115,17 +118,47 @@
 //     selectors, reserved ranges) and the variation selectors except U+FE0E
 //     and U+FE0F (text and emoji presentation). Emoji joined by U+200D are
 //     therefore refused; invisible selectors and tags can carry hidden text;
-//   - more than 4 combining marks (Mn, Me, Mc) in a row.
+//   - more than 4 combining marks (Mn, Me, Mc) in a row;
+//   - the 66 noncharacters: U+FDD0–U+FDEF and the last two code points of
+//     every plane (U+FFFE, U+FFFF, U+1FFFE, … U+10FFFF);
+//   - private-use characters (category Co: U+E000–U+F8FF and planes 15 and
+//     16): each font draws them its own way (U+F8FF is one vendor's logo and
+//     a box elsewhere), so the owner's devices could disagree on what was
+//     approved;
+//   - code points Unicode leaves unassigned (Cn) in the edition of Go's
+//     tables (unicode.Version, 15.0.0 with Go 1.26): no font draws them,
+//     and a later edition may give them any meaning. A character newer than
+//     the toolchain is refused until the toolchain catches up.
 //
-// Text is not normalized: it is shown and hashed as given. Unassigned and
-// private-use code points are allowed.
+// Text is not normalized: it is shown and hashed as given.
 //
 // A long_text value holds at most 50,000 characters, a text value 500, any
 // other value 200; a list has 1 to 20 values, every other kind exactly one. A
-// display may have no fields. File names (at most 200 characters) also may
-// not hold / or \, begin or end with white space or a dot (so "." and ".."
-// are refused), or equal another name of the task under Unicode simple case
-// folding (strings.EqualFold). A content type is type/subtype, each an
+// display may have no fields.
+//
+// Owners download files to every kind of machine, so a file name (at most
+// 200 characters) also may not:
+//
+//   - hold / or \, or a character drawn like them: U+2044 fraction slash,
+//     U+2215 division slash, U+2216 set minus, U+2571 and U+2572 box-drawing
+//     diagonals, U+244A OCR double backslash, U+29F5 reverse solidus
+//     operator, U+29F8 and U+29F9 big solidi, U+FE68 small reverse solidus,
+//     U+FF0F and U+FF3C fullwidth solidi, U+1F67C and U+1F67D very heavy
+//     solidi;
+//   - hold any of < > : " | ? *, which Windows refuses (a colon names a
+//     drive, C:evil, or a data stream, a.pdf:hidden);
+//   - be a name Windows keeps for a device: CON, PRN, AUX, NUL, CONIN$,
+//     CONOUT$, COM0–COM9 and LPT0–LPT9, also COM¹–COM³ and LPT¹–LPT³, in
+//     any ASCII case, alone or before a dot (NUL.txt, con.tar.gz), spaces
+//     before the dot ignored as Windows ignores them (NUL .txt); com10.txt,
+//     console.txt and report.con are names like any other;
+//   - begin or end with white space or a dot (so "." and ".." are refused);
+//   - equal another name of the task under Unicode simple case folding
+//     (strings.EqualFold).
+//
+// Look-alikes of letters (fullwidth ＣＯＮ, Cyrillic о) are allowed: other
+// scripts are written with them, and no system takes them for a device or
+// a separator. A content type is type/subtype, each an
 // RFC 6838 restricted-name in lowercase, at most 100 characters together,
 // without parameters (a charset belongs to the bytes, not to what is shown).
 // A file's size may be zero; sizes together are at most 6 MiB

@@ -258,7 +258,7 @@ func randomEnvelope(r *mrand.Rand) Envelope {
 	for i := range r.IntN(MaxFiles + 1) {
 		e.Files = append(e.Files, File{
 			ContentType: []string{"application/pdf", "text/plain", "image/svg+xml", "message/rfc822"}[r.IntN(4)],
-			Name:        strings.NewReplacer("/", "", `\`, "").Replace(randomText(r, 6, false)) + "-" + string(rune('a'+i)) + ".bin",
+			Name:        strings.NewReplacer("/", "", `\`, "", "<", "", ">", "", `"`, "").Replace(randomText(r, 6, false)) + "-" + string(rune('a'+i)) + ".bin",
 			SHA256:      sha256Hex([]byte{byte(i)}),
 			Size:        r.Int64N(MaxFilesBytes / MaxFiles),
 		})

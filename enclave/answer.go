@@ -70,6 +70,7 @@ func (e *Enclave) Answer(ctx context.Context, taskID, run string) error {
 	var p *prepared
 	var limit time.Duration
 	var input []byte
+	var rk *sealing.ReceiptKey
 	claimed := false
 	err := e.store.Tx(ctx, func(tx store.Tx) error {
 		t, err := tx.Task(ctx, taskID)
@@ -104,14 +105,21 @@ func (e *Enclave) Answer(ctx context.Context, taskID, run string) error {
 			return err
 		}
 		claimed = true
+		// The run's own receipt is keyed under a key of its own (SPEC §11).
+		var rkKeyID uint32
+		var rkSealed []byte
+		if rk, rkKeyID, rkSealed, err = e.newReceiptKey(run); err != nil {
+			return err
+		}
 		return tx.InsertRun(ctx, store.Run{ID: run, Agent: t.Preparer, Owner: t.Owner, ProjectUUID: t.ProjectUUID,
-			Operation: p.op.Name, ComputeLimit: limit, TaskID: t.ID, InputSHA256: sum(input), StartedAt: now, Runner: e.instance})
+			Operation: p.op.Name, ComputeLimit: limit, TaskID: t.ID, InputSHA256: rk.Sum(input),
+			ReceiptKeyID: rkKeyID, ReceiptKey: rkSealed, StartedAt: now, Runner: e.instance})
 	})
 	if err != nil || !claimed {
 		return err
 	}
 	e.log.Info("answer run started", "run", run, "task", p.task.ID, "agent", p.task.Preparer, "operation", p.op.Name)
-	return e.answer(ctx, p, run, limit, input)
+	return e.answer(ctx, p, run, limit, input, rk)
 }
 
 // prepare makes every check that comes before the run begins, in the
@@ -255,10 +263,10 @@ func (e *Enclave) recordResult(ctx context.Context, tx store.Tx, t store.Task, r
 }
 
 // answer runs the claimed answer operation and records how it ended.
-func (e *Enclave) answer(ctx context.Context, p *prepared, run string, limit time.Duration, input []byte) error {
+func (e *Enclave) answer(ctx context.Context, p *prepared, run string, limit time.Duration, input []byte, rk *sealing.ReceiptKey) error {
 	t := p.task
 	ac, end := e.answerCall(ctx, p, run)
-	r := &Run{ID: run, Agent: t.Preparer, Request: input, ComputeLimit: limit,
+	r := &Run{ID: run, Agent: t.Preparer, Request: input, ComputeLimit: limit, receipt: rk,
 		Project: Project{Owner: t.Owner, Name: p.project.Name, UUID: t.ProjectUUID, Connector: p.conn.Name,
 			Build: p.conn.Build(), PolicyHash: p.envelope.PolicyHash}}
 	plat := &platform{e: e, run: r, conn: p.conn}

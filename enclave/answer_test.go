@@ -2,6 +2,8 @@ package enclave_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -287,14 +289,31 @@ func TestReceiptsVerify(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		task := origin.Task{ID: id, Hash: view.TaskHash, Owner: w.Owner.Account, Preparer: w.Agent, Build: o.Envelope.Build, Run: org.Run}
+		task := origin.Task{ID: id, Hash: view.TaskHash, Owner: w.Owner.Account, Preparer: w.Agent, Build: o.Envelope.Build, Run: org.Run,
+			Input: o.ReceiptInputMatches}
 		if err := (origin.Keys{cur: pub}).Verify(org.Receipt, task); err != nil {
 			t.Fatalf("receipt: %v (%s)", err, org.Receipt)
 		}
 		var signed origin.Signed
 		_ = json.Unmarshal(org.Receipt, &signed)
-		if signed.Receipt.Operation != "pay" || signed.Receipt.InputSHA256 != org.InputSHA256 || signed.Receipt.OutputSHA256 != org.OutputSHA256 {
+		if signed.Receipt.Operation != "pay" || org.Operation != "pay" {
 			t.Fatalf("receipt %+v, origin %+v", signed.Receipt, org)
+		}
+		// The task's receipt names the keyed hash of the request the device
+		// decrypted (SPEC §11), which the device recomputes; the run's own
+		// hashes, which the origin shows beside it, are keyed under another
+		// key, and neither is the bare hash.
+		if !o.ReceiptInputMatches(signed.Receipt.InputSHA256) {
+			t.Fatalf("the device does not recompute the receipt's input %s over %s", signed.Receipt.InputSHA256, o.Request)
+		}
+		bare := sha256.Sum256(o.Request)
+		for _, h := range []string{signed.Receipt.InputSHA256, org.InputSHA256} {
+			if h == hex.EncodeToString(bare[:]) || len(h) != 64 {
+				t.Fatalf("a receipt names the input hash %q", h)
+			}
+		}
+		if o.ReceiptInputMatches(org.InputSHA256) {
+			t.Fatal("the run's own receipt is keyed under the task's key")
 		}
 		task.Hash = strings.Repeat("0", 64)
 		if err := (origin.Keys{cur: pub}).Verify(org.Receipt, task); err == nil {

@@ -2,10 +2,10 @@ package enclave
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -195,11 +195,6 @@ func answerOf(out any, err error) ([]byte, error) {
 	return b, nil
 }
 
-func sum(b []byte) string {
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:])
-}
-
 // runOperation starts a run (charging its price), runs the connector's
 // handler within the operation's compute limit, and records the answer.
 func (e *Enclave) runOperation(ctx context.Context, agent store.Agent, project store.Project, conn *connectors.Connector,
@@ -217,8 +212,20 @@ func (e *Enclave) runOperation(ctx context.Context, agent store.Agent, project s
 		Project: Project{Owner: project.Owner, Name: project.Name, UUID: project.UUID, Connector: conn.Name,
 			Build: conn.Build(), PolicyHash: pol.Hash()},
 	}
+	// The body's hash is keyed under the master key (SPEC §11): the same body
+	// is recognised, and no reader of the database can test guesses of it.
 	idem := store.IdempotentCall{Agent: agent.Account, Owner: project.Owner, Project: project.Name,
-		Key: req.IdempotencyKey, BodySHA256: sum(req.Body), CreatedAt: now}
+		Key: req.IdempotencyKey, BodyKeyID: e.keys.Current(), CreatedAt: now}
+	if req.IdempotencyKey != "" {
+		if idem.BodySHA256, err = e.bodyHash(idem.BodyKeyID, idem, req.Body); err != nil {
+			return nil, err
+		}
+	}
+	rk, rkKeyID, rkSealed, err := e.newReceiptKey(run.ID)
+	if err != nil {
+		return nil, err
+	}
+	run.receipt = rk
 	var replay []byte
 	err = e.store.Tx(ctx, func(tx store.Tx) error {
 		if req.IdempotencyKey != "" {
@@ -227,13 +234,13 @@ func (e *Enclave) runOperation(ctx context.Context, agent store.Agent, project s
 				return err
 			}
 			if !claimed {
-				replay, err = e.replay(first, idem, now)
+				replay, err = e.replay(first, idem, req.Body, now)
 				return err
 			}
 		}
 		if err := tx.InsertRun(ctx, store.Run{ID: run.ID, Agent: agent.Account, Owner: project.Owner,
 			ProjectUUID: project.UUID, Operation: op.Name, Price: op.Price, ComputeLimit: run.ComputeLimit,
-			InputSHA256: idem.BodySHA256, StartedAt: now}); err != nil {
+			InputSHA256: rk.Sum(req.Body), ReceiptKeyID: rkKeyID, ReceiptKey: rkSealed, StartedAt: now}); err != nil {
 			return err
 		}
 		if op.Price > 0 {
@@ -369,14 +376,37 @@ func (e *Enclave) finish(ctx context.Context, run *Run, op string, opened []Open
 	return answer, nil
 }
 
+// sameBody tells whether body is the body of the first call with the key,
+// comparing keyed hashes under the first call's key id; known is false when
+// that cannot be told.
+func (e *Enclave) sameBody(first, this store.IdempotentCall, body []byte) (same, known bool) {
+	if first.BodySHA256 == "" || first.BodyKeyID == 0 {
+		return false, false
+	}
+	h := this.BodySHA256
+	if first.BodyKeyID != this.BodyKeyID {
+		var err error
+		if h, err = e.bodyHash(first.BodyKeyID, first, body); err != nil {
+			return false, false
+		}
+	}
+	return hmac.Equal([]byte(h), []byte(first.BodySHA256)), true
+}
+
 func idemRow(c store.IdempotentCall) string {
 	return c.Agent + "\x00" + c.Owner + "\x00" + c.Project + "\x00" + c.Key
 }
 
 // replay answers a call whose idempotency key was used before.
-func (e *Enclave) replay(first, this store.IdempotentCall, now time.Time) ([]byte, error) {
+func (e *Enclave) replay(first, this store.IdempotentCall, body []byte, now time.Time) ([]byte, error) {
+	same, known := e.sameBody(first, this, body)
 	switch {
-	case first.BodySHA256 != this.BodySHA256:
+	case !known:
+		// Kept before body hashes were keyed, or under a master key no longer
+		// held: whether the arguments are the same cannot be told, so the
+		// call is not run again.
+		return refusal(countersign.Errorf(countersign.Conflict, "the first call with this idempotency key cannot be compared with this one; use another key")), nil
+	case !same:
 		return refusal(countersign.Errorf(countersign.Conflict, "idempotency key reused with different arguments")), nil
 	case first.Answer == nil && now.Sub(first.CreatedAt) < stalledCall:
 		return refusal(countersign.Errorf(countersign.Conflict, "a call with this idempotency key is still running")), nil

@@ -116,6 +116,8 @@ type Run struct {
 	Request      []byte // the agent's call body, exactly as sent
 	ComputeLimit time.Duration
 	opened       int
+	// receipt keys the run's own receipt (SPEC §11).
+	receipt *sealing.ReceiptKey
 	// abandoned is set when the handler overran its limit and was given up.
 	abandoned atomic.Bool
 }
@@ -127,6 +129,10 @@ type Opened struct {
 	Hash      string
 	Thread    string
 	ExpiresAt time.Time
+	// receipt is the task's receipt key, from its content key, and input
+	// its receipt's input hash (SPEC §11).
+	receipt *sealing.ReceiptKey
+	input   string
 }
 
 // voucher is what the answer run is admitted with: the preparing run's agent
@@ -216,6 +222,11 @@ func (e *Enclave) OpenTask(ctx context.Context, tx store.Tx, run *Run, spec conn
 	if err != nil {
 		return Opened{}, err
 	}
+	rk := ck.ReceiptKey()
+	input, err := taskInput(rk, plain)
+	if err != nil {
+		return Opened{}, err
+	}
 	var ct store.TaskCiphertext
 	if ct.Content, err = ck.SealContent(id, plain); err != nil {
 		return Opened{}, err
@@ -289,7 +300,7 @@ func (e *Enclave) OpenTask(ctx context.Context, tx store.Tx, run *Run, spec conn
 		return Opened{}, err
 	}
 	run.opened++
-	return Opened{ID: id, Kind: spec.Kind, Hash: row.TaskHash, Thread: thread, ExpiresAt: env.ExpiresAt}, nil
+	return Opened{ID: id, Kind: spec.Kind, Hash: row.TaskHash, Thread: thread, ExpiresAt: env.ExpiresAt, receipt: rk, input: input}, nil
 }
 
 // marshal writes JSON without HTML escaping.

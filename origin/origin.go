@@ -17,7 +17,13 @@ import (
 	"github.com/mr-tron/base58"
 )
 
-// Receipt is what a run's signature covers.
+// Receipt is what a run's signature covers. Its InputSHA256 and
+// OutputSHA256 are, despite their names, keyed hashes (SPEC §11, amended):
+// hex HMAC-SHA256 of the run's request and answer under the receipt's key —
+// for a task's receipt the task's receipt key, HMAC-SHA256(content key,
+// "receipt:v1"), which a device derives from the task it opened; for any
+// other, a key only the enclave side holds. A bare SHA-256 of a small
+// request or result would let anyone who reads them test guesses.
 type Receipt struct {
 	Agent        string `json:"agent"`
 	At           string `json:"at"` // YYYY-MM-DDTHH:MM:SSZ
@@ -77,6 +83,10 @@ func ParseKey(s string) (ed25519.PublicKey, error) {
 // opened and hashed itself.
 type Task struct {
 	ID, Hash, Owner, Preparer, Build, Run string
+	// Input, when set, tells whether a receipt's input_sha256 is the keyed
+	// hash of the request the device decrypted (device.Opened's
+	// ReceiptInputMatches). A device sets it; nil leaves the input unchecked.
+	Input func(inputSHA256 string) bool
 }
 
 // Verifier checks that a task comes from a run of the service.
@@ -89,7 +99,8 @@ type Verifier interface {
 type Keys map[uint32]ed25519.PublicKey
 
 // Verify checks the receipt's signature and that it names this task: its
-// id and hash, its owner, preparer, build and preparing run.
+// id and hash, its owner, preparer, build and preparing run, and, when
+// t.Input is set, the request the task shows.
 func (k Keys) Verify(raw json.RawMessage, t Task) error {
 	if len(raw) == 0 || string(raw) == "null" {
 		return errors.New("origin: the task has no receipt yet")
@@ -116,6 +127,8 @@ func (k Keys) Verify(raw json.RawMessage, t Task) error {
 		return errors.New("origin: the receipt names another owner or agent")
 	case r.Build != t.Build || r.Run != t.Run:
 		return errors.New("origin: the receipt names another build or run")
+	case t.Input != nil && !t.Input(r.InputSHA256):
+		return errors.New("origin: the receipt's input is not the request the task shows")
 	}
 	return nil
 }

@@ -44,10 +44,20 @@ func TestSignVerify(t *testing.T) {
 		"another build":     {good, Task{ID: "run1-1", Hash: "hh", Owner: "alice.near", Preparer: "bot.near", Build: "probe@2.0.0", Run: "run1"}},
 		"another preparing": {good, Task{ID: "run1-1", Hash: "hh", Owner: "alice.near", Preparer: "bot.near", Build: "probe@1.0.0", Run: "run9"}},
 	}
+	// A device checks the keyed input hash of the request it decrypted.
+	withInput := func(f func(string) bool) Task { c := task; c.Input = f; return c }
+	cases["another request"] = struct {
+		raw  json.RawMessage
+		task Task
+	}{good, withInput(func(h string) bool { return h == "a0" })}
 	for name, c := range cases {
 		if err := keys.Verify(c.raw, c.task); err == nil {
 			t.Errorf("%s: verified", name)
 		}
+	}
+	var asked string
+	if err := keys.Verify(good, withInput(func(h string) bool { asked = h; return h == "aa" })); err != nil || asked != "aa" {
+		t.Fatalf("the receipt's own input: %v (asked %q)", err, asked)
 	}
 	if k, err := ParseKey(FormatKey(pub)); err != nil || !k.Equal(pub) {
 		t.Fatalf("key text round trip: %v", err)

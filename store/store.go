@@ -186,9 +186,12 @@ type SweepTx interface {
 	// whose runner's last heartbeat is before deadBefore.
 	Stale(ctx context.Context, now, approvedBefore, answeringBefore, deadBefore time.Time, limit int) ([]Task, error)
 	// Purge deletes what is past its keeping: outcomes of tasks closed
-	// before outcomesBefore (with their events), spent nonces expired at now,
-	// idempotent calls made before callsBefore, daily counts and heartbeats
-	// older than oldBefore. It returns how many rows it deleted.
+	// before outcomesBefore (with their events, and their receipts), runs
+	// started before outcomesBefore that no task kept names (as the run that
+	// opened it or the task it answers) with their receipts, spent nonces
+	// expired at now, idempotent calls made before callsBefore, daily counts
+	// and heartbeats older than oldBefore. It returns how many rows it
+	// deleted.
 	Purge(ctx context.Context, now, outcomesBefore, callsBefore, oldBefore time.Time) (int, error)
 }
 
@@ -388,9 +391,15 @@ type Run struct {
 	Price        int64         // micro-USD
 	ComputeLimit time.Duration // wall-clock bound, kept to the millisecond
 	TaskID       string        // the task an answer run answers
+	// InputSHA256 and OutputSHA256 are the run's own receipt's keyed hashes
+	// (SPEC §11): hex HMAC-SHA256 under the run's receipt key, never bare.
 	InputSHA256  string
 	OutputSHA256 string
 	Receipt      string
+	// ReceiptKey is the run's own receipt key, sealed under master key
+	// ReceiptKeyID.
+	ReceiptKeyID uint32
+	ReceiptKey   []byte
 	StartedAt    time.Time
 	FinishedAt   time.Time // zero while it runs
 	// Runner is the process that runs an answer run (its heartbeat tells
@@ -401,10 +410,14 @@ type Run struct {
 // IdempotentCall is an agent's call with an Idempotency-Key.
 type IdempotentCall struct {
 	Agent, Owner, Project, Key string
-	BodySHA256                 string
-	AnswerKeyID                uint32
-	Answer                     []byte // sealed; nil while the first call runs
-	CreatedAt                  time.Time
+	// BodySHA256 is the keyed hash of the body under master key BodyKeyID
+	// (SPEC §11), never a bare hash: the same body is recognised under the
+	// same key id.
+	BodySHA256  string
+	BodyKeyID   uint32
+	AnswerKeyID uint32
+	Answer      []byte // sealed; nil while the first call runs
+	CreatedAt   time.Time
 }
 
 // IdentityTx holds owners' devices and spent signature nonces.

@@ -23,9 +23,11 @@ package main
 //     task the device opened and hashed itself: its id and hash, owner,
 //     preparer (the receipt's agent), build, and the preparing run, which is
 //     the task id's first part (<run id>-<n>; the view's `run` is the answer
-//     run). In addition the receipt's input_sha256 must be the SHA-256 of the
-//     request the task shows, so that `show --request` prints what the run
-//     was given. approve refuses a task whose receipt does not verify, before
+//     run). In addition the receipt's input_sha256 must be the keyed hash
+//     of the request the task shows (SPEC §11: HMAC-SHA256 under
+//     HMAC-SHA256(content key, "receipt:v1"), recomputed over the raw request
+//     decrypted; a bare SHA-256 is refused), so that `show --request` prints
+//     what the run was given. approve refuses a task whose receipt does not verify, before
 //     anything is signed.
 //   - A new login signs out the directory's previous session with the same
 //     service first (after the new statement is signed), so that logging in

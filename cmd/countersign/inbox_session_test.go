@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"crypto/ecdh"
 	"crypto/ed25519"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -16,9 +18,12 @@ import (
 	"testing"
 	"time"
 
+	"countersign"
 	"countersign/approval"
+	"countersign/client"
 	"countersign/device"
 	"countersign/origin"
+	"countersign/sealing"
 )
 
 func runKey(t testing.TB) (ed25519.PublicKey, ed25519.PrivateKey) {
@@ -211,15 +216,52 @@ func TestProjectText(t *testing.T) {
 	}
 }
 
-// receiptFixture is an opened task and a receipt a run key signed for it.
+// receiptFixture is a task a device opened (its content sealed under a
+// content key and wrapped to the device) and the receipt a run key signed
+// for it, whose input is keyed under the task's receipt key.
 func receiptFixture(t testing.TB) (*device.Opened, origin.Receipt, ed25519.PublicKey, ed25519.PrivateKey) {
 	pub, priv := runKey(t)
 	e := testEnvelope()
+	reply, err := ecdh.P256().GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.ReplyPubkey, e.Thread = sealing.FormatP256PublicKey(reply.PublicKey()), e.ID
+	e.PolicyHash, e.StateHash = strings.Repeat("4", 64), strings.Repeat("5", 64)
+	envelope, err := e.Canonical()
+	if err != nil {
+		t.Fatal(err)
+	}
 	request := []byte(`{"operation":"pr_merge","number":12}`)
-	sum := sha256.Sum256(request)
-	o := &device.Opened{Envelope: e, TaskHash: strings.Repeat("c", 64), Request: request}
+	ck := sealing.NewContentKey()
+	plain, _ := json.Marshal(map[string]string{"envelope": string(envelope), "request": string(request)})
+	content, err := ck.SealContent(e.ID, plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := device.NewKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dcopy, err := sealing.WrapContentKey(key.PublicKey(), e.ID, ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &device.Device{Account: e.Owner, Key: key}
+	o, err := d.Open(client.TaskView{ID: e.ID, Project: e.Project, ProjectUUID: e.ProjectUUID, Connector: "github",
+		Preparer: e.Preparer, Kind: string(e.Kind), State: string(countersign.StateOpen), Thread: e.ID,
+		CreatedAt: e.CreatedAt.Format(countersign.TimeFormat), ExpiresAt: e.ExpiresAt.Format(countersign.TimeFormat),
+		ReplyPubkey: e.ReplyPubkey, TaskHash: countersign.TaskHash(envelope), Content: content, DeviceCopy: dcopy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The receipt key as SPEC §11 spells it, apart from the code under test.
+	m := hmac.New(sha256.New, ck.Bytes())
+	m.Write([]byte("receipt:v1"))
+	in := hmac.New(sha256.New, m.Sum(nil))
+	in.Write(request)
 	r := origin.Receipt{Agent: e.Preparer, At: "2026-11-29T12:00:00Z", Build: e.Build, Connector: "github",
-		InputSHA256: hex.EncodeToString(sum[:]), Operation: "pr_merge", OutputSHA256: strings.Repeat("d", 64),
+		InputSHA256: hex.EncodeToString(in.Sum(nil)), Operation: "pr_merge", OutputSHA256: strings.Repeat("d", 64),
 		Owner: e.Owner, Run: "0123456789abcdefghjkmnpqrs", TaskHash: o.TaskHash, TaskID: e.ID}
 	return o, r, pub, priv
 }
@@ -245,6 +287,8 @@ func TestVerifyReceipt(t *testing.T) {
 	tampered := mustJSON(origin.Signed{Receipt: with(func(r *origin.Receipt) { r.OutputSHA256 = "00" }), KeyID: 3, Signature: origin.Sign(priv, 3, r).Signature})
 	otherTask := *o
 	otherTask.Envelope.ID = "0123456789abcdefghjkmnpqrt-1"
+	sum := sha256.Sum256(o.Request)
+	bare := hex.EncodeToString(sum[:])
 	cases := []struct {
 		name    string
 		pinned  map[string]string
@@ -266,6 +310,7 @@ func TestVerifyReceipt(t *testing.T) {
 		{"another run", pinned, signed(priv, 3, with(func(r *origin.Receipt) { r.Run = "0123456789abcdefghjkmnpqrt" })), o, "another build or run"},
 		{"a task id naming another run", pinned, signed(priv, 3, with(func(r *origin.Receipt) { r.TaskID = otherTask.Envelope.ID })), &otherTask, "another build or run"},
 		{"another request", pinned, signed(priv, 3, with(func(r *origin.Receipt) { r.InputSHA256 = strings.Repeat("0", 64) })), o, "not the request the task shows"},
+		{"a bare SHA-256 of the request", pinned, signed(priv, 3, with(func(r *origin.Receipt) { r.InputSHA256 = bare })), o, "not the request the task shows"},
 		{"nothing pinned", nil, signed(priv, 3, r), o, "no run keys were pinned"},
 	}
 	for _, tc := range cases {

@@ -19,10 +19,12 @@ func (t *tx) InsertRun(ctx context.Context, r store.Run) error {
 		finished = r.FinishedAt.Unix()
 	}
 	_, err := t.q.exec(ctx, `INSERT INTO runs (id, agent, owner, project_uuid, operation, price,
-		compute_limit_ms, task_id, input_sha256, output_sha256, receipt, started_at, finished_at, runner)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		compute_limit_ms, task_id, input_sha256, output_sha256, receipt, started_at, finished_at, runner,
+		receipt_key_id, receipt_key)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.ID, r.Agent, r.Owner, r.ProjectUUID, r.Operation, r.Price, r.ComputeLimit.Milliseconds(),
-		r.TaskID, r.InputSHA256, r.OutputSHA256, r.Receipt, r.StartedAt.Unix(), finished, r.Runner)
+		r.TaskID, r.InputSHA256, r.OutputSHA256, r.Receipt, r.StartedAt.Unix(), finished, r.Runner,
+		int64(r.ReceiptKeyID), r.ReceiptKey)
 	if err != nil {
 		return fmt.Errorf("store: insert run %s: %w", r.ID, err)
 	}
@@ -48,15 +50,17 @@ func (t *tx) FinishRun(ctx context.Context, id string, at time.Time, outputSHA25
 
 func (t *tx) Run(ctx context.Context, id string) (store.Run, error) {
 	var r store.Run
-	var limitMS, started int64
+	var limitMS, started, keyID int64
 	var finished *int64
 	err := t.q.queryRow(ctx, `SELECT id, agent, owner, project_uuid, operation, price, compute_limit_ms,
-		task_id, input_sha256, output_sha256, receipt, started_at, finished_at, runner FROM runs WHERE id = ?`, id).
+		task_id, input_sha256, output_sha256, receipt, started_at, finished_at, runner, receipt_key_id, receipt_key
+		FROM runs WHERE id = ?`, id).
 		Scan(&r.ID, &r.Agent, &r.Owner, &r.ProjectUUID, &r.Operation, &r.Price, &limitMS,
-			&r.TaskID, &r.InputSHA256, &r.OutputSHA256, &r.Receipt, &started, &finished, &r.Runner)
+			&r.TaskID, &r.InputSHA256, &r.OutputSHA256, &r.Receipt, &started, &finished, &r.Runner, &keyID, &r.ReceiptKey)
 	if err != nil {
 		return store.Run{}, err
 	}
+	r.ReceiptKeyID = uint32(keyID)
 	r.ComputeLimit = time.Duration(limitMS) * time.Millisecond
 	r.StartedAt = unix(started)
 	if finished != nil {
@@ -70,17 +74,17 @@ func (t *tx) Run(ctx context.Context, id string) (store.Run, error) {
 // for the first one's transaction: if it commits, the insert does nothing
 // and the read sees it; if it rolls back, the insert claims.
 func (t *tx) ClaimCall(ctx context.Context, c store.IdempotentCall) (store.IdempotentCall, bool, error) {
-	if c.Agent == "" || c.Owner == "" || c.Project == "" || c.Key == "" || c.BodySHA256 == "" {
-		return store.IdempotentCall{}, false, errors.New("store: an idempotent call needs an agent, an owner, a project, a key and its body's hash")
+	if c.Agent == "" || c.Owner == "" || c.Project == "" || c.Key == "" || c.BodySHA256 == "" || c.BodyKeyID == 0 {
+		return store.IdempotentCall{}, false, errors.New("store: an idempotent call needs an agent, an owner, a project, a key and its body's keyed hash with its key id")
 	}
 	if c.CreatedAt.IsZero() {
 		// A claim is kept for a while after it was made; without a time it
 		// would be purged at once and the call could run again.
 		return store.IdempotentCall{}, false, errors.New("store: an idempotent call needs the time it was made")
 	}
-	n, err := t.q.exec(ctx, `INSERT INTO idempotency (agent, owner, project, key, body_sha256, created_at)
-		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (agent, owner, project, key) DO NOTHING`,
-		c.Agent, c.Owner, c.Project, c.Key, c.BodySHA256, c.CreatedAt.Unix())
+	n, err := t.q.exec(ctx, `INSERT INTO idempotency (agent, owner, project, key, body_sha256, body_key_id, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent, owner, project, key) DO NOTHING`,
+		c.Agent, c.Owner, c.Project, c.Key, c.BodySHA256, int64(c.BodyKeyID), c.CreatedAt.Unix())
 	if err != nil {
 		return store.IdempotentCall{}, false, fmt.Errorf("store: claim an idempotency key: %w", err)
 	}
@@ -99,13 +103,14 @@ func (t *tx) ClaimCall(ctx context.Context, c store.IdempotentCall) (store.Idemp
 func (t *tx) call(ctx context.Context, agent, owner, project, key string) (store.IdempotentCall, error) {
 	var c store.IdempotentCall
 	var keyID *int64
-	var created int64
-	err := t.q.queryRow(ctx, `SELECT agent, owner, project, key, body_sha256, answer_key_id, answer, created_at
+	var created, bodyKeyID int64
+	err := t.q.queryRow(ctx, `SELECT agent, owner, project, key, body_sha256, body_key_id, answer_key_id, answer, created_at
 		FROM idempotency WHERE agent = ? AND owner = ? AND project = ? AND key = ?`, agent, owner, project, key).
-		Scan(&c.Agent, &c.Owner, &c.Project, &c.Key, &c.BodySHA256, &keyID, &c.Answer, &created)
+		Scan(&c.Agent, &c.Owner, &c.Project, &c.Key, &c.BodySHA256, &bodyKeyID, &keyID, &c.Answer, &created)
 	if err != nil {
 		return store.IdempotentCall{}, err
 	}
+	c.BodyKeyID = uint32(bodyKeyID)
 	if keyID != nil {
 		c.AnswerKeyID = uint32(*keyID)
 	}
@@ -121,8 +126,8 @@ func (t *tx) AnswerCall(ctx context.Context, c store.IdempotentCall) error {
 		return errors.New("store: an idempotent call's answer is empty")
 	}
 	n, err := t.q.exec(ctx, `UPDATE idempotency SET answer_key_id = ?, answer = ?
-		WHERE agent = ? AND owner = ? AND project = ? AND key = ? AND body_sha256 = ? AND answer IS NULL`,
-		int64(c.AnswerKeyID), c.Answer, c.Agent, c.Owner, c.Project, c.Key, c.BodySHA256)
+		WHERE agent = ? AND owner = ? AND project = ? AND key = ? AND body_sha256 = ? AND body_key_id = ? AND answer IS NULL`,
+		int64(c.AnswerKeyID), c.Answer, c.Agent, c.Owner, c.Project, c.Key, c.BodySHA256, int64(c.BodyKeyID))
 	if err != nil {
 		return fmt.Errorf("store: answer an idempotent call: %w", err)
 	}
@@ -133,7 +138,7 @@ func (t *tx) AnswerCall(ctx context.Context, c store.IdempotentCall) error {
 	switch {
 	case err != nil:
 		return fmt.Errorf("store: answer an idempotent call: %w", err)
-	case first.BodySHA256 != c.BodySHA256:
+	case first.BodySHA256 != c.BodySHA256 || first.BodyKeyID != c.BodyKeyID:
 		return fmt.Errorf("store: answer an idempotent call: %w: the key was claimed with another body", store.ErrNotFound)
 	}
 	return fmt.Errorf("store: answer an idempotent call: %w: it was answered already", store.ErrConflict)

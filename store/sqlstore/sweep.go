@@ -58,6 +58,14 @@ func (t *tx) Purge(ctx context.Context, now, outcomesBefore, callsBefore, oldBef
 		{"DELETE FROM task_files WHERE task_id IN (SELECT id FROM tasks WHERE closed_at IS NOT NULL AND closed_at < ?)", []any{outcomesBefore.Unix()}},
 		{"DELETE FROM device_copies WHERE task_id IN (SELECT id FROM tasks WHERE closed_at IS NOT NULL AND closed_at < ?)", []any{outcomesBefore.Unix()}},
 		{"DELETE FROM tasks WHERE closed_at IS NOT NULL AND closed_at < ?", []any{outcomesBefore.Unix()}},
+		// A run, with its receipt, goes with the last task it opened or the
+		// task it answers; a run that has neither once it is as old as a
+		// purged outcome. A task is opened after its run started and closes
+		// before its outcome is purged, so the run goes in the same purge
+		// as its last task.
+		{`DELETE FROM runs WHERE started_at < ?
+			AND NOT EXISTS (SELECT 1 FROM tasks WHERE tasks.run = runs.id)
+			AND (runs.task_id = '' OR NOT EXISTS (SELECT 1 FROM tasks WHERE tasks.id = runs.task_id))`, []any{outcomesBefore.Unix()}},
 		{"DELETE FROM webhook_events WHERE at < ?", []any{outcomesBefore.Unix()}},
 		{"DELETE FROM webhook_attempts WHERE at < ?", []any{outcomesBefore.Unix()}},
 		{"DELETE FROM nonces WHERE expires_at < ?", []any{now.Unix()}},

@@ -34,7 +34,7 @@ func NewRun(id string) store.Run {
 	return store.Run{
 		ID: id, Agent: "bot.near", Owner: "alice.near", ProjectUUID: "uuid-1", Operation: "guess_start",
 		Price: 10_000, ComputeLimit: 2500 * time.Millisecond, InputSHA256: strings.Repeat("a", 64),
-		StartedAt: t0,
+		StartedAt: t0, ReceiptKeyID: 7, ReceiptKey: []byte("sealed receipt key"),
 	}
 }
 
@@ -57,6 +57,7 @@ func testRunRoundTrip(t *testing.T, s store.Store) {
 	answer := NewRun("run2")
 	answer.Operation, answer.Price, answer.TaskID = "guess", 0, "run1-1"
 	answer.ComputeLimit = time.Minute
+	answer.ReceiptKeyID, answer.ReceiptKey = 0, nil // none kept: read back as none
 	inTx(t, s, func(tx store.Tx) error { return tx.InsertRun(ctx, answer) })
 
 	out, receipt := strings.Repeat("b", 64), `{"run":"run1","sig":"x"}`
@@ -114,7 +115,7 @@ func testRunRefusals(t *testing.T, s store.Store) {
 // NewCall returns an idempotent call for tests.
 func NewCall(key, body string) store.IdempotentCall {
 	return store.IdempotentCall{Agent: "bot.near", Owner: "alice.near", Project: "github", Key: key,
-		BodySHA256: body, CreatedAt: t0}
+		BodySHA256: body, BodyKeyID: 1, CreatedAt: t0}
 }
 
 func claim(t *testing.T, s store.Store, c store.IdempotentCall) (store.IdempotentCall, bool) {
@@ -216,6 +217,7 @@ func testClaimCallRefusals(t *testing.T, s store.Store) {
 		{"no project", func(c *store.IdempotentCall) { c.Project = "" }},
 		{"no key", func(c *store.IdempotentCall) { c.Key = "" }},
 		{"no body hash", func(c *store.IdempotentCall) { c.BodySHA256 = "" }},
+		{"no body key id", func(c *store.IdempotentCall) { c.BodyKeyID = 0 }},
 		{"no time", func(c *store.IdempotentCall) { c.CreatedAt = time.Time{} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -246,6 +248,8 @@ func testAnswerCallRefusals(t *testing.T, s store.Store) {
 	inTx(t, s, func(tx store.Tx) error { return tx.AnswerCall(ctx, answer(NewCall("key-1", "body-1"))) })
 	unclaimed := answer(NewCall("key-2", "body-1"))
 	otherBody := answer(NewCall("key-1", "body-2"))
+	otherKeyID := answer(NewCall("key-1", "body-1"))
+	otherKeyID.BodyKeyID = 2
 	noAnswer := NewCall("key-1", "body-1")
 	for _, tc := range []struct {
 		name string
@@ -254,6 +258,7 @@ func testAnswerCallRefusals(t *testing.T, s store.Store) {
 	}{
 		{"an unclaimed key", unclaimed, store.ErrNotFound},
 		{"another body", otherBody, store.ErrNotFound},
+		{"the body hashed under another key id", otherKeyID, store.ErrNotFound},
 		{"answered already", answer(NewCall("key-1", "body-1")), store.ErrConflict},
 		{"no answer", noAnswer, nil},
 	} {

@@ -3,6 +3,7 @@ package storetest
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
@@ -50,13 +51,57 @@ func Find(t testing.TB, db *sqlstore.DB, secrets ...string) []string {
 		}
 	}
 	var found []string
-	look := func(where string, b []byte) {
+	each(t, db, func(where string, b []byte) {
 		for i, n := range needles {
 			if bytes.Contains(b, n) {
 				found = append(found, fmt.Sprintf("%s holds %q", where, names[i]))
 			}
 		}
+	})
+	return found
+}
+
+// FindBareHashes reads the store as Find does and returns where the bare
+// SHA-256 of any of the candidates appears, raw or in any of its Forms, each
+// named by its candidate. It is what someone who reads the database would
+// try: hash every value a small secret could take and look for the hash.
+// Thousands of candidates are looked for in one pass over the bytes.
+func FindBareHashes(t testing.TB, db *sqlstore.DB, candidates ...[]byte) []string {
+	t.Helper()
+	// By length, the forms of every candidate's hash and the candidate.
+	byLen := map[int]map[string]string{}
+	for _, c := range candidates {
+		sum := sha256.Sum256(c)
+		for _, f := range Forms(string(sum[:])) {
+			m := byLen[len(f)]
+			if m == nil {
+				m = map[string]string{}
+				byLen[len(f)] = m
+			}
+			m[string(f)] = string(c)
+		}
 	}
+	var found []string
+	each(t, db, func(where string, b []byte) {
+		seen := map[string]bool{}
+		for n, m := range byLen {
+			for i := 0; i+n <= len(b); i++ {
+				if c, ok := m[string(b[i:i+n])]; ok && !seen[c] {
+					seen[c] = true
+					found = append(found, fmt.Sprintf("%s holds the SHA-256 of %q", where, c))
+				}
+			}
+		}
+	})
+	return found
+}
+
+// each calls look with every byte of every table of a store: on PostgreSQL
+// the raw value of every column of every row of every table in the store's
+// schema, named table.column; on SQLite the whole of every file of the store,
+// named by the file.
+func each(t testing.TB, db *sqlstore.DB, look func(where string, b []byte)) {
+	t.Helper()
 	if db.Dir() != "" {
 		files, err := filepath.Glob(filepath.Join(db.Dir(), "*"))
 		if err != nil {
@@ -69,7 +114,7 @@ func Find(t testing.TB, db *sqlstore.DB, secrets ...string) []string {
 			}
 			look(filepath.Base(f), b)
 		}
-		return found
+		return
 	}
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, PostgresURL())
@@ -99,5 +144,4 @@ func Find(t testing.TB, db *sqlstore.DB, secrets ...string) []string {
 			t.Fatal(err)
 		}
 	}
-	return found
 }

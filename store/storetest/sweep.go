@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ func sweepTests() []storeTest {
 		{"RecordAnswerAndReceipt", testRecordAnswerAndReceipt},
 		{"StaleTasks", testStaleTasks},
 		{"Purge", testPurge},
+		{"PurgeRuns", testPurgeRuns},
 	}
 }
 
@@ -146,6 +148,75 @@ func testPurge(t *testing.T, s store.Store) {
 		}
 		if ok, _ := tx.SpendNonce(ctx, "alice.near", []byte("live-nonce-0123456789abcdefghijk"), now); ok {
 			t.Error("a live nonce was purged")
+		}
+		return nil
+	})
+}
+
+// testPurgeRuns: a run and its receipt go with the last task it opened or
+// the task it answers, when that outcome is purged; a run that opened and
+// answers nothing goes once it started as long ago as a purged outcome.
+func testPurgeRuns(t *testing.T, s store.Store) {
+	now := t0.Add(31 * 24 * time.Hour)
+	task := func(id, run string, closed time.Duration) {
+		k, c := NewTask(id, "alice.near", "bot.near")
+		k.Run = run
+		insert(t, s, k, c)
+		if closed >= 0 {
+			move(t, s, store.Move{ID: id, From: countersign.StateOpen, To: countersign.StateRejected, At: t0.Add(closed), Actor: "owner"})
+		}
+	}
+	task("rold-1", "rold", 0)                 // purged
+	task("rkept-1", "rkept", 20*24*time.Hour) // kept 30 days more
+	task("ropen-1", "ropen", -1)              // open
+	task("rtwo-1", "rtwo", 0)                 // purged
+	task("rtwo-2", "rtwo", 20*24*time.Hour)   // kept: so is its run
+	runs := map[string]struct {
+		taskID  string
+		started time.Time
+		kept    bool
+	}{
+		"rold":          {"", t0, false},
+		"rold-answer":   {"rold-1", t0, false},
+		"rkept":         {"", t0, true},
+		"rkept-answer":  {"rkept-1", t0, true},
+		"ropen":         {"", t0, true},
+		"rtwo":          {"", t0, true},
+		"rnone":         {"", t0, false},                           // opened nothing, 31 days ago
+		"rnone-recent":  {"", now.Add(-29 * 24 * time.Hour), true}, // opened nothing, 29 days ago
+		"ranswer-gone":  {"gone-1", t0, false},                     // its task is purged already
+		"ranswer-fresh": {"gone-2", now.Add(-time.Hour), true},
+	}
+	inTx(t, s, func(tx store.Tx) error {
+		for id, r := range runs {
+			run := NewRun(id)
+			run.TaskID, run.StartedAt = r.taskID, r.started
+			run.Receipt = `{"receipt":{"run":"` + id + `"}}`
+			if err := tx.InsertRun(ctx, run); err != nil {
+				return err
+			}
+			if err := tx.FinishRun(ctx, id, r.started.Add(time.Second), strings.Repeat("b", 64), run.Receipt); err != nil {
+				return err
+			}
+		}
+		return tx.SetTaskReceipt(ctx, "rold-1", `{"receipt":{"run":"rold"}}`)
+	})
+	inTx(t, s, func(tx store.Tx) error {
+		_, err := tx.Purge(ctx, now, now.Add(-30*24*time.Hour), now.Add(-24*time.Hour), now.Add(-3*24*time.Hour))
+		return err
+	})
+	inTx(t, s, func(tx store.Tx) error {
+		for id, r := range runs {
+			_, err := tx.Run(ctx, id)
+			switch {
+			case r.kept && err != nil:
+				t.Errorf("run %s was purged: %v", id, err)
+			case !r.kept && !errors.Is(err, store.ErrNotFound):
+				t.Errorf("run %s is kept: %v", id, err)
+			}
+		}
+		if _, err := tx.TaskReceipt(ctx, "rold-1"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("a purged task's receipt is kept: %v", err)
 		}
 		return nil
 	})

@@ -300,9 +300,8 @@ func TestReceiptsVerify(t *testing.T) {
 			t.Fatalf("receipt %+v, origin %+v", signed.Receipt, org)
 		}
 		// The task's receipt names the keyed hash of the request the device
-		// decrypted (SPEC §11), which the device recomputes; the run's own
-		// hashes, which the origin shows beside it, are keyed under another
-		// key, and neither is the bare hash.
+		// decrypted (SPEC §11), which the device recomputes; the origin shows
+		// the receipt's hashes beside it, and neither is the bare hash.
 		if !o.ReceiptInputMatches(signed.Receipt.InputSHA256) {
 			t.Fatalf("the device does not recompute the receipt's input %s over %s", signed.Receipt.InputSHA256, o.Request)
 		}
@@ -312,8 +311,8 @@ func TestReceiptsVerify(t *testing.T) {
 				t.Fatalf("a receipt names the input hash %q", h)
 			}
 		}
-		if o.ReceiptInputMatches(org.InputSHA256) {
-			t.Fatal("the run's own receipt is keyed under the task's key")
+		if !o.ReceiptInputMatches(org.InputSHA256) || org.OutputSHA256 != signed.Receipt.OutputSHA256 {
+			t.Fatalf("the origin shows hashes %s %s that are not its receipt's", org.InputSHA256, org.OutputSHA256)
 		}
 		task.Hash = strings.Repeat("0", 64)
 		if err := (origin.Keys{cur: pub}).Verify(org.Receipt, task); err == nil {

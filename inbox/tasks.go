@@ -8,6 +8,7 @@ import (
 
 	"countersign"
 	"countersign/approval"
+	"countersign/origin"
 	"countersign/store"
 )
 
@@ -206,21 +207,30 @@ func (s *Service) Origin(ctx context.Context, sess Session, id string) (Origin, 
 		if err != nil {
 			return err
 		}
-		o = Origin{Run: r.ID, Operation: r.Operation, InputSHA256: r.InputSHA256, OutputSHA256: r.OutputSHA256, Receipt: json.RawMessage("null")}
+		// The hashes shown are the task receipt's, keyed under the task's
+		// receipt key, which the device can check; the run row's own are
+		// keyed under a key only the enclave side holds.
+		o = Origin{Run: r.ID, Operation: r.Operation, Receipt: json.RawMessage("null")}
 		receipt, err := tx.TaskReceipt(ctx, t.ID)
-		if receipt != "" {
-			o.Receipt = json.RawMessage(receipt)
+		if err != nil || receipt == "" {
+			return err
 		}
-		return err
+		var signed origin.Signed
+		if err := json.Unmarshal([]byte(receipt), &signed); err != nil {
+			return err
+		}
+		o.Receipt = json.RawMessage(receipt)
+		o.InputSHA256, o.OutputSHA256 = signed.Receipt.InputSHA256, signed.Receipt.OutputSHA256
+		return nil
 	})
 	return o, storeErr(err)
 }
 
-// closed is the refusal for a task no longer open.
 // errExpired refuses a move of an open task whose expiry has come, before the
 // sweep records it.
 var errExpired = &countersign.Error{Code: countersign.TaskExpired, Message: "the task expired", State: string(countersign.StateExpired)}
 
+// closed is the refusal for a task no longer open.
 func closed(state string) error {
 	return &countersign.Error{Code: countersign.TaskClosed, Message: "the task is " + state, State: state}
 }

@@ -208,10 +208,3 @@ func (s *streams) end(st *stream) {
 		close(st.done)
 	}
 }
-
-// count is how many streams of owner this process knows of.
-func (s *streams) count(owner string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.owners[owner])
-}

@@ -1,6 +1,7 @@
 package countersign
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -133,5 +134,88 @@ func TestMemberKeyIsEqualFold(t *testing.T) {
 	}
 	if MemberKey("Task_ID") != MemberKey("task_id") || MemberKey("task_id") == MemberKey("task_ıd") {
 		t.Fatal("MemberKey is not EqualFold on names")
+	}
+}
+
+// FuzzDecodeStrict: whatever the bytes, DecodeStrict never panics, refuses
+// with a *JSONError, and accepts only what encoding/json accepts too and
+// what holds no two member names equal ignoring case.
+func FuzzDecodeStrict(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":1}`, `{"a":1,"A":2}`, `{"task_id":"x"}`, `{"TASK_ID":"x"}`,
+		`{"a":{"b":[{"c":1,"C":2}]}}`, `[1,2]`, `"x"`, `{"a":1} {}`, "{\"\xff\":1}", `{"tasK_id":"x"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var st struct {
+			TaskID string          `json:"task_id"`
+			Extra  json.RawMessage `json:"extra"`
+		}
+		for _, v := range []any{&st, new(map[string]any), new(any)} {
+			err := DecodeStrict(data, v)
+			if err != nil {
+				var je *JSONError
+				if !errors.As(err, &je) {
+					t.Fatalf("a refusal that is not a *JSONError: %T %v", err, err)
+				}
+				continue
+			}
+			if !json.Valid(data) {
+				t.Fatalf("accepted what is not JSON: %q", data)
+			}
+			if dup := repeatedName(t, data); dup != "" {
+				t.Fatalf("accepted %q, which repeats %q ignoring case", data, dup)
+			}
+		}
+	})
+}
+
+// repeatedName walks a valid JSON text and returns a member name that stands
+// twice in one object ignoring case, or "".
+func repeatedName(t *testing.T, data []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	type frame struct {
+		object bool
+		names  map[string]bool
+		key    bool // the next string is a member name
+	}
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		switch v := tok.(type) {
+		case json.Delim:
+			switch v {
+			case '{', '[':
+				if top != nil && top.object {
+					top.key = true
+				}
+				stack = append(stack, &frame{object: v == '{', names: map[string]bool{}, key: v == '{'})
+			default:
+				stack = stack[:len(stack)-1]
+				if len(stack) > 0 && stack[len(stack)-1].object {
+					stack[len(stack)-1].key = true
+				}
+			}
+		default:
+			if top != nil && top.object {
+				if top.key {
+					name, _ := v.(string)
+					k := MemberKey(name)
+					if top.names[k] {
+						return name
+					}
+					top.names[k] = true
+					top.key = false
+				} else {
+					top.key = true
+				}
+			}
+		}
 	}
 }

@@ -42,6 +42,7 @@ const (
 	SessionRequired      Code = "session_required"
 	SessionReplaced      Code = "session_replaced"
 	ConfirmationRequired Code = "confirmation_required"
+	OriginRefused        Code = "origin_refused"
 	TaskExpired          Code = "task_expired"
 	RateLimited          Code = "rate_limited"
 	UpstreamUnavailable  Code = "upstream_unavailable"

@@ -19,6 +19,7 @@ var ownerStatus = map[countersign.Code]int{
 	countersign.SessionRequired:      http.StatusUnauthorized,
 	countersign.SessionReplaced:      http.StatusUnauthorized,
 	countersign.ConfirmationRequired: http.StatusForbidden,
+	countersign.OriginRefused:        http.StatusForbidden,
 	countersign.TaskNotFound:         http.StatusNotFound,
 	countersign.TaskClosed:           http.StatusConflict,
 	countersign.TaskExpired:          http.StatusConflict,

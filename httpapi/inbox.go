@@ -252,11 +252,12 @@ const DefaultHeartbeat = 15 * time.Second
 // out, withdrawn, retired: on whichever process), and when a newer stream
 // takes its place past the limits (4 per session, 16 per owner).
 func (s *Server) events(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
+	token, _, _ := s.sessionToken(r) // it authenticated this request
 	st := s.streams.register(sess)
 	defer s.streams.close(st)
 	// The session is looked at again now that the stream listens for its
 	// end: an end that committed before is seen here, one after ends it.
-	if _, err := s.opts.Inbox.Authenticate(r.Context(), bearer(r)); err != nil {
+	if _, err := s.opts.Inbox.Authenticate(r.Context(), token); err != nil {
 		writeOwnerError(w, s.opts.Logger, err)
 		return
 	}
@@ -300,7 +301,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, sess inbox.Sessi
 		case <-tick.C:
 			// The session is looked at again at every heartbeat, as a
 			// backstop for an end whose signal was lost.
-			if _, err := s.opts.Inbox.Authenticate(r.Context(), bearer(r)); err != nil {
+			if _, err := s.opts.Inbox.Authenticate(r.Context(), token); err != nil {
 				return
 			}
 			if !write(": heartbeat\n\n") {

@@ -38,6 +38,11 @@ type Options struct {
 	Limits Limits
 	// RunKey is the service's run public keys, published for receipts.
 	RunKey RunKeys
+	// PublicURL is the service's public origin (scheme://host[:port]): a
+	// sign-in whose Origin is it also sets the browser's session cookie, and
+	// a cookie-authenticated change must carry it in Origin. Empty: no
+	// browser sessions (bearer tokens only).
+	PublicURL string
 	// Heartbeat is how often an idle event stream says it is alive, and
 	// looks at its session again (0: DefaultHeartbeat).
 	Heartbeat time.Duration
@@ -76,6 +81,7 @@ type Server struct {
 	failedAuth      *limiter
 	goodCredentials *credentials
 	streams         *streams
+	browser         browserOrigin
 }
 
 // New builds the server and its routes.
@@ -103,7 +109,7 @@ func New(opts Options) *Server {
 		ownerWrites:     newLimiter(opts.Limits.OwnerWritesPerMinute, (opts.Limits.OwnerWritesPerMinute+1)/2),
 		agentCalls:      newLimiter(opts.Limits.AgentCallsPerMinute, (opts.Limits.AgentCallsPerMinute+4)/5),
 		failedAuth:      newLimiter(opts.Limits.FailedAuthPerMinute, opts.Limits.FailedAuthPerMinute),
-		goodCredentials: newCredentials()}
+		goodCredentials: newCredentials(), browser: newBrowserOrigin(opts.PublicURL)}
 	s.streams = newStreams(opts.Store, opts.Logger)
 	s.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "countersign_http_requests_total",

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/gorilla/mux"
 
@@ -32,7 +33,10 @@ func (s *Server) owner(h ownerHandler) http.HandlerFunc {
 }
 
 func (s *Server) authenticateOwner(r *http.Request) (inbox.Session, error) {
-	token := bearer(r)
+	token, _, err := s.sessionToken(r)
+	if err != nil {
+		return inbox.Session{}, err
+	}
 	if !strings.HasPrefix(token, inbox.TokenPrefix) {
 		return inbox.Session{}, s.failedAttempt(r, countersign.Errorf(countersign.SessionRequired, "sign in to continue"))
 	}
@@ -68,6 +72,9 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 		writeOwnerError(w, s.opts.Logger, err)
 		return
 	}
+	if s.browser.fromPage(r) {
+		http.SetCookie(w, s.browser.cookie(sess.Token, sess.ValidUntil))
+	}
 	writeJSON(w, http.StatusOK, map[string]string{
 		"token":       sess.Token,
 		"device_id":   sess.DeviceID,
@@ -80,6 +87,9 @@ func (s *Server) signOut(w http.ResponseWriter, r *http.Request, sess inbox.Sess
 	if err := s.opts.Inbox.SignOut(r.Context(), sess); err != nil {
 		writeOwnerError(w, s.opts.Logger, err)
 		return
+	}
+	if s.browser.origin != "" {
+		http.SetCookie(w, s.browser.cookie("", time.Time{}))
 	}
 	writeJSON(w, http.StatusOK, map[string]bool{"revoked": true})
 }

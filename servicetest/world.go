@@ -240,10 +240,14 @@ func New(t testing.TB, db *sqlstore.DB, opts ...Option) *World {
 	w.Inbox = inbox.NewService(inbox.Config{Store: db, Keeper: w.Enclave, Webhooks: w.Enclave, WebhookAllowPrivate: true,
 		Catalogue: w.Catalogue, Keys: checker, Now: w.Clock.Now, Logger: w.log})
 	cur, keys, _ := w.Enclave.RunKeys()
-	srv := httptest.NewServer(httpapi.New(httpapi.Options{Version: "test", Store: db, Logger: w.log, Inbox: w.Inbox, Agents: w.Enclave,
+	// The server's own address is its public origin, so a browser-like
+	// client can use the session cookie.
+	srv := httptest.NewUnstartedServer(nil)
+	srv.Config.Handler = httpapi.New(httpapi.Options{Version: "test", Store: db, Logger: w.log, Inbox: w.Inbox, Agents: w.Enclave,
 		Connectors: w.Catalogue, RunKey: httpapi.RunKeys{Current: cur, Keys: keys},
 		Limits:    httpapi.Limits{SignInPerMinute: 1 << 20, OwnerWritesPerMinute: 1 << 20, AgentCallsPerMinute: 1 << 20},
-		Heartbeat: set.heartbeat}))
+		Heartbeat: set.heartbeat, PublicURL: "http://" + srv.Listener.Addr().String()})
+	srv.Start()
 	t.Cleanup(srv.Close)
 	w.URL = srv.URL
 	w.Owner = w.NewOwner()

@@ -85,4 +85,16 @@ func TestLandingPage(t *testing.T) {
 		!strings.HasPrefix(resp.Header.Get("Content-Security-Policy"), "default-src 'none'") {
 		t.Fatalf("GET /: %d %s", resp.StatusCode, b)
 	}
+	csp := resp.Header.Get("Content-Security-Policy")
+	for _, want := range []string{"frame-ancestors 'none'", "base-uri 'none'", "form-action 'self'"} {
+		if !strings.Contains(csp, want) {
+			t.Errorf("the page's CSP %q lacks %s", csp, want)
+		}
+	}
+	for h, want := range map[string]string{"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer",
+		"Cross-Origin-Opener-Policy": "same-origin", "X-Frame-Options": "DENY"} {
+		if got := resp.Header.Get(h); got != want {
+			t.Errorf("%s: %q, want %q", h, got, want)
+		}
+	}
 }

@@ -1,0 +1,441 @@
+package web_test
+
+import (
+	"bytes"
+	"crypto/ecdh"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+
+	"countersign"
+	"countersign/sealing"
+)
+
+// vectorFile is the contract's vectors, as the repository's root keeps them.
+const vectorFile = "../testdata/sealing-and-signing.json"
+
+type vectors struct {
+	Derivation struct {
+		TaskID string `json:"task_id"`
+	} `json:"derivation"`
+	DeviceCopy struct {
+		Blob         string `json:"blob"`
+		Info         string `json:"info"`
+		PlaintextHex string `json:"plaintext_hex"`
+		DevicePubkey string `json:"device_pubkey"`
+	} `json:"device_copy"`
+	Content struct {
+		Plaintext string `json:"plaintext"`
+	} `json:"content"`
+	Envelope struct {
+		Text     string `json:"text"`
+		TaskHash string `json:"task_hash"`
+	} `json:"envelope"`
+	File struct {
+		AAD          string `json:"aad"`
+		PlaintextHex string `json:"plaintext_hex"`
+	} `json:"file"`
+	Receipt struct {
+		ReceiptKey  string `json:"receipt_key"`
+		InputSHA256 string `json:"input_sha256"`
+		Bare        string `json:"bare_sha256_of_request_must_not_appear"`
+	} `json:"receipt"`
+	Answer struct {
+		Blob      string `json:"blob"`
+		Info      string `json:"info"`
+		Plaintext string `json:"plaintext"`
+	} `json:"answer"`
+	SupplyHash []struct {
+		Hash string `json:"hash"`
+	} `json:"supply_hash"`
+}
+
+// TestBrowserVectors: the shipped bundle, in Chromium, makes and opens the
+// contract's fixed-input vectors byte for byte: the device copy and the
+// owner's answer sealed again from their fixed ephemeral keys and nonces,
+// the device copy, content, file and answer opened, the envelope's exact
+// bytes and task hash, the receipt key and keyed input hash, the supply
+// hashes, and a listed task opened whole and refused when the listing
+// disagrees with its envelope.
+func TestBrowserVectors(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile(vectorFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v vectors
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatal(err)
+	}
+	var all any
+	if err := json.Unmarshal(raw, &all); err != nil {
+		t.Fatal(err)
+	}
+	ctx := tab(t)
+	var got struct {
+		DeviceKeyExtractable bool              `json:"device_key_extractable"`
+		DevicePubkey         string            `json:"device_pubkey"`
+		DeviceCopyInfo       string            `json:"device_copy_info"`
+		DeviceCopyPlaintext  string            `json:"device_copy_plaintext"`
+		DeviceCopyBlob       string            `json:"device_copy_blob"`
+		ContentPlaintext     string            `json:"content_plaintext"`
+		EnvelopeText         string            `json:"envelope_text"`
+		RequestText          string            `json:"request_text"`
+		TaskHash             string            `json:"task_hash"`
+		ChainPlaintext       string            `json:"chain_plaintext"`
+		FileAAD              string            `json:"file_aad"`
+		FilePlaintext        string            `json:"file_plaintext"`
+		ReceiptKey           string            `json:"receipt_key"`
+		ReceiptInput         string            `json:"receipt_input"`
+		ReceiptVerifies      bool              `json:"receipt_verifies"`
+		ReceiptBareVerifies  bool              `json:"receipt_bare_verifies"`
+		ReceiptBareDiffers   bool              `json:"receipt_bare_differs"`
+		AnswerInfo           string            `json:"answer_info"`
+		AnswerBlob           string            `json:"answer_blob"`
+		AnswerPlaintext      string            `json:"answer_plaintext"`
+		SupplyHashes         []string          `json:"supply_hashes"`
+		OpenedTaskHash       string            `json:"opened_task_hash"`
+		OpenedEnvelope       string            `json:"opened_envelope"`
+		OpenedReplyPubkey    string            `json:"opened_reply_pubkey"`
+		OpenRefusals         map[string]string `json:"open_refusals"`
+	}
+	call(t, ctx, "vectors", all, &got)
+
+	// The request the content vector carries, as Go's device reads it.
+	var content struct{ Envelope, Request string }
+	if err := json.Unmarshal([]byte(v.Content.Plaintext), &content); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ what, got, want string }{
+		{"device pubkey", got.DevicePubkey, v.DeviceCopy.DevicePubkey},
+		{"device copy info", got.DeviceCopyInfo, v.DeviceCopy.Info},
+		{"device copy opened", got.DeviceCopyPlaintext, v.DeviceCopy.PlaintextHex},
+		{"device copy sealed", got.DeviceCopyBlob, v.DeviceCopy.Blob},
+		{"content opened", got.ContentPlaintext, v.Content.Plaintext},
+		{"envelope bytes", got.EnvelopeText, v.Envelope.Text},
+		{"request bytes", got.RequestText, content.Request},
+		{"task hash", got.TaskHash, v.Envelope.TaskHash},
+		{"content opened through the device copy", got.ChainPlaintext, v.Content.Plaintext},
+		{"file aad", got.FileAAD, v.File.AAD},
+		{"file opened", got.FilePlaintext, v.File.PlaintextHex},
+		{"receipt key", got.ReceiptKey, v.Receipt.ReceiptKey},
+		{"receipt input hash", got.ReceiptInput, v.Receipt.InputSHA256},
+		{"answer info", got.AnswerInfo, v.Answer.Info},
+		{"answer sealed", got.AnswerBlob, v.Answer.Blob},
+		{"answer opened", got.AnswerPlaintext, v.Answer.Plaintext},
+		{"opened task's hash", got.OpenedTaskHash, v.Envelope.TaskHash},
+		{"opened task's envelope", got.OpenedEnvelope, v.Envelope.Text},
+		{"opened task's reply key", got.OpenedReplyPubkey, "p256:BJ2z-w1j_wj1qPuly_dPzTs2OcM1NTDUnWfy2nUEc7_1ZAbq4s1pbL9SbuBcADbnKV1lXcYFiWToD_qv6xwJyEQ"},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s: the page has\n%s\nthe vector\n%s", c.what, c.got, c.want)
+		}
+	}
+	if got.DeviceKeyExtractable {
+		t.Error("an imported device key is extractable")
+	}
+	if !got.ReceiptVerifies || got.ReceiptBareVerifies || !got.ReceiptBareDiffers {
+		t.Errorf("receipt: keyed hash verifies %v, bare hash verifies %v, keyed differs from bare %v; want true, false, true",
+			got.ReceiptVerifies, got.ReceiptBareVerifies, got.ReceiptBareDiffers)
+	}
+	if len(got.SupplyHashes) != len(v.SupplyHash) || len(v.SupplyHash) == 0 {
+		t.Fatalf("supply hashes: the page made %d for %d vectors", len(got.SupplyHashes), len(v.SupplyHash))
+	}
+	for i, s := range v.SupplyHash {
+		if got.SupplyHashes[i] != s.Hash {
+			t.Errorf("supply hash %d: the page has %s, the vector %s", i, got.SupplyHashes[i], s.Hash)
+		}
+	}
+	wantRefusals := map[string]string{
+		"other_preparer": "mismatch",
+		"other_owner":    "mismatch",
+		"other_expiry":   "mismatch",
+		"other_hash":     "hash_mismatch",
+		"other_id":       "unreadable", // the device copy is bound to the task id
+		"locked":         "locked",
+		"closed":         "not_waiting",
+		"no_copy":        "locked",
+	}
+	if !reflect.DeepEqual(got.OpenRefusals, wantRefusals) {
+		t.Errorf("opening a listed task that disagrees: the page says %v, want %v", got.OpenRefusals, wantRefusals)
+	}
+}
+
+// liveTask is a task Go sealed with fresh random keys to the page's device
+// key, as the enclave opens one.
+type liveTask struct {
+	ID           string   `json:"id"`
+	OtherID      string   `json:"other_id"`
+	DeviceCopy   string   `json:"device_copy"`
+	Content      string   `json:"content"`
+	Files        []string `json:"files"`
+	ReceiptInput string   `json:"receipt_input"`
+
+	envelope, request []byte
+	files             [][]byte
+	key               *sealing.ContentKey
+}
+
+// sealLive makes a device key in the page and a task sealed to it by Go.
+func sealLive(t *testing.T, pubkey string) liveTask {
+	t.Helper()
+	device, err := sealing.ParseP256PublicKey(pubkey)
+	if err != nil {
+		t.Fatalf("Go does not read the page's device key %q: %v", pubkey, err)
+	}
+	id := "t" + strings.ToLower(hex.EncodeToString(randomBytes(t, 8))) + "-1"
+	// An envelope with what JSON escapes and what UTF-8 spells in several
+	// bytes; Go's encoder writes <, > and & as \u003c… in the content.
+	envelope := []byte(`{"display":{"title":"Pay <Bob> & Co — 12 € ✓ 🤖 \"quoted\" \\ tab\t"},"id":"` + id + `","v":1}`)
+	request := []byte(`{"operation":"pay","amount":"12.00","memo":"ünïcødé\n"}`)
+	plain, err := json.Marshal(map[string]string{"envelope": string(envelope), "request": string(request)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := sealing.NewContentKey()
+	copyBlob, err := sealing.WrapContentKey(device, id, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	contentBlob, err := key.SealContent(id, plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lt := liveTask{
+		ID: id, OtherID: id + "0", DeviceCopy: b64(copyBlob), Content: b64(contentBlob),
+		ReceiptInput: key.ReceiptKey().Sum(request), envelope: envelope, request: request, key: key,
+	}
+	for n, f := range [][]byte{randomBytes(t, 3000), {}, []byte("%PDF-1.7 stand-in")} {
+		blob, err := key.SealFile(id, n, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lt.Files = append(lt.Files, b64(blob))
+		lt.files = append(lt.files, f)
+	}
+	return lt
+}
+
+func randomBytes(t *testing.T, n int) []byte {
+	t.Helper()
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+type newDevice struct {
+	Pubkey      string   `json:"pubkey"`
+	Extractable bool     `json:"extractable"`
+	Type        string   `json:"type"`
+	Usages      []string `json:"usages"`
+}
+
+// TestBrowserOpensWhatGoSeals: a device key the page makes is a
+// non-extractable P-256 ECDH key Go reads; what Go's sealing wraps and
+// encrypts to it with random keys and nonces the page opens to the same
+// bytes: the content key (through the content it opens), the envelope's
+// exact bytes and their task hash, the request, the files (an empty one
+// too), and the receipt's keyed input hash.
+func TestBrowserOpensWhatGoSeals(t *testing.T) {
+	t.Parallel()
+	ctx := tab(t)
+	var dev newDevice
+	call(t, ctx, "newDevice", nil, &dev)
+	if dev.Extractable || dev.Type != "private" || !reflect.DeepEqual(dev.Usages, []string{"deriveBits"}) {
+		t.Fatalf("the page's device key: extractable %v, type %q, usages %v; want a non-extractable private key for deriveBits only",
+			dev.Extractable, dev.Type, dev.Usages)
+	}
+	lt := sealLive(t, dev.Pubkey)
+	var got struct {
+		Envelope        string   `json:"envelope"`
+		Request         string   `json:"request"`
+		TaskHash        string   `json:"task_hash"`
+		ReceiptInput    string   `json:"receipt_input"`
+		ReceiptVerifies bool     `json:"receipt_verifies"`
+		Files           []string `json:"files"`
+	}
+	call(t, ctx, "open", lt, &got)
+	if got.Envelope != hex.EncodeToString(lt.envelope) {
+		t.Errorf("envelope bytes: the page has %s, Go sealed %x", got.Envelope, lt.envelope)
+	}
+	if got.Request != hex.EncodeToString(lt.request) {
+		t.Errorf("request bytes: the page has %s, Go sealed %x", got.Request, lt.request)
+	}
+	if want := countersign.TaskHash(lt.envelope); got.TaskHash != want {
+		t.Errorf("task hash: the page has %s, Go %s", got.TaskHash, want)
+	}
+	if got.ReceiptInput != lt.ReceiptInput || !got.ReceiptVerifies {
+		t.Errorf("receipt input hash: the page has %s (verifies %v), Go %s", got.ReceiptInput, got.ReceiptVerifies, lt.ReceiptInput)
+	}
+	if len(got.Files) != len(lt.files) {
+		t.Fatalf("the page opened %d files of %d", len(got.Files), len(lt.files))
+	}
+	for n, f := range lt.files {
+		if got.Files[n] != hex.EncodeToString(f) {
+			t.Errorf("file %d: the page opened other bytes than Go sealed", n)
+		}
+	}
+}
+
+// TestGoOpensWhatBrowserSeals: an answer (file bytes), a note and a
+// rejection reason the page seals to a Go-made reply key open with Go's
+// sealing for exactly their purpose and task, to the same bytes; the
+// page's supply hash is Go's over the same sealed bytes; a blob opened for
+// another purpose or task, or changed by one bit, does not open; and the
+// page holds a reply to the service's 8 KiB of sealed bytes.
+func TestGoOpensWhatBrowserSeals(t *testing.T) {
+	t.Parallel()
+	ctx := tab(t)
+	reply := newP256(t)
+	id := "r" + hex.EncodeToString(randomBytes(t, 6)) + "-2"
+	answer := randomBytes(t, 1000)
+	note := "Pay it — but only this once ✓ 🤖"
+	reason := "Not this month.\nAsk me again in January."
+	var got struct {
+		Answer               string `json:"answer"`
+		Note                 string `json:"note"`
+		Reason               string `json:"reason"`
+		SupplyHash           string `json:"supply_hash"`
+		SupplyHashAnswerOnly string `json:"supply_hash_answer_only"`
+		TooLarge             bool   `json:"too_large"`
+		Largest              int    `json:"largest"`
+	}
+	call(t, ctx, "seal", map[string]string{
+		"reply_pubkey": sealing.FormatP256PublicKey(reply.PublicKey()),
+		"id":           id, "answer": b64(answer), "note": note, "reason": reason,
+	}, &got)
+	blobs := map[sealing.Purpose][]byte{
+		sealing.Answer: unb64(t, got.Answer), sealing.Note: unb64(t, got.Note), sealing.Rejection: unb64(t, got.Reason),
+	}
+	want := map[sealing.Purpose][]byte{sealing.Answer: answer, sealing.Note: []byte(note), sealing.Rejection: []byte(reason)}
+	for p, blob := range blobs {
+		plain, err := sealing.OpenWith(reply, p, id, blob)
+		if err != nil {
+			t.Errorf("%s: Go does not open what the page sealed: %v", p, err)
+			continue
+		}
+		if !bytes.Equal(plain, want[p]) {
+			t.Errorf("%s: Go opened other bytes than the page sealed", p)
+		}
+		if len(blob) != len(want[p])+1+65+12+16 {
+			t.Errorf("%s: the page's blob is %d bytes for %d of plaintext", p, len(blob), len(want[p]))
+		}
+		// Tamper: another purpose, another task, another key, one bit changed.
+		for _, other := range []sealing.Purpose{sealing.Answer, sealing.Note, sealing.Rejection, sealing.DeviceCopy} {
+			if other == p {
+				continue
+			}
+			if _, err := sealing.OpenWith(reply, other, id, blob); !errors.Is(err, sealing.ErrDecrypt) {
+				t.Errorf("%s opened as %s: %v, want ErrDecrypt", p, other, err)
+			}
+		}
+		if _, err := sealing.OpenWith(reply, p, id+"x", blob); !errors.Is(err, sealing.ErrDecrypt) {
+			t.Errorf("%s opened for another task: %v, want ErrDecrypt", p, err)
+		}
+		if _, err := sealing.OpenWith(newP256(t), p, id, blob); !errors.Is(err, sealing.ErrDecrypt) {
+			t.Errorf("%s opened with another key: %v, want ErrDecrypt", p, err)
+		}
+		for _, i := range []int{0, 1, 70, 80, len(blob) - 1} {
+			bad := bytes.Clone(blob)
+			bad[i] ^= 0x01
+			if _, err := sealing.OpenWith(reply, p, id, bad); !errors.Is(err, sealing.ErrDecrypt) {
+				t.Errorf("%s with byte %d changed: %v, want ErrDecrypt", p, i, err)
+			}
+		}
+	}
+	if w := countersign.SupplyHash(blobs[sealing.Note], blobs[sealing.Answer]); got.SupplyHash != w {
+		t.Errorf("supply hash: the page has %s, Go %s", got.SupplyHash, w)
+	}
+	if w := countersign.SupplyHash(nil, blobs[sealing.Answer]); got.SupplyHashAnswerOnly != w {
+		t.Errorf("supply hash without a note: the page has %s, Go %s", got.SupplyHashAnswerOnly, w)
+	}
+	if !got.TooLarge || got.Largest != countersign.MaxSuppliedBytes {
+		t.Errorf("limit: one byte too many refused %v, the largest answer seals to %d bytes; want true, %d",
+			got.TooLarge, got.Largest, countersign.MaxSuppliedBytes)
+	}
+}
+
+// TestBrowserRefusesTampered: a device copy, content, file or receipt hash
+// changed by one bit, cut short, with another version byte, or opened for
+// another task, purpose, file number or device, is refused by the page.
+func TestBrowserRefusesTampered(t *testing.T) {
+	t.Parallel()
+	ctx := tab(t)
+	var dev newDevice
+	call(t, ctx, "newDevice", nil, &dev)
+	lt := sealLive(t, dev.Pubkey)
+	var got map[string]bool
+	call(t, ctx, "tamper", lt, &got)
+	if len(got) < 16 {
+		t.Fatalf("the harness ran %d tamper cases: %v", len(got), got)
+	}
+	for c, ok := range got {
+		if !ok {
+			t.Errorf("tampered %s: the page did not refuse it", c)
+		}
+	}
+}
+
+// TestBrowserParsesStrictly: the page reads a content plaintext and a
+// "p256:" key as strictly as Go does.
+func TestBrowserParsesStrictly(t *testing.T) {
+	t.Parallel()
+	ctx := tab(t)
+	// A key whose base64url spells '-' or '_', to write in the standard
+	// alphabet; its point with y+1, off the curve; a trailing bit set.
+	var pub []byte
+	for {
+		pub = newP256(t).PublicKey().Bytes()
+		if s := base64.RawURLEncoding.EncodeToString(pub); strings.ContainsAny(s, "-_") {
+			break
+		}
+	}
+	good := sealing.FormatP256PublicKey(mustKey(t, pub))
+	std := "p256:" + strings.TrimRight(base64.StdEncoding.EncodeToString(pub), "=")
+	off := bytes.Clone(pub)
+	off[64] ^= 0x01
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	last := strings.IndexByte(alphabet, good[len(good)-1])
+	trailing := good[:len(good)-1] + string(alphabet[last^1])
+	compressed := "p256:" + base64.RawURLEncoding.EncodeToString(append([]byte{2 + pub[64]&1}, pub[1:33]...))
+	for _, s := range []string{std, trailing, compressed, "p256:" + base64.RawURLEncoding.EncodeToString(off)} {
+		if _, err := sealing.ParseP256PublicKey(s); err == nil {
+			t.Fatalf("Go reads %q, which the page is meant to refuse", s)
+		}
+	}
+	var got map[string]any
+	call(t, ctx, "strict", map[string]string{
+		"pubkey": good, "pubkey_std": std, "pubkey_trailing_bits": trailing, "pubkey_compressed": compressed,
+		"pubkey_off_curve": "p256:" + base64.RawURLEncoding.EncodeToString(off),
+		"base64":           base64.StdEncoding.EncodeToString(randomBytes(t, 31)),
+	}, &got)
+	if u, _ := got["content_unicode"].(string); u != "é🤖\uFFFD" {
+		t.Errorf("content with escapes: the page read %q, want %q (as Go reads it)", u, "é🤖\uFFFD")
+	}
+	delete(got, "content_unicode")
+	if len(got) < 18 {
+		t.Fatalf("the harness ran %d cases: %v", len(got), got)
+	}
+	for c, ok := range got {
+		if ok != true {
+			t.Errorf("%s: the page did not refuse it (or did not read the good one)", c)
+		}
+	}
+}
+
+func mustKey(t *testing.T, point []byte) *ecdh.PublicKey {
+	t.Helper()
+	k, err := ecdh.P256().NewPublicKey(point)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}

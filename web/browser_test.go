@@ -118,13 +118,19 @@ func tab(t *testing.T) context.Context {
 	t.Cleanup(cancel)
 	ctx, cancelTimeout := context.WithTimeout(ctx, 30*time.Second)
 	t.Cleanup(cancelTimeout)
+	load(t, ctx)
+	return ctx
+}
+
+// load (re)loads the harness in the tab.
+func load(t *testing.T, ctx context.Context) {
+	t.Helper()
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(shared.srv.URL+"/"),
 		chromedp.Poll[chromedp.Void](`window.harness !== undefined`, chromedp.WithPollingTimeout(20*time.Second)),
 	); err != nil {
 		t.Fatalf("the harness did not load: %v", err)
 	}
-	return ctx
 }
 
 // call runs harness.fn(arg) in the tab and decodes its answer into out.

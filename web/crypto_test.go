@@ -2,12 +2,15 @@ package web_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/ecdh"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"reflect"
 	"strings"
@@ -176,6 +179,9 @@ type liveTask struct {
 	Content      string   `json:"content"`
 	Files        []string `json:"files"`
 	ReceiptInput string   `json:"receipt_input"`
+	// View is the task as the inbox lists it (without content and copy).
+	View    map[string]any `json:"view"`
+	Account string         `json:"account"`
 
 	envelope, request []byte
 	files             [][]byte
@@ -190,15 +196,37 @@ func sealLive(t *testing.T, pubkey string) liveTask {
 		t.Fatalf("Go does not read the page's device key %q: %v", pubkey, err)
 	}
 	id := "t" + strings.ToLower(hex.EncodeToString(randomBytes(t, 8))) + "-1"
+	key := sealing.NewContentKey()
+	lt := liveTask{ID: id, OtherID: id + "0", key: key}
+	var listed []string
+	for n, f := range [][]byte{randomBytes(t, 3000), {}, []byte("%PDF-1.7 stand-in")} {
+		blob, err := key.SealFile(id, n, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lt.Files = append(lt.Files, b64(blob))
+		lt.files = append(lt.files, f)
+		sum := sha256.Sum256(f)
+		listed = append(listed, fmt.Sprintf(`{"content_type":"application/octet-stream","name":"f%d.bin","sha256":"%x","size":%d}`, n, sum, len(f)))
+	}
+	reply := sealing.FormatP256PublicKey(newP256(t).PublicKey())
+	lt.View = map[string]any{
+		"id": id, "kind": "confirm", "preparer": "bot.near", "project": "pay", "project_uuid": "0b7c9a52-3c1e-4d7a-9f00-5e2d1c4b6a80",
+		"thread": id, "created_at": "2026-12-01T10:00:00Z", "expires_at": "2026-12-02T10:00:00Z", "reply_pubkey": reply,
+	}
+	lt.Account = "alice.near"
 	// An envelope with what JSON escapes and what UTF-8 spells in several
 	// bytes; Go's encoder writes <, > and & as \u003c… in the content.
-	envelope := []byte(`{"display":{"title":"Pay <Bob> & Co — 12 € ✓ 🤖 \"quoted\" \\ tab\t"},"id":"` + id + `","v":1}`)
-	request := []byte(`{"operation":"pay","amount":"12.00","memo":"ünïcødé\n"}`)
-	plain, err := json.Marshal(map[string]string{"envelope": string(envelope), "request": string(request)})
+	lt.envelope = []byte(`{"answer_by":{"operation":"pay","supplies":"none"},"created_at":"2026-12-01T10:00:00Z",` +
+		`"display":{"title":"Pay <Bob> & Co — 12 € ✓ 🤖 \"quoted\" \\ tab\t"},"expires_at":"2026-12-02T10:00:00Z",` +
+		`"files":[` + strings.Join(listed, ",") + `],"id":"` + id + `","kind":"confirm","owner":"alice.near",` +
+		`"preparer":"bot.near","project":"pay","project_uuid":"0b7c9a52-3c1e-4d7a-9f00-5e2d1c4b6a80",` +
+		`"reply_pubkey":"` + reply + `","thread":"` + id + `","v":1}`)
+	lt.request = []byte(`{"operation":"pay","amount":"12.00","memo":"ünïcødé\n"}`)
+	plain, err := json.Marshal(map[string]string{"envelope": string(lt.envelope), "request": string(lt.request)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := sealing.NewContentKey()
 	copyBlob, err := sealing.WrapContentKey(device, id, key)
 	if err != nil {
 		t.Fatal(err)
@@ -207,18 +235,9 @@ func sealLive(t *testing.T, pubkey string) liveTask {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lt := liveTask{
-		ID: id, OtherID: id + "0", DeviceCopy: b64(copyBlob), Content: b64(contentBlob),
-		ReceiptInput: key.ReceiptKey().Sum(request), envelope: envelope, request: request, key: key,
-	}
-	for n, f := range [][]byte{randomBytes(t, 3000), {}, []byte("%PDF-1.7 stand-in")} {
-		blob, err := key.SealFile(id, n, f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lt.Files = append(lt.Files, b64(blob))
-		lt.files = append(lt.files, f)
-	}
+	lt.DeviceCopy, lt.Content = b64(copyBlob), b64(contentBlob)
+	lt.ReceiptInput = key.ReceiptKey().Sum(lt.request)
+	lt.View["task_hash"] = countersign.TaskHash(lt.envelope)
 	return lt
 }
 
@@ -261,8 +280,21 @@ func TestBrowserOpensWhatGoSeals(t *testing.T) {
 		ReceiptInput    string   `json:"receipt_input"`
 		ReceiptVerifies bool     `json:"receipt_verifies"`
 		Files           []string `json:"files"`
+		OpenedHash      string   `json:"opened_task_hash"`
+		TaskFiles       []string `json:"task_files"`
+		FileRefused     []bool   `json:"file_refused"`
 	}
 	call(t, ctx, "open", lt, &got)
+	if got.OpenedHash != countersign.TaskHash(lt.envelope) {
+		t.Errorf("the listed task opened whole hashes to %s, Go %s", got.OpenedHash, countersign.TaskHash(lt.envelope))
+	}
+	if len(got.TaskFiles) != len(lt.files) || !reflect.DeepEqual(got.TaskFiles, got.Files) {
+		t.Errorf("files checked against the envelope: %d opened, the same bytes as opened bare %v",
+			len(got.TaskFiles), reflect.DeepEqual(got.TaskFiles, got.Files))
+	}
+	if !reflect.DeepEqual(got.FileRefused, []bool{true, true, true}) {
+		t.Errorf("a file given as another number, a file the envelope does not name, a file changed: refused %v, want all", got.FileRefused)
+	}
 	if got.Envelope != hex.EncodeToString(lt.envelope) {
 		t.Errorf("envelope bytes: the page has %s, Go sealed %x", got.Envelope, lt.envelope)
 	}
@@ -438,4 +470,56 @@ func mustKey(t *testing.T, point []byte) *ecdh.PublicKey {
 		t.Fatal(err)
 	}
 	return k
+}
+
+// TestBrowserKeepsDeviceKey: the device key the page keeps in IndexedDB is
+// the same after a reload and in another tab, still non-extractable, and
+// still opens what Go sealed to it before the reload; tabs asking at once
+// get one key; forgotten, the next one is new.
+func TestBrowserKeepsDeviceKey(t *testing.T) {
+	t.Parallel()
+	db := "countersign-test-" + hex.EncodeToString(randomBytes(t, 6))
+	ctx := tab(t)
+	var first newDevice
+	call(t, ctx, "keep", db, &first)
+	if first.Extractable || first.Type != "private" || !reflect.DeepEqual(first.Usages, []string{"deriveBits"}) {
+		t.Fatalf("the kept device key: extractable %v, type %q, usages %v; want a non-extractable private key for deriveBits only",
+			first.Extractable, first.Type, first.Usages)
+	}
+	lt := sealLive(t, first.Pubkey)
+
+	load(t, ctx) // a reload
+	for _, c := range []struct {
+		what string
+		ctx  context.Context
+	}{{"after a reload", ctx}, {"in another tab", tab(t)}} {
+		var again newDevice
+		call(t, c.ctx, "keep", db, &again)
+		if again.Pubkey != first.Pubkey || again.Extractable {
+			t.Fatalf("%s the kept key is %s (extractable %v), before it %s", c.what, again.Pubkey, again.Extractable, first.Pubkey)
+		}
+		var got struct {
+			TaskHash string `json:"task_hash"`
+		}
+		call(t, c.ctx, "open", lt, &got)
+		if want := countersign.TaskHash(lt.envelope); got.TaskHash != want {
+			t.Errorf("%s the page's task hash is %s, Go's %s", c.what, got.TaskHash, want)
+		}
+	}
+
+	var atOnce []string
+	call(t, ctx, "keepAtOnce", db+"-b", &atOnce)
+	for _, k := range atOnce {
+		if k != atOnce[0] {
+			t.Fatalf("tabs asking at once got several keys: %v", atOnce)
+		}
+	}
+
+	var forgotten bool
+	call(t, ctx, "forget", db, &forgotten)
+	var next newDevice
+	call(t, ctx, "keep", db, &next)
+	if !forgotten || next.Pubkey == first.Pubkey {
+		t.Errorf("forgotten %v; the next key is %s, the first %s; want a new one", forgotten, next.Pubkey, first.Pubkey)
+	}
 }

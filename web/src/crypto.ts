@@ -131,7 +131,7 @@ function encode64(b: Uint8Array, alphabet: string, pad: boolean): string {
     const n = ((b[i] ?? 0) << 16) | ((b[i + 1] ?? 0) << 8) | (b[i + 2] ?? 0);
     const chars = i + 1 >= b.length ? 2 : i + 2 >= b.length ? 3 : 4;
     for (let j = 0; j < 4; j++) {
-      s += j < chars ? alphabet[(n >> (18 - 6 * j)) & 63] : pad ? "=" : "";
+      s += j < chars ? alphabet.charAt((n >> (18 - 6 * j)) & 63) : pad ? "=" : "";
     }
   }
   return s;

@@ -152,6 +152,29 @@ async function newDevice() {
   };
 }
 
+// keep takes the device key kept in IndexedDB database db (making it the
+// first time), as the page does, and makes it this tab's device key.
+async function keep(db) {
+  device = await cs.deviceKey(db);
+  return {
+    pubkey: cs.formatP256PublicKey(device.publicKey),
+    extractable: device.privateKey.extractable,
+    type: device.privateKey.type,
+    usages: device.privateKey.usages,
+  };
+}
+
+// keepAtOnce asks for the kept key of db several times at once.
+async function keepAtOnce(db) {
+  const keys = await Promise.all([1, 2, 3, 4].map(() => cs.deviceKey(db)));
+  return keys.map((k) => cs.formatP256PublicKey(k.publicKey));
+}
+
+async function forget(db) {
+  await cs.forgetDeviceKey(db);
+  return (await cs.loadDeviceKey(db)) === null;
+}
+
 // open opens what Go sealed to the page's device key.
 async function open(t) {
   const key = await cs.unwrapContentKey(device, t.id, unb64(t.device_copy));
@@ -160,7 +183,27 @@ async function open(t) {
   for (let n = 0; n < t.files.length; n++) {
     files.push(hex(await key.openFile(t.id, n, unb64(t.files[n]))));
   }
+  const opened = await cs.openTask(device, t.account, {
+    ...t.view,
+    content: t.content,
+    device_copy: t.device_copy,
+    locked: false,
+  });
+  const taskFiles = [];
+  for (let n = 0; n < t.files.length; n++) {
+    taskFiles.push(hex(await cs.openTaskFile(opened, n, unb64(t.files[n]))));
+  }
+  const file0 = unb64(t.files[0]);
+  const changed = file0.slice();
+  changed[20] ^= 1;
   return {
+    opened_task_hash: opened.taskHash,
+    task_files: taskFiles,
+    file_refused: [
+      await refused(() => cs.openTaskFile(opened, 2, file0)),
+      await refused(() => cs.openTaskFile(opened, t.files.length, file0)),
+      await refused(() => cs.openTaskFile(opened, 0, changed)),
+    ],
     envelope: hex(content.envelope),
     request: hex(content.request),
     task_hash: await cs.taskHash(content.envelope),
@@ -246,4 +289,4 @@ async function strict(t) {
   };
 }
 
-window.harness = { vectors, newDevice, open, seal, tamper, strict };
+window.harness = { vectors, newDevice, keep, keepAtOnce, forget, open, seal, tamper, strict };

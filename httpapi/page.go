@@ -1,30 +1,104 @@
 package httpapi
 
-import "net/http"
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"html"
+	"net/http"
+	"strings"
 
-// landing is what the links given to agents and in webhooks
-// (PUBLIC_URL/#/tasks/{id}) open until the web inbox is built: where to
-// read the task instead. It loads nothing and runs nothing.
-const landing = `<!doctype html>
+	"countersign/web"
+)
+
+// pageShell is the web inbox's page: a shell that loads the bundle (the
+// hashed script web.Script names) under a nonce fresh in every response, and
+// tells the page the NEP-413 recipient its owners sign for. Without script
+// it says where else to read a task.
+const pageShell = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Countersign</title>
-<meta name="viewport" content="width=device-width, initial-scale=1"></head>
-<body style="font-family: system-ui, sans-serif; max-width: 40em; margin: 3em auto; line-height: 1.5">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
+<meta name="countersign-recipient" content="{{recipient}}">
+<style nonce="{{nonce}}">` + pageStyle + `</style>
+<script type="module" nonce="{{nonce}}" src="{{script}}"></script>
+</head><body>
+<main id="inbox-app">
 <h1>Countersign</h1>
-<p>This link names a task waiting for its owner: the part of the address after
-<code>#/tasks/</code> is its id.</p>
-<p>Tasks are read and answered on a signed-in device. In a terminal:</p>
-<pre>countersign inbox login --wallet YOUR-WALLET.json
-countersign inbox show TASK-ID</pre>
+<noscript><p>The inbox runs in this page's script. Without it, read and answer
+tasks in a terminal: <code>countersign inbox login</code>, then
+<code>countersign inbox show TASK-ID</code>.</p></noscript>
+</main>
 </body></html>
 `
 
-func (s *Server) landing(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.Header().Set("Referrer-Policy", "no-referrer")
-	w.Header().Set("X-Frame-Options", "DENY")
-	w.Header().Set("Cross-Origin-Opener-Policy", "same-origin")
-	w.Header().Set("Cache-Control", "no-store")
-	_, _ = w.Write([]byte(landing))
+const pageStyle = `
+:root { color-scheme: light dark; --fg: #1b1d21; --bg: #fbfbfc; --muted: #5b616b; --line: #d6d9de; --accent: #1f5fbf; --card: #ffffff; --warn: #8a4b00; }
+@media (prefers-color-scheme: dark) { :root { --fg: #e8eaee; --bg: #16181c; --muted: #a3a9b3; --line: #363a42; --accent: #7fb0ff; --card: #1e2126; --warn: #f0b45a; } }
+* { box-sizing: border-box; }
+body { margin: 0; font: 16px/1.5 system-ui, sans-serif; color: var(--fg); background: var(--bg); }
+main { max-width: 56rem; margin: 0 auto; padding: 1.5rem 1rem 3rem; }
+h1 { font-size: 1.5rem; margin: 0; }
+h2 { font-size: 1.15rem; margin: 1.5rem 0 .5rem; }
+header { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: center; justify-content: space-between; border-bottom: 1px solid var(--line); padding-bottom: .75rem; }
+.who { color: var(--muted); overflow-wrap: anywhere; }
+button { font: inherit; padding: .4rem .9rem; border-radius: .4rem; border: 1px solid var(--accent); background: var(--accent); color: var(--bg); cursor: pointer; }
+button.secondary { background: transparent; color: var(--accent); }
+button:focus-visible, input:focus-visible, textarea:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
+label { display: block; font-weight: 600; margin: 1rem 0 .25rem; }
+input, textarea { font: inherit; width: 100%; padding: .4rem .5rem; border: 1px solid var(--line); border-radius: .3rem; background: var(--card); color: var(--fg); }
+textarea { min-height: 9rem; font-family: ui-monospace, monospace; font-size: .85rem; }
+dl { display: grid; grid-template-columns: max-content 1fr; gap: .35rem 1rem; }
+dt { font-weight: 600; }
+dd { margin: 0; }
+code, pre, .mono { font-family: ui-monospace, monospace; font-size: .85rem; overflow-wrap: anywhere; }
+pre { white-space: pre-wrap; background: var(--card); border: 1px solid var(--line); border-radius: .3rem; padding: .6rem; }
+.actions { display: flex; gap: .5rem; flex-wrap: wrap; margin-top: 1rem; }
+.status { min-height: 1.5em; color: var(--muted); }
+.status.error { color: var(--warn); }
+ul.tasks { list-style: none; padding: 0; margin: 0; border-top: 1px solid var(--line); }
+ul.tasks li { padding: .75rem .25rem; border-bottom: 1px solid var(--line); }
+.task-title { font-weight: 600; display: block; }
+.task-meta { color: var(--muted); font-size: .9rem; }
+.task-locked .task-title { color: var(--warn); }
+.empty { color: var(--muted); }
+`
+
+// pageNonce is a fresh CSP nonce: 16 random bytes in base64.
+func pageNonce() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return base64.StdEncoding.EncodeToString(b[:])
+}
+
+// pageCSP is the page's Content-Security-Policy: nothing but the nonced
+// script and style, requests to this origin only, no framing, no base, no
+// form posting elsewhere.
+func pageCSP(nonce string) string {
+	return "default-src 'none'; script-src 'nonce-" + nonce + "'; style-src 'nonce-" + nonce + "'; connect-src 'self'; " +
+		"frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+}
+
+// recipient is the NEP-413 recipient the page has owners sign for.
+func (s *Server) recipient() string {
+	if s.opts.Inbox != nil {
+		return s.opts.Inbox.Recipient()
+	}
+	return "countersign"
+}
+
+// page serves the web inbox's page. The links given to agents and in
+// webhooks (PUBLIC_URL/#/tasks/{id}) open it.
+func (s *Server) page(w http.ResponseWriter, _ *http.Request) {
+	nonce := pageNonce()
+	body := strings.NewReplacer("{{nonce}}", nonce, "{{script}}", html.EscapeString(web.Script()),
+		"{{recipient}}", html.EscapeString(s.recipient())).Replace(pageShell)
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", pageCSP(nonce))
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+	h.Set("Cache-Control", "no-store")
+	_, _ = w.Write([]byte(body))
 }

@@ -21,6 +21,7 @@ import (
 	"countersign/connectors"
 	"countersign/inbox"
 	"countersign/store"
+	"countersign/web"
 )
 
 // Options are what the server is built from.
@@ -131,7 +132,8 @@ func New(opts Options) *Server {
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "method not allowed"})
 	})
-	r.HandleFunc("/", s.landing).Methods(http.MethodGet)
+	r.HandleFunc("/", s.page).Methods(http.MethodGet)
+	r.PathPrefix(web.Prefix).Handler(web.Assets()).Methods(http.MethodGet, http.MethodHead)
 	r.HandleFunc("/healthz", s.healthz).Methods(http.MethodGet)
 	r.HandleFunc("/readyz", s.readyz).Methods(http.MethodGet)
 	r.Handle("/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{})).Methods(http.MethodGet)

@@ -13,6 +13,7 @@ import (
 	"countersign/httpapi"
 	"countersign/migrations"
 	"countersign/store/storetest"
+	"countersign/web"
 )
 
 func TestHealthReadyMetrics(t *testing.T) {
@@ -71,30 +72,78 @@ func get(t *testing.T, url string, want int) []byte {
 	return b
 }
 
-func TestLandingPage(t *testing.T) {
+func TestInboxPage(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(httpapi.New(httpapi.Options{Version: "x", Store: storetest.SQLite(t)}))
 	defer srv.Close()
-	resp, err := http.Get(srv.URL + "/")
-	if err != nil {
-		t.Fatal(err)
+	fetch := func() (*http.Response, string) {
+		resp, err := http.Get(srv.URL + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 || !strings.Contains(string(b), "countersign inbox show") ||
-		!strings.HasPrefix(resp.Header.Get("Content-Security-Policy"), "default-src 'none'") {
-		t.Fatalf("GET /: %d %s", resp.StatusCode, b)
-	}
+	resp, body := fetch()
 	csp := resp.Header.Get("Content-Security-Policy")
-	for _, want := range []string{"frame-ancestors 'none'", "base-uri 'none'", "form-action 'self'"} {
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") ||
+		!strings.HasPrefix(csp, "default-src 'none'") {
+		t.Fatalf("GET /: %d %q %s", resp.StatusCode, csp, body)
+	}
+	// The page is the inbox: it loads the hashed bundle under the nonce its
+	// CSP names, and tells the page the recipient owners sign for.
+	nonce, ok := strings.CutPrefix(strings.Fields(strings.SplitN(csp, "script-src ", 2)[1])[0], "'nonce-")
+	nonce = strings.TrimSuffix(nonce, "';")
+	nonce = strings.TrimSuffix(nonce, "'")
+	if !ok || len(nonce) < 22 {
+		t.Fatalf("the page's CSP %q names no script nonce", csp)
+	}
+	for _, want := range []string{`<script type="module" nonce="` + nonce + `" src="` + web.Script() + `">`,
+		`<style nonce="` + nonce + `">`, `<meta name="countersign-recipient" content="countersign">`, `id="inbox-app"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the page lacks %s:\n%s", want, body)
+		}
+	}
+	if strings.Contains(body, "<script>") || strings.Contains(body, " style=") {
+		t.Errorf("the page carries inline script or style attributes:\n%s", body)
+	}
+	for _, want := range []string{"script-src 'nonce-" + nonce + "'", "connect-src 'self'", "frame-ancestors 'none'", "base-uri 'none'", "form-action 'self'"} {
 		if !strings.Contains(csp, want) {
 			t.Errorf("the page's CSP %q lacks %s", csp, want)
 		}
 	}
+	for _, bad := range []string{"unsafe-inline", "unsafe-eval", "*"} {
+		if strings.Contains(csp, bad) {
+			t.Errorf("the page's CSP %q allows %s", csp, bad)
+		}
+	}
 	for h, want := range map[string]string{"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer",
-		"Cross-Origin-Opener-Policy": "same-origin", "X-Frame-Options": "DENY"} {
+		"Cross-Origin-Opener-Policy": "same-origin", "X-Frame-Options": "DENY", "Cache-Control": "no-store"} {
 		if got := resp.Header.Get(h); got != want {
 			t.Errorf("%s: %q, want %q", h, got, want)
 		}
+	}
+	if again, _ := fetch(); again.Header.Get("Content-Security-Policy") == csp {
+		t.Errorf("two answers share the nonce of %q", csp)
+	}
+
+	// The bundle it names is served from /assets/, cached for good.
+	a, err := http.Get(srv.URL + web.Script())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Body.Close()
+	if a.StatusCode != 200 || !strings.HasPrefix(a.Header.Get("Content-Type"), "text/javascript") ||
+		!strings.Contains(a.Header.Get("Cache-Control"), "immutable") {
+		t.Fatalf("GET %s: %d %v", web.Script(), a.StatusCode, a.Header)
+	}
+	r, err := http.Get(srv.URL + web.Prefix + "nosuch.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Body.Close()
+	if r.StatusCode != 404 {
+		t.Fatalf("an unknown asset: %d", r.StatusCode)
 	}
 }

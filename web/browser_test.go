@@ -107,6 +107,15 @@ func startBrowser() {
 // tab opens the harness in a new tab of the shared browser.
 func tab(t *testing.T) context.Context {
 	t.Helper()
+	ctx := blankTab(t, 30*time.Second)
+	load(t, ctx)
+	return ctx
+}
+
+// blankTab opens a new tab of the shared browser, to be closed after
+// timeout at the latest.
+func blankTab(t *testing.T, timeout time.Duration) context.Context {
+	t.Helper()
 	shared.once.Do(startBrowser)
 	if shared.skip != "" {
 		t.Skip(shared.skip + " (under CI=true this fails)")
@@ -116,9 +125,8 @@ func tab(t *testing.T) context.Context {
 	}
 	ctx, cancel := chromedp.NewContext(shared.ctx)
 	t.Cleanup(cancel)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 30*time.Second)
+	ctx, cancelTimeout := context.WithTimeout(ctx, timeout)
 	t.Cleanup(cancelTimeout)
-	load(t, ctx)
 	return ctx
 }
 

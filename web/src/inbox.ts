@@ -1,6 +1,12 @@
-// The web inbox's entry point (issue 12). The page itself is built on these
-// modules; for now the entry exports the device's crypto and its kept key,
-// which the browser tests load from the shipped bundle and check against the
-// contract's vectors and against the Go side.
+// The web inbox's entry point (issue 12). On the inbox's page (the shell
+// httpapi serves at /) it mounts the page; anywhere else it does nothing.
+// It also exports the device's crypto and its kept key, which the browser
+// tests load from the shipped bundle and check against the contract's
+// vectors and against the Go side.
+import { mountInbox } from "./page";
+
 export * from "./crypto";
 export * from "./devicekey";
+export { sentenceTime, signInBody, signInSentence } from "./page";
+
+mountInbox();

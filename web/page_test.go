@@ -1,0 +1,188 @@
+package web_test
+
+// The inbox's page in a real Chromium against the whole service (servicetest
+// on PostgreSQL): sign in with another wallet, the waiting list opened on the
+// page's own device key, live updates, sign-out.
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+
+	"countersign/approval"
+	"countersign/device"
+	"countersign/servicetest"
+	"countersign/store/storetest"
+)
+
+// named is the button whose accessible name (its text) is name, exactly.
+func named(name string) chromedp.Search {
+	return chromedp.Search(`//button[normalize-space(.)="` + name + `"]`)
+}
+
+func do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+func run[T any](t *testing.T, ctx context.Context, what string, a chromedp.Action[T]) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, a)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	return v
+}
+
+// sessionCookie is the browser's session cookie for url, nil if none.
+func sessionCookie(t *testing.T, ctx context.Context, url string) *network.Cookie {
+	t.Helper()
+	r, err := chromedp.Call(ctx, network.GetCookies, network.GetCookiesParams{URLs: []string{url}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range r.Cookies {
+		if c.Name == "countersign_session" {
+			return c
+		}
+	}
+	return nil
+}
+
+// listStatus is what GET /inbox/tasks answers a bearer token.
+func listStatus(t *testing.T, url, token string) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url+"/inbox/tasks", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+func TestInboxPageSignInListSignOut(t *testing.T) {
+	t.Parallel()
+	w := servicetest.New(t, storetest.Postgres(t))
+	wallet := w.Owner.Signer.(device.WalletSigner).Wallet
+	// Opened before the page's device exists: the sign-in unlocks it for it.
+	first := w.Pay()
+
+	ctx := blankTab(t, 90*time.Second)
+	do(t, ctx, "open the page", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(w.URL+"/"),
+		chromedp.WaitVisible(named("Sign with another wallet")))
+	do(t, ctx, "ask for the sentence", chromedp.SendKeys(chromedp.ID("account"), w.Owner.Account),
+		chromedp.Click(named("Sign with another wallet")), chromedp.WaitVisible(chromedp.ID("sentence")))
+	sentence := run(t, ctx, "the sentence", chromedp.TextContent(chromedp.ID("sentence")))
+	recipient := run(t, ctx, "the recipient", chromedp.TextContent(chromedp.ID("recipient")))
+	nonceText := run(t, ctx, "the nonce", chromedp.TextContent(chromedp.ID("nonce")))
+	cmd := run(t, ctx, "the command", chromedp.TextContent(chromedp.ID("command")))
+
+	// The sentence is the contract's, for this account and a device key of
+	// the page's, valid for less than 30 days.
+	si, err := approval.ParseSignIn(sentence)
+	if err != nil {
+		t.Fatalf("the page shows %q: %v", sentence, err)
+	}
+	if si.Account != w.Owner.Account || si.DeviceKey == approval.DeviceKeyPrefix+base64.RawURLEncoding.EncodeToString(w.Owner.Key.PublicKey().Bytes()) {
+		t.Fatalf("the sentence %q", sentence)
+	}
+	if d := time.Until(si.ValidUntil); d < 28*24*time.Hour || d > 30*24*time.Hour {
+		t.Fatalf("the sentence is valid until %s", si.ValidUntil)
+	}
+	if recipient != w.Inbox.Recipient() {
+		t.Fatalf("the page names the recipient %q, not %q", recipient, w.Inbox.Recipient())
+	}
+	nonce, err := approval.ParseNonce(nonceText)
+	if err != nil {
+		t.Fatalf("the page's nonce %q: %v", nonceText, err)
+	}
+	if !strings.Contains(cmd, "countersign wallet sign ") || !strings.Contains(cmd, "'"+sentence+"'") || !strings.Contains(cmd, nonceText) {
+		t.Fatalf("the command shown: %q", cmd)
+	}
+
+	// The owner's wallet signs it elsewhere; its answer is pasted back.
+	signed, err := wallet.Sign(approval.SignRequest{Message: sentence, Recipient: recipient, Nonce: &nonce})
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer, _ := json.MarshalIndent(signed, "", "  ")
+
+	// An answer for another recipient is refused on the page, and nothing
+	// is sent.
+	other, err := wallet.Sign(approval.SignRequest{Message: sentence, Recipient: "elsewhere", Nonce: &nonce})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrong, _ := json.Marshal(other)
+	do(t, ctx, "paste a wrong answer", chromedp.SetValue(chromedp.ID("signed"), string(wrong)), chromedp.Click(named("Sign in")),
+		chromedp.Poll[chromedp.Void](`document.getElementById("status").textContent.includes("elsewhere")`, chromedp.WithPollingTimeout(10*time.Second)))
+	if c := sessionCookie(t, ctx, w.URL); c != nil {
+		t.Fatalf("a refused answer set %+v", c)
+	}
+	firstItem := `li[data-task="` + first + `"]`
+	do(t, ctx, "sign in", chromedp.SetValue(chromedp.ID("signed"), string(answer)), chromedp.Click(named("Sign in")),
+		chromedp.WaitVisible(chromedp.CSS(firstItem)), chromedp.WaitVisible(named("Sign out")))
+
+	// The title was in the sealed envelope only: the page opened it.
+	if got := run(t, ctx, "the title", chromedp.TextContent(chromedp.CSS(firstItem+" .task-title"))); got != "Pay" {
+		t.Fatalf("the first task's title: %q", got)
+	}
+	if got := run(t, ctx, "the meta", chromedp.TextContent(chromedp.CSS(firstItem+" .task-meta"))); !strings.HasPrefix(got, "ledger · from "+w.Agent) {
+		t.Fatalf("the first task's project and preparer: %q", got)
+	}
+
+	// The session is in the HttpOnly cookie only.
+	c := sessionCookie(t, ctx, w.URL)
+	if c == nil || !c.HTTPOnly || c.SameSite != network.CookieSameSiteStrict || !strings.HasPrefix(c.Value, "os_") {
+		t.Fatalf("the session cookie: %+v", c)
+	}
+	token := c.Value
+	seen := run(t, ctx, "what script sees", chromedp.Evaluate[string](
+		`document.cookie + "|" + JSON.stringify(Object.assign({}, localStorage)) + "|" + JSON.stringify(Object.assign({}, sessionStorage))`))
+	if strings.Contains(seen, token) || strings.Contains(seen, "os_") || strings.Contains(seen, "countersign_session") {
+		t.Fatalf("script can read the session: %q", seen)
+	}
+	if got := listStatus(t, w.URL, token); got != 200 {
+		t.Fatalf("the cookie's token lists: %d", got)
+	}
+
+	// A task opened now appears without a reload (the event stream).
+	second := w.Pay()
+	do(t, ctx, "the second task appears", chromedp.WaitVisible(chromedp.CSS(`li[data-task="`+second+`"] .task-title`)))
+	if got := run(t, ctx, "the second title", chromedp.TextContent(chromedp.CSS(`li[data-task="`+second+`"] .task-title`))); got != "Pay" {
+		t.Fatalf("the second task's title: %q", got)
+	}
+
+	png := run(t, ctx, "a screenshot", chromedp.CaptureScreenshot())
+	if !bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")) {
+		t.Fatal("the screenshot is not a PNG")
+	}
+	if dir := os.Getenv("COUNTERSIGN_SCREENSHOTS"); dir != "" {
+		if err := os.WriteFile(filepath.Join(dir, "inbox-waiting-1280.png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// Sign out ends the session and clears the cookie.
+	do(t, ctx, "sign out", chromedp.Click(named("Sign out")), chromedp.WaitVisible(named("Sign with another wallet")))
+	if got := listStatus(t, w.URL, token); got != 401 {
+		t.Fatalf("after signing out the token lists: %d", got)
+	}
+	if c := sessionCookie(t, ctx, w.URL); c != nil {
+		t.Fatalf("after signing out the browser keeps %+v", c)
+	}
+}

@@ -1,0 +1,448 @@
+// The web inbox's page (issue 12): sign in with another wallet (the sentence,
+// recipient and nonce shown as text to sign elsewhere, the wallet's JSON
+// answer pasted back), then the waiting list, each task opened on this
+// device. Everything the service or a task supplies is put in the page as
+// text (textContent), never as markup. The session token lives only in the
+// HttpOnly cookie the sign-in sets: the page never keeps it.
+
+import { OpenError, formatP256PublicKey, openTask, toBase64, type KeyPair, type TaskView } from "./crypto";
+import { deviceKey } from "./devicekey";
+
+/** Where the page remembers which account it signed in as (never the token). */
+const ACCOUNT_ITEM = "countersign.account";
+/** How long a sign-in asks to be good for: 29 days, under the contract's 30. */
+const SIGN_IN_DAYS = 29;
+
+type Child = Node | string | null | undefined | false;
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, props: Record<string, string> = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(props)) {
+    e.setAttribute(k, v);
+  }
+  for (const c of children) {
+    if (typeof c === "string") {
+      e.append(document.createTextNode(c));
+    } else if (c) {
+      e.append(c);
+    }
+  }
+  return e;
+}
+
+function button(name: string, onClick: () => void, secondary = false): HTMLButtonElement {
+  const b = el("button", { type: "button" }, name);
+  if (secondary) {
+    b.className = "secondary";
+  }
+  b.addEventListener("click", onClick);
+  return b;
+}
+
+/** A refusal the service answered, in its own words. */
+class Refused extends Error {
+  constructor(
+    readonly status: number,
+    readonly reason: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+async function api(method: string, path: string, body?: unknown): Promise<unknown> {
+  const init: RequestInit = { method, credentials: "same-origin", headers: { Accept: "application/json" } };
+  if (body !== undefined) {
+    init.headers = { Accept: "application/json", "Content-Type": "application/json" };
+    init.body = JSON.stringify(body);
+  }
+  const r = await fetch(path, init);
+  let v: unknown = null;
+  try {
+    v = await r.json();
+  } catch {
+    v = null;
+  }
+  if (!r.ok) {
+    const o = (v ?? {}) as { error?: unknown; reason?: unknown };
+    throw new Refused(r.status, typeof o.reason === "string" ? o.reason : "", typeof o.error === "string" ? o.error : `the service answered ${r.status}`);
+  }
+  return v;
+}
+
+/** A sentence time: UTC, whole seconds, YYYY-MM-DDTHH:MM:SSZ. */
+export function sentenceTime(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+/** The sign-in sentence (SPEC §7), exactly. */
+export function signInSentence(account: string, devicePubkey: string, validUntil: string): string {
+  return `Sign in to Countersign as ${account}. Device key: ${devicePubkey}. Valid until ${validUntil}.`;
+}
+
+/** A NEAR account id as the contract reads it (the service checks it again). */
+const ACCOUNT = /^(?=.{2,64}$)(([a-z\d]+[-_])*[a-z\d]+\.)*([a-z\d]+[-_])*[a-z\d]+$/;
+
+/** What one sign-in asks the wallet to sign. */
+interface Statement {
+  account: string;
+  devicePubkey: string;
+  validUntil: string;
+  sentence: string;
+  recipient: string;
+  nonce: string;
+}
+
+/** The shell command that signs a statement with `countersign wallet sign`. */
+function command(s: Statement): string {
+  // Account ids, device keys, times, nonces and recipients carry no quote.
+  const q = (v: string) => "'" + v.replaceAll("'", "'\\''") + "'";
+  return `countersign wallet sign --wallet YOUR-WALLET.json --recipient ${q(s.recipient)} --nonce ${q(s.nonce)} --message ${q(s.sentence)}`;
+}
+
+/**
+ * Reads a wallet's answer (the JSON `countersign wallet sign` or near-cli
+ * prints: accountId?, publicKey, signature, nonce, message, recipient,
+ * callbackUrl?) and checks it answers this statement; returns the body of
+ * POST /inbox/session.
+ */
+export function signInBody(s: Statement, text: string): Record<string, string> {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    throw new Error("The wallet's answer is not JSON.");
+  }
+  if (typeof v !== "object" || v === null || Array.isArray(v)) {
+    throw new Error("The wallet's answer is not a JSON object.");
+  }
+  const o = v as Record<string, unknown>;
+  const str = (k: string): string => {
+    const x = o[k];
+    if (typeof x !== "string" || x === "") {
+      throw new Error(`The wallet's answer has no ${k}.`);
+    }
+    return x;
+  };
+  if (str("message") !== s.sentence) {
+    throw new Error("The wallet signed another sentence than the one shown here.");
+  }
+  if (str("recipient") !== s.recipient) {
+    throw new Error(`The wallet signed for the recipient ${String(o["recipient"])}, not ${s.recipient}.`);
+  }
+  if (o["accountId"] !== undefined && o["accountId"] !== null && o["accountId"] !== s.account) {
+    throw new Error(`The wallet signed as ${String(o["accountId"])}, not ${s.account}.`);
+  }
+  let nonce: string;
+  const n = o["nonce"];
+  if (Array.isArray(n)) {
+    if (n.length !== 32 || !n.every((b) => Number.isInteger(b) && b >= 0 && b <= 255)) {
+      throw new Error("The wallet's nonce is not 32 bytes.");
+    }
+    nonce = toBase64(Uint8Array.from(n as number[]));
+  } else {
+    nonce = str("nonce");
+  }
+  const body: Record<string, string> = {
+    account_id: s.account,
+    device_pubkey: s.devicePubkey,
+    valid_until: s.validUntil,
+    public_key: str("publicKey"),
+    signature: str("signature"),
+    nonce,
+  };
+  const cb = o["callbackUrl"];
+  if (typeof cb === "string") {
+    body["callback_url"] = cb;
+  } else if (cb !== undefined && cb !== null) {
+    throw new Error("The wallet's callbackUrl is not text.");
+  }
+  return body;
+}
+
+/** A listed task as GET /inbox/tasks answers it (the members the page reads). */
+interface Listed extends TaskView {
+  state: string;
+}
+
+/** The page, mounted on root. */
+class Inbox {
+  private device: KeyPair | null = null;
+  private account: string | null = null;
+  private events: EventSource | null = null;
+  private listing = 0;
+  private relistTimer: number | undefined;
+  private readonly header = el("header");
+  private readonly status = el("p", { class: "status", role: "status", "aria-live": "polite", id: "status" });
+  private readonly body = el("div");
+
+  constructor(
+    private readonly root: HTMLElement,
+    private readonly recipient: string,
+  ) {
+    root.replaceChildren(this.header, this.status, this.body);
+  }
+
+  async start(): Promise<void> {
+    this.renderHeader();
+    this.say("Preparing this device's key…");
+    try {
+      this.device = await deviceKey();
+    } catch (e) {
+      this.say("This browser cannot keep a device key: " + (e instanceof Error ? e.message : String(e)), true);
+      return;
+    }
+    this.say("");
+    this.account = localStorage.getItem(ACCOUNT_ITEM);
+    if (this.account && (await this.list())) {
+      this.signedIn();
+      return;
+    }
+    this.account = null;
+    this.showSignIn();
+  }
+
+  private say(text: string, error = false): void {
+    this.status.textContent = text;
+    this.status.classList.toggle("error", error);
+  }
+
+  private renderHeader(): void {
+    const parts: Child[] = [el("h1", {}, "Countersign")];
+    if (this.account) {
+      parts.push(el("div", { class: "actions" }, el("span", { class: "who" }, "Signed in as ", el("span", { class: "mono", id: "who" }, this.account)), button("Sign out", () => void this.signOut(), true)));
+    }
+    this.header.replaceChildren(...parts.filter((p): p is Node => p instanceof Node));
+  }
+
+  // ---- signing in ----
+
+  private showSignIn(): void {
+    this.renderHeader();
+    const account = el("input", { id: "account", name: "account", autocomplete: "username", spellcheck: "false", autocapitalize: "none", placeholder: "alice.near" });
+    const panel = el("section", { id: "another-wallet", "aria-labelledby": "another-title" });
+    panel.hidden = true;
+    const start = () => {
+      const a = account.value.trim();
+      if (!ACCOUNT.test(a)) {
+        this.say("Type your NEAR account id first (like alice.near, or the 64 hex characters of an implicit account).", true);
+        account.focus();
+        return;
+      }
+      this.say("");
+      this.showStatement(panel, a);
+    };
+    this.body.replaceChildren(
+      el(
+        "section",
+        { id: "signin", "aria-labelledby": "signin-title" },
+        el("h2", { id: "signin-title" }, "Sign in"),
+        el("p", {}, "Your wallet signs one sentence that names this browser's device key. Tasks are opened with that key, on this device only."),
+        el("label", { for: "account" }, "Your NEAR account"),
+        account,
+        el("div", { class: "actions" }, button("Sign with another wallet", start)),
+      ),
+      panel,
+    );
+  }
+
+  private showStatement(panel: HTMLElement, account: string): void {
+    if (!this.device) {
+      return;
+    }
+    const nonce = new Uint8Array(32);
+    crypto.getRandomValues(nonce);
+    const devicePubkey = formatP256PublicKey(this.device.publicKey);
+    const validUntil = sentenceTime(Date.now() + SIGN_IN_DAYS * 86400 * 1000);
+    const s: Statement = {
+      account,
+      devicePubkey,
+      validUntil,
+      sentence: signInSentence(account, devicePubkey, validUntil),
+      recipient: this.recipient,
+      nonce: toBase64(nonce),
+    };
+    const answer = el("textarea", { id: "signed", name: "signed", spellcheck: "false", "aria-describedby": "signed-help" });
+    const submit = async () => {
+      let body: Record<string, string>;
+      try {
+        body = signInBody(s, answer.value);
+      } catch (e) {
+        this.say(e instanceof Error ? e.message : String(e), true);
+        return;
+      }
+      this.say("Signing in…");
+      try {
+        // The answer carries the token too; the page reads the account only
+        // and lets the token go: the cookie the answer set carries it.
+        const r = (await api("POST", "/inbox/session", body)) as { account_id?: unknown };
+        this.account = typeof r.account_id === "string" ? r.account_id : account;
+      } catch (e) {
+        this.say("The sign-in was refused: " + (e instanceof Error ? e.message : String(e)), true);
+        return;
+      }
+      localStorage.setItem(ACCOUNT_ITEM, this.account);
+      this.say("Signed in.");
+      if (await this.list()) {
+        this.signedIn();
+      }
+    };
+    panel.replaceChildren(
+      el("h2", { id: "another-title" }, "Sign with another wallet"),
+      el("p", {}, "Have your wallet sign this sentence as a NEP-413 message, for this recipient and with this nonce, then paste its answer below."),
+      el(
+        "dl",
+        {},
+        el("dt", {}, "Sentence"),
+        el("dd", {}, el("code", { id: "sentence" }, s.sentence)),
+        el("dt", {}, "Recipient"),
+        el("dd", {}, el("code", { id: "recipient" }, s.recipient)),
+        el("dt", {}, "Nonce"),
+        el("dd", {}, el("code", { id: "nonce" }, s.nonce)),
+      ),
+      el("p", {}, "With the terminal's wallet:"),
+      el("pre", { id: "command" }, command(s)),
+      el("label", { for: "signed" }, "The wallet's answer (JSON)"),
+      el("p", { id: "signed-help", class: "task-meta" }, "What countersign wallet sign or near-cli printed: publicKey, signature, nonce, message, recipient."),
+      answer,
+      el("div", { class: "actions" }, button("Sign in", () => void submit())),
+    );
+    panel.hidden = false;
+  }
+
+  private signedIn(): void {
+    this.renderHeader();
+    this.listen();
+  }
+
+  private async signOut(): Promise<void> {
+    try {
+      await api("DELETE", "/inbox/session");
+    } catch (e) {
+      if (!(e instanceof Refused && e.status === 401)) {
+        this.say("Signing out failed: " + (e instanceof Error ? e.message : String(e)), true);
+        return;
+      }
+    }
+    this.ended("Signed out.");
+  }
+
+  /** The session is over (signed out, expired, replaced): back to signing in. */
+  private ended(why: string): void {
+    this.events?.close();
+    this.events = null;
+    localStorage.removeItem(ACCOUNT_ITEM);
+    this.account = null;
+    this.showSignIn();
+    this.say(why);
+  }
+
+  // ---- the waiting list ----
+
+  /** Lists the waiting tasks; false when there is no session. */
+  private async list(): Promise<boolean> {
+    const device = this.device;
+    const account = this.account;
+    if (!device || !account) {
+      return false;
+    }
+    const mine = ++this.listing;
+    let tasks: Listed[];
+    try {
+      const r = (await api("GET", "/inbox/tasks?show=waiting")) as { tasks?: Listed[] };
+      tasks = r.tasks ?? [];
+    } catch (e) {
+      if (e instanceof Refused && e.status === 401) {
+        if (this.body.querySelector("#tasks")) {
+          this.ended("Your session ended: " + e.message);
+        }
+        return false;
+      }
+      this.say("The inbox cannot be listed now: " + (e instanceof Error ? e.message : String(e)), true);
+      return true;
+    }
+    const items = await Promise.all(tasks.map((t) => this.item(device, account, t)));
+    if (mine !== this.listing) {
+      return true; // a newer listing draws
+    }
+    const ul = el("ul", { class: "tasks", id: "tasks", "aria-labelledby": "waiting-title" }, ...items);
+    const parts: Child[] = [el("h2", { id: "waiting-title" }, "Waiting for you")];
+    parts.push(items.length ? ul : el("p", { class: "empty", id: "tasks-empty" }, "Nothing is waiting for you."));
+    if (!items.length) {
+      parts.push(ul); // kept (empty) so the page knows it is listing
+      ul.hidden = true;
+    }
+    this.body.replaceChildren(...parts.filter((p): p is Node => p instanceof Node));
+    return true;
+  }
+
+  private async item(device: KeyPair, account: string, t: Listed): Promise<HTMLLIElement> {
+    const meta = el("span", { class: "task-meta" }, `${t.project} · from ${t.preparer} · ${t.kind} · until ${t.expires_at}`);
+    try {
+      const o = await openTask(device, account, t);
+      const display = o.envelope["display"] as { title?: unknown } | undefined;
+      const title = typeof display?.title === "string" ? display.title : "(untitled)";
+      return el("li", { class: "task", "data-task": t.id }, el("span", { class: "task-title" }, title), meta);
+    } catch (e) {
+      if (e instanceof OpenError && e.reason === "locked") {
+        return el(
+          "li",
+          { class: "task task-locked", "data-task": t.id },
+          el("span", { class: "task-title" }, "Locked on this device"),
+          meta,
+          el("p", {}, "This task was opened before this device signed in, so it carries no key for this device. Unlock gives every waiting task a copy for each of your devices."),
+          el("div", { class: "actions" }, button("Unlock", () => void this.unlock(), true)),
+        );
+      }
+      const why = e instanceof Error ? e.message : String(e);
+      return el("li", { class: "task task-locked", "data-task": t.id }, el("span", { class: "task-title" }, "This task cannot be shown"), meta, el("p", {}, why));
+    }
+  }
+
+  private async unlock(): Promise<void> {
+    try {
+      await api("POST", "/inbox/unlock");
+    } catch (e) {
+      this.say("Unlock failed: " + (e instanceof Error ? e.message : String(e)), true);
+      return;
+    }
+    await this.list();
+  }
+
+  /** Follows /inbox/events: each task event lists again; so does a reconnect. */
+  private listen(): void {
+    this.events?.close();
+    const es = new EventSource("/inbox/events", { withCredentials: true });
+    let opened = false;
+    es.addEventListener("open", () => {
+      if (opened) {
+        this.relist(); // back after a drop: what moved meanwhile
+      }
+      opened = true;
+    });
+    es.addEventListener("task", () => this.relist());
+    es.addEventListener("error", () => {
+      if (es.readyState === EventSource.CLOSED && this.events === es) {
+        this.events = null;
+        this.relist(); // refused: the listing says whether the session ended
+      }
+    });
+    this.events = es;
+  }
+
+  private relist(): void {
+    window.clearTimeout(this.relistTimer);
+    this.relistTimer = window.setTimeout(() => void this.list(), 50);
+  }
+}
+
+/** Mounts the inbox on the page's root, when the page has one. */
+export function mountInbox(): void {
+  const root = document.getElementById("inbox-app");
+  if (!root) {
+    return;
+  }
+  const meta = document.querySelector('meta[name="countersign-recipient"]');
+  const recipient = meta?.getAttribute("content") || "countersign";
+  void new Inbox(root, recipient).start();
+}

@@ -160,6 +160,14 @@ func TestInboxPageSignInListSignOut(t *testing.T) {
 		t.Fatalf("the cookie's token lists: %d", got)
 	}
 
+	// After a reload the page is still signed in: the cookie, and the
+	// account it remembers.
+	do(t, ctx, "reload", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(firstItem+" .task-title")),
+		chromedp.WaitVisible(named("Sign out")))
+	if got := run(t, ctx, "who", chromedp.TextContent(chromedp.ID("who"))); got != w.Owner.Account {
+		t.Fatalf("after a reload the page is signed in as %q", got)
+	}
+
 	// A task opened now appears without a reload (the event stream).
 	second := w.Pay()
 	do(t, ctx, "the second task appears", chromedp.WaitVisible(chromedp.CSS(`li[data-task="`+second+`"] .task-title`)))

@@ -413,13 +413,9 @@ class Inbox {
   private listen(): void {
     this.events?.close();
     const es = new EventSource("/inbox/events", { withCredentials: true });
-    let opened = false;
-    es.addEventListener("open", () => {
-      if (opened) {
-        this.relist(); // back after a drop: what moved meanwhile
-      }
-      opened = true;
-    });
+    // Each time the stream opens (the first time, and back after a drop),
+    // list again: what moved before it was listening.
+    es.addEventListener("open", () => this.relist());
     es.addEventListener("task", () => this.relist());
     es.addEventListener("error", () => {
       if (es.readyState === EventSource.CLOSED && this.events === es) {

@@ -194,3 +194,48 @@ func TestInboxPageSignInListSignOut(t *testing.T) {
 		t.Fatalf("after signing out the browser keeps %+v", c)
 	}
 }
+
+// TestSignInAnswerChecks: the page reads a wallet's pasted answer as the
+// service's body only when it answers the sentence shown, for the recipient
+// shown; a nonce as an array of bytes (as JavaScript wallets print it) and a
+// null callbackUrl are read as the service reads them.
+func TestSignInAnswerChecks(t *testing.T) {
+	t.Parallel()
+	ctx := tab(t)
+	const script = `(async () => {
+  const cs = await import(window.BUNDLE);
+  const s = {account: "alice.near", devicePubkey: "p256:KEY", validUntil: "2030-01-02T03:04:05Z",
+    sentence: cs.signInSentence("alice.near", "p256:KEY", "2030-01-02T03:04:05Z"), recipient: "countersign", nonce: "N"};
+  const good = {accountId: "alice.near", publicKey: "ed25519:PK", signature: "SIG", nonce: "AAAA", message: s.sentence, recipient: "countersign"};
+  const out = {sentence: s.sentence, time: cs.sentenceTime(Date.UTC(2030, 0, 2, 3, 4, 5, 678))};
+  const tryit = (v) => { try { return JSON.stringify(cs.signInBody(s, typeof v === "string" ? v : JSON.stringify(v))); } catch (e) { return "refused: " + e.message; } };
+  out.good = tryit(good);
+  out.array = tryit({...good, nonce: Array.from({length: 32}, (_, i) => i), callbackUrl: null});
+  out.callback = tryit({...good, accountId: undefined, callbackUrl: "https://wallet.example/cb"});
+  out.message = tryit({...good, message: s.sentence.replace("alice", "mallory")});
+  out.recipient = tryit({...good, recipient: "other"});
+  out.account = tryit({...good, accountId: "mallory.near"});
+  out.short = tryit({...good, nonce: [1, 2, 3]});
+  out.nokey = tryit({...good, publicKey: undefined});
+  out.text = tryit("not json");
+  return out;
+})()`
+	got := run(t, ctx, "signInBody", chromedp.Evaluate[map[string]string](script, chromedp.EvalAwaitPromise))
+	want := map[string]string{
+		"sentence": "Sign in to Countersign as alice.near. Device key: p256:KEY. Valid until 2030-01-02T03:04:05Z.",
+		"time":     "2030-01-02T03:04:05Z",
+		"good":     `{"account_id":"alice.near","device_pubkey":"p256:KEY","valid_until":"2030-01-02T03:04:05Z","public_key":"ed25519:PK","signature":"SIG","nonce":"AAAA"}`,
+		"array":    `{"account_id":"alice.near","device_pubkey":"p256:KEY","valid_until":"2030-01-02T03:04:05Z","public_key":"ed25519:PK","signature":"SIG","nonce":"AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="}`,
+		"callback": `{"account_id":"alice.near","device_pubkey":"p256:KEY","valid_until":"2030-01-02T03:04:05Z","public_key":"ed25519:PK","signature":"SIG","nonce":"AAAA","callback_url":"https://wallet.example/cb"}`,
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: %s, want %s", k, got[k], v)
+		}
+	}
+	for _, k := range []string{"message", "recipient", "account", "short", "nokey", "text"} {
+		if !strings.HasPrefix(got[k], "refused: ") {
+			t.Errorf("%s: %s, want a refusal", k, got[k])
+		}
+	}
+}

@@ -84,6 +84,10 @@ func TestInboxPageSignInListSignOut(t *testing.T) {
 	ctx := blankTab(t, 90*time.Second)
 	do(t, ctx, "open the page", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(w.URL+"/"),
 		chromedp.WaitVisible(named("Sign with another wallet")))
+	// The page's script ran and its style applied under the CSP's nonce.
+	if styled := run(t, ctx, "the style", chromedp.Evaluate[bool](`getComputedStyle(document.querySelector("button")).borderTopLeftRadius !== "0px"`)); !styled {
+		t.Fatal("the page's style was not applied")
+	}
 	do(t, ctx, "ask for the sentence", chromedp.SendKeys(chromedp.ID("account"), w.Owner.Account),
 		chromedp.Click(named("Sign with another wallet")), chromedp.WaitVisible(chromedp.ID("sentence")))
 	sentence := run(t, ctx, "the sentence", chromedp.TextContent(chromedp.ID("sentence")))

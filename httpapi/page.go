@@ -61,6 +61,18 @@ ul.tasks li { padding: .75rem .25rem; border-bottom: 1px solid var(--line); }
 .task-meta { color: var(--muted); font-size: .9rem; }
 .task-locked .task-title { color: var(--warn); }
 .empty { color: var(--muted); }
+ul.tasks li.task-open { cursor: pointer; }
+ul.tasks li.task-open:hover { background: var(--card); }
+ul.tasks li.task-open:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
+h3 { font-size: 1rem; margin: 1.25rem 0 .4rem; }
+.receipt { padding: .5rem .75rem; border: 1px solid var(--line); border-radius: .3rem; }
+.receipt.ok { border-color: var(--accent); }
+.receipt.error { border-color: var(--warn); color: var(--warn); }
+.field-value.long { white-space: pre-wrap; }
+.field-value ul { margin: 0; padding-left: 1.2rem; }
+.by-agent { background: color-mix(in srgb, var(--warn) 10%, transparent); }
+pre.raw { max-height: 20rem; overflow: auto; }
+button:disabled { opacity: .45; cursor: not-allowed; }
 `
 
 // pageNonce is a fresh CSP nonce: 16 random bytes in base64.

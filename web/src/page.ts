@@ -5,8 +5,9 @@
 // text (textContent), never as markup. The session token lives only in the
 // HttpOnly cookie the sign-in sets: the page never keeps it.
 
-import { OpenError, formatP256PublicKey, openTask, toBase64, type KeyPair, type TaskView } from "./crypto";
+import { OpenError, formatP256PublicKey, openTask, sealText, sha256Hex, supplyHash, toBase64, type Bytes, type KeyPair, type OpenedTask, type TaskView } from "./crypto";
 import { deviceKey } from "./devicekey";
+import { ReceiptError, runKeys, verifyReceipt } from "./origin";
 
 /** Where the page remembers which account it signed in as (never the token). */
 const ACCOUNT_ITEM = "countersign.account";
@@ -80,6 +81,46 @@ export function signInSentence(account: string, devicePubkey: string, validUntil
   return `Sign in to Countersign as ${account}. Device key: ${devicePubkey}. Valid until ${validUntil}.`;
 }
 
+/** The approval sentence (SPEC §7), exactly. */
+export function approvalSentence(account: string, taskID: string, taskHash: string, supply: string, at: string): string {
+  return `Approve in Countersign as ${account}: task ${taskID} with hash ${taskHash} and supply ${supply}. At ${at}.`;
+}
+
+/** A size in bytes with its unit, as the terminal writes it. */
+export function byteCount(n: number): string {
+  if (n === 1) {
+    return "1 byte";
+  }
+  if (n < 10_000) {
+    return `${n} bytes`;
+  }
+  if (n < 10_000_000) {
+    return `${(n / 1000).toFixed(1)} kB`;
+  }
+  return `${(n / 1_000_000).toFixed(1)} MB`;
+}
+
+/** How long is left until t (ms), to the second. */
+export function countdown(now: number, t: number): string {
+  let d = Math.floor((t - now) / 1000);
+  if (d <= 0) {
+    return "expired by this device's clock";
+  }
+  const parts: string[] = [];
+  const h = Math.floor(d / 3600);
+  d -= h * 3600;
+  const m = Math.floor(d / 60);
+  d -= m * 60;
+  if (h) {
+    parts.push(`${h} h`);
+  }
+  if (h || m) {
+    parts.push(`${m} min`);
+  }
+  parts.push(`${d} s`);
+  return "in " + parts.join(" ");
+}
+
 /** A NEAR account id as the contract reads it (the service checks it again). */
 const ACCOUNT = /^(?=.{2,64}$)(([a-z\d]+[-_])*[a-z\d]+\.)*([a-z\d]+[-_])*[a-z\d]+$/;
 
@@ -94,7 +135,7 @@ interface Statement {
 }
 
 /** The shell command that signs a statement with `countersign wallet sign`. */
-function command(s: Statement): string {
+function command(s: { sentence: string; recipient: string; nonce: string }): string {
   // Account ids, device keys, times, nonces and recipients carry no quote.
   const q = (v: string) => "'" + v.replaceAll("'", "'\\''") + "'";
   return `countersign wallet sign --wallet YOUR-WALLET.json --recipient ${q(s.recipient)} --nonce ${q(s.nonce)} --message ${q(s.sentence)}`;
@@ -107,6 +148,27 @@ function command(s: Statement): string {
  * POST /inbox/session.
  */
 export function signInBody(s: Statement, text: string): Record<string, string> {
+  return {
+    account_id: s.account,
+    device_pubkey: s.devicePubkey,
+    valid_until: s.validUntil,
+    ...walletAnswer(s, text),
+  };
+}
+
+/** What a wallet must have signed: this sentence, for this recipient, as this account. */
+interface ToSign {
+  account: string;
+  sentence: string;
+  recipient: string;
+}
+
+/**
+ * Reads a wallet's pasted answer and checks it signs exactly s.sentence for
+ * s.recipient as s.account; returns its public_key, signature, nonce (std
+ * base64) and callback_url, as the service reads them.
+ */
+export function walletAnswer(s: ToSign, text: string): Record<string, string> {
   let v: unknown;
   try {
     v = JSON.parse(text);
@@ -144,9 +206,6 @@ export function signInBody(s: Statement, text: string): Record<string, string> {
     nonce = str("nonce");
   }
   const body: Record<string, string> = {
-    account_id: s.account,
-    device_pubkey: s.devicePubkey,
-    valid_until: s.validUntil,
     public_key: str("publicKey"),
     signature: str("signature"),
     nonce,
@@ -175,6 +234,11 @@ class Inbox {
   private readonly header = el("header");
   private readonly status = el("p", { class: "status", role: "status", "aria-live": "polite", id: "status" });
   private readonly body = el("div");
+  private readonly listBox = el("div", { id: "list" });
+  private readonly cardBox = el("section", { id: "card", "aria-labelledby": "card-title", hidden: "" });
+  private cardID: string | null = null;
+  private cardBusy = false;
+  private cardTimer: number | undefined;
 
   constructor(
     private readonly root: HTMLElement,
@@ -329,6 +393,7 @@ class Inbox {
 
   /** The session is over (signed out, expired, replaced): back to signing in. */
   private ended(why: string): void {
+    this.closeCard();
     this.events?.close();
     this.events = null;
     localStorage.removeItem(ACCOUNT_ITEM);
@@ -372,7 +437,14 @@ class Inbox {
       parts.push(ul); // kept (empty) so the page knows it is listing
       ul.hidden = true;
     }
-    this.body.replaceChildren(...parts.filter((p): p is Node => p instanceof Node));
+    if (this.listBox.parentNode !== this.body) {
+      this.body.replaceChildren(this.listBox, this.cardBox);
+    }
+    this.listBox.replaceChildren(...parts.filter((p): p is Node => p instanceof Node));
+    if (this.cardID && !tasks.some((t) => t.id === this.cardID) && !this.cardBusy) {
+      this.closeCard();
+      this.say("The task you had open is no longer waiting.");
+    }
     return true;
   }
 
@@ -382,7 +454,16 @@ class Inbox {
       const o = await openTask(device, account, t);
       const display = o.envelope["display"] as { title?: unknown } | undefined;
       const title = typeof display?.title === "string" ? display.title : "(untitled)";
-      return el("li", { class: "task", "data-task": t.id }, el("span", { class: "task-title" }, title), meta);
+      const li = el("li", { class: "task task-open", "data-task": t.id, tabindex: "0", role: "button", "aria-label": `${title}, from ${t.preparer}` }, el("span", { class: "task-title" }, title), meta);
+      const open = () => void this.openCard(t, o);
+      li.addEventListener("click", open);
+      li.addEventListener("keydown", (ev) => {
+        if (ev.key === "Enter" || ev.key === " ") {
+          ev.preventDefault();
+          open();
+        }
+      });
+      return li;
     } catch (e) {
       if (e instanceof OpenError && e.reason === "locked") {
         return el(
@@ -397,6 +478,288 @@ class Inbox {
       const why = e instanceof Error ? e.message : String(e);
       return el("li", { class: "task task-locked", "data-task": t.id }, el("span", { class: "task-title" }, "This task cannot be shown"), meta, el("p", {}, why));
     }
+  }
+
+  // ---- the task card ----
+
+  private closeCard(): void {
+    window.clearInterval(this.cardTimer);
+    this.cardID = null;
+    this.cardBusy = false;
+    this.cardBox.replaceChildren();
+    this.cardBox.hidden = true;
+    this.listBox.hidden = false;
+  }
+
+  /** Opens a task's card: preview, RAW form, countdown, receipt check, answers. */
+  private async openCard(view: Listed, o: OpenedTask): Promise<void> {
+    const account = this.account;
+    if (!account || this.cardID === view.id) {
+      return;
+    }
+    window.clearInterval(this.cardTimer);
+    this.cardID = view.id;
+    this.cardBusy = false;
+    this.say("");
+    const e = o.envelope;
+    const id = view.id;
+    const display = (e["display"] ?? {}) as { title?: unknown; fields?: unknown };
+    const title = typeof display.title === "string" ? display.title : "(untitled)";
+    const fields = Array.isArray(display.fields) ? (display.fields as { kind?: unknown; label?: unknown; values?: unknown; written_by?: unknown }[]) : [];
+    const files = Array.isArray(e["files"]) ? (e["files"] as { name?: unknown; content_type?: unknown; size?: unknown }[]) : [];
+    const answerBy = (e["answer_by"] ?? null) as { operation?: unknown; supplies?: unknown } | null;
+    const str = (v: unknown) => (typeof v === "string" ? v : String(v ?? ""));
+
+    // Preview: every field as text, with its label; the agent's words marked.
+    const dl = el("dl", { class: "fields", id: "fields" });
+    let agentWrote = false;
+    for (const f of fields) {
+      const values = Array.isArray(f.values) ? f.values.map(str) : [];
+      const byAgent = f.written_by === "agent";
+      agentWrote ||= byAgent;
+      const dt = el("dt", { class: "field-label" });
+      if (byAgent) {
+        dt.append(el("span", { class: "agent-mark", role: "img", "aria-label": "written by the agent", title: "written by the agent" }, "🤖"), " ");
+      }
+      dt.append(str(f.label));
+      let dd: HTMLElement;
+      if (f.kind === "list" || values.length !== 1) {
+        dd = el("dd", { class: "field-value" }, el("ul", {}, ...values.map((v) => el("li", {}, v))));
+      } else {
+        dd = el("dd", { class: f.kind === "long_text" ? "field-value long" : "field-value" }, values[0] ?? "");
+      }
+      if (byAgent) {
+        dt.classList.add("by-agent");
+        dd.classList.add("by-agent");
+      }
+      dl.append(dt, dd);
+    }
+    const fileList = files.length
+      ? el("ul", { class: "files", id: "files" }, ...files.map((f) => el("li", {}, el("span", { class: "mono" }, str(f.name)), ` (${str(f.content_type)}, ${byteCount(Number(f.size))})`)))
+      : el("p", { id: "files" }, "No files.");
+
+    // RAW form: the exact envelope bytes decrypted, and their SHA-256.
+    const rawText = new TextDecoder("utf-8", { fatal: false }).decode(o.envelopeBytes);
+    const rawHash = await sha256Hex(o.envelopeBytes);
+
+    const expiresAt = str(e["expires_at"]);
+    const expiresMs = Date.parse(expiresAt);
+    const left = el("span", { id: "countdown" }, countdown(Date.now(), expiresMs));
+    this.cardTimer = window.setInterval(() => {
+      left.textContent = countdown(Date.now(), expiresMs);
+    }, 1000);
+
+    const receipt = el("p", { id: "receipt", class: "receipt", role: "status" }, "Checking the receipt of the run that made this task…");
+    const actions = el("div", { class: "card-actions", id: "card-actions" });
+
+    const cardParts: Child[] = [
+      el("div", { class: "actions" }, button("Back to the list", () => this.closeCard(), true)),
+      el("h2", { id: "card-title" }, title),
+      el("p", { class: "task-meta" }, `${view.project} · from ${view.preparer} · ${str(e["build"])} · ${view.kind} · task ${id}`),
+      el("p", { class: "expiry" }, `Expires at ${expiresAt} (`, left, ")"),
+      receipt,
+      el("h3", {}, "Preview"),
+      dl,
+      agentWrote ? el("p", { class: "task-meta" }, "🤖 marks the agent's own words, not the connector's.") : null,
+      el("h3", {}, "Files"),
+      fileList,
+      el(
+        "details",
+        { id: "raw-form" },
+        el("summary", {}, "RAW form"),
+        el("p", { class: "task-meta" }, "The envelope exactly as decrypted on this device. Its SHA-256 is the task hash you sign."),
+        el("pre", { id: "raw", class: "raw" }, rawText),
+        el("p", {}, "SHA-256: ", el("code", { id: "raw-sha" }, rawHash)),
+      ),
+      actions,
+    ];
+    this.cardBox.replaceChildren(...cardParts.filter((p): p is Node => p instanceof Node));
+    this.listBox.hidden = true;
+    this.cardBox.hidden = false;
+    (this.cardBox.querySelector("h2") as HTMLElement | null)?.setAttribute("tabindex", "-1");
+    (this.cardBox.querySelector("h2") as HTMLElement | null)?.focus();
+
+    if (!answerBy || view.kind === "notice") {
+      actions.append(el("div", { class: "actions" }, button("Got it", () => void this.acknowledge(id))));
+      receipt.textContent = "A notice asks nothing: read it and close it with Got it.";
+      void this.checkReceipt(id, o, receipt, null);
+      return;
+    }
+
+    const supplies = str(answerBy.supplies);
+    let answer: HTMLTextAreaElement | null = null;
+    const parts: Child[] = [];
+    if (supplies === "text") {
+      answer = el("textarea", { id: "answer", name: "answer", spellcheck: "false" });
+      parts.push(el("label", { for: "answer" }, "Your answer"), answer);
+    } else if (supplies === "file") {
+      parts.push(el("p", {}, "This task asks for a file. Answer it from the terminal for now: countersign inbox approve " + id + " --file …"));
+    }
+    const note = el("textarea", { id: "note", name: "note", spellcheck: "false" });
+    parts.push(el("label", { for: "note" }, "A note for the agent (optional)"), note);
+    const approve = button("Approve", () => void this.prepareApproval(account, o, answer, note, approveStep));
+    approve.disabled = true;
+    const reason = el("textarea", { id: "reason", name: "reason", spellcheck: "false" });
+    const approveStep = el("div", { id: "approve-step" });
+    approveStep.hidden = true;
+    actions.append(
+      ...parts.filter((p): p is Node => p instanceof Node),
+      el("div", { class: "actions" }, approve),
+      approveStep,
+      el("label", { for: "reason" }, "Why you reject it (optional, for the agent)"),
+      reason,
+      el("div", { class: "actions" }, button("Reject", () => void this.reject(o, reason), true)),
+    );
+    if (supplies === "file") {
+      approve.title = "A file answer is given from the terminal for now.";
+    }
+    void this.checkReceipt(id, o, receipt, supplies === "file" ? null : approve);
+  }
+
+  /** Fetches the proof of origin and the run keys; enables Approve only when the receipt proves the task. */
+  private async checkReceipt(id: string, o: OpenedTask, out: HTMLElement, approve: HTMLButtonElement | null): Promise<void> {
+    let why: string;
+    try {
+      const [org, doc] = await Promise.all([api("GET", `/inbox/tasks/${encodeURIComponent(id)}/origin`), api("GET", "/.well-known/countersign-run-key")]);
+      const r = await verifyReceipt(runKeys(doc), (org as { receipt?: unknown }).receipt, o);
+      if (this.cardID !== id) {
+        return;
+      }
+      out.textContent = `Receipt verified: run ${r.run} of ${r.build} made this task, for this request and this hash.`;
+      out.classList.remove("error");
+      out.classList.add("ok");
+      if (approve) {
+        approve.disabled = false;
+      }
+      return;
+    } catch (e) {
+      why = e instanceof ReceiptError || e instanceof Refused ? e.message : "the receipt could not be checked: " + (e instanceof Error ? e.message : String(e));
+    }
+    if (this.cardID !== id) {
+      return;
+    }
+    out.textContent = `Receipt not verified: ${why}. Approve stays off: this task may not come from the service's run.`;
+    out.classList.add("error");
+    if (approve) {
+      approve.disabled = true;
+    }
+  }
+
+  /** Seals the answer and note, then shows the approval sentence to sign elsewhere. */
+  private async prepareApproval(account: string, o: OpenedTask, answer: HTMLTextAreaElement | null, note: HTMLTextAreaElement, step: HTMLElement): Promise<void> {
+    const id = String(o.envelope["id"]);
+    const reply = o.replyPubkey;
+    if (!reply) {
+      return;
+    }
+    let sealedSupply: Bytes | null = null;
+    let sealedNote: Bytes | null = null;
+    try {
+      if (answer) {
+        sealedSupply = await sealText(reply, "answer", id, answer.value);
+      }
+      if (note.value !== "") {
+        sealedNote = await sealText(reply, "note", id, note.value);
+      }
+    } catch (e) {
+      this.say("This answer cannot be sent: " + (e instanceof Error ? e.message : String(e)), true);
+      return;
+    }
+    const supply = await supplyHash(sealedNote, sealedSupply);
+    const atMs = Math.floor(Date.now() / 1000) * 1000;
+    const at = sentenceTime(atMs);
+    const nonce = new Uint8Array(32);
+    crypto.getRandomValues(nonce);
+    const s = { account, sentence: approvalSentence(account, id, o.taskHash, supply, at), recipient: this.recipient, nonce: toBase64(nonce) };
+    const signed = el("textarea", { id: "approval-signed", name: "approval-signed", spellcheck: "false" });
+    const send = async () => {
+      let w: Record<string, string>;
+      try {
+        w = walletAnswer(s, signed.value);
+      } catch (e) {
+        this.say(e instanceof Error ? e.message : String(e), true);
+        return;
+      }
+      const body: Record<string, unknown> = { task_hash: o.taskHash, approval: { at: atMs / 1000, ...w } };
+      if (sealedSupply) {
+        body["supplied"] = toBase64(sealedSupply);
+      }
+      if (sealedNote) {
+        body["note"] = toBase64(sealedNote);
+      }
+      this.cardBusy = true;
+      this.say("Sending the approval…");
+      try {
+        await api("POST", `/inbox/tasks/${encodeURIComponent(id)}/approve`, body);
+      } catch (e) {
+        this.cardBusy = false;
+        this.say("The approval was refused: " + refusal(e), true);
+        return;
+      }
+      this.closeCard();
+      this.say("Approved: the service carries it out.");
+      this.relist();
+    };
+    step.replaceChildren(
+      el("h3", {}, "Sign the approval"),
+      el("p", {}, "Your answer and note are sealed to the agent's reply key; this sentence covers them. Have your wallet sign it as a NEP-413 message, for this recipient and with this nonce, then paste its answer below."),
+      el(
+        "dl",
+        {},
+        el("dt", {}, "Sentence"),
+        el("dd", {}, el("code", { id: "approval-sentence" }, s.sentence)),
+        el("dt", {}, "Recipient"),
+        el("dd", {}, el("code", { id: "approval-recipient" }, s.recipient)),
+        el("dt", {}, "Nonce"),
+        el("dd", {}, el("code", { id: "approval-nonce" }, s.nonce)),
+      ),
+      el("p", {}, "With the terminal's wallet:"),
+      el("pre", { id: "approval-command" }, command(s)),
+      el("label", { for: "approval-signed" }, "The wallet's answer (JSON)"),
+      signed,
+      el("div", { class: "actions" }, button("Send approval", () => void send())),
+    );
+    step.hidden = false;
+    this.say("Sign the sentence shown, then paste the wallet's answer.");
+  }
+
+  private async reject(o: OpenedTask, reason: HTMLTextAreaElement): Promise<void> {
+    const id = String(o.envelope["id"]);
+    const body: Record<string, string> = {};
+    try {
+      if (reason.value !== "" && o.replyPubkey) {
+        body["reason"] = toBase64(await sealText(o.replyPubkey, "rejection", id, reason.value));
+      }
+    } catch (e) {
+      this.say("This reason cannot be sent: " + (e instanceof Error ? e.message : String(e)), true);
+      return;
+    }
+    this.cardBusy = true;
+    this.say("Rejecting…");
+    try {
+      await api("POST", `/inbox/tasks/${encodeURIComponent(id)}/reject`, body);
+    } catch (e) {
+      this.cardBusy = false;
+      this.say("The rejection was refused: " + refusal(e), true);
+      return;
+    }
+    this.closeCard();
+    this.say("Rejected.");
+    this.relist();
+  }
+
+  private async acknowledge(id: string): Promise<void> {
+    this.cardBusy = true;
+    try {
+      await api("POST", `/inbox/tasks/${encodeURIComponent(id)}/acknowledge`);
+    } catch (e) {
+      this.cardBusy = false;
+      this.say("Closing the notice was refused: " + refusal(e), true);
+      return;
+    }
+    this.closeCard();
+    this.say("Closed.");
+    this.relist();
   }
 
   private async unlock(): Promise<void> {
@@ -430,6 +793,14 @@ class Inbox {
     window.clearTimeout(this.relistTimer);
     this.relistTimer = window.setTimeout(() => void this.list(), 50);
   }
+}
+
+/** A refusal in plain words: the service's own, with its reason code. */
+function refusal(e: unknown): string {
+  if (e instanceof Refused) {
+    return e.reason ? `${e.message} (${e.reason})` : e.message;
+  }
+  return e instanceof Error ? e.message : String(e);
 }
 
 /** Mounts the inbox on the page's root, when the page has one. */

@@ -1,0 +1,244 @@
+package web_test
+
+// The task card in a real Chromium against the whole service (servicetest on
+// PostgreSQL): the preview and RAW form, the receipt checked before Approve,
+// approving with a wallet's answer pasted, rejecting with a reason the agent
+// reads, and a tampered receipt keeping Approve off.
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"countersign"
+	"countersign/approval"
+	"countersign/device"
+	"countersign/servicetest"
+	"countersign/store"
+	"countersign/store/storetest"
+)
+
+// signInPage signs the page in as the world's owner with the owner's wallet.
+func signInPage(t *testing.T, ctx context.Context, w *servicetest.World) {
+	t.Helper()
+	do(t, ctx, "open the page", chromedp.EmulateViewport(1280, 900), chromedp.Navigate(w.URL+"/"),
+		chromedp.WaitVisible(named("Sign with another wallet")),
+		chromedp.SendKeys(chromedp.ID("account"), w.Owner.Account),
+		chromedp.Click(named("Sign with another wallet")), chromedp.WaitVisible(chromedp.ID("sentence")))
+	sentence := run(t, ctx, "the sentence", chromedp.TextContent(chromedp.ID("sentence")))
+	answer := walletSign(t, ctx, w, sentence, "nonce")
+	do(t, ctx, "sign in", chromedp.SetValue(chromedp.ID("signed"), answer), chromedp.Click(named("Sign in")),
+		chromedp.WaitVisible(named("Sign out")))
+}
+
+// walletSign signs sentence with the owner's wallet for the recipient and
+// the nonce the page shows (nonceID is the element showing it), as the
+// wallet's JSON answer.
+func walletSign(t *testing.T, ctx context.Context, w *servicetest.World, sentence, nonceID string) string {
+	t.Helper()
+	wallet := w.Owner.Signer.(device.WalletSigner).Wallet
+	nonce, err := approval.ParseNonce(run(t, ctx, "the nonce", chromedp.TextContent(chromedp.ID(nonceID))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	signed, err := wallet.Sign(approval.SignRequest{Message: sentence, Recipient: w.Inbox.Recipient(), Nonce: &nonce})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.MarshalIndent(signed, "", "  ")
+	return string(b)
+}
+
+func waitJS(t *testing.T, ctx context.Context, what, js string) {
+	t.Helper()
+	do(t, ctx, what, chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(20*time.Second)))
+}
+
+// openCard clicks a listed task and waits for its receipt check.
+func openCard(t *testing.T, ctx context.Context, id string) {
+	t.Helper()
+	item := `li[data-task="` + id + `"]`
+	// Clicked again until the card shows: a listing redrawn just then (each
+	// task event lists again) may take the first click's item away.
+	do(t, ctx, "open task "+id, chromedp.WaitVisible(chromedp.CSS(item)),
+		chromedp.Poll[chromedp.Void](`(() => {
+  const c = document.getElementById("card-title");
+  if (c && !document.getElementById("card").hidden && c.closest("#card")) return true;
+  document.querySelector('`+item+`')?.click();
+  return false;
+})()`, chromedp.WithPollingTimeout(20*time.Second), chromedp.WithPollingInterval(300*time.Millisecond)))
+	waitJS(t, ctx, "the receipt check", `!document.getElementById("receipt").textContent.startsWith("Checking")`)
+}
+
+func approveDisabled(t *testing.T, ctx context.Context) bool {
+	t.Helper()
+	return run(t, ctx, "Approve's state", chromedp.Evaluate[bool](
+		`[...document.querySelectorAll("button")].find((b) => b.textContent.trim() === "Approve").disabled`))
+}
+
+// Not parallel: the browser's cookies are per host, not per port, so a
+// session here and the sign-in test's would meet; the test signs out at the
+// end.
+func TestInboxPageTaskCard(t *testing.T) {
+	w := servicetest.New(t, storetest.Postgres(t))
+	w.StartJobs()
+	guess := w.Guess()
+	pay := w.Pay()
+	tampered := w.Pay()
+	notice := w.Tell()
+
+	// The receipt of one task is changed in the database: its signature no
+	// longer covers it.
+	ctxb := context.Background()
+	if err := w.DB.Tx(ctxb, func(tx store.Tx) error {
+		raw, err := tx.TaskReceipt(ctxb, tampered)
+		if err != nil {
+			return err
+		}
+		var v map[string]any
+		if err := json.Unmarshal([]byte(raw), &v); err != nil {
+			return err
+		}
+		v["receipt"].(map[string]any)["at"] = "2001-01-01T00:00:00Z"
+		b, _ := json.Marshal(v)
+		return tx.SetTaskReceipt(ctxb, tampered, string(b))
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx := blankTab(t, 150*time.Second)
+	signInPage(t, ctx, w)
+
+	// The probe's input task: its card shows the title, the fields with
+	// their labels, the RAW envelope and its hash, the countdown; the
+	// receipt verifies and Approve is on.
+	openCard(t, ctx, guess)
+	view, err := w.Owner.Client.Task(ctxb, guess)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := w.Owner.Open(view)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := run(t, ctx, "the card's title", chromedp.TextContent(chromedp.ID("card-title"))); got != o.Envelope.Display.Title {
+		t.Fatalf("the card's title %q, want %q", got, o.Envelope.Display.Title)
+	}
+	fields := run(t, ctx, "the fields", chromedp.TextContent(chromedp.ID("fields")))
+	for _, f := range o.Envelope.Display.Fields {
+		if !strings.Contains(fields, f.Label) || !strings.Contains(fields, f.Values[0]) {
+			t.Errorf("the card's fields %q lack %q: %q", fields, f.Label, f.Values)
+		}
+	}
+	raw := run(t, ctx, "the RAW form", chromedp.TextContent(chromedp.ID("raw")))
+	if raw != string(o.EnvelopeBytes) {
+		t.Fatalf("the RAW form is not the envelope's bytes:\n%s\n%s", raw, o.EnvelopeBytes)
+	}
+	sum := sha256.Sum256([]byte(raw))
+	if got := run(t, ctx, "the RAW hash", chromedp.TextContent(chromedp.ID("raw-sha"))); got != hex.EncodeToString(sum[:]) || got != o.TaskHash {
+		t.Fatalf("the RAW hash %q", got)
+	}
+	if got := run(t, ctx, "the countdown", chromedp.TextContent(chromedp.ID("countdown"))); !strings.HasPrefix(got, "in ") {
+		t.Fatalf("the countdown %q", got)
+	}
+	if got := run(t, ctx, "the receipt", chromedp.TextContent(chromedp.ID("receipt"))); !strings.HasPrefix(got, "Receipt verified") {
+		t.Fatalf("the receipt: %q", got)
+	}
+	if approveDisabled(t, ctx) {
+		t.Fatal("Approve is off for a task whose receipt verifies")
+	}
+	do(t, ctx, "show the RAW form", chromedp.Click(chromedp.CSS("#raw-form summary")))
+	png := run(t, ctx, "a screenshot", chromedp.CaptureScreenshot())
+	if !bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")) {
+		t.Fatal("the screenshot is not a PNG")
+	}
+	if dir := os.Getenv("COUNTERSIGN_SCREENSHOTS"); dir != "" {
+		if err := os.WriteFile(filepath.Join(dir, "inbox-card-1280.png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// Approve with an answer and a note: the page shows the sentence, which
+	// the owner's wallet signs in Go; the task is carried out.
+	do(t, ctx, "answer", chromedp.SetValue(chromedp.ID("answer"), "42"), chromedp.SetValue(chromedp.ID("note"), "a guess"),
+		chromedp.Click(named("Approve")), chromedp.WaitVisible(chromedp.ID("approval-sentence")))
+	sentence := run(t, ctx, "the approval sentence", chromedp.TextContent(chromedp.ID("approval-sentence")))
+	if !strings.HasPrefix(sentence, "Approve in Countersign as "+w.Owner.Account+": task "+guess+" with hash "+o.TaskHash+" and supply ") {
+		t.Fatalf("the approval sentence %q", sentence)
+	}
+	if got := run(t, ctx, "the recipient", chromedp.TextContent(chromedp.ID("approval-recipient"))); got != w.Inbox.Recipient() {
+		t.Fatalf("the approval's recipient %q", got)
+	}
+	if cmd := run(t, ctx, "the command", chromedp.TextContent(chromedp.ID("approval-command"))); !strings.Contains(cmd, "countersign wallet sign ") || !strings.Contains(cmd, "'"+sentence+"'") {
+		t.Fatalf("the command %q", cmd)
+	}
+	// An answer signing another sentence is refused on the page.
+	do(t, ctx, "paste a wrong answer", chromedp.SetValue(chromedp.ID("approval-signed"), walletSign(t, ctx, w, sentence+" ", "approval-nonce")),
+		chromedp.Click(named("Send approval")))
+	waitJS(t, ctx, "the refusal", `document.getElementById("status").textContent.includes("another sentence")`)
+	do(t, ctx, "send the approval", chromedp.SetValue(chromedp.ID("approval-signed"), walletSign(t, ctx, w, sentence, "approval-nonce")),
+		chromedp.Click(named("Send approval")))
+	waitJS(t, ctx, "approved", `document.getElementById("status").textContent.startsWith("Approved")`)
+	if st := w.WaitState(guess, countersign.StateDone, countersign.StateFailed); st.State != countersign.StateDone {
+		t.Fatalf("the approved task is %s", st.State)
+	}
+
+	// Reject another with a reason, which the agent reads. Its fields the
+	// agent wrote are marked, with a text alternative.
+	openCard(t, ctx, pay)
+	pv, err := w.Owner.Client.Task(ctxb, pay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	po, err := w.Owner.Open(pv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byAgent := 0
+	for _, f := range po.Envelope.Display.Fields {
+		if f.WrittenBy == countersign.WrittenByAgent {
+			byAgent++
+		}
+	}
+	if got := run(t, ctx, "the agent's marks", chromedp.Evaluate[int](
+		`document.querySelectorAll('#fields .agent-mark[aria-label="written by the agent"]').length`)); got != byAgent {
+		t.Fatalf("%d fields marked as the agent's, want %d", got, byAgent)
+	}
+	do(t, ctx, "reject", chromedp.SetValue(chromedp.ID("reason"), "not this month"), chromedp.Click(named("Reject")))
+	waitJS(t, ctx, "rejected", `document.getElementById("status").textContent.startsWith("Rejected")`)
+	if st := w.Status("ledger", pay); st.State != string(countersign.StateRejected) || st.Reason == nil || *st.Reason != "not this month" {
+		t.Fatalf("the agent reads %+v", st)
+	}
+
+	// The tampered receipt: the card says why, and Approve stays off.
+	openCard(t, ctx, tampered)
+	if got := run(t, ctx, "the receipt", chromedp.TextContent(chromedp.ID("receipt"))); !strings.Contains(got, "signature does not verify") {
+		t.Fatalf("the tampered receipt: %q", got)
+	}
+	if !approveDisabled(t, ctx) {
+		t.Fatal("Approve is on for a task whose receipt does not verify")
+	}
+	do(t, ctx, "back", chromedp.Click(named("Back to the list")))
+
+	// A notice is closed with Got it.
+	openCard(t, ctx, notice)
+	do(t, ctx, "got it", chromedp.Click(named("Got it")))
+	waitJS(t, ctx, "closed", `document.getElementById("status").textContent.startsWith("Closed")`)
+	if st := w.WaitState(notice, countersign.StateDone); st.State != countersign.StateDone {
+		t.Fatalf("the notice is %s", st.State)
+	}
+
+	do(t, ctx, "sign out", chromedp.Click(named("Sign out")), chromedp.WaitVisible(named("Sign with another wallet")))
+	if c := sessionCookie(t, ctx, w.URL); c != nil {
+		t.Fatalf("after signing out the browser keeps %+v", c)
+	}
+}

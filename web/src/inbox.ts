@@ -7,6 +7,7 @@ import { mountInbox } from "./page";
 
 export * from "./crypto";
 export * from "./devicekey";
-export { sentenceTime, signInBody, signInSentence } from "./page";
+export { approvalSentence, sentenceTime, signInBody, signInSentence, walletAnswer } from "./page";
+export { fromBase58, preparingRun, readSigned, receiptBytes, runKeys, verifyReceipt } from "./origin";
 
 mountInbox();

@@ -229,8 +229,12 @@ func TestInboxPageTaskCard(t *testing.T) {
 	}
 	do(t, ctx, "back", chromedp.Click(named("Back to the list")))
 
-	// A notice is closed with Got it.
-	openCard(t, ctx, notice)
+	// A notice, opened from the keyboard (Enter on its item), is closed with
+	// Got it.
+	noticeItem := `li[data-task="` + notice + `"]`
+	do(t, ctx, "open the notice with Enter", chromedp.WaitVisible(chromedp.CSS(noticeItem)),
+		chromedp.SendKeys(chromedp.CSS(noticeItem), "\r"), chromedp.WaitVisible(chromedp.ID("card-title")))
+	waitJS(t, ctx, "the notice's card", `document.getElementById("card-title").textContent !== ""`)
 	do(t, ctx, "got it", chromedp.Click(named("Got it")))
 	waitJS(t, ctx, "closed", `document.getElementById("status").textContent.startsWith("Closed")`)
 	if st := w.WaitState(notice, countersign.StateDone); st.State != countersign.StateDone {

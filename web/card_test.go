@@ -147,6 +147,17 @@ func TestInboxPageTaskCard(t *testing.T) {
 	if got := run(t, ctx, "the RAW hash", chromedp.TextContent(chromedp.ID("raw-sha"))); got != hex.EncodeToString(sum[:]) || got != o.TaskHash {
 		t.Fatalf("the RAW hash %q", got)
 	}
+	request := run(t, ctx, "the RAW request", chromedp.TextContent(chromedp.ID("request")))
+	if request != string(o.Request) {
+		t.Fatalf("the RAW request is not the agent's call bytes:\n%s\n%s", request, o.Request)
+	}
+	reqSum := sha256.Sum256(o.Request)
+	if got := run(t, ctx, "the RAW request's hash", chromedp.TextContent(chromedp.ID("request-sha"))); got != hex.EncodeToString(reqSum[:]) {
+		t.Fatalf("the RAW request's hash %q", got)
+	}
+	if open := run(t, ctx, "the RAW request folded", chromedp.Evaluate[bool](`document.getElementById("raw-request").open`)); open {
+		t.Fatal("the RAW request starts unfolded")
+	}
 	if got := run(t, ctx, "the countdown", chromedp.TextContent(chromedp.ID("countdown"))); !strings.HasPrefix(got, "in ") {
 		t.Fatalf("the countdown %q", got)
 	}

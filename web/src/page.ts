@@ -5,7 +5,7 @@
 // text (textContent), never as markup. The session token lives only in the
 // HttpOnly cookie the sign-in sets: the page never keeps it.
 
-import { OpenError, formatP256PublicKey, openTask, sealText, sha256Hex, supplyHash, toBase64, type Bytes, type KeyPair, type OpenedTask, type TaskView } from "./crypto";
+import { FileMismatchError, OpenError, formatP256PublicKey, fromBase64, openTask, openTaskFile, sealText, sha256Hex, supplyHash, toBase64, type Bytes, type KeyPair, type OpenedTask, type TaskView } from "./crypto";
 import { deviceKey } from "./devicekey";
 import { ReceiptError, runKeys, verifyReceipt } from "./origin";
 
@@ -69,6 +69,16 @@ async function api(method: string, path: string, body?: unknown): Promise<unknow
     throw new Refused(r.status, typeof o.reason === "string" ? o.reason : "", typeof o.error === "string" ? o.error : `the service answered ${r.status}`);
   }
   return v;
+}
+
+/**
+ * A file name safe to save under: letters, digits, dot, dash, underscore and
+ * space kept, anything else "_", no leading dot or space, at most 200.
+ */
+export function safeFileName(name: string): string {
+  let s = name.replace(/[^\p{L}\p{N}._ -]/gu, "_").replace(/^[. ]+/, "").replace(/[. ]+$/, "");
+  s = [...s].slice(0, 200).join("");
+  return s === "" ? "file" : s;
 }
 
 /** A sentence time: UTC, whole seconds, YYYY-MM-DDTHH:MM:SSZ. */
@@ -535,7 +545,16 @@ class Inbox {
       dl.append(dt, dd);
     }
     const fileList = files.length
-      ? el("ul", { class: "files", id: "files" }, ...files.map((f) => el("li", {}, el("span", { class: "mono" }, str(f.name)), ` (${str(f.content_type)}, ${byteCount(Number(f.size))})`)))
+      ? el(
+          "ul",
+          { class: "files", id: "files" },
+          ...files.map((f, n) => {
+            const b = button("Download", () => void this.download(id, o, n, str(f.name), b), true);
+            b.setAttribute("aria-label", "Download " + str(f.name));
+            b.dataset["file"] = String(n);
+            return el("li", {}, el("span", { class: "mono" }, str(f.name)), ` (${str(f.content_type)}, ${byteCount(Number(f.size))}) `, b);
+          }),
+        )
       : el("p", { id: "files" }, "No files.");
 
     // RAW form: the exact envelope bytes decrypted, and their SHA-256.
@@ -570,6 +589,14 @@ class Inbox {
         el("p", { class: "task-meta" }, "The envelope exactly as decrypted on this device. Its SHA-256 is the task hash you sign."),
         el("pre", { id: "raw", class: "raw" }, rawText),
         el("p", {}, "SHA-256: ", el("code", { id: "raw-sha" }, rawHash)),
+      ),
+      el(
+        "details",
+        { id: "raw-request" },
+        el("summary", {}, "RAW request"),
+        el("p", { class: "task-meta" }, "The agent's call exactly as decrypted on this device, byte for byte. The receipt's input hash covers these bytes."),
+        el("pre", { id: "request", class: "raw" }, new TextDecoder("utf-8", { fatal: false }).decode(o.request)),
+        el("p", {}, `${byteCount(o.request.length)}, SHA-256: `, el("code", { id: "request-sha" }, await sha256Hex(o.request))),
       ),
       actions,
     ];
@@ -614,6 +641,40 @@ class Inbox {
       approve.title = "A file answer is given from the terminal for now.";
     }
     void this.checkReceipt(id, o, receipt, supplies === "file" ? null : approve);
+  }
+
+  /**
+   * Fetches file n, opens it on this device, checks its size and SHA-256
+   * against the envelope, and only then hands it over as a download (never
+   * drawn: an octet-stream Blob under a sanitised name).
+   */
+  private async download(id: string, o: OpenedTask, n: number, name: string, b: HTMLButtonElement): Promise<void> {
+    b.disabled = true;
+    try {
+      const r = (await api("GET", `/inbox/tasks/${encodeURIComponent(id)}/files/${n}`)) as { ciphertext?: unknown };
+      if (typeof r.ciphertext !== "string") {
+        throw new FileMismatchError("the service sent no file");
+      }
+      const plain = await openTaskFile(o, n, fromBase64(r.ciphertext));
+      if (this.cardID !== id) {
+        return;
+      }
+      const url = URL.createObjectURL(new Blob([plain], { type: "application/octet-stream" }));
+      const a = el("a", { href: url, download: safeFileName(name), hidden: "" });
+      document.body.append(a);
+      a.click();
+      a.remove();
+      window.setTimeout(() => URL.revokeObjectURL(url), 60_000);
+      this.say(`Downloaded ${name}: its size and SHA-256 match the task.`);
+    } catch (e) {
+      if (e instanceof Refused) {
+        this.say(`The file ${name} could not be fetched: ${e.message}`, true);
+      } else {
+        this.say(`The file ${name} is refused: it is not the file this task names (its size or SHA-256 does not match, or it does not open on this device).`, true);
+      }
+    } finally {
+      b.disabled = false;
+    }
   }
 
   /** Fetches the proof of origin and the run keys; enables Approve only when the receipt proves the task. */

@@ -1,0 +1,120 @@
+package web_test
+
+// A task's file on the card in a real Chromium against the whole service
+// (servicetest on PostgreSQL): handed over as a download only after its size
+// and SHA-256 match the envelope; a tampered file is refused.
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"countersign/client"
+	"countersign/servicetest"
+	"countersign/store/storetest"
+)
+
+// payWithInvoice opens a ledger pay task with invoice attached as invoice.txt.
+func payWithInvoice(t *testing.T, w *servicetest.World, invoice string) string {
+	t.Helper()
+	raw, err := w.AgentClient().Call(context.Background(), w.Owner.Account, "ledger", "pay", map[string]any{"amount": 1, "invoice": invoice}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a client.Awaiting
+	if err := json.Unmarshal(raw, &a); err != nil || a.TaskID == "" {
+		t.Fatalf("the pay call answered %s (%v)", raw, err)
+	}
+	return a.TaskID
+}
+
+// watchDownloads records, in the page, each Blob handed to
+// URL.createObjectURL and each download link clicked (test code injected
+// from here; none of it is in the bundle).
+const watchDownloads = `(() => {
+  window.seen = { blobs: [], names: [] };
+  const create = URL.createObjectURL.bind(URL);
+  URL.createObjectURL = (b) => { window.seen.blobs.push(b); return create(b); };
+  HTMLAnchorElement.prototype.click = function () { window.seen.names.push(this.download); };
+  return true;
+})()`
+
+type downloaded struct {
+	Count int    `json:"count"`
+	Type  string `json:"type"`
+	Name  string `json:"name"`
+	Text  string `json:"text"`
+}
+
+const readDownload = `(async () => {
+  const s = window.seen;
+  if (!s.blobs.length) return { count: 0, type: "", name: "", text: "" };
+  const b = s.blobs[s.blobs.length - 1];
+  return { count: s.blobs.length, type: b.type, name: s.names[s.names.length - 1] ?? "", text: await b.text() };
+})()`
+
+// Not parallel: see TestInboxPageTaskCard.
+func TestInboxPageFileDownload(t *testing.T) {
+	w := servicetest.New(t, storetest.Postgres(t))
+	w.StartJobs()
+	invoice := "Invoice 7\nOne widget, $1.\n"
+	good := payWithInvoice(t, w, invoice)
+	bad := payWithInvoice(t, w, invoice)
+
+	// One task's file blob is changed in the database: it no longer opens.
+	ctxb := context.Background()
+	tag, err := w.DB.Postgres().Exec(ctxb, `UPDATE task_files SET blob = set_byte(blob, 20, get_byte(blob, 20) # 1) WHERE task_id = $1 AND n = 0`, bad)
+	if err != nil || tag.RowsAffected() != 1 {
+		t.Fatalf("tamper with the file: %v (%d rows)", err, tag.RowsAffected())
+	}
+
+	ctx := blankTab(t, 120*time.Second)
+	signInPage(t, ctx, w)
+
+	openCard(t, ctx, good)
+	files := run(t, ctx, "the files", chromedp.TextContent(chromedp.ID("files")))
+	if !strings.Contains(files, "invoice.txt") || !strings.Contains(files, "text/plain") {
+		t.Fatalf("the card's files: %q", files)
+	}
+	if got := run(t, ctx, "the button's name", chromedp.Evaluate[string](`document.querySelector('#files button[data-file="0"]').getAttribute("aria-label")`)); got != "Download invoice.txt" {
+		t.Fatalf("the download button is named %q", got)
+	}
+	// Nothing of the file is drawn before or after.
+	if n := run(t, ctx, "drawn", chromedp.Evaluate[int](`document.querySelectorAll("#card img, #card iframe, #card object, #card embed").length`)); n != 0 {
+		t.Fatalf("the card draws %d elements for files", n)
+	}
+	do(t, ctx, "watch downloads", chromedp.Evaluate[chromedp.Void](watchDownloads))
+	do(t, ctx, "download", chromedp.Click(chromedp.CSS(`#files button[data-file="0"]`)))
+	waitJS(t, ctx, "downloaded", `document.getElementById("status").textContent.startsWith("Downloaded")`)
+	got := run(t, ctx, "the download", chromedp.Evaluate[downloaded](readDownload, chromedp.EvalAwaitPromise))
+	if got.Count != 1 || got.Type != "application/octet-stream" || got.Name != "invoice.txt" || got.Text != invoice {
+		t.Fatalf("the download: %+v", got)
+	}
+	do(t, ctx, "show the RAW request", chromedp.Click(chromedp.CSS("#raw-request summary")), chromedp.ScrollIntoView(chromedp.ID("files")))
+	if dir := os.Getenv("COUNTERSIGN_SCREENSHOTS"); dir != "" {
+		png := run(t, ctx, "a screenshot", chromedp.CaptureScreenshot())
+		if err := os.WriteFile(filepath.Join(dir, "inbox-card-file-1280.png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	do(t, ctx, "back", chromedp.Click(named("Back to the list")))
+
+	// The tampered file: refused with a sentence, nothing handed over.
+	openCard(t, ctx, bad)
+	do(t, ctx, "download the tampered file", chromedp.Click(chromedp.CSS(`#files button[data-file="0"]`)))
+	waitJS(t, ctx, "refused", `document.getElementById("status").textContent.includes("refused")`)
+	if got := run(t, ctx, "after the refusal", chromedp.Evaluate[downloaded](readDownload, chromedp.EvalAwaitPromise)); got.Count != 1 {
+		t.Fatalf("a tampered file was handed over: %+v", got)
+	}
+	if msg := run(t, ctx, "the refusal", chromedp.TextContent(chromedp.ID("status"))); !strings.Contains(msg, "invoice.txt") {
+		t.Fatalf("the refusal %q", msg)
+	}
+
+	do(t, ctx, "sign out", chromedp.Click(named("Sign out")), chromedp.WaitVisible(named("Sign with another wallet")))
+}

@@ -249,6 +249,8 @@ class Inbox {
   private cardID: string | null = null;
   private cardBusy = false;
   private cardTimer: number | undefined;
+  /** Whether the open card reached its expires_at and is read-only. */
+  private cardExpired = false;
 
   constructor(
     private readonly root: HTMLElement,
@@ -510,6 +512,7 @@ class Inbox {
     window.clearInterval(this.cardTimer);
     this.cardID = view.id;
     this.cardBusy = false;
+    this.cardExpired = false;
     this.say("");
     const e = o.envelope;
     const id = view.id;
@@ -566,6 +569,7 @@ class Inbox {
     const left = el("span", { id: "countdown" }, countdown(Date.now(), expiresMs));
     this.cardTimer = window.setInterval(() => {
       left.textContent = countdown(Date.now(), expiresMs);
+      this.checkExpiry(id, expiresAt, expiresMs);
     }, 1000);
 
     const receipt = el("p", { id: "receipt", class: "receipt", role: "status" }, "Checking the receipt of the run that made this task…");
@@ -609,6 +613,7 @@ class Inbox {
     if (!answerBy || view.kind === "notice") {
       actions.append(el("div", { class: "actions" }, button("Got it", () => void this.acknowledge(id))));
       receipt.textContent = "A notice asks nothing: read it and close it with Got it.";
+      this.checkExpiry(id, expiresAt, expiresMs);
       void this.checkReceipt(id, o, receipt, null);
       return;
     }
@@ -640,7 +645,31 @@ class Inbox {
     if (supplies === "file") {
       approve.title = "A file answer is given from the terminal for now.";
     }
+    this.checkExpiry(id, expiresAt, expiresMs);
     void this.checkReceipt(id, o, receipt, supplies === "file" ? null : approve);
+  }
+
+  /**
+   * At expires_at (by this device's clock) the card turns read-only: its
+   * buttons off, its boxes read-only, and a sentence says the task expired.
+   * The service refuses an answer then too (409 task_expired).
+   */
+  private checkExpiry(id: string, expiresAt: string, expiresMs: number): void {
+    if (this.cardID !== id || this.cardExpired || !(Date.now() >= expiresMs)) {
+      return;
+    }
+    this.cardExpired = true;
+    const actions = this.cardBox.querySelector("#card-actions");
+    for (const b of this.cardBox.querySelectorAll<HTMLButtonElement>("button")) {
+      if (actions?.contains(b) || b.dataset["file"] !== undefined) {
+        b.disabled = true;
+      }
+    }
+    for (const t of this.cardBox.querySelectorAll<HTMLTextAreaElement>("textarea")) {
+      t.readOnly = true;
+    }
+    const note = el("p", { id: "expired", class: "receipt error", role: "status" }, `This task expired at ${expiresAt}: it can no longer be answered, and the service refuses an answer now.`);
+    actions?.before(note);
   }
 
   /**
@@ -673,7 +702,7 @@ class Inbox {
         this.say(`The file ${name} is refused: it is not the file this task names (its size or SHA-256 does not match, or it does not open on this device).`, true);
       }
     } finally {
-      b.disabled = false;
+      b.disabled = this.cardExpired;
     }
   }
 
@@ -689,7 +718,7 @@ class Inbox {
       out.textContent = `Receipt verified: run ${r.run} of ${r.build} made this task, for this request and this hash.`;
       out.classList.remove("error");
       out.classList.add("ok");
-      if (approve) {
+      if (approve && !this.cardExpired) {
         approve.disabled = false;
       }
       return;

@@ -73,6 +73,7 @@ h3 { font-size: 1rem; margin: 1.25rem 0 .4rem; }
 .by-agent { background: color-mix(in srgb, var(--warn) 10%, transparent); }
 pre.raw { max-height: 20rem; overflow: auto; }
 button:disabled { opacity: .45; cursor: not-allowed; }
+.failure { display: block; color: var(--warn); }
 `
 
 // pageNonce is a fresh CSP nonce: 16 random bytes in base64.

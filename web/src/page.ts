@@ -234,6 +234,64 @@ interface Listed extends TaskView {
   state: string;
 }
 
+/** A closed task as the service lists it: no content any more. */
+interface Closed {
+  id: string;
+  project: string;
+  preparer: string;
+  kind: string;
+  state: string;
+  created_at: string;
+  failure_reason?: string | null;
+}
+
+/** What a closed state means, in plain words. */
+export function stateWords(state: string): string {
+  switch (state) {
+    case "done":
+      return "Done";
+    case "failed":
+      return "Failed";
+    case "rejected":
+      return "Rejected by you";
+    case "cancelled":
+      return "Cancelled";
+    case "expired":
+      return "Expired unanswered";
+    case "void":
+      return "Void: the project's policy or the connector changed after it was asked";
+    case "approved":
+    case "answering":
+      return "Approved, being carried out";
+    default:
+      return state;
+  }
+}
+
+/** Why a task failed (SPEC §3), in plain words. */
+export function failureWords(reason: string): string {
+  switch (reason) {
+    case "preparer_key_unavailable":
+      return "The agent's key was no longer available, so the approved write was not made.";
+    case "operation_priced":
+      return "The write now has a price the approval did not cover, so it was not made.";
+    case "operation_unknown":
+      return "The connector no longer has that operation, so the write was not made.";
+    case "operation_limit_reached":
+      return "The operation's limit was reached, so the write was not made.";
+    case "queue_unavailable":
+      return "The service could not queue the write, so it was not made.";
+    case "run_not_started":
+      return "The write did not start within 30 minutes of the approval, so it was not made.";
+    case "run_unfinished":
+      return "The write began but did not report back: it may or may not have happened.";
+  }
+  if (reason.startsWith("run_refused:")) {
+    return `The connector refused the write after your approval (${reason.slice("run_refused:".length)}); its answer to the agent says whether anything was written.`;
+  }
+  return `It failed (${reason}).`;
+}
+
 /** The page, mounted on root. */
 class Inbox {
   private device: KeyPair | null = null;
@@ -425,6 +483,10 @@ class Inbox {
     }
     const mine = ++this.listing;
     let tasks: Listed[];
+    const closedList = api("GET", "/inbox/tasks?show=closed").then(
+      (r) => ((r as { tasks?: Closed[] }).tasks ?? []),
+      () => null,
+    );
     try {
       const r = (await api("GET", "/inbox/tasks?show=waiting")) as { tasks?: Listed[] };
       tasks = r.tasks ?? [];
@@ -439,6 +501,7 @@ class Inbox {
       return true;
     }
     const items = await Promise.all(tasks.map((t) => this.item(device, account, t)));
+    const closed = await closedList;
     if (mine !== this.listing) {
       return true; // a newer listing draws
     }
@@ -448,6 +511,28 @@ class Inbox {
     if (!items.length) {
       parts.push(ul); // kept (empty) so the page knows it is listing
       ul.hidden = true;
+    }
+    parts.push(el("h2", { id: "closed-title" }, "Closed"));
+    if (closed === null) {
+      parts.push(el("p", { class: "empty", id: "closed-empty" }, "The closed tasks cannot be listed now."));
+    } else if (!closed.length) {
+      parts.push(el("p", { class: "empty", id: "closed-empty" }, "No closed tasks yet."));
+    } else {
+      parts.push(
+        el(
+          "ul",
+          { class: "tasks closed", id: "closed", "aria-labelledby": "closed-title" },
+          ...closed.map((c) =>
+            el(
+              "li",
+              { class: "task", "data-closed": String(c.id), "data-state": String(c.state) },
+              el("span", { class: "task-title" }, stateWords(String(c.state))),
+              el("span", { class: "task-meta" }, `${c.project} · from ${c.preparer} · ${c.kind} · asked ${c.created_at} · task ${c.id}`),
+              c.state === "failed" && c.failure_reason ? el("span", { class: "failure" }, failureWords(String(c.failure_reason))) : null,
+            ),
+          ),
+        ),
+      );
     }
     if (this.listBox.parentNode !== this.body) {
       this.body.replaceChildren(this.listBox, this.cardBox);

@@ -74,6 +74,11 @@ h3 { font-size: 1rem; margin: 1.25rem 0 .4rem; }
 pre.raw { max-height: 20rem; overflow: auto; }
 button:disabled { opacity: .45; cursor: not-allowed; }
 .failure { display: block; color: var(--warn); }
+kbd { font-family: ui-monospace, monospace; font-size: .8rem; padding: .05rem .35rem; border: 1px solid var(--line); border-bottom-width: 2px; border-radius: .25rem; color: var(--muted); }
+.with-key { display: inline-flex; align-items: center; gap: .35rem; }
+summary:focus-visible, .keys:focus-visible, a:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
+.keys { margin-top: 1.5rem; padding: .5rem 1rem 1rem; border: 1px solid var(--line); border-radius: .4rem; background: var(--card); }
+.keys-hint { color: var(--muted); font-size: .9rem; }
 `
 
 // pageNonce is a fresh CSP nonce: 16 random bytes in base64.

@@ -40,6 +40,15 @@ function button(name: string, onClick: () => void, secondary = false): HTMLButto
   return b;
 }
 
+/**
+ * A button with its key: aria-keyshortcuts on it, and the key shown next to
+ * it (outside it, so its accessible name stays its own word).
+ */
+function withKey(b: HTMLButtonElement, key: string): HTMLElement {
+  b.setAttribute("aria-keyshortcuts", key);
+  return el("span", { class: "with-key" }, b, el("kbd", { class: "key-hint", "aria-hidden": "true", title: `key ${key}` }, key));
+}
+
 /** A refusal the service answered, in its own words. */
 class Refused extends Error {
   constructor(
@@ -314,7 +323,72 @@ class Inbox {
     private readonly root: HTMLElement,
     private readonly recipient: string,
   ) {
-    root.replaceChildren(this.header, this.status, this.body);
+    root.replaceChildren(this.header, this.status, this.body, this.keysBox);
+    document.addEventListener("keydown", (ev) => this.onKey(ev));
+  }
+
+  /** The keys the page answers to, as the ? list shows them. */
+  static readonly KEYS: readonly (readonly [string, string])[] = [
+    ["j", "next task in the list"],
+    ["k", "previous task in the list"],
+    ["Enter", "open the task"],
+    ["a", "Approve the open task"],
+    ["r", "Reject the open task"],
+    ["?", "show or hide this list"],
+    ["Esc", "hide this list"],
+  ];
+
+  private readonly keysBox = el(
+    "section",
+    { id: "keys", class: "keys", role: "dialog", "aria-labelledby": "keys-title", hidden: "", tabindex: "-1" },
+    el("h2", { id: "keys-title" }, "Keys"),
+    el("dl", {}, ...Inbox.KEYS.flatMap(([k, what]) => [el("dt", {}, el("kbd", {}, k)), el("dd", {}, what)])),
+  );
+
+  /** j/k move between tasks, a approves, r rejects, ? lists the keys; not while typing. */
+  private onKey(ev: KeyboardEvent): void {
+    if (ev.ctrlKey || ev.metaKey || ev.altKey || ev.defaultPrevented) {
+      return;
+    }
+    const t = ev.target as HTMLElement | null;
+    if (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT" || t.isContentEditable)) {
+      return;
+    }
+    if (ev.key === "?") {
+      ev.preventDefault();
+      this.keysBox.hidden = !this.keysBox.hidden;
+      if (!this.keysBox.hidden) {
+        this.keysBox.focus();
+      }
+      return;
+    }
+    if (ev.key === "Escape" && !this.keysBox.hidden) {
+      ev.preventDefault();
+      this.keysBox.hidden = true;
+      return;
+    }
+    if (!this.account) {
+      return;
+    }
+    if ((ev.key === "j" || ev.key === "k") && !this.listBox.hidden) {
+      const items = [...this.listBox.querySelectorAll<HTMLElement>("#tasks li.task-open")];
+      if (!items.length) {
+        return;
+      }
+      ev.preventDefault();
+      const at = items.indexOf(document.activeElement as HTMLElement);
+      const next = at < 0 ? (ev.key === "j" ? 0 : items.length - 1) : Math.min(items.length - 1, Math.max(0, at + (ev.key === "j" ? 1 : -1)));
+      items[next]?.focus();
+      return;
+    }
+    if ((ev.key === "a" || ev.key === "r") && this.cardID && !this.cardBox.hidden) {
+      const b = this.cardBox.querySelector<HTMLButtonElement>(`#card-actions button[aria-keyshortcuts="${ev.key}"]`);
+      if (b && !b.disabled) {
+        ev.preventDefault();
+        b.focus();
+        b.click();
+      }
+    }
   }
 
   async start(): Promise<void> {
@@ -506,7 +580,10 @@ class Inbox {
       return true; // a newer listing draws
     }
     const ul = el("ul", { class: "tasks", id: "tasks", "aria-labelledby": "waiting-title" }, ...items);
-    const parts: Child[] = [el("h2", { id: "waiting-title" }, "Waiting for you")];
+    const parts: Child[] = [
+      el("h2", { id: "waiting-title" }, "Waiting for you"),
+      el("p", { class: "keys-hint", id: "keys-hint" }, "Keys: ", el("kbd", {}, "j"), " and ", el("kbd", {}, "k"), " move, ", el("kbd", {}, "Enter"), " opens, ", el("kbd", {}, "?"), " lists them all."),
+    ];
     parts.push(items.length ? ul : el("p", { class: "empty", id: "tasks-empty" }, "Nothing is waiting for you."));
     if (!items.length) {
       parts.push(ul); // kept (empty) so the page knows it is listing
@@ -721,11 +798,11 @@ class Inbox {
     approveStep.hidden = true;
     actions.append(
       ...parts.filter((p): p is Node => p instanceof Node),
-      el("div", { class: "actions" }, approve),
+      el("div", { class: "actions" }, withKey(approve, "a")),
       approveStep,
       el("label", { for: "reason" }, "Why you reject it (optional, for the agent)"),
       reason,
-      el("div", { class: "actions" }, button("Reject", () => void this.reject(o, reason), true)),
+      el("div", { class: "actions" }, withKey(button("Reject", () => void this.reject(o, reason), true), "r")),
     );
     if (supplies === "file") {
       approve.title = "A file answer is given from the terminal for now.";

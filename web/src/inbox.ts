@@ -7,7 +7,8 @@ import { mountInbox } from "./page";
 
 export * from "./crypto";
 export * from "./devicekey";
-export { approvalSentence, sentenceTime, signInBody, signInSentence, walletAnswer } from "./page";
+export { approvalSentence, signInBody, signInSentence, walletAnswer } from "./sign";
+export { sentenceTime } from "./words";
 export { fromBase58, preparingRun, readSigned, receiptBytes, runKeys, verifyReceipt } from "./origin";
 
 mountInbox();

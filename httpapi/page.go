@@ -19,7 +19,8 @@ const pageShell = `<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
 <meta name="countersign-recipient" content="{{recipient}}">
-<style nonce="{{nonce}}">` + pageStyle + `</style>
+<meta name="countersign-network" content="{{network}}">{{sandbox}}
+<style>` + pageStyle + `</style>
 <script type="module" nonce="{{nonce}}" src="{{script}}"></script>
 </head><body>
 <main id="inbox-app">
@@ -88,11 +89,32 @@ func pageNonce() string {
 	return base64.StdEncoding.EncodeToString(b[:])
 }
 
-// pageCSP is the page's Content-Security-Policy: nothing but the nonced
-// script and style, requests to this origin only, no framing, no base, no
-// form posting elsewhere.
+// walletHosts are the hosts the page's wallets need, as each wallet
+// publishes them (web/src/wallet.ts lists the wallets; a test holds the two
+// together): where near-connect fetches each wallet's code, the NEAR RPC the
+// wallets' code asks, and the bridges HOT and Intear talk through. Wallet
+// code runs in near-connect's sandboxed iframes, which share this policy.
+var walletHosts = []string{
+	"https://raw.githubusercontent.com", // MyNearWallet, Meteor and HOT executors (near-selector, pinned commit)
+	"https://wallet.intear.tech",        // Intear's executor
+	"https://rpc.mainnet.near.org",
+	"https://rpc.testnet.near.org",
+	"https://h4n.app",            // HOT's relay
+	"https://api0.herewallet.app", // HOT's API
+	"https://logout-bridge-service.intear.tech",
+	"wss://logout-bridge-service.intear.tech", // Intear's bridge
+}
+
+// pageCSP is the page's Content-Security-Policy: the nonced scripts only
+// (the shell's, and those near-connect puts in its wallets' iframes);
+// requests to this origin and the wallets' hosts only; images from data:
+// URLs (the wallets' icons); no framing, no base, no form posting
+// elsewhere. Styles are 'unsafe-inline' because near-connect's picker and
+// iframes carry style elements without a nonce; no markup from a task or
+// the service ever reaches the page (it writes text only).
 func pageCSP(nonce string) string {
-	return "default-src 'none'; script-src 'nonce-" + nonce + "'; style-src 'nonce-" + nonce + "'; connect-src 'self'; " +
+	return "default-src 'none'; script-src 'nonce-" + nonce + "'; style-src 'unsafe-inline'; img-src data:; " +
+		"connect-src 'self' " + strings.Join(walletHosts, " ") + "; " +
 		"frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 }
 
@@ -108,15 +130,26 @@ func (s *Server) recipient() string {
 // webhooks (PUBLIC_URL/#/tasks/{id}) open it.
 func (s *Server) page(w http.ResponseWriter, _ *http.Request) {
 	nonce := pageNonce()
+	network := "mainnet"
+	if s.opts.NearNetwork == "testnet" {
+		network = "testnet"
+	}
+	sandbox := ""
+	if s.opts.SandboxWallet {
+		sandbox = "\n" + `<meta name="countersign-sandbox-wallet" content="` + html.EscapeString(web.SandboxWallet()) + `">`
+	}
 	body := strings.NewReplacer("{{nonce}}", nonce, "{{script}}", html.EscapeString(web.Script()),
-		"{{recipient}}", html.EscapeString(s.recipient())).Replace(pageShell)
+		"{{recipient}}", html.EscapeString(s.recipient()), "{{network}}", network, "{{sandbox}}", sandbox).Replace(pageShell)
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Content-Security-Policy", pageCSP(nonce))
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Frame-Options", "DENY")
-	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+	// Isolated from any page that opened it, but keeping the wallets' popups
+	// it opens: MyNearWallet and Meteor answer through their opener, which
+	// same-origin would cut.
+	h.Set("Cross-Origin-Opener-Policy", "same-origin-allow-popups")
 	h.Set("Cache-Control", "no-store")
 	_, _ = w.Write([]byte(body))
 }

@@ -47,6 +47,12 @@ type Options struct {
 	// Heartbeat is how often an idle event stream says it is alive, and
 	// looks at its session again (0: DefaultHeartbeat).
 	Heartbeat time.Duration
+	// NearNetwork is the NEAR network the page's wallets sign in on:
+	// "mainnet" (the default) or "testnet".
+	NearNetwork string
+	// SandboxWallet offers the page's sandbox wallet (serve --dev): a wallet
+	// in the browser with a key of its own, for trying the service offline.
+	SandboxWallet bool
 }
 
 // RunKeys are the run public keys by master key id ("ed25519:<base58>").

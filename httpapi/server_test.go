@@ -7,6 +7,9 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -100,7 +103,7 @@ func TestInboxPage(t *testing.T) {
 		t.Fatalf("the page's CSP %q names no script nonce", csp)
 	}
 	for _, want := range []string{`<script type="module" nonce="` + nonce + `" src="` + web.Script() + `">`,
-		`<style nonce="` + nonce + `">`, `<meta name="countersign-recipient" content="countersign">`, `id="inbox-app"`} {
+		`<style>`, `<meta name="countersign-recipient" content="countersign">`, `<meta name="countersign-network" content="mainnet">`, `id="inbox-app"`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the page lacks %s:\n%s", want, body)
 		}
@@ -113,13 +116,19 @@ func TestInboxPage(t *testing.T) {
 			t.Errorf("the page's CSP %q lacks %s", csp, want)
 		}
 	}
-	for _, bad := range []string{"unsafe-inline", "unsafe-eval", "*"} {
-		if strings.Contains(csp, bad) {
-			t.Errorf("the page's CSP %q allows %s", csp, bad)
+	// Scripts run only under the nonce; styles may be inline (near-connect's
+	// picker carries a style element without one); nothing is wildcarded.
+	script := strings.SplitN(strings.SplitN(csp, "script-src ", 2)[1], ";", 2)[0]
+	for _, bad := range []string{"unsafe-inline", "unsafe-eval", "strict-dynamic", "http"} {
+		if strings.Contains(script, bad) {
+			t.Errorf("the page's script-src %q allows %s", script, bad)
 		}
 	}
+	if strings.Contains(csp, "*") || strings.Contains(csp, "unsafe-eval") || strings.Contains(body, "countersign-sandbox-wallet") {
+		t.Errorf("the page's CSP %q or body allows too much:\n%s", csp, body)
+	}
 	for h, want := range map[string]string{"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer",
-		"Cross-Origin-Opener-Policy": "same-origin", "X-Frame-Options": "DENY", "Cache-Control": "no-store"} {
+		"Cross-Origin-Opener-Policy": "same-origin-allow-popups", "X-Frame-Options": "DENY", "Cache-Control": "no-store"} {
 		if got := resp.Header.Get(h); got != want {
 			t.Errorf("%s: %q, want %q", h, got, want)
 		}
@@ -145,5 +154,47 @@ func TestInboxPage(t *testing.T) {
 	r.Body.Close()
 	if r.StatusCode != 404 {
 		t.Fatalf("an unknown asset: %d", r.StatusCode)
+	}
+}
+
+// The page's CSP lets the page reach every host its wallets need, as
+// web/src/wallet.ts lists them (each executor's host and the NEAR RPC), and
+// the sandbox wallet only when offered.
+func TestInboxPageCSPNamesTheWalletsHosts(t *testing.T) {
+	t.Parallel()
+	src, err := os.ReadFile("../web/src/wallet.ts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hosts := map[string]bool{}
+	for _, m := range regexp.MustCompile(`"(https://[a-z0-9.-]+)/[^"]*(?:\.js|/repository/)"|"(https://rpc\.[a-z]+\.near\.org)"`).FindAllStringSubmatch(string(src), -1) {
+		hosts[m[1]+m[2]] = true
+	}
+	if len(hosts) < 4 {
+		t.Fatalf("found only %v in wallet.ts: the test reads it wrong", hosts)
+	}
+	for _, dev := range []bool{false, true} {
+		srv := httptest.NewServer(httpapi.New(httpapi.Options{Version: "x", Store: storetest.SQLite(t), SandboxWallet: dev, NearNetwork: "testnet"}))
+		resp, err := http.Get(srv.URL + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		srv.Close()
+		csp := resp.Header.Get("Content-Security-Policy")
+		connect := strings.Fields(strings.SplitN(strings.SplitN(csp, "connect-src ", 2)[1], ";", 2)[0])
+		for h := range hosts {
+			if !slices.Contains(connect, h) {
+				t.Errorf("connect-src %v lacks %s, which wallet.ts names", connect, h)
+			}
+		}
+		if !strings.Contains(string(body), `<meta name="countersign-network" content="testnet">`) {
+			t.Errorf("the page does not name the testnet:\n%s", body)
+		}
+		offered := strings.Contains(string(body), `<meta name="countersign-sandbox-wallet" content="`+web.SandboxWallet()+`">`)
+		if offered != dev {
+			t.Errorf("SandboxWallet %v: the page offers the sandbox wallet: %v", dev, offered)
+		}
 	}
 }

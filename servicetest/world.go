@@ -154,6 +154,8 @@ type settings struct {
 	heartbeat    time.Duration
 	taskWaitPoll time.Duration
 	answerLimit  time.Duration
+	// sandboxWallet offers the page's sandbox wallet.
+	sandboxWallet bool
 }
 
 // WithAnswerLimit sets the compute limit of the ledger's answer operation
@@ -167,6 +169,9 @@ func WithHeartbeat(d time.Duration) Option { return func(s *settings) { s.heartb
 // WithTaskWaitPoll sets how often task_wait looks at a task besides
 // listening to its events; negative: never (default: the service's).
 func WithTaskWaitPoll(d time.Duration) Option { return func(s *settings) { s.taskWaitPoll = d } }
+
+// WithSandboxWallet has the page offer its sandbox wallet, as serve --dev does.
+func WithSandboxWallet() Option { return func(s *settings) { s.sandboxWallet = true } }
 
 // New builds the service on db.
 func New(t testing.TB, db *sqlstore.DB, opts ...Option) *World {
@@ -246,7 +251,7 @@ func New(t testing.TB, db *sqlstore.DB, opts ...Option) *World {
 	srv.Config.Handler = httpapi.New(httpapi.Options{Version: "test", Store: db, Logger: w.log, Inbox: w.Inbox, Agents: w.Enclave,
 		Connectors: w.Catalogue, RunKey: httpapi.RunKeys{Current: cur, Keys: keys},
 		Limits:    httpapi.Limits{SignInPerMinute: 1 << 20, OwnerWritesPerMinute: 1 << 20, AgentCallsPerMinute: 1 << 20},
-		Heartbeat: set.heartbeat, PublicURL: "http://" + srv.Listener.Addr().String()})
+		Heartbeat: set.heartbeat, PublicURL: "http://" + srv.Listener.Addr().String(), SandboxWallet: set.sandboxWallet})
 	srv.Start()
 	t.Cleanup(srv.Close)
 	w.URL = srv.URL

@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
 	"countersign/web"
@@ -123,11 +124,28 @@ func blankTab(t *testing.T, timeout time.Duration) context.Context {
 	if shared.err != nil {
 		t.Fatal(shared.err)
 	}
-	ctx, cancel := chromedp.NewContext(shared.ctx)
+	// A browser context of its own: its own cookies, storage and IndexedDB,
+	// so the tests' sessions and device keys never meet.
+	ctx, cancel := chromedp.NewContext(shared.ctx, chromedp.WithNewBrowserContext())
 	t.Cleanup(cancel)
 	ctx, cancelTimeout := context.WithTimeout(ctx, timeout)
 	t.Cleanup(cancelTimeout)
+	// Tabs side by side: each behaves as the focused one, so focus and keys
+	// work in every test at once.
+	if _, err := chromedp.Call(ctx, emulation.SetFocusEmulationEnabled, emulation.SetFocusEmulationEnabledParams{Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
 	return ctx
+}
+
+// siblingTab opens the harness in a new tab beside ctx's, in the same
+// browser context (the same cookies, storage and IndexedDB).
+func siblingTab(t *testing.T, ctx context.Context) context.Context {
+	t.Helper()
+	sib, cancel := chromedp.NewContext(ctx)
+	t.Cleanup(cancel)
+	load(t, sib)
+	return sib
 }
 
 // load (re)loads the harness in the tab.

@@ -36,7 +36,7 @@ func signInPage(t *testing.T, ctx context.Context, w *servicetest.World) {
 		chromedp.Click(named("Sign with another wallet")), chromedp.WaitVisible(chromedp.ID("sentence")))
 	sentence := run(t, ctx, "the sentence", chromedp.TextContent(chromedp.ID("sentence")))
 	answer := walletSign(t, ctx, w, sentence, "nonce")
-	do(t, ctx, "sign in", chromedp.SetValue(chromedp.ID("signed"), answer), chromedp.Click(named("Sign in")),
+	do(t, ctx, "sign in", chromedp.SetValue(chromedp.ID("signed"), answer), chromedp.Click(named("Send signature")),
 		chromedp.WaitVisible(named("Sign out")))
 }
 
@@ -85,10 +85,8 @@ func approveDisabled(t *testing.T, ctx context.Context) bool {
 		`[...document.querySelectorAll("button")].find((b) => b.textContent.trim() === "Approve").disabled`))
 }
 
-// Not parallel: the browser's cookies are per host, not per port, so a
-// session here and the sign-in test's would meet; the test signs out at the
-// end.
 func TestInboxPageTaskCard(t *testing.T) {
+	t.Parallel()
 	w := servicetest.New(t, storetest.Postgres(t))
 	w.StartJobs()
 	guess := w.Guess()

@@ -492,7 +492,7 @@ func TestBrowserKeepsDeviceKey(t *testing.T) {
 	for _, c := range []struct {
 		what string
 		ctx  context.Context
-	}{{"after a reload", ctx}, {"in another tab", tab(t)}} {
+	}{{"after a reload", ctx}, {"in another tab", siblingTab(t, ctx)}} {
 		var again newDevice
 		call(t, c.ctx, "keep", db, &again)
 		if again.Pubkey != first.Pubkey || again.Extractable {

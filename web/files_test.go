@@ -59,8 +59,8 @@ const readDownload = `(async () => {
   return { count: s.blobs.length, type: b.type, name: s.names[s.names.length - 1] ?? "", text: await b.text() };
 })()`
 
-// Not parallel: see TestInboxPageTaskCard.
 func TestInboxPageFileDownload(t *testing.T) {
+	t.Parallel()
 	w := servicetest.New(t, storetest.Postgres(t))
 	w.StartJobs()
 	invoice := "Invoice 7\nOne widget, $1.\n"

@@ -20,8 +20,8 @@ import (
 	"countersign/store/storetest"
 )
 
-// Not parallel: see TestInboxPageTaskCard.
 func TestInboxPageKeyboard(t *testing.T) {
+	t.Parallel()
 	w := servicetest.New(t, storetest.Postgres(t))
 	w.StartJobs()
 	first := w.Pay()

@@ -46,6 +46,15 @@ func run[T any](t *testing.T, ctx context.Context, what string, a chromedp.Actio
 	return v
 }
 
+// textOf is the text of the element css selects, read in one evaluation (a
+// listing drawn again between finding a node and reading it would take the
+// node away); "" when there is none.
+func textOf(t *testing.T, ctx context.Context, what, css string) string {
+	t.Helper()
+	q, _ := json.Marshal(css)
+	return run(t, ctx, what, chromedp.Evaluate[string](`document.querySelector(`+string(q)+`)?.textContent ?? ""`))
+}
+
 // sessionCookie is the browser's session cookie for url, nil if none.
 func sessionCookie(t *testing.T, ctx context.Context, url string) *network.Cookie {
 	t.Helper()
@@ -132,20 +141,20 @@ func TestInboxPageSignInListSignOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	wrong, _ := json.Marshal(other)
-	do(t, ctx, "paste a wrong answer", chromedp.SetValue(chromedp.ID("signed"), string(wrong)), chromedp.Click(named("Sign in")),
+	do(t, ctx, "paste a wrong answer", chromedp.SetValue(chromedp.ID("signed"), string(wrong)), chromedp.Click(named("Send signature")),
 		chromedp.Poll[chromedp.Void](`document.getElementById("status").textContent.includes("elsewhere")`, chromedp.WithPollingTimeout(10*time.Second)))
 	if c := sessionCookie(t, ctx, w.URL); c != nil {
 		t.Fatalf("a refused answer set %+v", c)
 	}
 	firstItem := `li[data-task="` + first + `"]`
-	do(t, ctx, "sign in", chromedp.SetValue(chromedp.ID("signed"), string(answer)), chromedp.Click(named("Sign in")),
+	do(t, ctx, "sign in", chromedp.SetValue(chromedp.ID("signed"), string(answer)), chromedp.Click(named("Send signature")),
 		chromedp.WaitVisible(chromedp.CSS(firstItem)), chromedp.WaitVisible(named("Sign out")))
 
 	// The title was in the sealed envelope only: the page opened it.
-	if got := run(t, ctx, "the title", chromedp.TextContent(chromedp.CSS(firstItem+" .task-title"))); got != "Pay" {
+	if got := textOf(t, ctx, "the title", firstItem+" .task-title"); got != "Pay" {
 		t.Fatalf("the first task's title: %q", got)
 	}
-	if got := run(t, ctx, "the meta", chromedp.TextContent(chromedp.CSS(firstItem+" .task-meta"))); !strings.HasPrefix(got, "ledger · from "+w.Agent) {
+	if got := textOf(t, ctx, "the meta", firstItem+" .task-meta"); !strings.HasPrefix(got, "ledger · from "+w.Agent) {
 		t.Fatalf("the first task's project and preparer: %q", got)
 	}
 
@@ -175,7 +184,7 @@ func TestInboxPageSignInListSignOut(t *testing.T) {
 	// A task opened now appears without a reload (the event stream).
 	second := w.Pay()
 	do(t, ctx, "the second task appears", chromedp.WaitVisible(chromedp.CSS(`li[data-task="`+second+`"] .task-title`)))
-	if got := run(t, ctx, "the second title", chromedp.TextContent(chromedp.CSS(`li[data-task="`+second+`"] .task-title`))); got != "Pay" {
+	if got := textOf(t, ctx, "the second title", `li[data-task="`+second+`"] .task-title`); got != "Pay" {
 		t.Fatalf("the second task's title: %q", got)
 	}
 

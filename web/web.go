@@ -10,7 +10,7 @@
 // and commit dist/; CI rebuilds it and fails if it differs.
 package web
 
-//go:generate sh -c "rm -rf dist && go tool esbuild src/inbox.ts --bundle --minify --format=esm --target=es2022 --platform=browser --charset=utf8 --legal-comments=none --outdir=dist --entry-names=[name]-[hash] --log-level=warning"
+//go:generate sh -c "rm -rf dist && go tool esbuild src/inbox.ts src/sandboxwallet.ts --bundle --minify --format=esm --target=es2022 --platform=browser --charset=utf8 --legal-comments=none --outdir=dist --entry-names=[name]-[hash] --log-level=warning"
 
 import (
 	"bytes"
@@ -54,13 +54,20 @@ var contentTypes = map[string]string{
 
 // Script returns the path at which Assets serves the page's script, the
 // bundle of src/inbox.ts: Prefix + "inbox-{hash}.js".
-func Script() string {
+func Script() string { return bundled("inbox") }
+
+// SandboxWallet returns the path at which Assets serves the sandbox
+// wallet's code (src/sandboxwallet.ts), which near-connect runs in a
+// sandboxed iframe when serve --dev offers it.
+func SandboxWallet() string { return bundled("sandboxwallet") }
+
+func bundled(entry string) string {
 	for name := range files {
-		if strings.HasPrefix(name, "inbox-") && strings.HasSuffix(name, ".js") {
+		if strings.HasPrefix(name, entry+"-") && strings.HasSuffix(name, ".js") {
 			return Prefix + name
 		}
 	}
-	panic("web: the embedded bundle holds no inbox-*.js; run go generate ./web")
+	panic("web: the embedded bundle holds no " + entry + "-*.js; run go generate ./web")
 }
 
 // Assets serves the bundle's files at Prefix + name, for GET and HEAD. A

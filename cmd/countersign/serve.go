@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"countersign/connectors"
@@ -85,7 +86,8 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	}
 	api := httpapi.New(httpapi.Options{Version: version, Store: db, Logger: log, Inbox: owners, Agents: agents,
 		Connectors: cat, RunKey: httpapi.RunKeys{Current: runKey, Keys: runKeys},
-		Limits: httpapi.Limits{AgentCallsPerMinute: cfg.AgentCallsPerMinute}, PublicURL: cfg.PublicURL})
+		Limits: httpapi.Limits{AgentCallsPerMinute: cfg.AgentCallsPerMinute}, PublicURL: cfg.PublicURL,
+		NearNetwork: nearNetwork(cfg.NearRPC), SandboxWallet: *dev})
 	// Answer runs and the leader's sweeps come from the job queue; the
 	// heartbeat tells other processes this one's runs are alive.
 	jobsCtx, stopBeating := context.WithCancel(context.WithoutCancel(ctx))
@@ -166,4 +168,13 @@ func runMigrate(ctx context.Context, a *app, args []string) error {
 	}
 	fmt.Fprintf(a.stdout, "applied migrations %v: the %s schema is at version %d\n", applied, db.Dialect(), st.Current)
 	return nil
+}
+
+// nearNetwork is the network the page's wallets sign in on: testnet when
+// the service checks keys against a testnet RPC, mainnet otherwise.
+func nearNetwork(rpc string) string {
+	if strings.Contains(rpc, "testnet") {
+		return "testnet"
+	}
+	return "mainnet"
 }

@@ -5,17 +5,26 @@
 // text (textContent), never as markup. The session token lives only in the
 // HttpOnly cookie the sign-in sets: the page never keeps it.
 
-import { FileMismatchError, OpenError, formatP256PublicKey, fromBase64, openTask, openTaskFile, sealText, sha256Hex, supplyHash, toBase64, type Bytes, type KeyPair, type OpenedTask, type TaskView } from "./crypto";
+import { FileMismatchError, MAX_SEALED_REPLY_BYTES, OpenError, SEALED_OVERHEAD, sealTo, formatP256PublicKey, fromBase64, openTask, openTaskFile, sealText, sha256Hex, supplyHash, toBase64, type Bytes, type KeyPair, type OpenedTask, type TaskView } from "./crypto";
 import { deviceKey } from "./devicekey";
 import { ReceiptError, runKeys, verifyReceipt } from "./origin";
 import { el, button, withKey, api, refusal, Refused, type Child } from "./dom";
-import { ACCOUNT, approvalSentence, command, signInBody, signInSentence, walletAnswer, type Statement } from "./sign";
+import { ACCOUNT, approvalSentence, signInSentence } from "./sign";
+import { Declined, pastePanel, Wallets, type Connected, type Signature, type WalletOptions, type SignRequest } from "./wallet";
 import { byteCount, countdown, failureWords, safeFileName, sentenceTime, stateWords } from "./words";
 
 /** Where the page remembers which account it signed in as (never the token). */
 const ACCOUNT_ITEM = "countersign.account";
+/** Which wallet the owner signed in with through near-connect (absent: a wallet elsewhere). */
+const WALLET_ITEM = "countersign.wallet";
 /** How long a sign-in asks to be good for: 29 days, under the contract's 30. */
 const SIGN_IN_DAYS = 29;
+
+/** The bytes an answer supplies (null: nothing), read when Approve is pressed. */
+type Answer = () => Promise<Bytes | null>;
+
+/** The largest file an answer can carry: the contract's 8 KiB sealed, less the sealing's overhead. */
+const MAX_ANSWER_FILE = MAX_SEALED_REPLY_BYTES - SEALED_OVERHEAD;
 
 /** A listed task as GET /inbox/tasks answers it (the members the page reads). */
 interface Listed extends TaskView {
@@ -37,6 +46,9 @@ interface Closed {
 class Inbox {
   private device: KeyPair | null = null;
   private account: string | null = null;
+  /** The connected wallet's name, when the owner signed in through near-connect. */
+  private walletName: string | null = null;
+  private readonly wallets: Wallets;
   private events: EventSource | null = null;
   private listing = 0;
   private relistTimer: number | undefined;
@@ -54,7 +66,9 @@ class Inbox {
   constructor(
     private readonly root: HTMLElement,
     private readonly recipient: string,
+    walletOptions: WalletOptions,
   ) {
+    this.wallets = new Wallets(walletOptions);
     root.replaceChildren(this.header, this.status, this.body, this.keysBox);
     document.addEventListener("keydown", (ev) => this.onKey(ev));
   }
@@ -134,6 +148,7 @@ class Inbox {
     }
     this.say("");
     this.account = localStorage.getItem(ACCOUNT_ITEM);
+    this.walletName = localStorage.getItem(WALLET_ITEM);
     if (this.account && (await this.list())) {
       this.signedIn();
       return;
@@ -162,7 +177,7 @@ class Inbox {
     const account = el("input", { id: "account", name: "account", autocomplete: "username", spellcheck: "false", autocapitalize: "none", placeholder: "alice.near" });
     const panel = el("section", { id: "another-wallet", "aria-labelledby": "another-title" });
     panel.hidden = true;
-    const start = () => {
+    const another = () => {
       const a = account.value.trim();
       if (!ACCOUNT.test(a)) {
         this.say("Type your NEAR account id first (like alice.near, or the 64 hex characters of an implicit account).", true);
@@ -170,7 +185,24 @@ class Inbox {
         return;
       }
       this.say("");
-      this.showStatement(panel, a);
+      const host = el("div");
+      panel.replaceChildren(el("h2", { id: "another-title" }, "Sign with another wallet"), host);
+      panel.hidden = false;
+      void this.signIn(a, (req) => pastePanel(host, req, { sentence: "sentence", recipient: "recipient", nonce: "nonce", command: "command", answer: "signed" }, "Send signature", (t, e) => this.say(t, e)));
+    };
+    const viaWallet = async () => {
+      panel.hidden = true;
+      this.say("Choose your wallet…");
+      let c: Connected;
+      try {
+        c = await this.wallets.connect();
+      } catch (e) {
+        this.say(e instanceof Declined ? e.message + " Nothing was signed." : "The wallet could not be connected: " + refusal(e), !(e instanceof Declined));
+        return;
+      }
+      this.say(`${c.name} signs you in as ${c.account}: confirm the sentence in it.`);
+      this.walletName = c.name;
+      void this.signIn(c.account, (req) => this.wallets.sign(req));
     };
     this.body.replaceChildren(
       el(
@@ -178,15 +210,19 @@ class Inbox {
         { id: "signin", "aria-labelledby": "signin-title" },
         el("h2", { id: "signin-title" }, "Sign in"),
         el("p", {}, "Your wallet signs one sentence that names this browser's device key. Tasks are opened with that key, on this device only."),
+        el("div", { class: "actions" }, button("Sign in", () => void viaWallet())),
+        el("h3", {}, "Or with a wallet elsewhere"),
+        el("p", {}, "Type your account, then sign the sentence shown with any NEP-413 wallet (the terminal's countersign wallet sign, near-cli) and paste its answer."),
         el("label", { for: "account" }, "Your NEAR account"),
         account,
-        el("div", { class: "actions" }, button("Sign with another wallet", start)),
+        el("div", { class: "actions" }, button("Sign with another wallet", another, true)),
       ),
       panel,
     );
   }
 
-  private showStatement(panel: HTMLElement, account: string): void {
+  /** Builds the sign-in sentence for account, has it signed, and opens the session. */
+  private async signIn(account: string, sign: (req: SignRequest) => Promise<Signature>): Promise<void> {
     if (!this.device) {
       return;
     }
@@ -194,60 +230,42 @@ class Inbox {
     crypto.getRandomValues(nonce);
     const devicePubkey = formatP256PublicKey(this.device.publicKey);
     const validUntil = sentenceTime(Date.now() + SIGN_IN_DAYS * 86400 * 1000);
-    const s: Statement = {
-      account,
-      devicePubkey,
-      validUntil,
-      sentence: signInSentence(account, devicePubkey, validUntil),
-      recipient: this.recipient,
-      nonce: toBase64(nonce),
-    };
-    const answer = el("textarea", { id: "signed", name: "signed", spellcheck: "false", "aria-describedby": "signed-help" });
-    const submit = async () => {
-      let body: Record<string, string>;
+    const req: SignRequest = { account, sentence: signInSentence(account, devicePubkey, validUntil), recipient: this.recipient, nonce };
+    for (;;) {
+      let sig: Signature;
       try {
-        body = signInBody(s, answer.value);
+        sig = await sign(req);
       } catch (e) {
-        this.say(e instanceof Error ? e.message : String(e), true);
+        this.walletName = null;
+        this.say(e instanceof Declined ? e.message + " Nothing was signed; you are not signed in." : "The sign-in cannot go on: " + refusal(e), !(e instanceof Declined));
         return;
       }
       this.say("Signing in…");
       try {
         // The answer carries the token too; the page reads the account only
         // and lets the token go: the cookie the answer set carries it.
-        const r = (await api("POST", "/inbox/session", body)) as { account_id?: unknown };
+        const r = (await api("POST", "/inbox/session", { account_id: account, device_pubkey: devicePubkey, valid_until: validUntil, ...sig })) as { account_id?: unknown };
         this.account = typeof r.account_id === "string" ? r.account_id : account;
+        break;
       } catch (e) {
-        this.say("The sign-in was refused: " + (e instanceof Error ? e.message : String(e)), true);
-        return;
+        this.say("The sign-in was refused: " + refusal(e), true);
+        if (this.walletName) {
+          this.walletName = null;
+          return;
+        }
+        // A pasted answer can be pasted again.
       }
-      localStorage.setItem(ACCOUNT_ITEM, this.account);
-      this.say("Signed in.");
-      if (await this.list()) {
-        this.signedIn();
-      }
-    };
-    panel.replaceChildren(
-      el("h2", { id: "another-title" }, "Sign with another wallet"),
-      el("p", {}, "Have your wallet sign this sentence as a NEP-413 message, for this recipient and with this nonce, then paste its answer below."),
-      el(
-        "dl",
-        {},
-        el("dt", {}, "Sentence"),
-        el("dd", {}, el("code", { id: "sentence" }, s.sentence)),
-        el("dt", {}, "Recipient"),
-        el("dd", {}, el("code", { id: "recipient" }, s.recipient)),
-        el("dt", {}, "Nonce"),
-        el("dd", {}, el("code", { id: "nonce" }, s.nonce)),
-      ),
-      el("p", {}, "With the terminal's wallet:"),
-      el("pre", { id: "command" }, command(s)),
-      el("label", { for: "signed" }, "The wallet's answer (JSON)"),
-      el("p", { id: "signed-help", class: "task-meta" }, "What countersign wallet sign or near-cli printed: publicKey, signature, nonce, message, recipient."),
-      answer,
-      el("div", { class: "actions" }, button("Sign in", () => void submit())),
-    );
-    panel.hidden = false;
+    }
+    localStorage.setItem(ACCOUNT_ITEM, this.account);
+    if (this.walletName) {
+      localStorage.setItem(WALLET_ITEM, this.walletName);
+    } else {
+      localStorage.removeItem(WALLET_ITEM);
+    }
+    this.say("Signed in.");
+    if (await this.list()) {
+      this.signedIn();
+    }
   }
 
   private signedIn(): void {
@@ -273,7 +291,12 @@ class Inbox {
     this.events?.close();
     this.events = null;
     localStorage.removeItem(ACCOUNT_ITEM);
+    localStorage.removeItem(WALLET_ITEM);
     this.account = null;
+    if (this.walletName) {
+      this.walletName = null;
+      void this.wallets.disconnect();
+    }
     this.showSignIn();
     this.say(why);
   }
@@ -346,7 +369,12 @@ class Inbox {
     if (this.listBox.parentNode !== this.body) {
       this.body.replaceChildren(this.listBox, this.cardBox);
     }
+    // A listing drawn again keeps the focus on the task it was on.
+    const focused = (document.activeElement as HTMLElement | null)?.closest<HTMLElement>("#list li[data-task]")?.dataset["task"];
     this.listBox.replaceChildren(...parts.filter((p): p is Node => p instanceof Node));
+    if (focused) {
+      this.listBox.querySelector<HTMLElement>(`li[data-task="${CSS.escape(focused)}"]`)?.focus();
+    }
     if (this.cardID && !tasks.some((t) => t.id === this.cardID) && !this.cardBusy) {
       this.closeCard();
       this.say("The task you had open is no longer waiting.");
@@ -513,13 +541,30 @@ class Inbox {
     }
 
     const supplies = str(answerBy.supplies);
-    let answer: HTMLTextAreaElement | null = null;
+    // The answer: the owner's text, or a file's bytes, sealed to the reply key.
+    let answer: Answer = async () => null;
     const parts: Child[] = [];
     if (supplies === "text") {
-      answer = el("textarea", { id: "answer", name: "answer", spellcheck: "false" });
-      parts.push(el("label", { for: "answer" }, "Your answer"), answer);
+      const box = el("textarea", { id: "answer", name: "answer", spellcheck: "false" });
+      answer = async () => new TextEncoder().encode(box.value);
+      parts.push(el("label", { for: "answer" }, "Your answer"), box);
     } else if (supplies === "file") {
-      parts.push(el("p", {}, "This task asks for a file. Answer it from the terminal for now: countersign inbox approve " + id + " --file …"));
+      const pick = el("input", { id: "answer-file", name: "answer-file", type: "file", "aria-describedby": "answer-file-help" });
+      answer = async () => {
+        const f = pick.files?.[0];
+        if (!f) {
+          throw new Error("choose the file to answer with first");
+        }
+        if (f.size > MAX_ANSWER_FILE) {
+          throw new Error(`the file is ${byteCount(f.size)}; an answer holds at most ${byteCount(MAX_ANSWER_FILE)}`);
+        }
+        return new Uint8Array(await f.arrayBuffer());
+      };
+      parts.push(
+        el("label", { for: "answer-file" }, "Your answer: a file"),
+        el("p", { id: "answer-file-help", class: "task-meta" }, `Sealed on this device to the agent's reply key; at most ${byteCount(MAX_ANSWER_FILE)}.`),
+        pick,
+      );
     }
     const note = el("textarea", { id: "note", name: "note", spellcheck: "false" });
     parts.push(el("label", { for: "note" }, "A note for the agent (optional)"), note);
@@ -536,11 +581,8 @@ class Inbox {
       reason,
       el("div", { class: "actions" }, withKey(button("Reject", () => void this.reject(o, reason), true), "r")),
     );
-    if (supplies === "file") {
-      approve.title = "A file answer is given from the terminal for now.";
-    }
     this.checkExpiry(id, expiresAt, expiresMs);
-    void this.checkReceipt(id, o, receipt, supplies === "file" ? null : approve);
+    void this.checkReceipt(id, o, receipt, approve);
   }
 
   /**
@@ -629,18 +671,23 @@ class Inbox {
     }
   }
 
-  /** Seals the answer and note, then shows the approval sentence to sign elsewhere. */
-  private async prepareApproval(account: string, o: OpenedTask, answer: HTMLTextAreaElement | null, note: HTMLTextAreaElement, step: HTMLElement): Promise<void> {
+  /**
+   * Seals the answer and note to the task's reply key, then has the wallet
+   * sign the approval sentence that covers them: the connected wallet (one
+   * prompt), or a wallet elsewhere through the paste panel.
+   */
+  private async prepareApproval(account: string, o: OpenedTask, answer: Answer, note: HTMLTextAreaElement, step: HTMLElement): Promise<void> {
     const id = String(o.envelope["id"]);
     const reply = o.replyPubkey;
-    if (!reply) {
+    if (!reply || this.cardBusy) {
       return;
     }
     let sealedSupply: Bytes | null = null;
     let sealedNote: Bytes | null = null;
     try {
-      if (answer) {
-        sealedSupply = await sealText(reply, "answer", id, answer.value);
+      const supplied = await answer();
+      if (supplied) {
+        sealedSupply = await sealTo(reply, "answer", id, supplied);
       }
       if (note.value !== "") {
         sealedNote = await sealText(reply, "note", id, note.value);
@@ -651,60 +698,57 @@ class Inbox {
     }
     const supply = await supplyHash(sealedNote, sealedSupply);
     const atMs = Math.floor(Date.now() / 1000) * 1000;
-    const at = sentenceTime(atMs);
     const nonce = new Uint8Array(32);
     crypto.getRandomValues(nonce);
-    const s = { account, sentence: approvalSentence(account, id, o.taskHash, supply, at), recipient: this.recipient, nonce: toBase64(nonce) };
-    const signed = el("textarea", { id: "approval-signed", name: "approval-signed", spellcheck: "false" });
-    const send = async () => {
-      let w: Record<string, string>;
-      try {
-        w = walletAnswer(s, signed.value);
-      } catch (e) {
-        this.say(e instanceof Error ? e.message : String(e), true);
-        return;
-      }
-      const body: Record<string, unknown> = { task_hash: o.taskHash, approval: { at: atMs / 1000, ...w } };
-      if (sealedSupply) {
-        body["supplied"] = toBase64(sealedSupply);
-      }
-      if (sealedNote) {
-        body["note"] = toBase64(sealedNote);
-      }
-      this.cardBusy = true;
-      this.say("Sending the approval…");
-      try {
-        await api("POST", `/inbox/tasks/${encodeURIComponent(id)}/approve`, body);
-      } catch (e) {
-        this.cardBusy = false;
-        this.say("The approval was refused: " + refusal(e), true);
-        return;
-      }
-      this.closeCard();
-      this.say("Approved: the service carries it out.");
-      this.relist();
-    };
+    const req: SignRequest = { account, sentence: approvalSentence(account, id, o.taskHash, supply, sentenceTime(atMs)), recipient: this.recipient, nonce };
+    const host = el("div");
     step.replaceChildren(
       el("h3", {}, "Sign the approval"),
-      el("p", {}, "Your answer and note are sealed to the agent's reply key; this sentence covers them. Have your wallet sign it as a NEP-413 message, for this recipient and with this nonce, then paste its answer below."),
-      el(
-        "dl",
-        {},
-        el("dt", {}, "Sentence"),
-        el("dd", {}, el("code", { id: "approval-sentence" }, s.sentence)),
-        el("dt", {}, "Recipient"),
-        el("dd", {}, el("code", { id: "approval-recipient" }, s.recipient)),
-        el("dt", {}, "Nonce"),
-        el("dd", {}, el("code", { id: "approval-nonce" }, s.nonce)),
-      ),
-      el("p", {}, "With the terminal's wallet:"),
-      el("pre", { id: "approval-command" }, command(s)),
-      el("label", { for: "approval-signed" }, "The wallet's answer (JSON)"),
-      signed,
-      el("div", { class: "actions" }, button("Send approval", () => void send())),
+      el("p", {}, "Your answer and note are sealed to the agent's reply key; this sentence covers them and the task's hash."),
+      host,
     );
     step.hidden = false;
-    this.say("Sign the sentence shown, then paste the wallet's answer.");
+    let sig: Signature;
+    try {
+      if (this.walletName) {
+        this.cardBusy = true;
+        host.replaceChildren(el("p", {}, `${this.walletName} is asked to sign: `, el("code", { id: "approval-sentence" }, req.sentence)));
+        this.say(`Confirm the approval in ${this.walletName}.`);
+        sig = await this.wallets.sign(req);
+      } else {
+        this.say("Sign the sentence shown, then paste the wallet's answer.");
+        sig = await pastePanel(host, req, { sentence: "approval-sentence", recipient: "approval-recipient", nonce: "approval-nonce", command: "approval-command", answer: "approval-signed" }, "Send approval", (t, e) => this.say(t, e));
+      }
+    } catch (e) {
+      this.cardBusy = false;
+      step.hidden = true;
+      this.say(e instanceof Declined ? e.message + " Nothing was sent: the task still waits for you." : "The approval cannot be signed: " + refusal(e), !(e instanceof Declined));
+      return;
+    }
+    if (this.cardID !== id) {
+      this.cardBusy = false;
+      return;
+    }
+    this.cardBusy = true;
+    const body: Record<string, unknown> = { task_hash: o.taskHash, approval: { at: atMs / 1000, ...sig } };
+    if (sealedSupply) {
+      body["supplied"] = toBase64(sealedSupply);
+    }
+    if (sealedNote) {
+      body["note"] = toBase64(sealedNote);
+    }
+    this.say("Sending the approval…");
+    try {
+      await api("POST", `/inbox/tasks/${encodeURIComponent(id)}/approve`, body);
+    } catch (e) {
+      this.cardBusy = false;
+      step.hidden = true;
+      this.say("The approval was refused: " + refusal(e), true);
+      return;
+    }
+    this.closeCard();
+    this.say("Approved: the service carries it out.");
+    this.relist();
   }
 
   private async reject(o: OpenedTask, reason: HTMLTextAreaElement): Promise<void> {
@@ -787,5 +831,9 @@ export function mountInbox(): void {
   }
   const meta = document.querySelector('meta[name="countersign-recipient"]');
   const recipient = meta?.getAttribute("content") || "countersign";
-  void new Inbox(root, recipient).start();
+  const network = document.querySelector('meta[name="countersign-network"]')?.getAttribute("content") === "testnet" ? "testnet" : "mainnet";
+  const sandbox = document.querySelector('meta[name="countersign-sandbox-wallet"]')?.getAttribute("content") || null;
+  // The shell's nonce, for the scripts near-connect puts in its wallets' iframes.
+  const nonce = document.querySelector<HTMLScriptElement>("script[nonce]")?.nonce ?? "";
+  void new Inbox(root, recipient, { network, nonce, sandbox }).start();
 }

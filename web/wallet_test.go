@@ -1,0 +1,218 @@
+package web_test
+
+// Signing in and approving through near-connect, in Chromium: a wallet that
+// signs with a known ed25519 key is injected through near-connect's
+// near-wallet-injected event (testdata/testwallet.js), so the page's own
+// near-connect picker offers it. One wallet prompt per approval; a wallet
+// that declines is a neutral notice and the task stays; a wallet that signs
+// the page's URL as callbackUrl (MyNearWallet's redirect) is checked both
+// ways and sent as signed. No request leaves the service's origin.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+	"github.com/mr-tron/base58"
+
+	"countersign"
+	"countersign/approval"
+	"countersign/device"
+	"countersign/servicetest"
+	"countersign/store/storetest"
+)
+
+// injectWallet has every page the tab loads offer the test wallet, signing
+// as the world's owner, and records the URL of every request the tab makes.
+func injectWallet(t *testing.T, ctx context.Context, w *servicetest.World) func() []string {
+	t.Helper()
+	wallet := w.Owner.Signer.(device.WalletSigner).Wallet
+	secret, err := base58.Decode(strings.TrimPrefix(wallet.Key.SecretText(), "ed25519:"))
+	if err != nil || len(secret) != 64 {
+		t.Fatalf("the owner's key: %v", err)
+	}
+	cfg, _ := json.Marshal(map[string]any{"account": w.Owner.Account, "publicKey": wallet.Key.PublicKey().String(),
+		"seed": fmt.Sprintf("%x", secret[:32])})
+	src, err := os.ReadFile("testdata/testwallet.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var urls []string
+	if err := chromedp.Listen(ctx, func(ev any) {
+		if e, ok := ev.(*network.EventRequestWillBeSent); ok {
+			mu.Lock()
+			urls = append(urls, e.Request.URL)
+			mu.Unlock()
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
+		Source: "const TEST_WALLET = " + string(cfg) + ";\n" + string(src)}); err != nil {
+		t.Fatal(err)
+	}
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), urls...)
+	}
+}
+
+// signInWithWallet signs the page in through near-connect's picker with the
+// injected test wallet.
+func signInWithWallet(t *testing.T, ctx context.Context, w *servicetest.World) {
+	t.Helper()
+	item := `.connect-item[data-type="test-wallet"]`
+	do(t, ctx, "sign in with the wallet", chromedp.EmulateViewport(1280, 900), chromedp.Navigate(w.URL+"/"),
+		chromedp.WaitVisible(named("Sign in")), chromedp.Click(named("Sign in")),
+		chromedp.WaitVisible(chromedp.CSS(item)), chromedp.Click(chromedp.CSS(item)),
+		chromedp.WaitVisible(named("Sign out")))
+	walletClosed(t, ctx)
+}
+
+// walletClosed waits until near-connect's picker and wallet windows have
+// faded out and left the page, so a click lands on the page again.
+func walletClosed(t *testing.T, ctx context.Context) {
+	t.Helper()
+	waitJS(t, ctx, "the wallet's window closed", `![...document.querySelectorAll(".hot-connector-popup")].some((p) => getComputedStyle(p).display !== "none")`)
+}
+
+func walletSigned(t *testing.T, ctx context.Context) []string {
+	t.Helper()
+	return run(t, ctx, "what the wallet signed", chromedp.Evaluate[[]string](`window.testWallet.signed`))
+}
+
+func TestInboxPageWallet(t *testing.T) {
+	t.Parallel()
+	w := servicetest.New(t, storetest.Postgres(t))
+	w.StartJobs()
+	guess := w.Guess()
+
+	ctx := blankTab(t, 90*time.Second)
+	requests := injectWallet(t, ctx, w)
+	signInWithWallet(t, ctx, w)
+	signed := walletSigned(t, ctx)
+	if len(signed) != 1 {
+		t.Fatalf("the wallet signed %q to sign in", signed)
+	}
+	si, err := approval.ParseSignIn(signed[0])
+	if err != nil || si.Account != w.Owner.Account {
+		t.Fatalf("the wallet signed %q to sign in: %v", signed[0], err)
+	}
+	if who := run(t, ctx, "who", chromedp.TextContent(chromedp.ID("who"))); who != w.Owner.Account {
+		t.Fatalf("signed in as %q", who)
+	}
+	if c := sessionCookie(t, ctx, w.URL); c == nil || !c.HTTPOnly {
+		t.Fatalf("the session cookie: %+v", c)
+	}
+
+	// Approve: one wallet prompt, over the sentence the card shows.
+	openCard(t, ctx, guess)
+	do(t, ctx, "approve", chromedp.SetValue(chromedp.ID("answer"), "7"), chromedp.Click(named("Approve")))
+	waitJS(t, ctx, "approved", `document.getElementById("status").textContent.startsWith("Approved")`)
+	signed = walletSigned(t, ctx)
+	if len(signed) != 2 || !strings.HasPrefix(signed[1], "Approve in Countersign as "+w.Owner.Account+": task "+guess+" with hash ") {
+		t.Fatalf("the wallet signed %q", signed)
+	}
+	if st := w.WaitState(guess, countersign.StateDone, countersign.StateFailed); st.State != countersign.StateDone {
+		t.Fatalf("the approved task is %s", st.State)
+	}
+
+	// A wallet that declines: a neutral notice, nothing sent, the task waits.
+	pay := w.Pay()
+	openCard(t, ctx, pay)
+	do(t, ctx, "decline", chromedp.Evaluate[chromedp.Void](`window.testWallet.decline = true`), chromedp.Click(named("Approve")))
+	waitJS(t, ctx, "the notice", `document.getElementById("status").textContent.includes("Nothing was sent")`)
+	if cls := run(t, ctx, "the notice's class", chromedp.Evaluate[string](`document.getElementById("status").className`)); strings.Contains(cls, "error") {
+		t.Fatalf("a declining wallet is shown as an error: %q", cls)
+	}
+	if st := w.Task(pay); st.State != countersign.StateOpen {
+		t.Fatalf("after the wallet declined the task is %s", st.State)
+	}
+	if approveDisabled(t, ctx) {
+		t.Fatal("after the wallet declined, Approve is off")
+	}
+
+	// A wallet that signs the page's URL as its callback (MyNearWallet when
+	// it redirects): the page finds the form that verifies and sends
+	// callback_url; the service accepts it.
+	do(t, ctx, "approve again", chromedp.Evaluate[chromedp.Void](`window.testWallet.decline = false; window.testWallet.callback = true`),
+		chromedp.Click(named("Approve")))
+	waitJS(t, ctx, "approved", `document.getElementById("status").textContent.startsWith("Approved")`)
+	if st := w.WaitState(pay, countersign.StateDone, countersign.StateFailed); st.State != countersign.StateDone {
+		t.Fatalf("the task approved with a callback URL is %s", st.State)
+	}
+
+	do(t, ctx, "sign out", chromedp.Click(named("Sign out")), chromedp.WaitVisible(named("Sign in")))
+	for _, u := range requests() {
+		if !strings.HasPrefix(u, w.URL+"/") && !strings.HasPrefix(u, "data:") && !strings.HasPrefix(u, "blob:") {
+			t.Errorf("the page asked %s, off the service's origin", u)
+		}
+	}
+}
+
+// serve --dev's sandbox wallet: near-connect runs its code in a sandboxed
+// iframe under the page's CSP; it makes a key of its own, asks before it
+// connects and before it signs, and signs the owner in as that key's
+// implicit account.
+func TestInboxPageSandboxWallet(t *testing.T) {
+	t.Parallel()
+	w := servicetest.New(t, storetest.Postgres(t), servicetest.WithSandboxWallet())
+	ctx := blankTab(t, 90*time.Second)
+	item := `.connect-item[data-type="countersign-sandbox"]`
+	do(t, ctx, "pick the sandbox wallet", chromedp.EmulateViewport(1280, 900), chromedp.Navigate(w.URL+"/"),
+		chromedp.WaitVisible(named("Sign in")), chromedp.Click(named("Sign in")),
+		chromedp.WaitVisible(chromedp.CSS(item)), chromedp.Click(chromedp.CSS(item)))
+	for _, step := range []string{"Connect", "Sign"} {
+		clickInWalletFrame(t, ctx, step)
+	}
+	do(t, ctx, "signed in", chromedp.WaitVisible(named("Sign out")))
+	who := run(t, ctx, "who", chromedp.TextContent(chromedp.ID("who")))
+	if err := countersign.CheckAccountID(who); err != nil || len(who) != 64 {
+		t.Fatalf("signed in as %q, not an implicit account: %v", who, err)
+	}
+	walletClosed(t, ctx)
+	do(t, ctx, "sign out", chromedp.Click(named("Sign out")), chromedp.WaitVisible(named("Sign in")))
+}
+
+// clickInWalletFrame clicks the button named name in the wallet's iframe.
+// Chrome runs a sandboxed iframe in a process of its own, as a target of
+// its own, so the click attaches to that target.
+func clickInWalletFrame(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		infos, err := chromedp.Targets(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, info := range infos {
+			if info.Type != "iframe" {
+				continue
+			}
+			fctx, cancel := chromedp.NewContext(ctx, chromedp.WithTargetID(info.TargetID), chromedp.WithDetachOnCancel())
+			fctx, cancelT := context.WithTimeout(fctx, 2*time.Second)
+			err := chromedp.Do(fctx, chromedp.Click(named(name)))
+			cancelT()
+			cancel()
+			if err == nil {
+				return
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	status, _ := chromedp.Run(ctx, chromedp.TextContent(chromedp.ID("status")))
+	t.Fatalf("no %s button in the wallet's iframe; the page says %q", name, status)
+}

@@ -99,7 +99,7 @@ var walletHosts = []string{
 	"https://wallet.intear.tech",        // Intear's executor
 	"https://rpc.mainnet.near.org",
 	"https://rpc.testnet.near.org",
-	"https://h4n.app",            // HOT's relay
+	"https://h4n.app",             // HOT's relay
 	"https://api0.herewallet.app", // HOT's API
 	"https://logout-bridge-service.intear.tech",
 	"wss://logout-bridge-service.intear.tech", // Intear's bridge

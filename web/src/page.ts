@@ -10,7 +10,7 @@ import { deviceKey } from "./devicekey";
 import { ReceiptError, runKeys, verifyReceipt } from "./origin";
 import { el, button, withKey, api, refusal, Refused, type Child } from "./dom";
 import { ACCOUNT, approvalSentence, signInSentence } from "./sign";
-import { Declined, pastePanel, Wallets, type Connected, type Signature, type WalletOptions, type SignRequest } from "./wallet";
+import { Declined, pastePanel, Wallets, type Connected, type PanelIDs, type Signature, type WalletOptions, type SignRequest } from "./wallet";
 import { byteCount, countdown, failureWords, safeFileName, sentenceTime, stateWords } from "./words";
 
 /** Where the page remembers which account it signed in as (never the token). */
@@ -672,6 +672,24 @@ class Inbox {
   }
 
   /**
+   * Has the owner's wallet sign req: the wallet connected through
+   * near-connect (one prompt; host shows the sentence it is asked), or a
+   * wallet elsewhere through the paste panel drawn in host (its parts get
+   * ids, its button the name submit). Rejects with Declined when the wallet
+   * declines.
+   */
+  async askSignature(req: SignRequest, host: HTMLElement, ids: PanelIDs, submit: string): Promise<Signature> {
+    if (this.walletName) {
+      host.replaceChildren(el("p", {}, `${this.walletName} is asked to sign: `, el("code", { id: ids.sentence }, req.sentence)));
+      host.hidden = false;
+      this.say(`Confirm in ${this.walletName}.`);
+      return this.wallets.sign(req);
+    }
+    this.say("Sign the sentence shown, then paste the wallet's answer.");
+    return pastePanel(host, req, ids, submit, (t, e) => this.say(t, e));
+  }
+
+  /**
    * Seals the answer and note to the task's reply key, then has the wallet
    * sign the approval sentence that covers them: the connected wallet (one
    * prompt), or a wallet elsewhere through the paste panel.
@@ -712,13 +730,8 @@ class Inbox {
     try {
       if (this.walletName) {
         this.cardBusy = true;
-        host.replaceChildren(el("p", {}, `${this.walletName} is asked to sign: `, el("code", { id: "approval-sentence" }, req.sentence)));
-        this.say(`Confirm the approval in ${this.walletName}.`);
-        sig = await this.wallets.sign(req);
-      } else {
-        this.say("Sign the sentence shown, then paste the wallet's answer.");
-        sig = await pastePanel(host, req, { sentence: "approval-sentence", recipient: "approval-recipient", nonce: "approval-nonce", command: "approval-command", answer: "approval-signed" }, "Send approval", (t, e) => this.say(t, e));
       }
+      sig = await this.askSignature(req, host, { sentence: "approval-sentence", recipient: "approval-recipient", nonce: "approval-nonce", command: "approval-command", answer: "approval-signed" }, "Send approval");
     } catch (e) {
       this.cardBusy = false;
       step.hidden = true;

@@ -7,8 +7,6 @@ package web_test
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -97,12 +95,7 @@ func TestInboxPageFileDownload(t *testing.T) {
 		t.Fatalf("the download: %+v", got)
 	}
 	do(t, ctx, "show the RAW request", chromedp.Click(chromedp.CSS("#raw-request summary")), chromedp.ScrollIntoView(chromedp.ID("files")))
-	if dir := os.Getenv("COUNTERSIGN_SCREENSHOTS"); dir != "" {
-		png := run(t, ctx, "a screenshot", chromedp.CaptureScreenshot())
-		if err := os.WriteFile(filepath.Join(dir, "inbox-card-file-1280.png"), png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	screen(t, ctx, "inbox-card-file")
 	do(t, ctx, "back", chromedp.Click(named("Back to the list")))
 
 	// The tampered file: refused with a sentence, nothing handed over.

@@ -10,8 +10,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -192,11 +190,7 @@ func TestInboxPageSignInListSignOut(t *testing.T) {
 	if !bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")) {
 		t.Fatal("the screenshot is not a PNG")
 	}
-	if dir := os.Getenv("COUNTERSIGN_SCREENSHOTS"); dir != "" {
-		if err := os.WriteFile(filepath.Join(dir, "inbox-waiting-1280.png"), png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	screen(t, ctx, "inbox-waiting")
 
 	// Sign out ends the session and clears the cookie.
 	do(t, ctx, "sign out", chromedp.Click(named("Sign out")), chromedp.WaitVisible(named("Sign with another wallet")))

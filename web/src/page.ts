@@ -51,6 +51,8 @@ class Inbox {
   private readonly wallets: Wallets;
   private events: EventSource | null = null;
   private listing = 0;
+  /** The waiting tasks the last listing showed (null: none yet). */
+  private seen: Set<string> | null = null;
   private relistTimer: number | undefined;
   private readonly header = el("header");
   private readonly status = el("p", { class: "status", role: "status", "aria-live": "polite", id: "status" });
@@ -80,6 +82,8 @@ class Inbox {
     ["Enter", "open the task"],
     ["a", "Approve the open task"],
     ["r", "Reject the open task"],
+    ["g", "Got it: close the open notice"],
+    ["u", "Unlock the tasks locked on this device"],
     ["?", "show or hide this list"],
     ["Esc", "hide this list"],
   ];
@@ -117,7 +121,7 @@ class Inbox {
       return;
     }
     if ((ev.key === "j" || ev.key === "k") && !this.listBox.hidden) {
-      const items = [...this.listBox.querySelectorAll<HTMLElement>("#tasks li.task-open")];
+      const items = [...this.listBox.querySelectorAll<HTMLElement>("#tasks button.task-open")];
       if (!items.length) {
         return;
       }
@@ -127,7 +131,15 @@ class Inbox {
       items[next]?.focus();
       return;
     }
-    if ((ev.key === "a" || ev.key === "r") && this.cardID && !this.cardBox.hidden) {
+    if (ev.key === "u" && !this.listBox.hidden) {
+      const b = this.listBox.querySelector<HTMLButtonElement>('button[aria-keyshortcuts="u"]');
+      if (b && !b.disabled) {
+        ev.preventDefault();
+        b.click();
+      }
+      return;
+    }
+    if ((ev.key === "a" || ev.key === "r" || ev.key === "g") && this.cardID && !this.cardBox.hidden) {
       const b = this.cardBox.querySelector<HTMLButtonElement>(`#card-actions button[aria-keyshortcuts="${ev.key}"]`);
       if (b && !b.disabled) {
         ev.preventDefault();
@@ -157,9 +169,24 @@ class Inbox {
     this.showSignIn();
   }
 
+  /** When say last spoke (ms). */
+  private saidAt = 0;
+
+  /** Says text in the page's one live region (polite). */
   private say(text: string, error = false): void {
     this.status.textContent = text;
     this.status.classList.toggle("error", error);
+    this.saidAt = Date.now();
+  }
+
+  /** Tells of a new event: after what was said in the last seconds, not over it. */
+  private announce(text: string): void {
+    if (Date.now() - this.saidAt < 5000 && this.status.textContent) {
+      this.status.textContent += " " + text;
+      this.saidAt = Date.now();
+      return;
+    }
+    this.say(text);
   }
 
   private renderHeader(): void {
@@ -293,6 +320,7 @@ class Inbox {
     localStorage.removeItem(ACCOUNT_ITEM);
     localStorage.removeItem(WALLET_ITEM);
     this.account = null;
+    this.seen = null;
     if (this.walletName) {
       this.walletName = null;
       void this.wallets.disconnect();
@@ -330,6 +358,7 @@ class Inbox {
       return true;
     }
     const items = await Promise.all(tasks.map((t) => this.item(device, account, t)));
+    const arrived = this.seen === null ? [] : tasks.filter((t) => !this.seen?.has(t.id));
     const closed = await closedList;
     if (mine !== this.listing) {
       return true; // a newer listing draws
@@ -370,10 +399,19 @@ class Inbox {
       this.body.replaceChildren(this.listBox, this.cardBox);
     }
     // A listing drawn again keeps the focus on the task it was on.
-    const focused = (document.activeElement as HTMLElement | null)?.closest<HTMLElement>("#list li[data-task]")?.dataset["task"];
+    const focused = (document.activeElement as HTMLElement | null)?.closest<HTMLElement>("#list button.task-open")?.dataset["task"];
     this.listBox.replaceChildren(...parts.filter((p): p is Node => p instanceof Node));
     if (focused) {
-      this.listBox.querySelector<HTMLElement>(`li[data-task="${CSS.escape(focused)}"]`)?.focus();
+      this.listBox.querySelector<HTMLElement>(`button.task-open[data-task="${CSS.escape(focused)}"]`)?.focus();
+    }
+    // The live region tells of tasks that arrived since the last listing
+    // (not of those there when the page opened, nor of redraws).
+    this.seen = new Set(tasks.map((t) => t.id));
+    if (arrived.length === 1 && arrived[0]) {
+      const title = items[tasks.indexOf(arrived[0])]?.querySelector(".task-title")?.textContent ?? "";
+      this.announce(`New task from ${arrived[0].preparer}: ${title}.`);
+    } else if (arrived.length > 1) {
+      this.announce(`${arrived.length} new tasks are waiting for you.`);
     }
     if (this.cardID && !tasks.some((t) => t.id === this.cardID) && !this.cardBusy) {
       this.closeCard();
@@ -388,15 +426,14 @@ class Inbox {
       const o = await openTask(device, account, t);
       const display = o.envelope["display"] as { title?: unknown } | undefined;
       const title = typeof display?.title === "string" ? display.title : "(untitled)";
-      const li = el("li", { class: "task task-open", "data-task": t.id, tabindex: "0", role: "button", "aria-label": `${title}, from ${t.preparer}` }, el("span", { class: "task-title" }, title), meta);
-      const open = () => void this.openCard(t, o);
-      li.addEventListener("click", open);
-      li.addEventListener("keydown", (ev) => {
-        if (ev.key === "Enter" || ev.key === " ") {
-          ev.preventDefault();
-          open();
-        }
-      });
+      // The item holds one button (a list keeps its list semantics); its
+      // name is what it shows: the title and the line under it.
+      const open = button("", () => void this.openCard(t, o));
+      open.className = "task-open";
+      open.dataset["task"] = t.id;
+      open.append(el("span", { class: "task-title" }, title), meta);
+      open.firstChild?.remove(); // the empty text button() began with
+      const li = el("li", { class: "task", "data-task": t.id }, open);
       return li;
     } catch (e) {
       if (e instanceof OpenError && e.reason === "locked") {
@@ -406,7 +443,7 @@ class Inbox {
           el("span", { class: "task-title" }, "Locked on this device"),
           meta,
           el("p", {}, "This task was opened before this device signed in, so it carries no key for this device. Unlock gives every waiting task a copy for each of your devices."),
-          el("div", { class: "actions" }, button("Unlock", () => void this.unlock(), true)),
+          el("div", { class: "actions" }, withKey(button("Unlock", () => void this.unlock(), true), "u")),
         );
       }
       const why = e instanceof Error ? e.message : String(e);
@@ -494,7 +531,7 @@ class Inbox {
       this.checkExpiry(id, expiresAt, expiresMs);
     }, 1000);
 
-    const receipt = el("p", { id: "receipt", class: "receipt", role: "status" }, "Checking the receipt of the run that made this task…");
+    const receipt = el("p", { id: "receipt", class: "receipt" }, "Checking the receipt of the run that made this task…");
     const actions = el("div", { class: "card-actions", id: "card-actions" });
 
     const cardParts: Child[] = [
@@ -533,7 +570,7 @@ class Inbox {
     (this.cardBox.querySelector("h2") as HTMLElement | null)?.focus();
 
     if (!answerBy || view.kind === "notice") {
-      actions.append(el("div", { class: "actions" }, button("Got it", () => void this.acknowledge(id))));
+      actions.append(el("div", { class: "actions" }, withKey(button("Got it", () => void this.acknowledge(id)), "g")));
       receipt.textContent = "A notice asks nothing: read it and close it with Got it.";
       this.checkExpiry(id, expiresAt, expiresMs);
       void this.checkReceipt(id, o, receipt, null);
@@ -604,7 +641,7 @@ class Inbox {
     for (const t of this.cardBox.querySelectorAll<HTMLTextAreaElement>("textarea")) {
       t.readOnly = true;
     }
-    const note = el("p", { id: "expired", class: "receipt error", role: "status" }, `This task expired at ${expiresAt}: it can no longer be answered, and the service refuses an answer now.`);
+    const note = el("p", { id: "expired", class: "receipt error" }, `This task expired at ${expiresAt}: it can no longer be answered, and the service refuses an answer now.`);
     actions?.before(note);
   }
 

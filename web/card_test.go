@@ -247,7 +247,7 @@ func TestInboxPageTaskCard(t *testing.T) {
 		t.Fatalf("the notice is %s", st.State)
 	}
 
-	do(t, ctx, "sign out", chromedp.Click(named("Sign out")), chromedp.WaitVisible(named("Sign with another wallet")))
+	signOut(t, ctx)
 	if c := sessionCookie(t, ctx, w.URL); c != nil {
 		t.Fatalf("after signing out the browser keeps %+v", c)
 	}

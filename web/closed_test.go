@@ -73,5 +73,5 @@ func TestInboxPageClosedList(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the rejected task moves", `document.querySelectorAll("#closed li").length === 4 && document.querySelectorAll("#tasks li").length === 0`)
-	do(t, ctx, "sign out", chromedp.Click(named("Sign out")), chromedp.WaitVisible(named("Sign with another wallet")))
+	signOut(t, ctx)
 }

@@ -72,5 +72,5 @@ func TestInboxPageCardExpires(t *testing.T) {
 		t.Fatalf("a rejection after expiry: %v", err)
 	}
 
-	do(t, ctx, "sign out", chromedp.Click(named("Sign out")), chromedp.WaitVisible(named("Sign with another wallet")))
+	signOut(t, ctx)
 }

@@ -109,5 +109,5 @@ func TestInboxPageFileDownload(t *testing.T) {
 		t.Fatalf("the refusal %q", msg)
 	}
 
-	do(t, ctx, "sign out", chromedp.Click(named("Sign out")), chromedp.WaitVisible(named("Sign with another wallet")))
+	signOut(t, ctx)
 }

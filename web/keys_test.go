@@ -93,5 +93,5 @@ func TestInboxPageKeyboard(t *testing.T) {
 		t.Fatalf("the task a approved is %s", st.State)
 	}
 
-	do(t, ctx, "sign out", chromedp.Click(named("Sign out")), chromedp.WaitVisible(named("Sign with another wallet")))
+	signOut(t, ctx)
 }

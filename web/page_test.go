@@ -44,6 +44,18 @@ func run[T any](t *testing.T, ctx context.Context, what string, a chromedp.Actio
 	return v
 }
 
+// signOut signs the page out with its button and waits for the sign-in
+// screen; on failure it says what the page said.
+func signOut(t *testing.T, ctx context.Context) {
+	t.Helper()
+	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := chromedp.Do(sctx, chromedp.Click(named("Sign out")), chromedp.WaitVisible(named("Sign with another wallet"))); err != nil {
+		status, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("status")?.textContent + " | " + document.body.innerText.slice(0, 300)`))
+		t.Fatalf("sign out: %v; the page shows %q", err, status)
+	}
+}
+
 // textOf is the text of the element css selects, read in one evaluation (a
 // listing drawn again between finding a node and reading it would take the
 // node away); "" when there is none.
@@ -193,7 +205,7 @@ func TestInboxPageSignInListSignOut(t *testing.T) {
 	screen(t, ctx, "inbox-waiting")
 
 	// Sign out ends the session and clears the cookie.
-	do(t, ctx, "sign out", chromedp.Click(named("Sign out")), chromedp.WaitVisible(named("Sign with another wallet")))
+	signOut(t, ctx)
 	if got := listStatus(t, w.URL, token); got != 401 {
 		t.Fatalf("after signing out the token lists: %d", got)
 	}

@@ -155,7 +155,7 @@ func TestInboxPageWallet(t *testing.T) {
 		t.Fatalf("the task approved with a callback URL is %s", st.State)
 	}
 
-	do(t, ctx, "sign out", chromedp.Click(named("Sign out")), chromedp.WaitVisible(named("Sign in")))
+	signOut(t, ctx)
 	for _, u := range requests() {
 		if !strings.HasPrefix(u, w.URL+"/") && !strings.HasPrefix(u, "data:") && !strings.HasPrefix(u, "blob:") {
 			t.Errorf("the page asked %s, off the service's origin", u)
@@ -184,7 +184,7 @@ func TestInboxPageSandboxWallet(t *testing.T) {
 		t.Fatalf("signed in as %q, not an implicit account: %v", who, err)
 	}
 	walletClosed(t, ctx)
-	do(t, ctx, "sign out", chromedp.Click(named("Sign out")), chromedp.WaitVisible(named("Sign in")))
+	signOut(t, ctx)
 }
 
 // clickInWalletFrame clicks the button named name in the wallet's iframe.

@@ -439,3 +439,34 @@ func (w *World) Guess() string {
 	_ = json.Unmarshal(raw, &a)
 	return a.TaskID
 }
+
+// NewAgent adds another agent, with credit, granted the owner's projects,
+// and returns its client.
+func (w *World) NewAgent(name, key string) *client.Client {
+	w.T.Helper()
+	now := w.Clock.Now()
+	err := w.DB.Tx(ctx, func(tx store.Tx) error {
+		if err := tx.AddAgentKey(ctx, name, enclave.HashAgentKey(key), now); err != nil {
+			return err
+		}
+		if _, err := tx.Credit(ctx, name, 1<<40, "test", now); err != nil {
+			return err
+		}
+		ps, err := tx.Projects(ctx, w.Owner.Account)
+		if err != nil {
+			return err
+		}
+		for _, p := range ps {
+			p.Agents = append(p.Agents, name)
+			p.UpdatedAt = now
+			if err := tx.PutProject(ctx, p); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		w.T.Fatal(err)
+	}
+	return &client.Client{BaseURL: w.URL, AgentKey: key}
+}

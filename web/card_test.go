@@ -26,7 +26,7 @@ import (
 )
 
 // signInPage signs the page in as the world's owner with the owner's wallet.
-func signInPage(t *testing.T, ctx context.Context, w *servicetest.World) {
+func signInPage(t testing.TB, ctx context.Context, w *servicetest.World) {
 	t.Helper()
 	do(t, ctx, "open the page", chromedp.EmulateViewport(1280, 900), chromedp.Navigate(w.URL+"/"),
 		chromedp.WaitVisible(named("Sign with another wallet")),
@@ -41,7 +41,7 @@ func signInPage(t *testing.T, ctx context.Context, w *servicetest.World) {
 // walletSign signs sentence with the owner's wallet for the recipient and
 // the nonce the page shows (nonceID is the element showing it), as the
 // wallet's JSON answer.
-func walletSign(t *testing.T, ctx context.Context, w *servicetest.World, sentence, nonceID string) string {
+func walletSign(t testing.TB, ctx context.Context, w *servicetest.World, sentence, nonceID string) string {
 	t.Helper()
 	wallet := w.Owner.Signer.(device.WalletSigner).Wallet
 	nonce, err := approval.ParseNonce(run(t, ctx, "the nonce", chromedp.TextContent(chromedp.ID(nonceID))))
@@ -56,13 +56,13 @@ func walletSign(t *testing.T, ctx context.Context, w *servicetest.World, sentenc
 	return string(b)
 }
 
-func waitJS(t *testing.T, ctx context.Context, what, js string) {
+func waitJS(t testing.TB, ctx context.Context, what, js string) {
 	t.Helper()
 	do(t, ctx, what, chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(20*time.Second)))
 }
 
 // openCard clicks a listed task and waits for its receipt check.
-func openCard(t *testing.T, ctx context.Context, id string) {
+func openCard(t testing.TB, ctx context.Context, id string) {
 	t.Helper()
 	item := `li[data-task="` + id + `"] button.task-open`
 	// Clicked again until the card shows: a listing redrawn just then (each
@@ -77,7 +77,7 @@ func openCard(t *testing.T, ctx context.Context, id string) {
 	waitJS(t, ctx, "the receipt check", `!document.getElementById("receipt").textContent.startsWith("Checking")`)
 }
 
-func approveDisabled(t *testing.T, ctx context.Context) bool {
+func approveDisabled(t testing.TB, ctx context.Context) bool {
 	t.Helper()
 	return run(t, ctx, "Approve's state", chromedp.Evaluate[bool](
 		`[...document.querySelectorAll("button")].find((b) => b.textContent.trim() === "Approve").disabled`))

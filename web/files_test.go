@@ -19,7 +19,7 @@ import (
 )
 
 // payWithInvoice opens a ledger pay task with invoice attached as invoice.txt.
-func payWithInvoice(t *testing.T, w *servicetest.World, invoice string) string {
+func payWithInvoice(t testing.TB, w *servicetest.World, invoice string) string {
 	t.Helper()
 	raw, err := w.AgentClient().Call(context.Background(), w.Owner.Account, "ledger", "pay", map[string]any{"amount": 1, "invoice": invoice}, nil)
 	if err != nil {

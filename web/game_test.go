@@ -20,14 +20,14 @@ import (
 )
 
 // field is the value the open card shows for a field's label ("" if none).
-func field(t *testing.T, ctx context.Context, label string) string {
+func field(t testing.TB, ctx context.Context, label string) string {
 	t.Helper()
 	return run(t, ctx, "the field "+label, chromedp.Evaluate[string](fmt.Sprintf(
 		`[...document.querySelectorAll("#fields dt")].find((d) => d.textContent.includes(%q))?.nextElementSibling?.textContent ?? ""`, label)))
 }
 
 // waitingIDs are the ids of the tasks the page lists as waiting.
-func waitingIDs(t *testing.T, ctx context.Context) []string {
+func waitingIDs(t testing.TB, ctx context.Context) []string {
 	t.Helper()
 	return run(t, ctx, "the waiting tasks", chromedp.Evaluate[[]string](`[...document.querySelectorAll("#tasks button.task-open")].map((b) => b.dataset.task)`))
 }
@@ -116,4 +116,36 @@ func TestInboxPageUnlock(t *testing.T) {
 	if got := run(t, ctx, "the title", chromedp.TextContent(chromedp.ID("card-title"))); got != "Pay" {
 		t.Fatalf("the unlocked task's card is titled %q", got)
 	}
+}
+
+// The links the service gives out (PUBLIC_URL/#/tasks/{id}, in agents'
+// answers and webhooks) open that task's card: after signing in when the
+// page is not signed in yet, at once when it is; a closed task's link says
+// how it ended.
+func TestInboxPageLink(t *testing.T) {
+	t.Parallel()
+	w := servicetest.New(t, storetest.Postgres(t))
+	w.StartJobs()
+	first, second := w.Pay(), w.Pay()
+	ctx := blankTab(t, 90*time.Second)
+	injectWallet(t, ctx, w)
+	item := `.connect-item[data-type="test-wallet"]`
+	do(t, ctx, "follow the link, then sign in", chromedp.EmulateViewport(1280, 900), chromedp.Navigate(w.URL+"/#/tasks/"+first),
+		chromedp.WaitVisible(named("Sign in")), chromedp.Click(named("Sign in")),
+		chromedp.WaitVisible(chromedp.CSS(item)), chromedp.Click(chromedp.CSS(item)))
+	walletClosed(t, ctx)
+	waitJS(t, ctx, "the linked card", `!document.getElementById("card").hidden && document.getElementById("card").textContent.includes("task `+first+`")`)
+
+	do(t, ctx, "another link", chromedp.Navigate(w.URL+"/#/tasks/"+second))
+	waitJS(t, ctx, "the other card", `!document.getElementById("card").hidden && document.getElementById("card").textContent.includes("task `+second+`")`)
+	do(t, ctx, "back", chromedp.Click(named("Back to the list")))
+	if h := run(t, ctx, "the address", chromedp.Evaluate[string](`location.hash`)); h != "" {
+		t.Fatalf("back at the list the address keeps %q", h)
+	}
+
+	if _, err := w.Owner.Client.Reject(context.Background(), first, nil); err != nil {
+		t.Fatal(err)
+	}
+	do(t, ctx, "the closed task's link", chromedp.Navigate(w.URL+"/#/tasks/"+first))
+	waitJS(t, ctx, "how it ended", `document.getElementById("status").textContent === "Task `+first+` is closed: Rejected by you."`)
 }

@@ -28,14 +28,14 @@ func named(name string) chromedp.Search {
 	return chromedp.Search(`//button[normalize-space(.)="` + name + `"]`)
 }
 
-func do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
+func do(t testing.TB, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
 	if err := chromedp.Do(ctx, steps...); err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
 }
 
-func run[T any](t *testing.T, ctx context.Context, what string, a chromedp.Action[T]) T {
+func run[T any](t testing.TB, ctx context.Context, what string, a chromedp.Action[T]) T {
 	t.Helper()
 	v, err := chromedp.Run(ctx, a)
 	if err != nil {
@@ -46,7 +46,7 @@ func run[T any](t *testing.T, ctx context.Context, what string, a chromedp.Actio
 
 // signOut signs the page out with its button and waits for the sign-in
 // screen; on failure it says what the page said.
-func signOut(t *testing.T, ctx context.Context) {
+func signOut(t testing.TB, ctx context.Context) {
 	t.Helper()
 	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
@@ -59,14 +59,14 @@ func signOut(t *testing.T, ctx context.Context) {
 // textOf is the text of the element css selects, read in one evaluation (a
 // listing drawn again between finding a node and reading it would take the
 // node away); "" when there is none.
-func textOf(t *testing.T, ctx context.Context, what, css string) string {
+func textOf(t testing.TB, ctx context.Context, what, css string) string {
 	t.Helper()
 	q, _ := json.Marshal(css)
 	return run(t, ctx, what, chromedp.Evaluate[string](`document.querySelector(`+string(q)+`)?.textContent ?? ""`))
 }
 
 // sessionCookie is the browser's session cookie for url, nil if none.
-func sessionCookie(t *testing.T, ctx context.Context, url string) *network.Cookie {
+func sessionCookie(t testing.TB, ctx context.Context, url string) *network.Cookie {
 	t.Helper()
 	r, err := chromedp.Call(ctx, network.GetCookies, network.GetCookiesParams{URLs: []string{url}})
 	if err != nil {
@@ -81,7 +81,7 @@ func sessionCookie(t *testing.T, ctx context.Context, url string) *network.Cooki
 }
 
 // listStatus is what GET /inbox/tasks answers a bearer token.
-func listStatus(t *testing.T, url, token string) int {
+func listStatus(t testing.TB, url, token string) int {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, url+"/inbox/tasks", nil)
 	req.Header.Set("Authorization", "Bearer "+token)

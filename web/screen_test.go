@@ -28,7 +28,7 @@ var axe struct {
 }
 
 // axeSource is axe-core's script from the page's node_modules (npm ci).
-func axeSource(t *testing.T) string {
+func axeSource(t testing.TB) string {
 	t.Helper()
 	axe.once.Do(func() {
 		b, err := os.ReadFile("node_modules/axe-core/axe.min.js")
@@ -54,7 +54,7 @@ type violation struct {
 }
 
 // axeViolations runs axe-core on the page; its serious and critical findings.
-func axeViolations(t *testing.T, ctx context.Context) []violation {
+func axeViolations(t testing.TB, ctx context.Context) []violation {
 	t.Helper()
 	src := axeSource(t)
 	if loaded := run(t, ctx, "axe loaded", chromedp.Evaluate[bool](`typeof window.axe === "object"`)); !loaded {
@@ -74,7 +74,7 @@ func axeViolations(t *testing.T, ctx context.Context) []violation {
 	return bad
 }
 
-func scheme(t *testing.T, ctx context.Context, dark bool) {
+func scheme(t testing.TB, ctx context.Context, dark bool) {
 	t.Helper()
 	v := "light"
 	if dark {
@@ -88,7 +88,7 @@ func scheme(t *testing.T, ctx context.Context, dark bool) {
 
 // screen checks the screen the tab shows now (see the file's comment) and
 // leaves the tab at 1280 px, light.
-func screen(t *testing.T, ctx context.Context, name string) {
+func screen(t testing.TB, ctx context.Context, name string) {
 	t.Helper()
 	if n := run(t, ctx, "the live regions", chromedp.Evaluate[int](
 		`document.querySelectorAll('[aria-live]:not([aria-live="off"]), [role="status"], [role="alert"], [role="log"]').length`)); n != 1 {

@@ -20,6 +20,19 @@ const WALLET_ITEM = "countersign.wallet";
 /** How long a sign-in asks to be good for: 29 days, under the contract's 30. */
 const SIGN_IN_DAYS = 29;
 
+/** The task id a link names (PUBLIC_URL/#/tasks/{id}), or null. */
+function taskInHash(): string | null {
+  const m = /^#\/tasks\/([^/?#]+)$/.exec(location.hash);
+  if (!m || !m[1]) {
+    return null;
+  }
+  try {
+    return decodeURIComponent(m[1]);
+  } catch {
+    return null;
+  }
+}
+
 /** The bytes an answer supplies (null: nothing), read when Approve is pressed. */
 type Answer = () => Promise<Bytes | null>;
 
@@ -51,6 +64,8 @@ class Inbox {
   private readonly wallets: Wallets;
   private events: EventSource | null = null;
   private listing = 0;
+  /** The task a link (#/tasks/{id}) asks to open, until a listing opens it. */
+  private wanted: string | null = taskInHash();
   /** The waiting tasks the last listing showed (null: none yet). */
   private seen: Set<string> | null = null;
   private relistTimer: number | undefined;
@@ -73,6 +88,13 @@ class Inbox {
     this.wallets = new Wallets(walletOptions);
     root.replaceChildren(this.header, this.status, this.body, this.keysBox);
     document.addEventListener("keydown", (ev) => this.onKey(ev));
+    window.addEventListener("hashchange", () => {
+      const id = taskInHash();
+      if (id && id !== this.cardID) {
+        this.wanted = id;
+        this.relist();
+      }
+    });
   }
 
   /** The keys the page answers to, as the ? list shows them. */
@@ -413,6 +435,21 @@ class Inbox {
     } else if (arrived.length > 1) {
       this.announce(`${arrived.length} new tasks are waiting for you.`);
     }
+    if (this.wanted) {
+      const id = this.wanted;
+      this.wanted = null;
+      const b = this.listBox.querySelector<HTMLButtonElement>(`button.task-open[data-task="${CSS.escape(id)}"]`);
+      const c = closed?.find((x) => x.id === id);
+      if (b) {
+        b.click();
+      } else if (tasks.some((t) => t.id === id)) {
+        this.say(`Task ${id} cannot be opened on this device: see why in the list.`, true);
+      } else if (c) {
+        this.say(`Task ${id} is closed: ${stateWords(String(c.state))}.`);
+      } else {
+        this.say(`Task ${id} is not in your inbox (it may have been purged, or belong to another account).`, true);
+      }
+    }
     if (this.cardID && !tasks.some((t) => t.id === this.cardID) && !this.cardBusy) {
       this.closeCard();
       this.say("The task you had open is no longer waiting.");
@@ -455,6 +492,9 @@ class Inbox {
 
   private closeCard(): void {
     window.clearInterval(this.cardTimer);
+    if (this.cardID && taskInHash() === this.cardID) {
+      history.replaceState(null, "", location.pathname + location.search);
+    }
     this.cardID = null;
     this.cardBusy = false;
     this.cardBox.replaceChildren();
@@ -470,6 +510,7 @@ class Inbox {
     }
     window.clearInterval(this.cardTimer);
     this.cardID = view.id;
+    history.replaceState(null, "", `#/tasks/${encodeURIComponent(view.id)}`);
     this.cardBusy = false;
     this.cardExpired = false;
     this.say("");

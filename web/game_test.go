@@ -134,10 +134,10 @@ func TestInboxPageLink(t *testing.T) {
 		chromedp.WaitVisible(named("Sign in")), chromedp.Click(named("Sign in")),
 		chromedp.WaitVisible(chromedp.CSS(item)), chromedp.Click(chromedp.CSS(item)))
 	walletClosed(t, ctx)
-	waitJS(t, ctx, "the linked card", `!document.getElementById("card").hidden && document.getElementById("card").textContent.includes("task `+first+`")`)
+	waitJS(t, ctx, "the linked card", `document.getElementById("card")?.hidden === false && document.getElementById("card").textContent.includes("task `+first+`")`)
 
 	do(t, ctx, "another link", chromedp.Navigate(w.URL+"/#/tasks/"+second))
-	waitJS(t, ctx, "the other card", `!document.getElementById("card").hidden && document.getElementById("card").textContent.includes("task `+second+`")`)
+	waitJS(t, ctx, "the other card", `document.getElementById("card")?.hidden === false && document.getElementById("card").textContent.includes("task `+second+`")`)
 	do(t, ctx, "back", chromedp.Click(named("Back to the list")))
 	if h := run(t, ctx, "the address", chromedp.Evaluate[string](`location.hash`)); h != "" {
 		t.Fatalf("back at the list the address keeps %q", h)

@@ -58,7 +58,10 @@ func walletSign(t testing.TB, ctx context.Context, w *servicetest.World, sentenc
 
 func waitJS(t testing.TB, ctx context.Context, what, js string) {
 	t.Helper()
-	do(t, ctx, what, chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(20*time.Second)))
+	if err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+		status, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.getElementById("status")?.textContent ?? "") + " | " + location.href`))
+		t.Fatalf("%s: %v; the page says %q", what, err, status)
+	}
 }
 
 // openCard clicks a listed task and waits for its receipt check.

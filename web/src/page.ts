@@ -336,6 +336,9 @@ class Inbox {
 
   /** The session is over (signed out, expired, replaced): back to signing in. */
   private ended(why: string): void {
+    // A listing under way, or due, would draw the list over the sign-in.
+    this.listing++;
+    window.clearTimeout(this.relistTimer);
     this.closeCard();
     this.events?.close();
     this.events = null;
@@ -382,8 +385,8 @@ class Inbox {
     const items = await Promise.all(tasks.map((t) => this.item(device, account, t)));
     const arrived = this.seen === null ? [] : tasks.filter((t) => !this.seen?.has(t.id));
     const closed = await closedList;
-    if (mine !== this.listing) {
-      return true; // a newer listing draws
+    if (mine !== this.listing || this.account !== account) {
+      return true; // a newer listing draws, or the session ended meanwhile
     }
     const ul = el("ul", { class: "tasks", id: "tasks", "aria-labelledby": "waiting-title" }, ...items);
     const parts: Child[] = [

@@ -13,6 +13,9 @@ import (
 	"countersign/policy"
 )
 
+// anyArgs is a schema that takes any arguments.
+var anyArgs = json.RawMessage(`{"type": "object"}`)
+
 var ctx = context.Background()
 
 func run(context.Context, *connectors.Call) (any, error) { return map[string]bool{"ok": true}, nil }
@@ -28,10 +31,10 @@ func valid() *connectors.Connector {
 		PolicyKeys: map[string]policy.KeyKind{"max_payment_usd": policy.Amount},
 		Conditions: []policy.Condition{policy.AmountRange("amount", "min_usd", "max_usd")},
 		Operations: []connectors.Operation{
-			{Name: "accounts", Kind: connectors.Read, Run: run},
-			{Name: "pay", Kind: connectors.Write, Price: 5_000, Limit: connectors.MaxLimit, Carries: []string{"amount"}, Noun: "payment", Run: run},
-			{Name: "cancel", Kind: connectors.Write, Run: run},
-			{Name: "confirm", Kind: connectors.Answer, Answer: answer},
+			{Name: "accounts", Kind: connectors.Read, Description: "accounts in a test.", Schema: anyArgs, Run: run},
+			{Name: "pay", Kind: connectors.Write, Description: "pay in a test.", Schema: anyArgs, Price: 5_000, Limit: connectors.MaxLimit, Carries: []string{"amount"}, Noun: "payment", Run: run},
+			{Name: "cancel", Kind: connectors.Write, Description: "cancel in a test.", Schema: anyArgs, Run: run},
+			{Name: "confirm", Kind: connectors.Answer, Description: "confirm in a test.", Answer: answer},
 		},
 	}
 }

@@ -5,6 +5,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -259,26 +260,53 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = enc.Encode(v)
 }
 
-// connectors serves the public catalogue: each connector's build and
-// operations with their kind and price, and its policy keys.
-func (s *Server) connectors(w http.ResponseWriter, _ *http.Request) {
-	type op struct {
-		Name  string `json:"name"`
-		Kind  string `json:"kind"`
-		Price int64  `json:"price"`
+// catalogueOp is an operation as the public catalogue shows it.
+type catalogueOp struct {
+	Name        string            `json:"name"`
+	Kind        string            `json:"kind"`
+	Price       int64             `json:"price"`
+	Description string            `json:"description"`
+	Schema      json.RawMessage   `json:"schema,omitempty"`
+	Examples    []json.RawMessage `json:"examples,omitempty"`
+}
+
+func catalogueOps(ops []connectors.Operation) []catalogueOp {
+	out := []catalogueOp{}
+	for _, o := range ops {
+		out = append(out, catalogueOp{Name: o.Name, Kind: string(o.Kind), Price: o.Price, Description: o.Description,
+			Schema: compactJSON(o.Schema), Examples: o.Examples})
 	}
+	return out
+}
+
+// compactJSON is a declared schema without its layout.
+func compactJSON(raw json.RawMessage) json.RawMessage {
+	if raw == nil {
+		return nil
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw
+	}
+	return b.Bytes()
+}
+
+// connectors serves the public catalogue: each connector's build and
+// operations with their kind, price, description and argument schema, its
+// policy keys, and the task operations every project answers.
+func (s *Server) connectors(w http.ResponseWriter, _ *http.Request) {
 	type conn struct {
-		Name       string   `json:"name"`
-		Version    string   `json:"version"`
-		Build      string   `json:"build"`
-		Tasks      bool     `json:"tasks"`
-		Operations []op     `json:"operations"`
-		PolicyKeys []string `json:"policy_keys"`
+		Name       string        `json:"name"`
+		Version    string        `json:"version"`
+		Build      string        `json:"build"`
+		Tasks      bool          `json:"tasks"`
+		Operations []catalogueOp `json:"operations"`
+		PolicyKeys []string      `json:"policy_keys"`
 	}
 	out := []conn{}
 	for _, name := range s.opts.Connectors.Names() {
 		c := s.opts.Connectors[name]
-		v := conn{Name: c.Name, Version: c.Version, Build: c.Build(), Tasks: c.Tasks, Operations: []op{}, PolicyKeys: []string{"confirm"}}
+		v := conn{Name: c.Name, Version: c.Version, Build: c.Build(), Tasks: c.Tasks, Operations: catalogueOps(c.Operations), PolicyKeys: []string{"confirm"}}
 		if len(c.Conditions) > 0 {
 			v.PolicyKeys = append(v.PolicyKeys, "rules")
 		}
@@ -286,12 +314,9 @@ func (s *Server) connectors(w http.ResponseWriter, _ *http.Request) {
 			v.PolicyKeys = append(v.PolicyKeys, k)
 		}
 		sort.Strings(v.PolicyKeys[1:])
-		for _, o := range c.Operations {
-			v.Operations = append(v.Operations, op{Name: o.Name, Kind: string(o.Kind), Price: o.Price})
-		}
 		out = append(out, v)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"connectors": out})
+	writeJSON(w, http.StatusOK, map[string]any{"connectors": out, "task_operations": catalogueOps(connectors.PlatformOperations)})
 }
 
 // runKey publishes the key that signs run receipts (and the older ones that

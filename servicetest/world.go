@@ -179,41 +179,46 @@ func New(t testing.TB, db *sqlstore.DB, opts ...Option) *World {
 		Effects: &Effects{}, Agent: "bot.near", AgentKey: AgentKey, Logs: &Logs{}}
 	w.log = slog.New(slog.NewTextHandler(w.Logs, nil))
 	w.Ledger = &connectors.Connector{Name: "ledger", Version: "1.0.0", Tasks: true, Operations: []connectors.Operation{
-		{Name: "pay", Kind: connectors.Write, Price: 1, Run: func(ctx context.Context, c *connectors.Call) (any, error) {
-			var args struct {
-				Amount  int    `json:"amount"`
-				Memo    string `json:"memo"`
-				Invoice string `json:"invoice"` // shown as the task's one file
-			}
-			if err := c.Decode(&args); err != nil {
-				return nil, err
-			}
-			state, _ := json.Marshal(args)
-			fields := []countersign.Field{{Kind: countersign.FieldMoney, Label: "Amount", Values: []string{"$1"}, WrittenBy: "agent"}}
-			if args.Memo != "" {
-				fields = append(fields, countersign.Field{Kind: countersign.FieldText, Label: "Memo", Values: []string{args.Memo}, WrittenBy: "agent"})
-			}
-			spec := connectors.TaskSpec{Kind: countersign.KindConfirm,
-				Display:  countersign.Display{Title: "Pay", Fields: fields},
-				AnswerBy: &countersign.AnswerBy{Operation: "confirm", Supplies: countersign.SuppliesNone}, State: state}
-			if args.Invoice != "" {
-				spec.Files = []connectors.File{{Name: "invoice.txt", ContentType: "text/plain", Data: []byte(args.Invoice)}}
-			}
-			task, err := c.OpenTask(ctx, spec)
-			if err != nil {
-				return nil, err
-			}
-			return connectors.AwaitingOwner(task), nil
-		}},
-		{Name: "tell", Kind: connectors.Write, Run: func(ctx context.Context, c *connectors.Call) (any, error) {
-			task, err := c.OpenTask(ctx, connectors.TaskSpec{Kind: countersign.KindNotice,
-				Display: countersign.Display{Title: "Paid", Fields: []countersign.Field{{Kind: countersign.FieldText, Label: "Note", Values: []string{"done"}, WrittenBy: "project"}}}})
-			if err != nil {
-				return nil, err
-			}
-			return connectors.Notified(task), nil
-		}},
-		{Name: "confirm", Kind: connectors.Answer, Limit: set.answerLimit, Answer: func(ctx context.Context, a *connectors.AnswerCall) (connectors.Report, error) {
+		{Name: "pay", Kind: connectors.Write, Price: 1, Description: "Pays an amount, once the owner confirms it.",
+			Schema: json.RawMessage(`{"type": "object", "properties": {"amount": {"type": "integer", "minimum": 1, "maximum": 1000000},
+				"memo": {"type": "string", "maxLength": 500}, "invoice": {"type": "string"}}, "required": ["amount"], "additionalProperties": false}`),
+			Examples: []json.RawMessage{json.RawMessage(`{"amount": 1}`), json.RawMessage(`{"amount": 5, "memo": "rent", "invoice": "INV-1"}`)},
+			Run: func(ctx context.Context, c *connectors.Call) (any, error) {
+				var args struct {
+					Amount  int    `json:"amount"`
+					Memo    string `json:"memo"`
+					Invoice string `json:"invoice"` // shown as the task's one file
+				}
+				if err := c.Decode(&args); err != nil {
+					return nil, err
+				}
+				state, _ := json.Marshal(args)
+				fields := []countersign.Field{{Kind: countersign.FieldMoney, Label: "Amount", Values: []string{"$1"}, WrittenBy: "agent"}}
+				if args.Memo != "" {
+					fields = append(fields, countersign.Field{Kind: countersign.FieldText, Label: "Memo", Values: []string{args.Memo}, WrittenBy: "agent"})
+				}
+				spec := connectors.TaskSpec{Kind: countersign.KindConfirm,
+					Display:  countersign.Display{Title: "Pay", Fields: fields},
+					AnswerBy: &countersign.AnswerBy{Operation: "confirm", Supplies: countersign.SuppliesNone}, State: state}
+				if args.Invoice != "" {
+					spec.Files = []connectors.File{{Name: "invoice.txt", ContentType: "text/plain", Data: []byte(args.Invoice)}}
+				}
+				task, err := c.OpenTask(ctx, spec)
+				if err != nil {
+					return nil, err
+				}
+				return connectors.AwaitingOwner(task), nil
+			}},
+		{Name: "tell", Kind: connectors.Write, Description: "Tells the owner the payment was made.",
+			Schema: json.RawMessage(`{"type": "object", "additionalProperties": false}`), Run: func(ctx context.Context, c *connectors.Call) (any, error) {
+				task, err := c.OpenTask(ctx, connectors.TaskSpec{Kind: countersign.KindNotice,
+					Display: countersign.Display{Title: "Paid", Fields: []countersign.Field{{Kind: countersign.FieldText, Label: "Note", Values: []string{"done"}, WrittenBy: "project"}}}})
+				if err != nil {
+					return nil, err
+				}
+				return connectors.Notified(task), nil
+			}},
+		{Name: "confirm", Kind: connectors.Answer, Description: "Carries out a payment the owner confirmed.", Limit: set.answerLimit, Answer: func(ctx context.Context, a *connectors.AnswerCall) (connectors.Report, error) {
 			w.answerMu.Lock()
 			f := w.answer
 			w.answerMu.Unlock()

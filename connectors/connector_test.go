@@ -83,6 +83,19 @@ func TestValidate(t *testing.T) {
 		{"unknown kind", op(0, func(o *connectors.Operation) { o.Kind = "delete" }), "has no kind"},
 		{"policy key named confirm", func(c *connectors.Connector) { c.PolicyKeys["confirm"] = policy.List }, "cannot be a policy key"},
 		{"carries an undeclared condition", op(1, func(o *connectors.Operation) { o.Carries = []string{"method"} }), "method"},
+		{"no description", op(0, func(o *connectors.Operation) { o.Description = "" }), "has no description"},
+		{"a blank description", op(3, func(o *connectors.Operation) { o.Description = " \t" }), "has no description"},
+		{"a description of two lines", op(1, func(o *connectors.Operation) { o.Description = "Pays.\nThen more." }), "not one line"},
+		{"a description too long", op(1, func(o *connectors.Operation) { o.Description = strings.Repeat("p", 201) }), "not one line"},
+		{"a description not UTF-8", op(1, func(o *connectors.Operation) { o.Description = "Pays \xff." }), "not one line"},
+		{"a write without a schema", op(1, func(o *connectors.Operation) { o.Schema = nil }), "not a JSON object schema"},
+		{"a schema not JSON", op(1, func(o *connectors.Operation) { o.Schema = json.RawMessage(`{"type":`) }), "not a JSON object schema"},
+		{"a schema of a string", op(0, func(o *connectors.Operation) { o.Schema = json.RawMessage(`{"type": "string"}`) }), "not a JSON object schema"},
+		{"a schema naming operation", op(0, func(o *connectors.Operation) {
+			o.Schema = json.RawMessage(`{"type": "object", "properties": {"Operation": {}}}`)
+		}), "names the member operation"},
+		{"an example not an object", op(0, func(o *connectors.Operation) { o.Examples = []json.RawMessage{json.RawMessage(`1`)} }), "example 1 is not a JSON object"},
+		{"an answer with a schema", op(3, func(o *connectors.Operation) { o.Schema = anyArgs }), "takes no arguments from agents"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := valid()

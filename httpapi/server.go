@@ -19,6 +19,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"countersign"
+	"countersign/agentmcp"
 	"countersign/connectors"
 	"countersign/inbox"
 	"countersign/store"
@@ -48,6 +50,9 @@ type Options struct {
 	// Heartbeat is how often an idle event stream says it is alive, and
 	// looks at its session again (0: DefaultHeartbeat).
 	Heartbeat time.Duration
+	// MCPGrantPoll is how often the MCP transport looks at the grants of a
+	// key with sessions, to announce a changed tool list (0: 10 s).
+	MCPGrantPoll time.Duration
 }
 
 // RunKeys are the run public keys by master key id ("ed25519:<base58>").
@@ -66,6 +71,9 @@ type Agents interface {
 	// Call serves POST /call/{owner}/{project}: the answer to write with
 	// HTTP 200, or a transport-level refusal.
 	Call(ctx context.Context, agentKey, owner, project, idempotencyKey string, body []byte) ([]byte, error)
+	// Grants lists the projects granted to the key (GET /agent/projects,
+	// and the MCP tools).
+	Grants(ctx context.Context, agentKey string) ([]countersign.Grant, error)
 }
 
 // Server routes the service's HTTP API.
@@ -84,6 +92,7 @@ type Server struct {
 	goodCredentials *credentials
 	streams         *streams
 	browser         browserOrigin
+	mcp             *agentmcp.Pool
 }
 
 // New builds the server and its routes.

@@ -154,7 +154,12 @@ type settings struct {
 	heartbeat    time.Duration
 	taskWaitPoll time.Duration
 	answerLimit  time.Duration
+	mcpGrantPoll time.Duration
 }
+
+// WithMCPGrantPoll sets how often the MCP transport looks at a key's
+// grants to announce a changed tool list (default: the service's).
+func WithMCPGrantPoll(d time.Duration) Option { return func(s *settings) { s.mcpGrantPoll = d } }
 
 // WithAnswerLimit sets the compute limit of the ledger's answer operation
 // (default 2 s).
@@ -251,7 +256,7 @@ func New(t testing.TB, db *sqlstore.DB, opts ...Option) *World {
 	srv.Config.Handler = httpapi.New(httpapi.Options{Version: "test", Store: db, Logger: w.log, Inbox: w.Inbox, Agents: w.Enclave,
 		Connectors: w.Catalogue, RunKey: httpapi.RunKeys{Current: cur, Keys: keys},
 		Limits:    httpapi.Limits{SignInPerMinute: 1 << 20, OwnerWritesPerMinute: 1 << 20, AgentCallsPerMinute: 1 << 20},
-		Heartbeat: set.heartbeat, PublicURL: "http://" + srv.Listener.Addr().String()})
+		Heartbeat: set.heartbeat, MCPGrantPoll: set.mcpGrantPoll, PublicURL: "http://" + srv.Listener.Addr().String()})
 	srv.Start()
 	t.Cleanup(srv.Close)
 	w.URL = srv.URL

@@ -236,4 +236,3 @@ func rawRetry(t *testing.T, cmd *exec.Cmd) (string, string) {
 	}
 	return ids[0], ids[1]
 }
-

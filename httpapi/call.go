@@ -40,7 +40,7 @@ func (s *Server) agentProjects(w http.ResponseWriter, r *http.Request) {
 		writeAgentError(w, s.opts.Logger, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"projects": grants})
+	writeJSON(w, http.StatusOK, grantsAnswer{Projects: grants})
 }
 
 // call serves POST /call/{owner}/{project}. Refusals by a connector or the
@@ -158,5 +158,5 @@ func writeAgentError(w http.ResponseWriter, log interface{ Error(string, ...any)
 		status = http.StatusInternalServerError
 	}
 	setRetryAfter(w, e.RetryAfter)
-	writeJSON(w, status, map[string]any{"success": false, "error": string(e.Code) + ": " + e.Message})
+	writeJSON(w, status, agentRefusal{Success: false, Error: string(e.Code) + ": " + e.Message})
 }

@@ -93,6 +93,7 @@ type Server struct {
 	streams         *streams
 	browser         browserOrigin
 	mcp             *agentmcp.Pool
+	docCache
 }
 
 // New builds the server and its routes.
@@ -160,6 +161,7 @@ func New(opts Options) *Server {
 	if opts.Agents != nil {
 		s.routeCalls(r)
 	}
+	r.HandleFunc("/openapi.json", s.openAPIDoc).Methods(http.MethodGet)
 	s.handler = s.observe(r)
 	return s
 }
@@ -171,11 +173,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 
 // healthz answers {service, version, schema} and nothing else.
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
-	body := struct {
-		Service string `json:"service"`
-		Version string `json:"version"`
-		Schema  int    `json:"schema"`
-	}{Service: "countersign", Version: s.opts.Version}
+	body := healthAnswer{Service: "countersign", Version: s.opts.Version}
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	if st, err := s.opts.Store.Schema(ctx); err == nil {
@@ -191,10 +189,10 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	if err := s.opts.Store.Ping(ctx); err != nil {
 		s.opts.Logger.Warn("readiness check failed", "err", err)
 		w.Header().Set("Retry-After", "5")
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "store unavailable"})
+		writeJSON(w, http.StatusServiceUnavailable, readyAnswer{Status: "store unavailable"})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	writeJSON(w, http.StatusOK, readyAnswer{Status: "ready"})
 }
 
 // statusWriter remembers the status a handler wrote.
@@ -304,18 +302,10 @@ func compactJSON(raw json.RawMessage) json.RawMessage {
 // operations with their kind, price, description and argument schema, its
 // policy keys, and the task operations every project answers.
 func (s *Server) connectors(w http.ResponseWriter, _ *http.Request) {
-	type conn struct {
-		Name       string        `json:"name"`
-		Version    string        `json:"version"`
-		Build      string        `json:"build"`
-		Tasks      bool          `json:"tasks"`
-		Operations []catalogueOp `json:"operations"`
-		PolicyKeys []string      `json:"policy_keys"`
-	}
-	out := []conn{}
+	out := []catalogueConnector{}
 	for _, name := range s.opts.Connectors.Names() {
 		c := s.opts.Connectors[name]
-		v := conn{Name: c.Name, Version: c.Version, Build: c.Build(), Tasks: c.Tasks, Operations: catalogueOps(c.Operations), PolicyKeys: []string{"confirm"}}
+		v := catalogueConnector{Name: c.Name, Version: c.Version, Build: c.Build(), Tasks: c.Tasks, Operations: catalogueOps(c.Operations), PolicyKeys: []string{"confirm"}}
 		if len(c.Conditions) > 0 {
 			v.PolicyKeys = append(v.PolicyKeys, "rules")
 		}
@@ -325,7 +315,7 @@ func (s *Server) connectors(w http.ResponseWriter, _ *http.Request) {
 		sort.Strings(v.PolicyKeys[1:])
 		out = append(out, v)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"connectors": out, "task_operations": catalogueOps(connectors.PlatformOperations)})
+	writeJSON(w, http.StatusOK, catalogueAnswer{Connectors: out, TaskOperations: catalogueOps(connectors.PlatformOperations)})
 }
 
 // runKey publishes the key that signs run receipts (and the older ones that
@@ -335,10 +325,6 @@ func (s *Server) runKey(w http.ResponseWriter, _ *http.Request) {
 	for id, k := range s.opts.RunKey.Keys {
 		keys[strconv.FormatUint(uint64(id), 10)] = k
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
-		"algorithm":  "ed25519",
-		"key_id":     s.opts.RunKey.Current,
-		"public_key": s.opts.RunKey.Keys[s.opts.RunKey.Current],
-		"keys":       keys,
-	})
+	writeJSON(w, http.StatusOK, runKeysAnswer{Algorithm: "ed25519", KeyID: s.opts.RunKey.Current,
+		PublicKey: s.opts.RunKey.Keys[s.opts.RunKey.Current], Keys: keys})
 }

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -98,13 +99,16 @@ const AgentKey = "ak_test-agent-key-0123456789abcdefghijklmnop"
 
 // World is the service on one store.
 type World struct {
-	T         testing.TB
-	DB        *sqlstore.DB
-	Clock     *Clock
-	Keys      *sealing.Keyring
-	Enclave   *enclave.Enclave
-	Inbox     *inbox.Service
-	URL       string
+	T       testing.TB
+	DB      *sqlstore.DB
+	Clock   *Clock
+	Keys    *sealing.Keyring
+	Enclave *enclave.Enclave
+	Inbox   *inbox.Service
+	URL     string
+	// API is the HTTP server; every answer it gives is checked against
+	// its OpenAPI document, and one that does not fit fails the test.
+	API       *httpapi.Server
 	Catalogue connectors.Catalogue
 	// Ledger is a connector with a write "pay" that always asks (a confirm
 	// task) and its answer "confirm".
@@ -253,10 +257,12 @@ func New(t testing.TB, db *sqlstore.DB, opts ...Option) *World {
 	// The server's own address is its public origin, so a browser-like
 	// client can use the session cookie.
 	srv := httptest.NewUnstartedServer(nil)
-	srv.Config.Handler = httpapi.New(httpapi.Options{Version: "test", Store: db, Logger: w.log, Inbox: w.Inbox, Agents: w.Enclave,
+	api := httpapi.New(httpapi.Options{Version: "test", Store: db, Logger: w.log, Inbox: w.Inbox, Agents: w.Enclave,
 		Connectors: w.Catalogue, RunKey: httpapi.RunKeys{Current: cur, Keys: keys},
 		Limits:    httpapi.Limits{SignInPerMinute: 1 << 20, OwnerWritesPerMinute: 1 << 20, AgentCallsPerMinute: 1 << 20},
 		Heartbeat: set.heartbeat, MCPGrantPoll: set.mcpGrantPoll, PublicURL: "http://" + srv.Listener.Addr().String()})
+	w.API = api
+	srv.Config.Handler = checkAnswers(t, api)
 	srv.Start()
 	t.Cleanup(srv.Close)
 	w.URL = srv.URL
@@ -444,3 +450,63 @@ func (w *World) Guess() string {
 	_ = json.Unmarshal(raw, &a)
 	return a.TaskID
 }
+
+// checkAnswers checks every answer of api against its OpenAPI document
+// (httpapi.Server.CheckResponse) and fails t, at its end, for each that
+// does not fit. Event streams are checked by their status and type only.
+func checkAnswers(t testing.TB, api *httpapi.Server) http.Handler {
+	var mu sync.Mutex
+	var failures []string
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, f := range failures {
+			t.Errorf("an answer does not fit the OpenAPI document: %s", f)
+		}
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &recorder{ResponseWriter: w}
+		api.ServeHTTP(rec, r)
+		if rec.status == 0 {
+			rec.status = http.StatusOK
+		}
+		if err := api.CheckResponse(r, rec.status, rec.Header().Get("Content-Type"), rec.body.Bytes()); err != nil {
+			mu.Lock()
+			failures = append(failures, err.Error())
+			mu.Unlock()
+		}
+	})
+}
+
+// recorder keeps a copy of an answer (but an event stream's) for
+// checkAnswers.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	if !strings.HasPrefix(r.Header().Get("Content-Type"), "text/event-stream") && r.body.Len() < 8<<20 {
+		r.body.Write(b)
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+func (r *recorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }

@@ -229,6 +229,10 @@ func TestWireTypes(t *testing.T) {
 				"json[task_operations][][schema][additionalProperties]", "json[task_operations][][schema][properties][timeout_s][minimum]",
 				"json[task_operations][][examples][]"},
 			allowed: []string{"ConnectorOperation.Examples", "ConnectorOperation.Schema", "ConnectorOperation.Price"}},
+		{name: "granted projects (GET /agent/projects)", server: map[string]any{"projects": []countersign.Grant{{Owner: "alice.near", Project: "probe", Connector: "probe"}}},
+			client: &struct {
+				Projects []client.Grant `json:"projects"`
+			}{}},
 		{name: "run keys (GET /.well-known/countersign-run-key)", raw: served(t, api, "/.well-known/countersign-run-key"),
 			client: &client.RunKeys{}},
 	}

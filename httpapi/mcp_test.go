@@ -196,6 +196,29 @@ func TestMCPOverHTTP(t *testing.T) {
 	if got := toolNames(t, cs); !slices.Equal(got, want) {
 		t.Fatalf("tools after the grant was removed %v, want %v", got, want)
 	}
+	// And granted again: told again, the tools are back.
+	select {
+	case <-changed:
+	default:
+	}
+	if err := w.DB.Tx(ctx, func(tx store.Tx) error {
+		p, err := tx.Project(ctx, w.Owner.Account, "ledger")
+		if err != nil {
+			return err
+		}
+		p.Agents, p.UpdatedAt = []string{w.Agent}, w.Clock.Now()
+		return tx.PutProject(ctx, p)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no notifications/tools/list_changed after a project was granted")
+	}
+	if got := toolNames(t, cs); !slices.Contains(got, "ledger__pay") {
+		t.Fatalf("tools after the grant came back %v", got)
+	}
 
 	// A revoked key: every later request is refused unauthorized.
 	if err := w.DB.Tx(ctx, func(tx store.Tx) error {

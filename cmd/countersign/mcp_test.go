@@ -145,6 +145,12 @@ func TestMCPOverStdio(t *testing.T) {
 		t.Fatalf("balance %d after one game and refusals", b)
 	}
 
+	// An unknown tool is a protocol error naming it.
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "probe__guess_stop", Arguments: map[string]any{}}); err == nil ||
+		!strings.Contains(err.Error(), "probe__guess_stop") || !strings.Contains(err.Error(), "-32602") && !strings.Contains(err.Error(), "unknown tool") {
+		t.Fatalf("an unknown tool: %v", err)
+	}
+
 	// The owner takes the agent off a project: its tool goes.
 	s.project("alice.near", "second", "{}")
 	want = []string{"probe__guess_start", "task_cancel", "task_status", "task_wait", "tasks"}

@@ -166,6 +166,14 @@ func New(opts Options) *Server {
 	return s
 }
 
+// Close stops the server's background work (the MCP transport's look at
+// grants); the routes still answer.
+func (s *Server) Close() {
+	if s.mcp != nil {
+		s.mcp.Close()
+	}
+}
+
 // Registry is where other parts of the service register their metrics.
 func (s *Server) Registry() *prometheus.Registry { return s.registry }
 

@@ -262,6 +262,7 @@ func New(t testing.TB, db *sqlstore.DB, opts ...Option) *World {
 		Limits:    httpapi.Limits{SignInPerMinute: 1 << 20, OwnerWritesPerMinute: 1 << 20, AgentCallsPerMinute: 1 << 20},
 		Heartbeat: set.heartbeat, MCPGrantPoll: set.mcpGrantPoll, PublicURL: "http://" + srv.Listener.Addr().String()})
 	w.API = api
+	t.Cleanup(api.Close)
 	srv.Config.Handler = checkAnswers(t, api)
 	srv.Start()
 	t.Cleanup(srv.Close)

@@ -47,8 +47,8 @@ func typ[T any]() reflect.Type { return reflect.TypeFor[T]() }
 // routeDocs are the routes' descriptions, by "METHOD path" (DocPath).
 var routeDocs = map[string]routeDoc{
 	"GET /":                                {summary: "The web inbox's page", content: "text/html"},
-	"GET /assets/{file}":                   {summary: "The web inbox's bundle, content-hashed names, cached for a year", content: "application/octet-stream"},
-	"HEAD /assets/{file}":                  {summary: "The web inbox's bundle (headers only)", content: "application/octet-stream"},
+	"GET /assets/{file}":                   {summary: "The web inbox's bundle, content-hashed names, cached for a year", content: "text/javascript"},
+	"HEAD /assets/{file}":                  {summary: "The web inbox's bundle (headers only)", content: "text/javascript"},
 	"GET /healthz":                         {summary: "The service, its version and its schema", response: typ[healthAnswer]()},
 	"GET /readyz":                          {summary: "Whether the store answers (503 when it does not)", response: typ[readyAnswer]()},
 	"GET /metrics":                         {summary: "Prometheus metrics", content: "text/plain"},

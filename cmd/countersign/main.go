@@ -48,6 +48,7 @@ func init() {
 	commands["doctor"] = command{"check the settings, database, schema, master key and NEAR RPC", runDoctor}
 	commands["version"] = command{"print the version", runVersion}
 	commands["keys"] = command{"master keys: keys new | keys rotate", runKeys}
+	commands["healthcheck"] = command{"exit 0 when the service on this machine answers /readyz (for container health checks)", runHealthcheck}
 }
 
 func main() {
@@ -70,6 +71,9 @@ func (a *app) main(ctx context.Context, args []string) int {
 			return 2
 		}
 		return 0
+	}
+	if args[0] == "--version" || args[0] == "-v" {
+		args = []string{"version"}
 	}
 	cmd, ok := commands[args[0]]
 	if !ok {

@@ -146,11 +146,23 @@ func runServe(ctx context.Context, a *app, args []string) error {
 }
 
 func runMigrate(ctx context.Context, a *app, args []string) error {
-	cfg, err := a.parseSettings(a.flags("migrate"), args)
+	fset := a.flags("migrate")
+	wait := fset.Duration("wait", 0, "keep trying to reach the database this long (e.g. 2m, for a database that is still starting); 0: try once")
+	cfg, err := a.parseSettings(fset, args)
 	if err != nil {
 		return err
 	}
+	deadline := time.Now().Add(*wait)
 	db, err := openStore(ctx, cfg, createStore)
+	for err != nil && time.Now().Before(deadline) {
+		fmt.Fprintf(a.stderr, "migrate: the database does not answer yet; trying again until %s: %v\n", deadline.UTC().Format(time.TimeOnly), err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(2 * time.Second):
+		}
+		db, err = openStore(ctx, cfg, createStore)
+	}
 	if err != nil {
 		return err
 	}

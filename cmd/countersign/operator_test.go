@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"countersign/sealing"
+)
+
+func TestVersionFlags(t *testing.T) {
+	t.Parallel()
+	for _, arg := range []string{"--version", "-v"} {
+		if r := run(t, context.Background(), nil, arg); r.code != 0 || r.stdout != "countersign "+version+"\n" {
+			t.Errorf("%s: %+v", arg, r)
+		}
+	}
+}
+
+// keys new --out writes a keyring only its owner can read, and never
+// replaces a file.
+func TestKeysNewOut(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "master.key")
+	r := run(t, context.Background(), nil, "keys", "new", "--out", path)
+	if r.code != 0 || !strings.Contains(r.stdout, "mode 0600") {
+		t.Fatalf("keys new --out: %+v", r)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Fatalf("the key file's mode is %v", fi.Mode().Perm())
+	}
+	first, _ := os.ReadFile(path)
+	if _, err := sealing.ParseKeyring(strings.TrimSpace(string(first))); err != nil {
+		t.Fatalf("the file holds no keyring: %v", err)
+	}
+	if strings.Contains(r.stdout, strings.TrimSpace(string(first))) {
+		t.Fatal("the key is printed too")
+	}
+	again := run(t, context.Background(), nil, "keys", "new", "--out", path)
+	if again.code != 1 || !strings.Contains(again.stderr, "never overwritten") {
+		t.Fatalf("a second keys new --out: %+v", again)
+	}
+	if now, _ := os.ReadFile(path); string(now) != string(first) {
+		t.Fatal("the key file was replaced")
+	}
+}
+
+func TestHealthcheck(t *testing.T) {
+	t.Parallel()
+	ready := http.StatusOK
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/readyz" {
+			http.NotFound(w, r)
+			return
+		}
+		w.WriteHeader(ready)
+	}))
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	// A service listening on every address is asked on loopback.
+	env := map[string]string{"COUNTERSIGN_LISTEN": "0.0.0.0:" + port}
+	if r := run(t, context.Background(), env, "healthcheck"); r.code != 0 {
+		t.Fatalf("healthcheck of a ready service: %+v", r)
+	}
+	ready = http.StatusServiceUnavailable
+	if r := run(t, context.Background(), env, "healthcheck"); r.code != 1 || !strings.Contains(r.stderr, "not ready") {
+		t.Fatalf("healthcheck of a service not ready: %+v", r)
+	}
+	srv.Close()
+	if r := run(t, context.Background(), env, "healthcheck", "--timeout", "1s"); r.code != 1 || !strings.Contains(r.stderr, "is it running?") {
+		t.Fatalf("healthcheck of no service: %+v", r)
+	}
+}
+
+// migrate --wait keeps trying a database that does not answer yet, says
+// so, and gives up at its deadline.
+func TestMigrateWaits(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing answers there now
+	env := map[string]string{"COUNTERSIGN_DATABASE_URL": "postgres://postgres@" + addr + "/postgres?sslmode=disable&connect_timeout=1"}
+	start := time.Now()
+	r := run(t, context.Background(), env, "migrate", "--wait", "3s")
+	if r.code != 1 || strings.Count(r.stderr, "trying again") < 1 || !strings.Contains(r.stderr, "cannot reach the database") {
+		t.Fatalf("migrate --wait against nothing: %+v", r)
+	}
+	if d := time.Since(start); d < 3*time.Second {
+		t.Fatalf("migrate gave up after %s, before its 3 s", d)
+	}
+}

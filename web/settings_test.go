@@ -19,6 +19,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -37,23 +38,23 @@ import (
 	"countersign/store/storetest"
 )
 
-// openSettings opens the Settings view from the header and waits until its
+// settingsOpen opens the Settings view from the header and waits until its
 // sections are listed.
-func openSettings(t *testing.T, ctx context.Context) {
+func settingsOpen(t *testing.T, ctx context.Context) {
 	t.Helper()
 	do(t, ctx, "open Settings", chromedp.Click(named("Settings")), chromedp.WaitVisible(chromedp.ID("settings-title")))
 	waitJS(t, ctx, "the sections listed", `!!document.querySelector("#devices-list") && !!document.querySelector("#webhook-current") && !!document.querySelector("#mute-form") && !!document.querySelector("#catalogue")`)
 }
 
-// status is the text of the page's live region.
-func status(t *testing.T, ctx context.Context) string {
+// settingsSaid is the text of the page's live region.
+func settingsSaid(t *testing.T, ctx context.Context) string {
 	t.Helper()
 	return textOf(t, ctx, "the status", "#status")
 }
 
-// confirmed checks that the wallet's last signature was the confirmation of
+// settingsConfirmed checks that the wallet's last signature was the confirmation of
 // action, for the owner.
-func confirmed(t *testing.T, ctx context.Context, w *servicetest.World, action approval.Action) {
+func settingsConfirmed(t *testing.T, ctx context.Context, w *servicetest.World, action approval.Action) {
 	t.Helper()
 	signed := walletSigned(t, ctx)
 	if len(signed) == 0 {
@@ -74,10 +75,10 @@ func confirmed(t *testing.T, ctx context.Context, w *servicetest.World, action a
 	}
 }
 
-// stored is everything script can read in the browser's storage for the
+// settingsStored is everything script can read in the browser's storage for the
 // page's origin: localStorage, sessionStorage and every IndexedDB record
 // (a CryptoKey reads as {}).
-func stored(t *testing.T, ctx context.Context) string {
+func settingsStored(t *testing.T, ctx context.Context) string {
 	t.Helper()
 	return run(t, ctx, "the storage", chromedp.Evaluate[string](`(async () => {
   const out = [JSON.stringify(Object.assign({}, localStorage)), JSON.stringify(Object.assign({}, sessionStorage))];
@@ -93,9 +94,32 @@ func stored(t *testing.T, ctx context.Context) string {
 })()`, chromedp.EvalAwaitPromise))
 }
 
-// screenshots saves the view at 1280 and 360 px wide, light and dark, when
+// settingsAxe runs axe-core (the pinned package, injected into the page)
+// on the page and fails on any serious or critical violation.
+func settingsAxe(t *testing.T, ctx context.Context, what string) {
+	t.Helper()
+	src, err := os.ReadFile("node_modules/axe-core/axe.min.js")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("axe-core is not installed (npm ci --prefix web): %v", err)
+		}
+		t.Logf("axe-core is not installed (npm ci --prefix web); %s is not checked", what)
+		return
+	}
+	do(t, ctx, "inject axe-core", chromedp.Evaluate[chromedp.Void](string(src)))
+	found := run(t, ctx, "axe-core on "+what, chromedp.Evaluate[[]string](`(async () => {
+  const r = await axe.run(document, { resultTypes: ["violations"] });
+  return r.violations.filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => v.id + ": " + v.help + " at " + v.nodes.map((n) => n.target.join(" ")).join(", "));
+})()`, chromedp.EvalAwaitPromise))
+	for _, f := range found {
+		t.Errorf("axe-core on %s: %s", what, f)
+	}
+}
+
+// settingsShots saves the view at 1280 and 360 px wide, light and dark, when
 // COUNTERSIGN_SCREENSHOTS names a folder.
-func screenshots(t *testing.T, ctx context.Context, name string) {
+func settingsShots(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
 	dir := os.Getenv("COUNTERSIGN_SCREENSHOTS")
 	if dir == "" {
@@ -109,7 +133,7 @@ func screenshots(t *testing.T, ctx context.Context, name string) {
 		for _, width := range []int64{1280, 360} {
 			do(t, ctx, "the viewport", chromedp.EmulateViewport(width, 900), chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
 			png := run(t, ctx, "a screenshot", chromedp.FullScreenshot(100))
-			if err := os.WriteFile(filepath.Join(dir, name+"-"+itoa(width)+"-"+scheme+".png"), png, 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, name+"-"+strconv.FormatInt(width, 10)+"-"+scheme+".png"), png, 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -120,20 +144,15 @@ func screenshots(t *testing.T, ctx context.Context, name string) {
 	do(t, ctx, "the viewport", chromedp.EmulateViewport(1280, 900))
 }
 
-func itoa(n int64) string {
-	b, _ := json.Marshal(n)
-	return string(b)
-}
-
-// receiver is a webhook receiver on loopback that checks each delivery's
+// settingsReceiver is a webhook receiver on loopback that checks each delivery's
 // signature with the secret it is told.
-type receiver struct {
+type settingsReceiver struct {
 	mu     sync.Mutex
 	secret string
 	got    []string // event types, each with "+" when its signature verified
 }
 
-func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+func (r *settingsReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	body, _ := io.ReadAll(req.Body)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -149,7 +168,7 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func (r *receiver) deliveries() []string {
+func (r *settingsReceiver) deliveries() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]string(nil), r.got...)
@@ -158,7 +177,7 @@ func (r *receiver) deliveries() []string {
 func TestSettingsWebhook(t *testing.T) {
 	t.Parallel()
 	w := servicetest.New(t, storetest.Postgres(t))
-	recv := &receiver{}
+	recv := &settingsReceiver{}
 	hook := httptest.NewServer(recv)
 	t.Cleanup(hook.Close)
 	url := hook.URL + "/countersign"
@@ -166,7 +185,7 @@ func TestSettingsWebhook(t *testing.T) {
 	ctx := blankTab(t, 120*time.Second)
 	injectWallet(t, ctx, w)
 	signInWithWallet(t, ctx, w)
-	openSettings(t, ctx)
+	settingsOpen(t, ctx)
 	if got := textOf(t, ctx, "the webhook", "#webhook-current"); !strings.Contains(got, "No webhook is named") {
 		t.Fatalf("before naming one the view says %q", got)
 	}
@@ -176,7 +195,7 @@ func TestSettingsWebhook(t *testing.T) {
 	// again.
 	do(t, ctx, "name the webhook", chromedp.SendKeys(chromedp.ID("webhook-url-input"), url), chromedp.Click(named("Name the webhook")),
 		chromedp.WaitVisible(chromedp.ID("webhook-secret")))
-	confirmed(t, ctx, w, approval.ActionNameWebhook(url))
+	settingsConfirmed(t, ctx, w, approval.ActionNameWebhook(url))
 	secret := textOf(t, ctx, "the secret", "#webhook-secret")
 	if !strings.HasPrefix(secret, "whsec_") || len(secret) != len("whsec_")+44 {
 		t.Fatalf("the secret shown: %q", secret)
@@ -192,17 +211,18 @@ func TestSettingsWebhook(t *testing.T) {
 	if got := run(t, ctx, "what was copied", chromedp.Evaluate[string](`window.copied`)); got != secret {
 		t.Fatalf("Copy put %q on the clipboard", got)
 	}
+	settingsAxe(t, ctx, "Settings with the secret shown")
 	// The service's own view of it carries no secret; the browser keeps
 	// none.
 	wh, err := w.Owner.Client.Webhook(context.Background())
 	if err != nil || wh.URL == nil || *wh.URL != url || wh.Secret != "" {
 		t.Fatalf("GET /inbox/webhook: %+v, %v", wh, err)
 	}
-	if s := stored(t, ctx); strings.Contains(s, secret) || strings.Contains(s, "whsec_") {
+	if s := settingsStored(t, ctx); strings.Contains(s, secret) || strings.Contains(s, "whsec_") {
 		t.Fatalf("the browser stored the secret: %s", s)
 	}
 
-	// A test ping, signed with the secret shown, reaches the receiver and
+	// A test ping, signed with the secret shown, reaches the settingsReceiver and
 	// shows in the delivery log.
 	recv.mu.Lock()
 	recv.secret = secret
@@ -214,7 +234,7 @@ func TestSettingsWebhook(t *testing.T) {
 		t.Fatalf("the log's row: %q", got)
 	}
 	if got := recv.deliveries(); len(got) != 1 || got[0] != "ping+" {
-		t.Fatalf("the receiver got %q", got)
+		t.Fatalf("the settingsReceiver got %q", got)
 	}
 
 	// Leaving the view drops the secret; back again, it is gone.
@@ -222,27 +242,27 @@ func TestSettingsWebhook(t *testing.T) {
 	if got := run(t, ctx, "the page", chromedp.Evaluate[string](`document.body.innerText + document.body.textContent`)); strings.Contains(got, secret) {
 		t.Fatal("the secret is still in the page after leaving Settings")
 	}
-	openSettings(t, ctx)
-	waitJS(t, ctx, "the webhook", `document.getElementById("webhook-url")?.textContent === `+jsString(url))
+	settingsOpen(t, ctx)
+	waitJS(t, ctx, "the webhook", `document.getElementById("webhook-url")?.textContent === `+settingsJS(url))
 	waitJS(t, ctx, "the log", `!!document.querySelector('#deliveries tr[data-type="ping"]')`)
 	if got := run(t, ctx, "the page", chromedp.Evaluate[string](`document.body.textContent`)); strings.Contains(got, secret) || strings.Contains(got, "whsec_") {
 		t.Fatal("the secret is shown again")
 	}
-	if s := stored(t, ctx); strings.Contains(s, secret) {
+	if s := settingsStored(t, ctx); strings.Contains(s, secret) {
 		t.Fatalf("the browser stored the secret: %s", s)
 	}
-	screenshots(t, ctx, "settings")
+	settingsShots(t, ctx, "settings")
 
 	// Removing it, confirmed.
 	do(t, ctx, "remove the webhook", chromedp.Click(named("Remove the webhook")))
 	waitJS(t, ctx, "removed", `document.getElementById("webhook-current")?.textContent.includes("No webhook is named")`)
-	confirmed(t, ctx, w, approval.ActionRemoveWebhook())
+	settingsConfirmed(t, ctx, w, approval.ActionRemoveWebhook())
 	if wh, err := w.Owner.Client.Webhook(context.Background()); err != nil || wh.URL != nil {
 		t.Fatalf("after removing it: %+v, %v", wh, err)
 	}
 }
 
-func jsString(s string) string {
+func settingsJS(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
@@ -260,7 +280,7 @@ func TestSettingsDevices(t *testing.T) {
 	ctx := blankTab(t, 120*time.Second)
 	injectWallet(t, ctx, w)
 	signInWithWallet(t, ctx, w)
-	openSettings(t, ctx)
+	settingsOpen(t, ctx)
 	if n := run(t, ctx, "the devices", chromedp.Evaluate[int](`document.querySelectorAll("#devices-list li[data-device]").length`)); n != 3 {
 		t.Fatalf("%d devices listed, want 3 (the world's, the other, this page)", n)
 	}
@@ -285,7 +305,7 @@ func TestSettingsDevices(t *testing.T) {
 	// Withdrawn, confirmed: gone from the list and from the service.
 	do(t, ctx, "withdraw", chromedp.Evaluate[chromedp.Void](`window.testWallet.decline = false`), chromedp.Click(chromedp.CSS(item+" button")))
 	waitJS(t, ctx, "withdrawn", `document.getElementById("status").textContent.includes("was withdrawn") && !document.querySelector('`+item+`')`)
-	confirmed(t, ctx, w, approval.ActionWithdrawDevice(sess.DeviceID))
+	settingsConfirmed(t, ctx, w, approval.ActionWithdrawDevice(sess.DeviceID))
 	devices, err := w.Owner.Client.Devices(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -302,7 +322,7 @@ func TestSettingsDevices(t *testing.T) {
 
 	// Withdrawing this device signs the page out.
 	do(t, ctx, "withdraw this device", chromedp.Click(chromedp.CSS("#devices-list li:has(.this-device) button")), chromedp.WaitVisible(named("Sign in")))
-	if got := status(t, ctx); !strings.Contains(got, "This device was withdrawn") {
+	if got := settingsSaid(t, ctx); !strings.Contains(got, "This device was withdrawn") {
 		t.Fatalf("after withdrawing this device the page says %q", got)
 	}
 	if devices, err := w.Owner.Client.Devices(context.Background()); err != nil || len(devices) != 1 {
@@ -310,14 +330,14 @@ func TestSettingsDevices(t *testing.T) {
 	}
 }
 
-// shop is a connector whose write "order" happens at once unless the
+// settingsShop is a connector whose write "order" happens at once unless the
 // project's policy asks first; it records the credentials it is handed.
-type shop struct {
+type settingsShop struct {
 	mu    sync.Mutex
 	creds []string
 }
 
-func (s *shop) connector() *connectors.Connector {
+func (s *settingsShop) connector() *connectors.Connector {
 	return &connectors.Connector{Name: "shop", Version: "1.0.0", Tasks: true,
 		PolicyKeys: map[string]policy.KeyKind{"max_orders_per_day": policy.Count},
 		Operations: []connectors.Operation{
@@ -345,7 +365,7 @@ func (s *shop) connector() *connectors.Connector {
 		}}
 }
 
-func (s *shop) lastCreds() string {
+func (s *settingsShop) lastCreds() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.creds) == 0 {
@@ -354,8 +374,8 @@ func (s *shop) lastCreds() string {
 	return s.creds[len(s.creds)-1]
 }
 
-// order is the agent's call of shop's order: its status, or its refusal's code.
-func order(t *testing.T, w *servicetest.World) string {
+// settingsOrder is the agent's call of shop's order: its status, or its refusal's code.
+func settingsOrder(t *testing.T, w *servicetest.World) string {
 	t.Helper()
 	raw, err := w.AgentClient().Call(context.Background(), w.Owner.Account, "shop", "order", nil, nil)
 	var refused *client.Refusal
@@ -378,16 +398,16 @@ func order(t *testing.T, w *servicetest.World) string {
 
 func TestSettingsPolicy(t *testing.T) {
 	t.Parallel()
-	s := &shop{}
+	s := &settingsShop{}
 	w := servicetest.New(t, storetest.Postgres(t), servicetest.WithConnector(s.connector()))
-	if got := order(t, w); got != "done" {
+	if got := settingsOrder(t, w); got != "done" {
 		t.Fatalf("before the policy asks, an order is %q", got)
 	}
 
 	ctx := blankTab(t, 150*time.Second)
 	injectWallet(t, ctx, w)
 	signInWithWallet(t, ctx, w)
-	openSettings(t, ctx)
+	settingsOpen(t, ctx)
 	item := `#projects-list li[data-project="shop"]`
 	if got := textOf(t, ctx, "the project", item); !strings.Contains(got, "Policy readable") || !strings.Contains(got, "Asks you before: nothing") {
 		t.Fatalf("the shop project reads %q", got)
@@ -404,7 +424,7 @@ func TestSettingsPolicy(t *testing.T) {
 	if got := textOf(t, ctx, "the mode", item+" [data-mode]"); !strings.HasPrefix(got, "Policy unreadable: ") || len(got) < len("Policy unreadable: x.") {
 		t.Fatalf("the unreadable policy reads %q", got)
 	}
-	if got := order(t, w); got != string(countersign.PolicyUnreadable) {
+	if got := settingsOrder(t, w); got != string(countersign.PolicyUnreadable) {
 		t.Fatalf("with an unreadable policy an order is %q", got)
 	}
 
@@ -413,6 +433,7 @@ func TestSettingsPolicy(t *testing.T) {
 	do(t, ctx, "edit again", chromedp.Click(chromedp.CSS(item+` button[aria-label="Edit the project shop"]`)), chromedp.WaitVisible(chromedp.ID("project-shop-ask-order")),
 		chromedp.SetValue(chromedp.ID("project-shop-policy"), `{"max_orders_per_day": 3}`), chromedp.Click(chromedp.ID("project-shop-ask-order")),
 		chromedp.SendKeys(chromedp.ID("project-shop-credentials"), "tok-secret-123"))
+	settingsAxe(t, ctx, "Settings with a project's editor open")
 	if typ := run(t, ctx, "the credentials' box", chromedp.Evaluate[string](`document.getElementById("project-shop-credentials").type`)); typ != "password" {
 		t.Fatalf("credentials are typed into a %q box", typ)
 	}
@@ -435,8 +456,8 @@ func TestSettingsPolicy(t *testing.T) {
 		t.Fatalf("the saved project: %+v", saved)
 	}
 	text := `{"connector":"shop","policy":{"confirm":["order"],"max_orders_per_day":3},"credentials":"tok-secret-123","agents":["` + w.Agent + `"]}`
-	confirmed(t, ctx, w, approval.ActionSetProject("shop", text))
-	if got := order(t, w); got != "awaiting_owner" {
+	settingsConfirmed(t, ctx, w, approval.ActionSetProject("shop", text))
+	if got := settingsOrder(t, w); got != "awaiting_owner" {
 		t.Fatalf("after ticking Ask me before an order is %q", got)
 	}
 	if got := s.lastCreds(); got != `"tok-secret-123"` {
@@ -445,14 +466,14 @@ func TestSettingsPolicy(t *testing.T) {
 	if got := run(t, ctx, "the page", chromedp.Evaluate[string](`document.body.textContent + [...document.querySelectorAll("input")].map((i) => i.value).join(" ")`)); strings.Contains(got, "tok-secret-123") {
 		t.Fatal("the credentials are still in the page after saving")
 	}
-	if s := stored(t, ctx); strings.Contains(s, "tok-secret-123") {
+	if s := settingsStored(t, ctx); strings.Contains(s, "tok-secret-123") {
 		t.Fatalf("the browser stored the credentials: %s", s)
 	}
 
 	// Deleting a project, confirmed.
 	do(t, ctx, "delete probe", chromedp.Click(chromedp.CSS(`#projects-list li[data-project="probe"] button[aria-label="Delete the project probe"]`)))
 	waitJS(t, ctx, "deleted", `!document.querySelector('#projects-list li[data-project="probe"]') && document.getElementById("status").textContent.includes("is deleted")`)
-	confirmed(t, ctx, w, approval.ActionRemoveProject("probe"))
+	settingsConfirmed(t, ctx, w, approval.ActionRemoveProject("probe"))
 	projects, err = w.Owner.Client.Projects(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -472,7 +493,7 @@ func TestSettingsMutes(t *testing.T) {
 	ctx := blankTab(t, 120*time.Second)
 	signInPage(t, ctx, w)
 	do(t, ctx, "the task waits", chromedp.WaitVisible(chromedp.CSS(`li[data-task="`+waiting+`"]`)))
-	openSettings(t, ctx)
+	settingsOpen(t, ctx)
 	if got := textOf(t, ctx, "the mutes", "#mutes-box"); !strings.Contains(got, "Nothing is muted") {
 		t.Fatalf("before muting the view says %q", got)
 	}
@@ -481,7 +502,7 @@ func TestSettingsMutes(t *testing.T) {
 	// is refused.
 	do(t, ctx, "mute", chromedp.SendKeys(chromedp.ID("mute-subject"), w.Agent), chromedp.Click(chromedp.ID("mute-delete")), chromedp.Click(named("Mute")))
 	waitJS(t, ctx, "muted", `!!document.querySelector('#mutes-list li[data-mute="agent:`+w.Agent+`"]')`)
-	if got := status(t, ctx); !strings.Contains(got, "Muted the agent "+w.Agent) || !strings.Contains(got, "1 waiting task was deleted") {
+	if got := settingsSaid(t, ctx); !strings.Contains(got, "Muted the agent "+w.Agent) || !strings.Contains(got, "1 waiting task was deleted") {
 		t.Fatalf("after muting the page says %q", got)
 	}
 	if st := w.Task(waiting); st.State != countersign.StateCancelled {
@@ -513,5 +534,71 @@ func TestSettingsMutes(t *testing.T) {
 	}
 	if id := w.Pay(); id == "" {
 		t.Fatal("after unmuting the agent cannot ask")
+	}
+}
+
+// A project added from the view: named, its connector chosen, an agent
+// granted; saved with a confirmation, the agent may call it.
+func TestSettingsNewProject(t *testing.T) {
+	t.Parallel()
+	w := servicetest.New(t, storetest.Postgres(t), servicetest.WithConnector((&settingsShop{}).connector()))
+	ctx := blankTab(t, 120*time.Second)
+	injectWallet(t, ctx, w)
+	signInWithWallet(t, ctx, w)
+	settingsOpen(t, ctx)
+	do(t, ctx, "set up a project", chromedp.SendKeys(chromedp.ID("project-new-name"), "tea-shop"),
+		chromedp.SetValue(chromedp.ID("project-new-connector"), "shop"), chromedp.Click(named("Set it up")),
+		chromedp.WaitVisible(chromedp.ID("project-tea-shop-agents")))
+	if got := textOf(t, ctx, "the editor", "#project-tea-shop-editor h4"); got != "New project tea-shop (shop)" {
+		t.Fatalf("the new project's editor: %q", got)
+	}
+	if _, err := w.AgentClient().Call(context.Background(), w.Owner.Account, "tea-shop", "order", nil, nil); err == nil {
+		t.Fatal("an agent calls a project that is not saved yet")
+	}
+	do(t, ctx, "save it", chromedp.SendKeys(chromedp.ID("project-tea-shop-agents"), w.Agent), chromedp.Click(named("Save the new project")))
+	waitJS(t, ctx, "saved", `!!document.querySelector('#projects-list li[data-project="tea-shop"]')`)
+	settingsConfirmed(t, ctx, w, approval.ActionSetProject("tea-shop", `{"connector":"shop","policy":{},"agents":["`+w.Agent+`"]}`))
+	raw, err := w.AgentClient().Call(context.Background(), w.Owner.Account, "tea-shop", "order", nil, nil)
+	if err != nil || !strings.Contains(string(raw), `"ordered":true`) {
+		t.Fatalf("the agent's call of the new project: %s, %v", raw, err)
+	}
+}
+
+// A wallet elsewhere: the confirmation is shown to sign and pasted back,
+// and a Cancel is a neutral notice. The view is reached from the keyboard.
+func TestSettingsPastedConfirmation(t *testing.T) {
+	t.Parallel()
+	w := servicetest.New(t, storetest.Postgres(t))
+	const url = "http://127.0.0.1:9/hook"
+	ctx := blankTab(t, 120*time.Second)
+	signInPage(t, ctx, w)
+	do(t, ctx, "Settings from the keyboard", chromedp.Focus(named("Settings")), chromedp.KeyEvent("\r"), chromedp.WaitVisible(chromedp.ID("settings-title")))
+	waitJS(t, ctx, "the view has the focus", `document.activeElement?.id === "settings-title"`)
+	waitJS(t, ctx, "the webhook", `!!document.getElementById("webhook-current")`)
+
+	do(t, ctx, "name the webhook", chromedp.SendKeys(chromedp.ID("webhook-url-input"), url), chromedp.Click(named("Name the webhook")),
+		chromedp.WaitVisible(chromedp.ID("webhook-confirm-sentence")))
+	do(t, ctx, "cancel", chromedp.Click(named("Cancel")))
+	waitJS(t, ctx, "the notice", `document.getElementById("status").textContent === "You cancelled the signature. Nothing was changed."`)
+	if cls := run(t, ctx, "the notice's class", chromedp.Evaluate[string](`document.getElementById("status").className`)); strings.Contains(cls, "error") {
+		t.Fatalf("a cancel is shown as an error: %q", cls)
+	}
+	if wh, err := w.Owner.Client.Webhook(context.Background()); err != nil || wh.URL != nil {
+		t.Fatalf("after a cancel: %+v, %v", wh, err)
+	}
+
+	do(t, ctx, "name it again", chromedp.Click(named("Name the webhook")), chromedp.WaitVisible(chromedp.ID("webhook-confirm-sentence")))
+	sentence := textOf(t, ctx, "the sentence", "#webhook-confirm-sentence")
+	text, _ := approval.ActionNameWebhook(url).Text()
+	if !strings.HasPrefix(sentence, "Confirm in Countersign as "+w.Owner.Account+": "+text+". At ") {
+		t.Fatalf("the sentence shown: %q", sentence)
+	}
+	if got := textOf(t, ctx, "the recipient", "#webhook-confirm-recipient"); got != w.Inbox.Recipient() {
+		t.Fatalf("the recipient shown: %q", got)
+	}
+	do(t, ctx, "paste the answer", chromedp.SetValue(chromedp.ID("webhook-confirm-signed"), walletSign(t, ctx, w, sentence, "webhook-confirm-nonce")),
+		chromedp.Click(named("Send confirmation")), chromedp.WaitVisible(chromedp.ID("webhook-secret")))
+	if wh, err := w.Owner.Client.Webhook(context.Background()); err != nil || wh.URL == nil || *wh.URL != url {
+		t.Fatalf("after the pasted confirmation: %+v, %v", wh, err)
 	}
 }

@@ -155,7 +155,7 @@ export class Settings {
     this.generation++;
     this.busy = false;
     const region = (id: string, title: string, intro: string, ...children: Child[]) =>
-      el("section", { id, class: "settings-part", "aria-labelledby": id + "-title" }, el("h3", { id: id + "-title" }, title), el("p", { class: "task-meta" }, intro), ...children);
+      el("section", { id, class: "settings-part", "aria-labelledby": id + "-title" }, el("h3", { id: id + "-title", tabindex: "-1" }, title), el("p", { class: "task-meta" }, intro), ...children);
     this.root.replaceChildren(
       el("div", { class: "actions" }, button("Back to the inbox", () => this.host.back(), true)),
       el("h2", { id: "settings-title", tabindex: "-1" }, "Settings"),
@@ -209,17 +209,19 @@ export class Settings {
     crypto.getRandomValues(nonce);
     const req: SignRequest = { account, sentence: confirmationSentence(account, action, sentenceTime(atMs)), recipient: this.host.recipient, nonce };
     const panel = el("div");
+    const before = document.activeElement instanceof HTMLElement ? document.activeElement : null;
     let cancel: () => void = () => undefined;
     const cancelled = new Promise<never>((_, reject) => {
       cancel = () => reject(new Declined("You cancelled the signature."));
     });
     step.replaceChildren(
-      el("h4", {}, "Confirm with your wallet"),
+      el("h4", { tabindex: "-1" }, "Confirm with your wallet"),
       el("p", {}, "Your wallet signs this confirmation; nothing changes until it does."),
       panel,
       el("div", { class: "actions" }, button("Cancel", () => cancel(), true)),
     );
     step.hidden = false;
+    step.querySelector<HTMLElement>("h4")?.focus();
     this.busy = true;
     const ids: PanelIDs = { sentence: prefix + "-sentence", recipient: prefix + "-recipient", nonce: prefix + "-nonce", command: prefix + "-command", answer: prefix + "-signed" };
     try {
@@ -236,9 +238,26 @@ export class Settings {
     } finally {
       if (gen === this.generation) {
         this.busy = false;
+        const lost = step.contains(document.activeElement);
         step.replaceChildren();
         step.hidden = true;
+        if (lost && before?.isConnected) {
+          before.focus();
+        }
       }
+    }
+  }
+
+  /**
+   * Draws box anew; when the focus was in it (on a button that is gone
+   * now), it goes to the heading of its section, so the keyboard stays
+   * where the owner was.
+   */
+  private redraw(box: HTMLElement, ...nodes: Node[]): void {
+    const had = box.contains(document.activeElement);
+    box.replaceChildren(...nodes);
+    if (had && !box.contains(document.activeElement)) {
+      box.closest("section")?.querySelector<HTMLElement>("h3")?.focus();
     }
   }
 
@@ -286,7 +305,7 @@ export class Settings {
         el("div", { class: "actions" }, withdraw),
       );
     });
-    this.devicesBox.replaceChildren(items.length ? el("ul", { class: "tasks", id: "devices-list", "aria-label": "Your devices" }, ...items) : el("p", { class: "empty" }, "No device is signed in."), step);
+    this.redraw(this.devicesBox, items.length ? el("ul", { class: "tasks", id: "devices-list", "aria-label": "Your devices" }, ...items) : el("p", { class: "empty" }, "No device is signed in."), step);
   }
 
   private async withdraw(d: Device, step: HTMLElement): Promise<void> {
@@ -370,7 +389,7 @@ export class Settings {
       ev.preventDefault();
       void this.mute(project.checked ? "project" : "agent", subject.value.trim(), drop.checked);
     });
-    this.mutesBox.replaceChildren(list, form);
+    this.redraw(this.mutesBox, list, form);
   }
 
   private async mute(subjectIs: string, subject: string, deleteWaiting: boolean): Promise<void> {
@@ -470,7 +489,7 @@ export class Settings {
       parts.push(el("p", { id: "webhook-test", class: "task-meta", hidden: "" }));
     }
     parts.push(step);
-    this.webhookBox.replaceChildren(...parts.filter((p): p is Node => p instanceof Node));
+    this.redraw(this.webhookBox, ...parts.filter((p): p is Node => p instanceof Node));
     await this.loadDeliveries();
   }
 
@@ -629,7 +648,8 @@ export class Settings {
       const fresh: Project = { name: n, connector: conn.value, agents: [], policy: "{}", policy_mode: "ok", credentials: false, updated_at: "" };
       newBox.replaceChildren(this.editor(fresh, true));
     });
-    this.projectsBox.replaceChildren(
+    this.redraw(
+      this.projectsBox,
       items.length ? el("ul", { class: "tasks", id: "projects-list", "aria-label": "Your projects" }, ...items) : el("p", { class: "empty", id: "projects-empty" }, "You have no project yet."),
       form,
       newBox,

@@ -105,6 +105,9 @@ table.log { border-collapse: collapse; width: 100%; font-size: .9rem; overflow-w
 table.log caption { text-align: left; color: var(--muted); padding-bottom: .25rem; }
 table.log th, table.log td { text-align: left; padding: .3rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; white-space: nowrap; }
 table.log td.failure { color: var(--warn); }
+ol.rules { list-style: none; padding: 0; margin: .5rem 0 0; }
+ol.rules li.rule { display: block; padding: .5rem 0; border-top: 1px solid var(--line); }
+ol.rules li.rule label { margin-top: .5rem; }
 `
 
 // pageNonce is a fresh CSP nonce: 16 random bytes in base64.

@@ -602,3 +602,109 @@ func TestSettingsPastedConfirmation(t *testing.T) {
 		t.Fatalf("after the pasted confirmation: %+v, %v", wh, err)
 	}
 }
+
+// settingsTill is a connector that declares a rule condition: its write
+// "pay" carries an amount, "cancel" carries none.
+func settingsTill() *connectors.Connector {
+	return &connectors.Connector{Name: "till", Version: "1.0.0", Tasks: true,
+		Conditions: []policy.Condition{policy.AmountRange("amount", "min_usd", "max_usd")},
+		Operations: []connectors.Operation{
+			{Name: "pay", Kind: connectors.Write, Carries: []string{"amount"}, Noun: "payment", Run: func(ctx context.Context, c *connectors.Call) (any, error) {
+				var args struct {
+					USD string `json:"usd"`
+				}
+				if err := c.Decode(&args); err != nil {
+					return nil, err
+				}
+				amount, err := policy.ParseCents(args.USD)
+				if err != nil {
+					return nil, connectors.Refuse(countersign.InvalidRequest, "usd is an amount")
+				}
+				switch d := c.Decide(policy.Facts{Amounts: map[string]policy.Cents{"amount": amount}}); d.Outcome {
+				case policy.Refuse:
+					return nil, connectors.Refuse(countersign.Code(d.Code), "%s", d.Sentence)
+				case policy.Ask:
+					return nil, connectors.Refuse(countersign.InvalidRequest, "this test's till does not ask")
+				}
+				return map[string]any{"ok": true, "paid": true}, nil
+			}},
+			{Name: "cancel", Kind: connectors.Write, Run: func(context.Context, *connectors.Call) (any, error) {
+				return map[string]any{"ok": true}, nil
+			}},
+		}}
+}
+
+// settingsPay is the agent's call of till's pay: "done", or its refusal's code.
+func settingsPay(t *testing.T, w *servicetest.World, usd string) string {
+	t.Helper()
+	_, err := w.AgentClient().Call(context.Background(), w.Owner.Account, "till", "pay", map[string]any{"usd": usd}, nil)
+	var refused *client.Refusal
+	if errors.As(err, &refused) {
+		return refused.Code
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "done"
+}
+
+// The rules editor, for a connector that declares conditions: a rule added
+// row by row refuses the next large payment; a rule the write cannot carry
+// makes the policy broken, in the service's words; rules moved and removed.
+func TestSettingsRules(t *testing.T) {
+	t.Parallel()
+	w := servicetest.New(t, storetest.Postgres(t), servicetest.WithConnector(settingsTill()))
+	if got := settingsPay(t, w, "500"); got != "done" {
+		t.Fatalf("before any rule a payment is %q", got)
+	}
+	ctx := blankTab(t, 150*time.Second)
+	injectWallet(t, ctx, w)
+	signInWithWallet(t, ctx, w)
+	settingsOpen(t, ctx)
+	item := `#projects-list li[data-project="till"]`
+	edit := chromedp.Click(chromedp.CSS(item + ` button[aria-label="Edit the project till"]`))
+	save := chromedp.Click(chromedp.CSS(item + " form button[type=submit]"))
+	do(t, ctx, "edit", edit, chromedp.WaitVisible(chromedp.ID("project-till-rules")))
+	if n := run(t, ctx, "the other members' box", chromedp.Evaluate[int](`document.querySelectorAll("#project-till-policy").length`)); n != 0 {
+		t.Fatal("till reads no member but confirm and rules, yet a JSON box is shown")
+	}
+	do(t, ctx, "add a rule", chromedp.Click(named("Add a rule")), chromedp.WaitVisible(chromedp.ID("project-till-rules-1-op")),
+		chromedp.SetValue(chromedp.ID("project-till-rules-1-op"), "pay"), chromedp.SendKeys(chromedp.ID("project-till-rules-1-conds"), `{"min_usd": 100}`),
+		chromedp.SetValue(chromedp.ID("project-till-rules-1-then"), "refuse"), save)
+	waitJS(t, ctx, "saved", `document.getElementById("status").textContent.includes("The project till is saved")`)
+	settingsConfirmed(t, ctx, w, approval.ActionSetProject("till", `{"connector":"till","policy":{"rules":[{"when":{"op":"pay","min_usd":100},"then":"refuse"}]},"agents":["`+w.Agent+`"]}`))
+	if got := settingsPay(t, w, "500"); got != string(countersign.PolicyDenied) {
+		t.Fatalf("a payment of $500 under the rule is %q", got)
+	}
+	if got := settingsPay(t, w, "5"); got != "done" {
+		t.Fatalf("a payment of $5 under the rule is %q", got)
+	}
+
+	// A second rule bounding an amount of cancel, which carries none: the
+	// policy is broken, and the project says why.
+	do(t, ctx, "edit again", edit, chromedp.WaitVisible(chromedp.ID("project-till-rules-1-op")), chromedp.Click(named("Add a rule")),
+		chromedp.WaitVisible(chromedp.ID("project-till-rules-2-op")), chromedp.SetValue(chromedp.ID("project-till-rules-2-op"), "cancel"),
+		chromedp.SendKeys(chromedp.ID("project-till-rules-2-conds"), `{"min_usd": 1}`), save)
+	waitJS(t, ctx, "broken", `document.querySelector('`+item+` [data-mode]')?.dataset.mode === "broken"`)
+	if got := textOf(t, ctx, "the mode", item+" [data-mode]"); !strings.HasPrefix(got, "Policy broken: rule 2 ") || !strings.Contains(got, "cancel") {
+		t.Fatalf("the broken policy reads %q", got)
+	}
+
+	// Moved up, rule 2 is rule 1; removed, the policy reads again.
+	do(t, ctx, "edit once more", edit, chromedp.WaitVisible(chromedp.ID("project-till-rules-2-op")),
+		chromedp.Click(chromedp.CSS(`button[aria-label="Move rule 2 up"]`)))
+	if got := run(t, ctx, "rule 1's write", chromedp.Evaluate[string](`document.getElementById("project-till-rules-1-op").value`)); got != "cancel" {
+		t.Fatalf("after moving rule 2 up, rule 1 is for %q", got)
+	}
+	do(t, ctx, "remove rule 1", chromedp.Click(chromedp.CSS(`button[aria-label="Remove rule 1"]`)), save)
+	waitJS(t, ctx, "readable", `document.querySelector('`+item+` [data-mode]')?.dataset.mode === "ok"`)
+	projects, err := w.Owner.Client.Projects(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range projects {
+		if p.Name == "till" && p.Policy != `{"rules":[{"when":{"op":"pay","min_usd":100},"then":"refuse"}]}` {
+			t.Fatalf("the till's policy: %s", p.Policy)
+		}
+	}
+}

@@ -746,7 +746,14 @@ export class Settings {
     );
 
     const keys = (conn?.policy_keys ?? []).filter((k) => k !== "confirm");
-    const showRest = keys.length > 0 || policyText !== "";
+    // Rules, for a connector that declares conditions: edited row by row
+    // when each reads as {when: {op?, …}, then}; otherwise left in the JSON.
+    const rules = keys.includes("rules") ? new RulesEditor(id("rules"), writes, readRules(rest["rules"])) : null;
+    if (rules && rest["rules"] !== undefined && rules.read) {
+      delete rest["rules"];
+      policyText = Object.keys(rest).length ? JSON.stringify(rest, null, 2) : "";
+    }
+    const showRest = keys.some((k) => k !== "rules") || policyText !== "";
     const restBox = el("textarea", { id: id("policy"), name: id("policy"), spellcheck: "false", "aria-describedby": id("policy-help"), rows: "6" });
     restBox.value = policyText;
     const restHelp = keys.includes("rules")
@@ -768,6 +775,7 @@ export class Settings {
       showRest ? el("label", { for: id("policy") }, "The policy's other members (JSON)") : null,
       showRest ? el("p", { id: id("policy-help"), class: "task-meta" }, restHelp) : null,
       showRest ? restBox : null,
+      rules ? rules.root : null,
       el("label", { for: id("agents") }, "Agents granted this project"),
       el("p", { id: id("agents-help"), class: "task-meta" }, "Their NEAR account ids, separated by commas or spaces. An agent not named here is refused (not_granted)."),
       agents,
@@ -786,7 +794,7 @@ export class Settings {
       ev.preventDefault();
       let text: string;
       try {
-        text = projectText(p.connector, boxes.filter((b) => b.checked).map((b) => b.value), showRest ? restBox.value : "", agents.value, creds.value, dropCreds.checked);
+        text = projectText(p.connector, boxes.filter((b) => b.checked).map((b) => b.value), showRest ? restBox.value : "", agents.value, creds.value, dropCreds.checked, rules ? rules.value() : null);
       } catch (e) {
         this.host.say("This project cannot be saved: " + (e instanceof Error ? e.message : String(e)), true);
         return;
@@ -864,7 +872,7 @@ function answerWords(d: Delivery): string {
  * The project text the owner signs (SPEC §6): exactly {connector, policy,
  * credentials?, agents}, as one JSON text sent as it is hashed.
  */
-export function projectText(connector: string, asked: string[], rest: string, agentsText: string, credentials: string, removeCredentials: boolean): string {
+export function projectText(connector: string, asked: string[], rest: string, agentsText: string, credentials: string, removeCredentials: boolean, rules: Rule[] | null = null): string {
   let others: Record<string, unknown> = {};
   if (rest.trim() !== "") {
     let v: unknown;
@@ -880,8 +888,14 @@ export function projectText(connector: string, asked: string[], rest: string, ag
     if ("confirm" in others) {
       throw new Error("confirm is set by the Ask me before boxes, not in the JSON");
     }
+    if (rules?.length && "rules" in others) {
+      throw new Error("the rules are set in the rules editor, not in the JSON");
+    }
   }
   const policy: Record<string, unknown> = asked.length ? { confirm: asked, ...others } : { ...others };
+  if (rules?.length) {
+    policy["rules"] = rules;
+  }
   const agents = agentsText.split(/[\s,]+/).filter((a) => a !== "");
   for (const a of agents) {
     if (!ACCOUNT.test(a)) {
@@ -911,4 +925,187 @@ export function projectText(connector: string, asked: string[], rest: string, ag
 /** Whether e is a refusal of a session that is over. */
 export function sessionOver(e: unknown): boolean {
   return e instanceof Refused && e.status === 401;
+}
+
+/** One rule of a policy (SPEC §13): the first whose when matches decides. */
+export interface Rule {
+  when: Record<string, unknown>;
+  then: string;
+}
+
+const THENS: readonly (readonly [string, string])[] = [
+  ["allow", "allow at once"],
+  ["ask", "ask me first"],
+  ["refuse", "refuse"],
+];
+
+/** The rules as the editor can show them row by row; null when some rule cannot be (it stays in the JSON). */
+export function readRules(v: unknown): Rule[] | null {
+  if (v === undefined) {
+    return [];
+  }
+  if (!Array.isArray(v)) {
+    return null;
+  }
+  const out: Rule[] = [];
+  for (const r of v) {
+    if (!r || typeof r !== "object" || Array.isArray(r)) {
+      return null;
+    }
+    const o = r as Record<string, unknown>;
+    const when = o["when"];
+    const then = o["then"];
+    if (Object.keys(o).some((k) => k !== "when" && k !== "then") || typeof then !== "string" || !THENS.some(([t]) => t === then)) {
+      return null;
+    }
+    if (!when || typeof when !== "object" || Array.isArray(when)) {
+      return null;
+    }
+    const w = when as Record<string, unknown>;
+    if (w["op"] !== undefined && typeof w["op"] !== "string") {
+      return null;
+    }
+    out.push({ when: w, then });
+  }
+  return out;
+}
+
+/**
+ * The rules editor: an ordered list of rows, each a `then`, the write it is
+ * about (or any write) and the rest of its `when` as JSON (the conditions
+ * the connector declares: the catalogue names no more than that rules
+ * exist, so they are typed, and the service says when one does not apply).
+ */
+class RulesEditor {
+  readonly root: HTMLElement;
+  /** Whether the policy's rules were read into the rows (false: they stay in the JSON). */
+  readonly read: boolean;
+  private rows: { then: string; op: string; conds: string }[];
+  private readonly list: HTMLElement;
+
+  constructor(
+    private readonly prefix: string,
+    private readonly writes: string[],
+    rules: Rule[] | null,
+  ) {
+    this.read = rules !== null;
+    this.rows = (rules ?? []).map((r) => {
+      const { op, ...conds } = r.when;
+      return { then: r.then, op: typeof op === "string" ? op : "", conds: Object.keys(conds).length ? JSON.stringify(conds) : "" };
+    });
+    this.list = el("ol", { class: "rules", id: prefix + "-list" });
+    const add = button("Add a rule", () => {
+      this.take();
+      this.rows.push({ then: "ask", op: "", conds: "" });
+      this.draw();
+      this.list.querySelector<HTMLElement>(`li:last-child select`)?.focus();
+    }, true);
+    this.root = el(
+      "fieldset",
+      { class: "choices rules-editor", id: prefix },
+      el("legend", {}, "Rules"),
+      el(
+        "p",
+        { class: "task-meta", id: prefix + "-help" },
+        this.read
+          ? "Read in order: the first rule whose write and conditions match decides, never more loosely than Ask me before. Conditions are a JSON object of what the connector tests (such as {\"min_usd\": 500}); leave it empty for none. At most 50 rules."
+          : "These rules cannot be shown row by row: they stay in the JSON above, under rules.",
+      ),
+      this.list,
+      this.read ? el("div", { class: "actions" }, add) : null,
+    );
+    this.draw();
+  }
+
+  /** Reads the rows back from their controls. */
+  private take(): void {
+    this.rows = [...this.list.querySelectorAll<HTMLLIElement>("li[data-rule]")].map((li) => ({
+      then: li.querySelector<HTMLSelectElement>("select[data-then]")?.value ?? "ask",
+      op: li.querySelector<HTMLSelectElement>("select[data-op]")?.value ?? "",
+      conds: li.querySelector<HTMLInputElement>("input[data-conds]")?.value ?? "",
+    }));
+  }
+
+  private draw(): void {
+    const n = this.rows.length;
+    this.list.replaceChildren(
+      ...this.rows.map((r, i) => {
+        const k = `${this.prefix}-${i + 1}`;
+        const then = el("select", { id: k + "-then", "data-then": "" }, ...THENS.map(([v, words]) => el("option", { value: v }, words)));
+        then.value = r.then;
+        const ops = [...this.writes];
+        if (r.op && !ops.includes(r.op)) {
+          ops.push(r.op);
+        }
+        const op = el("select", { id: k + "-op", "data-op": "" }, el("option", { value: "" }, "any write"), ...ops.map((o) => el("option", { value: o }, o)));
+        op.value = r.op;
+        const conds = el("input", { id: k + "-conds", "data-conds": "", spellcheck: "false", autocomplete: "off", "aria-describedby": this.prefix + "-help" });
+        conds.value = r.conds;
+        const move = (d: number) => () => {
+          this.take();
+          const [row] = this.rows.splice(i, 1);
+          if (row) {
+            this.rows.splice(i + d, 0, row);
+          }
+          this.draw();
+          this.list.querySelector<HTMLElement>(`#${CSS.escape(`${this.prefix}-${i + d + 1}-then`)}`)?.focus();
+        };
+        const up = button("Up", move(-1), true);
+        up.setAttribute("aria-label", `Move rule ${i + 1} up`);
+        up.disabled = i === 0;
+        const down = button("Down", move(1), true);
+        down.setAttribute("aria-label", `Move rule ${i + 1} down`);
+        down.disabled = i === n - 1;
+        const remove = button("Remove", () => {
+          this.take();
+          this.rows.splice(i, 1);
+          this.draw();
+          this.root.querySelector<HTMLElement>("legend")?.focus();
+        }, true);
+        remove.setAttribute("aria-label", `Remove rule ${i + 1}`);
+        return el(
+          "li",
+          { class: "rule", "data-rule": String(i + 1) },
+          el("span", { class: "task-title" }, `Rule ${i + 1}`),
+          el("label", { for: k + "-op" }, "For"),
+          op,
+          el("label", { for: k + "-conds" }, "When (conditions, JSON)"),
+          conds,
+          el("label", { for: k + "-then" }, "Then"),
+          then,
+          el("div", { class: "actions" }, up, down, remove),
+        );
+      }),
+    );
+    if (!n) {
+      this.list.append(el("li", { class: "empty rule-none" }, "No rule: Ask me before decides alone."));
+    }
+  }
+
+  /** The rules as the policy holds them; throws on conditions that are not a JSON object. */
+  value(): Rule[] {
+    if (!this.read) {
+      return [];
+    }
+    this.take();
+    return this.rows.map((r, i) => {
+      let conds: Record<string, unknown> = {};
+      if (r.conds.trim() !== "") {
+        let v: unknown;
+        try {
+          v = JSON.parse(r.conds);
+        } catch {
+          throw new Error(`rule ${i + 1}'s conditions are not JSON`);
+        }
+        if (!v || typeof v !== "object" || Array.isArray(v)) {
+          throw new Error(`rule ${i + 1}'s conditions are not a JSON object`);
+        }
+        conds = v as Record<string, unknown>;
+        if ("op" in conds) {
+          throw new Error(`rule ${i + 1} names its write in For, not in its conditions`);
+        }
+      }
+      return { when: r.op ? { op: r.op, ...conds } : conds, then: r.then };
+    });
+  }
 }

@@ -86,10 +86,10 @@ summary:focus-visible, .keys:focus-visible, a:focus-visible { outline: 3px solid
 .settings ul.tasks li { display: flex; flex-direction: column; gap: .15rem; min-width: 0; }
 .settings ul.tasks li .actions { margin-top: .35rem; }
 .settings { overflow-wrap: anywhere; }
-.settings input[type=checkbox], .settings input[type=radio] { width: auto; margin: 0 .4rem 0 0; accent-color: var(--accent); }
+.settings input[type=checkbox], .settings input[type=radio] { width: auto; margin: 0; accent-color: var(--accent); }
 .settings input[type=checkbox]:focus-visible, .settings input[type=radio]:focus-visible, .settings select:focus-visible, .table-scroll:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
 .settings select { font: inherit; width: 100%; padding: .4rem .5rem; border: 1px solid var(--line); border-radius: .3rem; background: var(--card); color: var(--fg); }
-.settings label.choice { display: flex; align-items: center; flex-wrap: wrap; font-weight: 400; margin: .35rem 0; }
+.settings label.choice { display: flex; align-items: center; flex-wrap: wrap; gap: .1rem .4rem; font-weight: 400; margin: .35rem 0; }
 .settings fieldset { border: 1px solid var(--line); border-radius: .4rem; margin: 1rem 0 0; padding: .25rem .75rem .5rem; min-width: 0; }
 .settings legend { font-weight: 600; padding: 0 .25rem; }
 .setting-form { margin-top: 1rem; padding: .25rem 1rem 1rem; border: 1px solid var(--line); border-radius: .4rem; background: var(--card); }

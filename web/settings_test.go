@@ -190,6 +190,14 @@ func TestSettingsWebhook(t *testing.T) {
 		t.Fatalf("before naming one the view says %q", got)
 	}
 
+	// An address the service refuses: its own words, and nothing named.
+	do(t, ctx, "name a refused address", chromedp.SendKeys(chromedp.ID("webhook-url-input"), "https://user:pw@hooks.example/x"), chromedp.Click(named("Name the webhook")))
+	waitJS(t, ctx, "the refusal", `document.getElementById("status").textContent.startsWith("The webhook was not named: ") && document.getElementById("status").textContent.endsWith("(invalid_request)")`)
+	if cls := run(t, ctx, "the refusal's class", chromedp.Evaluate[string](`document.getElementById("status").className`)); !strings.Contains(cls, "error") {
+		t.Fatalf("a refusal is not shown as one: %q", cls)
+	}
+	do(t, ctx, "clear the address", chromedp.Evaluate[chromedp.Void](`document.getElementById("webhook-url-input").value = ""`))
+
 	// Naming it: the wallet confirms the URL's hash; the secret is shown
 	// once, with a Copy button and the sentence that it will not be shown
 	// again.
@@ -693,6 +701,7 @@ func TestSettingsRules(t *testing.T) {
 	// Moved up, rule 2 is rule 1; removed, the policy reads again.
 	do(t, ctx, "edit once more", edit, chromedp.WaitVisible(chromedp.ID("project-till-rules-2-op")),
 		chromedp.Click(chromedp.CSS(`button[aria-label="Move rule 2 up"]`)))
+	settingsShots(t, ctx, "settings-project")
 	if got := run(t, ctx, "rule 1's write", chromedp.Evaluate[string](`document.getElementById("project-till-rules-1-op").value`)); got != "cancel" {
 		t.Fatalf("after moving rule 2 up, rule 1 is for %q", got)
 	}

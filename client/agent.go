@@ -115,3 +115,22 @@ func (c *Client) Status(ctx context.Context, owner, project, taskID string, wait
 	}
 	return st, nil
 }
+
+// Grant is a project the agent key may call.
+type Grant struct {
+	Owner     string `json:"owner"`
+	Project   string `json:"project"`
+	Connector string `json:"connector"`
+}
+
+// AgentProjects lists the projects granted to the agent key
+// (GET /agent/projects).
+func (c *Client) AgentProjects(ctx context.Context) ([]Grant, error) {
+	var out struct {
+		Projects []Grant `json:"projects"`
+	}
+	if err := c.do(ctx, http.MethodGet, "/agent/projects", c.AgentKey, nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Projects, nil
+}

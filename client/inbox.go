@@ -150,11 +150,22 @@ type Connector struct {
 }
 
 // ConnectorOperation is an operation of a connector: its kind (read, write
-// or answer) and its price in micro-USD.
+// or answer), its price in micro-USD, what it does in one line, and the
+// JSON Schema of its arguments with examples (none for an answer).
 type ConnectorOperation struct {
-	Name  string `json:"name"`
-	Kind  string `json:"kind"`
-	Price int64  `json:"price"`
+	Name        string            `json:"name"`
+	Kind        string            `json:"kind"`
+	Price       int64             `json:"price"`
+	Description string            `json:"description"`
+	Schema      json.RawMessage   `json:"schema,omitempty"`
+	Examples    []json.RawMessage `json:"examples,omitempty"`
+}
+
+// Catalogue is the public catalogue: the connectors, and the task
+// operations every project answers.
+type Catalogue struct {
+	Connectors     []Connector          `json:"connectors"`
+	TaskOperations []ConnectorOperation `json:"task_operations"`
 }
 
 // TaskEvent says that a task of the owner changed state. It carries nothing
@@ -397,13 +408,17 @@ func (c *Client) DeleteProject(ctx context.Context, name string, conf Confirmati
 
 // Connectors fetches the public connector catalogue; it needs no session.
 func (c *Client) Connectors(ctx context.Context) ([]Connector, error) {
-	var out struct {
-		Connectors []Connector `json:"connectors"`
-	}
+	cat, err := c.Catalogue(ctx)
+	return cat.Connectors, err
+}
+
+// Catalogue fetches the whole public catalogue; it needs no session.
+func (c *Client) Catalogue(ctx context.Context) (Catalogue, error) {
+	var out Catalogue
 	if err := c.do(ctx, http.MethodGet, "/connectors", "", nil, &out); err != nil {
-		return nil, fmt.Errorf("list connectors: %w", err)
+		return Catalogue{}, fmt.Errorf("list connectors: %w", err)
 	}
-	return out.Connectors, nil
+	return out, nil
 }
 
 // Limits of the event stream reader.

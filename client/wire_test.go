@@ -40,6 +40,9 @@ import (
 	"countersign/store"
 )
 
+// anyArgs is a schema that takes any arguments.
+var anyArgs = json.RawMessage(`{"type": "object"}`)
+
 // serverJSON encodes v as the service writes its answers (httpapi's
 // writeJSON and the enclave's marshal: no HTML escaping).
 func serverJSON(t *testing.T, v any) []byte {
@@ -75,6 +78,9 @@ func served(t *testing.T, h http.Handler, path string) []byte {
 // Struct fields the JSON encoding skips (json:"-") and names listed in
 // allowed (Type.Field) are not looked at.
 func zeros(v reflect.Value, path string, allowed map[string]bool) []string {
+	if allowed[path] {
+		return nil
+	}
 	switch v.Kind() {
 	case reflect.Pointer, reflect.Interface:
 		if v.IsNil() {
@@ -155,7 +161,7 @@ func TestWireTypes(t *testing.T) {
 	api := httpapi.New(httpapi.Options{Logger: slog.New(slog.DiscardHandler),
 		Connectors: connectors.Catalogue{"ledger": &connectors.Connector{Name: "ledger", Version: "1.2.0", Tasks: true,
 			PolicyKeys: map[string]policy.KeyKind{"max_payment_usd": policy.Amount},
-			Operations: []connectors.Operation{{Name: "pay", Kind: connectors.Write, Price: 10_000}, {Name: "confirm", Kind: connectors.Answer, Price: 1}}}},
+			Operations: []connectors.Operation{{Name: "pay", Kind: connectors.Write, Description: "pay in a test.", Schema: anyArgs, Price: 10_000}, {Name: "confirm", Kind: connectors.Answer, Description: "confirm in a test.", Price: 1}}}},
 		RunKey: httpapi.RunKeys{Current: 2, Keys: map[uint32]string{1: edKey, 2: edKey2}},
 	})
 	link := connectors.Task{ID: taskID, Kind: countersign.KindInput, Hash: taskHash, Thread: taskID,
@@ -166,8 +172,10 @@ func TestWireTypes(t *testing.T) {
 		server any    // the service's value, encoded as the service does
 		raw    []byte // or the body a handler of the service answers
 		client any    // a pointer to the client's type
-		// allowed are client fields (Type.Field) this answer leaves zero.
-		allowed []string
+		// allowed are client fields (Type.Field) this answer leaves zero;
+		// serverZeros are members of the service's document that are zero
+		// by right (false and 0 in a schema, a price of 0).
+		allowed, serverZeros []string
 	}{
 		{name: "task (inbox.TaskView)", server: taskView, client: &client.TaskView{}},
 		{name: "file (inbox.FileView)", server: inbox.FileView{N: 3, Size: 99}, client: &client.TaskFile{}},
@@ -217,8 +225,13 @@ func TestWireTypes(t *testing.T) {
 		{name: "task event (store.TaskEvent)", server: store.TaskEvent{Owner: "alice.near", TaskID: taskID,
 			State: countersign.StateOpen}, client: &client.TaskEvent{}},
 		{name: "connector catalogue (GET /connectors)", raw: served(t, api, "/connectors"),
+			client: &client.Catalogue{}, serverZeros: []string{"json[task_operations][][price]",
+				"json[task_operations][][schema][additionalProperties]", "json[task_operations][][schema][properties][timeout_s][minimum]",
+				"json[task_operations][][examples][]"},
+			allowed: []string{"ConnectorOperation.Examples", "ConnectorOperation.Schema", "ConnectorOperation.Price"}},
+		{name: "granted projects (GET /agent/projects)", server: map[string]any{"projects": []countersign.Grant{{Owner: "alice.near", Project: "probe", Connector: "probe"}}},
 			client: &struct {
-				Connectors []client.Connector `json:"connectors"`
+				Projects []client.Grant `json:"projects"`
 			}{}},
 		{name: "run keys (GET /.well-known/countersign-run-key)", raw: served(t, api, "/.well-known/countersign-run-key"),
 			client: &client.RunKeys{}},
@@ -234,7 +247,11 @@ func TestWireTypes(t *testing.T) {
 				raw = serverJSON(t, tt.server)
 			}
 			sv, want := canonical(t, raw)
-			if z := zeros(reflect.ValueOf(sv), "json", nil); len(z) > 0 {
+			serverZeros := map[string]bool{}
+			for _, a := range tt.serverZeros {
+				serverZeros[a] = true
+			}
+			if z := zeros(reflect.ValueOf(sv), "json", serverZeros); len(z) > 0 {
 				t.Fatalf("the service's document has zero members: %v in %s", z, want)
 			}
 			dec := json.NewDecoder(bytes.NewReader(raw))

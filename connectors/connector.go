@@ -1,11 +1,16 @@
 package connectors
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"sort"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"countersign"
 	"countersign/policy"
@@ -32,6 +37,19 @@ type Operation struct {
 	Name  string // [a-z0-9_]{1,64}
 	Kind  OpKind
 	Price int64 // micro-USD, charged when the run starts; answers cost 0
+	// Description says in one line what the operation does, for agents:
+	// the catalogue, the OpenAPI document and the MCP tools show it.
+	Description string
+	// Schema is the JSON Schema (2020-12) of a read's or a write's
+	// arguments: an object schema ("type": "object") of the call's members
+	// besides "operation", self-contained (no $ref outside itself). The
+	// platform validates every call against it before Run is called, so Run
+	// sees only arguments the schema accepts. An answer operation, which
+	// only the platform starts, has none.
+	Schema json.RawMessage
+	// Examples are argument objects the schema accepts (without
+	// "operation"); the connectortest harness checks each.
+	Examples []json.RawMessage
 	// Limit is the run's compute limit (0: DefaultLimit; at most MaxLimit).
 	Limit time.Duration
 	// Carries names the rule conditions a write carries (policy.Schema).
@@ -128,8 +146,95 @@ var (
 // a connector may not declare them.
 var TaskOperations = []string{"task_status", "task_cancel", "task_delete", "tasks", "task_wait"}
 
+// taskIDSchema is a task id's schema (countersign.ValidTaskID).
+const taskIDSchema = `{"type": "string", "pattern": "^[a-z0-9-]{1,80}$", "description": "the task's id, as the call that opened it answered"}`
+
+// PlatformOperations declare the task operations of SPEC §5 as connectors
+// declare theirs: priced 0, served by the platform for every project, for
+// the preparer of the task only.
+var PlatformOperations = []Operation{
+	{Name: "task_status", Kind: Read, Description: "How one of this agent's tasks stands: its state and, once it ended, the result or the owner's reason.",
+		Schema:   json.RawMessage(`{"type": "object", "properties": {"task_id": ` + taskIDSchema + `}, "required": ["task_id"], "additionalProperties": false}`),
+		Examples: []json.RawMessage{json.RawMessage(`{"task_id": "r0a1b2c3d4e5f6a7b8c9d0e1f2-1"}`)}},
+	{Name: "task_wait", Kind: Read, Description: "Waits up to timeout_s seconds (default 30, at most 60) for one of this agent's tasks to move, then answers as task_status.",
+		Schema: json.RawMessage(`{"type": "object", "properties": {"task_id": ` + taskIDSchema + `, ` +
+			`"timeout_s": {"type": "integer", "minimum": 0, "maximum": 60, "description": "how long to wait, in seconds (default 30)"}}, "required": ["task_id"], "additionalProperties": false}`),
+		Examples: []json.RawMessage{json.RawMessage(`{"task_id": "r0a1b2c3d4e5f6a7b8c9d0e1f2-1", "timeout_s": 60}`)}},
+	{Name: "tasks", Kind: Read, Description: "Lists this agent's tasks in the project, newest first, optionally only those in one state.",
+		Schema: json.RawMessage(`{"type": "object", "properties": {"state": {"type": "string", ` +
+			`"enum": ["open", "approved", "answering", "done", "failed", "rejected", "cancelled", "expired", "void"]}}, "additionalProperties": false}`),
+		Examples: []json.RawMessage{json.RawMessage(`{}`), json.RawMessage(`{"state": "open"}`)}},
+	{Name: "task_cancel", Kind: Write, Description: "Cancels one of this agent's tasks while it is still open; the owner is no longer asked.",
+		Schema:   json.RawMessage(`{"type": "object", "properties": {"task_id": ` + taskIDSchema + `}, "required": ["task_id"], "additionalProperties": false}`),
+		Examples: []json.RawMessage{json.RawMessage(`{"task_id": "r0a1b2c3d4e5f6a7b8c9d0e1f2-1"}`)}},
+	{Name: "task_delete", Kind: Write, Description: "Forgets one of this agent's closed tasks.",
+		Schema:   json.RawMessage(`{"type": "object", "properties": {"task_id": ` + taskIDSchema + `}, "required": ["task_id"], "additionalProperties": false}`),
+		Examples: []json.RawMessage{json.RawMessage(`{"task_id": "r0a1b2c3d4e5f6a7b8c9d0e1f2-1"}`)}},
+}
+
+// PlatformOperation finds a task operation's declaration by name.
+func PlatformOperation(name string) (*Operation, bool) {
+	for i := range PlatformOperations {
+		if PlatformOperations[i].Name == name {
+			return &PlatformOperations[i], true
+		}
+	}
+	return nil, false
+}
+
+// MaxDescription is the longest operation description, in characters.
+const MaxDescription = 200
+
+// CheckDeclaration checks what an operation declares for agents: a
+// description of one line, and for a read or a write a schema that is one
+// JSON object saying "type": "object" and not naming "operation", with
+// examples that are JSON objects. Whether the schema compiles, and the
+// examples fit it, the platform checks (it holds the validator).
+func (o *Operation) CheckDeclaration() error {
+	d := o.Description
+	switch {
+	case strings.TrimSpace(d) == "":
+		return fmt.Errorf("operation %s has no description", o.Name)
+	case !utf8.ValidString(d) || utf8.RuneCountInString(d) > MaxDescription:
+		return fmt.Errorf("operation %s: its description is not one line of at most %d characters", o.Name, MaxDescription)
+	case strings.IndexFunc(d, unicode.IsControl) >= 0:
+		return fmt.Errorf("operation %s: its description is not one line of at most %d characters", o.Name, MaxDescription)
+	}
+	if o.Kind == Answer {
+		if o.Schema != nil || o.Examples != nil {
+			return fmt.Errorf("answer operation %s takes no arguments from agents: it declares no schema or examples", o.Name)
+		}
+		return nil
+	}
+	var top struct {
+		Type       any                        `json:"type"`
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if !isObject(o.Schema) || json.Unmarshal(o.Schema, &top) != nil || top.Type != "object" {
+		return fmt.Errorf("operation %s: its schema is not a JSON object schema (\"type\": \"object\")", o.Name)
+	}
+	for name := range top.Properties {
+		if strings.EqualFold(name, "operation") {
+			return fmt.Errorf("operation %s: its schema names the member operation, which the call itself holds", o.Name)
+		}
+	}
+	for i, ex := range o.Examples {
+		if !isObject(ex) {
+			return fmt.Errorf("operation %s: example %d is not a JSON object", o.Name, i+1)
+		}
+	}
+	return nil
+}
+
+// isObject tells whether b is one JSON object.
+func isObject(b []byte) bool {
+	var m map[string]json.RawMessage
+	return json.Valid(b) && bytes.HasPrefix(bytes.TrimSpace(b), []byte("{")) && json.Unmarshal(b, &m) == nil
+}
+
 // Validate checks a connector's declaration: names, kinds, prices (answers
-// are free), limits, handlers and its policy schema.
+// are free), limits, handlers, descriptions and schemas (CheckDeclaration)
+// and its policy schema.
 func (c *Connector) Validate() error {
 	if !connectorName.MatchString(c.Name) || !version.MatchString(c.Version) {
 		return fmt.Errorf("connector %q@%q: name or version is not well formed", c.Name, c.Version)
@@ -158,6 +263,9 @@ func (c *Connector) Validate() error {
 			return fmt.Errorf("%s: operation %s needs a Run function only", c.Name, op.Name)
 		case op.Kind != Read && op.Kind != Write && op.Kind != Answer:
 			return fmt.Errorf("%s: operation %s has no kind", c.Name, op.Name)
+		}
+		if err := op.CheckDeclaration(); err != nil {
+			return fmt.Errorf("%s: %w", c.Name, err)
 		}
 		seen[op.Name] = true
 	}

@@ -13,6 +13,9 @@ import (
 	"countersign/policy"
 )
 
+// anyArgs is a schema that takes any arguments.
+var anyArgs = json.RawMessage(`{"type": "object"}`)
+
 var ctx = context.Background()
 
 func run(context.Context, *connectors.Call) (any, error) { return map[string]bool{"ok": true}, nil }
@@ -28,10 +31,10 @@ func valid() *connectors.Connector {
 		PolicyKeys: map[string]policy.KeyKind{"max_payment_usd": policy.Amount},
 		Conditions: []policy.Condition{policy.AmountRange("amount", "min_usd", "max_usd")},
 		Operations: []connectors.Operation{
-			{Name: "accounts", Kind: connectors.Read, Run: run},
-			{Name: "pay", Kind: connectors.Write, Price: 5_000, Limit: connectors.MaxLimit, Carries: []string{"amount"}, Noun: "payment", Run: run},
-			{Name: "cancel", Kind: connectors.Write, Run: run},
-			{Name: "confirm", Kind: connectors.Answer, Answer: answer},
+			{Name: "accounts", Kind: connectors.Read, Description: "accounts in a test.", Schema: anyArgs, Run: run},
+			{Name: "pay", Kind: connectors.Write, Description: "pay in a test.", Schema: anyArgs, Price: 5_000, Limit: connectors.MaxLimit, Carries: []string{"amount"}, Noun: "payment", Run: run},
+			{Name: "cancel", Kind: connectors.Write, Description: "cancel in a test.", Schema: anyArgs, Run: run},
+			{Name: "confirm", Kind: connectors.Answer, Description: "confirm in a test.", Answer: answer},
 		},
 	}
 }
@@ -80,6 +83,19 @@ func TestValidate(t *testing.T) {
 		{"unknown kind", op(0, func(o *connectors.Operation) { o.Kind = "delete" }), "has no kind"},
 		{"policy key named confirm", func(c *connectors.Connector) { c.PolicyKeys["confirm"] = policy.List }, "cannot be a policy key"},
 		{"carries an undeclared condition", op(1, func(o *connectors.Operation) { o.Carries = []string{"method"} }), "method"},
+		{"no description", op(0, func(o *connectors.Operation) { o.Description = "" }), "has no description"},
+		{"a blank description", op(3, func(o *connectors.Operation) { o.Description = " \t" }), "has no description"},
+		{"a description of two lines", op(1, func(o *connectors.Operation) { o.Description = "Pays.\nThen more." }), "not one line"},
+		{"a description too long", op(1, func(o *connectors.Operation) { o.Description = strings.Repeat("p", 201) }), "not one line"},
+		{"a description not UTF-8", op(1, func(o *connectors.Operation) { o.Description = "Pays \xff." }), "not one line"},
+		{"a write without a schema", op(1, func(o *connectors.Operation) { o.Schema = nil }), "not a JSON object schema"},
+		{"a schema not JSON", op(1, func(o *connectors.Operation) { o.Schema = json.RawMessage(`{"type":`) }), "not a JSON object schema"},
+		{"a schema of a string", op(0, func(o *connectors.Operation) { o.Schema = json.RawMessage(`{"type": "string"}`) }), "not a JSON object schema"},
+		{"a schema naming operation", op(0, func(o *connectors.Operation) {
+			o.Schema = json.RawMessage(`{"type": "object", "properties": {"Operation": {}}}`)
+		}), "names the member operation"},
+		{"an example not an object", op(0, func(o *connectors.Operation) { o.Examples = []json.RawMessage{json.RawMessage(`1`)} }), "example 1 is not a JSON object"},
+		{"an answer with a schema", op(3, func(o *connectors.Operation) { o.Schema = anyArgs }), "takes no arguments from agents"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := valid()

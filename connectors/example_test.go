@@ -27,44 +27,48 @@ func Example() {
 		Name: "memo", Version: "1.0.0", Tasks: true,
 		PolicyKeys: map[string]policy.KeyKind{"max_per_day": policy.Count},
 		Operations: []connectors.Operation{
-			{Name: "memo_count", Kind: connectors.Read, Run: func(context.Context, *connectors.Call) (any, error) {
-				return map[string]any{"ok": true, "count": len(memos)}, nil
-			}},
-			{Name: "memo_add", Kind: connectors.Write, Price: 1_000, Run: func(ctx context.Context, c *connectors.Call) (any, error) {
-				var args struct {
-					Text string `json:"text"`
-				}
-				if err := c.Decode(&args); err != nil {
-					return nil, err
-				}
-				if args.Text == "" {
-					return nil, connectors.Refuse(countersign.InvalidRequest, "`text` is required")
-				}
-				switch d := c.Decide(policy.Facts{}); d.Outcome {
-				case policy.Refuse:
-					return nil, connectors.Refuse(countersign.Code(d.Code), "%s", d.Sentence)
-				case policy.Ask:
-					// Seal the exact write; show it whole.
-					task, err := c.OpenTask(ctx, connectors.TaskSpec{
-						Kind: countersign.KindConfirm,
-						Display: countersign.Display{Title: "Add a memo", Fields: []countersign.Field{
-							{Kind: countersign.FieldLongText, Label: "Memo", Values: []string{args.Text}, WrittenBy: countersign.WrittenByAgent},
-						}},
-						AnswerBy: &countersign.AnswerBy{Operation: "memo_confirm", Supplies: countersign.SuppliesNone},
-						State:    []byte(args.Text),
-					})
-					if err != nil {
+			{Name: "memo_count", Kind: connectors.Read, Description: "Counts the memos.",
+				Schema: json.RawMessage(`{"type": "object", "additionalProperties": false}`), Run: func(context.Context, *connectors.Call) (any, error) {
+					return map[string]any{"ok": true, "count": len(memos)}, nil
+				}},
+			{Name: "memo_add", Kind: connectors.Write, Price: 1_000, Description: "Adds a memo, or asks the owner first when the policy says so.",
+				Schema: json.RawMessage(`{"type": "object", "properties": {"text": {"type": "string", "minLength": 1, "maxLength": 500}},
+					"required": ["text"], "additionalProperties": false}`),
+				Examples: []json.RawMessage{json.RawMessage(`{"text": "buy milk"}`)}, Run: func(ctx context.Context, c *connectors.Call) (any, error) {
+					var args struct {
+						Text string `json:"text"`
+					}
+					if err := c.Decode(&args); err != nil {
 						return nil, err
 					}
-					return connectors.AwaitingOwner(task), nil
-				}
-				if ok, err := c.Reserve(ctx, policy.Direct, dailyLimit(c.Policy)); err != nil || !ok {
-					return nil, connectors.Refuse(countersign.PolicyDenied, "the day's number of memos is reached")
-				}
-				memos = append(memos, args.Text)
-				return map[string]any{"ok": true, "count": len(memos)}, nil
-			}},
-			{Name: "memo_confirm", Kind: connectors.Answer, Answer: func(ctx context.Context, a *connectors.AnswerCall) (connectors.Report, error) {
+					if args.Text == "" {
+						return nil, connectors.Refuse(countersign.InvalidRequest, "`text` is required")
+					}
+					switch d := c.Decide(policy.Facts{}); d.Outcome {
+					case policy.Refuse:
+						return nil, connectors.Refuse(countersign.Code(d.Code), "%s", d.Sentence)
+					case policy.Ask:
+						// Seal the exact write; show it whole.
+						task, err := c.OpenTask(ctx, connectors.TaskSpec{
+							Kind: countersign.KindConfirm,
+							Display: countersign.Display{Title: "Add a memo", Fields: []countersign.Field{
+								{Kind: countersign.FieldLongText, Label: "Memo", Values: []string{args.Text}, WrittenBy: countersign.WrittenByAgent},
+							}},
+							AnswerBy: &countersign.AnswerBy{Operation: "memo_confirm", Supplies: countersign.SuppliesNone},
+							State:    []byte(args.Text),
+						})
+						if err != nil {
+							return nil, err
+						}
+						return connectors.AwaitingOwner(task), nil
+					}
+					if ok, err := c.Reserve(ctx, policy.Direct, dailyLimit(c.Policy)); err != nil || !ok {
+						return nil, connectors.Refuse(countersign.PolicyDenied, "the day's number of memos is reached")
+					}
+					memos = append(memos, args.Text)
+					return map[string]any{"ok": true, "count": len(memos)}, nil
+				}},
+			{Name: "memo_confirm", Kind: connectors.Answer, Description: "Adds a memo the owner approved.", Answer: func(ctx context.Context, a *connectors.AnswerCall) (connectors.Report, error) {
 				// The policy as it is now; Ask is the owner's yes.
 				if d := a.Decide("memo_add", policy.Facts{}); d.Outcome == policy.Refuse {
 					return connectors.Report{}, connectors.Refused(countersign.Code(d.Code), false, "%s.", d.Sentence)
@@ -120,7 +124,7 @@ func Example() {
 	// awaiting_owner confirm Add a memo: Buy milk
 	// {"added":true,"count":2} <nil>
 	// {"count":2,"ok":true}
-	// invalid_request: the call's arguments are not this operation's (unknown member `txt`)
+	// invalid_request: the call has an unknown member `txt`
 	// task_closed: the task is done
-	// spent 3000 µUSD
+	// spent 2000 µUSD
 }

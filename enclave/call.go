@@ -114,6 +114,9 @@ func (e *Enclave) call(ctx context.Context, req callRequest) ([]byte, error) {
 		return refusal(countersign.Errorf(countersign.NotGranted, "this agent may not use this project")), nil
 	}
 	if isTaskOperation(call.Operation) {
+		if err := e.taskArgs(call.Operation, req.Body); err != nil {
+			return refusal(err), nil
+		}
 		out, err := e.taskOperation(ctx, agent.Account, project, call.Operation, req.Body)
 		if err != nil {
 			return answerOf(nil, err)
@@ -128,6 +131,13 @@ func (e *Enclave) call(ctx context.Context, req callRequest) ([]byte, error) {
 	op, ok := conn.Operation(call.Operation)
 	if !ok || op.Kind == connectors.Answer {
 		return refusal(countersign.Errorf(countersign.InvalidRequest, "%s has no operation %q an agent may call", conn.Name, call.Operation)), nil
+	}
+	// The arguments fit the operation's schema before anything runs or is
+	// charged.
+	if sch, ok := e.schemas.For(conn.Name, op.Name); !ok {
+		return refusal(countersign.Errorf(countersign.Internal, "%s has no schema for %s", conn.Name, op.Name)), nil
+	} else if err := sch.Check(req.Body); err != nil {
+		return refusal(err), nil
 	}
 	pol := conn.ParsePolicy(project.Policy)
 	if op.Kind == connectors.Write && pol.Mode() != policy.OK {

@@ -3,6 +3,7 @@ package enclave_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -22,6 +23,9 @@ import (
 	"countersign/store/storetest"
 )
 
+// anyArgs is a schema that takes any arguments.
+var anyArgs = json.RawMessage(`{"type": "object"}`)
+
 // TestCrashChild is the worker process TestCrashNeverReplays kills: it runs
 // one answer whose connector writes its side effect and then the process
 // dies, between answering and the report.
@@ -40,8 +44,8 @@ func TestCrashChild(t *testing.T) {
 	}
 	mark := os.Getenv("CS_CRASH_MARK")
 	ledger := &connectors.Connector{Name: "ledger", Version: "1.0.0", Tasks: true, Operations: []connectors.Operation{
-		{Name: "pay", Kind: connectors.Write, Price: 1, Run: func(context.Context, *connectors.Call) (any, error) { return nil, nil }},
-		{Name: "confirm", Kind: connectors.Answer, Limit: 2 * time.Second, Answer: func(context.Context, *connectors.AnswerCall) (connectors.Report, error) {
+		{Name: "pay", Kind: connectors.Write, Description: "pay in a test.", Schema: anyArgs, Price: 1, Run: func(context.Context, *connectors.Call) (any, error) { return nil, nil }},
+		{Name: "confirm", Kind: connectors.Answer, Description: "confirm in a test.", Limit: 2 * time.Second, Answer: func(context.Context, *connectors.AnswerCall) (connectors.Report, error) {
 			f, err := os.OpenFile(mark, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
 			if err == nil {
 				f.WriteString("paid\n")

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"countersign"
+	"countersign/argschema"
 	"countersign/connectors"
 	"countersign/sealing"
 	"countersign/store"
@@ -26,10 +27,13 @@ type Enclave struct {
 	keys       *sealing.Keyring
 	store      store.Store
 	connectors connectors.Catalogue
-	recipient  string
-	publicURL  string
-	now        func() time.Time
-	log        *slog.Logger
+	// schemas are the compiled argument schemas of the catalogue's
+	// operations and of the task operations.
+	schemas   *argschema.Set
+	recipient string
+	publicURL string
+	now       func() time.Time
+	log       *slog.Logger
 	// taskWaitPoll is how often task_wait looks at a task besides listening
 	// to its events; not positive: never.
 	taskWaitPoll time.Duration
@@ -73,7 +77,9 @@ type Config struct {
 // was missed.
 const DefaultTaskWaitPoll = 5 * time.Second
 
-// New returns an enclave.
+// New returns an enclave. It panics when an operation's argument schema
+// does not compile or an example does not fit it: check a catalogue with
+// argschema.NewSet first.
 func New(c Config) *Enclave {
 	if c.Now == nil {
 		c.Now = time.Now
@@ -90,7 +96,11 @@ func New(c Config) *Enclave {
 	if c.TaskWaitPoll == 0 {
 		c.TaskWaitPoll = DefaultTaskWaitPoll
 	}
-	return &Enclave{keys: c.Keys, store: c.Store, connectors: c.Connectors, recipient: c.Recipient,
+	schemas, err := argschema.NewSet(c.Connectors)
+	if err != nil {
+		panic(fmt.Sprintf("enclave: %v", err))
+	}
+	return &Enclave{keys: c.Keys, store: c.Store, connectors: c.Connectors, schemas: schemas, recipient: c.Recipient,
 		publicURL: strings.TrimSuffix(c.PublicURL, "/"), now: c.Now, log: c.Logger, taskWaitPoll: c.TaskWaitPoll,
 		instance: "p" + countersign.NewRunID(), webhooks: c.WebhookSender, webhookPrivate: c.WebhookAllowPrivate, jitter: c.Jitter}
 }

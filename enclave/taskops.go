@@ -96,6 +96,30 @@ func (e *Enclave) taskOperation(ctx context.Context, agent string, project store
 	return e.taskList(ctx, agent, project, args.State)
 }
 
+// taskArgs checks a task operation's call against its declared schema,
+// after the one strict rule for JSON bodies, whose sentences name what
+// the operation takes.
+func (e *Enclave) taskArgs(op string, body []byte) error {
+	var args struct {
+		Operation string `json:"operation"`
+		TaskID    any    `json:"task_id"`
+		State     any    `json:"state"`
+		TimeoutS  any    `json:"timeout_s"`
+	}
+	var je *countersign.JSONError
+	if err := countersign.DecodeStrict(body, &args); errors.As(err, &je) && (je.Problem == countersign.JSONRepeated || je.Problem == countersign.JSONOtherCase) {
+		return countersign.Errorf(countersign.InvalidRequest, "%s takes %s; %s", op, taskOpArgs[op], je.Sentence("the call"))
+	}
+	sch, ok := e.schemas.For("", op)
+	if !ok {
+		return countersign.Errorf(countersign.Internal, "%s has no schema", op)
+	}
+	if err := sch.Check(body); err != nil {
+		return countersign.Errorf(countersign.InvalidRequest, "%s takes %s; %s", op, taskOpArgs[op], countersign.ErrorMessage(err))
+	}
+	return nil
+}
+
 var taskOpArgs = map[string]string{
 	opTaskStatus: "{task_id}",
 	opTaskCancel: "{task_id}",

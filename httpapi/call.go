@@ -19,6 +19,28 @@ const callBody = 64 << 10
 
 func (s *Server) routeCalls(r *mux.Router) {
 	r.HandleFunc("/call/{owner}/{project}", s.call).Methods(http.MethodPost)
+	r.HandleFunc("/agent/projects", s.agentProjects).Methods(http.MethodGet)
+	s.routeMCP(r)
+}
+
+// agentProjects serves GET /agent/projects: the projects granted to the
+// key, {projects: [{owner, project, connector}]}.
+func (s *Server) agentProjects(w http.ResponseWriter, r *http.Request) {
+	key := bearer(r)
+	if err := s.authenticateAgent(r, key); err != nil {
+		writeAgentError(w, s.opts.Logger, err)
+		return
+	}
+	if err := s.limitCalls(key); err != nil {
+		writeAgentError(w, s.opts.Logger, err)
+		return
+	}
+	grants, err := s.opts.Agents.Grants(r.Context(), key)
+	if err != nil {
+		writeAgentError(w, s.opts.Logger, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, grantsAnswer{Projects: grants})
 }
 
 // call serves POST /call/{owner}/{project}. Refusals by a connector or the
@@ -58,9 +80,8 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 		writeAgentError(w, s.opts.Logger, countersign.Errorf(countersign.InvalidRequest, "the call could not be read"))
 		return
 	}
-	var object map[string]json.RawMessage
-	if err := json.Unmarshal(body, &object); err != nil || !utf8.Valid(body) || !bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {
-		writeAgentError(w, s.opts.Logger, countersign.Errorf(countersign.InvalidRequest, "the call is not a JSON object"))
+	if err := checkCallBody(body); err != nil {
+		writeAgentError(w, s.opts.Logger, err)
 		return
 	}
 	vars := mux.Vars(r)
@@ -73,6 +94,15 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(answer)
+}
+
+// checkCallBody refuses a call body that is not one JSON object in UTF-8.
+func checkCallBody(body []byte) error {
+	var object map[string]json.RawMessage
+	if err := json.Unmarshal(body, &object); err != nil || !utf8.Valid(body) || !bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {
+		return countersign.Errorf(countersign.InvalidRequest, "the call is not a JSON object")
+	}
+	return nil
 }
 
 // authenticateAgent checks an agent key, within its client's budget of
@@ -128,5 +158,5 @@ func writeAgentError(w http.ResponseWriter, log interface{ Error(string, ...any)
 		status = http.StatusInternalServerError
 	}
 	setRetryAfter(w, e.RetryAfter)
-	writeJSON(w, status, map[string]any{"success": false, "error": string(e.Code) + ": " + e.Message})
+	writeJSON(w, status, agentRefusal{Success: false, Error: string(e.Code) + ": " + e.Message})
 }

@@ -40,10 +40,7 @@ func (s *Server) routeInbox(r *mux.Router) {
 }
 
 func (s *Server) putWebhook(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
-	var req struct {
-		URL          string             `json:"url"`
-		Confirmation inbox.Confirmation `json:"confirmation"`
-	}
+	var req webhookRequest
 	if err := decode(w, r, smallBody, &req); err != nil {
 		writeOwnerError(w, s.opts.Logger, err)
 		return
@@ -58,20 +55,18 @@ func (s *Server) webhook(w http.ResponseWriter, r *http.Request, sess inbox.Sess
 }
 
 func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
-	var req struct {
-		Confirmation inbox.Confirmation `json:"confirmation"`
-	}
+	var req confirmationRequest
 	if err := decode(w, r, smallBody, &req); err != nil {
 		writeOwnerError(w, s.opts.Logger, err)
 		return
 	}
 	err := s.opts.Inbox.DeleteWebhook(r.Context(), sess, req.Confirmation)
-	s.answer(w, map[string]bool{"removed": true}, err)
+	s.answer(w, removedAnswer{Removed: true}, err)
 }
 
 func (s *Server) deliveries(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
 	d, err := s.opts.Inbox.Deliveries(r.Context(), sess)
-	s.answer(w, map[string]any{"deliveries": d}, err)
+	s.answer(w, deliveriesAnswer{Deliveries: nonNil(d)}, err)
 }
 
 func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
@@ -103,7 +98,7 @@ func (s *Server) tasks(w http.ResponseWriter, r *http.Request, sess inbox.Sessio
 		}
 	}
 	tasks, more, err := s.opts.Inbox.Tasks(r.Context(), sess, q.Get("show"), q.Get("before"), limit)
-	s.answer(w, map[string]any{"tasks": tasks, "more": more}, err)
+	s.answer(w, taskPage{Tasks: nonNil(tasks), More: more}, err)
 }
 
 func (s *Server) task(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
@@ -118,7 +113,7 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request, sess inbox.Session
 		return
 	}
 	blob, err := s.opts.Inbox.File(r.Context(), sess, mux.Vars(r)["id"], n)
-	s.answer(w, map[string][]byte{"ciphertext": blob}, err)
+	s.answer(w, fileAnswer{Ciphertext: blob}, err)
 }
 
 func (s *Server) origin(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
@@ -128,7 +123,7 @@ func (s *Server) origin(w http.ResponseWriter, r *http.Request, sess inbox.Sessi
 
 func (s *Server) history(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
 	h, err := s.opts.Inbox.History(r.Context(), sess, mux.Vars(r)["id"])
-	s.answer(w, map[string]any{"events": h}, err)
+	s.answer(w, historyAnswer{Events: nonNil(h)}, err)
 }
 
 func (s *Server) approve(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
@@ -142,9 +137,7 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request, sess inbox.Sess
 }
 
 func (s *Server) reject(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
-	var req struct {
-		Reason []byte `json:"reason"`
-	}
+	var req rejectRequest
 	if err := decodeOptional(w, r, smallBody, &req); err != nil {
 		writeOwnerError(w, s.opts.Logger, err)
 		return
@@ -171,18 +164,12 @@ func (s *Server) cancelMatching(w http.ResponseWriter, r *http.Request, sess inb
 	}
 	q := r.URL.Query()
 	n, err := s.opts.Inbox.CancelMatching(r.Context(), sess, q.Get("preparer"), q.Get("project"))
-	s.answer(w, map[string]int{"deleted": n}, err)
+	s.answer(w, countAnswer{Deleted: n}, err)
 }
 
 func (s *Server) unlock(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
 	n, err := s.opts.Inbox.Unlock(r.Context(), sess)
-	s.answer(w, map[string]int{"waiting": n}, err)
-}
-
-type muteRequest struct {
-	SubjectIs     string `json:"subject_is"`
-	Subject       string `json:"subject"`
-	DeleteWaiting bool   `json:"delete_waiting"`
+	s.answer(w, waitingAnswer{Waiting: n}, err)
 }
 
 func (s *Server) mute(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
@@ -192,37 +179,31 @@ func (s *Server) mute(w http.ResponseWriter, r *http.Request, sess inbox.Session
 		return
 	}
 	n, err := s.opts.Inbox.Mute(r.Context(), sess, req.SubjectIs, req.Subject, req.DeleteWaiting)
-	s.answer(w, map[string]int{"deleted": n}, err)
+	s.answer(w, countAnswer{Deleted: n}, err)
 }
 
 func (s *Server) mutes(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
 	ms, err := s.opts.Inbox.Mutes(r.Context(), sess)
-	s.answer(w, map[string]any{"mutes": ms}, err)
+	s.answer(w, mutesAnswer{Mutes: nonNil(ms)}, err)
 }
 
 func (s *Server) unmute(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
-	var req struct {
-		SubjectIs string `json:"subject_is"`
-		Subject   string `json:"subject"`
-	}
+	var req unmuteRequest
 	if err := decode(w, r, smallBody, &req); err != nil {
 		writeOwnerError(w, s.opts.Logger, err)
 		return
 	}
 	n, err := s.opts.Inbox.Unmute(r.Context(), sess, req.SubjectIs, req.Subject)
-	s.answer(w, map[string]int{"deleted": n}, err)
+	s.answer(w, countAnswer{Deleted: n}, err)
 }
 
 func (s *Server) projects(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
 	ps, err := s.opts.Inbox.Projects(r.Context(), sess)
-	s.answer(w, map[string]any{"projects": ps}, err)
+	s.answer(w, projectsAnswer{Projects: nonNil(ps)}, err)
 }
 
 func (s *Server) putProject(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
-	var req struct {
-		Project      string             `json:"project"`
-		Confirmation inbox.Confirmation `json:"confirmation"`
-	}
+	var req projectRequest
 	if err := decode(w, r, ownerBody, &req); err != nil {
 		writeOwnerError(w, s.opts.Logger, err)
 		return
@@ -232,15 +213,13 @@ func (s *Server) putProject(w http.ResponseWriter, r *http.Request, sess inbox.S
 }
 
 func (s *Server) deleteProject(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
-	var req struct {
-		Confirmation inbox.Confirmation `json:"confirmation"`
-	}
+	var req confirmationRequest
 	if err := decode(w, r, smallBody, &req); err != nil {
 		writeOwnerError(w, s.opts.Logger, err)
 		return
 	}
 	err := s.opts.Inbox.DeleteProject(r.Context(), sess, mux.Vars(r)["name"], req.Confirmation)
-	s.answer(w, map[string]bool{"deleted": true}, err)
+	s.answer(w, deletedAnswer{Deleted: true}, err)
 }
 
 // DefaultHeartbeat is how often an idle event stream says it is alive.
@@ -317,4 +296,12 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, sess inbox.Sessi
 			}
 		}
 	}
+}
+
+// nonNil is a list as JSON shows an empty one: [], never null.
+func nonNil[T any](list []T) []T {
+	if list == nil {
+		return []T{}
+	}
+	return list
 }

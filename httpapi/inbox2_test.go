@@ -196,6 +196,22 @@ func TestConnectorCatalogue(t *testing.T) {
 	if ops["guess_start"] != "write 10000" || ops["guess"] != "answer 0" {
 		t.Fatalf("probe operations %v", ops)
 	}
+	// Each operation says what it does; a read or a write declares the
+	// schema of its arguments.
+	for _, o := range cs[1].Operations {
+		if o.Description == "" || (o.Kind == "answer") != (o.Schema == nil) {
+			t.Fatalf("probe operation %+v", o)
+		}
+	}
+	start := cs[1].Operations[0]
+	if !strings.Contains(string(start.Schema), `"max":{"type":"integer","minimum":2,"maximum":1000`) || len(start.Examples) != 2 {
+		t.Fatalf("guess_start declares %s %s", start.Schema, start.Examples)
+	}
+	cat, err := (&client.Client{BaseURL: w.URL}).Catalogue(ctx)
+	if err != nil || len(cat.TaskOperations) != 5 || cat.TaskOperations[1].Name != "task_wait" ||
+		!strings.Contains(string(cat.TaskOperations[1].Schema), `"timeout_s"`) {
+		t.Fatalf("task operations %+v %v", cat.TaskOperations, err)
+	}
 }
 
 // TestRateLimited: too many state changes from one owner are 429 with

@@ -62,9 +62,9 @@ ul.tasks li { padding: .75rem .25rem; border-bottom: 1px solid var(--line); }
 .task-meta { color: var(--muted); font-size: .9rem; }
 .task-locked .task-title { color: var(--warn); }
 .empty { color: var(--muted); }
-ul.tasks li.task-open { cursor: pointer; }
-ul.tasks li.task-open:hover { background: var(--card); }
-ul.tasks li.task-open:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
+ul.tasks button.task-open { display: block; width: 100%; text-align: left; font: inherit; color: inherit; background: transparent; border: 0; border-radius: .3rem; padding: 0; cursor: pointer; }
+ul.tasks button.task-open:hover { background: var(--card); }
+ul.tasks button.task-open:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
 h3 { font-size: 1rem; margin: 1.25rem 0 .4rem; }
 .receipt { padding: .5rem .75rem; border: 1px solid var(--line); border-radius: .3rem; }
 .receipt.ok { border-color: var(--accent); }

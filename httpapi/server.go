@@ -5,6 +5,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -18,6 +19,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"countersign"
+	"countersign/agentmcp"
 	"countersign/connectors"
 	"countersign/inbox"
 	"countersign/store"
@@ -53,6 +56,9 @@ type Options struct {
 	// SandboxWallet offers the page's sandbox wallet (serve --dev): a wallet
 	// in the browser with a key of its own, for trying the service offline.
 	SandboxWallet bool
+	// MCPGrantPoll is how often the MCP transport looks at the grants of a
+	// key with sessions, to announce a changed tool list (0: 10 s).
+	MCPGrantPoll time.Duration
 }
 
 // RunKeys are the run public keys by master key id ("ed25519:<base58>").
@@ -71,6 +77,9 @@ type Agents interface {
 	// Call serves POST /call/{owner}/{project}: the answer to write with
 	// HTTP 200, or a transport-level refusal.
 	Call(ctx context.Context, agentKey, owner, project, idempotencyKey string, body []byte) ([]byte, error)
+	// Grants lists the projects granted to the key (GET /agent/projects,
+	// and the MCP tools).
+	Grants(ctx context.Context, agentKey string) ([]countersign.Grant, error)
 }
 
 // Server routes the service's HTTP API.
@@ -89,6 +98,8 @@ type Server struct {
 	goodCredentials *credentials
 	streams         *streams
 	browser         browserOrigin
+	mcp             *agentmcp.Pool
+	docCache
 }
 
 // New builds the server and its routes.
@@ -156,8 +167,17 @@ func New(opts Options) *Server {
 	if opts.Agents != nil {
 		s.routeCalls(r)
 	}
+	r.HandleFunc("/openapi.json", s.openAPIDoc).Methods(http.MethodGet)
 	s.handler = s.observe(r)
 	return s
+}
+
+// Close stops the server's background work (the MCP transport's look at
+// grants); the routes still answer.
+func (s *Server) Close() {
+	if s.mcp != nil {
+		s.mcp.Close()
+	}
 }
 
 // Registry is where other parts of the service register their metrics.
@@ -167,11 +187,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 
 // healthz answers {service, version, schema} and nothing else.
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
-	body := struct {
-		Service string `json:"service"`
-		Version string `json:"version"`
-		Schema  int    `json:"schema"`
-	}{Service: "countersign", Version: s.opts.Version}
+	body := healthAnswer{Service: "countersign", Version: s.opts.Version}
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	if st, err := s.opts.Store.Schema(ctx); err == nil {
@@ -187,10 +203,10 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	if err := s.opts.Store.Ping(ctx); err != nil {
 		s.opts.Logger.Warn("readiness check failed", "err", err)
 		w.Header().Set("Retry-After", "5")
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "store unavailable"})
+		writeJSON(w, http.StatusServiceUnavailable, readyAnswer{Status: "store unavailable"})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	writeJSON(w, http.StatusOK, readyAnswer{Status: "ready"})
 }
 
 // statusWriter remembers the status a handler wrote.
@@ -265,26 +281,45 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = enc.Encode(v)
 }
 
+// catalogueOp is an operation as the public catalogue shows it.
+type catalogueOp struct {
+	Name        string            `json:"name"`
+	Kind        string            `json:"kind"`
+	Price       int64             `json:"price"`
+	Description string            `json:"description"`
+	Schema      json.RawMessage   `json:"schema,omitempty"`
+	Examples    []json.RawMessage `json:"examples,omitempty"`
+}
+
+func catalogueOps(ops []connectors.Operation) []catalogueOp {
+	out := []catalogueOp{}
+	for _, o := range ops {
+		out = append(out, catalogueOp{Name: o.Name, Kind: string(o.Kind), Price: o.Price, Description: o.Description,
+			Schema: compactJSON(o.Schema), Examples: o.Examples})
+	}
+	return out
+}
+
+// compactJSON is a declared schema without its layout.
+func compactJSON(raw json.RawMessage) json.RawMessage {
+	if raw == nil {
+		return nil
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw
+	}
+	return b.Bytes()
+}
+
 // connectors serves the public catalogue: each connector's build and
-// operations with their kind and price, and its policy keys.
+// operations with their kind, price, description and argument schema, its
+// policy keys, and the task operations every project answers.
 func (s *Server) connectors(w http.ResponseWriter, _ *http.Request) {
-	type op struct {
-		Name  string `json:"name"`
-		Kind  string `json:"kind"`
-		Price int64  `json:"price"`
-	}
-	type conn struct {
-		Name       string   `json:"name"`
-		Version    string   `json:"version"`
-		Build      string   `json:"build"`
-		Tasks      bool     `json:"tasks"`
-		Operations []op     `json:"operations"`
-		PolicyKeys []string `json:"policy_keys"`
-	}
-	out := []conn{}
+	out := []catalogueConnector{}
 	for _, name := range s.opts.Connectors.Names() {
 		c := s.opts.Connectors[name]
-		v := conn{Name: c.Name, Version: c.Version, Build: c.Build(), Tasks: c.Tasks, Operations: []op{}, PolicyKeys: []string{"confirm"}}
+		v := catalogueConnector{Name: c.Name, Version: c.Version, Build: c.Build(), Tasks: c.Tasks, Operations: catalogueOps(c.Operations), PolicyKeys: []string{"confirm"}}
 		if len(c.Conditions) > 0 {
 			v.PolicyKeys = append(v.PolicyKeys, "rules")
 		}
@@ -292,12 +327,9 @@ func (s *Server) connectors(w http.ResponseWriter, _ *http.Request) {
 			v.PolicyKeys = append(v.PolicyKeys, k)
 		}
 		sort.Strings(v.PolicyKeys[1:])
-		for _, o := range c.Operations {
-			v.Operations = append(v.Operations, op{Name: o.Name, Kind: string(o.Kind), Price: o.Price})
-		}
 		out = append(out, v)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"connectors": out})
+	writeJSON(w, http.StatusOK, catalogueAnswer{Connectors: out, TaskOperations: catalogueOps(connectors.PlatformOperations)})
 }
 
 // runKey publishes the key that signs run receipts (and the older ones that
@@ -307,10 +339,6 @@ func (s *Server) runKey(w http.ResponseWriter, _ *http.Request) {
 	for id, k := range s.opts.RunKey.Keys {
 		keys[strconv.FormatUint(uint64(id), 10)] = k
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
-		"algorithm":  "ed25519",
-		"key_id":     s.opts.RunKey.Current,
-		"public_key": s.opts.RunKey.Keys[s.opts.RunKey.Current],
-		"keys":       keys,
-	})
+	writeJSON(w, http.StatusOK, runKeysAnswer{Algorithm: "ed25519", KeyID: s.opts.RunKey.Current,
+		PublicKey: s.opts.RunKey.Keys[s.opts.RunKey.Current], Keys: keys})
 }

@@ -75,12 +75,8 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 	if s.browser.fromPage(r) {
 		http.SetCookie(w, s.browser.cookie(sess.Token, sess.ValidUntil))
 	}
-	writeJSON(w, http.StatusOK, map[string]string{
-		"token":       sess.Token,
-		"device_id":   sess.DeviceID,
-		"account_id":  sess.AccountID,
-		"valid_until": sess.ValidUntil.Format(countersign.TimeFormat),
-	})
+	writeJSON(w, http.StatusOK, signedIn{Token: sess.Token, DeviceID: sess.DeviceID, AccountID: sess.AccountID,
+		ValidUntil: sess.ValidUntil.Format(countersign.TimeFormat)})
 }
 
 func (s *Server) signOut(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
@@ -91,7 +87,7 @@ func (s *Server) signOut(w http.ResponseWriter, r *http.Request, sess inbox.Sess
 	if s.browser.origin != "" {
 		http.SetCookie(w, s.browser.cookie("", time.Time{}))
 	}
-	writeJSON(w, http.StatusOK, map[string]bool{"revoked": true})
+	writeJSON(w, http.StatusOK, revokedAnswer{Revoked: true})
 }
 
 func (s *Server) devices(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
@@ -100,13 +96,11 @@ func (s *Server) devices(w http.ResponseWriter, r *http.Request, sess inbox.Sess
 		writeOwnerError(w, s.opts.Logger, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"devices": devices})
+	writeJSON(w, http.StatusOK, devicesAnswer{Devices: nonNil(devices)})
 }
 
 func (s *Server) withdrawDevice(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
-	var req struct {
-		Confirmation inbox.Confirmation `json:"confirmation"`
-	}
+	var req confirmationRequest
 	if err := decode(w, r, smallBody, &req); err != nil {
 		writeOwnerError(w, s.opts.Logger, err)
 		return
@@ -115,5 +109,5 @@ func (s *Server) withdrawDevice(w http.ResponseWriter, r *http.Request, sess inb
 		writeOwnerError(w, s.opts.Logger, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]bool{"revoked": true})
+	writeJSON(w, http.StatusOK, revokedAnswer{Revoked: true})
 }

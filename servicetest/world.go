@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -98,13 +99,16 @@ const AgentKey = "ak_test-agent-key-0123456789abcdefghijklmnop"
 
 // World is the service on one store.
 type World struct {
-	T         testing.TB
-	DB        *sqlstore.DB
-	Clock     *Clock
-	Keys      *sealing.Keyring
-	Enclave   *enclave.Enclave
-	Inbox     *inbox.Service
-	URL       string
+	T       testing.TB
+	DB      *sqlstore.DB
+	Clock   *Clock
+	Keys    *sealing.Keyring
+	Enclave *enclave.Enclave
+	Inbox   *inbox.Service
+	URL     string
+	// API is the HTTP server; every answer it gives is checked against
+	// its OpenAPI document, and one that does not fit fails the test.
+	API       *httpapi.Server
 	Catalogue connectors.Catalogue
 	// Ledger is a connector with a write "pay" that always asks (a confirm
 	// task) and its answer "confirm".
@@ -156,10 +160,15 @@ type settings struct {
 	answerLimit  time.Duration
 	// sandboxWallet offers the page's sandbox wallet.
 	sandboxWallet bool
+	mcpGrantPoll  time.Duration
 	// extra are connectors besides probe and ledger, each with a project
 	// of its name.
 	extra []*connectors.Connector
 }
+
+// WithMCPGrantPoll sets how often the MCP transport looks at a key's
+// grants to announce a changed tool list (default: the service's).
+func WithMCPGrantPoll(d time.Duration) Option { return func(s *settings) { s.mcpGrantPoll = d } }
 
 // WithAnswerLimit sets the compute limit of the ledger's answer operation
 // (default 2 s).
@@ -194,41 +203,46 @@ func New(t testing.TB, db *sqlstore.DB, opts ...Option) *World {
 		Effects: &Effects{}, Agent: "bot.near", AgentKey: AgentKey, Logs: &Logs{}}
 	w.log = slog.New(slog.NewTextHandler(w.Logs, nil))
 	w.Ledger = &connectors.Connector{Name: "ledger", Version: "1.0.0", Tasks: true, Operations: []connectors.Operation{
-		{Name: "pay", Kind: connectors.Write, Price: 1, Run: func(ctx context.Context, c *connectors.Call) (any, error) {
-			var args struct {
-				Amount  int    `json:"amount"`
-				Memo    string `json:"memo"`
-				Invoice string `json:"invoice"` // shown as the task's one file
-			}
-			if err := c.Decode(&args); err != nil {
-				return nil, err
-			}
-			state, _ := json.Marshal(args)
-			fields := []countersign.Field{{Kind: countersign.FieldMoney, Label: "Amount", Values: []string{"$1"}, WrittenBy: "agent"}}
-			if args.Memo != "" {
-				fields = append(fields, countersign.Field{Kind: countersign.FieldText, Label: "Memo", Values: []string{args.Memo}, WrittenBy: "agent"})
-			}
-			spec := connectors.TaskSpec{Kind: countersign.KindConfirm,
-				Display:  countersign.Display{Title: "Pay", Fields: fields},
-				AnswerBy: &countersign.AnswerBy{Operation: "confirm", Supplies: countersign.SuppliesNone}, State: state}
-			if args.Invoice != "" {
-				spec.Files = []connectors.File{{Name: "invoice.txt", ContentType: "text/plain", Data: []byte(args.Invoice)}}
-			}
-			task, err := c.OpenTask(ctx, spec)
-			if err != nil {
-				return nil, err
-			}
-			return connectors.AwaitingOwner(task), nil
-		}},
-		{Name: "tell", Kind: connectors.Write, Run: func(ctx context.Context, c *connectors.Call) (any, error) {
-			task, err := c.OpenTask(ctx, connectors.TaskSpec{Kind: countersign.KindNotice,
-				Display: countersign.Display{Title: "Paid", Fields: []countersign.Field{{Kind: countersign.FieldText, Label: "Note", Values: []string{"done"}, WrittenBy: "project"}}}})
-			if err != nil {
-				return nil, err
-			}
-			return connectors.Notified(task), nil
-		}},
-		{Name: "confirm", Kind: connectors.Answer, Limit: set.answerLimit, Answer: func(ctx context.Context, a *connectors.AnswerCall) (connectors.Report, error) {
+		{Name: "pay", Kind: connectors.Write, Price: 1, Description: "Pays an amount, once the owner confirms it.",
+			Schema: json.RawMessage(`{"type": "object", "properties": {"amount": {"type": "integer", "minimum": 1, "maximum": 1000000},
+				"memo": {"type": "string", "maxLength": 500}, "invoice": {"type": "string"}}, "required": ["amount"], "additionalProperties": false}`),
+			Examples: []json.RawMessage{json.RawMessage(`{"amount": 1}`), json.RawMessage(`{"amount": 5, "memo": "rent", "invoice": "INV-1"}`)},
+			Run: func(ctx context.Context, c *connectors.Call) (any, error) {
+				var args struct {
+					Amount  int    `json:"amount"`
+					Memo    string `json:"memo"`
+					Invoice string `json:"invoice"` // shown as the task's one file
+				}
+				if err := c.Decode(&args); err != nil {
+					return nil, err
+				}
+				state, _ := json.Marshal(args)
+				fields := []countersign.Field{{Kind: countersign.FieldMoney, Label: "Amount", Values: []string{"$1"}, WrittenBy: "agent"}}
+				if args.Memo != "" {
+					fields = append(fields, countersign.Field{Kind: countersign.FieldText, Label: "Memo", Values: []string{args.Memo}, WrittenBy: "agent"})
+				}
+				spec := connectors.TaskSpec{Kind: countersign.KindConfirm,
+					Display:  countersign.Display{Title: "Pay", Fields: fields},
+					AnswerBy: &countersign.AnswerBy{Operation: "confirm", Supplies: countersign.SuppliesNone}, State: state}
+				if args.Invoice != "" {
+					spec.Files = []connectors.File{{Name: "invoice.txt", ContentType: "text/plain", Data: []byte(args.Invoice)}}
+				}
+				task, err := c.OpenTask(ctx, spec)
+				if err != nil {
+					return nil, err
+				}
+				return connectors.AwaitingOwner(task), nil
+			}},
+		{Name: "tell", Kind: connectors.Write, Description: "Tells the owner the payment was made.",
+			Schema: json.RawMessage(`{"type": "object", "additionalProperties": false}`), Run: func(ctx context.Context, c *connectors.Call) (any, error) {
+				task, err := c.OpenTask(ctx, connectors.TaskSpec{Kind: countersign.KindNotice,
+					Display: countersign.Display{Title: "Paid", Fields: []countersign.Field{{Kind: countersign.FieldText, Label: "Note", Values: []string{"done"}, WrittenBy: "project"}}}})
+				if err != nil {
+					return nil, err
+				}
+				return connectors.Notified(task), nil
+			}},
+		{Name: "confirm", Kind: connectors.Answer, Description: "Carries out a payment the owner confirmed.", Limit: set.answerLimit, Answer: func(ctx context.Context, a *connectors.AnswerCall) (connectors.Report, error) {
 			w.answerMu.Lock()
 			f := w.answer
 			w.answerMu.Unlock()
@@ -258,10 +272,14 @@ func New(t testing.TB, db *sqlstore.DB, opts ...Option) *World {
 	// The server's own address is its public origin, so a browser-like
 	// client can use the session cookie.
 	srv := httptest.NewUnstartedServer(nil)
-	srv.Config.Handler = httpapi.New(httpapi.Options{Version: "test", Store: db, Logger: w.log, Inbox: w.Inbox, Agents: w.Enclave,
+	api := httpapi.New(httpapi.Options{Version: "test", Store: db, Logger: w.log, Inbox: w.Inbox, Agents: w.Enclave,
 		Connectors: w.Catalogue, RunKey: httpapi.RunKeys{Current: cur, Keys: keys},
 		Limits:    httpapi.Limits{SignInPerMinute: 1 << 20, OwnerWritesPerMinute: 1 << 20, AgentCallsPerMinute: 1 << 20},
-		Heartbeat: set.heartbeat, PublicURL: "http://" + srv.Listener.Addr().String(), SandboxWallet: set.sandboxWallet})
+		Heartbeat: set.heartbeat, MCPGrantPoll: set.mcpGrantPoll, PublicURL: "http://" + srv.Listener.Addr().String(),
+		SandboxWallet: set.sandboxWallet})
+	w.API = api
+	t.Cleanup(api.Close)
+	srv.Config.Handler = checkAnswers(t, api)
 	srv.Start()
 	t.Cleanup(srv.Close)
 	w.URL = srv.URL
@@ -453,3 +471,94 @@ func (w *World) Guess() string {
 	_ = json.Unmarshal(raw, &a)
 	return a.TaskID
 }
+
+// NewAgent adds another agent, with credit, granted the owner's projects,
+// and returns its client.
+func (w *World) NewAgent(name, key string) *client.Client {
+	w.T.Helper()
+	now := w.Clock.Now()
+	err := w.DB.Tx(ctx, func(tx store.Tx) error {
+		if err := tx.AddAgentKey(ctx, name, enclave.HashAgentKey(key), now); err != nil {
+			return err
+		}
+		if _, err := tx.Credit(ctx, name, 1<<40, "test", now); err != nil {
+			return err
+		}
+		ps, err := tx.Projects(ctx, w.Owner.Account)
+		if err != nil {
+			return err
+		}
+		for _, p := range ps {
+			p.Agents = append(p.Agents, name)
+			p.UpdatedAt = now
+			if err := tx.PutProject(ctx, p); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		w.T.Fatal(err)
+	}
+	return &client.Client{BaseURL: w.URL, AgentKey: key}
+}
+
+// checkAnswers checks every answer of api against its OpenAPI document
+// (httpapi.Server.CheckResponse) and fails t, at its end, for each that
+// does not fit. Event streams are checked by their status and type only.
+func checkAnswers(t testing.TB, api *httpapi.Server) http.Handler {
+	var mu sync.Mutex
+	var failures []string
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, f := range failures {
+			t.Errorf("an answer does not fit the OpenAPI document: %s", f)
+		}
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &recorder{ResponseWriter: w}
+		api.ServeHTTP(rec, r)
+		if rec.status == 0 {
+			rec.status = http.StatusOK
+		}
+		if err := api.CheckResponse(r, rec.status, rec.Header().Get("Content-Type"), rec.body.Bytes()); err != nil {
+			mu.Lock()
+			failures = append(failures, err.Error())
+			mu.Unlock()
+		}
+	})
+}
+
+// recorder keeps a copy of an answer (but an event stream's) for
+// checkAnswers.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	if !strings.HasPrefix(r.Header().Get("Content-Type"), "text/event-stream") && r.body.Len() < 8<<20 {
+		r.body.Write(b)
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+func (r *recorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }

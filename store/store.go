@@ -320,6 +320,9 @@ type ProjectTx interface {
 	ProjectByUUID(ctx context.Context, uuid string) (Project, error)
 	// Projects lists an owner's projects by name.
 	Projects(ctx context.Context, owner string) ([]Project, error)
+	// GrantedProjects lists the projects granted to an agent, by owner then
+	// name, without their grants.
+	GrantedProjects(ctx context.Context, agent string) ([]Project, error)
 	// DeleteProject removes a project and its grants; it reports whether
 	// there was one.
 	DeleteProject(ctx context.Context, owner, name string) (bool, error)

@@ -106,7 +106,7 @@ func startBrowser() {
 }
 
 // tab opens the harness in a new tab of the shared browser.
-func tab(t *testing.T) context.Context {
+func tab(t testing.TB) context.Context {
 	t.Helper()
 	ctx := blankTab(t, 30*time.Second)
 	load(t, ctx)
@@ -115,7 +115,7 @@ func tab(t *testing.T) context.Context {
 
 // blankTab opens a new tab of the shared browser, to be closed after
 // timeout at the latest.
-func blankTab(t *testing.T, timeout time.Duration) context.Context {
+func blankTab(t testing.TB, timeout time.Duration) context.Context {
 	t.Helper()
 	shared.once.Do(startBrowser)
 	if shared.skip != "" {
@@ -140,7 +140,7 @@ func blankTab(t *testing.T, timeout time.Duration) context.Context {
 
 // siblingTab opens the harness in a new tab beside ctx's, in the same
 // browser context (the same cookies, storage and IndexedDB).
-func siblingTab(t *testing.T, ctx context.Context) context.Context {
+func siblingTab(t testing.TB, ctx context.Context) context.Context {
 	t.Helper()
 	sib, cancel := chromedp.NewContext(ctx)
 	t.Cleanup(cancel)
@@ -149,7 +149,7 @@ func siblingTab(t *testing.T, ctx context.Context) context.Context {
 }
 
 // load (re)loads the harness in the tab.
-func load(t *testing.T, ctx context.Context) {
+func load(t testing.TB, ctx context.Context) {
 	t.Helper()
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(shared.srv.URL+"/"),
@@ -160,7 +160,7 @@ func load(t *testing.T, ctx context.Context) {
 }
 
 // call runs harness.fn(arg) in the tab and decodes its answer into out.
-func call(t *testing.T, ctx context.Context, fn string, arg, out any) {
+func call(t testing.TB, ctx context.Context, fn string, arg, out any) {
 	t.Helper()
 	b, err := json.Marshal(arg)
 	if err != nil {
@@ -178,7 +178,7 @@ func call(t *testing.T, ctx context.Context, fn string, arg, out any) {
 
 func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
 
-func unb64(t *testing.T, s string) []byte {
+func unb64(t testing.TB, s string) []byte {
 	t.Helper()
 	b, err := base64.StdEncoding.DecodeString(s)
 	if err != nil {
@@ -187,7 +187,7 @@ func unb64(t *testing.T, s string) []byte {
 	return b
 }
 
-func newP256(t *testing.T) *ecdh.PrivateKey {
+func newP256(t testing.TB) *ecdh.PrivateKey {
 	t.Helper()
 	k, err := ecdh.P256().GenerateKey(rand.Reader)
 	if err != nil {

@@ -11,8 +11,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +26,7 @@ import (
 )
 
 // signInPage signs the page in as the world's owner with the owner's wallet.
-func signInPage(t *testing.T, ctx context.Context, w *servicetest.World) {
+func signInPage(t testing.TB, ctx context.Context, w *servicetest.World) {
 	t.Helper()
 	do(t, ctx, "open the page", chromedp.EmulateViewport(1280, 900), chromedp.Navigate(w.URL+"/"),
 		chromedp.WaitVisible(named("Sign with another wallet")),
@@ -43,7 +41,7 @@ func signInPage(t *testing.T, ctx context.Context, w *servicetest.World) {
 // walletSign signs sentence with the owner's wallet for the recipient and
 // the nonce the page shows (nonceID is the element showing it), as the
 // wallet's JSON answer.
-func walletSign(t *testing.T, ctx context.Context, w *servicetest.World, sentence, nonceID string) string {
+func walletSign(t testing.TB, ctx context.Context, w *servicetest.World, sentence, nonceID string) string {
 	t.Helper()
 	wallet := w.Owner.Signer.(device.WalletSigner).Wallet
 	nonce, err := approval.ParseNonce(run(t, ctx, "the nonce", chromedp.TextContent(chromedp.ID(nonceID))))
@@ -58,15 +56,18 @@ func walletSign(t *testing.T, ctx context.Context, w *servicetest.World, sentenc
 	return string(b)
 }
 
-func waitJS(t *testing.T, ctx context.Context, what, js string) {
+func waitJS(t testing.TB, ctx context.Context, what, js string) {
 	t.Helper()
-	do(t, ctx, what, chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(20*time.Second)))
+	if err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+		status, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.getElementById("status")?.textContent ?? "") + " | " + location.href`))
+		t.Fatalf("%s: %v; the page says %q", what, err, status)
+	}
 }
 
 // openCard clicks a listed task and waits for its receipt check.
-func openCard(t *testing.T, ctx context.Context, id string) {
+func openCard(t testing.TB, ctx context.Context, id string) {
 	t.Helper()
-	item := `li[data-task="` + id + `"]`
+	item := `li[data-task="` + id + `"] button.task-open`
 	// Clicked again until the card shows: a listing redrawn just then (each
 	// task event lists again) may take the first click's item away.
 	do(t, ctx, "open task "+id, chromedp.WaitVisible(chromedp.CSS(item)),
@@ -79,7 +80,7 @@ func openCard(t *testing.T, ctx context.Context, id string) {
 	waitJS(t, ctx, "the receipt check", `!document.getElementById("receipt").textContent.startsWith("Checking")`)
 }
 
-func approveDisabled(t *testing.T, ctx context.Context) bool {
+func approveDisabled(t testing.TB, ctx context.Context) bool {
 	t.Helper()
 	return run(t, ctx, "Approve's state", chromedp.Evaluate[bool](
 		`[...document.querySelectorAll("button")].find((b) => b.textContent.trim() === "Approve").disabled`))
@@ -170,11 +171,7 @@ func TestInboxPageTaskCard(t *testing.T) {
 	if !bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")) {
 		t.Fatal("the screenshot is not a PNG")
 	}
-	if dir := os.Getenv("COUNTERSIGN_SCREENSHOTS"); dir != "" {
-		if err := os.WriteFile(filepath.Join(dir, "inbox-card-1280.png"), png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	screen(t, ctx, "inbox-card")
 
 	// Approve with an answer and a note: the page shows the sentence, which
 	// the owner's wallet signs in Go; the task is carried out.
@@ -243,7 +240,7 @@ func TestInboxPageTaskCard(t *testing.T) {
 
 	// A notice, opened from the keyboard (Enter on its item), is closed with
 	// Got it.
-	noticeItem := `li[data-task="` + notice + `"]`
+	noticeItem := `li[data-task="` + notice + `"] button.task-open`
 	do(t, ctx, "open the notice with Enter", chromedp.WaitVisible(chromedp.CSS(noticeItem)),
 		chromedp.SendKeys(chromedp.CSS(noticeItem), "\r"), chromedp.WaitVisible(chromedp.ID("card-title")))
 	waitJS(t, ctx, "the notice's card", `document.getElementById("card-title").textContent !== ""`)
@@ -253,7 +250,7 @@ func TestInboxPageTaskCard(t *testing.T) {
 		t.Fatalf("the notice is %s", st.State)
 	}
 
-	do(t, ctx, "sign out", chromedp.Click(named("Sign out")), chromedp.WaitVisible(named("Sign with another wallet")))
+	signOut(t, ctx)
 	if c := sessionCookie(t, ctx, w.URL); c != nil {
 		t.Fatalf("after signing out the browser keeps %+v", c)
 	}

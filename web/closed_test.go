@@ -6,8 +6,6 @@ package web_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -69,16 +67,11 @@ func TestInboxPageClosedList(t *testing.T) {
 	if got := text(failed); !strings.HasPrefix(got, "Failed") || !strings.Contains(got, "it may or may not have happened") || strings.Contains(got, "run_unfinished") {
 		t.Errorf("the failed task reads %q", got)
 	}
-	if dir := os.Getenv("COUNTERSIGN_SCREENSHOTS"); dir != "" {
-		png := run(t, ctx, "a screenshot", chromedp.CaptureScreenshot())
-		if err := os.WriteFile(filepath.Join(dir, "inbox-closed-1280.png"), png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	screen(t, ctx, "inbox-closed")
 	// A task that closes while the page is open moves to the closed list.
 	if _, err := w.Owner.Client.Reject(ctxb, waiting, nil); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the rejected task moves", `document.querySelectorAll("#closed li").length === 4 && document.querySelectorAll("#tasks li").length === 0`)
-	do(t, ctx, "sign out", chromedp.Click(named("Sign out")), chromedp.WaitVisible(named("Sign with another wallet")))
+	signOut(t, ctx)
 }

@@ -189,7 +189,7 @@ type liveTask struct {
 }
 
 // sealLive makes a device key in the page and a task sealed to it by Go.
-func sealLive(t *testing.T, pubkey string) liveTask {
+func sealLive(t testing.TB, pubkey string) liveTask {
 	t.Helper()
 	device, err := sealing.ParseP256PublicKey(pubkey)
 	if err != nil {
@@ -241,7 +241,7 @@ func sealLive(t *testing.T, pubkey string) liveTask {
 	return lt
 }
 
-func randomBytes(t *testing.T, n int) []byte {
+func randomBytes(t testing.TB, n int) []byte {
 	t.Helper()
 	b := make([]byte, n)
 	if _, err := rand.Read(b); err != nil {
@@ -463,7 +463,7 @@ func TestBrowserParsesStrictly(t *testing.T) {
 	}
 }
 
-func mustKey(t *testing.T, point []byte) *ecdh.PublicKey {
+func mustKey(t testing.TB, point []byte) *ecdh.PublicKey {
 	t.Helper()
 	k, err := ecdh.P256().NewPublicKey(point)
 	if err != nil {

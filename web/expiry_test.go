@@ -7,8 +7,6 @@ package web_test
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -64,12 +62,7 @@ func TestInboxPageCardExpires(t *testing.T) {
 	if !approveDisabled(t, ctx) {
 		t.Fatal("Approve is on after expiry")
 	}
-	if dir := os.Getenv("COUNTERSIGN_SCREENSHOTS"); dir != "" {
-		png := run(t, ctx, "a screenshot", chromedp.CaptureScreenshot())
-		if err := os.WriteFile(filepath.Join(dir, "inbox-card-expired-1280.png"), png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	screen(t, ctx, "inbox-card-expired")
 
 	// The service refuses too once its clock passes expires_at.
 	w.Clock.Add(expiresAt.Sub(w.Clock.Now()) + time.Second)
@@ -79,5 +72,5 @@ func TestInboxPageCardExpires(t *testing.T) {
 		t.Fatalf("a rejection after expiry: %v", err)
 	}
 
-	do(t, ctx, "sign out", chromedp.Click(named("Sign out")), chromedp.WaitVisible(named("Sign with another wallet")))
+	signOut(t, ctx)
 }

@@ -7,8 +7,6 @@ package web_test
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +19,7 @@ import (
 )
 
 // payWithInvoice opens a ledger pay task with invoice attached as invoice.txt.
-func payWithInvoice(t *testing.T, w *servicetest.World, invoice string) string {
+func payWithInvoice(t testing.TB, w *servicetest.World, invoice string) string {
 	t.Helper()
 	raw, err := w.AgentClient().Call(context.Background(), w.Owner.Account, "ledger", "pay", map[string]any{"amount": 1, "invoice": invoice}, nil)
 	if err != nil {
@@ -97,12 +95,7 @@ func TestInboxPageFileDownload(t *testing.T) {
 		t.Fatalf("the download: %+v", got)
 	}
 	do(t, ctx, "show the RAW request", chromedp.Click(chromedp.CSS("#raw-request summary")), chromedp.ScrollIntoView(chromedp.ID("files")))
-	if dir := os.Getenv("COUNTERSIGN_SCREENSHOTS"); dir != "" {
-		png := run(t, ctx, "a screenshot", chromedp.CaptureScreenshot())
-		if err := os.WriteFile(filepath.Join(dir, "inbox-card-file-1280.png"), png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	screen(t, ctx, "inbox-card-file")
 	do(t, ctx, "back", chromedp.Click(named("Back to the list")))
 
 	// The tampered file: refused with a sentence, nothing handed over.
@@ -116,5 +109,5 @@ func TestInboxPageFileDownload(t *testing.T) {
 		t.Fatalf("the refusal %q", msg)
 	}
 
-	do(t, ctx, "sign out", chromedp.Click(named("Sign out")), chromedp.WaitVisible(named("Sign with another wallet")))
+	signOut(t, ctx)
 }

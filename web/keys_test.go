@@ -6,8 +6,6 @@ package web_test
 // button shows its key.
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -29,11 +27,11 @@ func TestInboxPageKeyboard(t *testing.T) {
 
 	ctx := blankTab(t, 90*time.Second)
 	signInPage(t, ctx, w)
-	waitJS(t, ctx, "two tasks listed", `document.querySelectorAll("#tasks li.task-open").length === 2`)
+	waitJS(t, ctx, "two tasks listed", `document.querySelectorAll("#tasks button.task-open").length === 2`)
 	focused := func() string {
 		return run(t, ctx, "the focused task", chromedp.Evaluate[string](`document.activeElement?.dataset?.task ?? ""`))
 	}
-	order := run(t, ctx, "the order", chromedp.Evaluate[[]string](`[...document.querySelectorAll("#tasks li.task-open")].map((l) => l.dataset.task)`))
+	order := run(t, ctx, "the order", chromedp.Evaluate[[]string](`[...document.querySelectorAll("#tasks button.task-open")].map((l) => l.dataset.task)`))
 	do(t, ctx, "j", chromedp.KeyEvent("j"))
 	if got := focused(); got != order[0] {
 		t.Fatalf("j focuses %q, want %q", got, order[0])
@@ -60,18 +58,13 @@ func TestInboxPageKeyboard(t *testing.T) {
 			t.Errorf("the keys list lacks %q: %q", k, keys)
 		}
 	}
-	if dir := os.Getenv("COUNTERSIGN_SCREENSHOTS"); dir != "" {
-		png := run(t, ctx, "a screenshot", chromedp.CaptureScreenshot())
-		if err := os.WriteFile(filepath.Join(dir, "inbox-keys-1280.png"), png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	screen(t, ctx, "inbox-keys")
 	do(t, ctx, "Escape", chromedp.KeyEvent(kb.Escape))
 	waitJS(t, ctx, "the keys hidden", `document.getElementById("keys").hidden`)
 
 	// Enter opens the focused task; its buttons show their keys and keep
 	// their names; r rejects it.
-	do(t, ctx, "focus the first", chromedp.Focus(chromedp.CSS(`li[data-task="`+order[0]+`"]`)), chromedp.KeyEvent(kb.Enter))
+	do(t, ctx, "focus the first", chromedp.Focus(chromedp.CSS(`button.task-open[data-task="`+order[0]+`"]`)), chromedp.KeyEvent(kb.Enter))
 	waitJS(t, ctx, "the card", `!document.getElementById("card").hidden && document.getElementById("card-title") !== null`)
 	waitJS(t, ctx, "the receipt check", `!document.getElementById("receipt").textContent.startsWith("Checking")`)
 	hints := run(t, ctx, "the key hints", chromedp.Evaluate[map[string]string](
@@ -100,5 +93,5 @@ func TestInboxPageKeyboard(t *testing.T) {
 		t.Fatalf("the task a approved is %s", st.State)
 	}
 
-	do(t, ctx, "sign out", chromedp.Click(named("Sign out")), chromedp.WaitVisible(named("Sign with another wallet")))
+	signOut(t, ctx)
 }

@@ -10,8 +10,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -30,14 +28,14 @@ func named(name string) chromedp.Search {
 	return chromedp.Search(`//button[normalize-space(.)="` + name + `"]`)
 }
 
-func do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
+func do(t testing.TB, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
 	if err := chromedp.Do(ctx, steps...); err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
 }
 
-func run[T any](t *testing.T, ctx context.Context, what string, a chromedp.Action[T]) T {
+func run[T any](t testing.TB, ctx context.Context, what string, a chromedp.Action[T]) T {
 	t.Helper()
 	v, err := chromedp.Run(ctx, a)
 	if err != nil {
@@ -46,17 +44,29 @@ func run[T any](t *testing.T, ctx context.Context, what string, a chromedp.Actio
 	return v
 }
 
+// signOut signs the page out with its button and waits for the sign-in
+// screen; on failure it says what the page said.
+func signOut(t testing.TB, ctx context.Context) {
+	t.Helper()
+	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := chromedp.Do(sctx, chromedp.Click(named("Sign out")), chromedp.WaitVisible(named("Sign with another wallet"))); err != nil {
+		status, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("status")?.textContent + " | " + document.body.innerText.slice(0, 300)`))
+		t.Fatalf("sign out: %v; the page shows %q", err, status)
+	}
+}
+
 // textOf is the text of the element css selects, read in one evaluation (a
 // listing drawn again between finding a node and reading it would take the
 // node away); "" when there is none.
-func textOf(t *testing.T, ctx context.Context, what, css string) string {
+func textOf(t testing.TB, ctx context.Context, what, css string) string {
 	t.Helper()
 	q, _ := json.Marshal(css)
 	return run(t, ctx, what, chromedp.Evaluate[string](`document.querySelector(`+string(q)+`)?.textContent ?? ""`))
 }
 
 // sessionCookie is the browser's session cookie for url, nil if none.
-func sessionCookie(t *testing.T, ctx context.Context, url string) *network.Cookie {
+func sessionCookie(t testing.TB, ctx context.Context, url string) *network.Cookie {
 	t.Helper()
 	r, err := chromedp.Call(ctx, network.GetCookies, network.GetCookiesParams{URLs: []string{url}})
 	if err != nil {
@@ -71,7 +81,7 @@ func sessionCookie(t *testing.T, ctx context.Context, url string) *network.Cooki
 }
 
 // listStatus is what GET /inbox/tasks answers a bearer token.
-func listStatus(t *testing.T, url, token string) int {
+func listStatus(t testing.TB, url, token string) int {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, url+"/inbox/tasks", nil)
 	req.Header.Set("Authorization", "Bearer "+token)
@@ -192,14 +202,10 @@ func TestInboxPageSignInListSignOut(t *testing.T) {
 	if !bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")) {
 		t.Fatal("the screenshot is not a PNG")
 	}
-	if dir := os.Getenv("COUNTERSIGN_SCREENSHOTS"); dir != "" {
-		if err := os.WriteFile(filepath.Join(dir, "inbox-waiting-1280.png"), png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	screen(t, ctx, "inbox-waiting")
 
 	// Sign out ends the session and clears the cookie.
-	do(t, ctx, "sign out", chromedp.Click(named("Sign out")), chromedp.WaitVisible(named("Sign with another wallet")))
+	signOut(t, ctx)
 	if got := listStatus(t, w.URL, token); got != 401 {
 		t.Fatalf("after signing out the token lists: %d", got)
 	}

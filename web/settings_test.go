@@ -17,15 +17,11 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
 	"countersign"
@@ -92,56 +88,6 @@ func settingsStored(t *testing.T, ctx context.Context) string {
   }
   return out.join("\n");
 })()`, chromedp.EvalAwaitPromise))
-}
-
-// settingsAxe runs axe-core (the pinned package, injected into the page)
-// on the page and fails on any serious or critical violation.
-func settingsAxe(t *testing.T, ctx context.Context, what string) {
-	t.Helper()
-	src, err := os.ReadFile("node_modules/axe-core/axe.min.js")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("axe-core is not installed (npm ci --prefix web): %v", err)
-		}
-		t.Logf("axe-core is not installed (npm ci --prefix web); %s is not checked", what)
-		return
-	}
-	do(t, ctx, "inject axe-core", chromedp.Evaluate[chromedp.Void](string(src)))
-	found := run(t, ctx, "axe-core on "+what, chromedp.Evaluate[[]string](`(async () => {
-  const r = await axe.run(document, { resultTypes: ["violations"] });
-  return r.violations.filter((v) => v.impact === "serious" || v.impact === "critical")
-    .map((v) => v.id + ": " + v.help + " at " + v.nodes.map((n) => n.target.join(" ")).join(", "));
-})()`, chromedp.EvalAwaitPromise))
-	for _, f := range found {
-		t.Errorf("axe-core on %s: %s", what, f)
-	}
-}
-
-// settingsShots saves the view at 1280 and 360 px wide, light and dark, when
-// COUNTERSIGN_SCREENSHOTS names a folder.
-func settingsShots(t *testing.T, ctx context.Context, name string) {
-	t.Helper()
-	dir := os.Getenv("COUNTERSIGN_SCREENSHOTS")
-	if dir == "" {
-		return
-	}
-	for _, scheme := range []string{"light", "dark"} {
-		if _, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
-			Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}}); err != nil {
-			t.Fatal(err)
-		}
-		for _, width := range []int64{1280, 360} {
-			do(t, ctx, "the viewport", chromedp.EmulateViewport(width, 900), chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
-			png := run(t, ctx, "a screenshot", chromedp.FullScreenshot(100))
-			if err := os.WriteFile(filepath.Join(dir, name+"-"+strconv.FormatInt(width, 10)+"-"+scheme+".png"), png, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if _, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{}); err != nil {
-		t.Fatal(err)
-	}
-	do(t, ctx, "the viewport", chromedp.EmulateViewport(1280, 900))
 }
 
 // settingsReceiver is a webhook receiver on loopback that checks each delivery's
@@ -219,7 +165,7 @@ func TestSettingsWebhook(t *testing.T) {
 	if got := run(t, ctx, "what was copied", chromedp.Evaluate[string](`window.copied`)); got != secret {
 		t.Fatalf("Copy put %q on the clipboard", got)
 	}
-	settingsAxe(t, ctx, "Settings with the secret shown")
+	screen(t, ctx, "settings-secret")
 	// The service's own view of it carries no secret; the browser keeps
 	// none.
 	wh, err := w.Owner.Client.Webhook(context.Background())
@@ -259,7 +205,7 @@ func TestSettingsWebhook(t *testing.T) {
 	if s := settingsStored(t, ctx); strings.Contains(s, secret) {
 		t.Fatalf("the browser stored the secret: %s", s)
 	}
-	settingsShots(t, ctx, "settings")
+	screen(t, ctx, "settings")
 
 	// Removing it, confirmed.
 	do(t, ctx, "remove the webhook", chromedp.Click(named("Remove the webhook")))
@@ -349,25 +295,26 @@ func (s *settingsShop) connector() *connectors.Connector {
 	return &connectors.Connector{Name: "shop", Version: "1.0.0", Tasks: true,
 		PolicyKeys: map[string]policy.KeyKind{"max_orders_per_day": policy.Count},
 		Operations: []connectors.Operation{
-			{Name: "order", Kind: connectors.Write, Price: 5, Run: func(ctx context.Context, c *connectors.Call) (any, error) {
-				s.mu.Lock()
-				s.creds = append(s.creds, string(c.Credentials))
-				s.mu.Unlock()
-				switch d := c.Decide(policy.Facts{}); d.Outcome {
-				case policy.Refuse:
-					return nil, connectors.Refuse(countersign.Code(d.Code), "%s", d.Sentence)
-				case policy.Ask:
-					task, err := c.OpenTask(ctx, connectors.TaskSpec{Kind: countersign.KindConfirm,
-						Display:  countersign.Display{Title: "Order", Fields: []countersign.Field{{Kind: countersign.FieldText, Label: "Item", Values: []string{"tea"}, WrittenBy: "project"}}},
-						AnswerBy: &countersign.AnswerBy{Operation: "confirm", Supplies: countersign.SuppliesNone}})
-					if err != nil {
-						return nil, err
+			{Name: "order", Kind: connectors.Write, Price: 5, Description: "Orders tea, at once or once the owner confirms it.",
+				Schema: json.RawMessage(`{"type": "object", "additionalProperties": false}`), Run: func(ctx context.Context, c *connectors.Call) (any, error) {
+					s.mu.Lock()
+					s.creds = append(s.creds, string(c.Credentials))
+					s.mu.Unlock()
+					switch d := c.Decide(policy.Facts{}); d.Outcome {
+					case policy.Refuse:
+						return nil, connectors.Refuse(countersign.Code(d.Code), "%s", d.Sentence)
+					case policy.Ask:
+						task, err := c.OpenTask(ctx, connectors.TaskSpec{Kind: countersign.KindConfirm,
+							Display:  countersign.Display{Title: "Order", Fields: []countersign.Field{{Kind: countersign.FieldText, Label: "Item", Values: []string{"tea"}, WrittenBy: "project"}}},
+							AnswerBy: &countersign.AnswerBy{Operation: "confirm", Supplies: countersign.SuppliesNone}})
+						if err != nil {
+							return nil, err
+						}
+						return connectors.AwaitingOwner(task), nil
 					}
-					return connectors.AwaitingOwner(task), nil
-				}
-				return map[string]any{"ok": true, "ordered": true}, nil
-			}},
-			{Name: "confirm", Kind: connectors.Answer, Answer: func(context.Context, *connectors.AnswerCall) (connectors.Report, error) {
+					return map[string]any{"ok": true, "ordered": true}, nil
+				}},
+			{Name: "confirm", Kind: connectors.Answer, Description: "Orders the tea the owner confirmed.", Answer: func(context.Context, *connectors.AnswerCall) (connectors.Report, error) {
 				return connectors.Report{Result: map[string]any{"ok": true, "ordered": true}}, nil
 			}},
 		}}
@@ -441,7 +388,7 @@ func TestSettingsPolicy(t *testing.T) {
 	do(t, ctx, "edit again", chromedp.Click(chromedp.CSS(item+` button[aria-label="Edit the project shop"]`)), chromedp.WaitVisible(chromedp.ID("project-shop-ask-order")),
 		chromedp.SetValue(chromedp.ID("project-shop-policy"), `{"max_orders_per_day": 3}`), chromedp.Click(chromedp.ID("project-shop-ask-order")),
 		chromedp.SendKeys(chromedp.ID("project-shop-credentials"), "tok-secret-123"))
-	settingsAxe(t, ctx, "Settings with a project's editor open")
+	screen(t, ctx, "settings-policy")
 	if typ := run(t, ctx, "the credentials' box", chromedp.Evaluate[string](`document.getElementById("project-shop-credentials").type`)); typ != "password" {
 		t.Fatalf("credentials are typed into a %q box", typ)
 	}
@@ -617,28 +564,30 @@ func settingsTill() *connectors.Connector {
 	return &connectors.Connector{Name: "till", Version: "1.0.0", Tasks: true,
 		Conditions: []policy.Condition{policy.AmountRange("amount", "min_usd", "max_usd")},
 		Operations: []connectors.Operation{
-			{Name: "pay", Kind: connectors.Write, Carries: []string{"amount"}, Noun: "payment", Run: func(ctx context.Context, c *connectors.Call) (any, error) {
-				var args struct {
-					USD string `json:"usd"`
-				}
-				if err := c.Decode(&args); err != nil {
-					return nil, err
-				}
-				amount, err := policy.ParseCents(args.USD)
-				if err != nil {
-					return nil, connectors.Refuse(countersign.InvalidRequest, "usd is an amount")
-				}
-				switch d := c.Decide(policy.Facts{Amounts: map[string]policy.Cents{"amount": amount}}); d.Outcome {
-				case policy.Refuse:
-					return nil, connectors.Refuse(countersign.Code(d.Code), "%s", d.Sentence)
-				case policy.Ask:
-					return nil, connectors.Refuse(countersign.InvalidRequest, "this test's till does not ask")
-				}
-				return map[string]any{"ok": true, "paid": true}, nil
-			}},
-			{Name: "cancel", Kind: connectors.Write, Run: func(context.Context, *connectors.Call) (any, error) {
-				return map[string]any{"ok": true}, nil
-			}},
+			{Name: "pay", Kind: connectors.Write, Carries: []string{"amount"}, Noun: "payment", Description: "Pays an amount in dollars.",
+				Schema: json.RawMessage(`{"type": "object", "properties": {"usd": {"type": "string"}}, "required": ["usd"], "additionalProperties": false}`), Run: func(ctx context.Context, c *connectors.Call) (any, error) {
+					var args struct {
+						USD string `json:"usd"`
+					}
+					if err := c.Decode(&args); err != nil {
+						return nil, err
+					}
+					amount, err := policy.ParseCents(args.USD)
+					if err != nil {
+						return nil, connectors.Refuse(countersign.InvalidRequest, "usd is an amount")
+					}
+					switch d := c.Decide(policy.Facts{Amounts: map[string]policy.Cents{"amount": amount}}); d.Outcome {
+					case policy.Refuse:
+						return nil, connectors.Refuse(countersign.Code(d.Code), "%s", d.Sentence)
+					case policy.Ask:
+						return nil, connectors.Refuse(countersign.InvalidRequest, "this test's till does not ask")
+					}
+					return map[string]any{"ok": true, "paid": true}, nil
+				}},
+			{Name: "cancel", Kind: connectors.Write, Description: "Cancels nothing.",
+				Schema: json.RawMessage(`{"type": "object", "additionalProperties": false}`), Run: func(context.Context, *connectors.Call) (any, error) {
+					return map[string]any{"ok": true}, nil
+				}},
 		}}
 }
 
@@ -701,7 +650,7 @@ func TestSettingsRules(t *testing.T) {
 	// Moved up, rule 2 is rule 1; removed, the policy reads again.
 	do(t, ctx, "edit once more", edit, chromedp.WaitVisible(chromedp.ID("project-till-rules-2-op")),
 		chromedp.Click(chromedp.CSS(`button[aria-label="Move rule 2 up"]`)))
-	settingsShots(t, ctx, "settings-project")
+	screen(t, ctx, "settings-rules")
 	if got := run(t, ctx, "rule 1's write", chromedp.Evaluate[string](`document.getElementById("project-till-rules-1-op").value`)); got != "cancel" {
 		t.Fatalf("after moving rule 2 up, rule 1 is for %q", got)
 	}

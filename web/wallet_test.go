@@ -32,7 +32,7 @@ import (
 
 // injectWallet has every page the tab loads offer the test wallet, signing
 // as the world's owner, and records the URL of every request the tab makes.
-func injectWallet(t *testing.T, ctx context.Context, w *servicetest.World) func() []string {
+func injectWallet(t testing.TB, ctx context.Context, w *servicetest.World) func() []string {
 	t.Helper()
 	wallet := w.Owner.Signer.(device.WalletSigner).Wallet
 	secret, err := base58.Decode(strings.TrimPrefix(wallet.Key.SecretText(), "ed25519:"))
@@ -72,7 +72,7 @@ func injectWallet(t *testing.T, ctx context.Context, w *servicetest.World) func(
 
 // signInWithWallet signs the page in through near-connect's picker with the
 // injected test wallet.
-func signInWithWallet(t *testing.T, ctx context.Context, w *servicetest.World) {
+func signInWithWallet(t testing.TB, ctx context.Context, w *servicetest.World) {
 	t.Helper()
 	item := `.connect-item[data-type="test-wallet"]`
 	do(t, ctx, "sign in with the wallet", chromedp.EmulateViewport(1280, 900), chromedp.Navigate(w.URL+"/"),
@@ -84,12 +84,12 @@ func signInWithWallet(t *testing.T, ctx context.Context, w *servicetest.World) {
 
 // walletClosed waits until near-connect's picker and wallet windows have
 // faded out and left the page, so a click lands on the page again.
-func walletClosed(t *testing.T, ctx context.Context) {
+func walletClosed(t testing.TB, ctx context.Context) {
 	t.Helper()
 	waitJS(t, ctx, "the wallet's window closed", `![...document.querySelectorAll(".hot-connector-popup")].some((p) => getComputedStyle(p).display !== "none")`)
 }
 
-func walletSigned(t *testing.T, ctx context.Context) []string {
+func walletSigned(t testing.TB, ctx context.Context) []string {
 	t.Helper()
 	return run(t, ctx, "what the wallet signed", chromedp.Evaluate[[]string](`window.testWallet.signed`))
 }
@@ -155,7 +155,7 @@ func TestInboxPageWallet(t *testing.T) {
 		t.Fatalf("the task approved with a callback URL is %s", st.State)
 	}
 
-	do(t, ctx, "sign out", chromedp.Click(named("Sign out")), chromedp.WaitVisible(named("Sign in")))
+	signOut(t, ctx)
 	for _, u := range requests() {
 		if !strings.HasPrefix(u, w.URL+"/") && !strings.HasPrefix(u, "data:") && !strings.HasPrefix(u, "blob:") {
 			t.Errorf("the page asked %s, off the service's origin", u)
@@ -184,13 +184,13 @@ func TestInboxPageSandboxWallet(t *testing.T) {
 		t.Fatalf("signed in as %q, not an implicit account: %v", who, err)
 	}
 	walletClosed(t, ctx)
-	do(t, ctx, "sign out", chromedp.Click(named("Sign out")), chromedp.WaitVisible(named("Sign in")))
+	signOut(t, ctx)
 }
 
 // clickInWalletFrame clicks the button named name in the wallet's iframe.
 // Chrome runs a sandboxed iframe in a process of its own, as a target of
 // its own, so the click attaches to that target.
-func clickInWalletFrame(t *testing.T, ctx context.Context, name string) {
+func clickInWalletFrame(t testing.TB, ctx context.Context, name string) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {

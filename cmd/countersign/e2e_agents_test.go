@@ -329,12 +329,18 @@ func TestAgentCallRefusals(t *testing.T) {
 	if b := s.balance("bot.near"); b != 25_000 {
 		t.Fatalf("refusals before a run started were charged: balance %d", b)
 	}
-	// A refusal by the connector comes after the run started: charged.
+	// Arguments that break the operation's schema are refused before the
+	// run starts: free.
 	if _, err := bot.Call(ctx, "alice.near", "probe", "guess_start", map[string]any{"max": 1}, nil); refusalCode(err) != "invalid_request" {
 		t.Fatalf("max 1: %v", err)
 	}
-	if _, err := bot.Call(ctx, "alice.near", "probe", "guess_start", nil, nil); err != nil {
-		t.Fatal(err)
+	if b := s.balance("bot.near"); b != 25_000 {
+		t.Fatalf("a call its schema refuses was charged: balance %d", b)
+	}
+	for range 2 {
+		if _, err := bot.Call(ctx, "alice.near", "probe", "guess_start", nil, nil); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if b := s.balance("bot.near"); b != 5_000 {
 		t.Fatalf("balance after two runs: %d", b)

@@ -11,6 +11,7 @@ import (
 
 	"countersign"
 	"countersign/approval"
+	"countersign/argschema"
 	"countersign/connectors"
 	"countersign/connectors/probe"
 	"countersign/enclave"
@@ -26,7 +27,16 @@ func init() {
 
 // catalogue is the connectors this binary runs.
 func catalogue() (connectors.Catalogue, error) {
-	return connectors.NewCatalogue(probe.New())
+	cat, err := connectors.NewCatalogue(probe.New())
+	if err != nil {
+		return nil, err
+	}
+	// Every argument schema compiles with its examples before anything
+	// serves.
+	if _, err := argschema.NewSet(cat); err != nil {
+		return nil, err
+	}
+	return cat, nil
 }
 
 // operatorStore parses settings and opens a current store for an operator

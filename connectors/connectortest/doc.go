@@ -1,9 +1,14 @@
 // Package connectortest plays the platform for a connector's unit tests, so
 // that a connector that passes here behaves the same in the service.
 //
-// A [Harness] stands where the service stands. [Harness.Call] takes an
-// agent's call body: it reads the operation the body names, refuses a write
-// when the project's policy cannot be applied, charges the price, runs the
+// A [Harness] stands where the service stands. Building one fails when the
+// connector does not validate, when an operation's argument schema does not
+// compile, or when one of its examples does not fit it (package argschema,
+// as the service compiles them). [Harness.Call] takes an agent's call body:
+// it reads the operation the body names, checks the arguments against the
+// operation's schema (a refusal names the member; nothing is charged),
+// refuses a write when the project's policy cannot be applied, charges the
+// price, runs the
 // operation under its compute limit, and answers with the output as JSON or
 // with the refusal. The [connectors.Platform] each run is given opens tasks
 // under the rules the service applies whatever a connector asks: the

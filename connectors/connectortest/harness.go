@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"countersign"
+	"countersign/argschema"
 	"countersign/connectors"
 	"countersign/policy"
 )
@@ -68,9 +69,10 @@ type Harness struct {
 	// and a note's plaintext bytes.
 	SupplyLimit int
 
-	t      testing.TB // nil when built by NewHarness
-	conn   *connectors.Connector
-	counts policy.MemoryCounter
+	t       testing.TB // nil when built by NewHarness
+	conn    *connectors.Connector
+	schemas *argschema.Set
+	counts  policy.MemoryCounter
 
 	mu    sync.Mutex
 	tasks []*record
@@ -132,8 +134,13 @@ func NewHarness(c *connectors.Connector) (*Harness, error) {
 	if err := c.Validate(); err != nil {
 		return nil, fmt.Errorf("connector does not validate: %w", err)
 	}
+	schemas, err := argschema.NewSet(connectors.Catalogue{c.Name: c})
+	if err != nil {
+		return nil, fmt.Errorf("connector's schemas do not hold: %w", err)
+	}
 	return &Harness{
-		Owner: DefaultOwner, Agent: DefaultAgent,
+		schemas: schemas,
+		Owner:   DefaultOwner, Agent: DefaultAgent,
 		Project: c.Name, ProjectUUID: DefaultProjectUUID,
 		Policy:    []byte(DefaultPolicy),
 		Now:       time.Now,
@@ -204,6 +211,11 @@ func (h *Harness) operation(body string) (*connectors.Operation, error) {
 	op, ok := h.conn.Operation(call.Operation)
 	if !ok || op.Kind == connectors.Answer {
 		return nil, countersign.Errorf(countersign.InvalidRequest, "%s has no operation %q an agent may call", h.conn.Name, call.Operation)
+	}
+	if sch, ok := h.schemas.For(h.conn.Name, op.Name); ok {
+		if err := sch.Check([]byte(body)); err != nil {
+			return nil, err
+		}
 	}
 	return op, nil
 }

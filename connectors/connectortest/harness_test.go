@@ -33,6 +33,56 @@ func TestNewRefusesAConnectorThatDoesNotValidate(t *testing.T) {
 	}
 }
 
+// TestNewRefusesSchemasThatDoNotHold: a schema that does not compile, or
+// an example that does not fit its schema, fails the test.
+func TestNewRefusesSchemasThatDoNotHold(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		schema, example, says string
+	}{
+		"a bad pattern":                {`{"type": "object", "properties": {"a": {"type": "string", "pattern": "("}}}`, `{}`, "does not compile"},
+		"a bad keyword":                {`{"type": "object", "properties": {"a": {"minimum": "one"}}}`, `{}`, "does not compile"},
+		"a reference outside":          {`{"type": "object", "properties": {"a": {"$ref": "https://example.com/s.json"}}}`, `{}`, "does not compile"},
+		"an example that does not fit": {`{"type": "object", "properties": {"n": {"type": "integer"}}}`, `{"n": "one"}`, "example 1 does not fit its schema: `n` is a whole number"},
+	} {
+		c := hookConnector(&hooks{})
+		c.Operations[0].Schema = json.RawMessage(tc.schema)
+		c.Operations[0].Examples = []json.RawMessage{json.RawMessage(tc.example)}
+		rec := &recorder{TB: t}
+		if h := connectortest.New(rec, c); h != nil || !rec.fatal || !strings.Contains(rec.said(), tc.says) {
+			t.Errorf("%s: New did not fail the test saying %q: %q", name, tc.says, rec.said())
+		}
+	}
+}
+
+// TestCallChecksTheSchema: a call that does not fit its operation's schema
+// is refused before its run, naming the member; nothing is charged.
+func TestCallChecksTheSchema(t *testing.T) {
+	t.Parallel()
+	ran := false
+	c := hookConnector(&hooks{run: func(context.Context, *connectors.Call) (any, error) {
+		ran = true
+		return map[string]any{"ok": true}, nil
+	}})
+	c.Operations[1].Schema = json.RawMessage(`{"type": "object", "properties": {"amount": {"type": "integer", "minimum": 1}}, "required": ["amount"], "additionalProperties": false}`)
+	h := connectortest.New(t, c)
+	for body, want := range map[string]string{
+		`{"operation": "open"}`:                      "`amount` is required",
+		`{"operation": "open", "amount": 0}`:         "`amount` is a whole number of at least 1",
+		`{"operation": "open", "Amount": 1}`:         "the call writes `amount` in another case",
+		`{"operation": "open", "amount": 1, "x": 2}`: "the call has an unknown member `x`",
+	} {
+		_, err := h.Call(ctx, body)
+		wantRefusal(t, err, countersign.InvalidRequest, want)
+	}
+	if ran || h.Spent() != 0 {
+		t.Fatalf("refused calls ran (%v) or were charged %d", ran, h.Spent())
+	}
+	if _, err := h.Call(ctx, `{"operation": "open", "amount": 1}`); err != nil || !ran || h.Spent() != 7 {
+		t.Fatalf("a call that fits: %v, ran %v, spent %d", err, ran, h.Spent())
+	}
+}
+
 func TestDefaults(t *testing.T) {
 	t.Parallel()
 	h := connectortest.New(t, hookConnector(&hooks{}))

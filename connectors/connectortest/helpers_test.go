@@ -2,6 +2,7 @@ package connectortest_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -14,6 +15,9 @@ import (
 	"countersign/connectors/connectortest"
 	"countersign/policy"
 )
+
+// anyArgs is a schema that takes any arguments.
+var anyArgs = json.RawMessage(`{"type": "object"}`)
 
 var ctx = context.Background()
 
@@ -37,12 +41,12 @@ func hookConnector(hk *hooks) *connectors.Connector {
 		PolicyKeys: map[string]policy.KeyKind{"max_per_day": policy.Count},
 		Conditions: []policy.Condition{policy.AmountRange("amount", "min_usd", "max_usd")},
 		Operations: []connectors.Operation{
-			{Name: "read", Kind: connectors.Read, Run: run},
-			{Name: "open", Kind: connectors.Write, Price: 7, Run: run, Carries: []string{"amount"}},
-			{Name: "slow", Kind: connectors.Write, Price: 3, Limit: 50 * time.Millisecond, Run: run},
-			{Name: "confirm_it", Kind: connectors.Answer, Answer: answer},
-			{Name: "type_it", Kind: connectors.Answer, Answer: answer},
-			{Name: "slow_answer", Kind: connectors.Answer, Limit: 50 * time.Millisecond, Answer: answer},
+			{Name: "read", Kind: connectors.Read, Description: "read in a test.", Schema: anyArgs, Run: run},
+			{Name: "open", Kind: connectors.Write, Description: "open in a test.", Schema: anyArgs, Price: 7, Run: run, Carries: []string{"amount"}},
+			{Name: "slow", Kind: connectors.Write, Description: "slow in a test.", Schema: anyArgs, Price: 3, Limit: 50 * time.Millisecond, Run: run},
+			{Name: "confirm_it", Kind: connectors.Answer, Description: "confirm_it in a test.", Answer: answer},
+			{Name: "type_it", Kind: connectors.Answer, Description: "type_it in a test.", Answer: answer},
+			{Name: "slow_answer", Kind: connectors.Answer, Description: "slow_answer in a test.", Limit: 50 * time.Millisecond, Answer: answer},
 		},
 	}
 }

@@ -237,7 +237,7 @@ func TestOpenTaskAtTheLimits(t *testing.T) {
 func TestOpenTaskWithoutTasksDeclared(t *testing.T) {
 	t.Parallel()
 	c := &connectors.Connector{Name: "quiet", Version: "1", Operations: []connectors.Operation{
-		{Name: "write", Kind: connectors.Write, Run: opener(noticeSpec("Hello"))},
+		{Name: "write", Kind: connectors.Write, Description: "write in a test.", Schema: anyArgs, Run: opener(noticeSpec("Hello"))},
 	}}
 	h := connectortest.New(t, c)
 	_, err := h.Call(ctx, `{"operation":"write"}`)

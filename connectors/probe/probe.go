@@ -11,8 +11,9 @@
 //
 // # Choices where the contract is silent
 //
-//   - `max` is a JSON number written as digits only: 10 is a whole number,
-//     10.0, 1e1, -0 and "10" are not (as the policy package reads counts).
+//   - `max` is checked by guess_start's schema before the run starts (so a
+//     refused max costs nothing): an integer as JSON Schema reads one, so
+//     10.0 and 1e1 are 10, while 2.5, "10" and null are refused.
 //   - guess_start is a write (it is priced) but opens its task whatever the
 //     policy's `confirm` says: the task is the game, not a confirmation.
 //     The platform still refuses it when the policy cannot be applied. guess
@@ -94,6 +95,16 @@ const (
 	maxAttempts = 1 << 30
 )
 
+// startSchema is guess_start's argument schema: {max?}.
+const startSchema = `{
+  "type": "object",
+  "properties": {
+    "max": {"type": "integer", "minimum": 2, "maximum": 1000, "default": 10,
+      "description": "the highest number the game may pick (default 10)"}
+  },
+  "additionalProperties": false
+}`
+
 // errMax is guess_start's refusal of a max it does not take.
 func errMax() error {
 	return connectors.Refuse(countersign.InvalidRequest, "`max` is a whole number from %d to %d", MinMax, MaxMax)
@@ -107,8 +118,12 @@ func New() *connectors.Connector {
 		Version: Version,
 		Tasks:   true,
 		Operations: []connectors.Operation{
-			{Name: "guess_start", Kind: connectors.Write, Price: StartPrice, Run: start},
-			{Name: "guess", Kind: connectors.Answer, Answer: guess},
+			{Name: "guess_start", Kind: connectors.Write, Price: StartPrice, Run: start,
+				Description: "Starts a guessing game: picks a number from 1 to max and asks the owner to guess it, turn by turn, in their inbox.",
+				Schema:      json.RawMessage(startSchema),
+				Examples:    []json.RawMessage{json.RawMessage(`{}`), json.RawMessage(`{"max": 100}`)}},
+			{Name: "guess", Kind: connectors.Answer, Answer: guess,
+				Description: "Judges the owner's guess and opens the next turn, or the notice of a win."},
 		},
 	}
 }
@@ -168,25 +183,21 @@ func start(ctx context.Context, c *connectors.Call) (any, error) {
 	return connectors.AwaitingOwner(task), nil
 }
 
-// parseMax reads guess_start's max: absent means DefaultMax; otherwise digits
-// only, from MinMax to MaxMax.
+// parseMax reads guess_start's max: absent means DefaultMax; otherwise a
+// whole number from MinMax to MaxMax, as the schema says (the platform
+// checked it; this is the handler's own guard).
 func parseMax(raw json.RawMessage) (int, error) {
 	if raw == nil {
 		return DefaultMax, nil
 	}
-	if len(raw) == 0 || len(raw) > 4 {
+	if len(raw) > 32 { // longer than any whole number from 2 to 1000 is written
 		return 0, errMax()
 	}
-	for _, c := range raw {
-		if c < '0' || c > '9' {
-			return 0, errMax()
-		}
-	}
-	n, err := strconv.Atoi(string(raw))
-	if err != nil || n < MinMax || n > MaxMax {
+	r, ok := new(big.Rat).SetString(string(raw))
+	if !ok || !r.IsInt() || r.Cmp(big.NewRat(MinMax, 1)) < 0 || r.Cmp(big.NewRat(MaxMax, 1)) > 0 {
 		return 0, errMax()
 	}
-	return n, nil
+	return int(r.Num().Int64()), nil
 }
 
 // guess serves the answer to a turn: it judges the owner's text and opens the

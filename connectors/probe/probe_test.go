@@ -114,6 +114,8 @@ func TestConnector(t *testing.T) {
 	}
 }
 
+// TestStartRefusals: guess_start's schema refuses every max it does not
+// take, before the run starts: nothing is charged, nothing opened.
 func TestStartRefusals(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -124,8 +126,6 @@ func TestStartRefusals(t *testing.T) {
 		{"one", `"max": 1`, maxSentence},
 		{"1001", `"max": 1001`, maxSentence},
 		{"a fraction", `"max": 2.5`, maxSentence},
-		{"a whole number with a fraction", `"max": 10.0`, maxSentence},
-		{"an exponent", `"max": 1e2`, maxSentence},
 		{"a string", `"max": "10"`, maxSentence},
 		{"null", `"max": null`, maxSentence},
 		{"negative", `"max": -5`, maxSentence},
@@ -135,8 +135,9 @@ func TestStartRefusals(t *testing.T) {
 		{"true", `"max": true`, maxSentence},
 		{"a list", `"max": [10]`, maxSentence},
 		{"an object", `"max": {"n": 10}`, maxSentence},
-		{"an unknown member", `"min": 1`, "invalid_request: the call's arguments are not this operation's (unknown member `min`)"},
-		{"max beside an unknown member", `"max": 10, "secret": 3`, "invalid_request: the call's arguments are not this operation's (unknown member `secret`)"},
+		{"an unknown member", `"min": 1`, "invalid_request: the call has an unknown member `min`"},
+		{"max beside an unknown member", `"max": 10, "secret": 3`, "invalid_request: the call has an unknown member `secret`"},
+		{"max in another case", `"MAX": 10`, "invalid_request: the call writes `max` in another case"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := connectortest.New(t, probe.New())
@@ -147,10 +148,27 @@ func TestStartRefusals(t *testing.T) {
 			if len(h.Tasks()) != 0 {
 				t.Fatal("a task was opened")
 			}
-			if h.Spent() != probe.StartPrice {
-				t.Fatalf("spent %d: the run started, so its price is charged", h.Spent())
+			if h.Spent() != 0 {
+				t.Fatalf("spent %d on a call its schema refuses", h.Spent())
 			}
 		})
+	}
+}
+
+// TestStartTakesWholeNumbersAsJSONSchemaDoes: 10.0 and 1e2 are integers to
+// JSON Schema, and guess_start takes them as 10 and 100.
+func TestStartTakesWholeNumbersAsJSONSchemaDoes(t *testing.T) {
+	t.Parallel()
+	for members, want := range map[string]string{`"max": 10.0`: "1 to 10.", `"max": 1e2`: "1 to 100.", `"max": 2`: "1 to 2.", `"max": 1000`: "1 to 1000."} {
+		h := connectortest.New(t, probe.New())
+		out, err := h.Call(ctx, `{"operation": "guess_start", `+members+`}`)
+		if err != nil {
+			t.Fatalf("%s: %v", members, err)
+		}
+		task, err := h.Awaiting(out)
+		if err != nil || !strings.Contains(task.Spec.Display.Fields[0].Values[0], want) {
+			t.Fatalf("%s: %+v %v", members, task.Spec.Display, err)
+		}
 	}
 }
 

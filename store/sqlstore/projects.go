@@ -173,6 +173,34 @@ func (t *tx) Projects(ctx context.Context, owner string) ([]store.Project, error
 	return out, nil
 }
 
+func (t *tx) GrantedProjects(ctx context.Context, agent string) ([]store.Project, error) {
+	r, err := t.q.query(ctx, "SELECT "+projectColumns+` FROM projects
+		WHERE project_uuid IN (SELECT project_uuid FROM project_agents WHERE agent = ?)`, agent)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	var out []store.Project
+	for r.Next() {
+		p, err := scanProject(r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	// Sorted here, in byte order, the same on both databases.
+	slices.SortFunc(out, func(a, b store.Project) int {
+		if c := strings.Compare(a.Owner, b.Owner); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return out, nil
+}
+
 func (t *tx) DeleteProject(ctx context.Context, owner, name string) (bool, error) {
 	var uuid string
 	err := t.q.queryRow(ctx, "DELETE FROM projects WHERE owner = ? AND name = ? RETURNING project_uuid", owner, name).Scan(&uuid)

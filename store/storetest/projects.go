@@ -94,6 +94,20 @@ func testProjectRoundTrip(t *testing.T, s store.Store) {
 		if fmt.Sprint(names) != "[github[abc.near bot.near zed.near] probe[]]" {
 			t.Errorf("Projects(alice.near) = %v", names)
 		}
+		granted, err := tx.GrantedProjects(ctx, "bot.near")
+		if err != nil {
+			return err
+		}
+		names = nil
+		for _, p := range granted {
+			names = append(names, p.Owner+"/"+p.Name+":"+p.Connector+fmt.Sprint(p.Agents))
+		}
+		if fmt.Sprint(names) != "[alice.near/github:probe[] bob.near/github:probe[]]" {
+			t.Errorf("GrantedProjects(bot.near) = %v", names)
+		}
+		if list, err := tx.GrantedProjects(ctx, "nobody.near"); len(list) != 0 || err != nil {
+			t.Errorf("GrantedProjects of an agent granted none: %+v, %v", list, err)
+		}
 		if list, err := tx.Projects(ctx, "carol.near"); len(list) != 0 || err != nil {
 			t.Errorf("Projects of an owner with none: %+v, %v", list, err)
 		}

@@ -21,6 +21,19 @@ const WALLET_ITEM = "countersign.wallet";
 /** How long a sign-in asks to be good for: 29 days, under the contract's 30. */
 const SIGN_IN_DAYS = 29;
 
+/** The task id a link names (PUBLIC_URL/#/tasks/{id}), or null. */
+function taskInHash(): string | null {
+  const m = /^#\/tasks\/([^/?#]+)$/.exec(location.hash);
+  if (!m || !m[1]) {
+    return null;
+  }
+  try {
+    return decodeURIComponent(m[1]);
+  } catch {
+    return null;
+  }
+}
+
 /** The bytes an answer supplies (null: nothing), read when Approve is pressed. */
 type Answer = () => Promise<Bytes | null>;
 
@@ -52,6 +65,10 @@ class Inbox {
   private readonly wallets: Wallets;
   private events: EventSource | null = null;
   private listing = 0;
+  /** The task a link (#/tasks/{id}) asks to open, until a listing opens it. */
+  private wanted: string | null = taskInHash();
+  /** The waiting tasks the last listing showed (null: none yet). */
+  private seen: Set<string> | null = null;
   private relistTimer: number | undefined;
   private readonly header = el("header");
   private readonly status = el("p", { class: "status", role: "status", "aria-live": "polite", id: "status" });
@@ -83,6 +100,13 @@ class Inbox {
     });
     root.replaceChildren(this.header, this.status, this.body, this.keysBox);
     document.addEventListener("keydown", (ev) => this.onKey(ev));
+    window.addEventListener("hashchange", () => {
+      const id = taskInHash();
+      if (id && id !== this.cardID) {
+        this.wanted = id;
+        this.relist();
+      }
+    });
   }
 
   /** The keys the page answers to, as the ? list shows them. */
@@ -92,6 +116,8 @@ class Inbox {
     ["Enter", "open the task"],
     ["a", "Approve the open task"],
     ["r", "Reject the open task"],
+    ["g", "Got it: close the open notice"],
+    ["u", "Unlock the tasks locked on this device"],
     ["?", "show or hide this list"],
     ["Esc", "hide this list"],
   ];
@@ -129,7 +155,7 @@ class Inbox {
       return;
     }
     if ((ev.key === "j" || ev.key === "k") && !this.listBox.hidden) {
-      const items = [...this.listBox.querySelectorAll<HTMLElement>("#tasks li.task-open")];
+      const items = [...this.listBox.querySelectorAll<HTMLElement>("#tasks button.task-open")];
       if (!items.length) {
         return;
       }
@@ -139,7 +165,15 @@ class Inbox {
       items[next]?.focus();
       return;
     }
-    if ((ev.key === "a" || ev.key === "r") && this.cardID && !this.cardBox.hidden) {
+    if (ev.key === "u" && !this.listBox.hidden) {
+      const b = this.listBox.querySelector<HTMLButtonElement>('button[aria-keyshortcuts="u"]');
+      if (b && !b.disabled) {
+        ev.preventDefault();
+        b.click();
+      }
+      return;
+    }
+    if ((ev.key === "a" || ev.key === "r" || ev.key === "g") && this.cardID && !this.cardBox.hidden) {
       const b = this.cardBox.querySelector<HTMLButtonElement>(`#card-actions button[aria-keyshortcuts="${ev.key}"]`);
       if (b && !b.disabled) {
         ev.preventDefault();
@@ -169,9 +203,24 @@ class Inbox {
     this.showSignIn();
   }
 
+  /** When say last spoke (ms). */
+  private saidAt = 0;
+
+  /** Says text in the page's one live region (polite). */
   private say(text: string, error = false): void {
     this.status.textContent = text;
     this.status.classList.toggle("error", error);
+    this.saidAt = Date.now();
+  }
+
+  /** Tells of a new event: after what was said in the last seconds, not over it. */
+  private announce(text: string): void {
+    if (Date.now() - this.saidAt < 5000 && this.status.textContent) {
+      this.status.textContent += " " + text;
+      this.saidAt = Date.now();
+      return;
+    }
+    this.say(text);
   }
 
   private renderHeader(): void {
@@ -308,12 +357,16 @@ class Inbox {
   /** The session is over (signed out, expired, replaced): back to signing in. */
   private ended(why: string): void {
     this.settings.hide(); // Settings hook
+    // A listing under way, or due, would draw the list over the sign-in.
+    this.listing++;
+    window.clearTimeout(this.relistTimer);
     this.closeCard();
     this.events?.close();
     this.events = null;
     localStorage.removeItem(ACCOUNT_ITEM);
     localStorage.removeItem(WALLET_ITEM);
     this.account = null;
+    this.seen = null;
     if (this.walletName) {
       this.walletName = null;
       void this.wallets.disconnect();
@@ -351,9 +404,10 @@ class Inbox {
       return true;
     }
     const items = await Promise.all(tasks.map((t) => this.item(device, account, t)));
+    const arrived = this.seen === null ? [] : tasks.filter((t) => !this.seen?.has(t.id));
     const closed = await closedList;
-    if (mine !== this.listing) {
-      return true; // a newer listing draws
+    if (mine !== this.listing || this.account !== account) {
+      return true; // a newer listing draws, or the session ended meanwhile
     }
     const ul = el("ul", { class: "tasks", id: "tasks", "aria-labelledby": "waiting-title" }, ...items);
     const parts: Child[] = [
@@ -392,10 +446,34 @@ class Inbox {
       this.listBox.hidden = this.settings.shown;
     }
     // A listing drawn again keeps the focus on the task it was on.
-    const focused = (document.activeElement as HTMLElement | null)?.closest<HTMLElement>("#list li[data-task]")?.dataset["task"];
+    const focused = (document.activeElement as HTMLElement | null)?.closest<HTMLElement>("#list button.task-open")?.dataset["task"];
     this.listBox.replaceChildren(...parts.filter((p): p is Node => p instanceof Node));
     if (focused) {
-      this.listBox.querySelector<HTMLElement>(`li[data-task="${CSS.escape(focused)}"]`)?.focus();
+      this.listBox.querySelector<HTMLElement>(`button.task-open[data-task="${CSS.escape(focused)}"]`)?.focus();
+    }
+    // The live region tells of tasks that arrived since the last listing
+    // (not of those there when the page opened, nor of redraws).
+    this.seen = new Set(tasks.map((t) => t.id));
+    if (arrived.length === 1 && arrived[0]) {
+      const title = items[tasks.indexOf(arrived[0])]?.querySelector(".task-title")?.textContent ?? "";
+      this.announce(`New task from ${arrived[0].preparer}: ${title}.`);
+    } else if (arrived.length > 1) {
+      this.announce(`${arrived.length} new tasks are waiting for you.`);
+    }
+    if (this.wanted) {
+      const id = this.wanted;
+      this.wanted = null;
+      const b = this.listBox.querySelector<HTMLButtonElement>(`button.task-open[data-task="${CSS.escape(id)}"]`);
+      const c = closed?.find((x) => x.id === id);
+      if (b) {
+        b.click();
+      } else if (tasks.some((t) => t.id === id)) {
+        this.say(`Task ${id} cannot be opened on this device: see why in the list.`, true);
+      } else if (c) {
+        this.say(`Task ${id} is closed: ${stateWords(String(c.state))}.`);
+      } else {
+        this.say(`Task ${id} is not in your inbox (it may have been purged, or belong to another account).`, true);
+      }
     }
     if (this.cardID && !tasks.some((t) => t.id === this.cardID) && !this.cardBusy) {
       this.closeCard();
@@ -410,15 +488,14 @@ class Inbox {
       const o = await openTask(device, account, t);
       const display = o.envelope["display"] as { title?: unknown } | undefined;
       const title = typeof display?.title === "string" ? display.title : "(untitled)";
-      const li = el("li", { class: "task task-open", "data-task": t.id, tabindex: "0", role: "button", "aria-label": `${title}, from ${t.preparer}` }, el("span", { class: "task-title" }, title), meta);
-      const open = () => void this.openCard(t, o);
-      li.addEventListener("click", open);
-      li.addEventListener("keydown", (ev) => {
-        if (ev.key === "Enter" || ev.key === " ") {
-          ev.preventDefault();
-          open();
-        }
-      });
+      // The item holds one button (a list keeps its list semantics); its
+      // name is what it shows: the title and the line under it.
+      const open = button("", () => void this.openCard(t, o));
+      open.className = "task-open";
+      open.dataset["task"] = t.id;
+      open.append(el("span", { class: "task-title" }, title), meta);
+      open.firstChild?.remove(); // the empty text button() began with
+      const li = el("li", { class: "task", "data-task": t.id }, open);
       return li;
     } catch (e) {
       if (e instanceof OpenError && e.reason === "locked") {
@@ -428,7 +505,7 @@ class Inbox {
           el("span", { class: "task-title" }, "Locked on this device"),
           meta,
           el("p", {}, "This task was opened before this device signed in, so it carries no key for this device. Unlock gives every waiting task a copy for each of your devices."),
-          el("div", { class: "actions" }, button("Unlock", () => void this.unlock(), true)),
+          el("div", { class: "actions" }, withKey(button("Unlock", () => void this.unlock(), true), "u")),
         );
       }
       const why = e instanceof Error ? e.message : String(e);
@@ -440,6 +517,9 @@ class Inbox {
 
   private closeCard(): void {
     window.clearInterval(this.cardTimer);
+    if (this.cardID && taskInHash() === this.cardID) {
+      history.replaceState(null, "", location.pathname + location.search);
+    }
     this.cardID = null;
     this.cardBusy = false;
     this.cardBox.replaceChildren();
@@ -485,6 +565,7 @@ class Inbox {
     }
     window.clearInterval(this.cardTimer);
     this.cardID = view.id;
+    history.replaceState(null, "", `#/tasks/${encodeURIComponent(view.id)}`);
     this.cardBusy = false;
     this.cardExpired = false;
     this.say("");
@@ -546,7 +627,7 @@ class Inbox {
       this.checkExpiry(id, expiresAt, expiresMs);
     }, 1000);
 
-    const receipt = el("p", { id: "receipt", class: "receipt", role: "status" }, "Checking the receipt of the run that made this task…");
+    const receipt = el("p", { id: "receipt", class: "receipt" }, "Checking the receipt of the run that made this task…");
     const actions = el("div", { class: "card-actions", id: "card-actions" });
 
     const cardParts: Child[] = [
@@ -585,7 +666,7 @@ class Inbox {
     (this.cardBox.querySelector("h2") as HTMLElement | null)?.focus();
 
     if (!answerBy || view.kind === "notice") {
-      actions.append(el("div", { class: "actions" }, button("Got it", () => void this.acknowledge(id))));
+      actions.append(el("div", { class: "actions" }, withKey(button("Got it", () => void this.acknowledge(id)), "g")));
       receipt.textContent = "A notice asks nothing: read it and close it with Got it.";
       this.checkExpiry(id, expiresAt, expiresMs);
       void this.checkReceipt(id, o, receipt, null);
@@ -656,7 +737,7 @@ class Inbox {
     for (const t of this.cardBox.querySelectorAll<HTMLTextAreaElement>("textarea")) {
       t.readOnly = true;
     }
-    const note = el("p", { id: "expired", class: "receipt error", role: "status" }, `This task expired at ${expiresAt}: it can no longer be answered, and the service refuses an answer now.`);
+    const note = el("p", { id: "expired", class: "receipt error" }, `This task expired at ${expiresAt}: it can no longer be answered, and the service refuses an answer now.`);
     actions?.before(note);
   }
 

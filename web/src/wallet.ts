@@ -109,10 +109,13 @@ export interface Connected {
 /** near-connect, made when first needed (so a page that never signs in with it loads nothing). */
 export class Wallets {
   private connector: NearConnector | null = null;
+  /** The page's addresses while near-connect ran: a wallet may sign any of them as its callback. */
+  private readonly hrefs = new Set<string>();
 
   constructor(private readonly opts: WalletOptions) {}
 
   private get c(): NearConnector {
+    this.hrefs.add(location.href);
     if (!this.connector) {
       const wallets = [...WALLETS];
       if (this.opts.sandbox) {
@@ -193,7 +196,7 @@ export class Wallets {
     if (out.accountId && out.accountId !== req.account) {
       throw new Error(`${w.manifest.name} signed as ${out.accountId}, not ${req.account}.`);
     }
-    return checked(req, out.publicKey, out.signature);
+    return checked(req, out.publicKey, out.signature, this.hrefs);
   }
 }
 
@@ -202,7 +205,7 @@ export class Wallets {
  * when) the wallet signed this page's URL. A secp256k1 key is sent as signed
  * with no callback URL: the page checks ed25519 signatures only.
  */
-export async function checked(req: SignRequest, publicKey: string, signature: string): Promise<Signature> {
+export async function checked(req: SignRequest, publicKey: string, signature: string, seen: Iterable<string> = []): Promise<Signature> {
   const s: Signature = { public_key: publicKey, signature, nonce: toBase64(req.nonce) };
   if (!publicKey.startsWith("ed25519:")) {
     return s;
@@ -210,7 +213,7 @@ export async function checked(req: SignRequest, publicKey: string, signature: st
   if (await verifies(publicKey, signature, req.sentence, req.nonce, req.recipient, null)) {
     return s;
   }
-  for (const cb of new Set([location.href, location.origin + location.pathname])) {
+  for (const cb of new Set([location.href, location.origin + location.pathname, location.origin + location.pathname + location.search, ...seen])) {
     if (await verifies(publicKey, signature, req.sentence, req.nonce, req.recipient, cb)) {
       return { ...s, callback_url: cb };
     }

@@ -1,0 +1,401 @@
+// Package agentmcp serves the agent API as MCP tools (SPEC §16), so an LLM
+// agent calls connectors natively: one tool per operation of every project
+// granted to the agent's key, named {project}__{operation}, with the
+// operation's argument schema as its input schema, and the task operations
+// task_status, task_wait, tasks and task_cancel.
+//
+// A tool call is a call of POST /call/{owner}/{project}, through a [Door]:
+// the same prices, checks and refusals. Its answer is the tool's result:
+// the connector's output as JSON; a task opened is explained in words an
+// LLM acts on (the owner must approve it in their inbox; here are the task
+// id, the link and the expiry; wait with task_wait); a refusal is an error
+// result (isError) whose text is "code: sentence".
+//
+// A client retrying a call sends the same JSON-RPC request again, with the
+// same id; the transport wrappers here ([TagLines], [TagHTTP]) derive an
+// Idempotency-Key from the id and the connection it came on, so the retry
+// returns the first answer instead of opening a second task.
+package agentmcp
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"countersign"
+	"countersign/connectors"
+)
+
+// MaxCallBytes is the largest call a tool call may make, as POST /call
+// takes it (SPEC §5).
+const MaxCallBytes = 64 << 10
+
+// Operation is what agents may call of a connector's operation.
+type Operation struct {
+	Name        string
+	Kind        string
+	Price       int64 // micro-USD
+	Description string
+	Schema      json.RawMessage
+}
+
+// Catalogue is the operations agents may call (reads and writes), by
+// connector name.
+type Catalogue map[string][]Operation
+
+// FromConnectors is a catalogue of the service's own connectors.
+func FromConnectors(cat connectors.Catalogue) Catalogue {
+	out := Catalogue{}
+	for name, c := range cat {
+		for _, o := range c.Operations {
+			if o.Kind == connectors.Answer {
+				continue
+			}
+			out[name] = append(out[name], Operation{Name: o.Name, Kind: string(o.Kind), Price: o.Price, Description: o.Description, Schema: o.Schema})
+		}
+	}
+	return out
+}
+
+// Door is the agent API as one agent key reaches it.
+type Door interface {
+	// Grants lists the projects granted to the key.
+	Grants(ctx context.Context) ([]countersign.Grant, error)
+	// Call is POST /call/{owner}/{project} with body: the answer the
+	// service gives with HTTP 200 (an output or a refusal), or a
+	// transport-level refusal (a *countersign.Error: unauthorized,
+	// invalid_request, rate_limited, task_store_unavailable).
+	Call(ctx context.Context, owner, project, idempotencyKey string, body []byte) ([]byte, error)
+}
+
+// Config is what a Server is built from.
+type Config struct {
+	Door      Door
+	Catalogue Catalogue
+	Version   string
+	Logger    *slog.Logger // nil: nothing logged
+	// SupportedProtocolVersions narrows the MCP revisions the server
+	// speaks (nil: every revision the SDK knows).
+	SupportedProtocolVersions []string
+}
+
+// Server is the MCP server of one agent key.
+type Server struct {
+	cfg Config
+	mcp *mcp.Server
+
+	mu    sync.Mutex
+	tools map[string]string // name → what it was added as
+	used  time.Time
+}
+
+// The task operations offered as tools (SPEC §16).
+var taskTools = []string{"task_status", "task_wait", "tasks", "task_cancel"}
+
+// New returns the server; Sync fills in its tools.
+func New(cfg Config) *Server {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{cfg: cfg, tools: map[string]string{}, used: time.Now()}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "countersign", Version: cfg.Version}, &mcp.ServerOptions{
+		Instructions: "Countersign carries out what its connectors do for the owner of each project. " +
+			"A write the owner asked to see first does not happen when you call it: the tool answers that the owner must approve a task " +
+			"in their inbox. Then wait with task_wait (the project and the task id) until the task is done, failed, rejected or expired; " +
+			"do not call the write again, which would ask the owner twice.",
+		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		SupportedProtocolVersions: cfg.SupportedProtocolVersions,
+	})
+	// The tool list is looked at again before each list and call, so a
+	// project granted or removed shows at once.
+	s.mcp.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/list" || method == "tools/call" {
+				s.touch()
+				if err := s.Sync(ctx); err != nil && method == "tools/list" {
+					return nil, err
+				}
+			}
+			return next(ctx, method, req)
+		}
+	})
+	return s
+}
+
+// MCP is the server to serve over a transport.
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+func (s *Server) touch() {
+	s.mu.Lock()
+	s.used = time.Now()
+	s.mu.Unlock()
+}
+
+// idle is how long the server has had no list or call.
+func (s *Server) idle() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return time.Since(s.used)
+}
+
+// tool is a tool as Sync builds it, with what its calls go to.
+type tool struct {
+	def    *mcp.Tool
+	target target
+}
+
+type target struct {
+	owner, project, operation string
+	task                      bool
+}
+
+// Sync makes the tool list the key's grants as they are now; each change
+// is announced to the sessions with notifications/tools/list_changed. A
+// refusal of the grants (a revoked key) leaves the list as it was.
+func (s *Server) Sync(ctx context.Context) error {
+	grants, err := s.cfg.Door.Grants(ctx)
+	if err != nil {
+		return toolError(err)
+	}
+	want := s.build(grants)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var gone []string
+	for name := range s.tools {
+		if _, ok := want[name]; !ok {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) > 0 {
+		sort.Strings(gone)
+		s.mcp.RemoveTools(gone...)
+		for _, n := range gone {
+			delete(s.tools, n)
+		}
+	}
+	names := make([]string, 0, len(want))
+	for n := range want {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		t := want[n]
+		sig, _ := json.Marshal(struct {
+			Def    *mcp.Tool
+			Target string
+		}{t.def, fmt.Sprint(t.target)})
+		if s.tools[n] == string(sig) {
+			continue
+		}
+		s.mcp.AddTool(t.def, s.handler(t.target))
+		s.tools[n] = string(sig)
+	}
+	return nil
+}
+
+// build makes the tools of a set of grants.
+func (s *Server) build(grants []countersign.Grant) map[string]tool {
+	out := map[string]tool{}
+	shared := map[string]int{}
+	for _, g := range grants {
+		shared[g.Project]++
+	}
+	var projects []any
+	for _, g := range grants {
+		projects = append(projects, g.Owner+"/"+g.Project)
+		for _, op := range s.cfg.Catalogue[g.Connector] {
+			name := ToolName(g, op.Name, shared[g.Project] > 1)
+			desc := fmt.Sprintf("%s (project %s of %s, connector %s; %s)", strings.TrimSuffix(op.Description, "."), g.Project, g.Owner, g.Connector, price(op.Price))
+			out[name] = tool{def: &mcp.Tool{Name: name, Description: desc, InputSchema: op.Schema,
+				Annotations: &mcp.ToolAnnotations{ReadOnlyHint: op.Kind == "read"}},
+				target: target{owner: g.Owner, project: g.Project, operation: op.Name}}
+		}
+	}
+	if len(grants) == 0 {
+		return out
+	}
+	for _, name := range taskTools {
+		op, _ := connectors.PlatformOperation(name)
+		schema, err := withProject(op.Schema, projects)
+		if err != nil {
+			s.cfg.Logger.Error("a task operation's schema does not read", "operation", name, "err", err)
+			continue
+		}
+		out[name] = tool{def: &mcp.Tool{Name: name, Description: op.Description + " Free. Name the project as owner/project, as the call that opened the task was made.",
+			InputSchema: schema, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: op.Kind == connectors.Read}},
+			target: target{operation: name, task: true}}
+	}
+	return out
+}
+
+// ToolName names the tool of an operation of a granted project:
+// {project}__{operation}, or, when two owners' projects share the name,
+// {project}.{owner}__{operation} (the owner's SHA-256 prefix when that is
+// longer than MCP's 128 characters).
+func ToolName(g countersign.Grant, op string, shared bool) string {
+	if !shared {
+		return g.Project + "__" + op
+	}
+	name := g.Project + "." + g.Owner + "__" + op
+	if len(name) <= 128 {
+		return name
+	}
+	h := sha256.Sum256([]byte(g.Owner))
+	return g.Project + "." + hex.EncodeToString(h[:6]) + "__" + op
+}
+
+func price(microUSD int64) string {
+	if microUSD == 0 {
+		return "free"
+	}
+	return fmt.Sprintf("costs %d µUSD a call", microUSD)
+}
+
+// withProject is a task operation's schema with the project it asks about.
+func withProject(schema json.RawMessage, projects []any) (json.RawMessage, error) {
+	var m map[string]any
+	if err := json.Unmarshal(schema, &m); err != nil {
+		return nil, err
+	}
+	props, _ := m["properties"].(map[string]any)
+	if props == nil {
+		props = map[string]any{}
+	}
+	props["project"] = map[string]any{"type": "string", "enum": projects,
+		"description": "the project the task belongs to, as owner/project"}
+	m["properties"] = props
+	req, _ := m["required"].([]any)
+	m["required"] = append([]any{"project"}, req...)
+	return json.Marshal(m)
+}
+
+// handler serves calls of one tool.
+func (s *Server) handler(t target) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		args := bytes.TrimSpace(req.Params.Arguments)
+		if len(args) == 0 || bytes.Equal(args, []byte("null")) {
+			args = []byte("{}")
+		}
+		var members map[string]json.RawMessage
+		if args[0] != '{' || json.Unmarshal(args, &members) != nil {
+			return refused(countersign.InvalidRequest, "the call is not a JSON object"), nil
+		}
+		owner, project := t.owner, t.project
+		if t.task {
+			var p struct {
+				Project string `json:"project"`
+			}
+			_ = json.Unmarshal(members["project"], &p.Project)
+			var ok bool
+			owner, project, ok = strings.Cut(p.Project, "/")
+			if !ok || owner == "" || project == "" {
+				return refused(countersign.InvalidRequest, "`project` names the task's project as owner/project"), nil
+			}
+			args = withoutMember(args, "project")
+		}
+		body := callBody(t.operation, args)
+		if len(body) > MaxCallBytes {
+			return refused(countersign.InvalidRequest, fmt.Sprintf("the call is larger than %d bytes", MaxCallBytes)), nil
+		}
+		key, _ := req.Params.Meta[metaKey].(string)
+		answer, err := s.cfg.Door.Call(ctx, owner, project, key, body)
+		if err != nil {
+			var ce *countersign.Error
+			if errors.As(toolError(err), &ce) {
+				return refused(ce.Code, ce.Message), nil
+			}
+			return refused(countersign.Internal, "internal error"), nil
+		}
+		return result(answer, owner, project), nil
+	}
+}
+
+// callBody is a call of op with the arguments of a tool call: the
+// arguments' own text, exactly, after the operation (the owner is shown
+// the call as sent).
+func callBody(op string, args []byte) []byte {
+	opJSON, _ := json.Marshal(op)
+	rest := bytes.TrimSpace(args[1:])
+	var b bytes.Buffer
+	b.WriteString(`{"operation":`)
+	b.Write(opJSON)
+	if len(rest) > 0 && rest[0] != '}' {
+		b.WriteByte(',')
+	}
+	b.Write(rest)
+	return b.Bytes()
+}
+
+// withoutMember is an object without one of its members.
+func withoutMember(obj []byte, name string) []byte {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(obj, &m) != nil {
+		return obj
+	}
+	delete(m, name)
+	b, err := json.Marshal(m)
+	if err != nil {
+		return obj
+	}
+	return b
+}
+
+// toolError is a door's failure as a refusal.
+func toolError(err error) error {
+	var ce *countersign.Error
+	if errors.As(err, &ce) {
+		return ce
+	}
+	return &countersign.Error{Code: countersign.Internal, Message: "internal error"}
+}
+
+func refused(code countersign.Code, sentence string) *mcp.CallToolResult {
+	text := string(code) + ": " + sentence
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}},
+		StructuredContent: map[string]any{"success": false, "error": text}}
+}
+
+// result is the tool result of the service's answer to a call.
+func result(answer []byte, owner, project string) *mcp.CallToolResult {
+	var a struct {
+		Success   *bool  `json:"success"`
+		Error     string `json:"error"`
+		Status    string `json:"status"`
+		TaskID    string `json:"task_id"`
+		ExpiresAt string `json:"expires_at"`
+		Link      string `json:"link"`
+	}
+	var structured map[string]any
+	if json.Unmarshal(answer, &a) != nil || json.Unmarshal(answer, &structured) != nil {
+		return refused(countersign.Internal, "the service's answer is not a JSON object")
+	}
+	if a.Success != nil && !*a.Success {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: a.Error}}, StructuredContent: structured}
+	}
+	text := string(answer)
+	switch a.Status {
+	case "awaiting_owner":
+		text = fmt.Sprintf("Not done yet: the owner of %s must approve this first. "+
+			"It waits as task %s in the owner's Countersign inbox (%s) until %s; nothing happens unless they approve it in time. "+
+			"Do not call this tool again for the same request: that would ask the owner twice. "+
+			"To learn the outcome, call task_wait with {\"project\": %q, \"task_id\": %q} "+
+			"(it returns when the task moves, or after timeout_s seconds; call it again while the state is open, approved or answering). "+
+			"The task is done when the owner approved it and it was carried out, and rejected, expired, cancelled, void or failed otherwise. "+
+			"Answer: %s",
+			owner+"/"+project, a.TaskID, a.Link, a.ExpiresAt, owner+"/"+project, a.TaskID, answer)
+	case "notified":
+		text = fmt.Sprintf("Done: the owner was told, as task %s in their Countersign inbox (%s); it asks them nothing. Answer: %s", a.TaskID, a.Link, answer)
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: structured}
+}

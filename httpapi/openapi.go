@@ -1,0 +1,503 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/gorilla/mux"
+	validator "github.com/santhosh-tekuri/jsonschema/v6"
+
+	"countersign/connectors"
+	"countersign/inbox"
+)
+
+// The OpenAPI document (GET /openapi.json, OpenAPI 3.1) is built from the
+// router's own routes, the Go types each handler reads and writes (their
+// JSON Schemas inferred from the types), and the connectors' declared
+// operations: the /call body is a oneOf of every operation's arguments
+// schema, discriminated by "operation". A route without a description
+// below is still in the document, marked undocumented, and the router test
+// refuses it.
+
+// routeDoc describes one route (method and path template) of the router.
+type routeDoc struct {
+	summary string
+	auth    string       // "agent", "owner", "" (public)
+	request reflect.Type // the JSON body it reads; nil: none
+	// response is the JSON answer of a success; content, when set, is the
+	// media type of an answer that is not JSON.
+	response reflect.Type
+	content  string
+	query    []queryParam
+	// optionalBody: the body may be left out.
+	optionalBody bool
+}
+
+type queryParam struct{ name, description string }
+
+func typ[T any]() reflect.Type { return reflect.TypeFor[T]() }
+
+// routeDocs are the routes' descriptions, by "METHOD path" (DocPath).
+var routeDocs = map[string]routeDoc{
+	"GET /":                                {summary: "The web inbox's page", content: "text/html"},
+	"GET /assets/{file}":                   {summary: "The web inbox's bundle, content-hashed names, cached for a year", content: "text/javascript"},
+	"HEAD /assets/{file}":                  {summary: "The web inbox's bundle (headers only)", content: "text/javascript"},
+	"GET /healthz":                         {summary: "The service, its version and its schema", response: typ[healthAnswer]()},
+	"GET /readyz":                          {summary: "Whether the store answers (503 when it does not)", response: typ[readyAnswer]()},
+	"GET /metrics":                         {summary: "Prometheus metrics", content: "text/plain"},
+	"GET /connectors":                      {summary: "The connector catalogue: operations with kind, price, description and argument schema; the task operations", response: typ[catalogueAnswer]()},
+	"GET /.well-known/countersign-run-key": {summary: "The run keys that sign receipts (SPEC §11)", response: typ[runKeysAnswer]()},
+	"GET /openapi.json":                    {summary: "This document", content: "application/json"},
+	"POST /call/{owner}/{project}": {summary: "Call an operation of a project (SPEC §5): the output, awaiting_owner with a task, or a refusal",
+		auth: "agent", response: typ[json.RawMessage]()},
+	"GET /agent/projects": {summary: "The projects granted to this agent key", auth: "agent", response: typ[grantsAnswer]()},
+	"POST /mcp":           {summary: "MCP over streamable HTTP (SPEC §16): a JSON-RPC message", auth: "agent", request: typ[json.RawMessage](), content: "text/event-stream"},
+	"GET /mcp":            {summary: "MCP over streamable HTTP: the session's stream of notifications", auth: "agent", content: "text/event-stream"},
+	"DELETE /mcp":         {summary: "MCP over streamable HTTP: end the session", auth: "agent"},
+
+	"POST /inbox/session":   {summary: "Sign a device in with a signed sentence (SPEC §7)", request: typ[inbox.SignInRequest](), response: typ[signedIn]()},
+	"DELETE /inbox/session": {summary: "Sign this device out", auth: "owner", response: typ[revokedAnswer]()},
+	"GET /inbox/devices":    {summary: "The account's signed-in devices", auth: "owner", response: typ[devicesAnswer]()},
+	"DELETE /inbox/devices/{id}": {summary: "Withdraw a device, with a confirmation", auth: "owner",
+		request: typ[confirmationRequest](), response: typ[revokedAnswer]()},
+	"GET /inbox/tasks": {summary: "One page of the owner's tasks", auth: "owner", response: typ[taskPage](),
+		query: []queryParam{{"show", "waiting (default) or closed"}, {"before", "the id of the last task of the previous page"}, {"limit", "1 to 100"}}},
+	"DELETE /inbox/tasks": {summary: "Cancel the open tasks of a preparer or a project", auth: "owner", response: typ[countAnswer](),
+		query: []queryParam{{"preparer", "an agent account"}, {"project", "a project name"}}},
+	"GET /inbox/tasks/{id}":           {summary: "One task (its content is ciphertext)", auth: "owner", response: typ[inbox.TaskView]()},
+	"DELETE /inbox/tasks/{id}":        {summary: "Cancel an open task", auth: "owner", response: typ[inbox.Moved]()},
+	"GET /inbox/tasks/{id}/files/{n}": {summary: "A task's file n, as ciphertext", auth: "owner", response: typ[fileAnswer]()},
+	"GET /inbox/tasks/{id}/origin":    {summary: "The receipt of the run that opened the task (SPEC §11)", auth: "owner", response: typ[inbox.Origin]()},
+	"GET /inbox/tasks/{id}/events":    {summary: "The task's moves", auth: "owner", response: typ[historyAnswer]()},
+	"POST /inbox/tasks/{id}/approve": {summary: "Approve a task with a wallet signature over its hash", auth: "owner",
+		request: typ[inbox.ApproveRequest](), response: typ[inbox.Approved]()},
+	"POST /inbox/tasks/{id}/reject": {summary: "Reject a task, with a reason sealed to its reply key", auth: "owner",
+		request: typ[rejectRequest](), optionalBody: true, response: typ[inbox.Moved]()},
+	"POST /inbox/tasks/{id}/acknowledge": {summary: "Got it: close a notice", auth: "owner", response: typ[inbox.Moved]()},
+	"POST /inbox/unlock":                 {summary: "Wrap every waiting task's content key to every current device", auth: "owner", response: typ[waitingAnswer]()},
+	"POST /inbox/mutes":                  {summary: "Mute an agent or a project", auth: "owner", request: typ[muteRequest](), response: typ[countAnswer]()},
+	"GET /inbox/mutes":                   {summary: "The mutes", auth: "owner", response: typ[mutesAnswer]()},
+	"DELETE /inbox/mutes":                {summary: "Lift a mute", auth: "owner", request: typ[unmuteRequest](), response: typ[countAnswer]()},
+	"GET /inbox/projects":                {summary: "The owner's projects", auth: "owner", response: typ[projectsAnswer]()},
+	"PUT /inbox/projects/{name}": {summary: "Set a project, with a confirmation", auth: "owner",
+		request: typ[projectRequest](), response: typ[inbox.ProjectView]()},
+	"DELETE /inbox/projects/{name}": {summary: "Remove a project, with a confirmation", auth: "owner",
+		request: typ[confirmationRequest](), response: typ[deletedAnswer]()},
+	"GET /inbox/events": {summary: "Server-Sent Events: task events {task_id, state}, a heartbeat every 15 s", auth: "owner", content: "text/event-stream"},
+	"PUT /inbox/webhook": {summary: "Name the webhook's URL, with a confirmation; the answer shows the secret once", auth: "owner",
+		request: typ[webhookRequest](), response: typ[inbox.WebhookView]()},
+	"GET /inbox/webhook": {summary: "The webhook", auth: "owner", response: typ[inbox.WebhookView]()},
+	"DELETE /inbox/webhook": {summary: "Remove the webhook, with a confirmation", auth: "owner",
+		request: typ[confirmationRequest](), response: typ[removedAnswer]()},
+	"GET /inbox/webhook/deliveries": {summary: "The last 100 delivery attempts", auth: "owner", response: typ[deliveriesAnswer]()},
+	"POST /inbox/webhook/test":      {summary: "Send a ping event now", auth: "owner", response: typ[inbox.DeliveryView]()},
+}
+
+// templateVar is a path variable with its pattern, as gorilla/mux writes it.
+var templateVar = regexp.MustCompile(`\{([a-z_]+)(:[^}]*)?\}`)
+
+// DocPath is a router template as the document names it: variables
+// without their patterns, a prefix route as {file} under it.
+func DocPath(tpl string, prefix bool) string {
+	p := templateVar.ReplaceAllString(tpl, "{$1}")
+	if prefix {
+		p += "{file}"
+	}
+	return p
+}
+
+// Route is one method of one route of the router.
+type Route struct {
+	Method, Template string
+	Prefix           bool
+}
+
+// Routes lists the router's routes, by method.
+func (s *Server) Routes() []Route {
+	var out []Route
+	_ = s.router.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
+		methods, err := route.GetMethods()
+		if err != nil {
+			return nil
+		}
+		tpl, err := route.GetPathTemplate()
+		if err != nil {
+			return nil
+		}
+		re, err := route.GetPathRegexp()
+		prefix := err == nil && !strings.HasSuffix(re, "$")
+		for _, m := range methods {
+			out = append(out, Route{Method: m, Template: tpl, Prefix: prefix})
+		}
+		return nil
+	})
+	return out
+}
+
+var (
+	// typeSchemas are how the Go types the handlers use appear in JSON.
+	typeSchemas = map[reflect.Type]*jsonschema.Schema{
+		typ[[]byte]():          {Types: []string{"null", "string"}, ContentEncoding: "base64"},
+		typ[json.RawMessage](): {},
+	}
+	schemaName = regexp.MustCompile(`[^A-Za-z0-9._-]`)
+)
+
+// openAPI builds the document.
+func (s *Server) openAPI() ([]byte, error) {
+	components := map[string]any{}
+	ref := func(t reflect.Type) (map[string]any, error) {
+		name := schemaName.ReplaceAllString(strings.TrimPrefix(t.String(), "httpapi."), "_")
+		if _, ok := components[name]; !ok {
+			sch, err := jsonschema.ForType(t, &jsonschema.ForOptions{TypeSchemas: typeSchemas})
+			if err != nil {
+				return nil, err
+			}
+			components[name] = sch
+		}
+		return map[string]any{"$ref": "#/components/schemas/" + name}, nil
+	}
+	components["OwnerError"] = mustSchema(typ[ownerError]())
+	components["AgentRefusal"] = map[string]any{"type": "object", "required": []string{"success", "error"}, "additionalProperties": false,
+		"properties": map[string]any{"success": map[string]any{"const": false}, "error": map[string]any{"type": "string", "pattern": "^[a-z_:]+: "}}}
+	callBody, err := s.callSchemas(components)
+	if err != nil {
+		return nil, err
+	}
+	paths := map[string]map[string]any{}
+	for _, rt := range s.Routes() {
+		path := DocPath(rt.Template, rt.Prefix)
+		doc, documented := routeDocs[rt.Method+" "+path]
+		op := map[string]any{"summary": doc.summary, "operationId": operationID(rt.Method, path)}
+		if !documented {
+			op["summary"] = "undocumented"
+		}
+		var params []any
+		for _, m := range templateVar.FindAllStringSubmatch(rt.Template, -1) {
+			params = append(params, map[string]any{"name": m[1], "in": "path", "required": true, "schema": map[string]any{"type": "string"}})
+		}
+		if rt.Prefix {
+			params = append(params, map[string]any{"name": "file", "in": "path", "required": true, "schema": map[string]any{"type": "string"}})
+		}
+		for _, q := range doc.query {
+			params = append(params, map[string]any{"name": q.name, "in": "query", "description": q.description, "schema": map[string]any{"type": "string"}})
+		}
+		if len(params) > 0 {
+			op["parameters"] = params
+		}
+		switch doc.auth {
+		case "agent":
+			op["security"] = []any{map[string]any{"agentKey": []string{}}}
+		case "owner":
+			op["security"] = []any{map[string]any{"ownerSession": []string{}}, map[string]any{"sessionCookie": []string{}}}
+		}
+		if rt.Method+" "+rt.Template == "POST /call/{owner}/{project}" {
+			op["requestBody"] = map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": callBody}}}
+		} else if doc.request != nil {
+			sch, err := ref(doc.request)
+			if err != nil {
+				return nil, err
+			}
+			op["requestBody"] = map[string]any{"required": !doc.optionalBody, "content": map[string]any{"application/json": map[string]any{"schema": sch}}}
+		}
+		responses := map[string]any{}
+		switch {
+		case doc.response != nil:
+			sch, err := ref(doc.response)
+			if err != nil {
+				return nil, err
+			}
+			if rt.Method+" "+rt.Template == "POST /call/{owner}/{project}" {
+				sch = map[string]any{"type": "object", "description": "the operation's output, {ok: true, status: awaiting_owner, task_id, …} when a task was opened, or a refusal {success: false, error}"}
+			}
+			responses["200"] = map[string]any{"description": "the answer", "content": map[string]any{"application/json": map[string]any{"schema": sch}}}
+		case doc.content != "":
+			responses["200"] = map[string]any{"description": "the answer", "content": map[string]any{doc.content: map[string]any{}}}
+		default:
+			responses["200"] = map[string]any{"description": "the answer"}
+		}
+		errRef := "#/components/schemas/OwnerError"
+		if doc.auth == "agent" {
+			errRef = "#/components/schemas/AgentRefusal"
+		}
+		if rt.Template != "/" && !rt.Prefix && rt.Template != "/metrics" && rt.Template != "/readyz" {
+			responses["4XX"] = map[string]any{"description": "a refusal", "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"$ref": errRef}}}}
+			responses["5XX"] = map[string]any{"description": "the service or the store is unavailable", "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"$ref": errRef}}}}
+		}
+		if rt.Template == "/mcp" {
+			// The MCP SDK answers its own refusals in plain text, and a
+			// notification or a response with 202 and no body.
+			for _, class := range []string{"4XX", "5XX"} {
+				content := responses[class].(map[string]any)["content"].(map[string]any)
+				content["text/plain"] = map[string]any{}
+				content["application/json"] = map[string]any{"schema": map[string]any{"anyOf": []any{
+					map[string]any{"$ref": errRef},
+					map[string]any{"type": "object", "required": []string{"jsonrpc"}, "description": "a JSON-RPC error"},
+				}}}
+			}
+			responses["202"] = map[string]any{"description": "accepted (a notification or a response)"}
+			if rt.Method == http.MethodDelete {
+				responses = map[string]any{"204": map[string]any{"description": "the session ended"}, "4XX": responses["4XX"], "5XX": responses["5XX"]}
+			}
+			if rt.Method == http.MethodPost {
+				responses["200"] = map[string]any{"description": "the JSON-RPC answer, as JSON or as an event stream",
+					"content": map[string]any{"application/json": map[string]any{}, "text/event-stream": map[string]any{}}}
+			}
+		}
+		if rt.Template == "/readyz" {
+			sch, _ := ref(typ[readyAnswer]())
+			responses["503"] = map[string]any{"description": "the store does not answer", "content": map[string]any{"application/json": map[string]any{"schema": sch}}}
+		}
+		op["responses"] = responses
+		if paths[path] == nil {
+			paths[path] = map[string]any{}
+		}
+		paths[path][strings.ToLower(rt.Method)] = op
+	}
+	doc := map[string]any{
+		"openapi": "3.1.0",
+		"info": map[string]any{"title": "Countersign", "version": s.opts.Version,
+			"description": "An owner-confirmation inbox: the agent API (/call, /agent/projects, /mcp) and the owner's inbox API (/inbox/…)."},
+		"jsonSchemaDialect": "https://json-schema.org/draft/2020-12/schema",
+		"paths":             paths,
+		"components": map[string]any{
+			"schemas": components,
+			"securitySchemes": map[string]any{
+				"agentKey":      map[string]any{"type": "http", "scheme": "bearer", "description": "an agent key, ak_…"},
+				"ownerSession":  map[string]any{"type": "http", "scheme": "bearer", "description": "an owner's session token, os_…"},
+				"sessionCookie": map[string]any{"type": "apiKey", "in": "cookie", "name": SessionCookie},
+			},
+		},
+	}
+	return json.MarshalIndent(doc, "", " ")
+}
+
+func mustSchema(t reflect.Type) *jsonschema.Schema {
+	sch, err := jsonschema.ForType(t, &jsonschema.ForOptions{TypeSchemas: typeSchemas})
+	if err != nil {
+		panic(err)
+	}
+	return sch
+}
+
+// callSchemas puts each operation's call schema (its arguments schema
+// with "operation" fixed to its name) into components, and returns the
+// /call body's schema: a oneOf of them, discriminated by operation.
+func (s *Server) callSchemas(components map[string]any) (map[string]any, error) {
+	var refs []any
+	mapping := map[string]any{}
+	seen := map[string]int{}
+	add := func(key string, op connectors.Operation) error {
+		var m map[string]any
+		if err := json.Unmarshal(op.Schema, &m); err != nil {
+			return fmt.Errorf("%s: %w", key, err)
+		}
+		props, _ := m["properties"].(map[string]any)
+		if props == nil {
+			props = map[string]any{}
+		}
+		props["operation"] = map[string]any{"const": op.Name}
+		m["properties"] = props
+		req, _ := m["required"].([]any)
+		m["required"] = append([]any{"operation"}, req...)
+		m["description"] = op.Description
+		name := "call." + key
+		components[name] = m
+		r := "#/components/schemas/" + name
+		refs = append(refs, map[string]any{"$ref": r})
+		seen[op.Name]++
+		mapping[op.Name] = r
+		return nil
+	}
+	for _, op := range connectors.PlatformOperations {
+		if err := add("task."+op.Name, op); err != nil {
+			return nil, err
+		}
+	}
+	names := s.opts.Connectors.Names()
+	sort.Strings(names)
+	for _, n := range names {
+		for _, op := range s.opts.Connectors[n].Operations {
+			if op.Kind == connectors.Answer {
+				continue
+			}
+			if err := add(n+"."+op.Name, op); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for name, n := range seen {
+		if n > 1 { // two connectors' operations of one name: no one mapping
+			delete(mapping, name)
+		}
+	}
+	if len(refs) == 0 {
+		return map[string]any{"type": "object"}, nil
+	}
+	return map[string]any{"oneOf": refs, "discriminator": map[string]any{"propertyName": "operation", "mapping": mapping}}, nil
+}
+
+func operationID(method, path string) string {
+	p := strings.NewReplacer("/", "_", "{", "", "}", "", ".", "_", "-", "_").Replace(strings.Trim(path, "/"))
+	if p == "" {
+		p = "root"
+	}
+	return strings.ToLower(method) + "_" + p
+}
+
+// openAPIDoc serves GET /openapi.json.
+func (s *Server) openAPIDoc(w http.ResponseWriter, _ *http.Request) {
+	s.docOnce.Do(func() { s.doc, s.docErr = s.openAPI() })
+	if s.docErr != nil {
+		writeAgentError(w, s.opts.Logger, s.docErr)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	_, _ = w.Write(s.doc)
+}
+
+// OpenAPI is the document GET /openapi.json serves.
+func (s *Server) OpenAPI() ([]byte, error) {
+	s.docOnce.Do(func() { s.doc, s.docErr = s.openAPI() })
+	return s.doc, s.docErr
+}
+
+// docCache holds the built document and its checker.
+type docCache struct {
+	docOnce   sync.Once
+	doc       []byte
+	docErr    error
+	checkOnce sync.Once
+	checker   *checker
+	checkErr  error
+}
+
+// Handles tells whether the router serves method on path, and the route's
+// template in the document's terms.
+func (s *Server) Handles(method, path string) (string, bool) {
+	r, err := http.NewRequest(method, path, nil)
+	if err != nil {
+		return "", false
+	}
+	var match mux.RouteMatch
+	if !s.router.Match(r, &match) || match.Route == nil || match.MatchErr != nil {
+		return "", false
+	}
+	tpl, _ := match.Route.GetPathTemplate()
+	re, _ := match.Route.GetPathRegexp()
+	return DocPath(tpl, !strings.HasSuffix(re, "$")), true
+}
+
+// CheckResponse checks an answer the server gave to r against the
+// document: its route and method are in it, its status is one the
+// operation names (or its class, 4XX and 5XX), and a JSON answer fits the
+// schema of that response. Tests run it on every answer they get.
+func (s *Server) CheckResponse(r *http.Request, status int, contentType string, body []byte) error {
+	var match mux.RouteMatch
+	if !s.router.Match(r, &match) || match.Route == nil {
+		if status == http.StatusNotFound || status == http.StatusMethodNotAllowed {
+			return nil // no route: the router's own refusal
+		}
+		return fmt.Errorf("%s %s: no route, yet %d", r.Method, r.URL.Path, status)
+	}
+	tpl, _ := match.Route.GetPathTemplate()
+	re, _ := match.Route.GetPathRegexp()
+	path := DocPath(tpl, !strings.HasSuffix(re, "$"))
+	doc, err := s.OpenAPI()
+	if err != nil {
+		return err
+	}
+	s.checkOnce.Do(func() { s.checker, s.checkErr = newChecker(doc) })
+	if s.checkErr != nil {
+		return s.checkErr
+	}
+	return s.checker.check(path, strings.ToLower(r.Method), status, contentType, body)
+}
+
+// checker validates answers against the document's response schemas.
+type checker struct {
+	doc      map[string]any
+	compiler *validator.Compiler
+	mu       sync.Mutex
+	compiled map[string]*validator.Schema
+}
+
+func newChecker(doc []byte) (*checker, error) {
+	parsed, err := validator.UnmarshalJSON(strings.NewReader(string(doc)))
+	if err != nil {
+		return nil, err
+	}
+	c := validator.NewCompiler()
+	c.DefaultDraft(validator.Draft2020)
+	if err := c.AddResource("urn:countersign:openapi", parsed); err != nil {
+		return nil, err
+	}
+	m, _ := parsed.(map[string]any)
+	return &checker{doc: m, compiler: c, compiled: map[string]*validator.Schema{}}, nil
+}
+
+func (c *checker) check(path, method string, status int, contentType string, body []byte) error {
+	paths, _ := c.doc["paths"].(map[string]any)
+	item, _ := paths[path].(map[string]any)
+	op, _ := item[method].(map[string]any)
+	if op == nil {
+		return fmt.Errorf("%s %s is not in the document", method, path)
+	}
+	responses, _ := op["responses"].(map[string]any)
+	code := fmt.Sprint(status)
+	resp, ok := responses[code].(map[string]any)
+	if !ok {
+		code = fmt.Sprintf("%dXX", status/100)
+		if resp, ok = responses[code].(map[string]any); !ok {
+			return fmt.Errorf("%s %s answered %d, which the document does not name", method, path, status)
+		}
+	}
+	content, _ := resp["content"].(map[string]any)
+	media := strings.TrimSpace(strings.Split(contentType, ";")[0])
+	if len(content) == 0 {
+		return nil
+	}
+	if _, ok := content[media]; !ok {
+		return fmt.Errorf("%s %s answered %d as %q, which the document does not name", method, path, status, media)
+	}
+	if media != "application/json" {
+		return nil
+	}
+	mt, _ := content[media].(map[string]any)
+	if _, ok := mt["schema"]; !ok {
+		return nil
+	}
+	ptr := "#/paths/" + escapePointer(path) + "/" + method + "/responses/" + code + "/content/application~1json/schema"
+	c.mu.Lock()
+	sch, ok := c.compiled[ptr]
+	if !ok {
+		var err error
+		if sch, err = c.compiler.Compile("urn:countersign:openapi" + ptr); err != nil {
+			c.mu.Unlock()
+			return fmt.Errorf("%s %s: the document's schema does not compile: %w", method, path, err)
+		}
+		c.compiled[ptr] = sch
+	}
+	c.mu.Unlock()
+	v, err := validator.UnmarshalJSON(strings.NewReader(string(body)))
+	if err != nil {
+		return fmt.Errorf("%s %s answered %d with a body that is not JSON", method, path, status)
+	}
+	if err := sch.Validate(v); err != nil {
+		return fmt.Errorf("%s %s answered %d with a body that does not fit the document: %v", method, path, status, err)
+	}
+	return nil
+}
+
+func escapePointer(s string) string {
+	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
+}

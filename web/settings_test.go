@@ -165,6 +165,7 @@ func TestSettingsWebhook(t *testing.T) {
 	if got := run(t, ctx, "what was copied", chromedp.Evaluate[string](`window.copied`)); got != secret {
 		t.Fatalf("Copy put %q on the clipboard", got)
 	}
+	do(t, ctx, "the secret in view", chromedp.Evaluate[chromedp.Void](`document.getElementById("webhook").scrollIntoView()`))
 	screen(t, ctx, "settings-secret")
 	// The service's own view of it carries no secret; the browser keeps
 	// none.
@@ -367,7 +368,7 @@ func TestSettingsPolicy(t *testing.T) {
 	if got := textOf(t, ctx, "the project", item); !strings.Contains(got, "Policy readable") || !strings.Contains(got, "Asks you before: nothing") {
 		t.Fatalf("the shop project reads %q", got)
 	}
-	if got := textOf(t, ctx, "the catalogue", `#catalogue li[data-connector="shop"]`); !strings.Contains(got, "order ($0.000005)") || !strings.Contains(got, "max_orders_per_day") {
+	if got := textOf(t, ctx, "the catalogue", `#catalogue li[data-connector="shop"]`); !strings.Contains(got, "order ($0.000005): Orders tea, at once or once the owner confirms it.") || !strings.Contains(got, "max_orders_per_day") {
 		t.Fatalf("the catalogue's shop reads %q", got)
 	}
 
@@ -388,6 +389,7 @@ func TestSettingsPolicy(t *testing.T) {
 	do(t, ctx, "edit again", chromedp.Click(chromedp.CSS(item+` button[aria-label="Edit the project shop"]`)), chromedp.WaitVisible(chromedp.ID("project-shop-ask-order")),
 		chromedp.SetValue(chromedp.ID("project-shop-policy"), `{"max_orders_per_day": 3}`), chromedp.Click(chromedp.ID("project-shop-ask-order")),
 		chromedp.SendKeys(chromedp.ID("project-shop-credentials"), "tok-secret-123"))
+	do(t, ctx, "the editor in view", chromedp.Evaluate[chromedp.Void](`document.getElementById("project-shop-editor").scrollIntoView()`))
 	screen(t, ctx, "settings-policy")
 	if typ := run(t, ctx, "the credentials' box", chromedp.Evaluate[string](`document.getElementById("project-shop-credentials").type`)); typ != "password" {
 		t.Fatalf("credentials are typed into a %q box", typ)
@@ -650,6 +652,7 @@ func TestSettingsRules(t *testing.T) {
 	// Moved up, rule 2 is rule 1; removed, the policy reads again.
 	do(t, ctx, "edit once more", edit, chromedp.WaitVisible(chromedp.ID("project-till-rules-2-op")),
 		chromedp.Click(chromedp.CSS(`button[aria-label="Move rule 2 up"]`)))
+	do(t, ctx, "the rules in view", chromedp.Evaluate[chromedp.Void](`document.getElementById("project-till-rules").scrollIntoView()`))
 	screen(t, ctx, "settings-rules")
 	if got := run(t, ctx, "rule 1's write", chromedp.Evaluate[string](`document.getElementById("project-till-rules-1-op").value`)); got != "cancel" {
 		t.Fatalf("after moving rule 2 up, rule 1 is for %q", got)

@@ -105,6 +105,7 @@ interface Operation {
   name: string;
   kind: string;
   price: number;
+  description?: string;
 }
 
 interface Connector {
@@ -741,7 +742,7 @@ export class Settings {
       { class: "choices", id: id("ask") },
       el("legend", {}, "Ask me before"),
       writes.length ? null : el("p", { class: "task-meta" }, conn ? `${p.connector} has no write.` : `The service runs no connector ${p.connector}.`),
-      ...writes.map((n) => choice(n, `(${price(op(n)?.price ?? 0)})`)),
+      ...writes.map((n) => choice(n, `(${price(op(n)?.price ?? 0)})${op(n)?.description ? " " + op(n)?.description : ""}`)),
       ...strays.map((n) => choice(n, `— not a write of ${p.connector}: it makes the policy unreadable`)),
     );
 
@@ -841,7 +842,9 @@ export class Settings {
       const of = (kind: string) => c.operations.filter((o) => o.kind === kind);
       const ops = (kind: string, label: string) => {
         const list = of(kind);
-        return list.length ? el("span", { class: "task-meta" }, `${label}: ${list.map((o) => `${o.name} (${price(o.price)})`).join(", ")}`) : null;
+        return list.length
+          ? el("span", { class: "task-meta" }, `${label}: `, ...list.flatMap((o, i) => [i ? "; " : "", el("span", { class: "mono" }, o.name), ` (${price(o.price)})${o.description ? ": " + o.description : ""}`]))
+          : null;
       };
       return el(
         "li",

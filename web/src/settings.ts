@@ -50,6 +50,11 @@ export async function textHash(text: string): Promise<string> {
 /** A project name as the contract reads it: 1–64 of a-z 0-9 . _ -, first a letter or digit. */
 const PROJECT = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 
+/** A project name as a part of element ids, one to one: "_" is "__", "." is "_d". */
+function idPart(name: string): string {
+  return name.replace(/_/g, "__").replace(/\./g, "_d");
+}
+
 /** A price in micro-USD, in dollars. */
 export function price(micro: number): string {
   if (!micro) {
@@ -226,7 +231,9 @@ export class Settings {
     this.busy = true;
     const ids: PanelIDs = { sentence: prefix + "-sentence", recipient: prefix + "-recipient", nonce: prefix + "-nonce", command: prefix + "-command", answer: prefix + "-signed" };
     try {
-      const sig = await Promise.race([this.host.askSignature(req, panel, ids, submit), cancelled]);
+      const asked = this.host.askSignature(req, panel, ids, submit);
+      asked.catch(() => undefined); // a wallet that answers after a Cancel is not listened to
+      const sig = await Promise.race([asked, cancelled]);
       if (!this.current(gen)) {
         return null;
       }
@@ -428,12 +435,14 @@ export class Settings {
   /** Draws the webhook; secret is the one the PUT just answered, shown this once. */
   private async loadWebhook(secret: string | null): Promise<void> {
     const gen = this.generation;
+    const secretBox = secret ? this.secretBox(secret) : null;
     let wh: Webhook;
     try {
       wh = (await api("GET", "/inbox/webhook")) as Webhook;
     } catch (e) {
       if (this.current(gen)) {
-        this.webhookBox.replaceChildren(el("p", { class: "empty" }, "The webhook cannot be read now: " + refusal(e)));
+        // The secret just made is shown whatever: it is never shown again.
+        this.webhookBox.replaceChildren(...[el("p", { class: "empty" }, "The webhook cannot be read now: " + refusal(e)), secretBox].filter((p): p is HTMLElement => p !== null));
       }
       return;
     }
@@ -449,27 +458,7 @@ export class Settings {
     } else {
       parts.push(el("p", { id: "webhook-current", class: "empty" }, "No webhook is named: nothing is sent anywhere."));
     }
-    if (secret) {
-      const value = el("code", { id: "webhook-secret" }, secret);
-      const copy = button(
-        "Copy the secret",
-        () =>
-          void navigator.clipboard.writeText(secret).then(
-            () => this.host.say("The secret is copied."),
-            () => this.host.say("The secret could not be copied: select it and copy it yourself.", true),
-          ),
-      );
-      parts.push(
-        el(
-          "div",
-          { class: "secret", id: "webhook-secret-box", role: "group", "aria-labelledby": "webhook-secret-title" },
-          el("h4", { id: "webhook-secret-title" }, "The webhook's secret"),
-          el("p", {}, value),
-          el("p", { class: "secret-once" }, "This secret is shown this once: it will not be shown again, here or anywhere. Keep it where your receiver checks the signatures; naming the webhook again makes a new one."),
-          el("div", { class: "actions" }, copy),
-        ),
-      );
-    }
+    parts.push(secretBox);
     const url = el("input", { id: "webhook-url-input", name: "webhook-url", type: "url", inputmode: "url", spellcheck: "false", autocapitalize: "none", autocomplete: "off", placeholder: "https://hooks.example.com/countersign", "aria-describedby": "webhook-url-help" });
     const form = el(
       "form",
@@ -492,6 +481,26 @@ export class Settings {
     parts.push(step);
     this.redraw(this.webhookBox, ...parts.filter((p): p is Node => p instanceof Node));
     await this.loadDeliveries();
+  }
+
+  /** The secret the PUT answered, with its Copy button and the sentence that it is shown this once. */
+  private secretBox(secret: string): HTMLElement {
+    const copy = button(
+      "Copy the secret",
+      () =>
+        void navigator.clipboard.writeText(secret).then(
+          () => this.host.say("The secret is copied."),
+          () => this.host.say("The secret could not be copied: select it and copy it yourself.", true),
+        ),
+    );
+    return el(
+      "div",
+      { class: "secret", id: "webhook-secret-box", role: "group", "aria-labelledby": "webhook-secret-title" },
+      el("h4", { id: "webhook-secret-title" }, "The webhook's secret"),
+      el("p", {}, el("code", { id: "webhook-secret" }, secret)),
+      el("p", { class: "secret-once" }, "This secret is shown this once: it will not be shown again, here or anywhere. Keep it where your receiver checks the signatures; naming the webhook again makes a new one."),
+      el("div", { class: "actions" }, copy),
+    );
   }
 
   private async nameWebhook(url: string, step: HTMLElement): Promise<void> {
@@ -664,7 +673,7 @@ export class Settings {
 
   private projectItem(p: Project): HTMLElement {
     const editorBox = el("div", { class: "project-editor-box" });
-    const step = this.step(`project-${p.name}-confirm`);
+    const step = this.step(`project-${idPart(p.name)}-confirm`);
     const edit = button("Edit", () => {
       const open = editorBox.childElementCount > 0;
       editorBox.replaceChildren(...(open ? [] : [this.editor(p, false)]));
@@ -702,7 +711,7 @@ export class Settings {
   /** The editor of one project (fresh: not saved yet). */
   private editor(p: Project, fresh: boolean): HTMLElement {
     const conn = this.connector(p.connector);
-    const slug = p.name.replace(/[^a-z0-9_-]/g, "_");
+    const slug = idPart(p.name);
     const id = (s: string) => `project-${slug}-${s}`;
     let policy: Record<string, unknown> = {};
     let policyText = "";
@@ -806,7 +815,7 @@ export class Settings {
   }
 
   private async saveProject(name: string, text: string, step: HTMLElement, creds: HTMLInputElement): Promise<void> {
-    const confirmation = await this.confirm(await actions.setProject(name, text), step, `project-${name.replace(/[^a-z0-9_-]/g, "_")}-save-confirm`, "Send confirmation");
+    const confirmation = await this.confirm(await actions.setProject(name, text), step, `project-${idPart(name)}-save-confirm`, "Send confirmation");
     if (!confirmation) {
       return;
     }
@@ -823,7 +832,7 @@ export class Settings {
   }
 
   private async deleteProject(p: Project, step: HTMLElement): Promise<void> {
-    const confirmation = await this.confirm(actions.removeProject(p.name), step, `project-${p.name.replace(/[^a-z0-9_-]/g, "_")}-confirm`, "Send confirmation");
+    const confirmation = await this.confirm(actions.removeProject(p.name), step, `project-${idPart(p.name)}-confirm`, "Send confirmation");
     if (!confirmation) {
       return;
     }

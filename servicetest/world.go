@@ -233,6 +233,17 @@ func New(t testing.TB, db *sqlstore.DB, opts ...Option) *World {
 				}
 				return connectors.AwaitingOwner(task), nil
 			}},
+		{Name: "collect", Kind: connectors.Write, Description: "Asks the owner for a file (an input task).",
+			Schema: json.RawMessage(`{"type":"object","additionalProperties":false}`),
+			Run: func(ctx context.Context, c *connectors.Call) (any, error) {
+				task, err := c.OpenTask(ctx, connectors.TaskSpec{Kind: countersign.KindInput,
+					Display:  countersign.Display{Title: "Send the receipt", Fields: []countersign.Field{{Kind: countersign.FieldText, Label: "Wanted", Values: []string{"the receipt, as a file"}, WrittenBy: "project"}}},
+					AnswerBy: &countersign.AnswerBy{Operation: "confirm", Supplies: countersign.SuppliesFile}})
+				if err != nil {
+					return nil, err
+				}
+				return connectors.AwaitingOwner(task), nil
+			}},
 		{Name: "tell", Kind: connectors.Write, Description: "Tells the owner the payment was made.",
 			Schema: json.RawMessage(`{"type": "object", "additionalProperties": false}`), Run: func(ctx context.Context, c *connectors.Call) (any, error) {
 				task, err := c.OpenTask(ctx, connectors.TaskSpec{Kind: countersign.KindNotice,

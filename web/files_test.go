@@ -5,8 +5,12 @@ package web_test
 // and SHA-256 match the envelope; a tampered file is refused.
 
 import (
+	"bytes"
 	"context"
+	"countersign"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"countersign/client"
+	"countersign/connectors"
 	"countersign/servicetest"
 	"countersign/store/storetest"
 )
@@ -110,4 +115,62 @@ func TestInboxPageFileDownload(t *testing.T) {
 	}
 
 	signOut(t, ctx)
+}
+
+// An input task that asks for a file: the owner picks one, the page seals
+// its bytes to the reply key, and the connector's answer receives exactly
+// them; a file too large for an answer is refused in the page, and the
+// task still waits.
+func TestInboxPageFileAnswer(t *testing.T) {
+	t.Parallel()
+	w := servicetest.New(t, storetest.Postgres(t))
+	w.StartJobs()
+	got := make(chan []byte, 1)
+	w.SetAnswer(func(_ context.Context, a *connectors.AnswerCall) (connectors.Report, error) {
+		got <- a.Supplied
+		return connectors.Report{Result: map[string]any{"ok": true}}, nil
+	})
+	raw, err := w.AgentClient().Call(context.Background(), w.Owner.Account, "ledger", "collect", map[string]any{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a client.Awaiting
+	if err := json.Unmarshal(raw, &a); err != nil || a.TaskID == "" {
+		t.Fatalf("collect answered %s: %v", raw, err)
+	}
+	dir := t.TempDir()
+	small, big := filepath.Join(dir, "receipt.txt"), filepath.Join(dir, "big.bin")
+	content := []byte("Receipt 7\nOne widget, $1.\n\x00\xff binary too")
+	if err := os.WriteFile(small, content, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(big, bytes.Repeat([]byte("x"), 9000), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx := blankTab(t, 90*time.Second)
+	injectWallet(t, ctx, w)
+	signInWithWallet(t, ctx, w)
+	openCard(t, ctx, a.TaskID)
+	do(t, ctx, "a file too large", chromedp.SetUploadFiles(chromedp.ID("answer-file"), []string{big}), chromedp.Click(named("Approve")))
+	waitJS(t, ctx, "the refusal", `document.getElementById("status").textContent.includes("an answer holds at most")`)
+	if st := w.Task(a.TaskID); st.State != countersign.StateOpen {
+		t.Fatalf("after a refused file the task is %s", st.State)
+	}
+	if n := len(walletSigned(t, ctx)); n != 1 {
+		t.Fatalf("the wallet was asked %d times, want only the sign-in", n)
+	}
+	do(t, ctx, "the file", chromedp.SetUploadFiles(chromedp.ID("answer-file"), []string{small}), chromedp.Click(named("Approve")))
+	waitJS(t, ctx, "approved", `document.getElementById("status").textContent.startsWith("Approved")`)
+	select {
+	case b := <-got:
+		if !bytes.Equal(b, content) {
+			t.Fatalf("the connector received %q, want %q", b, content)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the answer never ran")
+	}
+	if st := w.WaitState(a.TaskID, countersign.StateDone, countersign.StateFailed); st.State != countersign.StateDone {
+		t.Fatalf("the task is %s", st.State)
+	}
 }

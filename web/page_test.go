@@ -107,8 +107,10 @@ func TestInboxPageSignInListSignOut(t *testing.T) {
 	if styled := run(t, ctx, "the style", chromedp.Evaluate[bool](`getComputedStyle(document.querySelector("button")).borderTopLeftRadius !== "0px"`)); !styled {
 		t.Fatal("the page's style was not applied")
 	}
+	screen(t, ctx, "signin")
 	do(t, ctx, "ask for the sentence", chromedp.SendKeys(chromedp.ID("account"), w.Owner.Account),
 		chromedp.Click(named("Sign with another wallet")), chromedp.WaitVisible(chromedp.ID("sentence")))
+	screen(t, ctx, "signin-another-wallet")
 	sentence := run(t, ctx, "the sentence", chromedp.TextContent(chromedp.ID("sentence")))
 	recipient := run(t, ctx, "the recipient", chromedp.TextContent(chromedp.ID("recipient")))
 	nonceText := run(t, ctx, "the nonce", chromedp.TextContent(chromedp.ID("nonce")))

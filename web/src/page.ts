@@ -10,7 +10,7 @@ import { deviceKey } from "./devicekey";
 import { ReceiptError, runKeys, verifyReceipt } from "./origin";
 import { el, button, withKey, api, refusal, Refused, type Child } from "./dom";
 import { ACCOUNT, approvalSentence, signInSentence } from "./sign";
-import { Declined, pastePanel, Wallets, type Connected, type PanelIDs, type Signature, type WalletOptions, type SignRequest } from "./wallet";
+import { Declined, NotConnected, pastePanel, Wallets, type Connected, type PanelIDs, type Signature, type WalletOptions, type SignRequest } from "./wallet";
 import { byteCount, countdown, failureWords, safeFileName, sentenceTime, stateWords } from "./words";
 import { Settings } from "./settings";
 
@@ -816,7 +816,19 @@ class Inbox {
       host.replaceChildren(el("p", {}, `${this.walletName} is asked to sign: `, el("code", { id: ids.sentence }, req.sentence)));
       host.hidden = false;
       this.say(`Confirm in ${this.walletName}.`);
-      return this.wallets.sign(req);
+      try {
+        return await this.wallets.sign(req);
+      } catch (e) {
+        if (!(e instanceof NotConnected)) {
+          throw e;
+        }
+        // The wallet is gone from this browser: sign elsewhere from now on.
+        this.walletName = null;
+        localStorage.removeItem(WALLET_ITEM);
+        const sig = pastePanel(host, req, ids, submit, (t, err) => this.say(t, err));
+        this.say("The wallet you signed in with is no longer connected in this browser: sign the sentence shown with your wallet elsewhere and paste its answer.", true);
+        return sig;
+      }
     }
     this.say("Sign the sentence shown, then paste the wallet's answer.");
     return pastePanel(host, req, ids, submit, (t, e) => this.say(t, e));

@@ -102,3 +102,20 @@ func TestMigrateWaits(t *testing.T) {
 		t.Fatalf("migrate gave up after %s, before its 3 s", d)
 	}
 }
+
+// An agent's call with the service down says where it looked and asks
+// whether the service runs, not Go's dial error.
+func TestCallServiceDown(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	env := map[string]string{"COUNTERSIGN_AGENT_KEY": "ak_test-agent-key-0123456789abcdefghijklmnop"}
+	r := run(t, context.Background(), env, "call", "--server", "http://"+addr, "alice.near/game", "guess_start")
+	if r.code != 1 || !strings.Contains(r.stderr, "cannot reach the service at http://"+addr+"; is it running?") || strings.Contains(r.stderr, "Post \"") {
+		t.Fatalf("call with the service down: %+v", r)
+	}
+}

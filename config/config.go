@@ -266,7 +266,11 @@ func lookup(s setting, flagGiven bool, flagValue string, getenv func(string) str
 		if err != nil {
 			return "", "", fmt.Errorf("%s_FILE: cannot read the file: %v", env, errors.Unwrap(err))
 		}
-		return strings.TrimRight(string(b), "\r\n"), env + "_FILE", nil
+		v := strings.TrimRight(string(b), "\r\n")
+		if strings.TrimSpace(v) == "" {
+			return "", "", fmt.Errorf("%s_FILE: %s is empty: put the value in it, or unset %s_FILE", env, file, env)
+		}
+		return v, env + "_FILE", nil
 	}
 	return "", "", nil
 }

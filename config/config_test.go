@@ -66,12 +66,17 @@ func TestPrecedence(t *testing.T) {
 func TestRefusals(t *testing.T) {
 	t.Parallel()
 	secret := "postgres://u:hunter2@/db"
+	empty := filepath.Join(t.TempDir(), "empty.key")
+	if err := os.WriteFile(empty, []byte("\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name string
 		args []string
 		env  map[string]string
 		want string
 	}{
+		{"empty key file", nil, map[string]string{"COUNTERSIGN_MASTER_KEY_FILE": empty}, "COUNTERSIGN_MASTER_KEY_FILE: " + empty + " is empty"},
 		{"database not postgres", nil, map[string]string{"COUNTERSIGN_DATABASE_URL": "mysql://x/y"}, "COUNTERSIGN_DATABASE_URL: expected postgres://"},
 		{"database without host, password not echoed", nil, map[string]string{"COUNTERSIGN_DATABASE_URL": secret}, "COUNTERSIGN_DATABASE_URL: expected postgres://"},
 		{"both variable and file", nil, map[string]string{"COUNTERSIGN_MASTER_KEY": "x", "COUNTERSIGN_MASTER_KEY_FILE": "/x"}, "both set"},

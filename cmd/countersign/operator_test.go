@@ -119,3 +119,31 @@ func TestCallServiceDown(t *testing.T) {
 		t.Fatalf("call with the service down: %+v", r)
 	}
 }
+
+// inbox login says which flag is missing, and a sign-in that fails leaves
+// no inbox directory behind.
+func TestInboxLoginMessagesAndCleanUp(t *testing.T) {
+	t.Parallel()
+	if r := run(t, context.Background(), nil, "inbox", "login"); r.code != 1 || !strings.Contains(r.stderr, "say how to sign") || strings.Contains(r.stderr, "not both") {
+		t.Fatalf("inbox login with no flags: %+v", r)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	tmp := t.TempDir()
+	wallet := filepath.Join(tmp, "wallet.json")
+	if r := run(t, context.Background(), nil, "wallet", "new", "--out", wallet); r.code != 0 {
+		t.Fatalf("wallet new: %+v", r)
+	}
+	dir := filepath.Join(tmp, "inbox")
+	r := run(t, context.Background(), map[string]string{"COUNTERSIGN_INBOX_DIR": dir}, "inbox", "login", "--wallet", wallet, "--server", "http://"+addr)
+	if r.code != 1 || !strings.Contains(r.stderr, "cannot reach the service") {
+		t.Fatalf("inbox login with the service down: %+v", r)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("the failed sign-in left %s behind (%v)", dir, err)
+	}
+}

@@ -290,6 +290,7 @@ func New(t testing.TB, db *sqlstore.DB, opts ...Option) *World {
 		SandboxWallet: set.sandboxWallet})
 	w.API = api
 	t.Cleanup(api.Close)
+	api.Registry().MustRegister(w.Enclave.Collectors()...)
 	srv.Config.Handler = checkAnswers(t, api)
 	srv.Start()
 	t.Cleanup(srv.Close)

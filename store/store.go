@@ -212,6 +212,8 @@ type InboxTx interface {
 	// EnqueueAnswer queues the answer run of an approved task, in this
 	// transaction: the job carries ids only.
 	EnqueueAnswer(ctx context.Context, job AnswerJob) error
+	// Gauges counts what the service holds now, for its metrics.
+	Gauges(ctx context.Context) (Gauges, error)
 	// PutMute mutes an agent or a project for an owner (idempotent).
 	PutMute(ctx context.Context, m Mute) error
 	// DeleteMute lifts a mute; it reports whether there was one.
@@ -220,6 +222,14 @@ type InboxTx interface {
 	Mutes(ctx context.Context, owner string) ([]Mute, error)
 	// Muted reports whether an owner muted the agent or the project.
 	Muted(ctx context.Context, owner, agent, project string) (bool, error)
+}
+
+// Gauges is what the service holds at one moment: its tasks by state, and
+// its answer runs and webhook deliveries waiting in the job queue (to run
+// now, scheduled or to retry), by job kind.
+type Gauges struct {
+	Tasks  map[countersign.State]int
+	Queued map[string]int
 }
 
 // Mute silences an agent or a project for an owner.

@@ -89,6 +89,7 @@ func runServe(ctx context.Context, a *app, args []string) error {
 		Limits: httpapi.Limits{AgentCallsPerMinute: cfg.AgentCallsPerMinute}, PublicURL: cfg.PublicURL,
 		NearNetwork: nearNetwork(cfg.NearRPC), SandboxWallet: *dev})
 	defer api.Close()
+	api.Registry().MustRegister(agents.Collectors()...)
 	// Answer runs and the leader's sweeps come from the job queue; the
 	// heartbeat tells other processes this one's runs are alive.
 	jobsCtx, stopBeating := context.WithCancel(context.WithoutCancel(ctx))

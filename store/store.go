@@ -97,6 +97,10 @@ type RewrapTx interface {
 	// ReplaceSealed stores a secret sealed again, if it is still sealed under
 	// the key id it was read with; it reports whether it did.
 	ReplaceSealed(ctx context.Context, old Sealed, keyID uint32, blob []byte) (bool, error)
+	// KeyIDsInUse lists every master key id the data still needs (tasks,
+	// results, credentials, webhooks, idempotent answers, run receipts), each
+	// with what needs it ("tasks", "projects", …).
+	KeyIDsInUse(ctx context.Context) (map[uint32][]string, error)
 }
 
 // Sealed is one secret sealed under a master key.

@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"countersign/sealing"
+	"countersign/store"
+	"countersign/store/sqlstore"
+	"countersign/store/storetest"
 )
 
 func TestVersionFlags(t *testing.T) {
@@ -145,5 +148,55 @@ func TestInboxLoginMessagesAndCleanUp(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Fatalf("the failed sign-in left %s behind (%v)", dir, err)
+	}
+}
+
+// doctor checks the master key against the data: a keyring whose ids the
+// data does not use, or one that does not open what was sealed, fails, with
+// what needs which key.
+func TestDoctorChecksTheKeyringAgainstTheData(t *testing.T) {
+	t.Parallel()
+	url := pgURL(t)
+	if r := run(t, context.Background(), map[string]string{"COUNTERSIGN_DATABASE_URL": url}, "migrate"); r.code != 0 {
+		t.Fatalf("migrate: %+v", r)
+	}
+	right := newKey(t)
+	keys, err := sealing.ParseKeyring(right)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := sqlstore.OpenPostgres(context.Background(), storetest.PostgresURL(), strings.SplitN(url, "search_path=", 2)[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	uuid := "00000000-0000-4000-8000-0000000000c1"
+	id, blob, err := keys.Seal(sealing.ProjectCredentials, uuid, []byte(`"token"`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Tx(context.Background(), func(tx store.Tx) error {
+		p := storetest.NewProject("alice.near", "payments", uuid)
+		p.CredsKeyID, p.Creds = id, blob
+		return tx.PutProject(context.Background(), p)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _ := sealing.ParseKeyring(newKey(t))
+	wrongID, _ := other.AddKey() // ids 1 and 2, neither the data's key
+	for _, tc := range []struct {
+		name, key string
+		code      int
+		want      string
+	}{
+		{"the right keyring", right, 0, "ok   the master key opens the data (key ids in use: 1; 1 sealed secrets sampled)"},
+		{"another key under the same id", newKey(t), 1, "FAIL the master key against the data: 1 of 1 sealed secrets sampled do not open with this keyring (project under key 1): it is not the keyring the data was sealed with"},
+		{"a keyring without the data's id", strings.SplitN(wrongID.Export(), ",", 2)[1], 1, "FAIL the master key against the data: the data needs key 1 (project credentials), which this keyring lacks"},
+	} {
+		r := run(t, context.Background(), map[string]string{"COUNTERSIGN_DATABASE_URL": url, "COUNTERSIGN_MASTER_KEY": tc.key, "COUNTERSIGN_NEAR_RPC": "off"}, "doctor")
+		if r.code != tc.code || !strings.Contains(r.stdout, tc.want) {
+			t.Errorf("%s: doctor %+v, want %q", tc.name, r, tc.want)
+		}
 	}
 }

@@ -97,7 +97,7 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	go agents.KeepAlive(jobsCtx)
 	stopJobs, err := db.StartJobs(jobsCtx, sqlstore.Jobs{Workers: agents.Workers(), Periodic: agents.PeriodicJobs(), Logger: log})
 	if err != nil {
-		return fmt.Errorf("cannot start the job queue: %s", oneLine(err))
+		return fmt.Errorf("cannot start running approved tasks and webhook deliveries (the job queue): %s", oneLine(err))
 	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {

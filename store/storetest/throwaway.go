@@ -86,7 +86,10 @@ func answers(url string) bool {
 // Debian's /usr/lib/postgresql/<version>/bin, the newest first.
 func postgresBin() (string, error) {
 	if p, err := exec.LookPath("initdb"); err == nil {
-		if _, err := exec.LookPath("postgres"); err == nil {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			p = real // the directory of the real binaries holds the other tools
+		}
+		if _, err := os.Stat(filepath.Join(filepath.Dir(p), "postgres")); err == nil {
 			return filepath.Dir(p), nil
 		}
 	}
@@ -112,18 +115,43 @@ func version(binDir string) int {
 // a function that stops it and removes its directory; the server is also
 // killed when this process exits.
 func StartThrowaway() (string, func(), error) {
-	bin, err := postgresBin()
+	s, err := StartPostgres("127.0.0.1")
 	if err != nil {
 		return "", nil, err
+	}
+	return s.URL, s.Stop, nil
+}
+
+// Server is a PostgreSQL server a test started.
+type Server struct {
+	// URL reaches it over TCP (when it listens on TCP at all).
+	URL string
+	// Port is its port; SocketDir holds its Unix socket.
+	Port      string
+	SocketDir string
+	// Bin is the directory of the PostgreSQL binaries it runs from.
+	Bin string
+	// Stop kills it and removes its directory.
+	Stop func()
+}
+
+// StartPostgres starts a server as StartThrowaway does, listening on the
+// given addresses ("" for its Unix socket only, as PostgreSQL's container
+// image does while it initialises), and waits until it answers on its
+// socket.
+func StartPostgres(listen string) (*Server, error) {
+	bin, err := postgresBin()
+	if err != nil {
+		return nil, err
 	}
 	sweepThrowaways()
 	dir, err := os.MkdirTemp("", "countersign-test-pg-")
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
-	fail := func(err error) (string, func(), error) {
+	fail := func(err error) (*Server, error) {
 		os.RemoveAll(dir)
-		return "", nil, err
+		return nil, err
 	}
 	var cred *account
 	if os.Geteuid() == 0 {
@@ -147,7 +175,7 @@ func StartThrowaway() (string, func(), error) {
 	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 	ln.Close()
 	server := exec.Command(filepath.Join(bin, "postgres"), "-D", data, "-p", port, "-k", dir,
-		"-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "max_connections=300")
+		"-c", "listen_addresses="+listen, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "max_connections=300")
 	asAccount(server, cred)
 	if err := startOwned(server); err != nil {
 		return fail(fmt.Errorf("postgres: %v", err))
@@ -157,14 +185,15 @@ func StartThrowaway() (string, func(), error) {
 		_, _ = server.Process.Wait()
 		os.RemoveAll(dir)
 	}
-	url := "postgres://postgres@127.0.0.1:" + port + "/postgres?sslmode=disable"
+	srv := &Server{URL: "postgres://postgres@127.0.0.1:" + port + "/postgres?sslmode=disable", Port: port, SocketDir: dir, Bin: bin, Stop: stop}
+	socket := "postgres://postgres@/postgres?host=" + dir + "&port=" + port
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if answers(url) {
-			return url, stop, nil
+		if answers(socket) {
+			return srv, nil
 		}
 	}
 	stop()
-	return "", nil, errors.New("the throwaway PostgreSQL did not answer within 30 s")
+	return nil, errors.New("the throwaway PostgreSQL did not answer within 30 s")
 }
 
 type account struct{ uid, gid int }

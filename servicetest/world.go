@@ -161,6 +161,13 @@ type settings struct {
 	// sandboxWallet offers the page's sandbox wallet.
 	sandboxWallet bool
 	mcpGrantPoll  time.Duration
+	connectors    []*connectors.Connector
+}
+
+// WithConnector adds a connector to the service's catalogue (beside probe
+// and ledger); PutProject installs a project of it.
+func WithConnector(c *connectors.Connector) Option {
+	return func(s *settings) { s.connectors = append(s.connectors, c) }
 }
 
 // WithMCPGrantPoll sets how often the MCP transport looks at a key's
@@ -244,7 +251,7 @@ func New(t testing.TB, db *sqlstore.DB, opts ...Option) *World {
 		return connectors.Report{Result: map[string]any{"ok": true, "paid": true}}, nil
 	}
 	var err error
-	if w.Catalogue, err = connectors.NewCatalogue(probe.New(), w.Ledger); err != nil {
+	if w.Catalogue, err = connectors.NewCatalogue(append([]*connectors.Connector{probe.New(), w.Ledger}, set.connectors...)...); err != nil {
 		t.Fatal(err)
 	}
 	w.Enclave = enclave.New(enclave.Config{Keys: w.Keys, Store: db, Connectors: w.Catalogue, Now: w.Clock.Now, Logger: w.log,
@@ -294,6 +301,38 @@ func New(t testing.TB, db *sqlstore.DB, opts ...Option) *World {
 		t.Fatal(err)
 	}
 	return w
+}
+
+// PutProject installs (or replaces) the owner's project name of connector
+// with policy and credentials (sealed as the service seals them; nil: none),
+// granted to the agent, and returns its uuid. A project that exists keeps
+// its uuid.
+func (w *World) PutProject(name, connector, policy string, creds []byte) string {
+	w.T.Helper()
+	now := w.Clock.Now()
+	var uuid string
+	err := w.DB.Tx(ctx, func(tx store.Tx) error {
+		p := store.Project{Owner: w.Owner.Account, Name: name, UUID: countersign.NewProjectUUID(), Connector: connector,
+			Agents: []string{w.Agent}, CreatedAt: now}
+		if old, err := tx.Project(ctx, w.Owner.Account, name); err == nil {
+			p = old
+		}
+		p.Policy, p.UpdatedAt = []byte(policy), now
+		p.Creds, p.CredsKeyID = nil, 0
+		if creds != nil {
+			id, sealed, err := w.Enclave.SealCredentials(p.UUID, creds)
+			if err != nil {
+				return err
+			}
+			p.CredsKeyID, p.Creds = id, sealed
+		}
+		uuid = p.UUID
+		return tx.PutProject(ctx, p)
+	})
+	if err != nil {
+		w.T.Fatal(err)
+	}
+	return uuid
 }
 
 // SetAnswer changes what the ledger's confirm does.

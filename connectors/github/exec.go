@@ -12,16 +12,6 @@ import (
 	"countersign/policy"
 )
 
-// stepError is a failed write step: visible says whether an earlier step
-// already changed what others see.
-type stepError struct {
-	err     error
-	visible bool
-}
-
-func (e *stepError) Error() string { return e.err.Error() }
-func (e *stepError) Unwrap() error { return e.err }
-
 // execute carries out a prepared write and returns what GitHub answered.
 func execute(ctx context.Context, cl *client, w *write) (map[string]any, error) {
 	rp := repoPath(w.Repo)

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"countersign"
-	"countersign/connectors"
 	"countersign/connectors/connectortest"
 	"countersign/connectors/github"
 	"countersign/connectors/github/githubtest"
@@ -131,9 +130,4 @@ func TestApprovedFilePutShowsTheDiff(t *testing.T) {
 	if got, _ := fake.File(repo, "main", "README.md"); got != "# hello\n\nShorter.\n" {
 		t.Fatalf("%s: %q", res, got)
 	}
-}
-
-func TestRefusalIsAConnectorRefusal(t *testing.T) {
-	t.Parallel()
-	var _ connectors.Refusal
 }

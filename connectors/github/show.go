@@ -8,7 +8,6 @@ import (
 	"io"
 	"path"
 	"sort"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -303,5 +302,3 @@ func issueLists(d *display, w *write) {
 		_ = listField(d, l.label, *l.v, countersign.WrittenByAgent)
 	}
 }
-
-var _ = strconv.Itoa

@@ -297,7 +297,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var body map[string]json.RawMessage
 	if r.Method == http.MethodPost || r.Method == http.MethodPatch || (r.Method == http.MethodPut && r.ContentLength != 0) {
-		if err := json.NewDecoder(io.LimitReader(r.Body, 100<<20)).Decode(&body); err != nil {
+		if err := json.NewDecoder(io.LimitReader(r.Body, 100<<20)).Decode(&body); err != nil && !(err == io.EOF && r.Method == http.MethodPut) {
 			writeError(w, http.StatusBadRequest, "Problems parsing JSON")
 			return
 		}
@@ -722,9 +722,16 @@ func (s *Server) contentPut(w http.ResponseWriter, rp *repo, path string, body m
 
 // --- issues and pulls
 
-func (s *Server) user() map[string]any {
-	return map[string]any{"login": s.Login, "id": 1, "node_id": "U_1", "avatar_url": s.URL + "/avatars/" + s.Login, "gravatar_id": "",
-		"url": s.URL + "/users/" + s.Login, "html_url": s.URL + "/" + s.Login, "type": "User", "site_admin": false}
+func (s *Server) user() map[string]any { return s.userOf(s.Login) }
+
+// userOf is GitHub's simple-user of login.
+func (s *Server) userOf(login string) map[string]any {
+	u := s.URL + "/users/" + login
+	return map[string]any{"login": login, "id": 1, "node_id": "U_1", "avatar_url": s.URL + "/avatars/" + login, "gravatar_id": "",
+		"url": u, "html_url": s.URL + "/" + login, "type": "User", "site_admin": false,
+		"events_url": u + "/events{/privacy}", "followers_url": u + "/followers", "following_url": u + "/following{/other_user}",
+		"gists_url": u + "/gists{/gist_id}", "organizations_url": u + "/orgs", "received_events_url": u + "/received_events",
+		"repos_url": u + "/repos", "starred_url": u + "/starred{/owner}{/repo}", "subscriptions_url": u + "/subscriptions"}
 }
 
 func (s *Server) issueJSON(rp *repo, is *issue) map[string]any {
@@ -734,7 +741,7 @@ func (s *Server) issueJSON(rp *repo, is *issue) map[string]any {
 	}
 	assignees := []any{}
 	for _, a := range is.Assignees {
-		assignees = append(assignees, map[string]any{"login": a, "id": 2})
+		assignees = append(assignees, s.userOf(a))
 	}
 	kind := "issues"
 	if is.Pull != nil {
@@ -831,7 +838,7 @@ func (s *Server) pullJSON(rp *repo, is *issue) map[string]any {
 		return map[string]any{"label": rp.Owner + ":" + ref, "ref": ref, "sha": sha, "user": s.user(), "repo": s.repoJSON(rp)}
 	}
 	out := s.issueJSON(rp, is)
-	for _, k := range []string{"pull_request", "repository_url", "events_url", "labels_url", "assignees", "comments", "state_reason", "author_association"} {
+	for _, k := range []string{"pull_request", "repository_url", "events_url", "labels_url", "assignees", "state_reason", "author_association"} {
 		delete(out, k)
 	}
 	state := is.State
@@ -849,6 +856,30 @@ func (s *Server) pullJSON(rp *repo, is *issue) map[string]any {
 	out["merged_at"] = nil
 	out["author_association"] = "OWNER"
 	out["html_url"] = s.html(rp, fmt.Sprintf("pull/%d", is.Number))
+	api := s.api(rp, fmt.Sprintf("pulls/%d", is.Number))
+	out["issue_url"] = s.api(rp, fmt.Sprintf("issues/%d", is.Number))
+	out["diff_url"] = out["html_url"].(string) + ".diff"
+	out["patch_url"] = out["html_url"].(string) + ".patch"
+	out["commits_url"] = api + "/commits"
+	out["review_comments_url"] = api + "/comments"
+	out["review_comment_url"] = s.api(rp, "pulls/comments{/number}")
+	out["comments_url"] = s.api(rp, fmt.Sprintf("issues/%d/comments", is.Number))
+	out["statuses_url"] = s.api(rp, "statuses/"+headSHA)
+	out["_links"] = map[string]any{}
+	for k, v := range map[string]string{"self": api, "html": out["html_url"].(string), "issue": out["issue_url"].(string), "comments": out["comments_url"].(string),
+		"review_comments": api + "/comments", "review_comment": s.api(rp, "pulls/comments{/number}"), "commits": api + "/commits", "statuses": out["statuses_url"].(string)} {
+		out["_links"].(map[string]any)[k] = map[string]any{"href": v}
+	}
+	out["auto_merge"] = nil
+	out["merged_by"] = nil
+	if p.Merged {
+		out["merged_by"] = s.user()
+		out["merged_at"] = s.now().Format(time.RFC3339)
+	}
+	out["maintainer_can_modify"] = false
+	out["additions"], out["deletions"], out["changed_files"], out["commits"] = 0, 0, 0, 1
+	out["comments"], out["review_comments"] = len(is.Comments), 0
+	out["labels"] = []any{}
 	return out
 }
 
@@ -989,11 +1020,29 @@ func (s *Server) merge(w http.ResponseWriter, rp *repo, is *issue, body map[stri
 
 func (s *Server) repoJSON(rp *repo) map[string]any {
 	full := rp.Owner + "/" + rp.Name
-	return map[string]any{"id": rp.ID, "node_id": nodeID("R", full), "name": rp.Name, "full_name": full, "private": rp.Private,
-		"owner": s.user(), "html_url": s.URL + "/" + full, "description": nil, "fork": false, "url": s.api(rp, ""),
+	api := s.URL + "/repos/" + full
+	out := map[string]any{"id": rp.ID, "node_id": nodeID("R", full), "name": rp.Name, "full_name": full, "private": rp.Private,
+		"owner": s.user(), "html_url": s.URL + "/" + full, "description": nil, "fork": false, "url": api,
 		"default_branch": rp.DefaultBranch, "archived": false, "disabled": false, "visibility": map[bool]string{true: "private", false: "public"}[rp.Private],
-		"permissions":      map[string]any{"admin": true, "maintain": true, "push": true, "triage": true, "pull": true},
-		"stargazers_count": 0, "open_issues_count": len(rp.issues)}
+		"permissions": map[string]any{"admin": true, "maintain": true, "push": true, "triage": true, "pull": true},
+		"clone_url":   s.URL + "/" + full + ".git", "git_url": "git://" + strings.TrimPrefix(strings.TrimPrefix(s.URL, "http://"), "https://") + "/" + full + ".git",
+		"ssh_url": "git@localhost:" + full + ".git", "svn_url": s.URL + "/" + full, "mirror_url": nil, "homepage": nil, "language": nil, "license": nil,
+		"forks": 0, "forks_count": 0, "stargazers_count": 0, "watchers": 0, "watchers_count": 0, "open_issues": len(rp.issues), "open_issues_count": len(rp.issues),
+		"size": 1, "network_count": 0, "subscribers_count": 0,
+		"has_issues": true, "has_projects": false, "has_wiki": false, "has_pages": false, "has_discussions": false, "has_downloads": false,
+		"pushed_at": s.now().Format(time.RFC3339), "created_at": s.now().Format(time.RFC3339), "updated_at": s.now().Format(time.RFC3339)}
+	for name, rest := range map[string]string{"archive_url": "/{archive_format}{/ref}", "assignees_url": "/assignees{/user}", "blobs_url": "/git/blobs{/sha}",
+		"branches_url": "/branches{/branch}", "collaborators_url": "/collaborators{/collaborator}", "comments_url": "/comments{/number}",
+		"commits_url": "/commits{/sha}", "compare_url": "/compare/{base}...{head}", "contents_url": "/contents/{+path}", "contributors_url": "/contributors",
+		"deployments_url": "/deployments", "downloads_url": "/downloads", "events_url": "/events", "forks_url": "/forks", "git_commits_url": "/git/commits{/sha}",
+		"git_refs_url": "/git/refs{/sha}", "git_tags_url": "/git/tags{/sha}", "hooks_url": "/hooks", "issue_comment_url": "/issues/comments{/number}",
+		"issue_events_url": "/issues/events{/number}", "issues_url": "/issues{/number}", "keys_url": "/keys{/key_id}", "labels_url": "/labels{/name}",
+		"languages_url": "/languages", "merges_url": "/merges", "milestones_url": "/milestones{/number}", "notifications_url": "/notifications{?since,all,participating}",
+		"pulls_url": "/pulls{/number}", "releases_url": "/releases{/id}", "stargazers_url": "/stargazers", "statuses_url": "/statuses/{sha}",
+		"subscribers_url": "/subscribers", "subscription_url": "/subscription", "tags_url": "/tags", "teams_url": "/teams", "trees_url": "/git/trees{/sha}"} {
+		out[name] = api + rest
+	}
+	return out
 }
 
 func (s *Server) star(w http.ResponseWriter, m, full string) {
@@ -1029,7 +1078,7 @@ func (s *Server) Starred(full string) bool {
 func (s *Server) gistJSON(g *gist) map[string]any {
 	files := map[string]any{}
 	for name, c := range g.Files {
-		files[name] = map[string]any{"filename": name, "type": "text/plain", "language": nil, "raw_url": s.URL + "/gist-raw/" + g.ID + "/" + name,
+		files[name] = map[string]any{"filename": name, "type": "text/plain", "language": "Text", "raw_url": s.URL + "/gist-raw/" + g.ID + "/" + name,
 			"size": len(c), "truncated": false, "content": c}
 	}
 	t := g.Created.Format(time.RFC3339)

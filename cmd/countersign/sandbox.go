@@ -17,6 +17,10 @@ func init() {
 	commands["sandbox"] = command{"a connector's local fake on its own: sandbox github --listen ADDR [--token T]", runSandbox}
 }
 
+// devGitHubToken is the token serve --dev's sandbox GitHub accepts: it
+// listens on loopback only, and holds only sample data.
+const devGitHubToken = "sandbox-token"
+
 // sandboxGitHub is a fake GitHub served on a listener.
 type sandboxGitHub struct {
 	*githubtest.Server

@@ -36,8 +36,9 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	}
 	var gh github.Options
 	if *dev {
-		// The sandbox's GitHub is a seeded fake on loopback.
-		fake, token, err := startSandboxGitHub("127.0.0.1:0", "")
+		// The sandbox's GitHub is a seeded fake on loopback, its token fixed
+		// so that a project keeps working across restarts.
+		fake, token, err := startSandboxGitHub("127.0.0.1:0", devGitHubToken)
 		if err != nil {
 			return err
 		}

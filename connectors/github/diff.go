@@ -77,12 +77,12 @@ func diffLines(a, b []string) []op {
 				out = append(out, op{' ', ma[i]})
 				i++
 				j++
-			case j < m && (i == n || lcs[i][j+1] >= lcs[i+1][j]):
-				out = append(out, op{'+', mb[j]})
-				j++
-			default:
+			case i < n && (j == m || lcs[i+1][j] >= lcs[i][j+1]):
 				out = append(out, op{'-', ma[i]})
 				i++
+			default:
+				out = append(out, op{'+', mb[j]})
+				j++
 			}
 		}
 	}

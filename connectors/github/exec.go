@@ -225,20 +225,15 @@ func (g *GitHub) confirm(ctx context.Context, a *connectors.AnswerCall) (connect
 	if err != nil {
 		return connectors.Report{}, connectors.Refused(countersign.TaskUnreadable, false, "The sealed write does not read.")
 	}
-	if err := allowed(a.Policy, w); err != nil {
-		return connectors.Report{}, connectors.Refused(countersign.ErrorCode(err), false, "%s.", countersign.ErrorMessage(err))
-	}
 	if d := a.Decide(w.Op, policy.Facts{}); d.Outcome == policy.Refuse {
 		return connectors.Report{}, connectors.Refused(countersign.Code(d.Code), false, "%s.", d.Sentence)
+	}
+	if err := allowed(a.Policy, w); err != nil {
+		return connectors.Report{}, connectors.Refused(countersign.ErrorCode(err), false, "%s.", countersign.ErrorMessage(err))
 	}
 	cl, err := g.client(a.Credentials)
 	if err != nil {
 		return connectors.Report{}, connectors.Refused(countersign.ErrorCode(err), false, "%s.", countersign.ErrorMessage(err))
-	}
-	if ok, err := a.Reserve(ctx, writesPerDay(a.Policy)); err != nil {
-		return connectors.Report{}, err
-	} else if !ok {
-		return connectors.Report{}, connectors.Refused(countersign.PolicyDenied, false, "The day's %d confirmed writes of this agent in this project are made.", writesPerDay(a.Policy))
 	}
 	if w.Op == "pr_review" && w.Event == "APPROVE" {
 		p, err := getPull(ctx, cl, w.Repo, w.Number)
@@ -248,6 +243,11 @@ func (g *GitHub) confirm(ctx context.Context, a *connectors.AnswerCall) (connect
 		if p.Head.SHA != w.SHA {
 			return connectors.Report{}, connectors.Refused(countersign.Conflict, false, "the pull request's head moved from %s to %s: the owner approved %s only.", w.SHA, p.Head.SHA, w.SHA)
 		}
+	}
+	if ok, err := a.Reserve(ctx, writesPerDay(a.Policy)); err != nil {
+		return connectors.Report{}, err
+	} else if !ok {
+		return connectors.Report{}, connectors.Refused(countersign.PolicyDenied, false, "The day's %d confirmed writes of this agent in this project are made.", writesPerDay(a.Policy))
 	}
 	res, err := execute(ctx, cl, w)
 	if err != nil {

@@ -3,8 +3,12 @@ package github_test
 import (
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
 
 	"countersign"
 	"countersign/client"
@@ -299,5 +303,44 @@ func TestLargeContent(t *testing.T) {
 	body, _ = json.Marshal(map[string]any{"operation": "commit", "repo": s.repo, "message": "m", "changes": changes[:20]})
 	if r := s.must(string(body)); r["status"] != "awaiting_owner" {
 		t.Fatal(r)
+	}
+}
+
+// The service's OpenAPI document, with the github connector in it, loads
+// and validates as OpenAPI 3.1, and a call body validates against the
+// github operations' schemas as the platform reads them.
+func TestTheServiceDocumentHoldsGitHub(t *testing.T) {
+	t.Parallel()
+	w := servicetest.New(t, storetest.SQLite(t), servicetest.WithConnector(github.New(github.Options{})))
+	resp, err := http.Get(w.URL + "/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	loader := openapi3.NewLoader()
+	doc, err := loader.LoadFromData(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := doc.Validate(loader.Context); err != nil {
+		t.Fatalf("the document does not validate: %v", err)
+	}
+	for _, op := range []string{"file_put", "commit", "pr_merge", "gist_update", "file_get"} {
+		if doc.Components.Schemas["call.github."+op] == nil {
+			t.Errorf("no call schema for %s", op)
+		}
+	}
+	commit := doc.Components.Schemas["call.github.commit"].Value
+	for body, ok := range map[string]bool{
+		`{"operation":"commit","repo":"a/b","message":"m","changes":[{"path":"x","content":"y"}]}`:        true,
+		`{"operation":"commit","repo":"a/b","message":"m","changes":[{"path":"x","delete":false}]}`:       false,
+		`{"operation":"commit","repo":"not a repo","message":"m","changes":[{"path":"x","content":"y"}]}`: false,
+	} {
+		var v any
+		_ = json.Unmarshal([]byte(body), &v)
+		if err := commit.VisitJSON(v, openapi3.EnableJSONSchema2020()); (err == nil) != ok {
+			t.Errorf("%s: valid %v, want %v (%v)", body, err == nil, ok, err)
+		}
 	}
 }

@@ -1,7 +1,8 @@
 // Package servicetest builds the whole service on one store for tests: the
 // enclave with a test connector ("ledger") whose answers count their side
 // effects, the owner's inbox and the agents' API over a real loopback HTTP
-// server, a settable clock, an agent and a signed-in owner. Owners are
+// server, a settable clock, an agent and a signed-in owner (WithConnector
+// adds a connector, PutProject a project of it with sealed credentials). Owners are
 // implicit accounts, checked against a fake NEAR RPC (where named accounts
 // can be added).
 package servicetest

@@ -344,3 +344,16 @@ func TestTheServiceDocumentHoldsGitHub(t *testing.T) {
 		}
 	}
 }
+
+// GitHub's rate limit reaches the agent as a refusal (HTTP 200), with the
+// wait GitHub asked for, never as the service's own 429.
+func TestRateLimitIsARefusal(t *testing.T) {
+	t.Parallel()
+	s := newService(t, `{"actions": ["issue_create"]}`)
+	s.fake.FailNext("POST", "/repos/"+s.repo+"/issues", 429, http.Header{"Retry-After": {"42"}}, "API rate limit exceeded for user ID 1.")
+	_, err := s.call(`{"operation": "issue_create", "repo": "` + s.repo + `", "title": "T"}`)
+	var r *client.Refusal
+	if !errors.As(err, &r) || r.Code != "rate_limited" || !strings.Contains(r.Message, "GitHub asks to wait 42s") {
+		t.Fatalf("%T %v", err, err)
+	}
+}

@@ -2,8 +2,10 @@ package github_test
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"countersign/connectors/connectortest"
 	"countersign/connectors/github/githubtest"
@@ -44,6 +46,10 @@ func TestRefusals(t *testing.T) {
 		{name: "secondary rate limit", policy: all, body: issue, fail: func(f *githubtest.Server) {
 			f.FailNext("POST", "/repos/octocat/hello/issues", 403, http.Header{"Retry-After": {"60"}}, "You have exceeded a secondary rate limit.")
 		}, want: "rate_limited: GitHub's rate limit stopped opening the issue (403: You have exceeded a secondary rate limit.); GitHub asks to wait 1m0s"},
+		{name: "primary rate limit", policy: all, body: issue, fail: func(f *githubtest.Server) {
+			reset := strconv.FormatInt(time.Now().Add(2*time.Minute).Unix(), 10)
+			f.FailNext("POST", "/repos/octocat/hello/issues", 403, http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {reset}}, "API rate limit exceeded for user ID 1.")
+		}, want: "rate_limited: GitHub's rate limit stopped opening the issue (403: API rate limit exceeded for user ID 1.); GitHub asks to wait "},
 		{name: "429", policy: all, body: issue, fail: func(f *githubtest.Server) {
 			f.FailNext("POST", "/repos/octocat/hello/issues", 429, http.Header{"Retry-After": {"5"}}, "Too many requests")
 		}, want: "rate_limited: GitHub's rate limit stopped opening the issue (429: Too many requests); GitHub asks to wait 5s"},

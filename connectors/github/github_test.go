@@ -131,3 +131,38 @@ func TestApprovedFilePutShowsTheDiff(t *testing.T) {
 		t.Fatalf("%s: %q", res, got)
 	}
 }
+
+// A commit of 20 files shows each change and one diff of the whole files,
+// and makes exactly those files; text a field may not show goes as a file.
+func TestCommitShowsEveryChange(t *testing.T) {
+	t.Parallel()
+	h, fake, repo := world(t, `{"actions": ["commit", "file_put"], "confirm": ["commit", "file_put"]}`)
+	var changes []string
+	for i := range 20 {
+		changes = append(changes, `{"path": "dir/f`+strings.Repeat("x", i)+`.txt", "content": "line `+strings.Repeat("y", i)+`\n"}`)
+	}
+	changes[0] = `{"path": "README.md", "content": "# hello\n"}`
+	task := awaiting(t, h, `{"operation": "commit", "repo": "`+repo+`", "message": "Twenty", "changes": [`+strings.Join(changes, ", ")+`]}`)
+	list, _ := field(task, "Changes")
+	diff, _ := field(task, "Diff, whole files")
+	if len(list.Values) != 20 || list.Values[0] != "1. README.md: replaced, 8 bytes" || list.WrittenBy != countersign.WrittenByAgent {
+		t.Fatalf("changes: %+v", list)
+	}
+	if diff.WrittenBy != countersign.WrittenByProject || !strings.Contains(diff.Values[0], " A sample repository") && !strings.Contains(diff.Values[0], "-A sample repository") {
+		t.Fatalf("diff: %+v", diff)
+	}
+	if _, _, err := h.Answer(ctx, task, nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := fake.File(repo, "main", "dir/f"+strings.Repeat("x", 19)+".txt"); got != "line "+strings.Repeat("y", 19)+"\n" {
+		t.Fatalf("%q", got)
+	}
+	// A carriage return may not be shown in a field: the content goes as a file.
+	task = awaiting(t, h, `{"operation": "file_put", "repo": "`+repo+`", "path": "crlf.txt", "content": "a\r\nb\r\n", "message": "m"}`)
+	if len(task.Spec.Files) == 0 {
+		t.Fatalf("no file: %+v", task.Spec.Display)
+	}
+	if c, _ := field(task, "New content"); !strings.HasPrefix(c.Values[0], "in the file ") {
+		t.Fatalf("%+v", c)
+	}
+}

@@ -59,6 +59,9 @@ func TestRefusals(t *testing.T) {
 		{name: "500 may have written", policy: all, body: issue, fail: func(f *githubtest.Server) {
 			f.FailNext("POST", "/repos/octocat/hello/issues", 502, nil, "Server Error")
 		}, want: "internal_error: GitHub failed opening the issue (502: Server Error); the write may or may not have happened"},
+		{name: "no redirect to another host", policy: all, body: `{"operation": "repo_get", "repo": "octocat/hello"}`, fail: func(f *githubtest.Server) {
+			f.FailNext("GET", "/repos/octocat/hello", 302, http.Header{"Location": {"http://other.invalid/steal"}}, "Found")
+		}, want: "internal_error: GitHub failed reading octocat/hello (302: Found)"},
 		{name: "21 files", policy: all, body: `{"operation": "gist_create", "files": {` + gistFiles(21) + `}}`, want: "task_too_large: this write changes 21 files; a task covers at most 20: split it"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -48,7 +48,7 @@ func reached(seen map[string]bool) []string {
 // policy and the standard library only.
 func TestTheSDKIsSmall(t *testing.T) {
 	t.Parallel()
-	for _, pkg := range []string{"countersign/connectors", "countersign/connectors/probe"} {
+	for _, pkg := range []string{"countersign/connectors", "countersign/connectors/probe", "countersign/connectors/github"} {
 		seen := deps(t, pkg)
 		if _, ok := seen["countersign"]; !ok || len(seen) < 10 {
 			t.Fatalf("go list -deps %s found only %d packages: the walk is broken", pkg, len(seen))

@@ -1,5 +1,5 @@
 // Package connectors is the SDK a connector author writes against, and the
-// catalogue of the connectors the service runs (probe, and later github,
+// catalogue of the connectors the service runs (probe and github, and later
 // gmail and mercury in their own packages).
 //
 // # Writing a connector

@@ -1,7 +1,8 @@
 // Package servicetest builds the whole service on one store for tests: the
 // enclave with a test connector ("ledger") whose answers count their side
 // effects, the owner's inbox and the agents' API over a real loopback HTTP
-// server, a settable clock, an agent and a signed-in owner. Owners are
+// server, a settable clock, an agent and a signed-in owner (WithConnector
+// adds a connector, PutProject a project of it with sealed credentials). Owners are
 // implicit accounts, checked against a fake NEAR RPC (where named accounts
 // can be added).
 package servicetest
@@ -320,6 +321,38 @@ func New(t testing.TB, db *sqlstore.DB, opts ...Option) *World {
 		t.Fatal(err)
 	}
 	return w
+}
+
+// PutProject installs (or replaces) the owner's project name of connector
+// with policy and credentials (sealed as the service seals them; nil: none),
+// granted to the agent, and returns its uuid. A project that exists keeps
+// its uuid.
+func (w *World) PutProject(name, connector, policy string, creds []byte) string {
+	w.T.Helper()
+	now := w.Clock.Now()
+	var uuid string
+	err := w.DB.Tx(ctx, func(tx store.Tx) error {
+		p := store.Project{Owner: w.Owner.Account, Name: name, UUID: countersign.NewProjectUUID(), Connector: connector,
+			Agents: []string{w.Agent}, CreatedAt: now}
+		if old, err := tx.Project(ctx, w.Owner.Account, name); err == nil {
+			p = old
+		}
+		p.Policy, p.UpdatedAt = []byte(policy), now
+		p.Creds, p.CredsKeyID = nil, 0
+		if creds != nil {
+			id, sealed, err := w.Enclave.SealCredentials(p.UUID, creds)
+			if err != nil {
+				return err
+			}
+			p.CredsKeyID, p.Creds = id, sealed
+		}
+		uuid = p.UUID
+		return tx.PutProject(ctx, p)
+	})
+	if err != nil {
+		w.T.Fatal(err)
+	}
+	return uuid
 }
 
 // SetAnswer changes what the ledger's confirm does.

@@ -13,6 +13,7 @@ import (
 	"countersign/approval"
 	"countersign/argschema"
 	"countersign/connectors"
+	"countersign/connectors/github"
 	"countersign/connectors/probe"
 	"countersign/enclave"
 	"countersign/policy"
@@ -25,9 +26,14 @@ func init() {
 	commands["project"] = command{"owners' projects: project put", runProject}
 }
 
-// catalogue is the connectors this binary runs.
-func catalogue() (connectors.Catalogue, error) {
-	cat, err := connectors.NewCatalogue(probe.New())
+// catalogue is the connectors this binary runs; gh configures GitHub's
+// (serve --dev points it at a local fake).
+func catalogue(gh ...github.Options) (connectors.Catalogue, error) {
+	var o github.Options
+	if len(gh) > 0 {
+		o = gh[0]
+	}
+	cat, err := connectors.NewCatalogue(probe.New(), github.New(o))
 	if err != nil {
 		return nil, err
 	}

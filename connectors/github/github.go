@@ -1,0 +1,666 @@
+// Package github is the GitHub connector of SPEC §14: thirteen writes that
+// ask first when the owner's policy says so, shown whole (a file write as a
+// unified diff against what was read when the task was made, beside the new
+// content), and bound to what the owner saw (a merge sends the head commit
+// shown, an approving review re-reads the head, a file write sends the blob
+// it replaces, a commit moves its branch only forward from the commit
+// shown). Four reads serve at once.
+//
+// It talks to GitHub's REST API (version 2022-11-28) with plain net/http at
+// a configurable base URL, with the project's token from its sealed
+// credentials, {"token": "…", "base_url"?: "…"}. The token travels in the
+// Authorization header only: it is never logged, in a result or in a task.
+//
+// # Choices where the contract is silent
+//
+//   - `actions` absent allows no write: asking allows nothing by itself, and
+//     an owner who set no actions has allowed none. `repos`, `branches` and
+//     `paths` absent allow any. Repository globs compare ignoring case (as
+//     GitHub does), branch and path globs exactly; "*" stays within one
+//     segment, "**" crosses any number.
+//   - `branches` bounds the branch a write changes: branch_create's new
+//     branch, file_put's and commit's branch, pr_merge's base. pr_create,
+//     pr_review and the issue, gist and star writes change no branch.
+//     `paths` bounds file_put's path and every path of a commit.
+//   - `max_writes_per_day` absent is 100; it bounds direct and confirmed
+//     writes each (SPEC §13). A write is counted just before GitHub is
+//     asked, and a count is never given back.
+//   - A commit or gist write names at most 20 files (task_too_large, before
+//     GitHub is asked). A commit's diff shows every line of every file (its
+//     context is the whole file), so its new contents are read whole in
+//     it; file_put shows a three-line-context diff beside the new content.
+//     Text over 50,000 characters, text a field may not show (control
+//     characters, say), or text past 128 KiB of shown text in all goes in
+//     a task file instead, and a field names the file.
+//   - GitHub's refusals: 401 and 403 are policy_denied (the token may not),
+//     404, 405, 410 and 422 invalid_request, 409 conflict, a rate limit
+//     (429, or 403 with x-ratelimit-remaining 0 or Retry-After) rate_limited
+//     quoting the wait GitHub asks for, 5xx and no answer internal_error.
+//     Nothing is retried: the agent may prepare the write again.
+package github
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"countersign"
+	"countersign/connectors"
+	"countersign/policy"
+)
+
+// The connector's declaration.
+const (
+	Name    = "github"
+	Version = "1.0.0"
+	// DefaultBaseURL is GitHub's API; GitHub Enterprise changes it.
+	DefaultBaseURL = "https://api.github.com"
+	APIVersion     = "2022-11-28"
+	UserAgent      = "countersign-github/" + Version
+	// WritePrice and ReadPrice are in micro-USD.
+	WritePrice = 10_000
+	ReadPrice  = 1_000
+	// DefaultWritesPerDay is max_writes_per_day when the policy sets none.
+	DefaultWritesPerDay = 100
+	// MaxChangedFiles is the most files one task may change.
+	MaxChangedFiles = 20
+	// MaxShownBytes is the most text the fields of a task show together.
+	MaxShownBytes = 128 << 10
+)
+
+// Options configure the connector.
+type Options struct {
+	// BaseURL is the API's base (default DefaultBaseURL); a project's
+	// credentials may name another.
+	BaseURL string
+	// AllowHTTP lets a base URL be http:// (the sandbox and tests only).
+	AllowHTTP bool
+	// Transport carries the requests (default http.DefaultTransport).
+	Transport http.RoundTripper
+	// Timeout bounds each request (default 20 s).
+	Timeout time.Duration
+}
+
+// GitHub is the connector's runtime.
+type GitHub struct {
+	opts  Options
+	httpc *http.Client
+}
+
+// Policy keys.
+const (
+	keyActions = "actions"
+	keyRepos   = "repos"
+	keyBranch  = "branches"
+	keyPaths   = "paths"
+	keyMax     = "max_writes_per_day"
+)
+
+// New returns the GitHub connector.
+func New(o Options) *connectors.Connector {
+	if o.BaseURL == "" {
+		o.BaseURL = DefaultBaseURL
+	}
+	o.BaseURL = strings.TrimRight(o.BaseURL, "/")
+	if o.Timeout == 0 {
+		o.Timeout = 20 * time.Second
+	}
+	if o.Transport == nil {
+		o.Transport = http.DefaultTransport
+	}
+	g := &GitHub{opts: o, httpc: newHTTPClient(o.Transport, o.Timeout)}
+	c := &connectors.Connector{
+		Name: Name, Version: Version, Tasks: true,
+		PolicyKeys: map[string]policy.KeyKind{keyActions: policy.WriteList, keyRepos: policy.List, keyBranch: policy.List, keyPaths: policy.List, keyMax: policy.Count},
+	}
+	for _, d := range declarations {
+		op := connectors.Operation{Name: d.name, Kind: d.kind, Description: d.desc, Schema: json.RawMessage(d.schema)}
+		for _, ex := range d.examples {
+			op.Examples = append(op.Examples, json.RawMessage(ex))
+		}
+		if d.kind == connectors.Read {
+			op.Price = ReadPrice
+			op.Run = g.read
+		} else {
+			op.Price = WritePrice
+			op.Run = g.write
+		}
+		c.Operations = append(c.Operations, op)
+	}
+	c.Operations = append(c.Operations, connectors.Operation{Name: "confirm", Kind: connectors.Answer, Answer: g.confirm,
+		Description: "Carries out a GitHub write the owner approved, exactly as it was shown."})
+	return c
+}
+
+// write is an agent's write, as called and then as sealed in the task,
+// with what was read when it was prepared.
+type write struct {
+	Op          string             `json:"op"`
+	Repo        string             `json:"repo,omitempty"`
+	Branch      string             `json:"branch,omitempty"`
+	From        string             `json:"from,omitempty"`
+	Path        string             `json:"path,omitempty"`
+	Content     *string            `json:"content,omitempty"`
+	Message     string             `json:"message,omitempty"`
+	Changes     []change           `json:"changes,omitempty"`
+	Number      int                `json:"number,omitempty"`
+	Title       *string            `json:"title,omitempty"`
+	Body        *string            `json:"body,omitempty"`
+	State       *string            `json:"state,omitempty"`
+	StateReason *string            `json:"state_reason,omitempty"`
+	Labels      *[]string          `json:"labels,omitempty"`
+	Assignees   *[]string          `json:"assignees,omitempty"`
+	Head        string             `json:"head,omitempty"`
+	Base        string             `json:"base,omitempty"`
+	Draft       bool               `json:"draft,omitempty"`
+	Event       string             `json:"event,omitempty"`
+	Method      string             `json:"method,omitempty"`
+	GistID      string             `json:"gist_id,omitempty"`
+	Description *string            `json:"description,omitempty"`
+	Public      bool               `json:"public,omitempty"`
+	Files       map[string]*string `json:"files,omitempty"`
+
+	// Read when the task was made.
+	SHA    string `json:"sha,omitempty"` // start, head or replaced blob
+	Title0 string `json:"shown_title,omitempty"`
+}
+
+// change is one file of a commit: new content, or a deletion.
+type change struct {
+	Path    string  `json:"path"`
+	Content *string `json:"content,omitempty"`
+	Delete  bool    `json:"delete,omitempty"`
+}
+
+// args decodes a call into a write.
+func args(c *connectors.Call) (*write, error) {
+	var a struct {
+		Repo        string             `json:"repo"`
+		Branch      string             `json:"branch"`
+		From        string             `json:"from"`
+		Path        string             `json:"path"`
+		Content     *string            `json:"content"`
+		Message     string             `json:"message"`
+		Changes     []change           `json:"changes"`
+		Number      int                `json:"number"`
+		Title       *string            `json:"title"`
+		Body        *string            `json:"body"`
+		State       *string            `json:"state"`
+		StateReason *string            `json:"state_reason"`
+		Labels      *[]string          `json:"labels"`
+		Assignees   *[]string          `json:"assignees"`
+		Head        string             `json:"head"`
+		Base        string             `json:"base"`
+		Draft       bool               `json:"draft"`
+		Event       string             `json:"event"`
+		Method      string             `json:"method"`
+		GistID      string             `json:"gist_id"`
+		Description *string            `json:"description"`
+		Public      bool               `json:"public"`
+		Files       map[string]*string `json:"files"`
+		Ref         string             `json:"ref"`
+	}
+	if err := c.Decode(&a); err != nil {
+		return nil, err
+	}
+	w := &write{Op: c.Operation, Repo: a.Repo, Branch: a.Branch, From: a.From, Path: a.Path, Content: a.Content, Message: a.Message,
+		Changes: a.Changes, Number: a.Number, Title: a.Title, Body: a.Body, State: a.State, StateReason: a.StateReason, Labels: a.Labels,
+		Assignees: a.Assignees, Head: a.Head, Base: a.Base, Draft: a.Draft, Event: a.Event, Method: a.Method, GistID: a.GistID,
+		Description: a.Description, Public: a.Public, Files: a.Files}
+	if c.Operation == "file_get" {
+		w.Branch = a.Ref
+	}
+	return w, nil
+}
+
+// changed counts the files a write changes.
+func (w *write) changed() int {
+	switch w.Op {
+	case "file_put":
+		return 1
+	case "commit":
+		return len(w.Changes)
+	case "gist_create", "gist_update":
+		return len(w.Files)
+	}
+	return 0
+}
+
+// paths lists the repository paths a write changes.
+func (w *write) paths() []string {
+	switch w.Op {
+	case "file_put":
+		return []string{w.Path}
+	case "commit":
+		var out []string
+		for _, ch := range w.Changes {
+			out = append(out, ch.Path)
+		}
+		return out
+	}
+	return nil
+}
+
+// branch is the branch a write changes, "" for none.
+func (w *write) branch() string {
+	switch w.Op {
+	case "branch_create", "file_put", "commit":
+		return w.Branch
+	case "pr_merge":
+		return w.Base
+	}
+	return ""
+}
+
+// allowed checks a write against the policy's own keys.
+func allowed(p *policy.Policy, w *write) error {
+	actions, _ := p.List(keyActions)
+	found := false
+	for _, a := range actions {
+		found = found || a == w.Op
+	}
+	if !found {
+		return countersign.Errorf(countersign.PolicyDenied, "the owner's policy does not allow %s (it is not in `actions`)", w.Op)
+	}
+	if repos, set := p.List(keyRepos); set && w.Repo != "" && !matchAny(repos, w.Repo, true) {
+		return countersign.Errorf(countersign.PolicyDenied, "the owner's policy does not allow writes to %s (not in `repos`)", w.Repo)
+	}
+	if b := w.branch(); b != "" {
+		if branches, set := p.List(keyBranch); set && !matchAny(branches, b, false) {
+			return countersign.Errorf(countersign.PolicyDenied, "the owner's policy does not allow writes to the branch %s (not in `branches`)", b)
+		}
+	}
+	if paths, set := p.List(keyPaths); set {
+		for _, path := range w.paths() {
+			if !matchAny(paths, path, false) {
+				return countersign.Errorf(countersign.PolicyDenied, "the owner's policy does not allow writes to the path %s (not in `paths`)", path)
+			}
+		}
+	}
+	return nil
+}
+
+func writesPerDay(p *policy.Policy) int {
+	if n, ok := p.Count(keyMax); ok {
+		return n
+	}
+	return DefaultWritesPerDay
+}
+
+// write serves the thirteen writes.
+func (g *GitHub) write(ctx context.Context, c *connectors.Call) (any, error) {
+	w, err := args(c)
+	if err != nil {
+		return nil, err
+	}
+	if n := w.changed(); n > MaxChangedFiles {
+		return nil, countersign.Errorf(countersign.TaskTooLarge, "this write changes %d files; a task covers at most %d: split it", n, MaxChangedFiles)
+	}
+	if err := check(w); err != nil {
+		return nil, err
+	}
+	if err := allowed(c.Policy, w); err != nil {
+		return nil, err
+	}
+	d := c.Decide(policy.Facts{})
+	if d.Outcome == policy.Refuse {
+		return nil, countersign.Errorf(countersign.Code(d.Code), "%s", d.Sentence)
+	}
+	cl, err := g.client(c.Credentials)
+	if err != nil {
+		return nil, err
+	}
+	old, err := prepare(ctx, cl, w)
+	if err != nil {
+		return nil, err
+	}
+	// The default branch is known now: check the branch again.
+	if err := allowed(c.Policy, w); err != nil {
+		return nil, err
+	}
+	if d.Outcome == policy.Ask {
+		spec, err := show(w, old)
+		if err != nil {
+			return nil, err
+		}
+		state, err := json.Marshal(w)
+		if err != nil {
+			return nil, err
+		}
+		spec.Kind, spec.State = countersign.KindConfirm, state
+		spec.AnswerBy = &countersign.AnswerBy{Operation: "confirm", Supplies: countersign.SuppliesNone}
+		task, err := c.OpenTask(ctx, spec)
+		if err != nil {
+			return nil, err
+		}
+		return connectors.AwaitingOwner(task), nil
+	}
+	if ok, err := c.Reserve(ctx, policy.Direct, writesPerDay(c.Policy)); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, countersign.Errorf(countersign.PolicyDenied, "the day's %d direct writes of this agent in this project are made", writesPerDay(c.Policy))
+	}
+	res, err := execute(ctx, cl, w)
+	if err != nil {
+		e := refusal(err, doing(w))
+		if mayHaveWritten(err) {
+			return nil, countersign.Errorf(countersign.Internal, "%s; the write may or may not have happened: read before writing again", countersign.ErrorMessage(e))
+		}
+		return nil, e
+	}
+	res["ok"] = true
+	return res, nil
+}
+
+// check refuses what the schema cannot say.
+func check(w *write) error {
+	seen := map[string]bool{}
+	for _, p := range w.paths() {
+		if !validPath(p) {
+			return countersign.Errorf(countersign.InvalidRequest, "a path is a relative file path without empty, . or .. segments")
+		}
+		if seen[p] {
+			return countersign.Errorf(countersign.InvalidRequest, "the path %s is changed twice", p)
+		}
+		seen[p] = true
+	}
+	for _, ch := range w.Changes {
+		if (ch.Content == nil) == !ch.Delete {
+			return countersign.Errorf(countersign.InvalidRequest, "each change has either content or \"delete\": true")
+		}
+	}
+	if w.Op == "gist_update" && w.Description == nil && len(w.Files) == 0 {
+		return countersign.Errorf(countersign.InvalidRequest, "gist_update changes the description or files")
+	}
+	if w.Op == "issue_update" && w.Title == nil && w.Body == nil && w.State == nil && w.Labels == nil && w.Assignees == nil {
+		return countersign.Errorf(countersign.InvalidRequest, "issue_update changes at least one of title, body, state, labels, assignees")
+	}
+	return nil
+}
+
+func validPath(p string) bool {
+	if p == "" || len(p) > 4096 || !utf8.ValidString(p) || strings.HasPrefix(p, "/") {
+		return false
+	}
+	for _, s := range strings.Split(p, "/") {
+		if s == "" || s == "." || s == ".." || strings.ContainsAny(s, "\x00\\") {
+			return false
+		}
+	}
+	return true
+}
+
+// doing names a write in a refusal.
+func doing(w *write) string {
+	switch w.Op {
+	case "branch_create":
+		return "creating the branch " + w.Branch
+	case "file_put":
+		return "writing " + w.Path
+	case "commit":
+		return "committing to " + w.Branch
+	case "issue_create":
+		return "opening the issue"
+	case "issue_comment":
+		return fmt.Sprintf("commenting on #%d", w.Number)
+	case "issue_update":
+		return fmt.Sprintf("changing #%d", w.Number)
+	case "pr_create":
+		return "opening the pull request"
+	case "pr_review":
+		return fmt.Sprintf("reviewing #%d", w.Number)
+	case "pr_merge":
+		return fmt.Sprintf("merging #%d", w.Number)
+	case "gist_create":
+		return "creating the gist"
+	case "gist_update":
+		return "changing the gist"
+	case "repo_star":
+		return "starring " + w.Repo
+	case "repo_unstar":
+		return "unstarring " + w.Repo
+	}
+	return w.Op
+}
+
+// owner and name of a repository "owner/name".
+func repoPath(full string) string {
+	o, n, _ := strings.Cut(full, "/")
+	return "/repos/" + esc(o) + "/" + esc(n)
+}
+
+// Wire types of the answers the connector reads.
+type (
+	gitRef struct {
+		Ref    string `json:"ref"`
+		Object struct {
+			SHA string `json:"sha"`
+		} `json:"object"`
+	}
+	gitCommit struct {
+		SHA     string `json:"sha"`
+		HTMLURL string `json:"html_url"`
+		Tree    struct {
+			SHA string `json:"sha"`
+		} `json:"tree"`
+	}
+	repository struct {
+		FullName      string  `json:"full_name"`
+		Private       bool    `json:"private"`
+		DefaultBranch string  `json:"default_branch"`
+		Archived      bool    `json:"archived"`
+		HTMLURL       string  `json:"html_url"`
+		Description   *string `json:"description"`
+	}
+	contentFile struct {
+		Type     string `json:"type"`
+		Encoding string `json:"encoding"`
+		Size     int    `json:"size"`
+		Path     string `json:"path"`
+		Content  string `json:"content"`
+		SHA      string `json:"sha"`
+		HTMLURL  string `json:"html_url"`
+	}
+	pullRequest struct {
+		Number    int     `json:"number"`
+		State     string  `json:"state"`
+		Title     string  `json:"title"`
+		Body      *string `json:"body"`
+		Draft     bool    `json:"draft"`
+		Merged    bool    `json:"merged"`
+		Mergeable *bool   `json:"mergeable"`
+		HTMLURL   string  `json:"html_url"`
+		Head      struct {
+			Ref string `json:"ref"`
+			SHA string `json:"sha"`
+		} `json:"head"`
+		Base struct {
+			Ref string `json:"ref"`
+			SHA string `json:"sha"`
+		} `json:"base"`
+	}
+	issueJSON struct {
+		Number  int     `json:"number"`
+		State   string  `json:"state"`
+		Title   string  `json:"title"`
+		Body    *string `json:"body"`
+		HTMLURL string  `json:"html_url"`
+		Labels  []struct {
+			Name string `json:"name"`
+		} `json:"labels"`
+		PullRequest *struct{} `json:"pull_request"`
+	}
+	gistJSON struct {
+		ID      string `json:"id"`
+		HTMLURL string `json:"html_url"`
+		Files   map[string]struct {
+			Content   string `json:"content"`
+			Truncated bool   `json:"truncated"`
+		} `json:"files"`
+	}
+)
+
+// readFile reads a file at ref: its content and blob, or nil when there
+// is no such file.
+func readFile(ctx context.Context, cl *client, repo, path, ref string) (*contentFile, *string, error) {
+	var f contentFile
+	var raw json.RawMessage
+	q := ""
+	if ref != "" {
+		q = "?ref=" + esc(ref)
+	}
+	status, err := cl.do(ctx, http.MethodGet, repoPath(repo)+"/contents/"+escPath(path)+q, nil, &raw, http.StatusOK)
+	if status == http.StatusNotFound {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, refusal(err, "reading "+path)
+	}
+	if json.Unmarshal(raw, &f) != nil || f.Type != "file" {
+		return nil, nil, countersign.Errorf(countersign.InvalidRequest, "%s is not a file", path)
+	}
+	if f.Encoding != "base64" {
+		return nil, nil, countersign.Errorf(countersign.InvalidRequest, "%s is too large for GitHub's contents API (over 1 MB)", path)
+	}
+	data, err := base64.StdEncoding.DecodeString(strings.ReplaceAll(f.Content, "\n", ""))
+	if err != nil {
+		return nil, nil, countersign.Errorf(countersign.Internal, "GitHub's copy of %s does not decode", path)
+	}
+	s := string(data)
+	return &f, &s, nil
+}
+
+func headOf(ctx context.Context, cl *client, repo, branch string) (string, error) {
+	var ref gitRef
+	if _, err := cl.do(ctx, http.MethodGet, repoPath(repo)+"/git/ref/heads/"+escPath(branch), nil, &ref, http.StatusOK); err != nil {
+		return "", refusal(err, "reading the branch "+branch)
+	}
+	return ref.Object.SHA, nil
+}
+
+func defaultBranch(ctx context.Context, cl *client, repo string) (string, error) {
+	var r repository
+	if _, err := cl.do(ctx, http.MethodGet, repoPath(repo), nil, &r, http.StatusOK); err != nil {
+		return "", refusal(err, "reading "+repo)
+	}
+	return r.DefaultBranch, nil
+}
+
+func getPull(ctx context.Context, cl *client, repo string, n int) (*pullRequest, error) {
+	var p pullRequest
+	if _, err := cl.do(ctx, http.MethodGet, fmt.Sprintf("%s/pulls/%d", repoPath(repo), n), nil, &p, http.StatusOK); err != nil {
+		return nil, refusal(err, fmt.Sprintf("reading the pull request #%d", n))
+	}
+	return &p, nil
+}
+
+// prepare reads what a write is built from and fills it in; it returns the
+// old contents of the files it changes (nil: no such file).
+func prepare(ctx context.Context, cl *client, w *write) (map[string]*string, error) {
+	old := map[string]*string{}
+	var err error
+	switch w.Op {
+	case "branch_create":
+		from := w.From
+		if from == "" {
+			if from, err = defaultBranch(ctx, cl, w.Repo); err != nil {
+				return nil, err
+			}
+			w.From = from
+		}
+		if isSHA(from) {
+			var c gitCommit
+			if _, err := cl.do(ctx, http.MethodGet, repoPath(w.Repo)+"/git/commits/"+from, nil, &c, http.StatusOK); err != nil {
+				return nil, refusal(err, "reading the commit "+from)
+			}
+			w.SHA = c.SHA
+		} else if w.SHA, err = headOf(ctx, cl, w.Repo, from); err != nil {
+			return nil, err
+		}
+	case "file_put", "commit":
+		if w.Branch == "" {
+			if w.Branch, err = defaultBranch(ctx, cl, w.Repo); err != nil {
+				return nil, err
+			}
+		}
+		head, err := headOf(ctx, cl, w.Repo, w.Branch)
+		if err != nil {
+			return nil, err
+		}
+		if w.Op == "commit" {
+			w.SHA = head
+		}
+		for _, p := range w.paths() {
+			f, content, err := readFile(ctx, cl, w.Repo, p, head)
+			if err != nil {
+				return nil, err
+			}
+			old[p] = content
+			if w.Op == "file_put" && f != nil {
+				w.SHA = f.SHA
+			}
+		}
+		if w.Op == "commit" {
+			for _, ch := range w.Changes {
+				if ch.Delete && old[ch.Path] == nil {
+					return nil, countersign.Errorf(countersign.InvalidRequest, "%s is not on %s: there is nothing to delete", ch.Path, w.Branch)
+				}
+			}
+		}
+	case "pr_create":
+		if w.Base == "" {
+			if w.Base, err = defaultBranch(ctx, cl, w.Repo); err != nil {
+				return nil, err
+			}
+		}
+	case "pr_review", "pr_merge":
+		p, err := getPull(ctx, cl, w.Repo, w.Number)
+		if err != nil {
+			return nil, err
+		}
+		if p.State != "open" || p.Merged {
+			return nil, countersign.Errorf(countersign.InvalidRequest, "the pull request #%d is %s", w.Number, map[bool]string{true: "merged", false: "closed"}[p.Merged])
+		}
+		w.SHA, w.Title0, w.Head, w.Base = p.Head.SHA, p.Title, p.Head.Ref, p.Base.Ref
+	case "issue_comment", "issue_update":
+		var is issueJSON
+		if _, err := cl.do(ctx, http.MethodGet, fmt.Sprintf("%s/issues/%d", repoPath(w.Repo), w.Number), nil, &is, http.StatusOK); err != nil {
+			return nil, refusal(err, fmt.Sprintf("reading #%d", w.Number))
+		}
+		w.Title0 = is.Title
+	case "gist_update":
+		var gj gistJSON
+		if _, err := cl.do(ctx, http.MethodGet, "/gists/"+esc(w.GistID), nil, &gj, http.StatusOK); err != nil {
+			return nil, refusal(err, "reading the gist")
+		}
+		for name := range w.Files {
+			if f, ok := gj.Files[name]; ok {
+				if f.Truncated {
+					return nil, countersign.Errorf(countersign.InvalidRequest, "the gist's file %s is too large to show", name)
+				}
+				s := f.Content
+				old[name] = &s
+			} else if w.Files[name] == nil {
+				return nil, countersign.Errorf(countersign.InvalidRequest, "the gist has no file %s to delete", name)
+			}
+		}
+	}
+	return old, nil
+}
+
+func isSHA(s string) bool {
+	if len(s) != 40 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !(s[i] >= '0' && s[i] <= '9' || s[i] >= 'a' && s[i] <= 'f') {
+			return false
+		}
+	}
+	return true
+}

@@ -102,7 +102,7 @@ func TestMCPOverHTTP(t *testing.T) {
 	changed := make(chan struct{}, 1)
 	cs := mcpSession(t, w, changed)
 
-	want := []string{"ledger__pay", "ledger__tell", "probe__guess_start", "task_cancel", "task_status", "task_wait", "tasks"}
+	want := []string{"ledger__collect", "ledger__pay", "ledger__tell", "probe__guess_start", "task_cancel", "task_status", "task_wait", "tasks"}
 	if got := toolNames(t, cs); !slices.Equal(got, want) {
 		t.Fatalf("tools %v, want %v", got, want)
 	}

@@ -161,6 +161,14 @@ type settings struct {
 	// sandboxWallet offers the page's sandbox wallet.
 	sandboxWallet bool
 	mcpGrantPoll  time.Duration
+	// connectors are installed beside the probe and the ledger.
+	connectors []*connectors.Connector
+}
+
+// WithConnectors installs more connectors beside the probe and the ledger;
+// PutProject gives the owner a project of one.
+func WithConnectors(cs ...*connectors.Connector) Option {
+	return func(s *settings) { s.connectors = append(s.connectors, cs...) }
 }
 
 // WithMCPGrantPoll sets how often the MCP transport looks at a key's
@@ -255,7 +263,7 @@ func New(t testing.TB, db *sqlstore.DB, opts ...Option) *World {
 		return connectors.Report{Result: map[string]any{"ok": true, "paid": true}}, nil
 	}
 	var err error
-	if w.Catalogue, err = connectors.NewCatalogue(probe.New(), w.Ledger); err != nil {
+	if w.Catalogue, err = connectors.NewCatalogue(append([]*connectors.Connector{probe.New(), w.Ledger}, set.connectors...)...); err != nil {
 		t.Fatal(err)
 	}
 	w.Enclave = enclave.New(enclave.Config{Keys: w.Keys, Store: db, Connectors: w.Catalogue, Now: w.Clock.Now, Logger: w.log,
@@ -305,6 +313,34 @@ func New(t testing.TB, db *sqlstore.DB, opts ...Option) *World {
 		t.Fatal(err)
 	}
 	return w
+}
+
+// PutProject gives the owner a project named name of connector, granted
+// to the agent, with policy and credentials (sealed as the service seals
+// them; nil: none), and returns its uuid. Putting it again replaces its
+// policy and credentials.
+func (w *World) PutProject(name, connector, policy string, creds []byte) string {
+	w.T.Helper()
+	uuid := countersign.NewProjectUUID()
+	now := w.Clock.Now()
+	p := store.Project{Owner: w.Owner.Account, Name: name, UUID: uuid, Connector: connector,
+		Policy: []byte(policy), Agents: []string{w.Agent}, CreatedAt: now, UpdatedAt: now}
+	err := w.DB.Tx(ctx, func(tx store.Tx) error {
+		if old, err := tx.Project(ctx, w.Owner.Account, name); err == nil {
+			p.UUID = old.UUID
+		}
+		if creds != nil {
+			var err error
+			if p.CredsKeyID, p.Creds, err = w.Enclave.SealCredentials(p.UUID, creds); err != nil {
+				return err
+			}
+		}
+		return tx.PutProject(ctx, p)
+	})
+	if err != nil {
+		w.T.Fatal(err)
+	}
+	return p.UUID
 }
 
 // SetAnswer changes what the ledger's confirm does.

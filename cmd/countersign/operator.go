@@ -13,6 +13,8 @@ import (
 	"countersign/approval"
 	"countersign/argschema"
 	"countersign/connectors"
+	"countersign/connectors/gmail"
+	"countersign/connectors/mercury"
 	"countersign/connectors/probe"
 	"countersign/enclave"
 	"countersign/policy"
@@ -25,9 +27,15 @@ func init() {
 	commands["project"] = command{"owners' projects: project put", runProject}
 }
 
-// catalogue is the connectors this binary runs.
+// catalogue is the connectors this binary runs, against the real APIs.
 func catalogue() (connectors.Catalogue, error) {
-	cat, err := connectors.NewCatalogue(probe.New())
+	return catalogueWith(gmail.New(gmail.Config{}), mercury.New(mercury.Config{}))
+}
+
+// catalogueWith is the probe and the connectors given, their schemas
+// checked.
+func catalogueWith(cs ...*connectors.Connector) (connectors.Catalogue, error) {
+	cat, err := connectors.NewCatalogue(append([]*connectors.Connector{probe.New()}, cs...)...)
 	if err != nil {
 		return nil, err
 	}

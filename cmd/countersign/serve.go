@@ -33,8 +33,16 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	cat, err := catalogue()
-	if err != nil {
+	var cat connectors.Catalogue
+	if *dev {
+		var sandboxNotes []string
+		var stopFakes func()
+		if cat, sandboxNotes, stopFakes, err = devCatalogue(); err != nil {
+			return err
+		}
+		defer stopFakes()
+		notes = append(notes, sandboxNotes...)
+	} else if cat, err = catalogue(); err != nil {
 		return err
 	}
 	mode := existingStore

@@ -52,6 +52,9 @@ func (e *apiError) Error() string {
 func (e *apiError) certain() bool { return e.status >= 400 && e.status < 500 }
 
 func (c *connector) client(raw []byte) (*client, error) {
+	if len(raw) == 0 && c.cfg.SandboxCredentials != nil {
+		raw = c.cfg.SandboxCredentials
+	}
 	var cr creds
 	if len(raw) == 0 || countersign.DecodeStrict(raw, &cr) != nil || strings.TrimSpace(cr.Token) == "" {
 		return nil, countersign.Errorf(countersign.InvalidRequest, "the project has no Mercury API token: its owner stores one as {\"token\": \"secret-token:…\"}")

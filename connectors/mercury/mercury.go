@@ -69,6 +69,9 @@ type Config struct {
 	BaseURL string
 	// HTTP is the client (default: 20 s timeout, no redirects).
 	HTTP *http.Client
+	// SandboxCredentials stand in for a project's credentials when it has
+	// none: serve --dev sets them to its fake's token, never a real one.
+	SandboxCredentials []byte
 }
 
 type connector struct {

@@ -189,8 +189,9 @@ type SweepTx interface {
 	// before outcomesBefore (with their events, and their receipts), runs
 	// started before outcomesBefore that no task kept names (as the run that
 	// opened it or the task it answers) with their receipts, spent nonces
-	// expired at now, idempotent calls made before callsBefore, daily counts
-	// and heartbeats older than oldBefore. It returns how many rows it
+	// expired at now, idempotent calls made before callsBefore, payments
+	// counted (ReserveSpend) before outcomesBefore, daily counts and
+	// heartbeats older than oldBefore. It returns how many rows it
 	// deleted.
 	Purge(ctx context.Context, now, outcomesBefore, callsBefore, oldBefore time.Time) (int, error)
 }

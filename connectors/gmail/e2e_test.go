@@ -118,7 +118,7 @@ func TestRecipientOutsideDomainsEndToEnd(t *testing.T) {
 	t.Parallel()
 	w, f := world(t, `{"recipient_domains": ["example.com"]}`)
 	_, err := w.AgentClient().CallRaw(ctx, w.Owner.Account, "mail", []byte(`{"operation": "send", "to": ["eve@elsewhere.example"], "subject": "Hi", "body": "Hello"}`), nil)
-	if err == nil || err.Error() != "policy_denied: eve@elsewhere.example is not a recipient the owner's policy allows (recipient_domains, recipients)" || len(f.Sent()) != 0 {
+	if err == nil || err.Error() != "policy_denied: the owner's policy does not allow the recipient eve@elsewhere.example (recipient_domains, recipients)" || len(f.Sent()) != 0 {
 		t.Fatalf("%v", err)
 	}
 }

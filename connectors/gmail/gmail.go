@@ -173,7 +173,7 @@ func check(p *policy.Policy, recipients []string, subject string, sizes []int) e
 	if hasDomains || hasAddrs {
 		for _, r := range recipients {
 			if !allowed(r, domains, addrs) {
-				return connectors.Refuse(countersign.PolicyDenied, "%s is not a recipient the owner's policy allows (recipient_domains, recipients)", r)
+				return connectors.Refuse(countersign.PolicyDenied, "the owner's policy does not allow the recipient %s (recipient_domains, recipients)", r)
 			}
 		}
 	}
@@ -211,31 +211,19 @@ func allowed(addr string, domains, addrs []string) bool {
 
 func (c *connector) send(ctx context.Context, call *connectors.Call) (any, error) {
 	var args struct {
-		To, Cc, Bcc []string
-		Subject     string `json:"subject"`
-		Body        string `json:"body"`
+		To          []string `json:"to"`
+		Cc          []string `json:"cc"`
+		Bcc         []string `json:"bcc"`
+		Subject     string   `json:"subject"`
+		Body        string   `json:"body"`
 		Attachments []struct {
 			Name        string `json:"name"`
 			ContentType string `json:"content_type"`
 			Data        string `json:"data_base64"`
 		} `json:"attachments"`
 	}
-	var raw struct {
-		To          []string        `json:"to"`
-		Cc          []string        `json:"cc"`
-		Bcc         []string        `json:"bcc"`
-		Subject     string          `json:"subject"`
-		Body        string          `json:"body"`
-		Attachments json.RawMessage `json:"attachments"`
-	}
-	if err := call.Decode(&raw); err != nil {
+	if err := call.Decode(&args); err != nil {
 		return nil, err
-	}
-	args.To, args.Cc, args.Bcc, args.Subject, args.Body = raw.To, raw.Cc, raw.Bcc, raw.Subject, raw.Body
-	if raw.Attachments != nil {
-		if err := json.Unmarshal(raw.Attachments, &args.Attachments); err != nil {
-			return nil, connectors.Refuse(countersign.InvalidRequest, "`attachments` is a list of {name, content_type, data_base64}")
-		}
 	}
 	d := draft{Body: strings.ReplaceAll(args.Body, "\r\n", "\n")}
 	var recipients []string

@@ -107,9 +107,9 @@ func TestRefusals(t *testing.T) {
 	one := `{"operation": "send", "to": ["dana@example.com"], "subject": "Hi", "body": "Hello"}`
 	for _, tc := range []struct{ name, policy, body, want string }{
 		{"outside recipient_domains", `{"recipient_domains": ["example.com"]}`, sendBody("dana@example.com"),
-			"policy_denied: audit@example.org is not a recipient the owner's policy allows (recipient_domains, recipients)"},
+			"policy_denied: the owner's policy does not allow the recipient audit@example.org (recipient_domains, recipients)"},
 		{"not in recipients", `{"recipients": ["lee@example.com"]}`, one,
-			"policy_denied: dana@example.com is not a recipient the owner's policy allows (recipient_domains, recipients)"},
+			"policy_denied: the owner's policy does not allow the recipient dana@example.com (recipient_domains, recipients)"},
 		{"too many recipients", `{"max_recipients": 2}`, sendBody("dana@example.com"), "policy_denied: the message has 3 recipients, above the owner's max_recipients of 2"},
 		{"attachment too large", `{"max_attachment_kb": 0}`, sendBody("dana@example.com"), "policy_denied: attachment 1 is 1 KiB, above the owner's max_attachment_kb of 0"},
 		{"display name", `{}`, `{"operation": "send", "to": ["Dana <dana@example.com>"], "subject": "Hi", "body": "Hello"}`,
@@ -217,5 +217,48 @@ func TestReads(t *testing.T) {
 	}
 	if _, err := h.Call(ctx, `{"operation": "message_get", "id": "nope"}`); connectortest.Text(err) != "invalid_request: Gmail has no such message" {
 		t.Fatalf("get unknown: %v", err)
+	}
+}
+
+// Refusals of the answer run: each says whether the message was sent.
+func TestAnswerRefusals(t *testing.T) {
+	t.Parallel()
+	one := `{"operation": "send", "to": ["dana@example.com"], "subject": "Hi", "body": "Hello"}`
+	for _, tc := range []struct {
+		name   string
+		before func(h *connectortest.Harness, f *gmailtest.Fake)
+		want   string
+	}{
+		{"Gmail fails", func(_ *connectortest.Harness, f *gmailtest.Fake) { f.FailNextSends(1, 503) },
+			"upstream_unavailable: Gmail answered 503 (UNAVAILABLE: The service is currently unavailable.): the message may or may not have been sent; look in the Sent folder before preparing it again. Whether the write happened is not known."},
+		{"sending limit", func(_ *connectortest.Harness, f *gmailtest.Fake) { f.FailNextSends(1, 429) },
+			"rate_limited: Gmail's sending limit is reached (RESOURCE_EXHAUSTED: The service is currently unavailable.); nothing was sent. Nothing was written."},
+		{"client secret changed", func(h *connectortest.Harness, f *gmailtest.Fake) {
+			h.Credentials = []byte(`{"client_id": "` + gmailtest.ClientID + `", "client_secret": "old", "refresh_token": "` + gmailtest.RefreshToken + `"}`)
+		}, "credentials_rejected: Google refused the project's OAuth client (invalid_client): the owner must store its client id and secret again; nothing was sent. Nothing was written."},
+		{"credentials removed", func(h *connectortest.Harness, _ *gmailtest.Fake) { h.Credentials = nil },
+			"invalid_request: The project has no Gmail credentials: its owner stores {\"client_id\", \"client_secret\", \"refresh_token\"}; nothing was sent. Nothing was written."},
+		{"recipient no longer allowed", func(h *connectortest.Harness, _ *gmailtest.Fake) {
+			h.Policy = []byte(`{"confirm": ["send"], "recipients": ["lee@example.com"]}`)
+		}, "policy_denied: The owner's policy does not allow the recipient dana@example.com (recipient_domains, recipients); nothing was sent. Nothing was written."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h, f := setup(t, `{"confirm": ["send"]}`)
+			h.NoVoid = true
+			out, err := h.Call(ctx, one)
+			if err != nil {
+				t.Fatal(err)
+			}
+			task, _ := h.Awaiting(out)
+			tc.before(h, f)
+			_, _, err = h.Answer(ctx, task, nil, "")
+			if got := connectortest.Text(err); got != tc.want {
+				t.Fatalf("got  %s\nwant %s", got, tc.want)
+			}
+			if len(f.Sent()) != 0 {
+				t.Fatal("sent")
+			}
+		})
 	}
 }

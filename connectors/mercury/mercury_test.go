@@ -316,3 +316,51 @@ func TestOtherWrites(t *testing.T) {
 		t.Fatalf("the invoice is %s", inv.Status)
 	}
 }
+
+// Refusals of the answer run, after the owner's approval: each says what
+// happened to the payment.
+func TestAnswerRefusals(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		before func(h *connectortest.Harness, f *mercurytest.Fake)
+		body   string
+		want   string
+		paid   int
+	}{
+		{"lost twice", func(_ *connectortest.Harness, f *mercurytest.Fake) { f.FailNextPayments(2, 503) }, pay(mercurytest.AcmeID, "12.34", "ach"),
+			"upstream_unavailable: Mercury answered 503 (the service is unavailable), so the payment may or may not have been made: look at the account's transactions before preparing it again. Whether the write happened is not known.", 0},
+		{"one 503, then paid", func(_ *connectortest.Harness, f *mercurytest.Fake) { f.FailNextPayments(1, 503) }, pay(mercurytest.AcmeID, "12.35", "ach"), "", 1},
+		{"insufficient funds", nil, pay(mercurytest.AcmeID, "250000.01", "ach"), "invalid_request: Mercury refused the payment: insufficient funds. Nothing was written.", 0},
+		{"token revoked since", func(h *connectortest.Harness, _ *mercurytest.Fake) {
+			h.Credentials = []byte(`{"token": "secret-token:revoked"}`)
+		}, pay(mercurytest.AcmeID, "5", "ach"), "credentials_rejected: Mercury refused the project's token for the payment (401): its owner must store a valid one. Nothing was written.", 0},
+		{"the month's bound reached since", func(h *connectortest.Harness, _ *mercurytest.Fake) {
+			h.Policy = []byte(`{"max_spend_usd_month": 15}`)
+			if _, err := h.Call(ctx, pay(mercurytest.AcmeID, "9", "ach")); err != nil {
+				panic(err)
+			}
+		}, pay(mercurytest.AcmeID, "10.01", "ach"), "policy_denied: This payment of $10.01 would take the last 30 days' payments past the owner's max_spend_usd_month of $15.00. Nothing was written.", 1},
+		{"a rule refuses it now", func(h *connectortest.Harness, _ *mercurytest.Fake) {
+			h.Policy = []byte(`{"rules": [{"when": {"op": "pay_invoice"}, "then": "refuse"}]}`)
+		}, pay(mercurytest.AcmeID, "7", "ach"), "policy_denied: The owner's rule 1 (pay_invoice) refuses this payment. Nothing was written.", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h, f := setup(t, `{"confirm": ["pay_invoice"]}`)
+			h.NoVoid = true
+			out := call(t, h, tc.body)
+			task, _ := h.Task(out["task_id"].(string))
+			if tc.before != nil {
+				tc.before(h, f)
+			}
+			_, _, err := h.Answer(ctx, task, nil, "")
+			if got := connectortest.Text(err); got != tc.want && !(tc.want == "" && err == nil) {
+				t.Fatalf("got  %s\nwant %s", got, tc.want)
+			}
+			if f.Payments() != tc.paid {
+				t.Fatalf("%d payments", f.Payments())
+			}
+		})
+	}
+}

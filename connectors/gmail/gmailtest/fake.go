@@ -45,6 +45,8 @@ type Fake struct {
 	access   map[string]bool // access tokens issued
 	messages []*Message
 	sends    int
+	failSend int // the next sends answered failCode, unsent
+	failCode int
 	srv      *httptest.Server
 }
 
@@ -83,6 +85,13 @@ func (f *Fake) Revoke(refreshToken string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	delete(f.refresh, refreshToken)
+}
+
+// FailNextSends makes the next n sends answer code without sending.
+func (f *Fake) FailNextSends(n, code int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.failSend, f.failCode = n, code
 }
 
 // Sent returns the raw bytes of every message sent, oldest first.
@@ -155,6 +164,12 @@ func (f *Fake) token(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *Fake) send(w http.ResponseWriter, r *http.Request) {
+	if f.failSend > 0 {
+		f.failSend--
+		status := map[int]string{429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}[f.failCode]
+		gmailError(w, f.failCode, "The service is currently unavailable.", status)
+		return
+	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, 48<<20))
 	var in struct {
 		Raw      string `json:"raw"`

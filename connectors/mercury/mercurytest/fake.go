@@ -134,6 +134,8 @@ type Fake struct {
 	invoices        []*Invoice
 	customers       []*Customer
 	dropNextPayment bool
+	failPayments    int // the next payments answered failStatus, unpaid
+	failStatus      int
 	payments        int // payment requests that paid
 	now             func() time.Time
 	srv             *httptest.Server
@@ -185,6 +187,14 @@ func (f *Fake) DropNextPayment() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.dropNextPayment = true
+}
+
+// FailNextPayments makes the next n payment requests answer status (a
+// 5xx, say) without paying.
+func (f *Fake) FailNextPayments(n, status int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.failPayments, f.failStatus = n, status
 }
 
 // Payments is how many payment requests paid (answered again for a known
@@ -368,6 +378,11 @@ type payment struct {
 }
 
 func (f *Fake) pay(w http.ResponseWriter, r *http.Request, a *Account) {
+	if f.failPayments > 0 {
+		f.failPayments--
+		fail(w, f.failStatus, "the service is unavailable")
+		return
+	}
 	raw, err := io.ReadAll(io.LimitReader(r.Body, 1<<16))
 	var p payment
 	if err != nil || decode(raw, &p) != nil {
@@ -544,6 +559,9 @@ func dollars(c int64) json.Number {
 
 // parseDollars reads a JSON number of dollars with at most two decimals.
 func parseDollars(s string) (int64, bool) {
+	if len(s) > 32 || strings.ContainsAny(s, "eE/") {
+		return 0, false
+	}
 	r, ok := new(big.Rat).SetString(s)
 	if !ok {
 		return 0, false

@@ -122,3 +122,41 @@ func TestRecipientOutsideDomainsEndToEnd(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+// max_per_day bounds direct sends and confirmed sends, each on its own, in
+// the store's daily counts.
+func TestMaxPerDayEndToEnd(t *testing.T) {
+	t.Parallel()
+	w, f := world(t, `{"max_per_day": 1}`)
+	one := []byte(`{"operation": "send", "to": ["dana@example.com"], "subject": "Hi", "body": "Hello"}`)
+	if _, err := w.AgentClient().CallRaw(ctx, w.Owner.Account, "mail", one, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.AgentClient().CallRaw(ctx, w.Owner.Account, "mail", one, nil); err == nil ||
+		err.Error() != "policy_denied: the owner's max_per_day of 1 messages sent at once is reached today" {
+		t.Fatalf("a second direct send: %v", err)
+	}
+	w.PutProject("mail", "gmail", `{"max_per_day": 1, "confirm": ["send"]}`, creds(f, gmailtest.RefreshToken))
+	var ids []string
+	for range 2 {
+		raw, err := w.AgentClient().CallRaw(ctx, w.Owner.Account, "mail", one, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var a struct {
+			TaskID string `json:"task_id"`
+		}
+		_ = json.Unmarshal(raw, &a)
+		ids = append(ids, a.TaskID)
+	}
+	var states []string
+	for _, id := range ids {
+		w.Approve(id, nil)
+		w.WaitState(id, countersign.StateDone, countersign.StateFailed)
+		st := w.Status("mail", id)
+		states = append(states, st.State+" "+st.FailureReason)
+	}
+	if states[0] != "done " || states[1] != "failed run_refused:policy_denied" || len(f.Sent()) != 2 {
+		t.Fatalf("confirmed sends: %v, %d sent", states, len(f.Sent()))
+	}
+}

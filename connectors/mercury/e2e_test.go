@@ -217,3 +217,39 @@ func mercurytestCents(s string) (int64, error) {
 	}
 	return c, err
 }
+
+// Confirmed payments are counted against the month's bound when their
+// answers run, whatever order the job queue runs them in.
+func TestMonthlyBoundOfConfirmedPaymentsEndToEnd(t *testing.T) {
+	t.Parallel()
+	w, f := world(t, `{"confirm": ["pay_invoice"], "max_spend_usd_month": 100}`)
+	var ids []string
+	for i := range 10 { // a preparer's most open tasks for one owner
+		out, refused := agentCall(t, w, pay(mercurytest.AcmeID, fmt.Sprintf("15.%02d", i), "ach"))
+		if refused != "" {
+			t.Fatal(refused)
+		}
+		ids = append(ids, out["task_id"].(string))
+	}
+	for _, id := range ids {
+		w.Approve(id, nil)
+	}
+	var paid int64
+	done := 0
+	for _, id := range ids {
+		w.WaitState(id, countersign.StateDone, countersign.StateFailed)
+		st := w.Status("bank", id)
+		var res map[string]any
+		_ = json.Unmarshal(st.Result, &res)
+		switch {
+		case st.State == "done":
+			paid += int64(res["amount_cents"].(float64))
+			done++
+		case st.FailureReason != "run_refused:policy_denied":
+			t.Fatalf("%s: %+v %s", id, st, st.Result)
+		}
+	}
+	if paid > 10_000 || done != 6 || f.Payments() != done {
+		t.Fatalf("%d paid, %d cents; Mercury made %d", done, paid, f.Payments())
+	}
+}

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Code is a refusal code of the contract (SPEC §4). Agent-facing refusals read
+// Code is a refusal code of the contract (docs/contract.md §4). Agent-facing refusals read
 // "<code>: <sentence>"; owner-facing ones carry the code as "reason".
 type Code string
 
@@ -47,6 +47,15 @@ const (
 	RateLimited          Code = "rate_limited"
 	UpstreamUnavailable  Code = "upstream_unavailable"
 )
+
+// Codes lists every refusal code, agents' and owners'.
+func Codes() []Code {
+	return []Code{TasksNotDeclared, NotGranted, Muted, InboxFull, TaskRunLimit, DisplayInvalid, TaskTooLarge,
+		TaskLifeTooLong, PaymentRequired, TaskNotFound, NotThePreparer, TaskClosed, TaskVoid, TaskUnreadable,
+		TaskStoreUnavailable, PolicyUnreadable, PolicyDenied, InvalidRequest, Conflict, Internal, Unauthorized,
+		InvalidStatement, SessionRequired, SessionReplaced, ConfirmationRequired, OriginRefused, TaskExpired,
+		RateLimited, UpstreamUnavailable}
+}
 
 // Error is a refusal with a code and a sentence that is safe to show the
 // caller: it never holds task content, keys, tokens or credentials.

@@ -266,7 +266,14 @@ func lookup(s setting, flagGiven bool, flagValue string, getenv func(string) str
 		if err != nil {
 			return "", "", fmt.Errorf("%s_FILE: cannot read the file: %v", env, errors.Unwrap(err))
 		}
-		return strings.TrimRight(string(b), "\r\n"), env + "_FILE", nil
+		if err := private(file, getenv(Prefix+"SECRET_FILES_SHARED")); err != nil {
+			return "", "", fmt.Errorf("%s_FILE: %v", env, err)
+		}
+		v := strings.TrimRight(string(b), "\r\n")
+		if strings.TrimSpace(v) == "" {
+			return "", "", fmt.Errorf("%s_FILE: %s is empty: put the value in it, or unset %s_FILE", env, file, env)
+		}
+		return v, env + "_FILE", nil
 	}
 	return "", "", nil
 }
@@ -280,4 +287,19 @@ func Describe() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// private refuses a secret file that its group or others can read or write:
+// a master key or a database URL readable by other accounts of the machine
+// is as good as published. shared="true" (COUNTERSIGN_SECRET_FILES_SHARED,
+// for a container whose user the files cannot be given to) lets it pass.
+func private(path, shared string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("cannot read the file: %v", errors.Unwrap(err))
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 && shared != "true" {
+		return fmt.Errorf("%s can be read or written by others than its owner (mode %04o): chmod 600 it (or set %sSECRET_FILES_SHARED=true where that cannot be done)", path, perm, Prefix)
+	}
+	return nil
 }

@@ -66,12 +66,29 @@ func TestPrecedence(t *testing.T) {
 func TestRefusals(t *testing.T) {
 	t.Parallel()
 	secret := "postgres://u:hunter2@/db"
+	shared := filepath.Join(t.TempDir(), "shared.key")
+	if err := os.WriteFile(shared, []byte(strings.Repeat("ab", 32)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(shared, 0o644) // whatever the umask
+	groupURL := filepath.Join(t.TempDir(), "database.url")
+	if err := os.WriteFile(groupURL, []byte("postgres://u:hunter2@h/db"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(groupURL, 0o640)
+	empty := filepath.Join(t.TempDir(), "empty.key")
+	if err := os.WriteFile(empty, []byte("\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name string
 		args []string
 		env  map[string]string
 		want string
 	}{
+		{"key file others can read", nil, map[string]string{"COUNTERSIGN_MASTER_KEY_FILE": shared}, "COUNTERSIGN_MASTER_KEY_FILE: " + shared + " can be read or written by others than its owner (mode 0644): chmod 600 it"},
+		{"database URL file the group can read", nil, map[string]string{"COUNTERSIGN_DATABASE_URL_FILE": groupURL}, "COUNTERSIGN_DATABASE_URL_FILE: " + groupURL + " can be read or written by others than its owner (mode 0640)"},
+		{"empty key file", nil, map[string]string{"COUNTERSIGN_MASTER_KEY_FILE": empty}, "COUNTERSIGN_MASTER_KEY_FILE: " + empty + " is empty"},
 		{"database not postgres", nil, map[string]string{"COUNTERSIGN_DATABASE_URL": "mysql://x/y"}, "COUNTERSIGN_DATABASE_URL: expected postgres://"},
 		{"database without host, password not echoed", nil, map[string]string{"COUNTERSIGN_DATABASE_URL": secret}, "COUNTERSIGN_DATABASE_URL: expected postgres://"},
 		{"both variable and file", nil, map[string]string{"COUNTERSIGN_MASTER_KEY": "x", "COUNTERSIGN_MASTER_KEY_FILE": "/x"}, "both set"},
@@ -96,5 +113,20 @@ func TestRefusals(t *testing.T) {
 				t.Fatalf("error is not one safe line: %q", err)
 			}
 		})
+	}
+}
+
+// COUNTERSIGN_SECRET_FILES_SHARED=true lets a secret file others can read
+// pass, for containers whose user the files cannot be given to.
+func TestSecretFilesShared(t *testing.T) {
+	t.Parallel()
+	keyFile := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(keyFile, []byte(strings.Repeat("ab", 32)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(keyFile, 0o644)
+	c, err := load(t, nil, map[string]string{"COUNTERSIGN_MASTER_KEY_FILE": keyFile, "COUNTERSIGN_SECRET_FILES_SHARED": "true"})
+	if err != nil || c.MasterKey != strings.Repeat("ab", 32) {
+		t.Fatalf("a shared key file with SECRET_FILES_SHARED=true: %v", err)
 	}
 }

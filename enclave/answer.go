@@ -119,6 +119,7 @@ func (e *Enclave) Answer(ctx context.Context, taskID, run string) error {
 		return err
 	}
 	e.log.Info("answer run started", "run", run, "task", p.task.ID, "agent", p.task.Preparer, "operation", p.op.Name)
+	defer e.observeAnswer(p.conn.Name, time.Now())
 	return e.answer(ctx, p, run, limit, input, rk)
 }
 

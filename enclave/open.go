@@ -46,6 +46,8 @@ type Enclave struct {
 	webhookPrivate bool
 	// jitter picks the retry schedule's jitter (nil: random).
 	jitter func() float64
+	// metrics count answer runs and webhook attempts.
+	metrics metrics
 }
 
 // Config is what an Enclave is built from.
@@ -102,7 +104,8 @@ func New(c Config) *Enclave {
 	}
 	return &Enclave{keys: c.Keys, store: c.Store, connectors: c.Connectors, schemas: schemas, recipient: c.Recipient,
 		publicURL: strings.TrimSuffix(c.PublicURL, "/"), now: c.Now, log: c.Logger, taskWaitPoll: c.TaskWaitPoll,
-		instance: "p" + countersign.NewRunID(), webhooks: c.WebhookSender, webhookPrivate: c.WebhookAllowPrivate, jitter: c.Jitter}
+		instance: "p" + countersign.NewRunID(), webhooks: c.WebhookSender, webhookPrivate: c.WebhookAllowPrivate, jitter: c.Jitter,
+		metrics: newMetrics()}
 }
 
 // clock is the time in whole seconds, UTC.

@@ -3,6 +3,7 @@ package enclave
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"countersign/sealing"
 	"countersign/store"
@@ -65,4 +66,51 @@ func (e *Enclave) Rewrap(ctx context.Context) (moved, skipped int, err error) {
 			return moved, skipped, nil
 		}
 	}
+}
+
+// KeyringCheck is what CheckKeyring finds of the keyring against the data.
+type KeyringCheck struct {
+	// InUse is every master key id the data needs, with what needs it.
+	InUse map[uint32][]string
+	// Missing are the ids in use that the keyring lacks.
+	Missing []uint32
+	// Opened counts the sealed secrets sampled that opened.
+	Opened int
+	// Failed names those that did not: what they are and their key id.
+	Failed []string
+}
+
+// CheckKeyring checks that the keyring is the one the data was sealed with:
+// every key id the data uses is in it, and a sample of the secrets sealed
+// directly under the master key (up to 20 of each kind) opens.
+func (e *Enclave) CheckKeyring(ctx context.Context) (KeyringCheck, error) {
+	var c KeyringCheck
+	var sample []store.Sealed
+	err := e.store.Tx(ctx, func(tx store.Tx) (err error) {
+		if c.InUse, err = tx.KeyIDsInUse(ctx); err != nil {
+			return err
+		}
+		sample, err = tx.SealedUnder(ctx, 0, 20)
+		return err
+	})
+	if err != nil {
+		return c, err
+	}
+	for id := range c.InUse {
+		if !e.keys.Has(id) {
+			c.Missing = append(c.Missing, id)
+		}
+	}
+	slices.Sort(c.Missing)
+	for _, s := range sample {
+		if !e.keys.Has(s.KeyID) {
+			continue // reported as missing
+		}
+		if _, err := e.keys.Open(s.KeyID, purposes[s.Kind], s.Row, s.Blob); err != nil {
+			c.Failed = append(c.Failed, fmt.Sprintf("%s under key %d", s.Kind, s.KeyID))
+			continue
+		}
+		c.Opened++
+	}
+	return c, nil
 }

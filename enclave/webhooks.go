@@ -97,6 +97,7 @@ func (e *Enclave) Deliver(ctx context.Context, eventID, webhookID string) (time.
 // send signs and sends one event to an owner's webhook and logs the attempt.
 func (e *Enclave) send(ctx context.Context, w store.Webhook, ev webhook.Event, attempt int) (webhook.Attempt, error) {
 	var a webhook.Attempt
+	unusable := true
 	s, err := e.openWebhook(w)
 	if err != nil {
 		a = webhook.Attempt{Number: attempt, Error: "the webhook's secret cannot be opened", At: e.now().UTC(), Final: true}
@@ -109,8 +110,10 @@ func (e *Enclave) send(ctx context.Context, w store.Webhook, ev webhook.Event, a
 			a = webhook.Attempt{Number: attempt, Error: "the webhook URL or secret is no longer usable; name the webhook again", At: e.now().UTC(), Final: true}
 		default:
 			a = e.webhooks.Deliver(ctx, target, key, ev, attempt)
+			unusable = false
 		}
 	}
+	e.metrics.webhookAttempts.WithLabelValues(attemptOutcome(a, unusable)).Inc()
 	bg := context.WithoutCancel(ctx)
 	err = e.store.Tx(bg, func(tx store.Tx) error {
 		return tx.RecordAttempt(bg, store.WebhookAttempt{Owner: ev.Owner, EventID: ev.ID, Type: string(ev.Type), TaskID: ev.TaskID,
@@ -161,4 +164,17 @@ func (w *deliveryWorker) Work(ctx context.Context, job *river.Job[store.Delivery
 // Timeout covers the sender's own 15-second bound.
 func (w *deliveryWorker) Timeout(*river.Job[store.DeliveryJob]) time.Duration {
 	return webhook.DefaultTimeout + 15*time.Second
+}
+
+// attemptOutcome names how an attempt ended, for the metrics.
+func attemptOutcome(a webhook.Attempt, unusable bool) string {
+	switch {
+	case unusable:
+		return "unusable"
+	case a.Delivered():
+		return "delivered"
+	case a.StatusCode != 0:
+		return "refused"
+	}
+	return "unreachable"
 }

@@ -28,7 +28,7 @@ var sample = strings.NewReplacer("{owner}", "alice.near", "{project}", "probe", 
 func TestOpenAPIMatchesTheRouter(t *testing.T) {
 	t.Parallel()
 	// The real connectors' schemas are in the document too.
-	w := servicetest.New(t, storetest.SQLite(t), servicetest.WithConnectors(gmail.New(gmail.Config{}), mercury.New(mercury.Config{})))
+	w := servicetest.New(t, storetest.SQLite(t), servicetest.WithConnector(gmail.New(gmail.Config{})), servicetest.WithConnector(mercury.New(mercury.Config{})))
 	resp, err := http.Get(w.URL + "/openapi.json")
 	if err != nil {
 		t.Fatal(err)

@@ -80,6 +80,34 @@ kbd { font-family: ui-monospace, monospace; font-size: .8rem; padding: .05rem .3
 summary:focus-visible, .keys:focus-visible, a:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
 .keys { margin-top: 1.5rem; padding: .5rem 1rem 1rem; border: 1px solid var(--line); border-radius: .4rem; background: var(--card); }
 .keys-hint { color: var(--muted); font-size: .9rem; }
+.settings-part { margin-top: 1.5rem; padding-top: .25rem; border-top: 2px solid var(--line); }
+.settings-part > h3 { font-size: 1.1rem; }
+.settings h4 { font-size: .95rem; margin: 1rem 0 .3rem; }
+.settings ul.tasks li { display: flex; flex-direction: column; gap: .15rem; min-width: 0; }
+.settings ul.tasks li .actions { margin-top: .35rem; }
+.settings { overflow-wrap: anywhere; }
+.settings input[type=checkbox], .settings input[type=radio] { width: auto; margin: 0; accent-color: var(--accent); }
+.settings input[type=checkbox]:focus-visible, .settings input[type=radio]:focus-visible, .settings select:focus-visible, .table-scroll:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
+.settings select { font: inherit; width: 100%; padding: .4rem .5rem; border: 1px solid var(--line); border-radius: .3rem; background: var(--card); color: var(--fg); }
+.settings label.choice { display: flex; align-items: center; flex-wrap: wrap; gap: .1rem .4rem; font-weight: 400; margin: .35rem 0; }
+.settings fieldset { border: 1px solid var(--line); border-radius: .4rem; margin: 1rem 0 0; padding: .25rem .75rem .5rem; min-width: 0; }
+.settings legend { font-weight: 600; padding: 0 .25rem; }
+.setting-form { margin-top: 1rem; padding: .25rem 1rem 1rem; border: 1px solid var(--line); border-radius: .4rem; background: var(--card); }
+.settings .this-device { color: var(--accent); }
+.policy-mode { font-size: .9rem; }
+.policy-mode.failure { color: var(--warn); }
+.confirm-step { margin-top: .75rem; padding: .25rem 1rem .75rem; border: 1px solid var(--accent); border-radius: .4rem; }
+.secret { margin-top: 1rem; padding: .25rem 1rem .75rem; border: 2px solid var(--warn); border-radius: .4rem; }
+.secret code { font-size: .95rem; }
+.secret-once { font-weight: 600; }
+.table-scroll { overflow-x: auto; }
+table.log { border-collapse: collapse; width: 100%; font-size: .9rem; overflow-wrap: normal; }
+table.log caption { text-align: left; color: var(--muted); padding-bottom: .25rem; }
+table.log th, table.log td { text-align: left; padding: .3rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; white-space: nowrap; }
+table.log td.failure { color: var(--warn); }
+ol.rules { list-style: none; padding: 0; margin: .5rem 0 0; }
+ol.rules li.rule { display: block; padding: .5rem 0; border-top: 1px solid var(--line); }
+ol.rules li.rule label { margin-top: .5rem; }
 `
 
 // pageNonce is a fresh CSP nonce: 16 random bytes in base64.

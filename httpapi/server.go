@@ -138,7 +138,7 @@ func New(opts Options) *Server {
 		Help:    "HTTP request latency by route.",
 		Buckets: prometheus.DefBuckets,
 	}, []string{"route"})
-	s.registry.MustRegister(s.requests, s.latency,
+	s.registry.MustRegister(s.requests, s.latency, newGauges(opts.Store),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
 	r := s.router

@@ -161,14 +161,9 @@ type settings struct {
 	// sandboxWallet offers the page's sandbox wallet.
 	sandboxWallet bool
 	mcpGrantPoll  time.Duration
-	// connectors are installed beside the probe and the ledger.
-	connectors []*connectors.Connector
-}
-
-// WithConnectors installs more connectors beside the probe and the ledger;
-// PutProject gives the owner a project of one.
-func WithConnectors(cs ...*connectors.Connector) Option {
-	return func(s *settings) { s.connectors = append(s.connectors, cs...) }
+	// extra are connectors besides probe and ledger, each with a project
+	// of its name.
+	extra []*connectors.Connector
 }
 
 // WithMCPGrantPoll sets how often the MCP transport looks at a key's
@@ -189,6 +184,13 @@ func WithTaskWaitPoll(d time.Duration) Option { return func(s *settings) { s.tas
 
 // WithSandboxWallet has the page offer its sandbox wallet, as serve --dev does.
 func WithSandboxWallet() Option { return func(s *settings) { s.sandboxWallet = true } }
+
+// WithConnector adds c to the catalogue beside probe and ledger, and gives
+// the owner a project named after it, with the policy {}, granted to the
+// agent.
+func WithConnector(c *connectors.Connector) Option {
+	return func(s *settings) { s.extra = append(s.extra, c) }
+}
 
 // New builds the service on db.
 func New(t testing.TB, db *sqlstore.DB, opts ...Option) *World {
@@ -263,7 +265,7 @@ func New(t testing.TB, db *sqlstore.DB, opts ...Option) *World {
 		return connectors.Report{Result: map[string]any{"ok": true, "paid": true}}, nil
 	}
 	var err error
-	if w.Catalogue, err = connectors.NewCatalogue(append([]*connectors.Connector{probe.New(), w.Ledger}, set.connectors...)...); err != nil {
+	if w.Catalogue, err = connectors.NewCatalogue(append([]*connectors.Connector{probe.New(), w.Ledger}, set.extra...)...); err != nil {
 		t.Fatal(err)
 	}
 	w.Enclave = enclave.New(enclave.Config{Keys: w.Keys, Store: db, Connectors: w.Catalogue, Now: w.Clock.Now, Logger: w.log,
@@ -288,6 +290,7 @@ func New(t testing.TB, db *sqlstore.DB, opts ...Option) *World {
 		SandboxWallet: set.sandboxWallet})
 	w.API = api
 	t.Cleanup(api.Close)
+	api.Registry().MustRegister(w.Enclave.Collectors()...)
 	srv.Config.Handler = checkAnswers(t, api)
 	srv.Start()
 	t.Cleanup(srv.Close)
@@ -301,7 +304,11 @@ func New(t testing.TB, db *sqlstore.DB, opts ...Option) *World {
 		if _, err := tx.Credit(ctx, w.Agent, 1<<40, "test", now); err != nil {
 			return err
 		}
-		for _, name := range []string{"probe", "ledger"} {
+		names := []string{"probe", "ledger"}
+		for _, c := range set.extra {
+			names = append(names, c.Name)
+		}
+		for _, name := range names {
 			if err := tx.PutProject(ctx, store.Project{Owner: w.Owner.Account, Name: name, UUID: countersign.NewProjectUUID(), Connector: name,
 				Policy: []byte("{}"), Agents: []string{w.Agent}, CreatedAt: now, UpdatedAt: now}); err != nil {
 				return err

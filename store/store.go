@@ -97,6 +97,10 @@ type RewrapTx interface {
 	// ReplaceSealed stores a secret sealed again, if it is still sealed under
 	// the key id it was read with; it reports whether it did.
 	ReplaceSealed(ctx context.Context, old Sealed, keyID uint32, blob []byte) (bool, error)
+	// KeyIDsInUse lists every master key id the data still needs (tasks,
+	// results, credentials, webhooks, idempotent answers, run receipts), each
+	// with what needs it ("tasks", "projects", …).
+	KeyIDsInUse(ctx context.Context) (map[uint32][]string, error)
 }
 
 // Sealed is one secret sealed under a master key.
@@ -213,6 +217,8 @@ type InboxTx interface {
 	// EnqueueAnswer queues the answer run of an approved task, in this
 	// transaction: the job carries ids only.
 	EnqueueAnswer(ctx context.Context, job AnswerJob) error
+	// Gauges counts what the service holds now, for its metrics.
+	Gauges(ctx context.Context) (Gauges, error)
 	// PutMute mutes an agent or a project for an owner (idempotent).
 	PutMute(ctx context.Context, m Mute) error
 	// DeleteMute lifts a mute; it reports whether there was one.
@@ -221,6 +227,14 @@ type InboxTx interface {
 	Mutes(ctx context.Context, owner string) ([]Mute, error)
 	// Muted reports whether an owner muted the agent or the project.
 	Muted(ctx context.Context, owner, agent, project string) (bool, error)
+}
+
+// Gauges is what the service holds at one moment: its tasks by state, and
+// its answer runs and webhook deliveries waiting in the job queue (to run
+// now, scheduled or to retry), by job kind.
+type Gauges struct {
+	Tasks  map[countersign.State]int
+	Queued map[string]int
 }
 
 // Mute silences an agent or a project for an owner.

@@ -155,6 +155,16 @@ func TestInboxPageWallet(t *testing.T) {
 		t.Fatalf("the task approved with a callback URL is %s", st.State)
 	}
 
+	// The wallet gone from the browser (near-connect forgot it): the card
+	// says so and offers the paste panel instead; the task still waits.
+	third := w.Pay()
+	openCard(t, ctx, third)
+	do(t, ctx, "forget the wallet", chromedp.Evaluate[chromedp.Void](`localStorage.removeItem("selected-wallet")`), chromedp.Click(named("Approve")))
+	waitJS(t, ctx, "the paste panel", `!!document.getElementById("approval-signed") && document.getElementById("status").textContent.includes("no longer connected")`)
+	do(t, ctx, "paste", chromedp.SetValue(chromedp.ID("approval-signed"), walletSign(t, ctx, w, textOf(t, ctx, "the sentence", "#approval-sentence"), "approval-nonce")),
+		chromedp.Click(named("Send approval")))
+	waitJS(t, ctx, "approved", `document.getElementById("status").textContent.startsWith("Approved")`)
+
 	signOut(t, ctx)
 	for _, u := range requests() {
 		if !strings.HasPrefix(u, w.URL+"/") && !strings.HasPrefix(u, "data:") && !strings.HasPrefix(u, "blob:") {

@@ -7,9 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"countersign/config"
+	"countersign/enclave"
+	"countersign/sealing"
+	"countersign/store"
 )
 
 // runDoctor checks what the service needs and prints each problem with its
@@ -49,11 +54,15 @@ func runDoctor(ctx context.Context, a *app, args []string) error {
 	if *dev {
 		mode = createStore
 	}
+	keys, keyErr := keyring(cfg)
 	db, err := openStore(ctx, cfg, mode)
 	report("database ("+storeName(cfg)+")", err)
 	if err == nil {
 		st, err := checkSchema(ctx, db)
 		report(fmt.Sprintf("schema (version %d, binary needs %d)", st.Current, st.Needed), err)
+		if err == nil && keyErr == nil {
+			report(keyringAgainstData(ctx, keys, db))
+		}
 		db.Close()
 	}
 	if cfg.NearRPC == "off" {
@@ -104,4 +113,32 @@ func pingNearRPC(ctx context.Context, url string) error {
 		return fmt.Errorf("answered HTTP %d without a status result: check COUNTERSIGN_NEAR_RPC", resp.StatusCode)
 	}
 	return nil
+}
+
+// keyringAgainstData says whether the keyring is the one the data was
+// sealed with: every key id the data needs is in it, and sealed secrets open.
+func keyringAgainstData(ctx context.Context, keys *sealing.Keyring, db store.Store) (string, error) {
+	c, err := enclave.New(enclave.Config{Keys: keys, Store: db}).CheckKeyring(ctx)
+	if err != nil {
+		return "the master key against the data", fmt.Errorf("cannot read what the data was sealed with: %s", oneLine(err))
+	}
+	if len(c.Missing) > 0 {
+		var parts []string
+		for _, id := range c.Missing {
+			parts = append(parts, fmt.Sprintf("key %d (%s)", id, strings.Join(c.InUse[id], ", ")))
+		}
+		return "the master key against the data", fmt.Errorf("the data needs %s, which this keyring lacks: install the keyring the data was sealed with (an older key stays in it until nothing needs it)", strings.Join(parts, "; "))
+	}
+	if len(c.Failed) > 0 {
+		return "the master key against the data", fmt.Errorf("%d of %d sealed secrets sampled do not open with this keyring (%s): it is not the keyring the data was sealed with", len(c.Failed), len(c.Failed)+c.Opened, strings.Join(c.Failed, ", "))
+	}
+	ids := make([]string, 0, len(c.InUse))
+	for id := range c.InUse {
+		ids = append(ids, fmt.Sprint(id))
+	}
+	slices.Sort(ids)
+	if len(ids) == 0 {
+		return "the master key against the data: nothing is sealed yet", nil
+	}
+	return fmt.Sprintf("the master key opens the data (key ids in use: %s; %d sealed secrets sampled)", strings.Join(ids, ", "), c.Opened), nil
 }

@@ -32,7 +32,7 @@ func inboxLogin(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	if len(pos) != 0 {
-		return errors.New("usage: countersign inbox login --account ID [--wallet FILE | --external] [--days N] [--server URL]")
+		return errors.New("usage: countersign inbox login (--wallet FILE [--account ID] | --external --account ID) [--days N] [--server URL]")
 	}
 	base := strings.TrimSuffix(first(*server, a.getenv("COUNTERSIGN_SERVER"), "http://127.0.0.1:8080"), "/")
 	rcpt := first(*recipient, a.getenv("COUNTERSIGN_RECIPIENT"), "countersign")
@@ -41,8 +41,10 @@ func inboxLogin(ctx context.Context, a *app, args []string) error {
 		return fmt.Errorf("--server: %v", checkServerURL(base))
 	case *days < 1 || *days > 30:
 		return errors.New("--days: a session lasts 1 to 30 days")
-	case (*walletFile == "") == !*external:
-		return errors.New("say how to sign: --wallet FILE (a key file here) or --external (a wallet elsewhere), not both")
+	case *walletFile != "" && *external:
+		return errors.New("--wallet or --external, not both: --wallet FILE signs with a key file here, --external with a wallet elsewhere")
+	case *walletFile == "" && !*external:
+		return errors.New("say how to sign: --wallet FILE (a key file here) or --external (a wallet elsewhere)")
 	}
 	var signer device.Signer
 	var walletPath string
@@ -70,8 +72,18 @@ func inboxLogin(ctx context.Context, a *app, args []string) error {
 	}
 
 	dir := dirOf()
+	_, statErr := os.Stat(dir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("cannot make the inbox directory: %v", err)
+	}
+	// A sign-in that fails leaves no directory it made behind.
+	signedIn := false
+	if errors.Is(statErr, os.ErrNotExist) {
+		defer func() {
+			if !signedIn {
+				os.RemoveAll(dir)
+			}
+		}()
 	}
 	key, err := loadOrMakeKey(filepath.Join(dir, deviceKeyFile))
 	if err != nil {
@@ -115,6 +127,7 @@ func inboxLogin(ctx context.Context, a *app, args []string) error {
 	if err := saveSession(dir, sess); err != nil {
 		return fmt.Errorf("cannot save the session: %v", err)
 	}
+	signedIn = true
 	ids := make([]string, 0, len(keys))
 	for id := range keys {
 		ids = append(ids, id)

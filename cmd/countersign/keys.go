@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 
 	"countersign/enclave"
 	"countersign/sealing"
@@ -16,10 +18,19 @@ func runKeys(ctx context.Context, a *app, args []string) error {
 	switch args[0] {
 	case "new":
 		fset := a.flags("keys new")
+		out := fset.String("out", "", "write the keyring to this file (mode 0600; an existing file is never overwritten) instead of standard output")
 		if err := fset.Parse(args[1:]); err != nil {
 			return err
 		}
-		fmt.Fprintln(a.stdout, sealing.GenerateKeyring().Export())
+		text := sealing.GenerateKeyring().Export() + "\n"
+		if *out == "" {
+			_, err := io.WriteString(a.stdout, text)
+			return err
+		}
+		if err := writeSecretFile(*out, []byte(text)); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.stdout, "master key written to %s (mode 0600): give it to the service as COUNTERSIGN_MASTER_KEY_FILE, and keep a copy apart from the database's backups\n", *out)
 		return nil
 	case "rotate":
 		return keysRotate(ctx, a, args[1:])
@@ -68,4 +79,22 @@ func keysRotate(ctx context.Context, a *app, args []string) error {
 		return fmt.Errorf("%d secret(s) do not open with this keyring and were left as they are (see the log): keep the keys that sealed them", skipped)
 	}
 	return nil
+}
+
+// writeSecretFile writes b to a new file readable by its owner only; it
+// never replaces a file that exists.
+func writeSecretFile(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("%s exists: it is never overwritten (move it away first, or choose another --out)", path)
+		}
+		return fmt.Errorf("cannot write %s: %s", path, oneLine(err))
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		os.Remove(path)
+		return fmt.Errorf("cannot write %s: %s", path, oneLine(err))
+	}
+	return f.Close()
 }

@@ -8,6 +8,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/url"
 	"os"
 	"os/signal"
 	"sort"
@@ -48,6 +50,7 @@ func init() {
 	commands["doctor"] = command{"check the settings, database, schema, master key and NEAR RPC", runDoctor}
 	commands["version"] = command{"print the version", runVersion}
 	commands["keys"] = command{"master keys: keys new | keys rotate", runKeys}
+	commands["healthcheck"] = command{"exit 0 when the service on this machine answers /readyz (for container health checks)", runHealthcheck}
 }
 
 func main() {
@@ -71,6 +74,9 @@ func (a *app) main(ctx context.Context, args []string) int {
 		}
 		return 0
 	}
+	if args[0] == "--version" || args[0] == "-v" {
+		args = []string{"version"}
+	}
 	cmd, ok := commands[args[0]]
 	if !ok {
 		fmt.Fprintf(a.stderr, "countersign: unknown command %q (countersign help lists them)\n", args[0])
@@ -86,7 +92,7 @@ func (a *app) main(ctx context.Context, args []string) int {
 	case errors.Is(err, flag.ErrHelp):
 		return 0
 	}
-	fmt.Fprintf(a.stderr, "countersign %s: %v\n", args[0], err)
+	fmt.Fprintf(a.stderr, "countersign %s: %v\n", args[0], unreachable(err))
 	return 1
 }
 
@@ -130,4 +136,19 @@ func (a *app) table(header string) *tabwriter.Writer {
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, header)
 	return tw
+}
+
+// unreachable says a failed connection to the service in words: the
+// address, and whether it runs, rather than Go's dial error.
+func unreachable(err error) error {
+	var ue *url.Error
+	var op *net.OpError
+	if !errors.As(err, &ue) || !errors.As(err, &op) || op.Op != "dial" {
+		return err
+	}
+	u, perr := url.Parse(ue.URL)
+	if perr != nil {
+		return err
+	}
+	return fmt.Errorf("cannot reach the service at %s://%s; is it running? (%v)", u.Scheme, u.Host, op.Err)
 }

@@ -97,6 +97,7 @@ func runServe(ctx context.Context, a *app, args []string) error {
 		Limits: httpapi.Limits{AgentCallsPerMinute: cfg.AgentCallsPerMinute}, PublicURL: cfg.PublicURL,
 		NearNetwork: nearNetwork(cfg.NearRPC), SandboxWallet: *dev})
 	defer api.Close()
+	api.Registry().MustRegister(agents.Collectors()...)
 	// Answer runs and the leader's sweeps come from the job queue; the
 	// heartbeat tells other processes this one's runs are alive.
 	jobsCtx, stopBeating := context.WithCancel(context.WithoutCancel(ctx))
@@ -104,7 +105,7 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	go agents.KeepAlive(jobsCtx)
 	stopJobs, err := db.StartJobs(jobsCtx, sqlstore.Jobs{Workers: agents.Workers(), Periodic: agents.PeriodicJobs(), Logger: log})
 	if err != nil {
-		return fmt.Errorf("cannot start the job queue: %s", oneLine(err))
+		return fmt.Errorf("cannot start running approved tasks and webhook deliveries (the job queue): %s", oneLine(err))
 	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -154,11 +155,23 @@ func runServe(ctx context.Context, a *app, args []string) error {
 }
 
 func runMigrate(ctx context.Context, a *app, args []string) error {
-	cfg, err := a.parseSettings(a.flags("migrate"), args)
+	fset := a.flags("migrate")
+	wait := fset.Duration("wait", 0, "keep trying to reach the database this long (e.g. 2m, for a database that is still starting); 0: try once")
+	cfg, err := a.parseSettings(fset, args)
 	if err != nil {
 		return err
 	}
+	deadline := time.Now().Add(*wait)
 	db, err := openStore(ctx, cfg, createStore)
+	for err != nil && time.Now().Before(deadline) {
+		fmt.Fprintf(a.stderr, "migrate: the database does not answer yet; trying again until %s: %v\n", deadline.UTC().Format(time.TimeOnly), err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(2 * time.Second):
+		}
+		db, err = openStore(ctx, cfg, createStore)
+	}
 	if err != nil {
 		return err
 	}

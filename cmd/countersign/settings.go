@@ -169,7 +169,10 @@ func checkSchema(ctx context.Context, db store.Store) (store.SchemaStatus, error
 	case st.Ahead():
 		return st, fmt.Errorf("the database schema is at version %d, newer than this binary's %d: run a newer countersign", st.Current, st.Needed)
 	case st.Behind():
-		return st, fmt.Errorf("the database schema is at version %d and this binary needs %d (job queue current: %v): run `countersign migrate`", st.Current, st.Needed, st.JobsCurrent)
+		if st.Current >= st.Needed {
+			return st, fmt.Errorf("the tables that keep approved tasks' runs and webhook deliveries are behind this binary: run `countersign migrate`")
+		}
+		return st, fmt.Errorf("the database schema is at version %d and this binary needs %d: run `countersign migrate`", st.Current, st.Needed)
 	}
 	return st, nil
 }

@@ -19,7 +19,7 @@ func world(t *testing.T, pol string) (*servicetest.World, *gmailtest.Fake) {
 	t.Helper()
 	f := gmailtest.New().Start()
 	t.Cleanup(f.Close)
-	w := servicetest.New(t, storetest.Postgres(t), servicetest.WithConnectors(gmail.New(gmail.Config{BaseURL: f.URL(), TokenURL: f.TokenURL()})))
+	w := servicetest.New(t, storetest.Postgres(t), servicetest.WithConnector(gmail.New(gmail.Config{BaseURL: f.URL(), TokenURL: f.TokenURL()})))
 	w.PutProject("mail", "gmail", pol, creds(f, gmailtest.RefreshToken))
 	w.StartJobs()
 	return w, f

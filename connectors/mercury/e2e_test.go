@@ -22,7 +22,7 @@ func world(t *testing.T, pol string) (*servicetest.World, *mercurytest.Fake) {
 	t.Helper()
 	f := mercurytest.New().Start()
 	t.Cleanup(f.Close)
-	w := servicetest.New(t, storetest.Postgres(t), servicetest.WithConnectors(mercury.New(mercury.Config{BaseURL: f.URL()})))
+	w := servicetest.New(t, storetest.Postgres(t), servicetest.WithConnector(mercury.New(mercury.Config{BaseURL: f.URL()})))
 	w.PutProject("bank", "mercury", pol, []byte(`{"token": "`+mercurytest.Token+`"}`))
 	w.StartJobs()
 	return w, f

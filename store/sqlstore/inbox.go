@@ -83,6 +83,42 @@ func (t *tx) EnqueueAnswer(ctx context.Context, job store.AnswerJob) error {
 	return classify(err)
 }
 
+func (t *tx) Gauges(ctx context.Context) (store.Gauges, error) {
+	g := store.Gauges{Tasks: map[countersign.State]int{}, Queued: map[string]int{}}
+	r, err := t.q.query(ctx, "SELECT state, count(*) FROM tasks GROUP BY state")
+	if err != nil {
+		return g, err
+	}
+	for r.Next() {
+		var st string
+		var n int
+		if err := r.Scan(&st, &n); err != nil {
+			r.Close()
+			return g, classify(err)
+		}
+		g.Tasks[countersign.State(st)] = n
+	}
+	r.Close()
+	if err := r.Err(); err != nil {
+		return g, classify(err)
+	}
+	r, err = t.q.query(ctx, `SELECT kind, count(*) FROM river_job
+		WHERE CAST(state AS TEXT) IN ('available', 'scheduled', 'retryable', 'pending') GROUP BY kind`)
+	if err != nil {
+		return g, err
+	}
+	defer r.Close()
+	for r.Next() {
+		var kind string
+		var n int
+		if err := r.Scan(&kind, &n); err != nil {
+			return g, classify(err)
+		}
+		g.Queued[kind] = n
+	}
+	return g, classify(r.Err())
+}
+
 func (t *tx) PutMute(ctx context.Context, m store.Mute) error {
 	_, err := t.q.exec(ctx, `INSERT INTO mutes (owner, subject_is, subject, created_at) VALUES (?, ?, ?, ?)
 		ON CONFLICT (owner, subject_is, subject) DO NOTHING`, m.Owner, m.SubjectIs, m.Subject, m.CreatedAt.Unix())

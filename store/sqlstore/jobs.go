@@ -36,7 +36,7 @@ func (db *DB) StartJobs(ctx context.Context, j Jobs) (func(context.Context) erro
 		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: j.MaxWorkers}},
 		Workers:           j.Workers,
 		PeriodicJobs:      j.Periodic,
-		Logger:            j.Logger,
+		Logger:            slog.New(demoted{j.Logger.Handler()}),
 		Schema:            db.schema,
 		FetchCooldown:     20 * time.Millisecond,
 		FetchPollInterval: 100 * time.Millisecond,
@@ -57,3 +57,25 @@ func (db *DB) StartJobs(ctx context.Context, j Jobs) (func(context.Context) erro
 	}
 	return c.Stop, c.Start(ctx)
 }
+
+// demoted hands the job queue's records to h one level lower: its routine
+// INFO lines (elections, maintenance) become DEBUG, so a service's log shows
+// them only when asked; warnings and errors stay as they are.
+type demoted struct{ h slog.Handler }
+
+func (d demoted) level(l slog.Level) slog.Level {
+	if l == slog.LevelInfo {
+		return slog.LevelDebug
+	}
+	return l
+}
+
+func (d demoted) Enabled(ctx context.Context, l slog.Level) bool { return d.h.Enabled(ctx, d.level(l)) }
+
+func (d demoted) Handle(ctx context.Context, r slog.Record) error {
+	r.Level = d.level(r.Level)
+	return d.h.Handle(ctx, r)
+}
+
+func (d demoted) WithAttrs(as []slog.Attr) slog.Handler { return demoted{d.h.WithAttrs(as)} }
+func (d demoted) WithGroup(name string) slog.Handler    { return demoted{d.h.WithGroup(name)} }

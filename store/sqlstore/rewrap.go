@@ -71,3 +71,38 @@ func (t *tx) ReplaceSealed(ctx context.Context, old store.Sealed, keyID uint32, 
 	}
 	return false, fmt.Errorf("store: unknown sealed kind %q", old.Kind)
 }
+
+// keyColumns are the columns that name a master key id, and what they seal.
+var keyColumns = []struct{ table, col, what string }{
+	{"tasks", "key_id", "tasks"},
+	{"tasks", "result_key_id", "task results"},
+	{"projects", "creds_key_id", "project credentials"},
+	{"webhooks", "key_id", "webhooks"},
+	{"idempotency", "answer_key_id", "idempotent answers"},
+	{"idempotency", "body_key_id", "idempotent calls' hashes"},
+	{"runs", "receipt_key_id", "run receipts"},
+}
+
+func (t *tx) KeyIDsInUse(ctx context.Context) (map[uint32][]string, error) {
+	out := map[uint32][]string{}
+	for _, c := range keyColumns {
+		r, err := t.q.query(ctx, fmt.Sprintf("SELECT DISTINCT %s FROM %s WHERE %s IS NOT NULL AND %s <> 0", c.col, c.table, c.col, c.col))
+		if err != nil {
+			return nil, err
+		}
+		for r.Next() {
+			var id int64
+			if err := r.Scan(&id); err != nil {
+				r.Close()
+				return nil, err
+			}
+			out[uint32(id)] = append(out[uint32(id)], c.what)
+		}
+		err = r.Err()
+		r.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

@@ -17,6 +17,7 @@ func inboxTests() []storeTest {
 		{"Mutes", testMutes},
 		{"EventsAfterCommit", testEventsAfterCommit},
 		{"SlowSubscriberDropped", testSlowSubscriberDropped},
+		{"Gauges", testGauges},
 	}
 }
 
@@ -226,5 +227,30 @@ func testSlowSubscriberDropped(t *testing.T, s store.Store) {
 	}
 	if n == 0 || n >= 100 {
 		t.Fatalf("the slow subscriber got %d events before it was dropped", n)
+	}
+}
+
+// Gauges count the tasks by state and the answer runs waiting in the queue,
+// committed or not yet seen by a worker.
+func testGauges(t *testing.T, s store.Store) {
+	for _, id := range []string{"g1-1", "g2-1", "g3-1"} {
+		k, c := NewTask(id, "alice.near", "bot.near")
+		insert(t, s, k, c)
+	}
+	move(t, s, store.Move{ID: "g2-1", From: countersign.StateOpen, To: countersign.StateRejected, At: t0, Actor: "owner"})
+	if err := s.Tx(ctx, func(tx store.Tx) error {
+		return tx.EnqueueAnswer(ctx, store.AnswerJob{TaskID: "g3-1", Run: countersign.NewRunID()})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var g store.Gauges
+	if err := s.Tx(ctx, func(tx store.Tx) (err error) { g, err = tx.Gauges(ctx); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if g.Tasks[countersign.StateOpen] != 2 || g.Tasks[countersign.StateRejected] != 1 || len(g.Tasks) != 2 {
+		t.Errorf("tasks by state: %v, want 2 open and 1 rejected", g.Tasks)
+	}
+	if g.Queued[store.AnswerJob{}.Kind()] != 1 {
+		t.Errorf("queued: %v, want one answer run", g.Queued)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -21,18 +20,18 @@ import (
 // DefaultPostgresURL is used when TEST_DATABASE_URL is not set.
 const DefaultPostgresURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
 
-// PostgresURL is the database the tests use.
+// PostgresURL is the database the tests use (see throwaway.go for how it is
+// found).
 func PostgresURL() string {
-	if u := os.Getenv("TEST_DATABASE_URL"); u != "" {
-		return u
-	}
-	return DefaultPostgresURL
+	resolve()
+	return where.url
 }
 
 // NewSchema creates a schema of its own for one test and drops it when the
 // test ends. It fails the test when PostgreSQL cannot be reached.
 func NewSchema(t testing.TB) string {
 	t.Helper()
+	needPostgres(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	conn, err := pgx.Connect(ctx, PostgresURL())
@@ -83,6 +82,7 @@ var pool struct {
 // it ends, empty of every row.
 func Postgres(t testing.TB) *sqlstore.DB {
 	t.Helper()
+	needPostgres(t)
 	schema, err := takeSchema()
 	if err != nil {
 		t.Fatalf("PostgreSQL is needed for this test (TEST_DATABASE_URL, default %s): %v", DefaultPostgresURL, err)

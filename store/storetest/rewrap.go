@@ -9,7 +9,7 @@ import (
 )
 
 func rewrapTests() []storeTest {
-	return []storeTest{{"RewrapSealedSecrets", testRewrap}}
+	return []storeTest{{"RewrapSealedSecrets", testRewrap}, {"KeyIDsInUse", testKeyIDsInUse}}
 }
 
 func testRewrap(t *testing.T, s store.Store) {
@@ -66,4 +66,30 @@ func testRewrap(t *testing.T, s store.Store) {
 		}
 		return nil
 	})
+}
+
+// KeyIDsInUse names every master key id the data needs and what needs it.
+func testKeyIDsInUse(t *testing.T, s store.Store) {
+	k, c := NewTask("ku-1", "alice.near", "bot.near")
+	k.KeyID = 3
+	insert(t, s, k, c)
+	err := s.Tx(ctx, func(tx store.Tx) error {
+		p := NewProject("alice.near", "payments", "00000000-0000-4000-8000-00000000000b")
+		p.CredsKeyID, p.Creds = 1, []byte("creds-1")
+		if err := tx.PutProject(ctx, p); err != nil {
+			return err
+		}
+		return tx.PutWebhook(ctx, store.Webhook{Owner: "alice.near", ID: "wh", SetAt: t0, SetByKey: "k", KeyID: 2, Sealed: []byte("hook-2")})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[uint32][]string
+	if err := s.Tx(ctx, func(tx store.Tx) (err error) { got, err = tx.KeyIDsInUse(ctx); return err }); err != nil {
+		t.Fatal(err)
+	}
+	want := map[uint32][]string{1: {"project credentials"}, 2: {"webhooks"}, 3: {"tasks"}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("key ids in use: %v, want %v", got, want)
+	}
 }

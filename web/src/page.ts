@@ -10,8 +10,9 @@ import { deviceKey } from "./devicekey";
 import { ReceiptError, runKeys, verifyReceipt } from "./origin";
 import { el, button, withKey, api, refusal, Refused, type Child } from "./dom";
 import { ACCOUNT, approvalSentence, signInSentence } from "./sign";
-import { Declined, pastePanel, Wallets, type Connected, type PanelIDs, type Signature, type WalletOptions, type SignRequest } from "./wallet";
+import { Declined, NotConnected, pastePanel, Wallets, type Connected, type PanelIDs, type Signature, type WalletOptions, type SignRequest } from "./wallet";
 import { byteCount, countdown, failureWords, safeFileName, sentenceTime, stateWords } from "./words";
+import { Settings } from "./settings";
 
 /** Where the page remembers which account it signed in as (never the token). */
 const ACCOUNT_ITEM = "countersign.account";
@@ -79,6 +80,8 @@ class Inbox {
   private cardTimer: number | undefined;
   /** Whether the open card reached its expires_at and is read-only. */
   private cardExpired = false;
+  // Settings hook (settings.ts): the view, drawn in body beside the list.
+  private readonly settings: Settings;
 
   constructor(
     private readonly root: HTMLElement,
@@ -86,6 +89,15 @@ class Inbox {
     walletOptions: WalletOptions,
   ) {
     this.wallets = new Wallets(walletOptions);
+    // Settings hook: what the view needs of the page.
+    this.settings = new Settings({
+      account: () => this.account,
+      recipient,
+      say: (text, error) => this.say(text, error),
+      askSignature: (req, host, ids, submit) => this.askSignature(req, host, ids, submit),
+      ended: (why) => this.ended(why),
+      back: () => this.closeSettings(),
+    });
     root.replaceChildren(this.header, this.status, this.body, this.keysBox);
     document.addEventListener("keydown", (ev) => this.onKey(ev));
     window.addEventListener("hashchange", () => {
@@ -214,7 +226,15 @@ class Inbox {
   private renderHeader(): void {
     const parts: Child[] = [el("h1", {}, "Countersign")];
     if (this.account) {
-      parts.push(el("div", { class: "actions" }, el("span", { class: "who" }, "Signed in as ", el("span", { class: "mono", id: "who" }, this.account)), button("Sign out", () => void this.signOut(), true)));
+      parts.push(
+        el(
+          "div",
+          { class: "actions" },
+          el("span", { class: "who" }, "Signed in as ", el("span", { class: "mono", id: "who" }, this.account)),
+          button("Settings", () => this.openSettings(), true), // Settings hook
+          button("Sign out", () => void this.signOut(), true),
+        ),
+      );
     }
     this.header.replaceChildren(...parts.filter((p): p is Node => p instanceof Node));
   }
@@ -336,6 +356,7 @@ class Inbox {
 
   /** The session is over (signed out, expired, replaced): back to signing in. */
   private ended(why: string): void {
+    this.settings.hide(); // Settings hook
     // A listing under way, or due, would draw the list over the sign-in.
     this.listing++;
     window.clearTimeout(this.relistTimer);
@@ -421,7 +442,8 @@ class Inbox {
       );
     }
     if (this.listBox.parentNode !== this.body) {
-      this.body.replaceChildren(this.listBox, this.cardBox);
+      this.body.replaceChildren(this.listBox, this.cardBox, this.settings.root); // Settings hook: its view beside the list
+      this.listBox.hidden = this.settings.shown;
     }
     // A listing drawn again keeps the focus on the task it was on.
     const focused = (document.activeElement as HTMLElement | null)?.closest<HTMLElement>("#list button.task-open")?.dataset["task"];
@@ -502,7 +524,37 @@ class Inbox {
     this.cardBusy = false;
     this.cardBox.replaceChildren();
     this.cardBox.hidden = true;
+    this.listBox.hidden = this.settings.shown; // Settings hook: the list stays hidden under the view
+  }
+
+  // ---- Settings hook (the view is settings.ts) ----
+
+  /** Shows the Settings view in place of the list and the card. */
+  private openSettings(): void {
+    if (!this.account) {
+      return;
+    }
+    if (this.settings.shown) {
+      (this.settings.root.querySelector("#settings-title") as HTMLElement | null)?.focus();
+      return;
+    }
+    this.closeCard();
+    if (this.settings.root.parentNode !== this.body) {
+      this.body.replaceChildren(this.listBox, this.cardBox, this.settings.root);
+    }
+    this.listBox.hidden = true;
+    this.say("");
+    this.settings.show();
+  }
+
+  /** Leaves the Settings view (dropping what it showed) for the inbox. */
+  private closeSettings(): void {
+    this.settings.hide();
     this.listBox.hidden = false;
+    this.say("");
+    this.relist();
+    (this.listBox.querySelector("h2") as HTMLElement | null)?.setAttribute("tabindex", "-1");
+    (this.listBox.querySelector("h2") as HTMLElement | null)?.focus();
   }
 
   /** Opens a task's card: preview, RAW form, countdown, receipt check, answers. */
@@ -764,7 +816,19 @@ class Inbox {
       host.replaceChildren(el("p", {}, `${this.walletName} is asked to sign: `, el("code", { id: ids.sentence }, req.sentence)));
       host.hidden = false;
       this.say(`Confirm in ${this.walletName}.`);
-      return this.wallets.sign(req);
+      try {
+        return await this.wallets.sign(req);
+      } catch (e) {
+        if (!(e instanceof NotConnected)) {
+          throw e;
+        }
+        // The wallet is gone from this browser: sign elsewhere from now on.
+        this.walletName = null;
+        localStorage.removeItem(WALLET_ITEM);
+        const sig = pastePanel(host, req, ids, submit, (t, err) => this.say(t, err));
+        this.say("The wallet you signed in with is no longer connected in this browser: sign the sentence shown with your wallet elsewhere and paste its answer.", true);
+        return sig;
+      }
     }
     this.say("Sign the sentence shown, then paste the wallet's answer.");
     return pastePanel(host, req, ids, submit, (t, e) => this.say(t, e));

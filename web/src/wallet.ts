@@ -43,6 +43,9 @@ export interface Signature {
 /** The owner declined in the wallet, or closed it: nothing was sent. */
 export class Declined extends Error {}
 
+/** No wallet is connected in this browser any more (near-connect forgot it). */
+export class NotConnected extends Declined {}
+
 /** Where the wallets' code is published: near-selector's repository at one commit. */
 const SELECTOR = "https://raw.githubusercontent.com/hot-dao/near-selector/a5b64fc8e389b93dde9d207e31c08fd598914752/repository/";
 
@@ -151,16 +154,6 @@ export class Wallets {
     return { account: a, name: w.manifest.name };
   }
 
-  /** The wallet connected before (in this browser), if it still names account. */
-  async connected(account: string): Promise<Connected | null> {
-    try {
-      const { wallet: w, accounts } = await this.c.getConnectedWallet();
-      return accounts.some((a) => a.accountId === account) ? { account, name: w.manifest.name } : null;
-    } catch {
-      return null;
-    }
-  }
-
   async disconnect(): Promise<void> {
     if (!this.connector) {
       return;
@@ -182,7 +175,7 @@ export class Wallets {
     try {
       w = await this.c.wallet();
     } catch {
-      throw new Declined("No wallet is connected in this browser.");
+      throw new NotConnected("No wallet is connected in this browser any more.");
     }
     let out: { accountId: string; publicKey: string; signature: string } | void;
     try {

@@ -1,0 +1,54 @@
+package httpapi
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"countersign/store"
+)
+
+// gauges reads what the service holds at each scrape of /metrics: its tasks
+// by state and the jobs waiting in the queue by kind. A store that does not
+// answer within two seconds gives no sample (and the scrape says so in
+// countersign_store_up).
+type gauges struct {
+	store  store.Store
+	tasks  *prometheus.Desc
+	queued *prometheus.Desc
+	up     *prometheus.Desc
+}
+
+func newGauges(s store.Store) *gauges {
+	return &gauges{store: s,
+		tasks:  prometheus.NewDesc("countersign_tasks", "Tasks held now, by state.", []string{"state"}, nil),
+		queued: prometheus.NewDesc("countersign_queued_jobs", "Jobs waiting in the queue (to run now, scheduled, or to retry), by kind: answer_run, webhook_delivery.", []string{"kind"}, nil),
+		up:     prometheus.NewDesc("countersign_store_up", "1 when the store answered the scrape's count, 0 when it did not.", nil, nil),
+	}
+}
+
+func (g *gauges) Describe(ch chan<- *prometheus.Desc) { ch <- g.tasks; ch <- g.queued; ch <- g.up }
+
+func (g *gauges) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	var got store.Gauges
+	err := g.store.Tx(ctx, func(tx store.Tx) (err error) { got, err = tx.Gauges(ctx); return err })
+	if err != nil {
+		ch <- prometheus.MustNewConstMetric(g.up, prometheus.GaugeValue, 0)
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(g.up, prometheus.GaugeValue, 1)
+	for st, n := range got.Tasks {
+		ch <- prometheus.MustNewConstMetric(g.tasks, prometheus.GaugeValue, float64(n), string(st))
+	}
+	// The queue's two kinds always have a sample, 0 when none waits.
+	queued := map[string]int{store.AnswerJob{}.Kind(): 0, store.DeliveryJob{}.Kind(): 0}
+	for kind, n := range got.Queued {
+		queued[kind] = n
+	}
+	for kind, n := range queued {
+		ch <- prometheus.MustNewConstMetric(g.queued, prometheus.GaugeValue, float64(n), kind)
+	}
+}

@@ -1,0 +1,49 @@
+package httpapi_test
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"countersign"
+	"countersign/servicetest"
+	"countersign/store/storetest"
+)
+
+// /metrics tells an operator what the service holds and does: tasks by
+// state, jobs waiting, answer runs by connector, the store answering.
+func TestMetricsSeries(t *testing.T) {
+	t.Parallel()
+	w := servicetest.New(t, storetest.Postgres(t))
+	w.StartJobs()
+	done := w.Pay()
+	w.Approve(done, nil)
+	w.WaitState(done, countersign.StateDone)
+	w.Pay() // one left open
+	resp, err := http.Get(w.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	m := string(b)
+	for _, want := range []string{
+		`countersign_tasks{state="done"} 1`,
+		`countersign_tasks{state="open"} 1`,
+		`countersign_answer_run_seconds_count{connector="ledger"} 1`,
+		"countersign_store_up 1",
+		`countersign_queued_jobs{kind="answer_run"} 0`,
+		`countersign_queued_jobs{kind="webhook_delivery"} 0`,
+		`countersign_webhook_attempts_total{outcome="delivered"} 0`,
+	} {
+		if !strings.Contains(m, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	for _, secret := range []string{w.Owner.Account, w.Agent, done} {
+		if strings.Contains(m, secret) {
+			t.Errorf("/metrics names %s", secret)
+		}
+	}
+}

@@ -1,0 +1,226 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Where the tests find PostgreSQL (README "Start"):
+//
+//   - TEST_DATABASE_URL, when set (the value "throwaway" asks for a
+//     throwaway server, below);
+//   - else PostgreSQL at DefaultPostgresURL, when it answers;
+//   - else, with CI unset, a throwaway server this test binary starts from
+//     the machine's PostgreSQL binaries (initdb into a temporary directory, a
+//     free loopback port, killed when the binary exits);
+//   - else the tests that need PostgreSQL skip, said once in one line, and
+//     the rest run on the embedded store. Under CI a missing PostgreSQL
+//     fails the tests instead.
+var where struct {
+	once sync.Once
+	url  string
+	skip string
+}
+
+func resolve() {
+	where.once.Do(func() {
+		env := os.Getenv("TEST_DATABASE_URL")
+		if env != "" && env != "throwaway" {
+			where.url = env
+			return
+		}
+		where.url = DefaultPostgresURL
+		if env == "" && (answers(DefaultPostgresURL) || os.Getenv("CI") != "") {
+			return
+		}
+		url, _, err := StartThrowaway()
+		if err == nil {
+			where.url = url
+			// Subprocesses a test starts (a crashed server's restart, say)
+			// use the same server.
+			os.Setenv("TEST_DATABASE_URL", url)
+			fmt.Fprintf(os.Stderr, "storetest: no PostgreSQL at %s: this test binary started a throwaway one at %s\n", DefaultPostgresURL, url)
+			return
+		}
+		if os.Getenv("CI") != "" {
+			return // the tests fail, naming the database they could not reach
+		}
+		where.skip = fmt.Sprintf("no PostgreSQL at %s and none could be started (%v): tests that need PostgreSQL skip; set TEST_DATABASE_URL to run them", DefaultPostgresURL, err)
+		fmt.Fprintln(os.Stderr, "storetest: "+where.skip)
+	})
+}
+
+// needPostgres skips the test when this binary found no PostgreSQL.
+func needPostgres(t interface{ Skip(...any) }) {
+	resolve()
+	if where.skip != "" {
+		t.Skip(where.skip)
+	}
+}
+
+func answers(url string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return false
+	}
+	conn.Close(ctx)
+	return true
+}
+
+// postgresBin finds a directory holding initdb and postgres: on PATH, or
+// Debian's /usr/lib/postgresql/<version>/bin, the newest first.
+func postgresBin() (string, error) {
+	if p, err := exec.LookPath("initdb"); err == nil {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			p = real // the directory of the real binaries holds the other tools
+		}
+		if _, err := os.Stat(filepath.Join(filepath.Dir(p), "postgres")); err == nil {
+			return filepath.Dir(p), nil
+		}
+	}
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	sort.Slice(dirs, func(i, j int) bool { return version(dirs[i]) > version(dirs[j]) })
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, "initdb")); err == nil {
+			return d, nil
+		}
+	}
+	return "", errors.New("no initdb on PATH or in /usr/lib/postgresql/*/bin")
+}
+
+func version(binDir string) int {
+	n, _ := strconv.Atoi(filepath.Base(filepath.Dir(binDir)))
+	return n
+}
+
+// StartThrowaway starts a PostgreSQL server of its own from the machine's
+// binaries: a new cluster in a temporary directory (trust auth, user
+// postgres), listening on a free loopback port. Run as root it runs as the
+// postgres account, as PostgreSQL requires. It returns the server's URL and
+// a function that stops it and removes its directory; the server is also
+// killed when this process exits.
+func StartThrowaway() (string, func(), error) {
+	s, err := StartPostgres("127.0.0.1")
+	if err != nil {
+		return "", nil, err
+	}
+	return s.URL, s.Stop, nil
+}
+
+// Server is a PostgreSQL server a test started.
+type Server struct {
+	// URL reaches it over TCP (when it listens on TCP at all).
+	URL string
+	// Port is its port; SocketDir holds its Unix socket.
+	Port      string
+	SocketDir string
+	// Bin is the directory of the PostgreSQL binaries it runs from.
+	Bin string
+	// Stop kills it and removes its directory.
+	Stop func()
+}
+
+// StartPostgres starts a server as StartThrowaway does, listening on the
+// given addresses ("" for its Unix socket only, as PostgreSQL's container
+// image does while it initialises), and waits until it answers on its
+// socket.
+func StartPostgres(listen string) (*Server, error) {
+	bin, err := postgresBin()
+	if err != nil {
+		return nil, err
+	}
+	sweepThrowaways()
+	dir, err := os.MkdirTemp("", "countersign-test-pg-")
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*Server, error) {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	var cred *account
+	if os.Geteuid() == 0 {
+		if cred, err = postgresAccount(); err != nil {
+			return fail(err)
+		}
+		if err := os.Chown(dir, cred.uid, cred.gid); err != nil {
+			return fail(err)
+		}
+	}
+	data := filepath.Join(dir, "data")
+	initdb := exec.Command(filepath.Join(bin, "initdb"), "-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync", "--no-instructions")
+	asAccount(initdb, cred)
+	if out, err := initdb.CombinedOutput(); err != nil {
+		return fail(fmt.Errorf("initdb: %v: %s", err, strings.TrimSpace(string(out))))
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fail(err)
+	}
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	ln.Close()
+	server := exec.Command(filepath.Join(bin, "postgres"), "-D", data, "-p", port, "-k", dir,
+		"-c", "listen_addresses="+listen, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "max_connections=300")
+	asAccount(server, cred)
+	if err := startOwned(server); err != nil {
+		return fail(fmt.Errorf("postgres: %v", err))
+	}
+	stop := func() {
+		_ = server.Process.Kill()
+		_, _ = server.Process.Wait()
+		os.RemoveAll(dir)
+	}
+	srv := &Server{URL: "postgres://postgres@127.0.0.1:" + port + "/postgres?sslmode=disable", Port: port, SocketDir: dir, Bin: bin, Stop: stop}
+	socket := "postgres://postgres@/postgres?host=" + dir + "&port=" + port
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if answers(socket) {
+			return srv, nil
+		}
+	}
+	stop()
+	return nil, errors.New("the throwaway PostgreSQL did not answer within 30 s")
+}
+
+type account struct{ uid, gid int }
+
+func postgresAccount() (*account, error) {
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		return nil, errors.New("running as root, and there is no postgres account to run PostgreSQL as")
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	return &account{uid, gid}, nil
+}
+
+// sweepThrowaways removes the directories of throwaway servers whose
+// process is gone (a test binary that was killed leaves its directory).
+func sweepThrowaways() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "countersign-test-pg-*"))
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, "data", "postmaster.pid"))
+		if err == nil {
+			if pid, err := strconv.Atoi(strings.SplitN(string(b), "\n", 2)[0]); err == nil && alive(pid) {
+				continue
+			}
+		} else if fi, err := os.Stat(d); err == nil && time.Since(fi.ModTime()) < time.Hour {
+			continue // being made now, perhaps
+		}
+		os.RemoveAll(d)
+	}
+}

@@ -44,11 +44,11 @@ func reached(seen map[string]bool) []string {
 	return out
 }
 
-// TestTheSDKIsSmall: the connector SDK and the probe depend on the domain,
+// TestTheSDKIsSmall: the connector SDK, the probe and Mercury depend on the domain,
 // policy and the standard library only.
 func TestTheSDKIsSmall(t *testing.T) {
 	t.Parallel()
-	for _, pkg := range []string{"countersign/connectors", "countersign/connectors/probe", "countersign/connectors/github"} {
+	for _, pkg := range []string{"countersign/connectors", "countersign/connectors/probe", "countersign/connectors/github", "countersign/connectors/mercury"} {
 		seen := deps(t, pkg)
 		if _, ok := seen["countersign"]; !ok || len(seen) < 10 {
 			t.Fatalf("go list -deps %s found only %d packages: the walk is broken", pkg, len(seen))

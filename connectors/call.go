@@ -78,7 +78,20 @@ type Platform interface {
 	OpenTask(ctx context.Context, spec TaskSpec, thread string) (Task, error)
 	// Reserve counts one write of a kind against a daily limit.
 	Reserve(ctx context.Context, kind policy.Kind, limit int) (bool, error)
+	// Spend counts a payment of amount against what the project paid over
+	// the last SpendWindow, if the sum stays within limit (negative: no
+	// bound), and reports whether it did. key names the payment (the
+	// idempotency key it carries upstream): a key already counted reports
+	// true and counts nothing more. Concurrent payments of one project
+	// never pass the limit together.
+	Spend(ctx context.Context, key string, amount, limit policy.Cents) (bool, error)
+	// Unspend forgets a payment that certainly did not happen.
+	Unspend(ctx context.Context, key string) error
 }
+
+// SpendWindow is the window a project's spending is bounded over
+// (max_spend_usd_month: the last 30 days).
+const SpendWindow = 30 * 24 * time.Hour
 
 // Call is one call of a read or write operation by an agent.
 type Call struct {
@@ -113,6 +126,12 @@ func (c *Call) Reserve(ctx context.Context, kind policy.Kind, limit int) (bool, 
 	return c.Platform.Reserve(ctx, kind, limit)
 }
 
+// Spend counts this payment against the project's spending (see
+// Platform.Spend).
+func (c *Call) Spend(ctx context.Context, key string, amount, limit policy.Cents) (bool, error) {
+	return c.Platform.Spend(ctx, key, amount, limit)
+}
+
 // AnswerCall is the run the platform starts, as the agent, when the owner
 // approves a task.
 type AnswerCall struct {
@@ -144,6 +163,12 @@ func (a *AnswerCall) Decide(write string, facts policy.Facts) policy.Decision {
 // that prepared it.
 func (a *AnswerCall) Reserve(ctx context.Context, limit int) (bool, error) {
 	return a.Platform.Reserve(ctx, policy.Confirmed, limit)
+}
+
+// Spend counts the confirmed payment against the project's spending (see
+// Platform.Spend).
+func (a *AnswerCall) Spend(ctx context.Context, key string, amount, limit policy.Cents) (bool, error) {
+	return a.Platform.Spend(ctx, key, amount, limit)
 }
 
 // Next opens the next turn of the task's thread (a confirm or input task).
@@ -192,12 +217,18 @@ type Refusal struct {
 	// happened (a write refused part way may have acted).
 	Sentence string
 	Wrote    bool
+	// Unknown says that whether the write happened cannot be told (an
+	// upstream's answer was lost); Wrote is then false.
+	Unknown bool
 }
 
 func (r *Refusal) Error() string { return string(r.Code) + ": " + r.Message() }
 
 // Message is the sentence with what happened to the write.
 func (r *Refusal) Message() string {
+	if r.Unknown {
+		return r.Sentence + " Whether the write happened is not known."
+	}
 	if r.Wrote {
 		return r.Sentence + " The write happened."
 	}
@@ -207,6 +238,12 @@ func (r *Refusal) Message() string {
 // Refused builds an answer run's refusal.
 func Refused(code countersign.Code, wrote bool, format string, args ...any) error {
 	return &Refusal{Code: code, Sentence: fmt.Sprintf(format, args...), Wrote: wrote}
+}
+
+// RefusedUnknown builds an answer run's refusal when whether the write
+// happened cannot be told.
+func RefusedUnknown(code countersign.Code, format string, args ...any) error {
+	return &Refusal{Code: code, Sentence: fmt.Sprintf(format, args...), Unknown: true}
 }
 
 // decodeArgs decodes an agent's call body strictly, ignoring "operation",

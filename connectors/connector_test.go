@@ -281,6 +281,8 @@ func TestRefusal(t *testing.T) {
 			"policy_denied: The owner's rule 1 refuses this payment. Nothing was written."},
 		{connectors.Refused(countersign.Conflict, true, "The second file failed."),
 			"conflict: The second file failed. The write happened."},
+		{connectors.RefusedUnknown("upstream_unavailable", "The answer was lost."),
+			"upstream_unavailable: The answer was lost. Whether the write happened is not known."},
 	} {
 		if tc.err.Error() != tc.want {
 			t.Errorf("got %q, want %q", tc.err, tc.want)
@@ -334,6 +336,12 @@ func (p *platform) Reserve(_ context.Context, kind policy.Kind, limit int) (bool
 	p.kinds, p.limits = append(p.kinds, kind), append(p.limits, limit)
 	return true, nil
 }
+
+func (p *platform) Spend(context.Context, string, policy.Cents, policy.Cents) (bool, error) {
+	return true, nil
+}
+
+func (p *platform) Unspend(context.Context, string) error { return nil }
 
 func TestCallAndAnswerCallAskThePlatform(t *testing.T) {
 	t.Parallel()

@@ -1,6 +1,6 @@
 // Package connectors is the SDK a connector author writes against, and the
-// catalogue of the connectors the service runs (probe and github, and later
-// gmail and mercury in their own packages).
+// catalogue of the connectors the service runs (probe, gmail, mercury and
+// github, each in its own package).
 //
 // # Writing a connector
 //
@@ -35,6 +35,12 @@
 //     the next turn of the thread ([AnswerCall.Next]) or a notice
 //     ([AnswerCall.Notice]). A write refused after the approval is reported
 //     with [Refused], which says whether the write happened.
+//
+// A write counted against a daily number reserves its place just before it
+// happens ([Call.Reserve], [AnswerCall.Reserve]); a payment bounded over
+// the last 30 days is counted with [Call.Spend] or [AnswerCall.Spend],
+// under the key it carries upstream, so a retried payment counts once, and
+// given back with Platform.Unspend only when it certainly did not happen.
 //
 // The platform enforces every limit of the contract whatever a connector
 // asks: what a task may show, file sizes, tasks per run, per owner and per

@@ -497,6 +497,24 @@ func (p *platform) Reserve(ctx context.Context, kind policy.Kind, limit int) (bo
 	return ok, err
 }
 
+func (p *platform) Spend(ctx context.Context, key string, amount, limit policy.Cents) (bool, error) {
+	if p.run.abandoned.Load() {
+		return false, errGivenUp
+	}
+	now := p.e.now()
+	var ok bool
+	err := p.e.store.Tx(ctx, func(tx store.Tx) (err error) {
+		ok, err = tx.ReserveSpend(ctx, store.Spend{Owner: p.run.Project.Owner, ProjectUUID: p.run.Project.UUID, Key: key,
+			Cents: int64(amount), At: now, Since: now.Add(-connectors.SpendWindow)}, int64(limit))
+		return err
+	})
+	return ok, err
+}
+
+func (p *platform) Unspend(ctx context.Context, key string) error {
+	return p.e.store.Tx(ctx, func(tx store.Tx) error { return tx.ReleaseSpend(ctx, p.run.Project.UUID, key) })
+}
+
 // link is where the owner reads a task.
 func (e *Enclave) link(taskID string) string { return e.publicURL + "/#/tasks/" + taskID }
 

@@ -9,6 +9,8 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 
+	"countersign/connectors/gmail"
+	"countersign/connectors/mercury"
 	"countersign/httpapi"
 	"countersign/servicetest"
 	"countersign/store/storetest"
@@ -25,7 +27,8 @@ var sample = strings.NewReplacer("{owner}", "alice.near", "{project}", "probe", 
 // by operation.
 func TestOpenAPIMatchesTheRouter(t *testing.T) {
 	t.Parallel()
-	w := servicetest.New(t, storetest.SQLite(t))
+	// The real connectors' schemas are in the document too.
+	w := servicetest.New(t, storetest.SQLite(t), servicetest.WithConnector(gmail.New(gmail.Config{})), servicetest.WithConnector(mercury.New(mercury.Config{})))
 	resp, err := http.Get(w.URL + "/openapi.json")
 	if err != nil {
 		t.Fatal(err)

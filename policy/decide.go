@@ -116,6 +116,16 @@ func (p *Policy) Decide(op string, facts Facts) Decision {
 	return Decision{Outcome: start}
 }
 
+// RuleText describes rule n (counting from 1) as a refusal by it does:
+// "rule 2 (pay_invoice, amount at least $500.01)"; "" when there is no such
+// rule.
+func (p *Policy) RuleText(n int) string {
+	if n < 1 || n > len(p.rules) {
+		return ""
+	}
+	return fmt.Sprintf("rule %d (%s)", n, p.rules[n-1].describe(p.ix))
+}
+
 func refusal(rule int, code, sentence string) Decision {
 	return Decision{Outcome: Refuse, Rule: rule, Code: code, Sentence: sentence}
 }

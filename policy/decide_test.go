@@ -314,3 +314,13 @@ func TestOutcomeString(t *testing.T) {
 		t.Error("outcomes are not ordered by strictness")
 	}
 }
+
+func TestRuleText(t *testing.T) {
+	t.Parallel()
+	p := Parse([]byte(`{"rules":[{"when":{"op":"pay_invoice","min_usd":500.01},"then":"ask"},{"then":"refuse"}]}`), mercury)
+	for n, want := range map[int]string{1: "rule 1 (pay_invoice, amount at least $500.01)", 2: "rule 2 (every write)", 0: "", 3: ""} {
+		if got := p.RuleText(n); got != want {
+			t.Errorf("RuleText(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -193,8 +193,9 @@ type SweepTx interface {
 	// before outcomesBefore (with their events, and their receipts), runs
 	// started before outcomesBefore that no task kept names (as the run that
 	// opened it or the task it answers) with their receipts, spent nonces
-	// expired at now, idempotent calls made before callsBefore, daily counts
-	// and heartbeats older than oldBefore. It returns how many rows it
+	// expired at now, idempotent calls made before callsBefore, payments
+	// counted (ReserveSpend) before outcomesBefore, daily counts and
+	// heartbeats older than oldBefore. It returns how many rows it
 	// deleted.
 	Purge(ctx context.Context, now, outcomesBefore, callsBefore, oldBefore time.Time) (int, error)
 }
@@ -346,6 +347,27 @@ type ProjectTx interface {
 	// limit of zero or less admits nothing. A key with an empty member is
 	// refused.
 	ReserveDaily(ctx context.Context, k DailyKey, limit int) (bool, error)
+	// ReserveSpend counts a payment of s.Cents against what the project
+	// paid since s.Since, if the sum stays within limit (cents; negative:
+	// no bound), and reports whether it did. A key already counted for the
+	// project reports true and counts nothing more, so a retried payment
+	// counts once. Concurrent reservations for one project never pass the
+	// limit together. A spend without an owner, project, key or a positive
+	// amount is refused.
+	ReserveSpend(ctx context.Context, s Spend, limit int64) (bool, error)
+	// ReleaseSpend forgets a reservation whose payment certainly did not
+	// happen.
+	ReleaseSpend(ctx context.Context, projectUUID, key string) error
+}
+
+// Spend is one payment a connector counts against a project's bound.
+type Spend struct {
+	Owner, ProjectUUID string
+	// Key names the payment (its idempotency key upstream).
+	Key   string
+	Cents int64
+	// At is when it is made; Since starts the window it is bounded in.
+	At, Since time.Time
 }
 
 // Project is one owner's installation of one connector.

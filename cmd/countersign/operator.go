@@ -14,6 +14,8 @@ import (
 	"countersign/argschema"
 	"countersign/connectors"
 	"countersign/connectors/github"
+	"countersign/connectors/gmail"
+	"countersign/connectors/mercury"
 	"countersign/connectors/probe"
 	"countersign/enclave"
 	"countersign/policy"
@@ -26,14 +28,15 @@ func init() {
 	commands["project"] = command{"owners' projects: project put", runProject}
 }
 
-// catalogue is the connectors this binary runs; gh configures GitHub's
-// (serve --dev points it at a local fake).
-func catalogue(gh ...github.Options) (connectors.Catalogue, error) {
-	var o github.Options
-	if len(gh) > 0 {
-		o = gh[0]
-	}
-	cat, err := connectors.NewCatalogue(probe.New(), github.New(o))
+// catalogue is the connectors this binary runs, against the real APIs.
+func catalogue() (connectors.Catalogue, error) {
+	return catalogueWith(github.New(github.Options{}), gmail.New(gmail.Config{}), mercury.New(mercury.Config{}))
+}
+
+// catalogueWith is the probe and the connectors given, their schemas
+// checked.
+func catalogueWith(cs ...*connectors.Connector) (connectors.Catalogue, error) {
+	cat, err := connectors.NewCatalogue(append([]*connectors.Connector{probe.New()}, cs...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -12,10 +11,6 @@ import (
 
 	"countersign/connectors/github/githubtest"
 )
-
-func init() {
-	commands["sandbox"] = command{"a connector's local fake on its own: sandbox github --listen ADDR [--token T]", runSandbox}
-}
 
 // devGitHubToken is the token serve --dev's sandbox GitHub accepts: it
 // listens on loopback only, and holds only sample data.
@@ -50,10 +45,9 @@ func startSandboxGitHub(addr, token string) (*sandboxGitHub, string, error) {
 	return &sandboxGitHub{Server: fake, srv: srv}, token, nil
 }
 
-func runSandbox(ctx context.Context, a *app, args []string) error {
-	if len(args) == 0 || args[0] != "github" {
-		return errors.New("usage: countersign sandbox github --listen ADDR [--token T] (gmail and mercury are still to come)")
-	}
+// runSandboxGitHub serves a seeded fake GitHub: countersign sandbox github
+// --listen ADDR [--token T].
+func runSandboxGitHub(ctx context.Context, a *app, args []string) error {
 	fs := a.flags("sandbox github")
 	listen := fs.String("listen", "127.0.0.1:8081", "address to serve the fake GitHub on")
 	token := fs.String("token", "", "the token it accepts (default: a random one, printed)")

@@ -48,7 +48,7 @@ func TestSandboxGitHub(t *testing.T) {
 	if code := <-done; code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	if r := run(t, context.Background(), nil, "sandbox", "gmail"); r.code == 0 || !strings.Contains(r.stderr, "usage: countersign sandbox github") {
+	if r := run(t, context.Background(), nil, "sandbox", "gitlab"); r.code == 0 || !strings.Contains(r.stderr, "usage: countersign sandbox github|gmail|mercury") {
 		t.Fatalf("%+v", r)
 	}
 }

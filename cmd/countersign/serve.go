@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"countersign/connectors"
-	"countersign/connectors/github"
 	"countersign/enclave"
 	"countersign/httpapi"
 	"countersign/inbox"
@@ -34,20 +33,16 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	var gh github.Options
+	var cat connectors.Catalogue
 	if *dev {
-		// The sandbox's GitHub is a seeded fake on loopback, its token fixed
-		// so that a project keeps working across restarts.
-		fake, token, err := startSandboxGitHub("127.0.0.1:0", devGitHubToken)
-		if err != nil {
+		var sandboxNotes []string
+		var stopFakes func()
+		if cat, sandboxNotes, stopFakes, err = devCatalogue(); err != nil {
 			return err
 		}
-		defer fake.Close()
-		gh = github.Options{BaseURL: fake.URL, AllowHTTP: true}
-		notes = append(notes, fmt.Sprintf("github: a sandbox GitHub at %s with %s; give a github project the credentials {\"token\": %q}", fake.URL, fake.Seed(), token))
-	}
-	cat, err := catalogue(gh)
-	if err != nil {
+		defer stopFakes()
+		notes = append(notes, sandboxNotes...)
+	} else if cat, err = catalogue(); err != nil {
 		return err
 	}
 	mode := existingStore

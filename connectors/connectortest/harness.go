@@ -78,6 +78,8 @@ type Harness struct {
 	tasks []*record
 	byID  map[string]*record
 	spent int64
+	// payments are the payments counted against the project's spending.
+	payments map[string]payment
 }
 
 // record is a task the harness opened and where it stands.
@@ -341,6 +343,18 @@ func (h *Harness) Spent() int64 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.spent
+}
+
+// Paid is the sum of the payments counted against the project's spending
+// (Platform.Spend), whatever their age.
+func (h *Harness) Paid() policy.Cents {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var sum policy.Cents
+	for _, p := range h.payments {
+		sum += p.amount
+	}
+	return sum
 }
 
 // Count is today's number of writes of kind counted for the harness's owner,

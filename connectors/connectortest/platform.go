@@ -158,3 +158,49 @@ func (r *run) Reserve(ctx context.Context, kind policy.Kind, limit int) (bool, e
 	}
 	return ok, nil
 }
+
+// Spend counts a payment against the project's spending, as the platform
+// does (Platform.Spend), over the harness's clock.
+func (r *run) Spend(ctx context.Context, key string, amount, limit policy.Cents) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, fmt.Errorf("count a payment: %w", err)
+	}
+	if key == "" || amount <= 0 {
+		return false, fmt.Errorf("count a payment: a payment needs a key and a positive amount")
+	}
+	h := r.h
+	now := h.now()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.payments[key]; ok {
+		return true, nil
+	}
+	var sum policy.Cents
+	for _, p := range h.payments {
+		if p.at.After(now.Add(-connectors.SpendWindow)) {
+			sum += p.amount
+		}
+	}
+	if limit >= 0 && (sum > limit || amount > limit-sum) {
+		return false, nil
+	}
+	if h.payments == nil {
+		h.payments = map[string]payment{}
+	}
+	h.payments[key] = payment{amount: amount, at: now}
+	return true, nil
+}
+
+// Unspend forgets a counted payment.
+func (r *run) Unspend(_ context.Context, key string) error {
+	r.h.mu.Lock()
+	defer r.h.mu.Unlock()
+	delete(r.h.payments, key)
+	return nil
+}
+
+// payment is one payment the harness counted.
+type payment struct {
+	amount policy.Cents
+	at     time.Time
+}

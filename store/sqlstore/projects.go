@@ -238,3 +238,44 @@ func (t *tx) ReserveDaily(ctx context.Context, k store.DailyKey, limit int) (boo
 	}
 	return n == 1, nil
 }
+
+// ReserveSpend takes the owner's lock first, so concurrent reservations for
+// one project are counted one after the other, each seeing what the others
+// committed.
+func (t *tx) ReserveSpend(ctx context.Context, s store.Spend, limit int64) (bool, error) {
+	if s.Owner == "" || s.ProjectUUID == "" || s.Key == "" || s.Cents <= 0 {
+		return false, errors.New("store: a spend needs an owner, a project, a key and a positive amount")
+	}
+	if err := t.LockOwner(ctx, s.Owner); err != nil {
+		return false, fmt.Errorf("store: reserve a spend: %w", err)
+	}
+	var n int64
+	if err := t.q.queryRow(ctx, "SELECT COUNT(*) FROM spend WHERE project_uuid = ? AND key = ?", s.ProjectUUID, s.Key).Scan(&n); err != nil {
+		return false, fmt.Errorf("store: reserve a spend: %w", err)
+	}
+	if n > 0 {
+		return true, nil
+	}
+	if limit >= 0 {
+		var sum int64
+		if err := t.q.queryRow(ctx, "SELECT COALESCE(SUM(cents), 0) FROM spend WHERE project_uuid = ? AND at > ?",
+			s.ProjectUUID, s.Since.Unix()).Scan(&sum); err != nil {
+			return false, fmt.Errorf("store: reserve a spend: %w", err)
+		}
+		if sum > limit || s.Cents > limit-sum {
+			return false, nil
+		}
+	}
+	if _, err := t.q.exec(ctx, "INSERT INTO spend (owner, project_uuid, key, cents, at) VALUES (?, ?, ?, ?, ?)",
+		s.Owner, s.ProjectUUID, s.Key, s.Cents, s.At.Unix()); err != nil {
+		return false, fmt.Errorf("store: reserve a spend: %w", err)
+	}
+	return true, nil
+}
+
+func (t *tx) ReleaseSpend(ctx context.Context, projectUUID, key string) error {
+	if _, err := t.q.exec(ctx, "DELETE FROM spend WHERE project_uuid = ? AND key = ?", projectUUID, key); err != nil {
+		return fmt.Errorf("store: release a spend: %w", err)
+	}
+	return nil
+}

@@ -70,6 +70,7 @@ func (t *tx) Purge(ctx context.Context, now, outcomesBefore, callsBefore, oldBef
 		{"DELETE FROM webhook_attempts WHERE at < ?", []any{outcomesBefore.Unix()}},
 		{"DELETE FROM nonces WHERE expires_at < ?", []any{now.Unix()}},
 		{"DELETE FROM idempotency WHERE created_at < ?", []any{callsBefore.Unix()}},
+		{"DELETE FROM spend WHERE at < ?", []any{outcomesBefore.Unix()}},
 		{"DELETE FROM daily_counts WHERE day < ?", []any{oldBefore.UTC().Format("2006-01-02")}},
 		{"DELETE FROM runners WHERE seen_at < ?", []any{oldBefore.Unix()}},
 	} {

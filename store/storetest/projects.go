@@ -23,6 +23,8 @@ func projectTests() []storeTest {
 		{"ReserveDaily", testReserveDaily},
 		{"ReserveDailyRefusals", testReserveDailyRefusals},
 		{"ReserveDailyUnderConcurrency", testReserveDailyUnderConcurrency},
+		{"ReserveSpend", testReserveSpend},
+		{"ReserveSpendUnderConcurrency", testReserveSpendUnderConcurrency},
 	}
 }
 
@@ -403,5 +405,90 @@ func testReserveDailyUnderConcurrency(t *testing.T, s store.Store) {
 		if reserve(t, s, keys[j], limit) {
 			t.Errorf("key %d: a reservation after the limit was reached was admitted", j)
 		}
+	}
+}
+
+func spendTx(t *testing.T, s store.Store, sp store.Spend, limit int64) bool {
+	t.Helper()
+	var ok bool
+	if err := s.Tx(ctx, func(tx store.Tx) (err error) {
+		ok, err = tx.ReserveSpend(ctx, sp, limit)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return ok
+}
+
+func testReserveSpend(t *testing.T, s store.Store) {
+	at := t0.Add(40 * 24 * time.Hour)
+	since := at.Add(-30 * 24 * time.Hour)
+	sp := func(key string, cents int64, when time.Time) store.Spend {
+		return store.Spend{Owner: "alice.near", ProjectUUID: "uuid-1", Key: key, Cents: cents, At: when, Since: since}
+	}
+	// Older than the window: not counted.
+	if !spendTx(t, s, sp("old", 90_000, since.Add(-time.Hour)), -1) {
+		t.Fatal("an unbounded spend was refused")
+	}
+	if !spendTx(t, s, sp("a", 60_000, at), 100_000) {
+		t.Fatal("a spend within the bound was refused")
+	}
+	if spendTx(t, s, sp("b", 40_001, at), 100_000) {
+		t.Fatal("a spend passing the bound was admitted")
+	}
+	// The same key counts once, whatever the bound says now.
+	if !spendTx(t, s, sp("a", 60_000, at), 0) {
+		t.Fatal("a spend already counted was refused")
+	}
+	if !spendTx(t, s, sp("b", 40_000, at), 100_000) {
+		t.Fatal("a spend reaching the bound exactly was refused")
+	}
+	if err := s.Tx(ctx, func(tx store.Tx) error { return tx.ReleaseSpend(ctx, "uuid-1", "b") }); err != nil {
+		t.Fatal(err)
+	}
+	if !spendTx(t, s, sp("c", 40_000, at), 100_000) {
+		t.Fatal("a released spend still counts")
+	}
+	// Another project has its own sum.
+	other := sp("a", 100_000, at)
+	other.ProjectUUID = "uuid-2"
+	if !spendTx(t, s, other, 100_000) {
+		t.Fatal("another project's spend was refused")
+	}
+	for _, bad := range []store.Spend{sp("", 1, at), sp("k", 0, at), sp("k", -5, at), {ProjectUUID: "uuid-1", Key: "k", Cents: 1}} {
+		err := s.Tx(ctx, func(tx store.Tx) error {
+			_, err := tx.ReserveSpend(ctx, bad, -1)
+			return err
+		})
+		if err == nil {
+			t.Errorf("ReserveSpend(%+v) was not refused", bad)
+		}
+	}
+}
+
+func testReserveSpendUnderConcurrency(t *testing.T, s store.Store) {
+	const tries, cents, limit = 20, 1_000, 7_500
+	var admitted atomic.Int32
+	var wg sync.WaitGroup
+	for i := range tries {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := s.Tx(ctx, func(tx store.Tx) error {
+				ok, err := tx.ReserveSpend(ctx, store.Spend{Owner: "alice.near", ProjectUUID: "uuid-1", Key: fmt.Sprintf("k%d", i),
+					Cents: cents, At: t0, Since: t0.Add(-time.Hour)}, limit)
+				if ok {
+					admitted.Add(1)
+				}
+				return err
+			})
+			if err != nil {
+				t.Errorf("spend %d: %v", i, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := admitted.Load(); n != limit/cents {
+		t.Fatalf("%d spends admitted; want %d", n, limit/cents)
 	}
 }

@@ -122,6 +122,11 @@ func testPurge(t *testing.T, s store.Store) {
 		if _, err := tx.SpendNonce(ctx, "alice.near", []byte("live-nonce-0123456789abcdefghijk"), now.Add(time.Minute)); err != nil {
 			return err
 		}
+		for key, at := range map[string]time.Time{"old-payment": t0, "recent-payment": now.Add(-time.Hour)} {
+			if _, err := tx.ReserveSpend(ctx, store.Spend{Owner: "alice.near", ProjectUUID: "uuid-purge", Key: key, Cents: 100, At: at, Since: at}, -1); err != nil {
+				return err
+			}
+		}
 		return nil
 	})
 	if err != nil {
@@ -148,6 +153,15 @@ func testPurge(t *testing.T, s store.Store) {
 		}
 		if ok, _ := tx.SpendNonce(ctx, "alice.near", []byte("live-nonce-0123456789abcdefghijk"), now); ok {
 			t.Error("a live nonce was purged")
+		}
+		// The older payment is gone: counting it again under a bound of
+		// one payment admits it; the recent one is still counted.
+		since := now.Add(-40 * 24 * time.Hour)
+		if ok, _ := tx.ReserveSpend(ctx, store.Spend{Owner: "alice.near", ProjectUUID: "uuid-purge", Key: "another", Cents: 100, At: now, Since: since}, 200); !ok {
+			t.Error("a payment older than 30 days is still counted after the purge")
+		}
+		if ok, _ := tx.ReserveSpend(ctx, store.Spend{Owner: "alice.near", ProjectUUID: "uuid-purge", Key: "third", Cents: 1, At: now, Since: since}, 200); ok {
+			t.Error("a recent payment was purged")
 		}
 		return nil
 	})

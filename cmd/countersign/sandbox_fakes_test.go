@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"countersign"
+	"countersign/connectors/gmail/gmailtest"
+	"countersign/connectors/mercury/mercurytest"
+	"countersign/store"
+)
+
+// startSandbox runs `countersign sandbox NAME` in process and returns its
+// base URL and what it printed.
+func startSandbox(t *testing.T, name string) (string, string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb syncBuffer
+	a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}
+	done := make(chan int, 1)
+	go func() { done <- a.main(ctx, []string{"sandbox", name, "--listen", "127.0.0.1:0"}) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Error("the sandbox did not stop")
+		}
+	})
+	re := regexp.MustCompile(`listening on (http://[0-9.:]+)\n`)
+	if !errb.await(func(s string) bool { return re.MatchString(s) && strings.Contains(s, "credentials") }, 10*time.Second) {
+		t.Fatalf("the sandbox did not start: %s", errb.String())
+	}
+	return re.FindStringSubmatch(errb.String())[1], errb.String()
+}
+
+func get(t *testing.T, url, token string) (int, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+func TestSandboxMercury(t *testing.T) {
+	t.Parallel()
+	base, said := startSandbox(t, "mercury")
+	if !strings.Contains(said, `"token":"`+mercurytest.Token+`"`) || !strings.Contains(said, `"base_url":"`+base+`/api/v1"`) {
+		t.Fatalf("the sandbox said: %s", said)
+	}
+	code, body := get(t, base+"/api/v1/accounts", mercurytest.Token)
+	if code != 200 || !strings.Contains(string(body), mercurytest.CheckingID) {
+		t.Fatalf("%d %s", code, body)
+	}
+	if code, _ := get(t, base+"/api/v1/accounts", "wrong"); code != 401 {
+		t.Fatalf("a wrong token: %d", code)
+	}
+}
+
+func TestSandboxGmail(t *testing.T) {
+	t.Parallel()
+	base, said := startSandbox(t, "gmail")
+	if !strings.Contains(said, gmailtest.RefreshToken) {
+		t.Fatalf("the sandbox said: %s", said)
+	}
+	resp, err := http.PostForm(base+"/token", map[string][]string{"grant_type": {"refresh_token"}, "client_id": {gmailtest.ClientID},
+		"client_secret": {gmailtest.ClientSecret}, "refresh_token": {gmailtest.RefreshToken}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tok struct {
+		AccessToken string `json:"access_token"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&tok)
+	resp.Body.Close()
+	code, body := get(t, base+"/gmail/v1/users/me/messages", tok.AccessToken)
+	if code != 200 || !strings.Contains(string(body), "18c0000000000001") {
+		t.Fatalf("%d %s", code, body)
+	}
+}
+
+// serve --dev runs Mercury and Gmail against its own fakes: a project
+// without credentials pays and sends there.
+func TestServeDevSandboxConnectors(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "data")
+	s := startServe(t, map[string]string{"COUNTERSIGN_DATA_DIR": dir}, "--dev")
+	key := regexp.MustCompile(`\(shown once\): (ak_[A-Za-z0-9_-]+)`).FindStringSubmatch(s.log.String())
+	if key == nil || !strings.Contains(s.log.String(), "dev: sandbox Mercury at http://127.0.0.1:") {
+		t.Fatalf("serve --dev said: %s", s.log.String())
+	}
+	now := time.Now().UTC()
+	err := s.db.Tx(context.Background(), func(tx store.Tx) error {
+		for _, p := range []struct{ name, conn, policy string }{{"bank", "mercury", `{"max_spend_usd_month": 1000}`}, {"mail", "gmail", `{}`}} {
+			if err := tx.PutProject(context.Background(), store.Project{Owner: "alice.near", Name: p.name, UUID: countersign.NewProjectUUID(), Connector: p.conn,
+				Policy: []byte(p.policy), Agents: []string{DemoAgent}, CreatedAt: now, UpdatedAt: now}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(project, body string) map[string]any {
+		req, _ := http.NewRequest(http.MethodPost, s.base+"/call/alice.near/"+project, bytes.NewReader([]byte(body)))
+		req.Header.Set("Authorization", "Bearer "+key[1])
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&m)
+		return m
+	}
+	out := call("bank", `{"operation": "pay_invoice", "recipient_id": "`+mercurytest.AcmeID+`", "amount_usd": 120, "method": "ach"}`)
+	if out["sent_via"] != "direct" || out["amount_usd"] != 120.0 {
+		t.Fatalf("pay_invoice: %v", out)
+	}
+	out = call("mail", `{"operation": "send", "to": ["dana@example.com"], "subject": "Hi", "body": "Hello"}`)
+	if out["sent"] != true {
+		t.Fatalf("send: %v", out)
+	}
+}

@@ -1,0 +1,70 @@
+package gmail
+
+import (
+	"bytes"
+	"net/mail"
+	"strings"
+	"testing"
+	"unicode"
+)
+
+// FuzzCheckAddress: an address taken is one mailbox as net/mail reads it,
+// with nothing a header could be split on.
+func FuzzCheckAddress(f *testing.F) {
+	for _, s := range []string{"dana@example.com", "Dana <dana@example.com>", "a@b.c, d@e.f", "a@b.c\r\nBcc: x@y.z", "\"a,b\"@example.com", "ü@example.com"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		a, err := checkAddress(s)
+		if err != nil {
+			return
+		}
+		list, err := mail.ParseAddressList(a)
+		if err != nil || len(list) != 1 || strings.ContainsAny(a, "\r\n,<>\" ") || !strings.Contains(a, "@") {
+			t.Fatalf("%q taken as %q", s, a)
+		}
+	})
+}
+
+// FuzzGoogleText: whatever Google answers, the sentence is printable and short.
+func FuzzGoogleText(f *testing.F) {
+	for _, s := range []string{`{"error":{"code":400,"message":"Invalid","status":"INVALID_ARGUMENT"}}`, `{"error":"x"}`, ``, `{"error":{"message":"a\u202e\nb"}}`} {
+		f.Add([]byte(s), 400)
+	}
+	f.Fuzz(func(t *testing.T, raw []byte, status int) {
+		s := googleText(raw, status)
+		if s == "" || len([]rune(s)) > 250 {
+			t.Fatalf("%q", s)
+		}
+		for _, r := range s {
+			if !unicode.IsPrint(r) {
+				t.Fatalf("%q holds %U", s, r)
+			}
+		}
+	})
+}
+
+// FuzzBuild: a message built from any subject, body and attachment reads
+// back as one RFC 5322 message with the recipients it was given.
+func FuzzBuild(f *testing.F) {
+	f.Add("Hi", "Hello", "a.txt", []byte("x"))
+	f.Add("Отчёт", "", "данные.csv", []byte{})
+	f.Fuzz(func(t *testing.T, subject, body, name string, data []byte) {
+		if strings.ContainsAny(subject, "\r\n") || strings.IndexFunc(subject, unicode.IsControl) >= 0 || name == "" {
+			return
+		}
+		d := draft{To: []string{"dana@example.com"}, Bcc: []string{"x@example.org"}, Subject: subject, Body: body,
+			Attachments: []attachment{{Name: name, ContentType: "application/octet-stream", Data: data}}}
+		msg := build(d)
+		m, err := mail.ReadMessage(bytes.NewReader(msg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Header.Get("To") != "dana@example.com" || m.Header.Get("Bcc") != "x@example.org" || m.Header.Get("Cc") != "" {
+			t.Fatalf("headers %v", m.Header)
+		}
+		if !bytes.Equal(build(d), msg) {
+			t.Fatal("the same draft built twice differs")
+		}
+	})
+}

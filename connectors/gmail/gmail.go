@@ -1,0 +1,645 @@
+// Package gmail is the Gmail connector (SPEC §14): it sends email as the
+// owner, and reads their mailbox. `send` builds the RFC 5322 message once,
+// when the call is made; the owner is shown its recipients, subject and
+// body, each attachment as a file, and the whole message as message.eml;
+// the answer run sends those exact bytes (users.messages.send, raw), never
+// a message built again.
+//
+// Credentials are an OAuth2 refresh token with the OAuth client's id and
+// secret, refreshed at Google's token endpoint with golang.org/x/oauth2 for
+// each run; the three Gmail calls are plain net/http.
+package gmail
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+	"unicode"
+
+	"golang.org/x/oauth2"
+
+	"countersign"
+	"countersign/connectors"
+	"countersign/policy"
+)
+
+// The connector's declaration.
+const (
+	Name    = "gmail"
+	Version = "1.0.0"
+	// DefaultBaseURL is Gmail's API and DefaultTokenURL Google's token
+	// endpoint.
+	DefaultBaseURL  = "https://gmail.googleapis.com"
+	DefaultTokenURL = "https://oauth2.googleapis.com/token"
+	// SendPrice and ReadPrice are the operations' prices in micro-USD.
+	SendPrice = 10_000
+	ReadPrice = 1_000
+)
+
+// Policy keys besides confirm.
+const (
+	keyDomains        = "recipient_domains"
+	keyRecipients     = "recipients"
+	keyMaxPerDay      = "max_per_day"
+	keyMaxRecipients  = "max_recipients"
+	keyMaxAttachments = "max_attachment_kb"
+	keyPrefix         = "subject_prefix"
+)
+
+// messageFile is the name of the task file holding the whole message.
+const messageFile = "message.eml"
+
+// maxBodyShown is the longest body a long_text field shows.
+const maxBodyShown = 50_000
+
+// Config is how the service builds the connector.
+type Config struct {
+	// BaseURL and TokenURL are used when a project's credentials do not
+	// name their own (defaults: Google's).
+	BaseURL, TokenURL string
+	// HTTP is the client (default: 30 s timeout, no redirects).
+	HTTP *http.Client
+	// SandboxCredentials stand in for a project's credentials when it has
+	// none: serve --dev sets them to its fake's, never real ones.
+	SandboxCredentials []byte
+}
+
+type connector struct {
+	cfg  Config
+	http *http.Client
+}
+
+// New returns the Gmail connector.
+func New(cfg Config) *connectors.Connector {
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = DefaultBaseURL
+	}
+	if cfg.TokenURL == "" {
+		cfg.TokenURL = DefaultTokenURL
+	}
+	hc := cfg.HTTP
+	if hc == nil {
+		hc = &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	}
+	c := &connector{cfg: cfg, http: hc}
+	return &connectors.Connector{
+		Name: Name, Version: Version, Tasks: true,
+		PolicyKeys: map[string]policy.KeyKind{keyDomains: policy.List, keyRecipients: policy.List, keyMaxPerDay: policy.Count,
+			keyMaxRecipients: policy.Count, keyMaxAttachments: policy.Count, keyPrefix: policy.Text},
+		Operations: []connectors.Operation{
+			{Name: "send", Kind: connectors.Write, Price: SendPrice, Run: c.send, Noun: "message",
+				Description: "Sends an email from the owner's Gmail: to, cc, bcc, subject, a plain-text body and attachments.",
+				Schema:      json.RawMessage(sendSchema),
+				Examples: []json.RawMessage{
+					json.RawMessage(`{"to": ["dana@example.com"], "subject": "Lunch on Friday", "body": "Friday at noon works for me."}`),
+					json.RawMessage(`{"to": ["dana@example.com"], "cc": ["lee@example.com"], "subject": "The report", "body": "Attached.", ` +
+						`"attachments": [{"name": "report.txt", "content_type": "text/plain", "data_base64": "SGVsbG8="}]}`),
+				}},
+			{Name: "messages_list", Kind: connectors.Read, Price: ReadPrice, Run: c.list,
+				Description: "Lists the mailbox's messages, newest first, optionally matching a Gmail search query.",
+				Schema: json.RawMessage(`{"type": "object", "properties": {"q": {"type": "string", "maxLength": 500, "description": "Gmail search syntax, such as from:dana is:unread"}, ` +
+					`"max_results": {"type": "integer", "minimum": 1, "maximum": 500, "default": 20}, "page_token": {"type": "string", "maxLength": 200}}, "additionalProperties": false}`),
+				Examples: []json.RawMessage{json.RawMessage(`{}`), json.RawMessage(`{"q": "is:unread", "max_results": 5}`)}},
+			{Name: "message_get", Kind: connectors.Read, Price: ReadPrice, Run: c.get,
+				Description: "Reads one message: its headers and snippet, or its raw RFC 5322 bytes (format raw).",
+				Schema: json.RawMessage(`{"type": "object", "properties": {"id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}, ` +
+					`"format": {"enum": ["metadata", "full", "raw"], "default": "metadata"}}, "required": ["id"], "additionalProperties": false}`),
+				Examples: []json.RawMessage{json.RawMessage(`{"id": "18c0000000000001"}`)}},
+			{Name: "confirm", Kind: connectors.Answer, Answer: c.confirm,
+				Description: "Sends the message the owner approved, byte for byte as built."},
+		},
+	}
+}
+
+const addressList = `{"type": "array", "maxItems": 100, "items": {"type": "string", "minLength": 3, "maxLength": 254}}`
+
+const sendSchema = `{
+  "type": "object",
+  "properties": {
+    "to": ` + addressList + `,
+    "cc": ` + addressList + `,
+    "bcc": ` + addressList + `,
+    "subject": {"type": "string", "maxLength": 400},
+    "body": {"type": "string", "maxLength": 60000},
+    "attachments": {"type": "array", "maxItems": 9, "items": {"type": "object", "properties": {
+      "name": {"type": "string", "minLength": 1, "maxLength": 200},
+      "content_type": {"type": "string", "pattern": "^[a-z0-9.+-]+/[a-z0-9.+-]+$", "maxLength": 100},
+      "data_base64": {"type": "string", "contentEncoding": "base64"}
+    }, "required": ["name", "content_type", "data_base64"], "additionalProperties": false}}
+  },
+  "required": ["to", "subject", "body"],
+  "additionalProperties": false
+}`
+
+// creds are a project's credentials.
+type creds struct {
+	ClientID     string `json:"client_id"`
+	ClientSecret string `json:"client_secret"`
+	RefreshToken string `json:"refresh_token"`
+	BaseURL      string `json:"base_url,omitempty"`
+	TokenURL     string `json:"token_url,omitempty"`
+}
+
+// sealed is a task's sealed state: what the message is, for the checks the
+// answer makes again, and the hash of its bytes (the task's file).
+type sealed struct {
+	Recipients  []string `json:"recipients"`
+	Subject     string   `json:"subject"`
+	Attachments []int    `json:"attachments"` // sizes in bytes
+	File        int      `json:"file"`        // the index of message.eml
+	SHA256      string   `json:"sha256"`
+}
+
+// ---- policy
+
+// check applies the policy's own keys to a message; the first refusal is
+// returned. It is asked at prepare time and again in the answer.
+func check(p *policy.Policy, recipients []string, subject string, sizes []int) error {
+	if max, ok := p.Count(keyMaxRecipients); ok && len(recipients) > max {
+		return connectors.Refuse(countersign.PolicyDenied, "the message has %d recipients, above the owner's max_recipients of %d", len(recipients), max)
+	}
+	domains, hasDomains := p.List(keyDomains)
+	addrs, hasAddrs := p.List(keyRecipients)
+	if hasDomains || hasAddrs {
+		for _, r := range recipients {
+			if !allowed(r, domains, addrs) {
+				return connectors.Refuse(countersign.PolicyDenied, "the owner's policy does not allow the recipient %s (recipient_domains, recipients)", r)
+			}
+		}
+	}
+	if max, ok := p.Count(keyMaxAttachments); ok {
+		for i, n := range sizes {
+			if n > max*1024 {
+				return connectors.Refuse(countersign.PolicyDenied, "attachment %d is %d KiB, above the owner's max_attachment_kb of %d", i+1, (n+1023)/1024, max)
+			}
+		}
+	}
+	if prefix, ok := p.Text(keyPrefix); ok && !strings.HasPrefix(subject, prefix) {
+		return connectors.Refuse(countersign.PolicyDenied, "the subject does not start with the owner's subject_prefix")
+	}
+	return nil
+}
+
+// allowed: the address is listed, or its domain (or a parent domain) is.
+func allowed(addr string, domains, addrs []string) bool {
+	for _, a := range addrs {
+		if strings.EqualFold(a, addr) {
+			return true
+		}
+	}
+	d := domain(addr)
+	for _, want := range domains {
+		want = strings.ToLower(strings.TrimPrefix(want, "@"))
+		if want == "any" || d == want || strings.HasSuffix(d, "."+want) {
+			return true
+		}
+	}
+	return false
+}
+
+// ---- send
+
+func (c *connector) send(ctx context.Context, call *connectors.Call) (any, error) {
+	var args struct {
+		To          []string `json:"to"`
+		Cc          []string `json:"cc"`
+		Bcc         []string `json:"bcc"`
+		Subject     string   `json:"subject"`
+		Body        string   `json:"body"`
+		Attachments []struct {
+			Name        string `json:"name"`
+			ContentType string `json:"content_type"`
+			Data        string `json:"data_base64"`
+		} `json:"attachments"`
+	}
+	if err := call.Decode(&args); err != nil {
+		return nil, err
+	}
+	d := draft{Body: strings.ReplaceAll(args.Body, "\r\n", "\n")}
+	var recipients []string
+	seen := map[string]bool{}
+	for _, l := range []struct {
+		name string
+		in   []string
+		out  *[]string
+	}{{"to", args.To, &d.To}, {"cc", args.Cc, &d.Cc}, {"bcc", args.Bcc, &d.Bcc}} {
+		for i, s := range l.in {
+			a, err := checkAddress(s)
+			if err != nil {
+				return nil, connectors.Refuse(countersign.InvalidRequest, "`%s` %d is not one bare email address (such as dana@example.com, without a name)", l.name, i+1)
+			}
+			if seen[a] {
+				return nil, connectors.Refuse(countersign.InvalidRequest, "%s is named twice among the recipients", a)
+			}
+			seen[a] = true
+			*l.out = append(*l.out, a)
+			recipients = append(recipients, a)
+		}
+	}
+	if len(d.To) == 0 {
+		return nil, connectors.Refuse(countersign.InvalidRequest, "`to` names no recipient")
+	}
+	if strings.ContainsAny(args.Subject, "\r\n") || strings.IndexFunc(args.Subject, unicode.IsControl) >= 0 {
+		return nil, connectors.Refuse(countersign.InvalidRequest, "the subject holds a line break or a control character")
+	}
+	d.Subject = args.Subject
+	if prefix, ok := call.Policy.Text(keyPrefix); ok && !strings.HasPrefix(d.Subject, prefix) {
+		d.Subject = prefix + d.Subject
+	}
+	var sizes []int
+	for i, a := range args.Attachments {
+		data, err := base64.StdEncoding.DecodeString(a.Data)
+		if err != nil {
+			return nil, connectors.Refuse(countersign.InvalidRequest, "attachment %d's data_base64 is not standard base64", i+1)
+		}
+		d.Attachments = append(d.Attachments, attachment{Name: a.Name, ContentType: a.ContentType, Data: data})
+		sizes = append(sizes, len(data))
+	}
+	if err := check(call.Policy, recipients, d.Subject, sizes); err != nil {
+		return nil, err
+	}
+	dec := call.Decide(policy.Facts{})
+	if dec.Outcome == policy.Refuse {
+		return nil, connectors.Refuse(countersign.Code(dec.Code), "%s", dec.Sentence)
+	}
+	msg := build(d)
+	if dec.Outcome == policy.Allow {
+		if max, ok := call.Policy.Count(keyMaxPerDay); ok {
+			ok, err := call.Reserve(ctx, policy.Direct, max)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				return nil, connectors.Refuse(countersign.PolicyDenied, "the owner's max_per_day of %d messages sent at once is reached today", max)
+			}
+		}
+		out, err := c.deliver(ctx, call.Credentials, msg)
+		var r *connectors.Refusal
+		if errors.As(err, &r) {
+			return nil, countersign.Errorf(r.Code, "%s", r.Message())
+		}
+		return out, err
+	}
+	// The owner is asked: the message is shown whole and sealed.
+	fields := []countersign.Field{list("To", d.To)}
+	if len(d.Cc) > 0 {
+		fields = append(fields, list("Cc", d.Cc))
+	}
+	if len(d.Bcc) > 0 {
+		fields = append(fields, list("Bcc", d.Bcc))
+	}
+	subject := d.Subject
+	if subject == "" {
+		subject = "(no subject)"
+	}
+	fields = append(fields, countersign.Field{Kind: countersign.FieldText, Label: "Subject", Values: []string{subject}, WrittenBy: countersign.WrittenByAgent})
+	files := make([]connectors.File, 0, len(d.Attachments)+1)
+	body := d.Body
+	if strings.TrimSpace(body) == "" {
+		body = "(empty)"
+	}
+	if len([]rune(body)) > maxBodyShown {
+		return nil, connectors.Refuse(countersign.DisplayInvalid, "the body is longer than %d characters, more than a task shows", maxBodyShown)
+	}
+	fields = append(fields, countersign.Field{Kind: countersign.FieldLongText, Label: "Body", Values: []string{body}, WrittenBy: countersign.WrittenByAgent})
+	var names []string
+	for _, a := range d.Attachments {
+		files = append(files, connectors.File{Name: a.Name, ContentType: a.ContentType, Data: a.Data})
+		names = append(names, fmt.Sprintf("%s (%s, %d bytes)", a.Name, a.ContentType, len(a.Data)))
+	}
+	if len(names) > 0 {
+		fields = append(fields, countersign.Field{Kind: countersign.FieldList, Label: "Attachments", Values: names, WrittenBy: countersign.WrittenByAgent})
+	}
+	fields = append(fields, countersign.Field{Kind: countersign.FieldText, Label: "What is sent", WrittenBy: countersign.WrittenByProject,
+		Values: []string{fmt.Sprintf("exactly the bytes of %s (%d bytes), from the owner's Gmail", messageFile, len(msg))}})
+	files = append(files, connectors.File{Name: messageFile, ContentType: "message/rfc822", Data: msg})
+	sum := sha256.Sum256(msg)
+	state, err := json.Marshal(sealed{Recipients: recipients, Subject: d.Subject, Attachments: sizes, File: len(files) - 1, SHA256: hex.EncodeToString(sum[:])})
+	if err != nil {
+		return nil, err
+	}
+	t, err := call.OpenTask(ctx, connectors.TaskSpec{Kind: countersign.KindConfirm,
+		Display:  countersign.Display{Title: cutRunes("Send an email: "+subject, countersign.MaxTitleChars), Fields: fields},
+		Files:    files,
+		AnswerBy: &countersign.AnswerBy{Operation: "confirm", Supplies: countersign.SuppliesNone}, State: state})
+	if err != nil {
+		return nil, err
+	}
+	return connectors.AwaitingOwner(t), nil
+}
+
+func list(label string, values []string) countersign.Field {
+	return countersign.Field{Kind: countersign.FieldList, Label: label, Values: values, WrittenBy: countersign.WrittenByAgent}
+}
+
+// confirm sends the approved message: the task's message.eml, whose hash
+// was sealed, after the policy and the day's count as they are now allow it.
+func (c *connector) confirm(ctx context.Context, a *connectors.AnswerCall) (connectors.Report, error) {
+	var st sealed
+	if err := countersign.DecodeStrict(a.State, &st); err != nil || st.File < 0 || st.File >= len(a.Files) {
+		return connectors.Report{}, connectors.Refused(countersign.InvalidRequest, false, "The task's sealed message does not read; nothing was sent.")
+	}
+	msg := a.Files[st.File]
+	if sum := sha256.Sum256(msg); hex.EncodeToString(sum[:]) != st.SHA256 {
+		return connectors.Report{}, connectors.Refused(countersign.InvalidRequest, false, "The task's message is not the one sealed; nothing was sent.")
+	}
+	if err := check(a.Policy, st.Recipients, st.Subject, st.Attachments); err != nil {
+		return connectors.Report{}, connectors.Refused(countersign.ErrorCode(err), false, "%s; nothing was sent.", upper(countersign.ErrorMessage(err)))
+	}
+	if d := a.Decide("send", policy.Facts{}); d.Outcome == policy.Refuse {
+		return connectors.Report{}, connectors.Refused(countersign.Code(d.Code), false, "%s; nothing was sent.", upper(d.Sentence))
+	}
+	if max, ok := a.Policy.Count(keyMaxPerDay); ok {
+		ok, err := a.Reserve(ctx, max)
+		if err != nil {
+			return connectors.Report{}, err
+		}
+		if !ok {
+			return connectors.Report{}, connectors.Refused(countersign.PolicyDenied, false, "The owner's max_per_day of %d confirmed messages is reached today; nothing was sent.", max)
+		}
+	}
+	out, err := c.deliver(ctx, a.Credentials, msg)
+	if err != nil {
+		return connectors.Report{}, err
+	}
+	return connectors.Report{Result: out}, nil
+}
+
+// deliver refreshes the access token and sends msg as it is.
+func (c *connector) deliver(ctx context.Context, raw []byte, msg []byte) (map[string]any, error) {
+	cl, err := c.session(ctx, raw)
+	if err != nil {
+		return nil, err
+	}
+	body, _ := json.Marshal(map[string]string{"raw": base64.URLEncoding.EncodeToString(msg)})
+	var sent struct {
+		ID       string `json:"id"`
+		ThreadID string `json:"threadId"`
+	}
+	if err := cl.do(ctx, http.MethodPost, "/gmail/v1/users/me/messages/send", body, &sent); err != nil {
+		return nil, sendRefusal(err)
+	}
+	sum := sha256.Sum256(msg)
+	return map[string]any{"ok": true, "wrote": true, "sent": true, "message_id": sent.ID, "thread_id": sent.ThreadID,
+		"bytes": len(msg), "sha256": hex.EncodeToString(sum[:])}, nil
+}
+
+// ---- reads
+
+func (c *connector) list(ctx context.Context, call *connectors.Call) (any, error) {
+	var args struct {
+		Q          string `json:"q"`
+		MaxResults int    `json:"max_results"`
+		PageToken  string `json:"page_token"`
+	}
+	if err := call.Decode(&args); err != nil {
+		return nil, err
+	}
+	if args.MaxResults == 0 {
+		args.MaxResults = 20
+	}
+	cl, err := c.session(ctx, call.Credentials)
+	if err != nil {
+		return nil, asCall(err)
+	}
+	q := url.Values{"maxResults": {fmt.Sprint(args.MaxResults)}}
+	if args.Q != "" {
+		q.Set("q", args.Q)
+	}
+	if args.PageToken != "" {
+		q.Set("pageToken", args.PageToken)
+	}
+	var out struct {
+		Messages []struct {
+			ID       string `json:"id"`
+			ThreadID string `json:"threadId"`
+		} `json:"messages"`
+		NextPageToken string `json:"nextPageToken"`
+	}
+	if err := cl.do(ctx, http.MethodGet, "/gmail/v1/users/me/messages?"+q.Encode(), nil, &out); err != nil {
+		return nil, readRefusal(err)
+	}
+	msgs := make([]map[string]string, 0, len(out.Messages))
+	for _, m := range out.Messages {
+		msgs = append(msgs, map[string]string{"id": m.ID, "thread_id": m.ThreadID})
+	}
+	res := map[string]any{"ok": true, "messages": msgs}
+	if out.NextPageToken != "" {
+		res["next_page_token"] = out.NextPageToken
+	}
+	return res, nil
+}
+
+func (c *connector) get(ctx context.Context, call *connectors.Call) (any, error) {
+	var args struct {
+		ID     string `json:"id"`
+		Format string `json:"format"`
+	}
+	if err := call.Decode(&args); err != nil {
+		return nil, err
+	}
+	if args.Format == "" {
+		args.Format = "metadata"
+	}
+	cl, err := c.session(ctx, call.Credentials)
+	if err != nil {
+		return nil, asCall(err)
+	}
+	var m map[string]any
+	if err := cl.do(ctx, http.MethodGet, "/gmail/v1/users/me/messages/"+url.PathEscape(args.ID)+"?format="+url.QueryEscape(args.Format), nil, &m); err != nil {
+		return nil, readRefusal(err)
+	}
+	return map[string]any{"ok": true, "message": m}, nil
+}
+
+// ---- HTTP and OAuth2
+
+type client struct {
+	http  *http.Client
+	base  string
+	token string
+}
+
+// apiError is Google's answer that is not a success, or no answer.
+type apiError struct {
+	status  int
+	message string
+}
+
+func (e *apiError) Error() string {
+	if e.status == 0 {
+		return "Gmail did not answer (" + e.message + ")"
+	}
+	return fmt.Sprintf("Gmail answered %d (%s)", e.status, e.message)
+}
+
+// session refreshes an access token with the project's refresh token. A
+// refresh token Google no longer accepts ends in a refusal telling the
+// owner to reconnect.
+func (c *connector) session(ctx context.Context, raw []byte) (*client, error) {
+	if len(raw) == 0 && c.cfg.SandboxCredentials != nil {
+		raw = c.cfg.SandboxCredentials
+	}
+	var cr creds
+	if len(raw) == 0 || countersign.DecodeStrict(raw, &cr) != nil || cr.RefreshToken == "" || cr.ClientID == "" {
+		return nil, connectors.Refused(countersign.InvalidRequest, false, "The project has no Gmail credentials: its owner stores {\"client_id\", \"client_secret\", \"refresh_token\"}; nothing was sent.")
+	}
+	base, tokenURL := c.cfg.BaseURL, c.cfg.TokenURL
+	if cr.BaseURL != "" {
+		base = cr.BaseURL
+	}
+	if cr.TokenURL != "" {
+		tokenURL = cr.TokenURL
+	}
+	conf := &oauth2.Config{ClientID: cr.ClientID, ClientSecret: cr.ClientSecret,
+		Endpoint: oauth2.Endpoint{TokenURL: tokenURL, AuthStyle: oauth2.AuthStyleInParams}}
+	tctx := context.WithValue(ctx, oauth2.HTTPClient, c.http)
+	tok, err := conf.TokenSource(tctx, &oauth2.Token{RefreshToken: cr.RefreshToken}).Token()
+	if err != nil {
+		var re *oauth2.RetrieveError
+		switch {
+		case errors.As(err, &re) && re.ErrorCode == "invalid_grant":
+			return nil, connectors.Refused("credentials_expired", false, "Google no longer accepts the project's refresh token (invalid_grant: expired or revoked): the owner must reconnect Gmail and store a new one; nothing was sent.")
+		case errors.As(err, &re) && (re.ErrorCode == "invalid_client" || re.ErrorCode == "unauthorized_client"):
+			return nil, connectors.Refused("credentials_rejected", false, "Google refused the project's OAuth client (%s): the owner must store its client id and secret again; nothing was sent.", re.ErrorCode)
+		case errors.As(err, &re):
+			return nil, connectors.Refused("upstream_unavailable", false, "Google's token endpoint answered %d; nothing was sent; try again later.", re.Response.StatusCode)
+		}
+		return nil, connectors.Refused("upstream_unavailable", false, "Google's token endpoint could not be reached; nothing was sent; try again later.")
+	}
+	return &client{http: c.http, base: strings.TrimRight(base, "/"), token: tok.AccessToken}, nil
+}
+
+func (cl *client) do(ctx context.Context, method, path string, body []byte, out any) error {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, cl.base+path, rd)
+	if err != nil {
+		return &apiError{message: "the request could not be made"}
+	}
+	req.Header.Set("Authorization", "Bearer "+cl.token)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := cl.http.Do(req)
+	if err != nil {
+		return &apiError{message: "the connection failed"}
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return &apiError{status: resp.StatusCode, message: googleText(raw, resp.StatusCode)}
+	}
+	if err != nil {
+		return &apiError{message: "the answer was cut off"}
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return &apiError{message: "the answer does not read"}
+	}
+	return nil
+}
+
+// googleText is Google's error message ({"error": {"code", "message",
+// "status"}}), made safe for a sentence.
+func googleText(raw []byte, status int) string {
+	var body struct {
+		Error struct {
+			Message string `json:"message"`
+			Status  string `json:"status"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(raw, &body)
+	msg := clean(body.Error.Message, 200)
+	if msg == "" {
+		msg = strings.ToLower(http.StatusText(status))
+	}
+	if msg == "" {
+		msg = "no reason given"
+	}
+	if s := clean(body.Error.Status, 40); s != "" {
+		msg = s + ": " + msg
+	}
+	return msg
+}
+
+// clean keeps the printable characters of s, white space as spaces, cut to
+// n characters.
+func clean(s string, n int) string {
+	var b strings.Builder
+	count := 0
+	for _, r := range strings.ToValidUTF8(s, "") {
+		if count >= n {
+			break
+		}
+		if unicode.IsSpace(r) {
+			r = ' '
+		} else if !unicode.IsPrint(r) {
+			continue
+		}
+		b.WriteRune(r)
+		count++
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// sendRefusal words a failed send: a 4xx proves nothing was sent; a lost
+// answer or a 5xx leaves it unknown.
+func sendRefusal(err error) error {
+	var ae *apiError
+	if !errors.As(err, &ae) {
+		return err
+	}
+	switch {
+	case ae.status == http.StatusUnauthorized || ae.status == http.StatusForbidden:
+		return connectors.Refused("credentials_rejected", false, "Gmail refused the send (%d, %s): the owner must reconnect Gmail with the gmail.send scope; nothing was sent.", ae.status, ae.message)
+	case ae.status == http.StatusTooManyRequests:
+		return connectors.Refused(countersign.RateLimited, false, "Gmail's sending limit is reached (%s); nothing was sent.", ae.message)
+	case ae.status >= 400 && ae.status < 500:
+		return connectors.Refused(countersign.InvalidRequest, false, "Gmail refused the message (%d, %s); nothing was sent.", ae.status, ae.message)
+	}
+	return connectors.RefusedUnknown("upstream_unavailable", "%s: the message may or may not have been sent; look in the Sent folder before preparing it again.", upper(ae.Error()))
+}
+
+func readRefusal(err error) error {
+	var ae *apiError
+	if !errors.As(err, &ae) {
+		return err
+	}
+	switch {
+	case ae.status == http.StatusUnauthorized || ae.status == http.StatusForbidden:
+		return connectors.Refuse("credentials_rejected", "Gmail refused the read (%d, %s): the owner must reconnect Gmail with a scope that reads mail", ae.status, ae.message)
+	case ae.status == http.StatusNotFound:
+		return connectors.Refuse(countersign.InvalidRequest, "Gmail has no such message")
+	case ae.status >= 400 && ae.status < 500:
+		return connectors.Refuse(countersign.InvalidRequest, "Gmail refused the read (%d, %s)", ae.status, ae.message)
+	}
+	return connectors.Refuse("upstream_unavailable", "%s; try again later", ae.Error())
+}
+
+// asCall is a read's answer for a refusal made for answers.
+func asCall(err error) error {
+	var r *connectors.Refusal
+	if errors.As(err, &r) {
+		return countersign.Errorf(r.Code, "%s", strings.TrimSuffix(strings.TrimSuffix(r.Sentence, "; nothing was sent."), "."))
+	}
+	return err
+}
+
+func upper(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}

@@ -1,0 +1,928 @@
+// Package mercury is the Mercury banking connector (SPEC §14): payments,
+// payees and invoices, gated by the owner's rules. It talks to Mercury's
+// REST API (https://api.mercury.com/api/v1, or a project's own base URL,
+// such as the sandbox's or the local fake's in mercurytest) with plain
+// net/http and the project's bearer token.
+//
+// Writes: pay_invoice (a payment to a saved payee, or to a new one saved
+// with it), add_recipient, send_invoice, cancel_invoice. Reads: accounts,
+// recipients, transactions. Each write is checked against the policy
+// (max_payment_usd, max_spend_usd_month, confirm, rules) before anything
+// else; one the owner asked to see is sealed into a task whole (what it
+// pays, to whom, from where, and why the owner is asked), and the answer
+// run "confirm" carries out exactly the sealed write after checking the
+// policy as it is then.
+//
+// Money is integer cents throughout (policy.Cents); only the edges write
+// dollars, as Mercury and the owner read them.
+package mercury
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"unicode/utf8"
+
+	"countersign"
+	"countersign/connectors"
+	"countersign/policy"
+)
+
+// The connector's declaration.
+const (
+	Name    = "mercury"
+	Version = "1.0.0"
+	// DefaultBaseURL is Mercury's production API.
+	DefaultBaseURL = "https://api.mercury.com/api/v1"
+	// WritePrice and ReadPrice are the operations' prices in micro-USD.
+	WritePrice = 10_000
+	ReadPrice  = 1_000
+)
+
+// Policy keys of the connector, besides confirm and rules.
+const (
+	keyMaxPayment = "max_payment_usd"
+	keyMaxMonth   = "max_spend_usd_month"
+)
+
+// Payment methods as rules and agents name them, and as Mercury does.
+var methods = map[string]string{"ach": "ach", "wire": "domesticWire", "check": "check"}
+
+// methodShown is how a task shows a method.
+var methodShown = map[string]string{"ach": "ACH", "wire": "Domestic wire", "check": "Check"}
+
+// wirePurpose is the purpose Mercury requires of a domestic wire, shown in
+// the task.
+const wirePurpose = "Vendor"
+
+// keyPrefix starts every idempotency key the connector sends.
+const keyPrefix = "countersign-"
+
+// Config is how the service builds the connector.
+type Config struct {
+	// BaseURL is the API a project's credentials do not name one for
+	// (default DefaultBaseURL).
+	BaseURL string
+	// HTTP is the client (default: 20 s timeout, no redirects).
+	HTTP *http.Client
+	// SandboxCredentials stand in for a project's credentials when it has
+	// none: serve --dev sets them to its fake's token, never a real one.
+	SandboxCredentials []byte
+}
+
+type connector struct {
+	cfg  Config
+	http *http.Client
+}
+
+// New returns the Mercury connector.
+func New(cfg Config) *connectors.Connector {
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = DefaultBaseURL
+	}
+	c := &connector{cfg: cfg, http: newHTTP(cfg.HTTP)}
+	return &connectors.Connector{
+		Name: Name, Version: Version, Tasks: true,
+		PolicyKeys: map[string]policy.KeyKind{keyMaxPayment: policy.Amount, keyMaxMonth: policy.Amount},
+		Conditions: []policy.Condition{
+			policy.AmountRange("amount", "min_usd", "max_usd"),
+			policy.AnyOf("method", "methods", "ach", "wire", "check"),
+			policy.Equals("payee", "payee", "saved", "new"),
+		},
+		Operations: []connectors.Operation{
+			{Name: "pay_invoice", Kind: connectors.Write, Price: WritePrice, Run: c.payInvoice,
+				Carries: []string{"amount", "method", "payee"}, Noun: "payment",
+				Description: "Pays a saved payee (recipient_id) or a new one (recipient) from a Mercury account, by ACH, wire or check.",
+				Schema:      json.RawMessage(paySchema),
+				Examples: []json.RawMessage{
+					json.RawMessage(`{"recipient_id": "b2b2b2b2-0000-4000-8000-000000000001", "amount_usd": 120, "method": "ach", "memo": "Invoice 1042"}`),
+					json.RawMessage(`{"recipient": {"name": "Hooli Inc", "email": "ap@hooli.example", "account_number": "000111222333", "routing_number": "021000021"}, "amount_usd": 99.5, "method": "ach"}`),
+				}},
+			{Name: "add_recipient", Kind: connectors.Write, Price: WritePrice, Run: c.addRecipient, Noun: "new payee",
+				Description: "Saves a new payee in Mercury with its bank account for ACH payments.",
+				Schema:      json.RawMessage(recipientSchema),
+				Examples:    []json.RawMessage{json.RawMessage(`{"name": "Hooli Inc", "email": "ap@hooli.example", "account_number": "000111222333", "routing_number": "021000021"}`)}},
+			{Name: "send_invoice", Kind: connectors.Write, Price: WritePrice, Run: c.sendInvoice,
+				Carries: []string{"amount"}, Noun: "invoice",
+				Description: "Creates an invoice for a Mercury customer and emails it to them now.",
+				Schema:      json.RawMessage(invoiceSchema),
+				Examples: []json.RawMessage{json.RawMessage(`{"customer_id": "c3c3c3c3-0000-4000-8000-000000000001", "invoice_date": "2026-12-01", "due_date": "2026-12-31", ` +
+					`"line_items": [{"name": "Consulting, December", "quantity": 10, "unit_price_usd": 150}]}`)}},
+			{Name: "cancel_invoice", Kind: connectors.Write, Price: WritePrice, Run: c.cancelInvoice, Noun: "cancellation",
+				Description: "Cancels an unpaid invoice; this cannot be undone.",
+				Schema:      json.RawMessage(`{"type": "object", "properties": {"invoice_id": ` + idSchema + `}, "required": ["invoice_id"], "additionalProperties": false}`),
+				Examples:    []json.RawMessage{json.RawMessage(`{"invoice_id": "d4d4d4d4-0000-4000-8000-000000000001"}`)}},
+			{Name: "accounts", Kind: connectors.Read, Price: ReadPrice, Run: c.accounts,
+				Description: "Lists the Mercury accounts with their balances.",
+				Schema:      json.RawMessage(`{"type": "object", "additionalProperties": false}`),
+				Examples:    []json.RawMessage{json.RawMessage(`{}`)}},
+			{Name: "recipients", Kind: connectors.Read, Price: ReadPrice, Run: c.recipients,
+				Description: "Lists the saved payees.",
+				Schema:      json.RawMessage(`{"type": "object", "additionalProperties": false}`),
+				Examples:    []json.RawMessage{json.RawMessage(`{}`)}},
+			{Name: "transactions", Kind: connectors.Read, Price: ReadPrice, Run: c.transactions,
+				Description: "Lists an account's latest transactions, newest first (the first checking account when none is named).",
+				Schema: json.RawMessage(`{"type": "object", "properties": {"account_id": ` + idSchema + `, ` +
+					`"limit": {"type": "integer", "minimum": 1, "maximum": 500, "default": 50}}, "additionalProperties": false}`),
+				Examples: []json.RawMessage{json.RawMessage(`{}`), json.RawMessage(`{"account_id": "a1a1a1a1-0000-4000-8000-000000000001", "limit": 10}`)}},
+			{Name: "confirm", Kind: connectors.Answer, Answer: c.confirm,
+				Description: "Carries out the write the owner approved, exactly as sealed."},
+		},
+	}
+}
+
+const idSchema = `{"type": "string", "pattern": "^[A-Za-z0-9-]{1,64}$"}`
+
+const amountSchema = `{"type": "number", "exclusiveMinimum": 0, "maximum": 100000000, "description": "dollars, with at most two decimals"}`
+
+const newRecipientProps = `"name": {"type": "string", "minLength": 1, "maxLength": 100},
+    "email": {"type": "string", "format": "email", "maxLength": 200},
+    "account_number": {"type": "string", "pattern": "^[0-9]{4,17}$"},
+    "routing_number": {"type": "string", "pattern": "^[0-9]{9}$"},
+    "account_type": {"enum": ["businessChecking", "businessSavings", "personalChecking", "personalSavings"], "default": "businessChecking"}`
+
+const recipientSchema = `{"type": "object", "properties": {
+    ` + newRecipientProps + `
+  }, "required": ["name", "email", "account_number", "routing_number"], "additionalProperties": false}`
+
+const paySchema = `{
+  "type": "object",
+  "properties": {
+    "recipient_id": ` + idSchema + `,
+    "recipient": ` + recipientSchema + `,
+    "amount_usd": ` + amountSchema + `,
+    "method": {"enum": ["ach", "wire", "check"]},
+    "account_id": ` + idSchema + `,
+    "memo": {"type": "string", "maxLength": 140, "description": "the note kept with the payment"}
+  },
+  "required": ["amount_usd", "method"],
+  "oneOf": [{"required": ["recipient_id"]}, {"required": ["recipient"]}],
+  "additionalProperties": false
+}`
+
+const invoiceSchema = `{
+  "type": "object",
+  "properties": {
+    "customer_id": ` + idSchema + `,
+    "account_id": ` + idSchema + `,
+    "invoice_date": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"},
+    "due_date": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"},
+    "line_items": {"type": "array", "minItems": 1, "maxItems": 20, "items": {"type": "object", "properties": {
+      "name": {"type": "string", "minLength": 1, "maxLength": 100},
+      "quantity": {"type": "integer", "minimum": 1, "maximum": 100000},
+      "unit_price_usd": ` + amountSchema + `
+    }, "required": ["name", "quantity", "unit_price_usd"], "additionalProperties": false}},
+    "memo": {"type": "string", "maxLength": 500}
+  },
+  "required": ["customer_id", "invoice_date", "due_date", "line_items"],
+  "additionalProperties": false
+}`
+
+// newPayee is a payee the write saves in Mercury.
+type newPayee struct {
+	Name          string `json:"name"`
+	Email         string `json:"email"`
+	AccountNumber string `json:"account_number"`
+	RoutingNumber string `json:"routing_number"`
+	AccountType   string `json:"account_type,omitempty"`
+}
+
+// write is the sealed state of a task: the exact write to make.
+type write struct {
+	Op string `json:"op"`
+	// pay_invoice
+	AccountID   string    `json:"account_id,omitempty"`
+	RecipientID string    `json:"recipient_id,omitempty"`
+	Payee       string    `json:"payee,omitempty"` // saved | new
+	New         *newPayee `json:"new,omitempty"`   // pay_invoice to a new payee, add_recipient
+	Cents       int64     `json:"cents,omitempty"`
+	Method      string    `json:"method,omitempty"`
+	Memo        string    `json:"memo,omitempty"`
+	// send_invoice
+	Invoice *invoiceRequest `json:"invoice,omitempty"`
+	// cancel_invoice
+	InvoiceID string `json:"invoice_id,omitempty"`
+}
+
+// invoiceRequest is Mercury's POST /ar/invoices body.
+type invoiceRequest struct {
+	CustomerID           string         `json:"customerId"`
+	DestinationAccountID string         `json:"destinationAccountId"`
+	InvoiceDate          string         `json:"invoiceDate"`
+	DueDate              string         `json:"dueDate"`
+	LineItems            []lineItemBody `json:"lineItems"`
+	PayerMemo            string         `json:"payerMemo,omitempty"`
+	SendEmailOption      string         `json:"sendEmailOption"`
+	AchDebitEnabled      bool           `json:"achDebitEnabled"`
+	CreditCardEnabled    bool           `json:"creditCardEnabled"`
+	UseRealAccountNumber bool           `json:"useRealAccountNumber"`
+	CcEmails             []string       `json:"ccEmails"`
+}
+
+type lineItemBody struct {
+	Name      string      `json:"name"`
+	Quantity  json.Number `json:"quantity"`
+	UnitPrice json.Number `json:"unitPrice"`
+}
+
+// ---- reads
+
+func (c *connector) accounts(ctx context.Context, call *connectors.Call) (any, error) {
+	cl, err := c.client(call.Credentials)
+	if err != nil {
+		return nil, err
+	}
+	list, err := cl.accounts(ctx)
+	if err != nil {
+		return nil, readRefusal(err)
+	}
+	out := make([]map[string]any, 0, len(list))
+	for _, a := range list {
+		cents, _ := dollarsOf(a.AvailableBalance)
+		out = append(out, map[string]any{"id": a.ID, "name": a.Name, "kind": a.Kind, "status": a.Status,
+			"available_usd": dollarNumber(cents), "available_cents": int64(cents)})
+	}
+	return map[string]any{"ok": true, "accounts": out}, nil
+}
+
+func (c *connector) recipients(ctx context.Context, call *connectors.Call) (any, error) {
+	cl, err := c.client(call.Credentials)
+	if err != nil {
+		return nil, err
+	}
+	var body struct {
+		Recipients []recipient `json:"recipients"`
+	}
+	if err := cl.do(ctx, http.MethodGet, "/recipients", nil, &body); err != nil {
+		return nil, readRefusal(err)
+	}
+	out := make([]map[string]any, 0, len(body.Recipients))
+	for _, r := range body.Recipients {
+		m := map[string]any{"id": r.ID, "name": r.Name, "status": r.Status, "default_payment_method": r.DefaultPaymentMethod}
+		if ri := r.ElectronicRoutingInfo; ri != nil {
+			m["account_last4"] = last4(ri.AccountNumber)
+		}
+		out = append(out, m)
+	}
+	return map[string]any{"ok": true, "recipients": out}, nil
+}
+
+func (c *connector) transactions(ctx context.Context, call *connectors.Call) (any, error) {
+	var args struct {
+		AccountID string `json:"account_id"`
+		Limit     int    `json:"limit"`
+	}
+	if err := call.Decode(&args); err != nil {
+		return nil, err
+	}
+	if args.Limit == 0 {
+		args.Limit = 50
+	}
+	cl, err := c.client(call.Credentials)
+	if err != nil {
+		return nil, err
+	}
+	acct, err := cl.pickAccount(ctx, args.AccountID)
+	if err != nil {
+		return nil, err
+	}
+	var body struct {
+		Transactions []transaction `json:"transactions"`
+	}
+	if err := cl.do(ctx, http.MethodGet, fmt.Sprintf("/account/%s/transactions?limit=%d", url.PathEscape(acct.ID), args.Limit), nil, &body); err != nil {
+		return nil, readRefusal(err)
+	}
+	out := make([]map[string]any, 0, len(body.Transactions))
+	for _, t := range body.Transactions {
+		cents, _ := dollarsOf(t.Amount)
+		out = append(out, map[string]any{"id": t.ID, "amount_usd": dollarNumber(cents), "amount_cents": int64(cents), "status": t.Status,
+			"kind": t.Kind, "counterparty": t.CounterpartyName, "note": t.Note, "created_at": t.CreatedAt})
+	}
+	return map[string]any{"ok": true, "account_id": acct.ID, "transactions": out}, nil
+}
+
+func (cl *client) accounts(ctx context.Context) ([]account, error) {
+	var body struct {
+		Accounts []account `json:"accounts"`
+	}
+	if err := cl.do(ctx, http.MethodGet, "/accounts", nil, &body); err != nil {
+		return nil, err
+	}
+	return body.Accounts, nil
+}
+
+// pickAccount finds the account named, or the first active checking
+// account when id is "".
+func (cl *client) pickAccount(ctx context.Context, id string) (account, error) {
+	list, err := cl.accounts(ctx)
+	if err != nil {
+		return account{}, readRefusal(err)
+	}
+	for _, a := range list {
+		if (id != "" && a.ID == id) || (id == "" && a.Status == "active" && a.Kind == "checking") {
+			if a.Status != "active" {
+				return account{}, connectors.Refuse(countersign.InvalidRequest, "the account %s is %s, not active", a.ID, cleanText(a.Status, 20))
+			}
+			return a, nil
+		}
+	}
+	if id == "" {
+		return account{}, connectors.Refuse(countersign.InvalidRequest, "there is no active checking account; name one with `account_id`")
+	}
+	return account{}, connectors.Refuse(countersign.InvalidRequest, "Mercury has no account %s for this token", id)
+}
+
+// readRefusal words a failed read for the agent.
+func readRefusal(err error) error {
+	var ae *apiError
+	if !errors.As(err, &ae) {
+		return err
+	}
+	switch {
+	case ae.status == http.StatusUnauthorized || ae.status == http.StatusForbidden:
+		return connectors.Refuse("credentials_rejected", "Mercury refused the project's token (%d): its owner must store a valid one", ae.status)
+	case ae.status == http.StatusNotFound:
+		return connectors.Refuse(countersign.InvalidRequest, "Mercury does not know it (%s)", ae.message)
+	case ae.certain():
+		return connectors.Refuse(countersign.InvalidRequest, "Mercury refused it: %s", ae.message)
+	}
+	return connectors.Refuse("upstream_unavailable", "%s; try again later", ae.Error())
+}
+
+// ---- the policy
+
+// checkAmount applies max_payment_usd and, for a single amount beyond it,
+// max_spend_usd_month.
+func checkAmount(p *policy.Policy, what string, cents policy.Cents) error {
+	if max, ok := p.Amount(keyMaxPayment); ok && cents > max {
+		return connectors.Refuse(countersign.PolicyDenied, "the %s of %s is above the owner's max_payment_usd of %s", what, money(cents), money(max))
+	}
+	if max, ok := p.Amount(keyMaxMonth); ok && cents > max {
+		return connectors.Refuse(countersign.PolicyDenied, "the %s of %s is above the owner's max_spend_usd_month of %s", what, money(cents), money(max))
+	}
+	return nil
+}
+
+// monthly is the project's max_spend_usd_month in cents, or -1 for none.
+func monthly(p *policy.Policy) policy.Cents {
+	if max, ok := p.Amount(keyMaxMonth); ok {
+		return max
+	}
+	return -1
+}
+
+func payFacts(w *write) policy.Facts {
+	return policy.Facts{Amounts: map[string]policy.Cents{"amount": policy.Cents(w.Cents)},
+		Words: map[string]string{"method": w.Method, "payee": w.Payee}}
+}
+
+func (w *write) facts() policy.Facts {
+	switch w.Op {
+	case "pay_invoice":
+		return payFacts(w)
+	case "send_invoice":
+		return policy.Facts{Amounts: map[string]policy.Cents{"amount": policy.Cents(w.Cents)}}
+	}
+	return policy.Facts{}
+}
+
+// decide asks the policy about a write at prepare time: a refusal is the
+// error; ask tells whether a task is needed, and why shows the owner why.
+func decide(call *connectors.Call, w *write) (ask bool, why string, err error) {
+	d := call.Policy.Decide(w.Op, w.facts())
+	switch d.Outcome {
+	case policy.Refuse:
+		return false, "", connectors.Refuse(countersign.Code(d.Code), "%s", d.Sentence)
+	case policy.Ask:
+		if d.Rule > 0 {
+			return true, "The owner's " + call.Policy.RuleText(d.Rule) + " asks about it.", nil
+		}
+		return true, "The owner's policy asks before every " + w.Op + " (confirm).", nil
+	}
+	return false, "", nil
+}
+
+// ---- pay_invoice
+
+func (c *connector) payInvoice(ctx context.Context, call *connectors.Call) (any, error) {
+	var args struct {
+		RecipientID string          `json:"recipient_id"`
+		Recipient   *newPayee       `json:"recipient"`
+		AmountUSD   json.RawMessage `json:"amount_usd"`
+		Method      string          `json:"method"`
+		AccountID   string          `json:"account_id"`
+		Memo        string          `json:"memo"`
+	}
+	if err := call.Decode(&args); err != nil {
+		return nil, err
+	}
+	cents, err := policy.ParseCents(string(args.AmountUSD))
+	if err != nil || cents <= 0 {
+		return nil, connectors.Refuse(countersign.InvalidRequest, "`amount_usd` is an amount in dollars above 0 with at most two decimals, such as 120 or 499.99")
+	}
+	if _, ok := methods[args.Method]; !ok {
+		return nil, connectors.Refuse(countersign.InvalidRequest, "`method` is ach, wire or check")
+	}
+	if (args.RecipientID == "") == (args.Recipient == nil) {
+		return nil, connectors.Refuse(countersign.InvalidRequest, "a payment names either `recipient_id` (a saved payee) or `recipient` (a new one)")
+	}
+	if err := checkText("memo", args.Memo); err != nil {
+		return nil, err
+	}
+	w := &write{Op: "pay_invoice", Cents: int64(cents), Method: args.Method, Memo: args.Memo, Payee: "saved", RecipientID: args.RecipientID}
+	if args.Recipient != nil {
+		if err := checkPayee(args.Recipient); err != nil {
+			return nil, err
+		}
+		w.Payee, w.New = "new", args.Recipient
+	}
+	if err := checkAmount(call.Policy, "payment", cents); err != nil {
+		return nil, err
+	}
+	// The policy decides before Mercury is asked anything.
+	ask, why, err := decide(call, w)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := c.client(call.Credentials)
+	if err != nil {
+		return nil, err
+	}
+	acct, err := cl.pickAccount(ctx, args.AccountID)
+	if err != nil {
+		return nil, err
+	}
+	w.AccountID = acct.ID
+	payeeName := ""
+	var payeeAccount string
+	if w.Payee == "saved" {
+		var r recipient
+		if err := cl.do(ctx, http.MethodGet, "/recipient/"+url.PathEscape(w.RecipientID), nil, &r); err != nil {
+			return nil, readRefusal(err)
+		}
+		if r.Status != "" && r.Status != "active" {
+			return nil, connectors.Refuse(countersign.InvalidRequest, "the payee %s is %s in Mercury, not active", w.RecipientID, cleanText(r.Status, 20))
+		}
+		payeeName = cleanText(r.Name, 100)
+		if r.ElectronicRoutingInfo != nil {
+			payeeAccount = r.ElectronicRoutingInfo.AccountNumber
+		}
+	}
+	if !ask {
+		return direct(c.pay(ctx, cl, call.Platform, call.Policy, w, call.Run))
+	}
+	fields := []countersign.Field{
+		field(countersign.FieldMoney, "Amount", countersign.WrittenByAgent, money(cents)),
+	}
+	if w.Payee == "saved" {
+		to := payeeName
+		if payeeAccount != "" {
+			to += " (account ••" + last4(payeeAccount) + ")"
+		}
+		fields = append(fields,
+			field(countersign.FieldAccount, "To", countersign.WrittenByProject, to),
+			field(countersign.FieldText, "Payee", countersign.WrittenByProject, "saved in Mercury ("+w.RecipientID+")"))
+	} else {
+		fields = append(fields,
+			field(countersign.FieldAccount, "To", countersign.WrittenByAgent, w.New.Name),
+			field(countersign.FieldText, "Payee", countersign.WrittenByProject, "new: saved in Mercury with this payment"),
+			field(countersign.FieldAccount, "Payee's account", countersign.WrittenByAgent, w.New.AccountNumber+" ("+accountType(w.New)+")"),
+			field(countersign.FieldAccount, "Payee's routing number", countersign.WrittenByAgent, w.New.RoutingNumber),
+			field(countersign.FieldText, "Payee's email", countersign.WrittenByAgent, w.New.Email))
+		payeeName = w.New.Name
+	}
+	method := methodShown[w.Method]
+	if w.Method == "wire" {
+		method += " (purpose: " + wirePurpose + ")"
+	}
+	fields = append(fields,
+		field(countersign.FieldText, "Method", countersign.WrittenByAgent, method),
+		field(countersign.FieldAccount, "From", countersign.WrittenByProject, cleanText(acct.Name, 100)+" ("+acct.ID+")"))
+	if w.Memo != "" {
+		fields = append(fields, field(countersign.FieldText, "Memo", countersign.WrittenByAgent, w.Memo))
+	}
+	fields = append(fields, field(countersign.FieldText, "Why you are asked", countersign.WrittenByProject, why))
+	return c.open(ctx, call, title("Pay "+money(cents)+" to ", payeeName), fields, w)
+}
+
+// pay makes a payment: the new payee first, then the payment, counted
+// against the month's bound under key. It is the write of a direct call
+// (key: the run) and of an approved task (key: the task).
+func (c *connector) pay(ctx context.Context, cl *client, pf connectors.Platform, pol *policy.Policy, w *write, key string) (any, error) {
+	idem := keyPrefix + key
+	ok, err := pf.Spend(ctx, idem, policy.Cents(w.Cents), monthly(pol))
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		max, _ := pol.Amount(keyMaxMonth)
+		return nil, connectors.Refuse(countersign.PolicyDenied, "this payment of %s would take the last 30 days' payments past the owner's max_spend_usd_month of %s", money(policy.Cents(w.Cents)), money(max))
+	}
+	recipientID, saved := w.RecipientID, false
+	if w.New != nil {
+		r, err := cl.createRecipient(ctx, w.New)
+		if err != nil {
+			_ = pf.Unspend(ctx, idem)
+			return nil, writeRefusal(err, "the new payee", false)
+		}
+		recipientID, saved = r.ID, true
+	}
+	body := map[string]any{"recipientId": recipientID, "amount": dollarNumber(policy.Cents(w.Cents)),
+		"paymentMethod": methods[w.Method], "idempotencyKey": idem}
+	if w.Memo != "" {
+		body["note"] = w.Memo
+	}
+	if w.Method == "wire" {
+		body["purpose"] = map[string]any{"simple": map[string]string{"category": wirePurpose}}
+	}
+	var t transaction
+	path := "/account/" + url.PathEscape(w.AccountID) + "/transactions"
+	err = cl.do(ctx, http.MethodPost, path, body, &t)
+	var ae *apiError
+	if errors.As(err, &ae) && !ae.certain() {
+		// The answer was lost or Mercury failed: the payment may have been
+		// made. The same idempotency key asks again without paying twice.
+		err = cl.do(ctx, http.MethodPost, path, body, &t)
+	}
+	if err != nil {
+		if errors.As(err, &ae) && ae.certain() {
+			_ = pf.Unspend(ctx, idem)
+		}
+		return nil, writeRefusal(err, "the payment", saved)
+	}
+	out := map[string]any{"ok": true, "wrote": true, "sent_via": "direct", "transaction_id": t.ID,
+		"amount_usd": dollarNumber(policy.Cents(w.Cents)), "amount_cents": w.Cents, "status": cleanText(t.Status, 40), "recipient_id": recipientID}
+	if saved {
+		out["payee_saved"] = true
+	}
+	return out, nil
+}
+
+func (cl *client) createRecipient(ctx context.Context, p *newPayee) (recipient, error) {
+	var r recipient
+	err := cl.do(ctx, http.MethodPost, "/recipients", map[string]any{
+		"name": p.Name, "emails": []string{p.Email}, "defaultPaymentMethod": "ach",
+		"electronicRoutingInfo": routingInfo{AccountNumber: p.AccountNumber, RoutingNumber: p.RoutingNumber, ElectronicAccountType: accountType(p)},
+	}, &r)
+	return r, err
+}
+
+// writeRefusal words a failed write: a 4xx proves it did not happen; a lost
+// answer or a 5xx leaves it unknown. before says whether an earlier step of
+// the same write (a payee saved) did happen.
+func writeRefusal(err error, what string, before bool) error {
+	var ae *apiError
+	if !errors.As(err, &ae) {
+		return err
+	}
+	pre := ""
+	if before {
+		pre = "The new payee was saved in Mercury, but "
+	}
+	switch {
+	case ae.status == http.StatusUnauthorized || ae.status == http.StatusForbidden:
+		return &connectors.Refusal{Code: "credentials_rejected", Wrote: before,
+			Sentence: upper(pre + fmt.Sprintf("Mercury refused the project's token for %s (%d): its owner must store a valid one.", what, ae.status))}
+	case ae.status == http.StatusConflict:
+		return &connectors.Refusal{Code: countersign.Conflict, Wrote: before, Sentence: upper(pre + fmt.Sprintf("Mercury refused %s as a conflict: %s.", what, ae.message))}
+	case ae.certain():
+		return &connectors.Refusal{Code: countersign.InvalidRequest, Wrote: before, Sentence: upper(pre + fmt.Sprintf("Mercury refused %s: %s.", what, ae.message))}
+	}
+	return connectors.RefusedUnknown("upstream_unavailable", "%s", upper(pre+fmt.Sprintf("%s, so %s may or may not have been made: look at the account's transactions before preparing it again.", ae.Error(), what)))
+}
+
+func upper(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// ---- add_recipient
+
+func (c *connector) addRecipient(ctx context.Context, call *connectors.Call) (any, error) {
+	var p newPayee
+	if err := call.Decode(&p); err != nil {
+		return nil, err
+	}
+	if err := checkPayee(&p); err != nil {
+		return nil, err
+	}
+	w := &write{Op: "add_recipient", New: &p}
+	ask, why, err := decide(call, w)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := c.client(call.Credentials)
+	if err != nil {
+		return nil, err
+	}
+	if !ask {
+		return direct(c.saveRecipient(ctx, cl, w))
+	}
+	fields := []countersign.Field{
+		field(countersign.FieldText, "Name", countersign.WrittenByAgent, p.Name),
+		field(countersign.FieldText, "Email", countersign.WrittenByAgent, p.Email),
+		field(countersign.FieldAccount, "Account", countersign.WrittenByAgent, p.AccountNumber+" ("+accountType(&p)+")"),
+		field(countersign.FieldAccount, "Routing number", countersign.WrittenByAgent, p.RoutingNumber),
+		field(countersign.FieldText, "Why you are asked", countersign.WrittenByProject, why),
+	}
+	return c.open(ctx, call, title("Save a new payee: ", p.Name), fields, w)
+}
+
+func (c *connector) saveRecipient(ctx context.Context, cl *client, w *write) (any, error) {
+	r, err := cl.createRecipient(ctx, w.New)
+	if err != nil {
+		return nil, writeRefusal(err, "the new payee", false)
+	}
+	return map[string]any{"ok": true, "wrote": true, "recipient_id": r.ID, "name": cleanText(r.Name, 100)}, nil
+}
+
+// ---- send_invoice
+
+func (c *connector) sendInvoice(ctx context.Context, call *connectors.Call) (any, error) {
+	var args struct {
+		CustomerID  string `json:"customer_id"`
+		AccountID   string `json:"account_id"`
+		InvoiceDate string `json:"invoice_date"`
+		DueDate     string `json:"due_date"`
+		LineItems   []struct {
+			Name         string          `json:"name"`
+			Quantity     int64           `json:"quantity"`
+			UnitPriceUSD json.RawMessage `json:"unit_price_usd"`
+		} `json:"line_items"`
+		Memo string `json:"memo"`
+	}
+	if err := call.Decode(&args); err != nil {
+		return nil, err
+	}
+	if err := checkText("memo", args.Memo); err != nil {
+		return nil, err
+	}
+	req := &invoiceRequest{CustomerID: args.CustomerID, InvoiceDate: args.InvoiceDate, DueDate: args.DueDate, PayerMemo: args.Memo,
+		SendEmailOption: "SendNow", AchDebitEnabled: true, CcEmails: []string{}}
+	var total policy.Cents
+	var lines []string
+	for i, li := range args.LineItems {
+		price, err := policy.ParseCents(string(li.UnitPriceUSD))
+		if err != nil || price <= 0 || li.Quantity <= 0 {
+			return nil, connectors.Refuse(countersign.InvalidRequest, "line item %d: `unit_price_usd` is an amount in dollars above 0 with at most two decimals", i+1)
+		}
+		if err := checkText(fmt.Sprintf("line item %d's name", i+1), li.Name); err != nil {
+			return nil, err
+		}
+		total += price * policy.Cents(li.Quantity)
+		req.LineItems = append(req.LineItems, lineItemBody{Name: li.Name, Quantity: json.Number(fmt.Sprint(li.Quantity)), UnitPrice: dollarNumber(price)})
+		lines = append(lines, fmt.Sprintf("%s: %d × %s", li.Name, li.Quantity, money(price)))
+	}
+	w := &write{Op: "send_invoice", Cents: int64(total), Invoice: req}
+	ask, why, err := decide(call, w)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := c.client(call.Credentials)
+	if err != nil {
+		return nil, err
+	}
+	acct, err := cl.pickAccount(ctx, args.AccountID)
+	if err != nil {
+		return nil, err
+	}
+	req.DestinationAccountID = acct.ID
+	var cs struct {
+		Customers []customer `json:"customers"`
+	}
+	if err := cl.do(ctx, http.MethodGet, "/ar/customers", nil, &cs); err != nil {
+		return nil, readRefusal(err)
+	}
+	var cust *customer
+	for i := range cs.Customers {
+		if cs.Customers[i].ID == args.CustomerID {
+			cust = &cs.Customers[i]
+		}
+	}
+	if cust == nil {
+		return nil, connectors.Refuse(countersign.InvalidRequest, "Mercury has no customer %s", args.CustomerID)
+	}
+	if !ask {
+		return direct(c.createInvoice(ctx, cl, w))
+	}
+	fields := []countersign.Field{
+		field(countersign.FieldMoney, "Total", countersign.WrittenByProject, money(total)),
+		field(countersign.FieldText, "To", countersign.WrittenByProject, cleanText(cust.Name, 100)+" <"+cleanText(cust.Email, 200)+">, emailed now"),
+		{Kind: countersign.FieldList, Label: "Lines", Values: lines, WrittenBy: countersign.WrittenByAgent},
+		field(countersign.FieldText, "Dates", countersign.WrittenByAgent, "dated "+args.InvoiceDate+", due "+args.DueDate),
+		field(countersign.FieldAccount, "Paid into", countersign.WrittenByProject, cleanText(acct.Name, 100)+" ("+acct.ID+")"),
+	}
+	if args.Memo != "" {
+		fields = append(fields, field(countersign.FieldText, "Memo", countersign.WrittenByAgent, args.Memo))
+	}
+	fields = append(fields, field(countersign.FieldText, "Why you are asked", countersign.WrittenByProject, why))
+	return c.open(ctx, call, title("Send an invoice of "+money(total)+" to ", cust.Name), fields, w)
+}
+
+func (c *connector) createInvoice(ctx context.Context, cl *client, w *write) (any, error) {
+	var inv invoice
+	if err := cl.do(ctx, http.MethodPost, "/ar/invoices", w.Invoice, &inv); err != nil {
+		return nil, writeRefusal(err, "the invoice", false)
+	}
+	return map[string]any{"ok": true, "wrote": true, "invoice_id": inv.ID, "invoice_number": cleanText(inv.InvoiceNumber, 40),
+		"amount_usd": dollarNumber(policy.Cents(w.Cents)), "amount_cents": w.Cents}, nil
+}
+
+// ---- cancel_invoice
+
+func (c *connector) cancelInvoice(ctx context.Context, call *connectors.Call) (any, error) {
+	var args struct {
+		InvoiceID string `json:"invoice_id"`
+	}
+	if err := call.Decode(&args); err != nil {
+		return nil, err
+	}
+	w := &write{Op: "cancel_invoice", InvoiceID: args.InvoiceID}
+	ask, why, err := decide(call, w)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := c.client(call.Credentials)
+	if err != nil {
+		return nil, err
+	}
+	var inv invoice
+	if err := cl.do(ctx, http.MethodGet, "/ar/invoices/"+url.PathEscape(args.InvoiceID), nil, &inv); err != nil {
+		return nil, readRefusal(err)
+	}
+	if inv.Status != "Unpaid" {
+		return nil, connectors.Refuse(countersign.InvalidRequest, "the invoice is %s: only an unpaid invoice can be cancelled", cleanText(inv.Status, 20))
+	}
+	if !ask {
+		return direct(c.cancel(ctx, cl, w))
+	}
+	amount, _ := dollarsOf(inv.Amount)
+	fields := []countersign.Field{
+		field(countersign.FieldText, "Invoice", countersign.WrittenByProject, cleanText(inv.InvoiceNumber, 40)+" ("+inv.ID+")"),
+		field(countersign.FieldMoney, "Amount", countersign.WrittenByProject, money(amount)),
+		field(countersign.FieldText, "Due", countersign.WrittenByProject, cleanText(inv.DueDate, 20)),
+		field(countersign.FieldText, "What happens", countersign.WrittenByProject, "The invoice is cancelled and can no longer be paid; this cannot be undone."),
+		field(countersign.FieldText, "Why you are asked", countersign.WrittenByProject, why),
+	}
+	return c.open(ctx, call, title("Cancel invoice ", cleanText(inv.InvoiceNumber, 40)), fields, w)
+}
+
+func (c *connector) cancel(ctx context.Context, cl *client, w *write) (any, error) {
+	var inv invoice
+	if err := cl.do(ctx, http.MethodPost, "/ar/invoices/"+url.PathEscape(w.InvoiceID)+"/cancel", nil, &inv); err != nil {
+		return nil, writeRefusal(err, "the cancellation", false)
+	}
+	return map[string]any{"ok": true, "wrote": true, "invoice_id": w.InvoiceID, "status": cleanText(inv.Status, 20)}, nil
+}
+
+// ---- tasks and answers
+
+func (c *connector) open(ctx context.Context, call *connectors.Call, title string, fields []countersign.Field, w *write) (any, error) {
+	state, err := json.Marshal(w)
+	if err != nil {
+		return nil, err
+	}
+	t, err := call.OpenTask(ctx, connectors.TaskSpec{Kind: countersign.KindConfirm,
+		Display:  countersign.Display{Title: title, Fields: fields},
+		AnswerBy: &countersign.AnswerBy{Operation: "confirm", Supplies: countersign.SuppliesNone}, State: state})
+	if err != nil {
+		return nil, err
+	}
+	return connectors.AwaitingOwner(t), nil
+}
+
+// confirm carries out an approved write: the sealed one, after the policy
+// as it is now allows it (Ask is the owner's yes).
+func (c *connector) confirm(ctx context.Context, a *connectors.AnswerCall) (connectors.Report, error) {
+	w, err := parseWrite(a.State)
+	if err != nil {
+		return connectors.Report{}, connectors.Refused(countersign.InvalidRequest, false, "The task's sealed write does not read.")
+	}
+	if a.Policy.Mode() != policy.OK {
+		return connectors.Report{}, connectors.Refused(countersign.PolicyUnreadable, false, "%s.", upper(a.Policy.Sentence()))
+	}
+	if w.Op == "pay_invoice" {
+		if err := checkAmount(a.Policy, "payment", policy.Cents(w.Cents)); err != nil {
+			return connectors.Report{}, connectors.Refused(countersign.PolicyDenied, false, "%s.", upper(countersign.ErrorMessage(err)))
+		}
+	}
+	if d := a.Decide(w.Op, w.facts()); d.Outcome == policy.Refuse {
+		return connectors.Report{}, connectors.Refused(countersign.Code(d.Code), false, "%s.", upper(d.Sentence))
+	}
+	cl, err := c.client(a.Credentials)
+	if err != nil {
+		return connectors.Report{}, connectors.Refused(countersign.ErrorCode(err), false, "%s.", upper(countersign.ErrorMessage(err)))
+	}
+	var out any
+	switch w.Op {
+	case "pay_invoice":
+		out, err = c.pay(ctx, cl, a.Platform, a.Policy, w, a.Task.ID)
+	case "add_recipient":
+		out, err = c.saveRecipient(ctx, cl, w)
+	case "send_invoice":
+		out, err = c.createInvoice(ctx, cl, w)
+	case "cancel_invoice":
+		out, err = c.cancel(ctx, cl, w)
+	}
+	var ce *countersign.Error
+	if errors.As(err, &ce) {
+		return connectors.Report{}, connectors.Refused(ce.Code, false, "%s.", upper(ce.Message))
+	}
+	if err != nil {
+		return connectors.Report{}, err
+	}
+	return connectors.Report{Result: out}, nil
+}
+
+// parseWrite reads a task's sealed write strictly.
+func parseWrite(b []byte) (*write, error) {
+	var w write
+	if err := countersign.DecodeStrict(b, &w); err != nil {
+		return nil, err
+	}
+	ok := false
+	switch w.Op {
+	case "pay_invoice":
+		_, known := methods[w.Method]
+		ok = known && w.Cents > 0 && w.AccountID != "" && (w.Payee == "saved" && w.RecipientID != "" && w.New == nil || w.Payee == "new" && w.New != nil && w.RecipientID == "")
+	case "add_recipient":
+		ok = w.New != nil
+	case "send_invoice":
+		ok = w.Invoice != nil && w.Cents > 0
+	case "cancel_invoice":
+		ok = w.InvoiceID != ""
+	}
+	if !ok {
+		return nil, errors.New("mercury: the sealed write is incomplete")
+	}
+	return &w, nil
+}
+
+// ---- helpers
+
+// direct is a direct write's answer: an upstream refusal reaches the agent
+// as "<code>: <sentence>", with what happened to the write.
+func direct(out any, err error) (any, error) {
+	var r *connectors.Refusal
+	if errors.As(err, &r) {
+		return nil, countersign.Errorf(r.Code, "%s", r.Message())
+	}
+	return out, err
+}
+
+func field(kind countersign.FieldKind, label string, by countersign.WrittenBy, value string) countersign.Field {
+	return countersign.Field{Kind: kind, Label: label, Values: []string{value}, WrittenBy: by}
+}
+
+// title is prefix and name within the 80 characters of a title.
+func title(prefix, name string) string {
+	room := countersign.MaxTitleChars - utf8.RuneCountInString(prefix)
+	if utf8.RuneCountInString(name) > room {
+		r := []rune(name)
+		name = string(r[:room-1]) + "…"
+	}
+	return prefix + name
+}
+
+func last4(s string) string {
+	if len(s) <= 4 {
+		return s
+	}
+	return s[len(s)-4:]
+}
+
+func accountType(p *newPayee) string {
+	if p.AccountType == "" {
+		return "businessChecking"
+	}
+	return p.AccountType
+}
+
+// checkText refuses a text the owner could not be shown as it is.
+func checkText(what, s string) error {
+	if s == "" {
+		return nil
+	}
+	if countersign.ValidateDisplay(countersign.Display{Title: "x", Fields: []countersign.Field{field(countersign.FieldText, "x", countersign.WrittenByAgent, s)}}) != nil {
+		return connectors.Refuse(countersign.InvalidRequest, "the %s holds characters a task may not show (control, invisible or reordering characters)", what)
+	}
+	return nil
+}
+
+func checkPayee(p *newPayee) error {
+	for _, f := range []struct{ what, v string }{{"payee's name", p.Name}, {"payee's email", p.Email}} {
+		if strings.TrimSpace(f.v) == "" {
+			return connectors.Refuse(countersign.InvalidRequest, "the %s is empty", f.what)
+		}
+		if err := checkText(f.what, f.v); err != nil {
+			return err
+		}
+	}
+	return nil
+}

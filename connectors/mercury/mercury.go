@@ -406,6 +406,16 @@ func decide(call *connectors.Call, w *write) (ask bool, why string, err error) {
 	return false, "", nil
 }
 
+// prepare asks the policy about a write at prepare time (decide), before
+// Mercury is asked anything, then builds the project's client.
+func (c *connector) prepare(call *connectors.Call, w *write) (cl *client, ask bool, why string, err error) {
+	if ask, why, err = decide(call, w); err != nil {
+		return nil, false, "", err
+	}
+	cl, err = c.client(call.Credentials)
+	return cl, ask, why, err
+}
+
 // ---- pay_invoice
 
 func (c *connector) payInvoice(ctx context.Context, call *connectors.Call) (any, error) {
@@ -443,12 +453,7 @@ func (c *connector) payInvoice(ctx context.Context, call *connectors.Call) (any,
 	if err := checkAmount(call.Policy, "payment", cents); err != nil {
 		return nil, err
 	}
-	// The policy decides before Mercury is asked anything.
-	ask, why, err := decide(call, w)
-	if err != nil {
-		return nil, err
-	}
-	cl, err := c.client(call.Credentials)
+	cl, ask, why, err := c.prepare(call, w)
 	if err != nil {
 		return nil, err
 	}
@@ -613,11 +618,7 @@ func (c *connector) addRecipient(ctx context.Context, call *connectors.Call) (an
 		return nil, err
 	}
 	w := &write{Op: "add_recipient", New: &p}
-	ask, why, err := decide(call, w)
-	if err != nil {
-		return nil, err
-	}
-	cl, err := c.client(call.Credentials)
+	cl, ask, why, err := c.prepare(call, w)
 	if err != nil {
 		return nil, err
 	}
@@ -680,11 +681,7 @@ func (c *connector) sendInvoice(ctx context.Context, call *connectors.Call) (any
 		lines = append(lines, fmt.Sprintf("%s: %d × %s", li.Name, li.Quantity, money(price)))
 	}
 	w := &write{Op: "send_invoice", Cents: int64(total), Invoice: req}
-	ask, why, err := decide(call, w)
-	if err != nil {
-		return nil, err
-	}
-	cl, err := c.client(call.Credentials)
+	cl, ask, why, err := c.prepare(call, w)
 	if err != nil {
 		return nil, err
 	}
@@ -744,11 +741,7 @@ func (c *connector) cancelInvoice(ctx context.Context, call *connectors.Call) (a
 		return nil, err
 	}
 	w := &write{Op: "cancel_invoice", InvoiceID: args.InvoiceID}
-	ask, why, err := decide(call, w)
-	if err != nil {
-		return nil, err
-	}
-	cl, err := c.client(call.Credentials)
+	cl, ask, why, err := c.prepare(call, w)
 	if err != nil {
 		return nil, err
 	}

@@ -275,17 +275,7 @@ func typeWords(t string, sch map[string]any) string {
 		}
 		return w
 	case "string":
-		w := "a string"
-		lo, hasLo := number(sch["minLength"])
-		hi, hasHi := number(sch["maxLength"])
-		switch {
-		case hasLo && hasHi:
-			w += " of " + lo + " to " + hi + " characters"
-		case hasLo:
-			w += " of at least " + lo + " characters"
-		case hasHi:
-			w += " of at most " + hi + " characters"
-		}
+		w := "a string" + count(sch, "minLength", "maxLength", "characters")
 		if p, ok := sch["pattern"].(string); ok {
 			w += " matching " + p
 		}
@@ -293,17 +283,7 @@ func typeWords(t string, sch map[string]any) string {
 	case "boolean":
 		return "true or false"
 	case "array":
-		w := "a list"
-		lo, hasLo := number(sch["minItems"])
-		hi, hasHi := number(sch["maxItems"])
-		switch {
-		case hasLo && hasHi:
-			w += " of " + lo + " to " + hi + " items"
-		case hasLo:
-			w += " of at least " + lo + " items"
-		case hasHi:
-			w += " of at most " + hi + " items"
-		}
+		w := "a list" + count(sch, "minItems", "maxItems", "items")
 		if it, ok := sch["items"].(map[string]any); ok {
 			if d := describe(it); d != "" {
 				w += ", each " + d
@@ -316,6 +296,21 @@ func typeWords(t string, sch map[string]any) string {
 		return "null"
 	}
 	return t
+}
+
+// count words the bounds a schema sets on a length: " of 2 to 8 items".
+func count(sch map[string]any, minKey, maxKey, unit string) string {
+	lo, hasLo := number(sch[minKey])
+	hi, hasHi := number(sch[maxKey])
+	switch {
+	case hasLo && hasHi:
+		return " of " + lo + " to " + hi + " " + unit
+	case hasLo:
+		return " of at least " + lo + " " + unit
+	case hasHi:
+		return " of at most " + hi + " " + unit
+	}
+	return ""
 }
 
 // number renders a schema's numeric keyword.

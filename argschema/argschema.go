@@ -82,11 +82,7 @@ func (s *Schema) Check(body []byte) error {
 	if err != nil || !ok {
 		return countersign.Errorf(countersign.InvalidRequest, "the call is not a JSON object")
 	}
-	for k := range obj {
-		if k == "operation" {
-			delete(obj, k)
-		}
-	}
+	delete(obj, "operation")
 	return s.check(obj)
 }
 

@@ -44,7 +44,7 @@ func TestAnswerRefusals(t *testing.T) {
 		}, want: "rate_limited: GitHub's rate limit stopped opening the issue (403: You have exceeded a secondary rate limit.); GitHub asks to wait 30s. Nothing was written."},
 		{name: "lost answer", body: issue, between: func(h *connectortest.Harness, f *githubtest.Server) {
 			f.FailNext("POST", "/repos/octocat/hello/issues", 503, nil, "Service unavailable")
-		}, want: "internal_error: GitHub failed opening the issue (503: Service unavailable); the write may or may not have happened: look on GitHub before preparing it again. Nothing was written."},
+		}, want: "internal_error: GitHub failed opening the issue (503: Service unavailable); the write may or may not have happened: look on GitHub before preparing it again. Whether the write happened is not known."},
 		{name: "merge head moved", body: merge, between: func(h *connectortest.Harness, f *githubtest.Server) {
 			f.Push("octocat/hello", "add-greeting", "More", map[string]string{"greeting.txt": "Hi\n"})
 		}, want: "conflict: The pull request's head moved since the owner saw ", moved: func(f *githubtest.Server) bool {

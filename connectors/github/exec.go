@@ -267,8 +267,7 @@ func failed(w *write, err error) error {
 	code, msg := countersign.ErrorCode(r), countersign.ErrorMessage(r)
 	if e.Unknown {
 		// Only a 4xx proves nothing happened; the task still fails.
-		return &connectors.Refusal{Code: countersign.Internal, Wrote: false,
-			Sentence: msg + "; the write may or may not have happened: look on GitHub before preparing it again."}
+		return connectors.RefusedUnknown(countersign.Internal, "%s; the write may or may not have happened: look on GitHub before preparing it again.", msg)
 	}
 	switch {
 	case w.Op == "pr_merge" && e.Status == http.StatusConflict:

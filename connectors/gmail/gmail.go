@@ -273,6 +273,7 @@ func (c *connector) send(ctx context.Context, call *connectors.Call) (any, error
 		return nil, connectors.Refuse(countersign.Code(dec.Code), "%s", dec.Sentence)
 	}
 	msg := build(d)
+	sum := sha256.Sum256(msg)
 	if dec.Outcome == policy.Allow {
 		if max, ok := call.Policy.Count(keyMaxPerDay); ok {
 			ok, err := call.Reserve(ctx, policy.Direct, max)
@@ -283,7 +284,7 @@ func (c *connector) send(ctx context.Context, call *connectors.Call) (any, error
 				return nil, connectors.Refuse(countersign.PolicyDenied, "the owner's max_per_day of %d messages sent at once is reached today", max)
 			}
 		}
-		out, err := c.deliver(ctx, call.Credentials, msg)
+		out, err := c.deliver(ctx, call.Credentials, msg, hex.EncodeToString(sum[:]))
 		var r *connectors.Refusal
 		if errors.As(err, &r) {
 			return nil, countersign.Errorf(r.Code, "%s", r.Message())
@@ -323,7 +324,6 @@ func (c *connector) send(ctx context.Context, call *connectors.Call) (any, error
 	fields = append(fields, countersign.Field{Kind: countersign.FieldText, Label: "What is sent", WrittenBy: countersign.WrittenByProject,
 		Values: []string{fmt.Sprintf("exactly the bytes of %s (%d bytes), from the owner's Gmail", messageFile, len(msg))}})
 	files = append(files, connectors.File{Name: messageFile, ContentType: "message/rfc822", Data: msg})
-	sum := sha256.Sum256(msg)
 	state, err := json.Marshal(sealed{Recipients: recipients, Subject: d.Subject, Attachments: sizes, File: len(files) - 1, SHA256: hex.EncodeToString(sum[:])})
 	if err != nil {
 		return nil, err
@@ -368,15 +368,16 @@ func (c *connector) confirm(ctx context.Context, a *connectors.AnswerCall) (conn
 			return connectors.Report{}, connectors.Refused(countersign.PolicyDenied, false, "The owner's max_per_day of %d confirmed messages is reached today; nothing was sent.", max)
 		}
 	}
-	out, err := c.deliver(ctx, a.Credentials, msg)
+	out, err := c.deliver(ctx, a.Credentials, msg, st.SHA256)
 	if err != nil {
 		return connectors.Report{}, err
 	}
 	return connectors.Report{Result: out}, nil
 }
 
-// deliver refreshes the access token and sends msg as it is.
-func (c *connector) deliver(ctx context.Context, raw []byte, msg []byte) (map[string]any, error) {
+// deliver refreshes the access token and sends msg as it is; sum is its
+// SHA-256 in hex, already made by the caller.
+func (c *connector) deliver(ctx context.Context, raw []byte, msg []byte, sum string) (map[string]any, error) {
 	cl, err := c.session(ctx, raw)
 	if err != nil {
 		return nil, err
@@ -389,9 +390,8 @@ func (c *connector) deliver(ctx context.Context, raw []byte, msg []byte) (map[st
 	if err := cl.do(ctx, http.MethodPost, "/gmail/v1/users/me/messages/send", body, &sent); err != nil {
 		return nil, sendRefusal(err)
 	}
-	sum := sha256.Sum256(msg)
 	return map[string]any{"ok": true, "wrote": true, "sent": true, "message_id": sent.ID, "thread_id": sent.ThreadID,
-		"bytes": len(msg), "sha256": hex.EncodeToString(sum[:])}, nil
+		"bytes": len(msg), "sha256": sum}, nil
 }
 
 // ---- reads

@@ -9,7 +9,7 @@ import { FileMismatchError, MAX_SEALED_REPLY_BYTES, OpenError, SEALED_OVERHEAD, 
 import { deviceKey } from "./devicekey";
 import { ReceiptError, runKeys, verifyReceipt } from "./origin";
 import { el, button, withKey, api, refusal, Refused, type Child } from "./dom";
-import { ACCOUNT, approvalSentence, signInSentence } from "./sign";
+import { ACCOUNT, approvalSentence, newNonce, sessionBody, signInSentence } from "./sign";
 import { Declined, NotConnected, pastePanel, Wallets, type Connected, type PanelIDs, type Signature, type WalletOptions, type SignRequest } from "./wallet";
 import { byteCount, countdown, failureWords, safeFileName, sentenceTime, stateWords } from "./words";
 import { Settings } from "./settings";
@@ -295,8 +295,7 @@ class Inbox {
     if (!this.device) {
       return;
     }
-    const nonce = new Uint8Array(32);
-    crypto.getRandomValues(nonce);
+    const nonce = newNonce();
     const devicePubkey = formatP256PublicKey(this.device.publicKey);
     const validUntil = sentenceTime(Date.now() + SIGN_IN_DAYS * 86400 * 1000);
     const req: SignRequest = { account, sentence: signInSentence(account, devicePubkey, validUntil), recipient: this.recipient, nonce };
@@ -313,7 +312,7 @@ class Inbox {
       try {
         // The answer carries the token too; the page reads the account only
         // and lets the token go: the cookie the answer set carries it.
-        const r = (await api("POST", "/inbox/session", { account_id: account, device_pubkey: devicePubkey, valid_until: validUntil, ...sig })) as { account_id?: unknown };
+        const r = (await api("POST", "/inbox/session", sessionBody({ account, devicePubkey, validUntil }, sig))) as { account_id?: unknown };
         this.account = typeof r.account_id === "string" ? r.account_id : account;
         break;
       } catch (e) {
@@ -861,8 +860,7 @@ class Inbox {
     }
     const supply = await supplyHash(sealedNote, sealedSupply);
     const atMs = Math.floor(Date.now() / 1000) * 1000;
-    const nonce = new Uint8Array(32);
-    crypto.getRandomValues(nonce);
+    const nonce = newNonce();
     const req: SignRequest = { account, sentence: approvalSentence(account, id, o.taskHash, supply, sentenceTime(atMs)), recipient: this.recipient, nonce };
     const host = el("div");
     step.replaceChildren(

@@ -8,7 +8,7 @@
 
 import { sha256Hex } from "./crypto";
 import { el, button, api, refusal, Refused, type Child } from "./dom";
-import { ACCOUNT } from "./sign";
+import { ACCOUNT, confirmationSentence, newNonce } from "./sign";
 import { Declined, type PanelIDs, type Signature, type SignRequest } from "./wallet";
 import { sentenceTime } from "./words";
 
@@ -26,11 +26,6 @@ export interface SettingsHost {
   ended(why: string): void;
   /** Back to the inbox. */
   back(): void;
-}
-
-/** The confirmation sentence (SPEC §7), exactly. */
-export function confirmationSentence(account: string, action: string, at: string): string {
-  return `Confirm in Countersign as ${account}: ${action}. At ${at}.`;
 }
 
 /** The confirmation actions (SPEC §7), exactly. */
@@ -211,9 +206,7 @@ export class Settings {
     }
     const gen = this.generation;
     const atMs = Math.floor(Date.now() / 1000) * 1000;
-    const nonce = new Uint8Array(32);
-    crypto.getRandomValues(nonce);
-    const req: SignRequest = { account, sentence: confirmationSentence(account, action, sentenceTime(atMs)), recipient: this.host.recipient, nonce };
+    const req: SignRequest = { account, sentence: confirmationSentence(account, action, sentenceTime(atMs)), recipient: this.host.recipient, nonce: newNonce() };
     const panel = el("div");
     const before = document.activeElement instanceof HTMLElement ? document.activeElement : null;
     let cancel: () => void = () => undefined;

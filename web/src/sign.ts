@@ -8,6 +8,18 @@ export function signInSentence(account: string, devicePubkey: string, validUntil
   return `Sign in to Countersign as ${account}. Device key: ${devicePubkey}. Valid until ${validUntil}.`;
 }
 
+/** The confirmation sentence (SPEC §7), exactly. */
+export function confirmationSentence(account: string, action: string, at: string): string {
+  return `Confirm in Countersign as ${account}: ${action}. At ${at}.`;
+}
+
+/** A fresh NEP-413 nonce: 32 random bytes. */
+export function newNonce(): Uint8Array {
+  const n = new Uint8Array(32);
+  crypto.getRandomValues(n);
+  return n;
+}
+
 /** The approval sentence (SPEC §7), exactly. */
 export function approvalSentence(account: string, taskID: string, taskHash: string, supply: string, at: string): string {
   return `Approve in Countersign as ${account}: task ${taskID} with hash ${taskHash} and supply ${supply}. At ${at}.`;
@@ -33,6 +45,20 @@ export function command(s: { sentence: string; recipient: string; nonce: string 
   return `countersign wallet sign --wallet YOUR-WALLET.json --recipient ${q(s.recipient)} --nonce ${q(s.nonce)} --message ${q(s.sentence)}`;
 }
 
+/** A wallet's signature as the service reads it (SPEC §6, §7). */
+export interface Signature {
+  public_key: string;
+  signature: string;
+  /** Standard base64. */
+  nonce: string;
+  callback_url?: string;
+}
+
+/** The body of POST /inbox/session: the statement and its signature. */
+export function sessionBody(s: Pick<Statement, "account" | "devicePubkey" | "validUntil">, sig: Signature): Record<string, string> {
+  return { account_id: s.account, device_pubkey: s.devicePubkey, valid_until: s.validUntil, ...sig };
+}
+
 /**
  * Reads a wallet's answer (the JSON `countersign wallet sign` or near-cli
  * prints: accountId?, publicKey, signature, nonce, message, recipient,
@@ -40,12 +66,7 @@ export function command(s: { sentence: string; recipient: string; nonce: string 
  * POST /inbox/session.
  */
 export function signInBody(s: Statement, text: string): Record<string, string> {
-  return {
-    account_id: s.account,
-    device_pubkey: s.devicePubkey,
-    valid_until: s.validUntil,
-    ...walletAnswer(s, text),
-  };
+  return sessionBody(s, walletAnswer(s, text));
 }
 
 /** What a wallet must have signed: this sentence, for this recipient, as this account. */
@@ -60,7 +81,7 @@ export interface ToSign {
  * s.recipient as s.account; returns its public_key, signature, nonce (std
  * base64) and callback_url, as the service reads them.
  */
-export function walletAnswer(s: ToSign, text: string): Record<string, string> {
+export function walletAnswer(s: ToSign, text: string): Signature {
   let v: unknown;
   try {
     v = JSON.parse(text);
@@ -97,14 +118,14 @@ export function walletAnswer(s: ToSign, text: string): Record<string, string> {
   } else {
     nonce = str("nonce");
   }
-  const body: Record<string, string> = {
+  const body: Signature = {
     public_key: str("publicKey"),
     signature: str("signature"),
     nonce,
   };
   const cb = o["callbackUrl"];
   if (typeof cb === "string") {
-    body["callback_url"] = cb;
+    body.callback_url = cb;
   } else if (cb !== undefined && cb !== null) {
     throw new Error("The wallet's callbackUrl is not text.");
   }

@@ -20,7 +20,9 @@ import type { NearWalletBase, WalletManifest } from "@hot-labs/near-connect/buil
 import { toBase64 } from "./crypto";
 import { button, el } from "./dom";
 import { verifies } from "./nep413";
-import { command, walletAnswer } from "./sign";
+import { command, walletAnswer, type Signature } from "./sign";
+
+export type { Signature } from "./sign";
 
 /** One signature the page asks of the owner's wallet. */
 export interface SignRequest {
@@ -29,15 +31,6 @@ export interface SignRequest {
   recipient: string;
   /** 32 random bytes. */
   nonce: Uint8Array;
-}
-
-/** A wallet's signature as the service reads it (SPEC §6, §7). */
-export interface Signature {
-  public_key: string;
-  signature: string;
-  /** Standard base64. */
-  nonce: string;
-  callback_url?: string;
 }
 
 /** The owner declined in the wallet, or closed it: nothing was sent. */
@@ -235,12 +228,7 @@ export function pastePanel(host: HTMLElement, req: SignRequest, ids: PanelIDs, s
   return new Promise((resolve) => {
     const send = () => {
       try {
-        const w = walletAnswer(shown, answer.value);
-        const s: Signature = { public_key: w["public_key"] ?? "", signature: w["signature"] ?? "", nonce: w["nonce"] ?? nonce };
-        if (w["callback_url"] !== undefined) {
-          s.callback_url = w["callback_url"];
-        }
-        resolve(s);
+        resolve(walletAnswer(shown, answer.value));
       } catch (e) {
         say(e instanceof Error ? e.message : String(e), true);
       }

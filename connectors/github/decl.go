@@ -3,7 +3,6 @@ package github
 import (
 	"context"
 	"fmt"
-	"net/http"
 
 	"countersign"
 	"countersign/connectors"
@@ -108,9 +107,9 @@ func (g *GitHub) read(ctx context.Context, c *connectors.Call) (any, error) {
 		return map[string]any{"ok": true, "number": p.Number, "state": p.State, "title": p.Title, "body": p.Body, "draft": p.Draft, "merged": p.Merged,
 			"mergeable": p.Mergeable, "head": map[string]string{"ref": p.Head.Ref, "sha": p.Head.SHA}, "base": map[string]string{"ref": p.Base.Ref, "sha": p.Base.SHA}, "html_url": p.HTMLURL}, nil
 	case "issue_get":
-		var is issueJSON
-		if _, err := cl.do(ctx, http.MethodGet, fmt.Sprintf("%s/issues/%d", repoPath(w.Repo), w.Number), nil, &is, http.StatusOK); err != nil {
-			return nil, refusal(err, fmt.Sprintf("reading #%d", w.Number))
+		is, err := getIssue(ctx, cl, w.Repo, w.Number)
+		if err != nil {
+			return nil, err
 		}
 		labels := []string{}
 		for _, l := range is.Labels {
@@ -119,9 +118,9 @@ func (g *GitHub) read(ctx context.Context, c *connectors.Call) (any, error) {
 		return map[string]any{"ok": true, "number": is.Number, "state": is.State, "title": is.Title, "body": is.Body, "labels": labels,
 			"is_pull_request": is.PullRequest != nil, "html_url": is.HTMLURL}, nil
 	case "repo_get":
-		var r repository
-		if _, err := cl.do(ctx, http.MethodGet, repoPath(w.Repo), nil, &r, http.StatusOK); err != nil {
-			return nil, refusal(err, "reading "+w.Repo)
+		r, err := getRepo(ctx, cl, w.Repo)
+		if err != nil {
+			return nil, err
 		}
 		return map[string]any{"ok": true, "full_name": r.FullName, "private": r.Private, "default_branch": r.DefaultBranch, "archived": r.Archived,
 			"description": r.Description, "html_url": r.HTMLURL}, nil

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"countersign"
 	"countersign/connectors"
@@ -193,7 +194,7 @@ func execute(ctx context.Context, cl *client, w *write) (map[string]any, error) 
 		if w.Op == "repo_unstar" {
 			m = http.MethodDelete
 		}
-		o, n, _ := cut(w.Repo)
+		o, n, _ := strings.Cut(w.Repo, "/")
 		if _, err := cl.do(ctx, m, "/user/starred/"+esc(o)+"/"+esc(n), nil, nil, http.StatusNoContent); err != nil {
 			return nil, err
 		}

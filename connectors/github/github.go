@@ -543,12 +543,28 @@ func headOf(ctx context.Context, cl *client, repo, branch string) (string, error
 	return ref.Object.SHA, nil
 }
 
-func defaultBranch(ctx context.Context, cl *client, repo string) (string, error) {
+func getRepo(ctx context.Context, cl *client, repo string) (*repository, error) {
 	var r repository
 	if _, err := cl.do(ctx, http.MethodGet, repoPath(repo), nil, &r, http.StatusOK); err != nil {
-		return "", refusal(err, "reading "+repo)
+		return nil, refusal(err, "reading "+repo)
+	}
+	return &r, nil
+}
+
+func defaultBranch(ctx context.Context, cl *client, repo string) (string, error) {
+	r, err := getRepo(ctx, cl, repo)
+	if err != nil {
+		return "", err
 	}
 	return r.DefaultBranch, nil
+}
+
+func getIssue(ctx context.Context, cl *client, repo string, n int) (*issueJSON, error) {
+	var is issueJSON
+	if _, err := cl.do(ctx, http.MethodGet, fmt.Sprintf("%s/issues/%d", repoPath(repo), n), nil, &is, http.StatusOK); err != nil {
+		return nil, refusal(err, fmt.Sprintf("reading #%d", n))
+	}
+	return &is, nil
 }
 
 func getPull(ctx context.Context, cl *client, repo string, n int) (*pullRequest, error) {
@@ -628,9 +644,9 @@ func prepare(ctx context.Context, cl *client, w *write) (map[string]*string, err
 		}
 		w.SHA, w.Title0, w.Head, w.Base = p.Head.SHA, p.Title, p.Head.Ref, p.Base.Ref
 	case "issue_comment", "issue_update":
-		var is issueJSON
-		if _, err := cl.do(ctx, http.MethodGet, fmt.Sprintf("%s/issues/%d", repoPath(w.Repo), w.Number), nil, &is, http.StatusOK); err != nil {
-			return nil, refusal(err, fmt.Sprintf("reading #%d", w.Number))
+		is, err := getIssue(ctx, cl, w.Repo, w.Number)
+		if err != nil {
+			return nil, err
 		}
 		w.Title0 = is.Title
 	case "gist_update":

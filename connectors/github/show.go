@@ -32,8 +32,6 @@ func parseState(b []byte) (*write, error) {
 	return &w, nil
 }
 
-func cut(full string) (string, string, bool) { return strings.Cut(full, "/") }
-
 var titles = map[string]string{
 	"branch_create": "Create a branch", "file_put": "Write a file", "commit": "Commit files",
 	"issue_create": "Open an issue", "issue_comment": "Comment on an issue or pull request", "issue_update": "Change an issue",

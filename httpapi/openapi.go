@@ -354,15 +354,15 @@ func operationID(method, path string) string {
 
 // openAPIDoc serves GET /openapi.json.
 func (s *Server) openAPIDoc(w http.ResponseWriter, _ *http.Request) {
-	s.docOnce.Do(func() { s.doc, s.docErr = s.openAPI() })
-	if s.docErr != nil {
-		writeAgentError(w, s.opts.Logger, s.docErr)
+	doc, err := s.OpenAPI()
+	if err != nil {
+		writeAgentError(w, s.opts.Logger, err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	_, _ = w.Write(s.doc)
+	_, _ = w.Write(doc)
 }
 
 // OpenAPI is the document GET /openapi.json serves.

@@ -25,6 +25,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/oauth2"
 
@@ -309,7 +310,7 @@ func (c *connector) send(ctx context.Context, call *connectors.Call) (any, error
 	if strings.TrimSpace(body) == "" {
 		body = "(empty)"
 	}
-	if len([]rune(body)) > maxBodyShown {
+	if utf8.RuneCountInString(body) > maxBodyShown {
 		return nil, connectors.Refuse(countersign.DisplayInvalid, "the body is longer than %d characters, more than a task shows", maxBodyShown)
 	}
 	fields = append(fields, countersign.Field{Kind: countersign.FieldLongText, Label: "Body", Values: []string{body}, WrittenBy: countersign.WrittenByAgent})

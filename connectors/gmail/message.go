@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"mime"
 	"mime/multipart"
 	"net/mail"
@@ -116,10 +117,8 @@ func encodeHeader(s string) string {
 	return mime.BEncoding.Encode("UTF-8", s)
 }
 
-type writer interface{ Write([]byte) (int, error) }
-
 // writeBase64 writes data in base64 with lines of 76 characters.
-func writeBase64(w writer, data []byte) {
+func writeBase64(w io.Writer, data []byte) {
 	enc := base64.StdEncoding.EncodeToString(data)
 	for len(enc) > 76 {
 		_, _ = w.Write([]byte(enc[:76] + "\r\n"))

@@ -125,7 +125,7 @@ func (g *GitHub) read(ctx context.Context, c *connectors.Call) (any, error) {
 		return map[string]any{"ok": true, "full_name": r.FullName, "private": r.Private, "default_branch": r.DefaultBranch, "archived": r.Archived,
 			"description": r.Description, "html_url": r.HTMLURL}, nil
 	case "file_get":
-		f, content, err := readFile(ctx, cl, w.Repo, w.Path, w.Branch)
+		f, content, err := readFile(ctx, cl, w.Repo, w.Path, w.Ref)
 		if err != nil {
 			return nil, err
 		}

@@ -140,7 +140,16 @@ func New(o Options) *connectors.Connector {
 // write is an agent's write, as called and then as sealed in the task,
 // with what was read when it was prepared.
 type write struct {
-	Op          string             `json:"op"`
+	Op string `json:"op"`
+	callArgs
+
+	// Read when the task was made.
+	SHA    string `json:"sha,omitempty"` // start, head or replaced blob
+	Title0 string `json:"shown_title,omitempty"`
+}
+
+// callArgs are the members of an agent's call, of every operation.
+type callArgs struct {
 	Repo        string             `json:"repo,omitempty"`
 	Branch      string             `json:"branch,omitempty"`
 	From        string             `json:"from,omitempty"`
@@ -164,10 +173,7 @@ type write struct {
 	Description *string            `json:"description,omitempty"`
 	Public      bool               `json:"public,omitempty"`
 	Files       map[string]*string `json:"files,omitempty"`
-
-	// Read when the task was made.
-	SHA    string `json:"sha,omitempty"` // start, head or replaced blob
-	Title0 string `json:"shown_title,omitempty"`
+	Ref         string             `json:"ref,omitempty"` // file_get's
 }
 
 // change is one file of a commit: new content, or a deletion.
@@ -179,41 +185,9 @@ type change struct {
 
 // args decodes a call into a write.
 func args(c *connectors.Call) (*write, error) {
-	var a struct {
-		Repo        string             `json:"repo"`
-		Branch      string             `json:"branch"`
-		From        string             `json:"from"`
-		Path        string             `json:"path"`
-		Content     *string            `json:"content"`
-		Message     string             `json:"message"`
-		Changes     []change           `json:"changes"`
-		Number      int                `json:"number"`
-		Title       *string            `json:"title"`
-		Body        *string            `json:"body"`
-		State       *string            `json:"state"`
-		StateReason *string            `json:"state_reason"`
-		Labels      *[]string          `json:"labels"`
-		Assignees   *[]string          `json:"assignees"`
-		Head        string             `json:"head"`
-		Base        string             `json:"base"`
-		Draft       bool               `json:"draft"`
-		Event       string             `json:"event"`
-		Method      string             `json:"method"`
-		GistID      string             `json:"gist_id"`
-		Description *string            `json:"description"`
-		Public      bool               `json:"public"`
-		Files       map[string]*string `json:"files"`
-		Ref         string             `json:"ref"`
-	}
-	if err := c.Decode(&a); err != nil {
+	w := &write{Op: c.Operation}
+	if err := c.Decode(&w.callArgs); err != nil {
 		return nil, err
-	}
-	w := &write{Op: c.Operation, Repo: a.Repo, Branch: a.Branch, From: a.From, Path: a.Path, Content: a.Content, Message: a.Message,
-		Changes: a.Changes, Number: a.Number, Title: a.Title, Body: a.Body, State: a.State, StateReason: a.StateReason, Labels: a.Labels,
-		Assignees: a.Assignees, Head: a.Head, Base: a.Base, Draft: a.Draft, Event: a.Event, Method: a.Method, GistID: a.GistID,
-		Description: a.Description, Public: a.Public, Files: a.Files}
-	if c.Operation == "file_get" {
-		w.Branch = a.Ref
 	}
 	return w, nil
 }

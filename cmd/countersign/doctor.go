@@ -40,21 +40,19 @@ func runDoctor(ctx context.Context, a *app, args []string) error {
 		fmt.Fprintf(a.stdout, "ok   %s\n", what)
 	}
 	report("settings", nil)
-	if *dev && !cfg.Explicit("MASTER_KEY") {
+	keys, keyErr := keyring(cfg)
+	switch {
+	case *dev && !cfg.Explicit("MASTER_KEY"):
 		fmt.Fprintf(a.stdout, "ok   master key: serve --dev uses or makes %s/master.key\n", cfg.DataDir)
-	} else {
-		k, err := keyring(cfg)
-		if err == nil {
-			report(fmt.Sprintf("master key (%d key(s), newest id %d)", len(k.IDs()), k.Current()), nil)
-		} else {
-			report("master key", err)
-		}
+	case keyErr == nil:
+		report(fmt.Sprintf("master key (%d key(s), newest id %d)", len(keys.IDs()), keys.Current()), nil)
+	default:
+		report("master key", keyErr)
 	}
 	mode := existingStore
 	if *dev {
 		mode = createStore
 	}
-	keys, keyErr := keyring(cfg)
 	db, err := openStore(ctx, cfg, mode)
 	report("database ("+storeName(cfg)+")", err)
 	if err == nil {

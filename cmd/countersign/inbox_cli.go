@@ -57,7 +57,6 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
-	"net/url"
 	"path/filepath"
 
 	"countersign/approval"
@@ -237,11 +236,7 @@ func (t *terminal) device(a *app, signer, external bool) (*device.Device, error)
 func (t *terminal) explain(err error) error {
 	var ce *client.Error
 	if !errors.As(err, &ce) {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			return fmt.Errorf("cannot reach the service at %s: %v", t.sess.Server, ue.Err)
-		}
-		return err
+		return cannotReach(t.sess.Server, err)
 	}
 	if ce.Status == http.StatusUnauthorized {
 		if ce.Reason == "session_replaced" {

@@ -115,7 +115,7 @@ func inboxLogin(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {
-			return fmt.Errorf("cannot reach the service at %s: %v", base, ue.Err)
+			return cannotReach(base, err)
 		}
 		return fmt.Errorf("the service refused the sign-in: %w", err)
 	}

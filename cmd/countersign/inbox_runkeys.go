@@ -32,7 +32,7 @@ func fetchRunKeys(ctx context.Context, c *client.Client) (map[string]string, err
 	case errors.As(err, &ce):
 		return nil, fmt.Errorf("the service at %s publishes no run keys (HTTP %d): is it a Countersign service?", c.BaseURL, ce.Status)
 	case errors.As(err, &ue):
-		return nil, fmt.Errorf("cannot reach the service at %s: %v", c.BaseURL, ue.Err)
+		return nil, cannotReach(c.BaseURL, err)
 	case err != nil:
 		return nil, err
 	}

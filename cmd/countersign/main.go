@@ -138,17 +138,31 @@ func (a *app) table(header string) *tabwriter.Writer {
 	return tw
 }
 
-// unreachable says a failed connection to the service in words: the
-// address, and whether it runs, rather than Go's dial error.
+// unreachable says a failed connection to the service in words, naming the
+// address it was made to; any other error is left as it is.
 func unreachable(err error) error {
 	var ue *url.Error
-	var op *net.OpError
-	if !errors.As(err, &ue) || !errors.As(err, &op) || op.Op != "dial" {
+	if !errors.As(err, &ue) {
 		return err
 	}
 	u, perr := url.Parse(ue.URL)
 	if perr != nil {
 		return err
 	}
-	return fmt.Errorf("cannot reach the service at %s://%s; is it running? (%v)", u.Scheme, u.Host, op.Err)
+	return cannotReach(u.Scheme+"://"+u.Host, err)
+}
+
+// cannotReach says a failed connection to the service at base: whether it
+// runs, for a refused dial, else what went wrong on the way. It returns err
+// itself when err is no connection failure.
+func cannotReach(base string, err error) error {
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		return err
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return fmt.Errorf("cannot reach the service at %s; is it running? (%v)", base, op.Err)
+	}
+	return fmt.Errorf("cannot reach the service at %s: %v", base, ue.Err)
 }

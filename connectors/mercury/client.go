@@ -183,13 +183,9 @@ func cleanText(s string, n int) string {
 type account struct {
 	ID               string      `json:"id"`
 	Name             string      `json:"name"`
-	Nickname         string      `json:"nickname"`
 	Status           string      `json:"status"`
-	Type             string      `json:"type"`
 	Kind             string      `json:"kind"`
-	AccountNumber    string      `json:"accountNumber"`
 	AvailableBalance json.Number `json:"availableBalance"`
-	CurrentBalance   json.Number `json:"currentBalance"`
 }
 
 type routingInfo struct {
@@ -201,8 +197,6 @@ type routingInfo struct {
 type recipient struct {
 	ID                    string       `json:"id"`
 	Name                  string       `json:"name"`
-	Nickname              string       `json:"nickname"`
-	Emails                []string     `json:"emails"`
 	Status                string       `json:"status"`
 	DefaultPaymentMethod  string       `json:"defaultPaymentMethod"`
 	ElectronicRoutingInfo *routingInfo `json:"electronicRoutingInfo"`
@@ -210,11 +204,9 @@ type recipient struct {
 
 type transaction struct {
 	ID               string      `json:"id"`
-	AccountID        string      `json:"accountId"`
 	Amount           json.Number `json:"amount"`
 	Status           string      `json:"status"`
 	Kind             string      `json:"kind"`
-	CounterpartyID   string      `json:"counterpartyId"`
 	CounterpartyName string      `json:"counterpartyName"`
 	Note             string      `json:"note"`
 	CreatedAt        string      `json:"createdAt"`
@@ -225,7 +217,6 @@ type invoice struct {
 	InvoiceNumber string      `json:"invoiceNumber"`
 	Status        string      `json:"status"`
 	Amount        json.Number `json:"amount"`
-	CustomerID    string      `json:"customerId"`
 	DueDate       string      `json:"dueDate"`
 }
 

@@ -131,14 +131,25 @@ func (s *Server) Routes() []Route {
 		if err != nil {
 			return nil
 		}
-		re, err := route.GetPathRegexp()
-		prefix := err == nil && !strings.HasSuffix(re, "$")
+		prefix := isPrefix(route)
 		for _, m := range methods {
 			out = append(out, Route{Method: m, Template: tpl, Prefix: prefix})
 		}
 		return nil
 	})
 	return out
+}
+
+// isPrefix tells whether a route matches every path under its template.
+func isPrefix(route *mux.Route) bool {
+	re, err := route.GetPathRegexp()
+	return err == nil && !strings.HasSuffix(re, "$")
+}
+
+// docPathOf is the path the document names a route by.
+func docPathOf(route *mux.Route) string {
+	tpl, _ := route.GetPathTemplate()
+	return DocPath(tpl, isPrefix(route))
 }
 
 var (
@@ -392,9 +403,7 @@ func (s *Server) Handles(method, path string) (string, bool) {
 	if !s.router.Match(r, &match) || match.Route == nil || match.MatchErr != nil {
 		return "", false
 	}
-	tpl, _ := match.Route.GetPathTemplate()
-	re, _ := match.Route.GetPathRegexp()
-	return DocPath(tpl, !strings.HasSuffix(re, "$")), true
+	return docPathOf(match.Route), true
 }
 
 // CheckResponse checks an answer the server gave to r against the
@@ -409,9 +418,7 @@ func (s *Server) CheckResponse(r *http.Request, status int, contentType string, 
 		}
 		return fmt.Errorf("%s %s: no route, yet %d", r.Method, r.URL.Path, status)
 	}
-	tpl, _ := match.Route.GetPathTemplate()
-	re, _ := match.Route.GetPathRegexp()
-	path := DocPath(tpl, !strings.HasSuffix(re, "$"))
+	path := docPathOf(match.Route)
 	doc, err := s.OpenAPI()
 	if err != nil {
 		return err

@@ -375,15 +375,11 @@ func monthly(p *policy.Policy) policy.Cents {
 	return -1
 }
 
-func payFacts(w *write) policy.Facts {
-	return policy.Facts{Amounts: map[string]policy.Cents{"amount": policy.Cents(w.Cents)},
-		Words: map[string]string{"method": w.Method, "payee": w.Payee}}
-}
-
 func (w *write) facts() policy.Facts {
 	switch w.Op {
 	case "pay_invoice":
-		return payFacts(w)
+		return policy.Facts{Amounts: map[string]policy.Cents{"amount": policy.Cents(w.Cents)},
+			Words: map[string]string{"method": w.Method, "payee": w.Payee}}
 	case "send_invoice":
 		return policy.Facts{Amounts: map[string]policy.Cents{"amount": policy.Cents(w.Cents)}}
 	}

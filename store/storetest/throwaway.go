@@ -46,8 +46,9 @@ func resolve() {
 		if env == "" && (answers(DefaultPostgresURL) || os.Getenv("CI") != "") {
 			return
 		}
-		url, _, err := StartThrowaway()
+		srv, err := StartPostgres("127.0.0.1")
 		if err == nil {
+			url := srv.URL
 			where.url = url
 			// Subprocesses a test starts (a crashed server's restart, say)
 			// use the same server.
@@ -108,20 +109,6 @@ func version(binDir string) int {
 	return n
 }
 
-// StartThrowaway starts a PostgreSQL server of its own from the machine's
-// binaries: a new cluster in a temporary directory (trust auth, user
-// postgres), listening on a free loopback port. Run as root it runs as the
-// postgres account, as PostgreSQL requires. It returns the server's URL and
-// a function that stops it and removes its directory; the server is also
-// killed when this process exits.
-func StartThrowaway() (string, func(), error) {
-	s, err := StartPostgres("127.0.0.1")
-	if err != nil {
-		return "", nil, err
-	}
-	return s.URL, s.Stop, nil
-}
-
 // Server is a PostgreSQL server a test started.
 type Server struct {
 	// URL reaches it over TCP (when it listens on TCP at all).
@@ -135,10 +122,14 @@ type Server struct {
 	Stop func()
 }
 
-// StartPostgres starts a server as StartThrowaway does, listening on the
-// given addresses ("" for its Unix socket only, as PostgreSQL's container
-// image does while it initialises), and waits until it answers on its
-// socket.
+// StartPostgres starts a PostgreSQL server of its own from the machine's
+// binaries: a new cluster in a temporary directory (trust auth, user
+// postgres), on a free port, listening on the given addresses ("" for its
+// Unix socket only, as PostgreSQL's container image does while it
+// initialises). Run as root it runs as the postgres account, as PostgreSQL
+// requires. It waits until the server answers on its socket; the server is
+// killed when this process exits, or by Stop, which also removes its
+// directory.
 func StartPostgres(listen string) (*Server, error) {
 	bin, err := postgresBin()
 	if err != nil {

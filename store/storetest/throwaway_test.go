@@ -19,10 +19,11 @@ func TestThrowawayPostgres(t *testing.T) {
 		}
 		t.Skip(err)
 	}
-	url, stop, err := StartThrowaway()
+	srv, err := StartPostgres("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
+	url, stop := srv.URL, srv.Stop
 	if url == PostgresURL() {
 		t.Fatalf("the throwaway server is the tests' own database %s", url)
 	}

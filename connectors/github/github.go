@@ -298,10 +298,7 @@ func (g *GitHub) write(ctx context.Context, c *connectors.Call) (any, error) {
 		return nil, err
 	}
 	if d.Outcome == policy.Ask {
-		spec, err := show(w, old)
-		if err != nil {
-			return nil, err
-		}
+		spec := show(w, old)
 		state, err := json.Marshal(w)
 		if err != nil {
 			return nil, err

@@ -50,12 +50,11 @@ func (d *display) text(label, value string, by countersign.WrittenBy) {
 	if value == "" {
 		value = "(empty)"
 	}
-	kind := countersign.FieldText
 	if utf8.RuneCountInString(value) > countersign.MaxTextChars || strings.ContainsAny(value, "\n\t") {
 		d.long(label, "", value, by)
 		return
 	}
-	d.add(countersign.Field{Kind: kind, Label: label, Values: []string{value}, WrittenBy: by})
+	d.add(countersign.Field{Kind: countersign.FieldText, Label: label, Values: []string{value}, WrittenBy: by})
 }
 
 func (d *display) add(f countersign.Field) {
@@ -125,7 +124,7 @@ func opt(s *string) string {
 // show builds what the owner sees of a prepared write: every value it
 // will use, the agent's marked, and for file writes the diff against what
 // was read and the new content.
-func show(w *write, old map[string]*string) (connectors.TaskSpec, error) {
+func show(w *write, old map[string]*string) connectors.TaskSpec {
 	d := &display{}
 	if w.Repo != "" {
 		agent(d, "Repository", w.Repo)
@@ -158,23 +157,14 @@ func show(w *write, old map[string]*string) (connectors.TaskSpec, error) {
 		var list []string
 		var diff strings.Builder
 		for i, ch := range w.Changes {
-			switch {
-			case ch.Delete:
-				list = append(list, fmt.Sprintf("%d. %s: deleted", i+1, ch.Path))
-			case old[ch.Path] == nil:
-				list = append(list, fmt.Sprintf("%d. %s: new, %d bytes", i+1, ch.Path, len(*ch.Content)))
-			default:
-				list = append(list, fmt.Sprintf("%d. %s: replaced, %d bytes", i+1, ch.Path, len(*ch.Content)))
-			}
 			var nc *string
 			if !ch.Delete {
 				nc = ch.Content
 			}
+			list = append(list, changeLine(i, ch.Path, old[ch.Path], nc))
 			diff.WriteString(Unified(ch.Path, old[ch.Path], nc, Whole))
 		}
-		if err := listField(d, "Changes", list, countersign.WrittenByAgent); err != nil {
-			return connectors.TaskSpec{}, err
-		}
+		listField(d, "Changes", list, countersign.WrittenByAgent)
 		if diff.Len() > 0 {
 			d.long("Diff, whole files", "changes.diff", diff.String(), countersign.WrittenByProject)
 		} else {
@@ -251,38 +241,38 @@ func show(w *write, old map[string]*string) (connectors.TaskSpec, error) {
 		var list []string
 		var diff strings.Builder
 		for i, n := range names {
-			c := w.Files[n]
-			switch {
-			case c == nil:
-				list = append(list, fmt.Sprintf("%d. %s: deleted", i+1, n))
-			case old[n] == nil:
-				list = append(list, fmt.Sprintf("%d. %s: new, %d bytes", i+1, n, len(*c)))
-			default:
-				list = append(list, fmt.Sprintf("%d. %s: replaced, %d bytes", i+1, n, len(*c)))
-			}
-			diff.WriteString(Unified(n, old[n], c, Whole))
+			list = append(list, changeLine(i, n, old[n], w.Files[n]))
+			diff.WriteString(Unified(n, old[n], w.Files[n], Whole))
 		}
 		if len(list) > 0 {
-			if err := listField(d, "Files", list, countersign.WrittenByAgent); err != nil {
-				return connectors.TaskSpec{}, err
-			}
+			listField(d, "Files", list, countersign.WrittenByAgent)
 			d.long("Diff, whole files", "changes.diff", diff.String(), countersign.WrittenByProject)
 		}
 	}
-	spec := connectors.TaskSpec{Display: countersign.Display{Title: titles[w.Op], Fields: d.fields}, Files: d.files}
-	return spec, nil
+	return connectors.TaskSpec{Display: countersign.Display{Title: titles[w.Op], Fields: d.fields}, Files: d.files}
+}
+
+// changeLine is the i-th line of a list of changed files: old nil is a
+// new file, new nil a deleted one.
+func changeLine(i int, name string, old, new *string) string {
+	switch {
+	case new == nil:
+		return fmt.Sprintf("%d. %s: deleted", i+1, name)
+	case old == nil:
+		return fmt.Sprintf("%d. %s: new, %d bytes", i+1, name, len(*new))
+	}
+	return fmt.Sprintf("%d. %s: replaced, %d bytes", i+1, name, len(*new))
 }
 
 // listField shows a list, or when a value cannot be a list value, the
 // list as a long text.
-func listField(d *display, label string, list []string, by countersign.WrittenBy) error {
+func listField(d *display, label string, list []string, by countersign.WrittenBy) {
 	f := countersign.Field{Kind: countersign.FieldList, Label: label, Values: list, WrittenBy: by}
 	if len(list) > 0 && len(list) <= countersign.MaxListValues && showable(f) {
 		d.add(f)
-		return nil
+		return
 	}
 	d.long(label, strings.ToLower(label)+".txt", strings.Join(list, "\n"), by)
-	return nil
 }
 
 func issueLists(d *display, w *write) {
@@ -297,6 +287,6 @@ func issueLists(d *display, w *write) {
 			agent(d, l.label, "none: every one is removed")
 			continue
 		}
-		_ = listField(d, l.label, *l.v, countersign.WrittenByAgent)
+		listField(d, l.label, *l.v, countersign.WrittenByAgent)
 	}
 }

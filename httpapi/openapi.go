@@ -167,7 +167,7 @@ func (s *Server) openAPI() ([]byte, error) {
 	ref := func(t reflect.Type) (map[string]any, error) {
 		name := schemaName.ReplaceAllString(strings.TrimPrefix(t.String(), "httpapi."), "_")
 		if _, ok := components[name]; !ok {
-			sch, err := jsonschema.ForType(t, &jsonschema.ForOptions{TypeSchemas: typeSchemas})
+			sch, err := forType(t)
 			if err != nil {
 				return nil, err
 			}
@@ -290,8 +290,13 @@ func (s *Server) openAPI() ([]byte, error) {
 	return json.MarshalIndent(doc, "", " ")
 }
 
+// forType is the JSON Schema of a Go type, as the handlers' bodies appear.
+func forType(t reflect.Type) (*jsonschema.Schema, error) {
+	return jsonschema.ForType(t, &jsonschema.ForOptions{TypeSchemas: typeSchemas})
+}
+
 func mustSchema(t reflect.Type) *jsonschema.Schema {
-	sch, err := jsonschema.ForType(t, &jsonschema.ForOptions{TypeSchemas: typeSchemas})
+	sch, err := forType(t)
 	if err != nil {
 		panic(err)
 	}

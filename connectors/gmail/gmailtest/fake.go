@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/mail"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,7 +45,6 @@ type Fake struct {
 	refresh  map[string]bool // refresh tokens that are valid
 	access   map[string]bool // access tokens issued
 	messages []*Message
-	sends    int
 	failSend int // the next sends answered failCode, unsent
 	failCode int
 	srv      *httptest.Server
@@ -100,10 +100,8 @@ func (f *Fake) Sent() [][]byte {
 	defer f.mu.Unlock()
 	var out [][]byte
 	for _, m := range f.messages {
-		for _, l := range m.Labels {
-			if l == "SENT" {
-				out = append(out, bytes.Clone(m.Raw))
-			}
+		if slices.Contains(m.Labels, "SENT") {
+			out = append(out, bytes.Clone(m.Raw))
 		}
 	}
 	return out
@@ -213,7 +211,6 @@ func (f *Fake) send(w http.ResponseWriter, r *http.Request) {
 		thread = id
 	}
 	f.messages = append(f.messages, &Message{ID: id, ThreadID: thread, Labels: []string{"SENT"}, Raw: raw})
-	f.sends++
 	reply(w, http.StatusOK, map[string]any{"id": id, "threadId": thread, "labelIds": []string{"SENT"}})
 }
 
@@ -235,7 +232,7 @@ func (f *Fake) list(w http.ResponseWriter, r *http.Request) {
 	out := []map[string]string{}
 	for i := len(f.messages) - 1; i >= 0 && len(out) < max; i-- {
 		m := f.messages[i]
-		if label != "" && !has(m.Labels, label) {
+		if label != "" && !slices.Contains(m.Labels, label) {
 			continue
 		}
 		out = append(out, map[string]string{"id": m.ID, "threadId": m.ThreadID})
@@ -280,15 +277,6 @@ func (f *Fake) get(w http.ResponseWriter, r *http.Request, id string) {
 		return
 	}
 	reply(w, http.StatusOK, out)
-}
-
-func has(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func reply(w http.ResponseWriter, status int, v any) {

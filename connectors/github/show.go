@@ -1,11 +1,8 @@
 package github
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"path"
 	"sort"
 	"strings"
@@ -18,13 +15,8 @@ import (
 // parseState reads a sealed write strictly.
 func parseState(b []byte) (*write, error) {
 	var w write
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&w); err != nil {
+	if err := countersign.DecodeStrict(b, &w); err != nil {
 		return nil, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("data after the state")
 	}
 	if _, ok := titles[w.Op]; !ok {
 		return nil, errors.New("no such write")

@@ -145,6 +145,16 @@ func TestInboxPageWallet(t *testing.T) {
 		t.Fatal("after the wallet declined, Approve is off")
 	}
 
+	// A wallet whose signature verifies for nothing asked: the page refuses
+	// it before sending anything, and the task still waits.
+	do(t, ctx, "a bad signature", chromedp.Evaluate[chromedp.Void](`window.testWallet.decline = false; window.testWallet.corrupt = true`),
+		chromedp.Click(named("Approve")))
+	waitJS(t, ctx, "the refusal", `document.getElementById("status").textContent.includes("does not verify for the sentence shown")`)
+	if st := w.Task(pay); st.State != countersign.StateOpen {
+		t.Fatalf("after a signature that does not verify the task is %s", st.State)
+	}
+	do(t, ctx, "a good wallet again", chromedp.Evaluate[chromedp.Void](`window.testWallet.corrupt = false`))
+
 	// A wallet that signs the page's URL as its callback (MyNearWallet when
 	// it redirects): the page finds the form that verifies and sends
 	// callback_url; the service accepts it.

@@ -4,7 +4,8 @@
 // with a known ed25519 key. The test sets TEST_WALLET first:
 // {account, publicKey, seed (hex of the 32-byte seed), callback (sign the
 // page's URL as the callback, as MyNearWallet does when it redirects)}.
-// window.testWallet records what it signed and can be told to decline.
+// window.testWallet records what it signed and can be told to decline, or
+// to answer with a signature that verifies for nothing (corrupt).
 (() => {
   const W = TEST_WALLET;
   const hex = (s) => Uint8Array.from(s.match(/../g), (h) => parseInt(h, 16));
@@ -19,7 +20,7 @@
     const b = new TextEncoder().encode(s);
     return [...u32(b.length), ...b];
   };
-  const state = { signed: [], signIns: 0, decline: false, callback: !!W.callback };
+  const state = { signed: [], signIns: 0, decline: false, callback: !!W.callback, corrupt: false };
   window.testWallet = state;
   const account = { accountId: W.account, publicKey: W.publicKey };
   const wallet = {
@@ -52,6 +53,9 @@
       const bytes = new Uint8Array([...u32(2147484061), ...str(message), ...nonce, ...str(recipient), ...cb]);
       const digest = await crypto.subtle.digest("SHA-256", bytes);
       const sig = new Uint8Array(await crypto.subtle.sign({ name: "Ed25519" }, await key, digest));
+      if (state.corrupt) {
+        sig[0] ^= 1; // a signature of nothing the page asked
+      }
       state.signed.push(message);
       return { accountId: W.account, publicKey: W.publicKey, signature: btoa(String.fromCharCode(...sig)) };
     },

@@ -311,11 +311,8 @@ func (s *Server) handler(t target) mcp.ToolHandler {
 		key, _ := req.Params.Meta[metaKey].(string)
 		answer, err := s.cfg.Door.Call(ctx, owner, project, key, body)
 		if err != nil {
-			var ce *countersign.Error
-			if errors.As(toolError(err), &ce) {
-				return refused(ce.Code, ce.Message), nil
-			}
-			return refused(countersign.Internal, "internal error"), nil
+			ce := toolError(err)
+			return refused(ce.Code, ce.Message), nil
 		}
 		return result(answer, owner, project), nil
 	}
@@ -352,7 +349,7 @@ func withoutMember(obj []byte, name string) []byte {
 }
 
 // toolError is a door's failure as a refusal.
-func toolError(err error) error {
+func toolError(err error) *countersign.Error {
 	var ce *countersign.Error
 	if errors.As(err, &ce) {
 		return ce

@@ -293,12 +293,10 @@ func (s *Server) handler(t target) mcp.ToolHandler {
 		}
 		owner, project := t.owner, t.project
 		if t.task {
-			var p struct {
-				Project string `json:"project"`
-			}
-			_ = json.Unmarshal(members["project"], &p.Project)
+			var named string
+			_ = json.Unmarshal(members["project"], &named)
 			var ok bool
-			owner, project, ok = strings.Cut(p.Project, "/")
+			owner, project, ok = strings.Cut(named, "/")
 			if !ok || owner == "" || project == "" {
 				return refused(countersign.InvalidRequest, "`project` names the task's project as owner/project"), nil
 			}

@@ -161,7 +161,11 @@ func TestRefusals(t *testing.T) {
 		{"insufficient funds", `{}`, "", pay(mercurytest.AcmeID, "250000.01", "ach"), "invalid_request: Mercury refused the payment: insufficient funds. Nothing was written."},
 		{"no token", `{}`, "-", pay(mercurytest.AcmeID, "5", "ach"), "invalid_request: the project has no Mercury API token: its owner stores one as {\"token\": \"secret-token:…\"}"},
 		{"wrong token", `{}`, `{"token": "secret-token:wrong"}`, pay(mercurytest.AcmeID, "5", "ach"), "credentials_rejected: Mercury refused the project's token (401): its owner must store a valid one"},
-		{"a paid invoice", `{}`, "", `{"operation": "cancel_invoice", "invoice_id": "nope"}`, "invalid_request: Mercury does not know it (invoice not found)"},
+		{"an unknown invoice", `{}`, "", `{"operation": "cancel_invoice", "invoice_id": "nope"}`, "invalid_request: Mercury does not know it (invoice not found)"},
+		{"base_url not http(s)", `{}`, `{"token": "secret-token:x", "base_url": "file:///etc"}`, pay(mercurytest.AcmeID, "5", "ach"), "invalid_request: the project's Mercury base_url is not an http(s) URL"},
+		{"unknown customer", `{}`, "", `{"operation": "send_invoice", "customer_id": "nope", "invoice_date": "2026-12-01", "due_date": "2026-12-31", ` +
+			`"line_items": [{"name": "Consulting", "quantity": 1, "unit_price_usd": 10}]}`, "invalid_request: Mercury has no customer nope"},
+		{"blank payee name", `{}`, "", `{"operation": "add_recipient", "name": " ", "email": "ap@hooli.example", "account_number": "000111222333", "routing_number": "021000021"}`, "invalid_request: the payee's name is empty"},
 		{"memo with a bidi control", `{}`, "", `{"operation": "pay_invoice", "recipient_id": "` + mercurytest.AcmeID + `", "amount_usd": 5, "method": "ach", "memo": "a\u202eb"}`, "invalid_request: the memo holds characters a task may not show (control, invisible or reordering characters)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

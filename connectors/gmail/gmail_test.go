@@ -120,6 +120,9 @@ func TestRefusals(t *testing.T) {
 			"invalid_request: the subject holds a line break or a control character"},
 		{"repeated recipient", `{}`, `{"operation": "send", "to": ["dana@example.com"], "cc": ["DANA@example.com"], "subject": "Hi", "body": "Hello"}`,
 			"invalid_request: dana@example.com is named twice among the recipients"},
+		{"no to", `{}`, `{"operation": "send", "to": [], "cc": ["lee@example.com"], "subject": "Hi", "body": "Hello"}`, "invalid_request: `to` names no recipient"},
+		{"attachment not base64", `{}`, `{"operation": "send", "to": ["dana@example.com"], "subject": "Hi", "body": "Hello", "attachments": [{"name": "a.txt", "content_type": "text/plain", "data_base64": "SGVsbG8"}]}`,
+			"invalid_request: attachment 1's data_base64 is not standard base64"},
 		{"unreadable policy", `{"confirm": ["messages_list"]}`, one, "policy_unreadable: `confirm` names `messages_list`, a read: only writes belong there"},
 		{"rules are not Gmail's", `{"rules": []}`, one, "policy_unreadable: this connector's policy takes no `rules`"},
 	} {
@@ -144,6 +147,9 @@ func TestSubjectPrefixIsAddedOnce(t *testing.T) {
 		if _, err := h.Call(ctx, `{"operation": "send", "to": ["dana@example.com"], "subject": "`+s+`", "body": "x"}`); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if len(f.Sent()) != 2 {
+		t.Fatalf("sent %d", len(f.Sent()))
 	}
 	for _, raw := range f.Sent() {
 		m, _ := mail.ReadMessage(bytes.NewReader(raw))

@@ -34,6 +34,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"countersign"
+	"countersign/argschema"
 	"countersign/connectors"
 )
 
@@ -264,19 +265,11 @@ func price(microUSD int64) string {
 
 // withProject is a task operation's schema with the project it asks about.
 func withProject(schema json.RawMessage, projects []any) (json.RawMessage, error) {
-	var m map[string]any
-	if err := json.Unmarshal(schema, &m); err != nil {
+	m, err := argschema.WithMember(schema, "project", map[string]any{"type": "string", "enum": projects,
+		"description": "the project the task belongs to, as owner/project"})
+	if err != nil {
 		return nil, err
 	}
-	props, _ := m["properties"].(map[string]any)
-	if props == nil {
-		props = map[string]any{}
-	}
-	props["project"] = map[string]any{"type": "string", "enum": projects,
-		"description": "the project the task belongs to, as owner/project"}
-	m["properties"] = props
-	req, _ := m["required"].([]any)
-	m["required"] = append([]any{"project"}, req...)
 	return json.Marshal(m)
 }
 

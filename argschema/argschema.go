@@ -333,6 +333,25 @@ func jsonText(v any) string {
 	return string(b)
 }
 
+// WithMember is an object's schema with one more member, required and
+// listed first among the required: how a call's schema fixes "operation"
+// and a task tool's names its project.
+func WithMember(schema json.RawMessage, name string, member any) (map[string]any, error) {
+	var m map[string]any
+	if err := json.Unmarshal(schema, &m); err != nil {
+		return nil, err
+	}
+	props, _ := m["properties"].(map[string]any)
+	if props == nil {
+		props = map[string]any{}
+	}
+	props[name] = member
+	m["properties"] = props
+	req, _ := m["required"].([]any)
+	m["required"] = append([]any{name}, req...)
+	return m, nil
+}
+
 // Set is the compiled schemas of a catalogue and of the task operations.
 type Set struct {
 	by map[string]*Schema // "connector\x00operation"; "\x00operation" for task operations

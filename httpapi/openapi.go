@@ -14,6 +14,7 @@ import (
 	"github.com/gorilla/mux"
 	validator "github.com/santhosh-tekuri/jsonschema/v6"
 
+	"countersign/argschema"
 	"countersign/connectors"
 	"countersign/inbox"
 )
@@ -311,18 +312,10 @@ func (s *Server) callSchemas(components map[string]any) (map[string]any, error) 
 	mapping := map[string]any{}
 	seen := map[string]int{}
 	add := func(key string, op connectors.Operation) error {
-		var m map[string]any
-		if err := json.Unmarshal(op.Schema, &m); err != nil {
+		m, err := argschema.WithMember(op.Schema, "operation", map[string]any{"const": op.Name})
+		if err != nil {
 			return fmt.Errorf("%s: %w", key, err)
 		}
-		props, _ := m["properties"].(map[string]any)
-		if props == nil {
-			props = map[string]any{}
-		}
-		props["operation"] = map[string]any{"const": op.Name}
-		m["properties"] = props
-		req, _ := m["required"].([]any)
-		m["required"] = append([]any{"operation"}, req...)
 		m["description"] = op.Description
 		name := "call." + key
 		components[name] = m

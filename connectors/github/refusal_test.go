@@ -62,6 +62,10 @@ func TestRefusals(t *testing.T) {
 		{name: "no redirect to another host", policy: all, body: `{"operation": "repo_get", "repo": "octocat/hello"}`, fail: func(f *githubtest.Server) {
 			f.FailNext("GET", "/repos/octocat/hello", 302, http.Header{"Location": {"http://other.invalid/steal"}}, "Found")
 		}, want: "internal_error: GitHub failed reading octocat/hello (302: Found)"},
+		{name: "issue_update of nothing", policy: all, body: `{"operation": "issue_update", "repo": "octocat/hello", "number": 2}`, want: "invalid_request: issue_update changes at least one of title, body, state, labels, assignees"},
+		{name: "gist_update of nothing", policy: all, body: `{"operation": "gist_update", "gist_id": "aa5a315d61ae9438b18d"}`, want: "invalid_request: gist_update changes the description or files"},
+		{name: "no such file", policy: all, body: `{"operation": "file_get", "repo": "octocat/hello", "path": "nope.md"}`, want: "invalid_request: there is no file nope.md"},
+		{name: "a directory", policy: all, body: `{"operation": "file_get", "repo": "octocat/hello", "path": "docs"}`, want: "invalid_request: docs is not a file"},
 		{name: "21 files", policy: all, body: `{"operation": "gist_create", "files": {` + gistFiles(21) + `}}`, want: "task_too_large: this write changes 21 files; a task covers at most 20: split it"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

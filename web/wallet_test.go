@@ -102,6 +102,18 @@ func TestInboxPageWallet(t *testing.T) {
 
 	ctx := blankTab(t, 90*time.Second)
 	requests := injectWallet(t, ctx, w)
+	// The picker closed without choosing: a neutral notice, nothing signed.
+	do(t, ctx, "open the picker", chromedp.EmulateViewport(1280, 900), chromedp.Navigate(w.URL+"/"),
+		chromedp.WaitVisible(named("Sign in")), chromedp.Click(named("Sign in")),
+		chromedp.WaitVisible(chromedp.CSS(`.connect-item[data-type="test-wallet"]`)), chromedp.MouseClickXY(8, 8))
+	waitJS(t, ctx, "the notice", `document.getElementById("status").textContent.includes("Nothing was signed")`)
+	if cls := run(t, ctx, "the notice's class", chromedp.Evaluate[string](`document.getElementById("status").className`)); strings.Contains(cls, "error") {
+		t.Fatalf("a closed picker is shown as an error: %q", cls)
+	}
+	walletClosed(t, ctx)
+	if n := len(walletSigned(t, ctx)); n != 0 {
+		t.Fatalf("the wallet signed %d sentences after the picker was closed", n)
+	}
 	signInWithWallet(t, ctx, w)
 	signed := walletSigned(t, ctx)
 	if len(signed) != 1 {

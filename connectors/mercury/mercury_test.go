@@ -321,6 +321,17 @@ func TestOtherWrites(t *testing.T) {
 	}
 }
 
+func TestOnlyAnUnpaidInvoiceIsCancelled(t *testing.T) {
+	t.Parallel()
+	h, _ := setup(t, `{}`)
+	body := `{"operation": "cancel_invoice", "invoice_id": "` + mercurytest.InvoiceID + `"}`
+	call(t, h, body)
+	_, err := h.Call(ctx, body)
+	if got := connectortest.Text(err); got != "invalid_request: the invoice is Cancelled: only an unpaid invoice can be cancelled" {
+		t.Fatalf("got %s", got)
+	}
+}
+
 // Refusals of the answer run, after the owner's approval: each says what
 // happened to the payment.
 func TestAnswerRefusals(t *testing.T) {

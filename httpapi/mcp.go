@@ -30,9 +30,10 @@ var MCPProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
 // messages, GET for the session's stream, DELETE to end it), each request
 // authenticated with the agent key as a call is.
 func (s *Server) routeMCP(r *mux.Router) {
+	cat := agentmcp.FromConnectors(s.opts.Connectors) // read only, shared by every key's server
 	s.mcp = agentmcp.NewPool(func(key string) *agentmcp.Server {
 		return agentmcp.New(agentmcp.Config{Door: keyDoor{agents: s.opts.Agents, key: key},
-			Catalogue: agentmcp.FromConnectors(s.opts.Connectors), Version: s.opts.Version,
+			Catalogue: cat, Version: s.opts.Version,
 			Logger: s.opts.Logger, SupportedProtocolVersions: MCPProtocolVersions})
 	}, s.opts.MCPGrantPoll, 0)
 	streamable := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {

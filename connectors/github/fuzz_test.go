@@ -40,6 +40,10 @@ func FuzzCredentials(f *testing.F) {
 	f.Add([]byte(`{"token": "ghp_x", "base_url": "https://ghe.example/api/v3/"}`), false)
 	f.Add([]byte(`{"token": "ghp_x", "base_url": "http://127.0.0.1:1"}`), true)
 	f.Add([]byte(`{"TOKEN": "x", "token": "y"}`), false)
+	// Refused credentials holding a token: the refusal must not quote it.
+	f.Add([]byte(`{"token": "ghp_secret x"}`), false)
+	f.Add([]byte(`{"token": "ghp_secret", "base_url": "ftp://ghp_secret@example.com"}`), false)
+	f.Add([]byte(`{"token": "ghp_secret", "password": "ghp_secret"}`), false)
 	f.Fuzz(func(t *testing.T, raw []byte, allowHTTP bool) {
 		c, err := parseCredentials(raw, allowHTTP)
 		if err != nil {

@@ -36,9 +36,12 @@ func matchSegs(p, n []string) bool {
 // matchAny reports whether name matches one of patterns; fold compares
 // ignoring case (repository names).
 func matchAny(patterns []string, name string, fold bool) bool {
+	if fold {
+		name = strings.ToLower(name)
+	}
 	for _, p := range patterns {
 		if fold {
-			p, name = strings.ToLower(p), strings.ToLower(name)
+			p = strings.ToLower(p)
 		}
 		if Match(p, name) {
 			return true

@@ -550,11 +550,12 @@ func nonNil[T any](s []T) []T {
 
 // dollars writes cents as a JSON number of dollars with two decimals.
 func dollars(c int64) json.Number {
-	sign := ""
+	// The magnitude is unsigned so that the most negative int64 has one.
+	sign, u := "", uint64(c)
 	if c < 0 {
-		sign, c = "-", -c
+		sign, u = "-", -u
 	}
-	return json.Number(fmt.Sprintf("%s%d.%02d", sign, c/100, c%100))
+	return json.Number(fmt.Sprintf("%s%d.%02d", sign, u/100, u%100))
 }
 
 // parseDollars reads a JSON number of dollars with at most two decimals.

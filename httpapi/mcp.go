@@ -77,10 +77,11 @@ func (d keyDoor) Grants(ctx context.Context) ([]countersign.Grant, error) {
 }
 
 func (d keyDoor) Call(ctx context.Context, owner, project, idempotencyKey string, body []byte) ([]byte, error) {
-	for name, v := range map[string]string{"owner": owner, "project": project} {
-		if err := checkVar("/call/{owner}/{project}", name, v); err != nil {
-			return nil, err
-		}
+	if err := checkVar("/call/{owner}/{project}", "owner", owner); err != nil {
+		return nil, err
+	}
+	if err := checkVar("/call/{owner}/{project}", "project", project); err != nil {
+		return nil, err
 	}
 	if len(body) > callBody {
 		return nil, countersign.Errorf(countersign.InvalidRequest, "the call is larger than %d bytes", callBody)

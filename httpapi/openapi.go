@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -437,7 +438,7 @@ type checker struct {
 }
 
 func newChecker(doc []byte) (*checker, error) {
-	parsed, err := validator.UnmarshalJSON(strings.NewReader(string(doc)))
+	parsed, err := validator.UnmarshalJSON(bytes.NewReader(doc))
 	if err != nil {
 		return nil, err
 	}
@@ -493,7 +494,7 @@ func (c *checker) check(path, method string, status int, contentType string, bod
 		c.compiled[ptr] = sch
 	}
 	c.mu.Unlock()
-	v, err := validator.UnmarshalJSON(strings.NewReader(string(body)))
+	v, err := validator.UnmarshalJSON(bytes.NewReader(body))
 	if err != nil {
 		return fmt.Errorf("%s %s answered %d with a body that is not JSON", method, path, status)
 	}

@@ -81,38 +81,9 @@ func execute(ctx context.Context, cl *client, w *write) (map[string]any, error) 
 		}
 		return map[string]any{"sha": c.SHA, "html_url": c.HTMLURL, "branch": w.Branch, "parent": w.SHA}, nil
 	case "issue_create":
-		body := map[string]any{"title": *w.Title}
-		if w.Body != nil {
-			body["body"] = *w.Body
-		}
-		if w.Labels != nil {
-			body["labels"] = *w.Labels
-		}
-		if w.Assignees != nil {
-			body["assignees"] = *w.Assignees
-		}
-		return issueResult(ctx, cl, http.MethodPost, rp+"/issues", body, http.StatusCreated)
+		return issueResult(ctx, cl, http.MethodPost, rp+"/issues", issueBody(w), http.StatusCreated)
 	case "issue_update":
-		body := map[string]any{}
-		if w.Title != nil {
-			body["title"] = *w.Title
-		}
-		if w.Body != nil {
-			body["body"] = *w.Body
-		}
-		if w.State != nil {
-			body["state"] = *w.State
-		}
-		if w.StateReason != nil {
-			body["state_reason"] = *w.StateReason
-		}
-		if w.Labels != nil {
-			body["labels"] = *w.Labels
-		}
-		if w.Assignees != nil {
-			body["assignees"] = *w.Assignees
-		}
-		return issueResult(ctx, cl, http.MethodPatch, fmt.Sprintf("%s/issues/%d", rp, w.Number), body, http.StatusOK)
+		return issueResult(ctx, cl, http.MethodPatch, fmt.Sprintf("%s/issues/%d", rp, w.Number), issueBody(w), http.StatusOK)
 	case "issue_comment":
 		var out struct {
 			ID      int64  `json:"id"`
@@ -201,6 +172,23 @@ func execute(ctx context.Context, cl *client, w *write) (map[string]any, error) 
 		return map[string]any{"repo": w.Repo, "starred": w.Op == "repo_star"}, nil
 	}
 	return nil, fmt.Errorf("no write %s", w.Op)
+}
+
+// issueBody is what an issue write sends: the members the agent gave
+// (issue_create's schema requires a title and has no state).
+func issueBody(w *write) map[string]any {
+	body := map[string]any{}
+	for k, v := range map[string]*string{"title": w.Title, "body": w.Body, "state": w.State, "state_reason": w.StateReason} {
+		if v != nil {
+			body[k] = *v
+		}
+	}
+	for k, v := range map[string]*[]string{"labels": w.Labels, "assignees": w.Assignees} {
+		if v != nil {
+			body[k] = *v
+		}
+	}
+	return body
 }
 
 func issueResult(ctx context.Context, cl *client, m, path string, body any, want int) (map[string]any, error) {

@@ -123,6 +123,8 @@ func TestRefusals(t *testing.T) {
 		{"no to", `{}`, `{"operation": "send", "to": [], "cc": ["lee@example.com"], "subject": "Hi", "body": "Hello"}`, "invalid_request: `to` names no recipient"},
 		{"attachment not base64", `{}`, `{"operation": "send", "to": ["dana@example.com"], "subject": "Hi", "body": "Hello", "attachments": [{"name": "a.txt", "content_type": "text/plain", "data_base64": "SGVsbG8"}]}`,
 			"invalid_request: attachment 1's data_base64 is not standard base64"},
+		{"body too long to show", `{"confirm": ["send"]}`, `{"operation": "send", "to": ["dana@example.com"], "subject": "Hi", "body": "` + strings.Repeat("a", 50_001) + `"}`,
+			"display_invalid: the body is longer than 50000 characters, more than a task shows"},
 		{"unreadable policy", `{"confirm": ["messages_list"]}`, one, "policy_unreadable: `confirm` names `messages_list`, a read: only writes belong there"},
 		{"rules are not Gmail's", `{"rules": []}`, one, "policy_unreadable: this connector's policy takes no `rules`"},
 	} {

@@ -218,16 +218,16 @@ func (g *GitHub) confirm(ctx context.Context, a *connectors.AnswerCall) (connect
 		return connectors.Report{}, connectors.Refused(countersign.Code(d.Code), false, "%s.", d.Sentence)
 	}
 	if err := allowed(a.Policy, w); err != nil {
-		return connectors.Report{}, connectors.Refused(countersign.ErrorCode(err), false, "%s.", countersign.ErrorMessage(err))
+		return connectors.Report{}, notWritten(err)
 	}
 	cl, err := g.client(a.Credentials)
 	if err != nil {
-		return connectors.Report{}, connectors.Refused(countersign.ErrorCode(err), false, "%s.", countersign.ErrorMessage(err))
+		return connectors.Report{}, notWritten(err)
 	}
 	if w.Op == "pr_review" && w.Event == "APPROVE" {
 		p, err := getPull(ctx, cl, w.Repo, w.Number)
 		if err != nil {
-			return connectors.Report{}, connectors.Refused(countersign.ErrorCode(err), false, "%s.", countersign.ErrorMessage(err))
+			return connectors.Report{}, notWritten(err)
 		}
 		if p.Head.SHA != w.SHA {
 			return connectors.Report{}, connectors.Refused(countersign.Conflict, false, "the pull request's head moved from %s to %s: the owner approved %s only.", w.SHA, p.Head.SHA, w.SHA)
@@ -253,10 +253,9 @@ func failed(w *write, err error) error {
 		return connectors.Refused(countersign.Internal, false, "The write failed before GitHub was asked.")
 	}
 	r := refusal(err, doing(w))
-	code, msg := countersign.ErrorCode(r), countersign.ErrorMessage(r)
 	if e.Unknown {
 		// Only a 4xx proves nothing happened; the task still fails.
-		return connectors.RefusedUnknown(countersign.Internal, "%s; the write may or may not have happened: look on GitHub before preparing it again.", msg)
+		return connectors.RefusedUnknown(countersign.Internal, "%s; the write may or may not have happened: look on GitHub before preparing it again.", countersign.ErrorMessage(r))
 	}
 	switch {
 	case w.Op == "pr_merge" && e.Status == http.StatusConflict:
@@ -268,5 +267,10 @@ func failed(w *write, err error) error {
 	case w.Op == "commit" && e.Status == http.StatusUnprocessableEntity:
 		return connectors.Refused(countersign.Conflict, false, "GitHub refused to move %s from %s (%s): the branch moved, nothing moved.", w.Branch, w.SHA, e.what())
 	}
-	return connectors.Refused(code, false, "%s.", msg)
+	return notWritten(r)
+}
+
+// notWritten is a refusal before anything was written, in err's words.
+func notWritten(err error) error {
+	return connectors.Refused(countersign.ErrorCode(err), false, "%s.", countersign.ErrorMessage(err))
 }

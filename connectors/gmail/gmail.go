@@ -60,9 +60,6 @@ const (
 // messageFile is the name of the task file holding the whole message.
 const messageFile = "message.eml"
 
-// maxBodyShown is the longest body a long_text field shows.
-const maxBodyShown = 50_000
-
 // Config is how the service builds the connector.
 type Config struct {
 	// BaseURL and TokenURL are used when a project's credentials do not
@@ -310,8 +307,8 @@ func (c *connector) send(ctx context.Context, call *connectors.Call) (any, error
 	if strings.TrimSpace(body) == "" {
 		body = "(empty)"
 	}
-	if utf8.RuneCountInString(body) > maxBodyShown {
-		return nil, connectors.Refuse(countersign.DisplayInvalid, "the body is longer than %d characters, more than a task shows", maxBodyShown)
+	if utf8.RuneCountInString(body) > countersign.MaxLongTextChars {
+		return nil, connectors.Refuse(countersign.DisplayInvalid, "the body is longer than %d characters, more than a task shows", countersign.MaxLongTextChars)
 	}
 	fields = append(fields, countersign.Field{Kind: countersign.FieldLongText, Label: "Body", Values: []string{body}, WrittenBy: countersign.WrittenByAgent})
 	var names []string

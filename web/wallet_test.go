@@ -105,7 +105,10 @@ func TestInboxPageWallet(t *testing.T) {
 	// The picker closed without choosing: a neutral notice, nothing signed.
 	do(t, ctx, "open the picker", chromedp.EmulateViewport(1280, 900), chromedp.Navigate(w.URL+"/"),
 		chromedp.WaitVisible(named("Sign in")), chromedp.Click(named("Sign in")),
-		chromedp.WaitVisible(chromedp.CSS(`.connect-item[data-type="test-wallet"]`)), chromedp.MouseClickXY(8, 8))
+		chromedp.WaitVisible(chromedp.CSS(`.connect-item[data-type="test-wallet"]`)))
+	// Once it has faded in (a click on its backdrop closes it).
+	waitJS(t, ctx, "the picker shown", `getComputedStyle(document.querySelector(".hot-connector-popup .modal-container")).opacity === "1"`)
+	do(t, ctx, "close the picker", chromedp.MouseClickXY(8, 8))
 	waitJS(t, ctx, "the notice", `document.getElementById("status").textContent.includes("Nothing was signed")`)
 	if cls := run(t, ctx, "the notice's class", chromedp.Evaluate[string](`document.getElementById("status").className`)); strings.Contains(cls, "error") {
 		t.Fatalf("a closed picker is shown as an error: %q", cls)

@@ -506,8 +506,7 @@ func (c *connector) payInvoice(ctx context.Context, call *connectors.Call) (any,
 	if w.Memo != "" {
 		fields = append(fields, field(countersign.FieldText, "Memo", countersign.WrittenByAgent, w.Memo))
 	}
-	fields = append(fields, field(countersign.FieldText, "Why you are asked", countersign.WrittenByProject, why))
-	return c.open(ctx, call, title("Pay "+money(cents)+" to ", payeeName), fields, w)
+	return c.open(ctx, call, title("Pay "+money(cents)+" to ", payeeName), fields, why, w)
 }
 
 // pay makes a payment: the new payee first, then the payment, counted
@@ -626,9 +625,8 @@ func (c *connector) addRecipient(ctx context.Context, call *connectors.Call) (an
 		field(countersign.FieldText, "Email", countersign.WrittenByAgent, p.Email),
 		field(countersign.FieldAccount, "Account", countersign.WrittenByAgent, p.AccountNumber+" ("+accountType(&p)+")"),
 		field(countersign.FieldAccount, "Routing number", countersign.WrittenByAgent, p.RoutingNumber),
-		field(countersign.FieldText, "Why you are asked", countersign.WrittenByProject, why),
 	}
-	return c.open(ctx, call, title("Save a new payee: ", p.Name), fields, w)
+	return c.open(ctx, call, title("Save a new payee: ", p.Name), fields, why, w)
 }
 
 func (c *connector) saveRecipient(ctx context.Context, cl *client, w *write) (any, error) {
@@ -714,8 +712,7 @@ func (c *connector) sendInvoice(ctx context.Context, call *connectors.Call) (any
 	if args.Memo != "" {
 		fields = append(fields, field(countersign.FieldText, "Memo", countersign.WrittenByAgent, args.Memo))
 	}
-	fields = append(fields, field(countersign.FieldText, "Why you are asked", countersign.WrittenByProject, why))
-	return c.open(ctx, call, title("Send an invoice of "+money(total)+" to ", cust.Name), fields, w)
+	return c.open(ctx, call, title("Send an invoice of "+money(total)+" to ", cust.Name), fields, why, w)
 }
 
 func (c *connector) createInvoice(ctx context.Context, cl *client, w *write) (any, error) {
@@ -757,9 +754,8 @@ func (c *connector) cancelInvoice(ctx context.Context, call *connectors.Call) (a
 		field(countersign.FieldMoney, "Amount", countersign.WrittenByProject, money(amount)),
 		field(countersign.FieldText, "Due", countersign.WrittenByProject, cleanText(inv.DueDate, 20)),
 		field(countersign.FieldText, "What happens", countersign.WrittenByProject, "The invoice is cancelled and can no longer be paid; this cannot be undone."),
-		field(countersign.FieldText, "Why you are asked", countersign.WrittenByProject, why),
 	}
-	return c.open(ctx, call, title("Cancel invoice ", cleanText(inv.InvoiceNumber, 40)), fields, w)
+	return c.open(ctx, call, title("Cancel invoice ", cleanText(inv.InvoiceNumber, 40)), fields, why, w)
 }
 
 func (c *connector) cancel(ctx context.Context, cl *client, w *write) (any, error) {
@@ -772,7 +768,9 @@ func (c *connector) cancel(ctx context.Context, cl *client, w *write) (any, erro
 
 // ---- tasks and answers
 
-func (c *connector) open(ctx context.Context, call *connectors.Call, title string, fields []countersign.Field, w *write) (any, error) {
+// open seals w into a task showing fields and, last, why the owner is asked.
+func (c *connector) open(ctx context.Context, call *connectors.Call, title string, fields []countersign.Field, why string, w *write) (any, error) {
+	fields = append(fields, field(countersign.FieldText, "Why you are asked", countersign.WrittenByProject, why))
 	state, err := json.Marshal(w)
 	if err != nil {
 		return nil, err

@@ -114,7 +114,10 @@ func Unified(path string, old, new *string, context int) string {
 	ops := diffLines(a, b)
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "--- %s\n+++ %s\n", from, to)
-	// Group the changes into hunks with context around them.
+	// Group the changes into hunks with context around them. la and lb
+	// are the old and new line numbers at ops[at], carried from hunk to
+	// hunk.
+	la, lb, at := 1, 1, 0
 	for start := 0; start < len(ops); {
 		first := -1
 		for k := start; k < len(ops); k++ {
@@ -136,13 +139,11 @@ func Unified(path string, old, new *string, context int) string {
 			}
 		}
 		hi = min(hi+context, len(ops)-1)
-		// Line numbers at lo.
-		la, lb := 1, 1
-		for k := 0; k < lo; k++ {
-			if ops[k].kind != '+' {
+		for ; at < lo; at++ {
+			if ops[at].kind != '+' {
 				la++
 			}
-			if ops[k].kind != '-' {
+			if ops[at].kind != '-' {
 				lb++
 			}
 		}
@@ -155,13 +156,14 @@ func Unified(path string, old, new *string, context int) string {
 				nb++
 			}
 		}
+		fromLine, toLine := la, lb
 		if na == 0 {
-			la--
+			fromLine--
 		}
 		if nb == 0 {
-			lb--
+			toLine--
 		}
-		fmt.Fprintf(&sb, "@@ -%s +%s @@\n", span(la, na), span(lb, nb))
+		fmt.Fprintf(&sb, "@@ -%s +%s @@\n", span(fromLine, na), span(toLine, nb))
 		for k := lo; k <= hi; k++ {
 			sb.WriteByte(ops[k].kind)
 			l := ops[k].line

@@ -106,6 +106,9 @@ func TestDirectWrites(t *testing.T) {
 		t.Fatal("star")
 	}
 	call(t, h, `{"operation": "repo_unstar", "repo": "`+repo+`"}`)
+	if fake.Starred(repo) {
+		t.Fatal("unstar")
+	}
 	for _, read := range []string{`{"operation": "pr_get", "repo": "` + repo + `", "number": 1}`, `{"operation": "issue_get", "repo": "` + repo + `", "number": 2}`,
 		`{"operation": "repo_get", "repo": "` + repo + `"}`, `{"operation": "file_get", "repo": "` + repo + `", "path": "README.md"}`} {
 		call(t, h, read)

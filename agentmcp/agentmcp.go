@@ -354,6 +354,18 @@ func refused(code countersign.Code, sentence string) *mcp.CallToolResult {
 		StructuredContent: map[string]any{"success": false, "error": text}}
 }
 
+// Text is a tool result's text, its text contents one after another: what
+// an LLM reads of it.
+func Text(r *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
 // result is the tool result of the service's answer to a call.
 func result(answer []byte, owner, project string) *mcp.CallToolResult {
 	var a struct {

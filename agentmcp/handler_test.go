@@ -2,7 +2,6 @@ package agentmcp
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -53,14 +52,8 @@ func TestToolRefusals(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.tool, err)
 		}
-		var text strings.Builder
-		for _, x := range res.Content {
-			if tc, ok := x.(*mcp.TextContent); ok {
-				text.WriteString(tc.Text)
-			}
-		}
-		if !res.IsError || text.String() != c.want {
-			t.Errorf("%s %v: %v %q, want the refusal %q", c.tool, c.args, res.IsError, text.String(), c.want)
+		if !res.IsError || Text(res) != c.want {
+			t.Errorf("%s %v: %v %q, want the refusal %q", c.tool, c.args, res.IsError, Text(res), c.want)
 		}
 	}
 	if door.calls != 0 {

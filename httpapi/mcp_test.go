@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"countersign"
+	"countersign/agentmcp"
 	"countersign/servicetest"
 	"countersign/store"
 	"countersign/store/storetest"
@@ -68,16 +69,6 @@ func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
 	return names
 }
 
-func text(r *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range r.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
-
 func callTool(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
 	t.Helper()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
@@ -123,7 +114,7 @@ func TestMCPOverHTTP(t *testing.T) {
 
 	// The game: the call opens a task and says so in words.
 	res := callTool(t, cs, "probe__guess_start", map[string]any{"max": 2})
-	words := text(res)
+	words := agentmcp.Text(res)
 	m := taskIDIn.FindStringSubmatch(words)
 	if res.IsError || m == nil || !strings.Contains(words, "must approve") || !strings.Contains(words, "task_wait") ||
 		!strings.Contains(words, "https://inbox.example/#/tasks/"+m[1]) || !strings.Contains(words, "until 20") {
@@ -133,7 +124,7 @@ func TestMCPOverHTTP(t *testing.T) {
 	// The owner answers 1 on the device; the number is 1 or 2.
 	w.Approve(task, []byte("1"))
 	res = callTool(t, cs, "task_wait", map[string]any{"project": w.Owner.Account + "/probe", "task_id": task, "timeout_s": 30})
-	for strings.Contains(text(res), `"state":"approved"`) || strings.Contains(text(res), `"state":"answering"`) {
+	for strings.Contains(agentmcp.Text(res), `"state":"approved"`) || strings.Contains(agentmcp.Text(res), `"state":"answering"`) {
 		res = callTool(t, cs, "task_wait", map[string]any{"project": w.Owner.Account + "/probe", "task_id": task, "timeout_s": 30})
 	}
 	var st struct {
@@ -142,8 +133,8 @@ func TestMCPOverHTTP(t *testing.T) {
 			Verdict string `json:"verdict"`
 		} `json:"result"`
 	}
-	if err := json.Unmarshal([]byte(text(res)), &st); err != nil || res.IsError || st.State != "done" || (st.Result.Verdict != "right" && st.Result.Verdict != "higher") {
-		t.Fatalf("task_wait answered %s (%v)", text(res), err)
+	if err := json.Unmarshal([]byte(agentmcp.Text(res)), &st); err != nil || res.IsError || st.State != "done" || (st.Result.Verdict != "right" && st.Result.Verdict != "higher") {
+		t.Fatalf("task_wait answered %s (%v)", agentmcp.Text(res), err)
 	}
 
 	// Refusals are error results, "code: sentence"; nothing is charged.
@@ -160,8 +151,8 @@ func TestMCPOverHTTP(t *testing.T) {
 		{"task_status", map[string]any{"project": w.Owner.Account + "/probe", "task_id": "nosuch-1"}, "task_not_found: no such task of this agent in this project"},
 	} {
 		res := callTool(t, cs, tc.tool, tc.args)
-		if !res.IsError || text(res) != tc.want {
-			t.Errorf("%s %v: %v %q, want %q", tc.tool, tc.args, res.IsError, text(res), tc.want)
+		if !res.IsError || agentmcp.Text(res) != tc.want {
+			t.Errorf("%s %v: %v %q, want %q", tc.tool, tc.args, res.IsError, agentmcp.Text(res), tc.want)
 		}
 	}
 	// An unknown tool is a protocol error naming it.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"countersign/agentmcp"
 	"countersign/client"
 	"countersign/device"
 )
@@ -43,16 +44,6 @@ func mcpCommand(bin, base, key string) *exec.Cmd {
 	}
 	cmd.Env = env
 	return cmd
-}
-
-func toolText(r *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range r.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
 }
 
 var mcpTaskID = regexp.MustCompile(`"task_id":"([a-z0-9-]+)"`)
@@ -107,17 +98,17 @@ func TestMCPOverStdio(t *testing.T) {
 	}
 
 	res := call("probe__guess_start", map[string]any{"max": 2})
-	m := mcpTaskID.FindStringSubmatch(toolText(res))
-	if res.IsError || m == nil || !strings.Contains(toolText(res), "must approve") || !strings.Contains(toolText(res), "task_wait") {
-		t.Fatalf("guess_start: %s", toolText(res))
+	m := mcpTaskID.FindStringSubmatch(agentmcp.Text(res))
+	if res.IsError || m == nil || !strings.Contains(agentmcp.Text(res), "must approve") || !strings.Contains(agentmcp.Text(res), "task_wait") {
+		t.Fatalf("guess_start: %s", agentmcp.Text(res))
 	}
 	task := m[1]
 	approve(t, alice, task, "1")
 	var st client.TaskStatus
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); {
 		res = call("task_wait", map[string]any{"project": "alice.near/probe", "task_id": task, "timeout_s": 10})
-		if res.IsError || json.Unmarshal([]byte(toolText(res)), &st) != nil {
-			t.Fatalf("task_wait: %s", toolText(res))
+		if res.IsError || json.Unmarshal([]byte(agentmcp.Text(res)), &st) != nil {
+			t.Fatalf("task_wait: %s", agentmcp.Text(res))
 		}
 		if st.State != "open" && st.State != "approved" && st.State != "answering" {
 			break
@@ -137,8 +128,8 @@ func TestMCPOverStdio(t *testing.T) {
 		{"task_wait", map[string]any{"project": "alice.near/probe", "task_id": task, "timeout_s": 61}, "invalid_request: task_wait takes {task_id, timeout_s?}; `timeout_s` is a whole number from 0 to 60"},
 	} {
 		res := call(tc.tool, tc.args)
-		if !res.IsError || toolText(res) != tc.want {
-			t.Errorf("%s: %v %q, want %q", tc.tool, res.IsError, toolText(res), tc.want)
+		if !res.IsError || agentmcp.Text(res) != tc.want {
+			t.Errorf("%s: %v %q, want %q", tc.tool, res.IsError, agentmcp.Text(res), tc.want)
 		}
 	}
 	if b := s.balance("bot.near"); b != 1_000_000-10_000 {
@@ -166,8 +157,8 @@ func TestMCPOverStdio(t *testing.T) {
 
 	s.run("agent", "revoke", "--account", "bot.near")
 	res = call("probe__guess_start", map[string]any{})
-	if !res.IsError || !strings.HasPrefix(toolText(res), "unauthorized: ") {
-		t.Fatalf("a revoked key's call: %v %s", res.IsError, toolText(res))
+	if !res.IsError || !strings.HasPrefix(agentmcp.Text(res), "unauthorized: ") {
+		t.Fatalf("a revoked key's call: %v %s", res.IsError, agentmcp.Text(res))
 	}
 }
 

@@ -211,7 +211,8 @@ func (s *Server) openAPI() ([]byte, error) {
 		case "owner":
 			op["security"] = []any{map[string]any{"ownerSession": []string{}}, map[string]any{"sessionCookie": []string{}}}
 		}
-		if rt.Method+" "+rt.Template == "POST /call/{owner}/{project}" {
+		isCall := rt.Method+" "+rt.Template == "POST /call/{owner}/{project}"
+		if isCall {
 			op["requestBody"] = map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": callBody}}}
 		} else if doc.request != nil {
 			sch, err := ref(doc.request)
@@ -227,7 +228,7 @@ func (s *Server) openAPI() ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			if rt.Method+" "+rt.Template == "POST /call/{owner}/{project}" {
+			if isCall {
 				sch = map[string]any{"type": "object", "description": "the operation's output, {ok: true, status: awaiting_owner, task_id, …} when a task was opened, or a refusal {success: false, error}"}
 			}
 			responses["200"] = map[string]any{"description": "the answer", "content": map[string]any{"application/json": map[string]any{"schema": sch}}}

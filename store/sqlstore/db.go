@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/jackc/pgx/v5"
@@ -46,6 +47,10 @@ type DB struct {
 	// Insert-only job queue clients, for jobs queued in a transaction.
 	pgJobs   *river.Client[pgx.Tx]
 	liteJobs *river.Client[*sql.Tx]
+
+	// handoff, while this process works answer jobs itself (StartJobs
+	// with a HandOff), takes the answer jobs its transactions queue.
+	handoff atomic.Pointer[handOff]
 }
 
 var (
@@ -165,11 +170,16 @@ func (db *DB) Tx(ctx context.Context, fn func(store.Tx) error) error {
 		if err != nil {
 			return classify(err)
 		}
-		if err := fn(&tx{q: pgQuerier{ptx}, dialect: db.dialect, native: ptx, db: db}); err != nil {
+		t := &tx{q: pgQuerier{ptx}, dialect: db.dialect, native: ptx, db: db}
+		if err := fn(t); err != nil {
 			_ = ptx.Rollback(context.WithoutCancel(ctx))
 			return err
 		}
-		return classify(ptx.Commit(ctx))
+		if err := classify(ptx.Commit(ctx)); err != nil {
+			return err
+		}
+		db.handOff(t.handoffs)
+		return nil
 	}
 	ltx, err := db.lite.BeginTx(ctx, nil)
 	if err != nil {
@@ -189,6 +199,7 @@ func (db *DB) Tx(ctx context.Context, fn func(store.Tx) error) error {
 	for _, sig := range t.signals {
 		db.hub.signal(sig)
 	}
+	db.handOff(t.handoffs)
 	return nil
 }
 
@@ -200,6 +211,8 @@ type tx struct {
 	db      *DB
 	events  []store.TaskEvent // SQLite: published after commit
 	signals []store.StreamSignal
+	// handoffs are the answer jobs handed to this process after commit.
+	handoffs []store.AnswerJob
 }
 
 // Native returns the driver's transaction (pgx.Tx or *sql.Tx).

@@ -49,6 +49,10 @@ var (
 type Store interface {
 	// Tx runs fn in one transaction, committed if fn returns nil.
 	Tx(ctx context.Context, fn func(Tx) error) error
+	// Read runs fn's lookups outside a transaction, each statement on its
+	// own (no snapshot across them, no BEGIN and COMMIT around them): for
+	// reads alone, where each answer stands by itself. fn must not write.
+	Read(ctx context.Context, fn func(Tx) error) error
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error
 	// Schema reports the schema version the database is at and the version

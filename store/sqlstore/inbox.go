@@ -92,6 +92,8 @@ func (t *tx) EnqueueAnswer(ctx context.Context, job store.AnswerJob) error {
 		res, err = t.db.pgJobs.InsertTx(ctx, native, job, answerJobOpts(h))
 	case *sql.Tx:
 		res, err = t.db.liteJobs.InsertTx(ctx, native, job, answerJobOpts(h))
+	default:
+		return fmt.Errorf("store: an answer job is queued in a transaction, not in %T", native)
 	}
 	if err != nil {
 		return classify(err)

@@ -113,16 +113,19 @@ type bench struct {
 	// dir holds the run's scratch files (the policy file).
 	dir   string
 	addrs *addresses
+	// t0 is when the run began; progress lines say how long ago.
+	t0 time.Time
 }
 
 func (b *bench) progress(format string, args ...any) {
 	if b.cfg.Progress != nil {
-		fmt.Fprintf(b.cfg.Progress, "bench: "+format+"\n", args...)
+		fmt.Fprintf(b.cfg.Progress, "bench %5.1fs: %s\n", time.Since(b.t0).Seconds(), fmt.Sprintf(format, args...))
 	}
 }
 
-// Run runs the bench and returns its report. The throwaway database and the
-// child service are gone when it returns, whatever happened.
+// Run runs the bench and returns its report (on an error, what it measured
+// until then). The throwaway database and the child service are gone when it
+// returns, whatever happened.
 func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	sizes := cfg.Sizes
 	if sizes == (Sizes{}) {
@@ -138,17 +141,17 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &bench{cfg: cfg, sizes: sizes, addrs: newAddresses()}
+	b := &bench{cfg: cfg, sizes: sizes, addrs: newAddresses(), t0: time.Now()}
 	defer b.addrs.close()
 	if b.dir, err = os.MkdirTemp("", "countersign-bench-"); err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(b.dir)
 
-	rep = &Report{Started: time.Now().UTC(), Cores: runtime.NumCPU(), Quick: sizes != Default() && sizes == Quick()}
+	rep = &Report{Started: time.Now().UTC(), Cores: runtime.NumCPU(), Quick: sizes == Quick()}
 	db, err := createDatabase(ctx, server)
 	if err != nil {
-		return nil, err
+		return rep, err
 	}
 	rep.Database = db.name
 	b.progress("created the database %s", db.name)
@@ -156,17 +159,18 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		if derr := db.drop(); derr != nil {
 			err = errors.Join(err, derr)
 		} else {
+			rep.Dropped = true
 			b.progress("dropped the database %s", db.name)
 		}
 	}()
 
 	b.progress("floor: %d connections committing 4 KiB rows for %s, then %d single commits", sizes.FloorConns, sizes.FloorTime, sizes.FloorSamples)
 	if rep.Floor, err = measureFloor(ctx, db.url, sizes); err != nil {
-		return nil, fmt.Errorf("the PostgreSQL floor: %w", err)
+		return rep, fmt.Errorf("the PostgreSQL floor: %w", err)
 	}
 
 	if b.svc, err = startService(ctx, cfg.Binary, db.url, b.progress); err != nil {
-		return nil, err
+		return rep, err
 	}
 	defer func() {
 		if serr := b.svc.stop(); serr != nil {

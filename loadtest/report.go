@@ -14,7 +14,9 @@ type Report struct {
 	Cores    int       `json:"cores"`
 	Quick    bool      `json:"quick"`
 	Database string    `json:"database"`
-	Floor    Floor     `json:"floor"`
+	// Dropped is true once the database is dropped.
+	Dropped bool  `json:"dropped"`
+	Floor   Floor `json:"floor"`
 	// IdleRSS is the service's VmRSS right after it started (bytes).
 	IdleRSS    int64      `json:"idle_rss"`
 	P1         Writes     `json:"p1"`

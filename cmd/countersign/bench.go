@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 
@@ -41,6 +42,9 @@ func runBench(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		if rep != nil && rep.ServiceLog.Lines > 0 {
 			fmt.Fprintf(a.stderr, "the service logged %d warning or error line(s), the first: %s\n", rep.ServiceLog.Lines, rep.ServiceLog.First[0])
+		}
+		if ctx.Err() != nil && rep != nil && rep.Dropped {
+			return errors.New("interrupted (the bench's database is dropped and its service stopped)")
 		}
 		return err
 	}

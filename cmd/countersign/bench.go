@@ -40,11 +40,11 @@ func runBench(ctx context.Context, a *app, args []string) error {
 	}
 	rep, err := loadtest.Run(ctx, cfg)
 	if err != nil {
-		if rep != nil && rep.ServiceLog.Lines > 0 {
-			fmt.Fprintf(a.stderr, "the service logged %d warning or error line(s), the first: %s\n", rep.ServiceLog.Lines, rep.ServiceLog.First[0])
-		}
 		if ctx.Err() != nil && rep != nil && rep.Dropped {
 			return errors.New("interrupted (the bench's database is dropped and its service stopped)")
+		}
+		if rep != nil && rep.ServiceLog.Lines > 0 {
+			fmt.Fprintf(a.stderr, "the service logged %d warning or error line(s), the first: %s\n", rep.ServiceLog.Lines, rep.ServiceLog.First[0])
 		}
 		return err
 	}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"countersign/loadtest"
 )
@@ -38,6 +40,12 @@ func runBench(ctx context.Context, a *app, args []string) error {
 	if *quick {
 		cfg.Sizes = loadtest.Quick()
 	}
+	// A reader of the output that goes away (| head) must not kill the
+	// bench before it drops its database: a broken pipe becomes a write
+	// error instead of SIGPIPE.
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
+	defer signal.Stop(pipe)
 	rep, err := loadtest.Run(ctx, cfg)
 	if err != nil {
 		if ctx.Err() != nil && rep != nil && rep.Dropped {

@@ -150,10 +150,14 @@ func (e *Enclave) prepare(ctx context.Context, tx store.Tx, t store.Task) (*prep
 		return nil, nil, err
 	}
 	p.project = project
-	sc, tk, err := e.openSealed(ctx, tx, t)
-	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrUnavailable) {
+	blob, keyID, raw, err := tx.SealedAndApproval(ctx, t.ID)
+	if err != nil {
 		return nil, nil, err
 	}
+	if raw == nil {
+		return nil, nil, store.ErrNotFound
+	}
+	sc, tk, err := e.openSealedBlob(t, blob, keyID)
 	if err != nil {
 		e.log.Error("a sealed copy does not open", "task", t.ID, "err", err)
 		return p, refused(countersign.TaskUnreadable, "decryption failed."), nil
@@ -165,10 +169,6 @@ func (e *Enclave) prepare(ctx context.Context, tx store.Tx, t store.Task) (*prep
 	}
 	if p.envelope, err = countersign.ParseEnvelope([]byte(sc.Envelope)); err != nil {
 		return p, refused(countersign.TaskUnreadable, "decryption failed."), nil
-	}
-	raw, err := tx.Approval(ctx, t.ID)
-	if err != nil {
-		return nil, nil, err
 	}
 	if err := json.Unmarshal(raw, &p.approval); err != nil {
 		return p, refused(countersign.ConfirmationRequired, "the owner's approval cannot be read."), nil
@@ -261,19 +261,24 @@ func (e *Enclave) endApproved(ctx context.Context, tx store.Tx, t store.Task, en
 // recordResult seals an answer run's result for the preparer and keeps the
 // tasks it opened next.
 func (e *Enclave) recordResult(ctx context.Context, tx store.Tx, t store.Task, result any, next, notice string) error {
-	b, err := marshal(result)
-	if err != nil {
-		return err
-	}
-	tk, err := e.keys.TaskKeys(t.KeyID, t.ProjectUUID, t.Owner, t.ID)
-	if err != nil {
-		return err
-	}
-	sealed, err := tk.Seal(sealing.OutcomeRecord, b)
+	sealed, err := e.sealResult(t, result)
 	if err != nil {
 		return err
 	}
 	return tx.RecordAnswer(ctx, t.ID, sealed, next, notice)
+}
+
+// sealResult seals an answer run's result for the preparer.
+func (e *Enclave) sealResult(t store.Task, result any) ([]byte, error) {
+	b, err := marshal(result)
+	if err != nil {
+		return nil, err
+	}
+	tk, err := e.keys.TaskKeys(t.KeyID, t.ProjectUUID, t.Owner, t.ID)
+	if err != nil {
+		return nil, err
+	}
+	return tk.Seal(sealing.OutcomeRecord, b)
 }
 
 // answer runs the claimed answer operation and records how it ended.
@@ -306,10 +311,16 @@ func (e *Enclave) answer(ctx context.Context, p *prepared, run string, limit tim
 	}
 	state, outcome, reason, result := e.outcome(out, runErr)
 	answer, _ := marshal(result)
+	sealed, err := e.sealResult(t, result)
+	if err != nil {
+		return err
+	}
 	ctx = context.WithoutCancel(ctx)
-	err := e.store.Tx(ctx, func(tx store.Tx) error {
+	err = e.store.Tx(ctx, func(tx store.Tx) error {
+		// The end, its result and the next turns in one statement.
 		moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, From: countersign.StateAnswering, To: countersign.State(string(state)),
-			At: e.clock(), Actor: "platform", Run: run, OutcomeClass: countersign.OutcomeClass(string(outcome)), FailureReason: countersign.FailureReason(string(reason))})
+			At: e.clock(), Actor: "platform", Run: run, OutcomeClass: countersign.OutcomeClass(string(outcome)), FailureReason: countersign.FailureReason(string(reason)),
+			Answer: &store.Answer{Result: sealed, NextTaskID: next, NoticeID: notice}})
 		if err != nil {
 			return err
 		}
@@ -318,9 +329,6 @@ func (e *Enclave) answer(ctx context.Context, p *prepared, run string, limit tim
 			// reports now is not recorded, and nothing runs again.
 			e.log.Warn("an answer run finished after its task was ended", "run", run, "task", t.ID)
 			return nil
-		}
-		if err := e.recordResult(ctx, tx, t, result, next, notice); err != nil {
-			return err
 		}
 		return e.sign(ctx, tx, r, p.op.Name, answer, opened)
 	})
@@ -363,22 +371,10 @@ func (e *Enclave) answerCall(ctx context.Context, p *prepared, run string) (*con
 	if err != nil {
 		return nil, unreadable
 	}
-	err = e.store.Tx(ctx, func(tx store.Tx) error {
-		for n := range p.envelope.Files {
-			blob, err := tx.File(ctx, t.ID, n)
-			if err != nil {
-				return err
-			}
-			data, err := ck.OpenFile(t.ID, n, blob)
-			if err != nil {
-				return err
-			}
-			ac.Files = append(ac.Files, data)
+	if len(p.envelope.Files) > 0 {
+		if err := e.store.Tx(ctx, func(tx store.Tx) error { return e.openFiles(ctx, tx, p, ck, ac) }); err != nil {
+			return nil, unreadable
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, unreadable
 	}
 	if p.project.Creds != nil {
 		if ac.Credentials, err = e.credentials(p.project); err != nil {
@@ -386,6 +382,22 @@ func (e *Enclave) answerCall(ctx context.Context, p *prepared, run string) (*con
 		}
 	}
 	return ac, nil
+}
+
+// openFiles opens the task's files for its answer run.
+func (e *Enclave) openFiles(ctx context.Context, tx store.Tx, p *prepared, ck *sealing.ContentKey, ac *connectors.AnswerCall) error {
+	for n := range p.envelope.Files {
+		blob, err := tx.File(ctx, p.task.ID, n)
+		if err != nil {
+			return err
+		}
+		data, err := ck.OpenFile(p.task.ID, n, blob)
+		if err != nil {
+			return err
+		}
+		ac.Files = append(ac.Files, data)
+	}
+	return nil
 }
 
 // outcome turns what an answer handler returned into the task's end: done

@@ -48,6 +48,9 @@ type DB struct {
 	pgJobs   *river.Client[pgx.Tx]
 	liteJobs *river.Client[*sql.Tx]
 
+	// trips counts the round trips to PostgreSQL.
+	trips roundTrips
+
 	// handoff, while this process works answer jobs itself (StartJobs
 	// with a HandOff), takes the answer jobs its transactions queue.
 	handoff atomic.Pointer[handOff]
@@ -72,11 +75,13 @@ func OpenPostgres(ctx context.Context, url, schema string) (*DB, error) {
 		}
 		cfg.ConnConfig.RuntimeParams["search_path"] = schema
 	}
+	db := &DB{dialect: migrations.Postgres, schema: schema}
+	cfg.ConnConfig.Tracer = &db.trips
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{dialect: migrations.Postgres, pg: pool, schema: schema}
+	db.pg = pool
 	if err := db.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -119,6 +124,29 @@ func OpenSQLite(ctx context.Context, dir string) (*DB, error) {
 	}
 	return db, nil
 }
+
+// RoundTrips is how many statements and batches this store has sent to
+// PostgreSQL (BEGIN and COMMIT included; the job queue's own polling
+// included): each is one wait on the database. 0 on the embedded store.
+func (db *DB) RoundTrips() int64 { return db.trips.n.Load() }
+
+// roundTrips counts, as pgx's tracer, each statement and each batch sent.
+type roundTrips struct{ n atomic.Int64 }
+
+func (r *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	r.n.Add(1)
+	return ctx
+}
+
+func (*roundTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func (r *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	r.n.Add(1)
+	return ctx
+}
+
+func (*roundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+func (*roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
 
 // SQLitePath is the file of the embedded store in dir.
 func SQLitePath(dir string) string { return filepath.Join(dir, "countersign.db") }
@@ -238,8 +266,9 @@ type querier interface {
 	exec(ctx context.Context, q string, args ...any) (int64, error)
 	query(ctx context.Context, q string, args ...any) (rows, error)
 	queryRow(ctx context.Context, q string, args ...any) row
-	// execAll runs writes in order: on PostgreSQL in one round trip.
-	execAll(ctx context.Context, stmts []stmt) error
+	// execAll runs writes in order, on PostgreSQL in one round trip, and
+	// says how many rows each changed.
+	execAll(ctx context.Context, stmts []stmt) ([]int64, error)
 }
 
 // stmt is one statement of an execAll.
@@ -267,26 +296,30 @@ type pgQuerier struct {
 	}
 }
 
-func (p pgQuerier) execAll(ctx context.Context, stmts []stmt) error {
+func (p pgQuerier) execAll(ctx context.Context, stmts []stmt) ([]int64, error) {
+	n := make([]int64, len(stmts))
 	switch len(stmts) {
 	case 0:
-		return nil
+		return n, nil
 	case 1:
-		_, err := p.exec(ctx, stmts[0].sql, stmts[0].args...)
-		return err
+		var err error
+		n[0], err = p.exec(ctx, stmts[0].sql, stmts[0].args...)
+		return n, err
 	}
 	b := &pgx.Batch{}
 	for _, s := range stmts {
 		b.Queue(rebind(s.sql), s.args...)
 	}
 	br := p.q.SendBatch(ctx, b)
-	for range stmts {
-		if _, err := br.Exec(); err != nil {
+	for i := range stmts {
+		tag, err := br.Exec()
+		if err != nil {
 			_ = br.Close()
-			return classify(err)
+			return n, classify(err)
 		}
+		n[i] = tag.RowsAffected()
 	}
-	return classify(br.Close())
+	return n, classify(br.Close())
 }
 
 func (p pgQuerier) exec(ctx context.Context, q string, args ...any) (int64, error) {
@@ -336,13 +369,15 @@ func (l liteQuerier) queryRow(ctx context.Context, q string, args ...any) row {
 	return liteRow{l.q.QueryRowContext(ctx, q, args...)}
 }
 
-func (l liteQuerier) execAll(ctx context.Context, stmts []stmt) error {
-	for _, s := range stmts {
-		if _, err := l.exec(ctx, s.sql, s.args...); err != nil {
-			return err
+func (l liteQuerier) execAll(ctx context.Context, stmts []stmt) ([]int64, error) {
+	n := make([]int64, len(stmts))
+	for i, s := range stmts {
+		var err error
+		if n[i], err = l.exec(ctx, s.sql, s.args...); err != nil {
+			return n, err
 		}
 	}
-	return nil
+	return n, nil
 }
 
 type liteRows struct{ *sql.Rows }

@@ -200,9 +200,11 @@ func (t *tx) Mutes(ctx context.Context, owner string) ([]store.Mute, error) {
 	return out, r.Err()
 }
 
+const mutedQuery = `SELECT COUNT(*) FROM mutes WHERE owner = ? AND
+	(subject_is = 'agent' AND subject = ? OR subject_is = 'project' AND subject = ?)`
+
 func (t *tx) Muted(ctx context.Context, owner, agent, project string) (bool, error) {
 	var n int
-	err := t.q.queryRow(ctx, `SELECT COUNT(*) FROM mutes WHERE owner = ? AND
-		(subject_is = 'agent' AND subject = ? OR subject_is = 'project' AND subject = ?)`, owner, agent, project).Scan(&n)
+	err := t.q.queryRow(ctx, mutedQuery, owner, agent, project).Scan(&n)
 	return n > 0, err
 }

@@ -5,15 +5,68 @@ import (
 	"errors"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"countersign"
 	"countersign/migrations"
 	"countersign/store"
 )
 
+const lockOwner = `INSERT INTO owner_locks (owner) VALUES (?)
+	ON CONFLICT (owner) DO UPDATE SET owner = excluded.owner`
+
 func (t *tx) LockOwner(ctx context.Context, owner string) error {
-	_, err := t.q.exec(ctx, `INSERT INTO owner_locks (owner) VALUES (?)
-		ON CONFLICT (owner) DO UPDATE SET owner = excluded.owner`, owner)
+	_, err := t.q.exec(ctx, lockOwner, owner)
 	return err
+}
+
+func (t *tx) OwnerGate(ctx context.Context, owner, preparer, project string, now time.Time) (store.Gate, error) {
+	var g store.Gate
+	pq, ok := t.q.(pgQuerier)
+	if !ok {
+		// In process, the round trips cost nothing: one after the other.
+		if err := t.LockOwner(ctx, owner); err != nil {
+			return g, err
+		}
+		var err error
+		if g.Muted, err = t.Muted(ctx, owner, preparer, project); err != nil {
+			return g, err
+		}
+		if g.Load, err = t.OwnerLoad(ctx, owner, preparer); err != nil {
+			return g, err
+		}
+		g.Devices, err = t.ActiveDevices(ctx, owner, now)
+		return g, err
+	}
+	// The statements run in order, so the reads see the owner's tasks
+	// under the lock, as they would one round trip at a time.
+	b := &pgx.Batch{}
+	b.Queue(rebind(lockOwner), owner)
+	b.Queue(rebind(mutedQuery), owner, preparer, project)
+	b.Queue(rebind(ownerLoadQuery), preparer, owner)
+	b.Queue(rebind(activeDevicesQuery), owner, now.Unix())
+	br := pq.q.SendBatch(ctx, b)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return g, classify(err)
+	}
+	var muted int
+	if err := br.QueryRow().Scan(&muted); err != nil {
+		return g, classify(err)
+	}
+	g.Muted = muted > 0
+	var err error
+	if g.Load, err = scanLoad(pgRow{br.QueryRow()}); err != nil {
+		return g, err
+	}
+	r, err := br.Query()
+	if err != nil {
+		return g, classify(err)
+	}
+	if g.Devices, err = scanDevices(pgRows{r}); err != nil {
+		return g, err
+	}
+	return g, classify(br.Close())
 }
 
 func (t *tx) InsertTask(ctx context.Context, k store.Task, c store.TaskCiphertext) error {
@@ -33,7 +86,7 @@ func (t *tx) InsertTask(ctx context.Context, k store.Task, c store.TaskCiphertex
 	for device, blob := range c.DeviceCopies {
 		stmts = append(stmts, stmt{putDeviceCopy, []any{k.ID, device, blob}})
 	}
-	if err := t.q.execAll(ctx, t.notifying(stmts, store.TaskEvent{Owner: k.Owner, TaskID: k.ID, State: k.State})); err != nil {
+	if _, err := t.q.execAll(ctx, t.notifying(stmts, store.TaskEvent{Owner: k.Owner, TaskID: k.ID, State: k.State})); err != nil {
 		return err
 	}
 	webhookID, err := t.webhookOf(ctx, k.Owner)
@@ -126,10 +179,19 @@ func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 		answer_run = COALESCE(?, answer_run),
 		content = CASE WHEN ? THEN NULL ELSE content END,
 		sealed = CASE WHEN ? THEN NULL ELSE sealed END,
-		approval = CASE WHEN ? THEN NULL ELSE approval END
+		approval = CASE WHEN ? THEN NULL ELSE COALESCE(?, approval) END,
+		result = CASE WHEN ? THEN ? ELSE result END,
+		next_task_id = CASE WHEN ? THEN ? ELSE next_task_id END,
+		notice_task_id = CASE WHEN ? THEN ? ELSE notice_task_id END
 		WHERE id = ? AND state = ?`
+	a := m.Answer
+	if a == nil {
+		a = &store.Answer{}
+	}
+	answered := m.Answer != nil
 	args := []any{m.To, closed, m.At.Unix(), null(string(m.OutcomeClass)), null(string(m.FailureReason)), null(m.AnswerRun),
-		drops.Content, drops.Sealed, drops.Sealed, m.ID, m.From}
+		drops.Content, drops.Sealed, drops.Sealed, m.Approval,
+		answered, a.Result, answered, null(a.NextTaskID), answered, null(a.NoticeID), m.ID, m.From}
 	if !m.Unexpired.IsZero() {
 		q += " AND expires_at > ?"
 		args = append(args, m.Unexpired.Unix())
@@ -153,7 +215,7 @@ func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 	}
 	stmts = append(stmts, stmt{`INSERT INTO task_events (task_id, owner, from_state, to_state, actor, run, at)
 		VALUES (?, ?, ?, ?, ?, ?, ?)`, []any{m.ID, owner, m.From, m.To, m.Actor, m.Run, m.At.Unix()}})
-	if err := t.q.execAll(ctx, t.notifying(stmts, store.TaskEvent{Owner: owner, TaskID: m.ID, State: m.To})); err != nil {
+	if _, err := t.q.execAll(ctx, t.notifying(stmts, store.TaskEvent{Owner: owner, TaskID: m.ID, State: m.To})); err != nil {
 		return false, err
 	}
 	if webhookID == nil {
@@ -172,6 +234,18 @@ func (t *tx) Sealed(ctx context.Context, id string) ([]byte, uint32, error) {
 		return nil, 0, store.ErrNotFound
 	}
 	return blob, uint32(keyID), nil
+}
+
+func (t *tx) SealedAndApproval(ctx context.Context, id string) ([]byte, uint32, []byte, error) {
+	var blob, approval []byte
+	var keyID int64
+	if err := t.q.queryRow(ctx, "SELECT sealed, key_id, approval FROM tasks WHERE id = ?", id).Scan(&blob, &keyID, &approval); err != nil {
+		return nil, 0, nil, err
+	}
+	if blob == nil {
+		return nil, 0, nil, store.ErrNotFound
+	}
+	return blob, uint32(keyID), approval, nil
 }
 
 func (t *tx) Content(ctx context.Context, id string) ([]byte, error) {
@@ -241,15 +315,20 @@ func (t *tx) Events(ctx context.Context, id string) ([]store.Event, error) {
 	return out, r.Err()
 }
 
+var ownerLoadQuery = `SELECT
+	COALESCE(SUM(CASE WHEN state = ` + sqlState(countersign.StateOpen) + ` THEN 1 ELSE 0 END), 0),
+	COALESCE(SUM(CASE WHEN preparer = ? AND state IN (` + sqlState(countersign.StateOpen) + `, ` + sqlState(countersign.StateApproved) + `) THEN 1 ELSE 0 END), 0),
+	SUM(CASE WHEN state = ` + sqlState(countersign.StateOpen) + ` THEN content_size ELSE 0 END)
+	FROM tasks WHERE owner = ? AND state IN (` + sqlState(countersign.StateOpen) + `, ` + sqlState(countersign.StateApproved) + `)`
+
 func (t *tx) OwnerLoad(ctx context.Context, owner, preparer string) (store.Load, error) {
+	return scanLoad(t.q.queryRow(ctx, ownerLoadQuery, preparer, owner))
+}
+
+func scanLoad(r row) (store.Load, error) {
 	var l store.Load
 	var waiting *int64
-	err := t.q.queryRow(ctx, `SELECT
-		COALESCE(SUM(CASE WHEN state = `+sqlState(countersign.StateOpen)+` THEN 1 ELSE 0 END), 0),
-		COALESCE(SUM(CASE WHEN preparer = ? AND state IN (`+sqlState(countersign.StateOpen)+`, `+sqlState(countersign.StateApproved)+`) THEN 1 ELSE 0 END), 0),
-		SUM(CASE WHEN state = `+sqlState(countersign.StateOpen)+` THEN content_size ELSE 0 END)
-		FROM tasks WHERE owner = ? AND state IN (`+sqlState(countersign.StateOpen)+`, `+sqlState(countersign.StateApproved)+`)`, preparer, owner).
-		Scan(&l.OwnerOpen, &l.PreparerActive, &waiting)
+	err := r.Scan(&l.OwnerOpen, &l.PreparerActive, &waiting)
 	if waiting != nil {
 		l.WaitingContent = *waiting
 	}

@@ -91,13 +91,8 @@ func (e *Enclave) AnswerJob(ctx context.Context, job store.AnswerJob) error {
 		if t.State != countersign.StateApproved || t.AnswerRun != run {
 			return nil // taken, ended, or another approval's run
 		}
-		if job.Queued != 0 {
-			if err := tx.DropAnswerJob(ctx, job.Queued); err != nil {
-				return err
-			}
-		}
 		var end *ending
-		if p, end, err = e.prepare(ctx, tx, t); err != nil {
+		if p, end, err = e.prepare(ctx, tx, t, job.Queued); err != nil {
 			return err
 		}
 		if end != nil {
@@ -141,23 +136,25 @@ func (e *Enclave) AnswerJob(ctx context.Context, job store.AnswerJob) error {
 // owner's approval verifies again, the operation exists and is free, the
 // preparer may still act, the policy and build are the ones the owner saw
 // and the preparer is still granted the project (else void).
-func (e *Enclave) prepare(ctx context.Context, tx store.Tx, t store.Task) (*prepared, *ending, error) {
+//
+// Its reads (and the drop of a handed-off job's fallback, dropJob) are one
+// round trip.
+func (e *Enclave) prepare(ctx context.Context, tx store.Tx, t store.Task, dropJob int64) (*prepared, *ending, error) {
 	p := &prepared{task: t}
-	project, err := tx.ProjectByUUID(ctx, t.ProjectUUID)
-	if errors.Is(err, store.ErrNotFound) {
-		return p, &ending{void: true}, nil // its policy no longer hashes to anything
-	} else if err != nil {
-		return nil, nil, err
-	}
-	p.project = project
-	blob, keyID, raw, err := tx.SealedAndApproval(ctx, t.ID)
+	in, err := tx.RunInputs(ctx, t, dropJob)
 	if err != nil {
 		return nil, nil, err
 	}
+	if in.Project == nil {
+		return p, &ending{void: true}, nil // its policy no longer hashes to anything
+	}
+	project := *in.Project
+	p.project = project
+	raw := in.Approval
 	if raw == nil {
 		return nil, nil, store.ErrNotFound
 	}
-	sc, tk, err := e.openSealedBlob(t, blob, keyID)
+	sc, tk, err := e.openSealedBlob(t, in.Sealed, in.KeyID)
 	if err != nil {
 		e.log.Error("a sealed copy does not open", "task", t.ID, "err", err)
 		return p, refused(countersign.TaskUnreadable, "decryption failed."), nil
@@ -190,11 +187,8 @@ func (e *Enclave) prepare(ctx context.Context, tx store.Tx, t store.Task) (*prep
 		return p, fail(countersign.FailOperationPriced), nil
 	}
 	p.op = op
-	agent, err := tx.Agent(ctx, t.Preparer)
-	if errors.Is(err, store.ErrNotFound) || err == nil && agent.Keys == 0 {
+	if in.Preparer == nil || in.Preparer.Keys == 0 {
 		return p, fail(countersign.FailPreparerKeyUnavailable), nil
-	} else if err != nil {
-		return nil, nil, err
 	}
 	if h := sha256.Sum256(project.Policy); hex.EncodeToString(h[:]) != p.envelope.PolicyHash || conn.Build() != p.envelope.Build {
 		return p, &ending{void: true}, nil

@@ -81,10 +81,10 @@ func TestRoundTripsPerAction(t *testing.T) {
 		what      string
 		got, most int64
 	}{
-		{"a guess_start", opens / n, 14},
+		{"a guess_start", opens / n, 13},
 		{"a task_cancel", cancels / n, 7},
 		{"an approval", approve, 8},
-		{"an answer run", answer, 14},
+		{"an answer run", answer, 12},
 	} {
 		if c.got > c.most {
 			t.Errorf("%s waits on the database %d times, more than its budget of %d", c.what, c.got, c.most)

@@ -550,6 +550,11 @@ type TaskTx interface {
 	// SealedAndApproval is Sealed with the approval the door kept (nil when
 	// none), in one read.
 	SealedAndApproval(ctx context.Context, id string) (sealed []byte, keyID uint32, approval []byte, err error)
+	// RunInputs reads in one round trip what an approved task's answer run
+	// checks before it claims the run: the task's project, its sealed copy
+	// with the approval, and its preparer; with dropJob set it also drops
+	// that handed-off job's fallback (as DropAnswerJob).
+	RunInputs(ctx context.Context, t Task, dropJob int64) (RunInputs, error)
 	// Content returns a waiting task's content blob (ErrNotFound if none).
 	Content(ctx context.Context, id string) ([]byte, error)
 	// File returns file n of a task (ErrNotFound if none).
@@ -580,6 +585,17 @@ type TaskTx interface {
 	// the owner muted the preparer or the project (as Muted), the owner's
 	// load (as OwnerLoad) and active devices at now (as ActiveDevices).
 	OwnerGate(ctx context.Context, owner, preparer, project string, now time.Time) (Gate, error)
+}
+
+// RunInputs is what RunInputs reads; a project or preparer that is not
+// there is nil, a sealed copy that is not there (the task closed) is
+// ErrNotFound.
+type RunInputs struct {
+	Project  *Project
+	Sealed   []byte
+	KeyID    uint32
+	Approval []byte
+	Preparer *Agent
 }
 
 // Gate is what OwnerGate reads under the owner's lock.

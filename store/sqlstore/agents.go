@@ -55,8 +55,10 @@ func (t *tx) AgentByKey(ctx context.Context, keyHash []byte) (store.Agent, error
 		WHERE kh.key_hash = ? AND kh.revoked_at IS NULL`, keyHash))
 }
 
+const agentByAccount = "SELECT " + agentColumns + " FROM agents a WHERE a.account = ?"
+
 func (t *tx) Agent(ctx context.Context, account string) (store.Agent, error) {
-	return scanAgent(t.q.queryRow(ctx, "SELECT "+agentColumns+" FROM agents a WHERE a.account = ?", account))
+	return scanAgent(t.q.queryRow(ctx, agentByAccount, account))
 }
 
 func (t *tx) Agents(ctx context.Context) ([]store.Agent, error) {

@@ -369,6 +369,34 @@ func (l liteQuerier) queryRow(ctx context.Context, q string, args ...any) row {
 	return liteRow{l.q.QueryRowContext(ctx, q, args...)}
 }
 
+// execThenScan runs writes in order and then one read, scanned into dest
+// (ErrNotFound when it has no row): on PostgreSQL in one round trip.
+func (t *tx) execThenScan(ctx context.Context, stmts []stmt, q stmt, dest ...any) error {
+	pq, ok := t.q.(pgQuerier)
+	if !ok {
+		if _, err := t.q.execAll(ctx, stmts); err != nil {
+			return err
+		}
+		return t.q.queryRow(ctx, q.sql, q.args...).Scan(dest...)
+	}
+	b := &pgx.Batch{}
+	for _, s := range stmts {
+		b.Queue(rebind(s.sql), s.args...)
+	}
+	b.Queue(rebind(q.sql), q.args...)
+	br := pq.q.SendBatch(ctx, b)
+	defer br.Close()
+	for range stmts {
+		if _, err := br.Exec(); err != nil {
+			return classify(err)
+		}
+	}
+	if err := (pgRow{br.QueryRow()}).Scan(dest...); err != nil {
+		return err
+	}
+	return classify(br.Close())
+}
+
 func (l liteQuerier) execAll(ctx context.Context, stmts []stmt) ([]int64, error) {
 	n := make([]int64, len(stmts))
 	for i, s := range stmts {

@@ -105,8 +105,10 @@ func (t *tx) EnqueueAnswer(ctx context.Context, job store.AnswerJob) error {
 	return nil
 }
 
+const dropAnswerJob = "DELETE FROM river_job WHERE id = ? AND state = 'scheduled'"
+
 func (t *tx) DropAnswerJob(ctx context.Context, queued int64) error {
-	_, err := t.q.exec(ctx, "DELETE FROM river_job WHERE id = ? AND state = 'scheduled'", queued)
+	_, err := t.q.exec(ctx, dropAnswerJob, queued)
 	return err
 }
 

@@ -111,6 +111,12 @@ func (t *tx) projectWhere(ctx context.Context, where string, args ...any) (store
 	if err != nil {
 		return store.Project{}, err
 	}
+	return scanProjectAndAgents(r)
+}
+
+// scanProjectAndAgents reads a projectAndAgents query's rows, and closes
+// them: ErrNotFound when there are none.
+func scanProjectAndAgents(r rows) (store.Project, error) {
 	defer r.Close()
 	var p store.Project
 	found := false
@@ -136,15 +142,6 @@ func (t *tx) projectWhere(ctx context.Context, where string, args ...any) (store
 	// In byte order, the same on both databases, whatever the collation.
 	slices.Sort(p.Agents)
 	return p, nil
-}
-
-func (t *tx) withAgents(ctx context.Context, p *store.Project) error {
-	grants, err := t.grants(ctx, "SELECT project_uuid, agent FROM project_agents WHERE project_uuid = ?", p.UUID)
-	if err != nil {
-		return fmt.Errorf("store: grants of project %s/%s: %w", p.Owner, p.Name, err)
-	}
-	p.Agents = grants[p.UUID]
-	return nil
 }
 
 // grants runs a query of (project_uuid, agent) rows and groups the agents

@@ -70,8 +70,8 @@ func (t *tx) OwnerGate(ctx context.Context, owner, preparer, project string, now
 }
 
 func (t *tx) InsertTask(ctx context.Context, k store.Task, c store.TaskCiphertext) error {
-	// The task, its files and device copies and its notification go in one
-	// round trip.
+	// The task, its files and device copies, its notification and the
+	// look-up of the owner's webhook go in one round trip.
 	stmts := []stmt{{`INSERT INTO tasks (id, owner, preparer, project, project_uuid, connector,
 		kind, state, thread, run, operation, supplies, reply_pubkey, task_hash, key_id, content_size,
 		created_at, expires_at, state_at, sealed, content)
@@ -86,11 +86,11 @@ func (t *tx) InsertTask(ctx context.Context, k store.Task, c store.TaskCiphertex
 	for device, blob := range c.DeviceCopies {
 		stmts = append(stmts, stmt{putDeviceCopy, []any{k.ID, device, blob}})
 	}
-	if _, err := t.q.execAll(ctx, t.notifying(stmts, store.TaskEvent{Owner: k.Owner, TaskID: k.ID, State: k.State})); err != nil {
-		return err
-	}
-	webhookID, err := t.webhookOf(ctx, k.Owner)
-	if err != nil {
+	// The owner's webhook, if any, read in the same round trip.
+	var webhookID string
+	err := t.execThenScan(ctx, t.notifying(stmts, store.TaskEvent{Owner: k.Owner, TaskID: k.ID, State: k.State}),
+		stmt{webhookOf, []any{k.Owner}}, &webhookID)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
 	return t.outbox(ctx, k.ID, k.Kind, webhookID, k.State, k.CreatedAt.Unix())
@@ -239,13 +239,83 @@ func (t *tx) Sealed(ctx context.Context, id string) ([]byte, uint32, error) {
 func (t *tx) SealedAndApproval(ctx context.Context, id string) ([]byte, uint32, []byte, error) {
 	var blob, approval []byte
 	var keyID int64
-	if err := t.q.queryRow(ctx, "SELECT sealed, key_id, approval FROM tasks WHERE id = ?", id).Scan(&blob, &keyID, &approval); err != nil {
+	if err := t.q.queryRow(ctx, sealedAndApproval, id).Scan(&blob, &keyID, &approval); err != nil {
 		return nil, 0, nil, err
 	}
 	if blob == nil {
 		return nil, 0, nil, store.ErrNotFound
 	}
 	return blob, uint32(keyID), approval, nil
+}
+
+const sealedAndApproval = "SELECT sealed, key_id, approval FROM tasks WHERE id = ?"
+
+func (t *tx) RunInputs(ctx context.Context, k store.Task, dropJob int64) (store.RunInputs, error) {
+	var in store.RunInputs
+	pq, ok := t.q.(pgQuerier)
+	if !ok {
+		// In process: one read after the other.
+		if dropJob != 0 {
+			if err := t.DropAnswerJob(ctx, dropJob); err != nil {
+				return in, err
+			}
+		}
+		p, err := t.ProjectByUUID(ctx, k.ProjectUUID)
+		if err == nil {
+			in.Project = &p
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return in, err
+		}
+		if in.Sealed, in.KeyID, in.Approval, err = t.SealedAndApproval(ctx, k.ID); err != nil {
+			return in, err
+		}
+		a, err := t.Agent(ctx, k.Preparer)
+		if err == nil {
+			in.Preparer = &a
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return in, err
+		}
+		return in, nil
+	}
+	b := &pgx.Batch{}
+	if dropJob != 0 {
+		b.Queue(rebind(dropAnswerJob), dropJob)
+	}
+	b.Queue(rebind(projectAndAgents+"p.project_uuid = ?"), k.ProjectUUID)
+	b.Queue(rebind(sealedAndApproval), k.ID)
+	b.Queue(rebind(agentByAccount), k.Preparer)
+	br := pq.q.SendBatch(ctx, b)
+	defer br.Close()
+	if dropJob != 0 {
+		if _, err := br.Exec(); err != nil {
+			return in, classify(err)
+		}
+	}
+	r, err := br.Query()
+	if err != nil {
+		return in, classify(err)
+	}
+	p, err := scanProjectAndAgents(pgRows{r})
+	if err == nil {
+		in.Project = &p
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return in, err
+	}
+	var keyID int64
+	if err := (pgRow{br.QueryRow()}).Scan(&in.Sealed, &keyID, &in.Approval); err != nil {
+		return in, err
+	}
+	if in.Sealed == nil {
+		return in, store.ErrNotFound
+	}
+	in.KeyID = uint32(keyID)
+	a, err := scanAgent(pgRow{br.QueryRow()})
+	if err == nil {
+		in.Preparer = &a
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return in, err
+	}
+	return in, classify(br.Close())
 }
 
 func (t *tx) Content(ctx context.Context, id string) ([]byte, error) {

@@ -44,6 +44,7 @@ func taskTests() []storeTest {
 		{"OwnerLoad", testOwnerLoad},
 		{"OwnerGateReadsAsItsParts", testOwnerGate},
 		{"MoveKeepsApprovalAndAnswer", testMoveKeepsApprovalAndAnswer},
+		{"RunInputsReadAsTheirParts", testRunInputs},
 		{"RollbackWritesNothing", testRollbackWritesNothing},
 		{"OutcomeAndReason", testOutcomeAndReason},
 		{"PreparerTasksOfOneProject", testPreparerTasksOfOneProject},
@@ -538,5 +539,46 @@ func testMoveKeepsApprovalAndAnswer(t *testing.T, s store.Store) {
 	})
 	if got.NextTaskID != "next-1" || got.NoticeTaskID != "" || got.State != countersign.StateDone {
 		t.Errorf("after the answering move: %+v", got)
+	}
+}
+
+// RunInputs reads what ProjectByUUID, SealedAndApproval and Agent read; a
+// project or preparer not there is nil, a closed task ErrNotFound.
+func testRunInputs(t *testing.T, s store.Store) {
+	k, c := NewTask("in1-1", "alice.near", "bot.near")
+	insert(t, s, k, c)
+	putProject(t, s, NewProject("alice.near", "probe", k.ProjectUUID, "zed.near", "bot.near"))
+	addKey(t, s, "bot.near", "ak_runinputs", t0)
+	move(t, s, store.Move{ID: k.ID, From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: "owner",
+		AnswerRun: "run2", Approval: []byte("approved")})
+	inTx(t, s, func(tx store.Tx) error {
+		in, err := tx.RunInputs(ctx, k, 0)
+		if err != nil {
+			return err
+		}
+		p, err := tx.ProjectByUUID(ctx, k.ProjectUUID)
+		if err != nil {
+			return err
+		}
+		a, err := tx.Agent(ctx, "bot.near")
+		if err != nil {
+			return err
+		}
+		if in.Project == nil || fmt.Sprint(*in.Project) != fmt.Sprint(p) || in.Preparer == nil || *in.Preparer != a ||
+			string(in.Sealed) != "sealed-in1-1" || in.KeyID != k.KeyID || string(in.Approval) != "approved" {
+			t.Errorf("RunInputs = %+v", in)
+		}
+		other := k
+		other.ProjectUUID, other.Preparer = "0e2b6c1a-9d3f-4b7e-8a15-6c2d9f0b4e71", "nobody.near"
+		in, err = tx.RunInputs(ctx, other, 0)
+		if err != nil || in.Project != nil || in.Preparer != nil {
+			t.Errorf("RunInputs of a task whose project and preparer are gone = %+v, %v", in, err)
+		}
+		return nil
+	})
+	move(t, s, store.Move{ID: k.ID, From: countersign.StateApproved, To: countersign.StateVoid, At: t0, Actor: "platform"})
+	err := s.Tx(ctx, func(tx store.Tx) error { _, err := tx.RunInputs(ctx, k, 0); return err })
+	if !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("RunInputs of a closed task: %v, want ErrNotFound", err)
 	}
 }

@@ -198,8 +198,8 @@ func (db *DB) Tx(ctx context.Context, fn func(store.Tx) error) error {
 		if err != nil {
 			return classify(err)
 		}
-		t := &tx{q: pgQuerier{ptx}, dialect: db.dialect, native: ptx, db: db}
-		if err := fn(t); err != nil {
+		t := newTx(pgQuerier{ptx}, ptx, db)
+		if err := run(ctx, t, fn); err != nil {
 			_ = ptx.Rollback(context.WithoutCancel(ctx))
 			return err
 		}
@@ -213,8 +213,8 @@ func (db *DB) Tx(ctx context.Context, fn func(store.Tx) error) error {
 	if err != nil {
 		return classify(err)
 	}
-	t := &tx{q: liteQuerier{ltx}, dialect: db.dialect, native: ltx, db: db}
-	if err := fn(t); err != nil {
+	t := newTx(liteQuerier{ltx}, ltx, db)
+	if err := run(ctx, t, fn); err != nil {
 		_ = ltx.Rollback()
 		return err
 	}
@@ -231,6 +231,14 @@ func (db *DB) Tx(ctx context.Context, fn func(store.Tx) error) error {
 	return nil
 }
 
+// run runs fn in t and sends what it left pending.
+func run(ctx context.Context, t *tx, fn func(store.Tx) error) error {
+	if err := fn(t); err != nil {
+		return err
+	}
+	return t.flush(ctx)
+}
+
 // Read runs fn's lookups on PostgreSQL's pool without a transaction: each
 // statement takes a connection and commits on its own, which saves the
 // BEGIN and COMMIT round trips a lookup would otherwise pay. The embedded
@@ -239,7 +247,14 @@ func (db *DB) Read(ctx context.Context, fn func(store.Tx) error) error {
 	if db.pg == nil {
 		return db.Tx(ctx, fn)
 	}
-	return fn(&tx{q: pgQuerier{db.pg}, dialect: db.dialect, native: readOnly{}, db: db})
+	t := newTx(pgQuerier{db.pg}, readOnly{}, db)
+	if err := fn(t); err != nil {
+		return err
+	}
+	if len(t.pending) > 0 {
+		return errors.New("store: a write in a read")
+	}
+	return nil
 }
 
 // readOnly stands for the driver's transaction in Read, where there is
@@ -248,9 +263,14 @@ type readOnly struct{}
 
 // tx implements store.Tx on either database.
 type tx struct {
+	// q is what the store's methods run statements with: it first sends
+	// the writes still pending, in the same round trip where it can. raw
+	// is the driver's own querier.
 	q       querier
+	raw     querier
+	pending []stmt
 	dialect migrations.Dialect
-	native  any // pgx.Tx or *sql.Tx, for the job queue's transactional insert
+	native  any // pgx.Tx or *sql.Tx, for the job queue's transactional insert (flush first)
 	db      *DB
 	events  []store.TaskEvent // SQLite: published after commit
 	signals []store.StreamSignal
@@ -258,8 +278,79 @@ type tx struct {
 	handoffs []store.AnswerJob
 }
 
-// Native returns the driver's transaction (pgx.Tx or *sql.Tx).
-func (t *tx) Native() any { return t.native }
+func newTx(raw querier, native any, db *DB) *tx {
+	t := &tx{raw: raw, dialect: db.dialect, native: native, db: db}
+	t.q = pipelined{t}
+	return t
+}
+
+// later keeps writes whose results nobody waits for (a move's event, its
+// drops, its notification) to go out with the transaction's next round
+// trip: the next statement, the next batch, or the commit. An error in one
+// of them is the error of that round trip, and the transaction is rolled
+// back as for any other.
+func (t *tx) later(stmts ...stmt) { t.pending = append(t.pending, stmts...) }
+
+// flush sends the writes still pending.
+func (t *tx) flush(ctx context.Context) error {
+	if len(t.pending) == 0 {
+		return nil
+	}
+	stmts := t.pending
+	t.pending = nil
+	_, err := t.raw.execAll(ctx, stmts)
+	return err
+}
+
+// takePending returns the writes still pending, for a batch to send first.
+func (t *tx) takePending() []stmt {
+	stmts := t.pending
+	t.pending = nil
+	return stmts
+}
+
+// pipelined is a tx's querier: a statement or batch goes out with the
+// writes still pending before it, in one round trip on PostgreSQL.
+type pipelined struct{ t *tx }
+
+func (p pipelined) exec(ctx context.Context, q string, args ...any) (int64, error) {
+	if len(p.t.pending) == 0 {
+		return p.t.raw.exec(ctx, q, args...)
+	}
+	n, err := p.execAll(ctx, []stmt{{q, args}})
+	if err != nil {
+		return 0, err
+	}
+	return n[0], nil
+}
+
+func (p pipelined) execAll(ctx context.Context, stmts []stmt) ([]int64, error) {
+	pending := p.t.takePending()
+	n, err := p.t.raw.execAll(ctx, append(pending, stmts...))
+	if len(n) < len(pending) {
+		return nil, err
+	}
+	return n[len(pending):], err
+}
+
+func (p pipelined) query(ctx context.Context, q string, args ...any) (rows, error) {
+	if err := p.t.flush(ctx); err != nil {
+		return nil, err
+	}
+	return p.t.raw.query(ctx, q, args...)
+}
+
+func (p pipelined) queryRow(ctx context.Context, q string, args ...any) row {
+	if err := p.t.flush(ctx); err != nil {
+		return errRow{err}
+	}
+	return p.t.raw.queryRow(ctx, q, args...)
+}
+
+// errRow is a row whose reading failed before it was asked for.
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
 
 // querier is the little both drivers share.
 type querier interface {
@@ -369,16 +460,38 @@ func (l liteQuerier) queryRow(ctx context.Context, q string, args ...any) row {
 	return liteRow{l.q.QueryRowContext(ctx, q, args...)}
 }
 
+// batch starts a pgx batch with the writes still pending, and says how
+// many it holds.
+func (t *tx) batch() (*pgx.Batch, int) {
+	b := &pgx.Batch{}
+	pending := t.takePending()
+	for _, s := range pending {
+		b.Queue(rebind(s.sql), s.args...)
+	}
+	return b, len(pending)
+}
+
+// execAllOf reads the results of a batch's first n statements, writes.
+func execAllOf(br pgx.BatchResults, n int) error {
+	for range n {
+		if _, err := br.Exec(); err != nil {
+			return classify(err)
+		}
+	}
+	return nil
+}
+
 // execThenScan runs writes in order and then one read, scanned into dest
 // (ErrNotFound when it has no row): on PostgreSQL in one round trip.
 func (t *tx) execThenScan(ctx context.Context, stmts []stmt, q stmt, dest ...any) error {
-	pq, ok := t.q.(pgQuerier)
+	pq, ok := t.raw.(pgQuerier)
 	if !ok {
 		if _, err := t.q.execAll(ctx, stmts); err != nil {
 			return err
 		}
 		return t.q.queryRow(ctx, q.sql, q.args...).Scan(dest...)
 	}
+	stmts = append(t.takePending(), stmts...)
 	b := &pgx.Batch{}
 	for _, s := range stmts {
 		b.Queue(rebind(s.sql), s.args...)

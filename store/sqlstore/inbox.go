@@ -87,6 +87,10 @@ func (t *tx) EnqueueAnswer(ctx context.Context, job store.AnswerJob) error {
 	h := t.db.handoff.Load()
 	var res *rivertype.JobInsertResult
 	var err error
+	// The queue writes on the driver's transaction: what is pending first.
+	if err = t.flush(ctx); err != nil {
+		return err
+	}
 	switch native := t.native.(type) {
 	case pgx.Tx:
 		res, err = t.db.pgJobs.InsertTx(ctx, native, job, answerJobOpts(h))

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"countersign"
 	"countersign/migrations"
 	"countersign/store"
@@ -22,7 +20,7 @@ func (t *tx) LockOwner(ctx context.Context, owner string) error {
 
 func (t *tx) OwnerGate(ctx context.Context, owner, preparer, project string, now time.Time) (store.Gate, error) {
 	var g store.Gate
-	pq, ok := t.q.(pgQuerier)
+	pq, ok := t.raw.(pgQuerier)
 	if !ok {
 		// In process, the round trips cost nothing: one after the other.
 		if err := t.LockOwner(ctx, owner); err != nil {
@@ -40,15 +38,15 @@ func (t *tx) OwnerGate(ctx context.Context, owner, preparer, project string, now
 	}
 	// The statements run in order, so the reads see the owner's tasks
 	// under the lock, as they would one round trip at a time.
-	b := &pgx.Batch{}
+	b, pending := t.batch()
 	b.Queue(rebind(lockOwner), owner)
 	b.Queue(rebind(mutedQuery), owner, preparer, project)
 	b.Queue(rebind(ownerLoadQuery), preparer, owner)
 	b.Queue(rebind(activeDevicesQuery), owner, now.Unix())
 	br := pq.q.SendBatch(ctx, b)
 	defer br.Close()
-	if _, err := br.Exec(); err != nil {
-		return g, classify(err)
+	if err := execAllOf(br, pending+1); err != nil {
+		return g, err
 	}
 	var muted int
 	if err := br.QueryRow().Scan(&muted); err != nil {
@@ -171,8 +169,8 @@ func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 	}
 	// The move, what it drops from the task's row, and what the outbox
 	// needs to know (the owner, the kind, the owner's webhook) in one
-	// statement; then its event, its other drops and its notification in
-	// one round trip.
+	// statement; its event, its other drops and its notification go with
+	// the transaction's next round trip.
 	drops := countersign.Drops(m.From, m.To)
 	q := `UPDATE tasks SET state = ?, closed_at = ?, state_at = ?,
 		outcome_class = COALESCE(?, outcome_class), failure_reason = COALESCE(?, failure_reason),
@@ -215,9 +213,8 @@ func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 	}
 	stmts = append(stmts, stmt{`INSERT INTO task_events (task_id, owner, from_state, to_state, actor, run, at)
 		VALUES (?, ?, ?, ?, ?, ?, ?)`, []any{m.ID, owner, m.From, m.To, m.Actor, m.Run, m.At.Unix()}})
-	if _, err := t.q.execAll(ctx, t.notifying(stmts, store.TaskEvent{Owner: owner, TaskID: m.ID, State: m.To})); err != nil {
-		return false, err
-	}
+	// Nothing waits for their results: they go with the next round trip.
+	t.later(t.notifying(stmts, store.TaskEvent{Owner: owner, TaskID: m.ID, State: m.To})...)
 	if webhookID == nil {
 		return true, nil
 	}
@@ -252,7 +249,7 @@ const sealedAndApproval = "SELECT sealed, key_id, approval FROM tasks WHERE id =
 
 func (t *tx) RunInputs(ctx context.Context, k store.Task, dropJob int64) (store.RunInputs, error) {
 	var in store.RunInputs
-	pq, ok := t.q.(pgQuerier)
+	pq, ok := t.raw.(pgQuerier)
 	if !ok {
 		// In process: one read after the other.
 		if dropJob != 0 {
@@ -277,19 +274,18 @@ func (t *tx) RunInputs(ctx context.Context, k store.Task, dropJob int64) (store.
 		}
 		return in, nil
 	}
-	b := &pgx.Batch{}
+	b, pending := t.batch()
 	if dropJob != 0 {
 		b.Queue(rebind(dropAnswerJob), dropJob)
+		pending++
 	}
 	b.Queue(rebind(projectAndAgents+"p.project_uuid = ?"), k.ProjectUUID)
 	b.Queue(rebind(sealedAndApproval), k.ID)
 	b.Queue(rebind(agentByAccount), k.Preparer)
 	br := pq.q.SendBatch(ctx, b)
 	defer br.Close()
-	if dropJob != 0 {
-		if _, err := br.Exec(); err != nil {
-			return in, classify(err)
-		}
+	if err := execAllOf(br, pending); err != nil {
+		return in, err
 	}
 	r, err := br.Query()
 	if err != nil {

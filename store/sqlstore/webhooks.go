@@ -104,6 +104,10 @@ func (t *tx) outbox(ctx context.Context, id string, kind countersign.Kind, webho
 	}
 	job := store.DeliveryJob{EventID: eventID, WebhookID: webhookID}
 	var err error
+	// The queue writes on the driver's transaction: what is pending first.
+	if err = t.flush(ctx); err != nil {
+		return err
+	}
 	switch native := t.native.(type) {
 	case pgx.Tx:
 		_, err = t.db.pgJobs.InsertTx(ctx, native, job, deliveryJobOpts)

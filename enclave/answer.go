@@ -81,18 +81,19 @@ func (e *Enclave) AnswerJob(ctx context.Context, job store.AnswerJob) error {
 	var rk *sealing.ReceiptKey
 	claimed := false
 	err := e.store.Tx(ctx, func(tx store.Tx) error {
-		t, err := tx.Task(ctx, taskID)
+		in, err := tx.RunInputs(ctx, taskID, job.Queued)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
+		t := in.Task
 		if t.State != countersign.StateApproved || t.AnswerRun != run {
 			return nil // taken, ended, or another approval's run
 		}
 		var end *ending
-		if p, end, err = e.prepare(ctx, tx, t, job.Queued); err != nil {
+		if p, end, err = e.prepare(in); err != nil {
 			return err
 		}
 		if end != nil {
@@ -136,22 +137,17 @@ func (e *Enclave) AnswerJob(ctx context.Context, job store.AnswerJob) error {
 // owner's approval verifies again, the operation exists and is free, the
 // preparer may still act, the policy and build are the ones the owner saw
 // and the preparer is still granted the project (else void).
-//
-// Its reads (and the drop of a handed-off job's fallback, dropJob) are one
-// round trip.
-func (e *Enclave) prepare(ctx context.Context, tx store.Tx, t store.Task, dropJob int64) (*prepared, *ending, error) {
+// Everything it reads was read in one round trip (RunInputs).
+func (e *Enclave) prepare(in store.RunInputs) (*prepared, *ending, error) {
+	t := in.Task
 	p := &prepared{task: t}
-	in, err := tx.RunInputs(ctx, t, dropJob)
-	if err != nil {
-		return nil, nil, err
-	}
 	if in.Project == nil {
 		return p, &ending{void: true}, nil // its policy no longer hashes to anything
 	}
 	project := *in.Project
 	p.project = project
 	raw := in.Approval
-	if raw == nil {
+	if raw == nil || in.Sealed == nil {
 		return nil, nil, store.ErrNotFound
 	}
 	sc, tk, err := e.openSealedBlob(t, in.Sealed, in.KeyID)

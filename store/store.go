@@ -547,14 +547,12 @@ type TaskTx interface {
 	// Sealed returns the task's sealed copy and the key id that sealed it
 	// (ErrNotFound once the task is closed).
 	Sealed(ctx context.Context, id string) ([]byte, uint32, error)
-	// SealedAndApproval is Sealed with the approval the door kept (nil when
-	// none), in one read.
-	SealedAndApproval(ctx context.Context, id string) (sealed []byte, keyID uint32, approval []byte, err error)
 	// RunInputs reads in one round trip what an approved task's answer run
-	// checks before it claims the run: the task's project, its sealed copy
-	// with the approval, and its preparer; with dropJob set it also drops
-	// that handed-off job's fallback (as DropAnswerJob).
-	RunInputs(ctx context.Context, t Task, dropJob int64) (RunInputs, error)
+	// checks before it claims the run: the task, its project, its sealed
+	// copy with the approval, and its preparer (ErrNotFound when there is
+	// no such task); with dropJob set it also drops that handed-off job's
+	// fallback (as DropAnswerJob).
+	RunInputs(ctx context.Context, id string, dropJob int64) (RunInputs, error)
 	// Content returns a waiting task's content blob (ErrNotFound if none).
 	Content(ctx context.Context, id string) ([]byte, error)
 	// File returns file n of a task (ErrNotFound if none).
@@ -588,9 +586,9 @@ type TaskTx interface {
 }
 
 // RunInputs is what RunInputs reads; a project or preparer that is not
-// there is nil, a sealed copy that is not there (the task closed) is
-// ErrNotFound.
+// there is nil, as is the sealed copy of a closed task.
 type RunInputs struct {
+	Task     Task
 	Project  *Project
 	Sealed   []byte
 	KeyID    uint32

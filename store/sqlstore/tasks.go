@@ -233,40 +233,34 @@ func (t *tx) Sealed(ctx context.Context, id string) ([]byte, uint32, error) {
 	return blob, uint32(keyID), nil
 }
 
-func (t *tx) SealedAndApproval(ctx context.Context, id string) ([]byte, uint32, []byte, error) {
-	var blob, approval []byte
-	var keyID int64
-	if err := t.q.queryRow(ctx, sealedAndApproval, id).Scan(&blob, &keyID, &approval); err != nil {
-		return nil, 0, nil, err
-	}
-	if blob == nil {
-		return nil, 0, nil, store.ErrNotFound
-	}
-	return blob, uint32(keyID), approval, nil
-}
+const sealedAndApprovalQuery = "SELECT sealed, key_id, approval FROM tasks WHERE id = ?"
 
-const sealedAndApproval = "SELECT sealed, key_id, approval FROM tasks WHERE id = ?"
-
-func (t *tx) RunInputs(ctx context.Context, k store.Task, dropJob int64) (store.RunInputs, error) {
+func (t *tx) RunInputs(ctx context.Context, id string, dropJob int64) (store.RunInputs, error) {
 	var in store.RunInputs
 	pq, ok := t.raw.(pgQuerier)
 	if !ok {
 		// In process: one read after the other.
+		var err error
+		if in.Task, err = t.Task(ctx, id); err != nil {
+			return in, err
+		}
 		if dropJob != 0 {
 			if err := t.DropAnswerJob(ctx, dropJob); err != nil {
 				return in, err
 			}
 		}
-		p, err := t.ProjectByUUID(ctx, k.ProjectUUID)
+		p, err := t.ProjectByUUID(ctx, in.Task.ProjectUUID)
 		if err == nil {
 			in.Project = &p
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return in, err
 		}
-		if in.Sealed, in.KeyID, in.Approval, err = t.SealedAndApproval(ctx, k.ID); err != nil {
+		var keyID int64
+		if err := t.q.queryRow(ctx, sealedAndApprovalQuery, id).Scan(&in.Sealed, &keyID, &in.Approval); err != nil {
 			return in, err
 		}
-		a, err := t.Agent(ctx, k.Preparer)
+		in.KeyID = uint32(keyID)
+		a, err := t.Agent(ctx, in.Task.Preparer)
 		if err == nil {
 			in.Preparer = &a
 		} else if !errors.Is(err, store.ErrNotFound) {
@@ -274,17 +268,24 @@ func (t *tx) RunInputs(ctx context.Context, k store.Task, dropJob int64) (store.
 		}
 		return in, nil
 	}
+	// The project and the preparer are found through the task's row, so
+	// nothing waits for the task to be read first.
 	b, pending := t.batch()
 	if dropJob != 0 {
 		b.Queue(rebind(dropAnswerJob), dropJob)
 		pending++
 	}
-	b.Queue(rebind(projectAndAgents+"p.project_uuid = ?"), k.ProjectUUID)
-	b.Queue(rebind(sealedAndApproval), k.ID)
-	b.Queue(rebind(agentByAccount), k.Preparer)
+	b.Queue(rebind("SELECT "+taskColumns+" FROM tasks WHERE id = ?"), id)
+	b.Queue(rebind(projectAndAgents+"p.project_uuid = (SELECT project_uuid FROM tasks WHERE id = ?)"), id)
+	b.Queue(rebind(sealedAndApprovalQuery), id)
+	b.Queue(rebind("SELECT "+agentColumns+" FROM agents a WHERE a.account = (SELECT preparer FROM tasks WHERE id = ?)"), id)
 	br := pq.q.SendBatch(ctx, b)
 	defer br.Close()
 	if err := execAllOf(br, pending); err != nil {
+		return in, err
+	}
+	var err error
+	if in.Task, err = scanTask(pgRow{br.QueryRow()}); err != nil {
 		return in, err
 	}
 	r, err := br.Query()
@@ -300,9 +301,6 @@ func (t *tx) RunInputs(ctx context.Context, k store.Task, dropJob int64) (store.
 	var keyID int64
 	if err := (pgRow{br.QueryRow()}).Scan(&in.Sealed, &keyID, &in.Approval); err != nil {
 		return in, err
-	}
-	if in.Sealed == nil {
-		return in, store.ErrNotFound
 	}
 	in.KeyID = uint32(keyID)
 	a, err := scanAgent(pgRow{br.QueryRow()})

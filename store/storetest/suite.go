@@ -542,17 +542,25 @@ func testMoveKeepsApprovalAndAnswer(t *testing.T, s store.Store) {
 	}
 }
 
-// RunInputs reads what ProjectByUUID, SealedAndApproval and Agent read; a
-// project or preparer not there is nil, a closed task ErrNotFound.
+// RunInputs reads what Task, ProjectByUUID, Sealed, Approval and Agent
+// read; a project or preparer not there is nil, a closed task's sealed copy
+// nil, a task not there ErrNotFound.
 func testRunInputs(t *testing.T, s store.Store) {
 	k, c := NewTask("in1-1", "alice.near", "bot.near")
 	insert(t, s, k, c)
+	lone, lc := NewTask("in2-1", "alice.near", "nobody.near")
+	lone.ProjectUUID = "0e2b6c1a-9d3f-4b7e-8a15-6c2d9f0b4e71"
+	insert(t, s, lone, lc)
 	putProject(t, s, NewProject("alice.near", "probe", k.ProjectUUID, "zed.near", "bot.near"))
 	addKey(t, s, "bot.near", "ak_runinputs", t0)
 	move(t, s, store.Move{ID: k.ID, From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: "owner",
 		AnswerRun: "run2", Approval: []byte("approved")})
 	inTx(t, s, func(tx store.Tx) error {
-		in, err := tx.RunInputs(ctx, k, 0)
+		in, err := tx.RunInputs(ctx, k.ID, 0)
+		if err != nil {
+			return err
+		}
+		task, err := tx.Task(ctx, k.ID)
 		if err != nil {
 			return err
 		}
@@ -564,21 +572,26 @@ func testRunInputs(t *testing.T, s store.Store) {
 		if err != nil {
 			return err
 		}
-		if in.Project == nil || fmt.Sprint(*in.Project) != fmt.Sprint(p) || in.Preparer == nil || *in.Preparer != a ||
+		if fmt.Sprint(in.Task) != fmt.Sprint(task) || in.Project == nil || fmt.Sprint(*in.Project) != fmt.Sprint(p) ||
+			in.Preparer == nil || *in.Preparer != a ||
 			string(in.Sealed) != "sealed-in1-1" || in.KeyID != k.KeyID || string(in.Approval) != "approved" {
 			t.Errorf("RunInputs = %+v", in)
 		}
-		other := k
-		other.ProjectUUID, other.Preparer = "0e2b6c1a-9d3f-4b7e-8a15-6c2d9f0b4e71", "nobody.near"
-		in, err = tx.RunInputs(ctx, other, 0)
-		if err != nil || in.Project != nil || in.Preparer != nil {
-			t.Errorf("RunInputs of a task whose project and preparer are gone = %+v, %v", in, err)
+		in, err = tx.RunInputs(ctx, lone.ID, 0)
+		if err != nil || in.Task.ID != lone.ID || in.Project != nil || in.Preparer != nil || in.Approval != nil {
+			t.Errorf("RunInputs of a task whose project and preparer are not there = %+v, %v", in, err)
+		}
+		if _, err := tx.RunInputs(ctx, "absent-1", 0); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("RunInputs of no task: %v, want ErrNotFound", err)
 		}
 		return nil
 	})
 	move(t, s, store.Move{ID: k.ID, From: countersign.StateApproved, To: countersign.StateVoid, At: t0, Actor: "platform"})
-	err := s.Tx(ctx, func(tx store.Tx) error { _, err := tx.RunInputs(ctx, k, 0); return err })
-	if !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("RunInputs of a closed task: %v, want ErrNotFound", err)
-	}
+	inTx(t, s, func(tx store.Tx) error {
+		in, err := tx.RunInputs(ctx, k.ID, 0)
+		if err == nil && (in.Sealed != nil || in.Task.State != countersign.StateVoid) {
+			t.Errorf("RunInputs of a closed task = %+v", in)
+		}
+		return err
+	})
 }

@@ -63,6 +63,14 @@ type prepared struct {
 // run at all, so a retried or duplicated job that finds the task taken does
 // nothing.
 func (e *Enclave) Answer(ctx context.Context, taskID, run string) error {
+	return e.AnswerJob(ctx, store.AnswerJob{TaskID: taskID, Run: run})
+}
+
+// AnswerJob is Answer for a job from the queue or handed off in-process
+// (job.Queued set): the run's claim, or its ending before it begins, also
+// deletes the handed-off job's fallback from the queue.
+func (e *Enclave) AnswerJob(ctx context.Context, job store.AnswerJob) error {
+	taskID, run := job.TaskID, job.Run
 	// One transaction checks everything in the approved state and either
 	// ends the task there or claims the run (approved → answering,
 	// compare-and-set, the run's row naming this process, whose heartbeat
@@ -82,6 +90,11 @@ func (e *Enclave) Answer(ctx context.Context, taskID, run string) error {
 		}
 		if t.State != countersign.StateApproved || t.AnswerRun != run {
 			return nil // taken, ended, or another approval's run
+		}
+		if job.Queued != 0 {
+			if err := tx.DropAnswerJob(ctx, job.Queued); err != nil {
+				return err
+			}
 		}
 		var end *ending
 		if p, end, err = e.prepare(ctx, tx, t); err != nil {

@@ -8,12 +8,34 @@ import (
 )
 
 // Authenticate checks an agent key alone, so the HTTP side can refuse a bad
-// key before it reads or limits anything else of the call: nil, or the
-// transport-level refusal Call would give it (unauthorized, the store
-// unavailable).
-func (e *Enclave) Authenticate(ctx context.Context, agentKey string) error {
-	_, err := e.agent(ctx, agentKey)
-	return err
+// key before it reads or limits anything else of the call: the transport-
+// level refusal Call would give it (unauthorized, the store unavailable),
+// or a context carrying the agent found, with which a Call or Grants for
+// the same key does not look the key up again.
+func (e *Enclave) Authenticate(ctx context.Context, agentKey string) (context.Context, error) {
+	a, err := e.agent(ctx, agentKey)
+	if err != nil {
+		return ctx, err
+	}
+	return context.WithValue(ctx, authenticatedKey{}, authenticated{keyHash: string(HashAgentKey(agentKey)), agent: a}), nil
+}
+
+// authenticated is the agent a request's key was found to be, kept in its
+// context for the rest of the request.
+type authenticated struct {
+	keyHash string
+	agent   store.Agent
+}
+
+type authenticatedKey struct{}
+
+// authenticatedAs returns the agent ctx's request already found for key.
+func authenticatedAs(ctx context.Context, key string) (store.Agent, bool) {
+	a, ok := ctx.Value(authenticatedKey{}).(authenticated)
+	if !ok || a.keyHash != string(HashAgentKey(key)) {
+		return store.Agent{}, false
+	}
+	return a.agent, true
 }
 
 // Grants lists the projects granted to an agent key, by owner then name:
@@ -24,7 +46,7 @@ func (e *Enclave) Grants(ctx context.Context, agentKey string) ([]countersign.Gr
 		return nil, err
 	}
 	var projects []store.Project
-	if err := e.store.Tx(ctx, func(tx store.Tx) (err error) {
+	if err := e.store.Read(ctx, func(tx store.Tx) (err error) {
 		projects, err = tx.GrantedProjects(ctx, agent.Account)
 		return err
 	}); err != nil {

@@ -96,7 +96,7 @@ func (e *Enclave) call(ctx context.Context, req callRequest) ([]byte, error) {
 	}
 	var project store.Project
 	granted := false
-	err = e.store.Tx(ctx, func(tx store.Tx) error {
+	err = e.store.Read(ctx, func(tx store.Tx) error {
 		p, err := tx.Project(ctx, req.Owner, req.Project)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil
@@ -161,8 +161,11 @@ func (e *Enclave) agent(ctx context.Context, key string) (store.Agent, error) {
 	if len(key) < len(AgentKeyPrefix)+16 || len(key) > 128 || key[:len(AgentKeyPrefix)] != AgentKeyPrefix {
 		return store.Agent{}, unauthorized
 	}
+	if a, ok := authenticatedAs(ctx, key); ok {
+		return a, nil
+	}
 	var a store.Agent
-	err := e.store.Tx(ctx, func(tx store.Tx) (err error) {
+	err := e.store.Read(ctx, func(tx store.Tx) (err error) {
 		a, err = tx.AgentByKey(ctx, HashAgentKey(key))
 		return err
 	})

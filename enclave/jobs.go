@@ -17,13 +17,15 @@ type answerWorker struct {
 }
 
 func (w *answerWorker) Work(ctx context.Context, job *river.Job[store.AnswerJob]) error {
-	return w.e.Answer(ctx, job.Args.TaskID, job.Args.Run)
+	return w.e.AnswerJob(ctx, job.Args)
 }
 
 // Timeout lets an answer run use its whole compute limit.
-func (w *answerWorker) Timeout(*river.Job[store.AnswerJob]) time.Duration {
-	return connectors.MaxLimit + 2*overrunGrace + 30*time.Second
-}
+func (w *answerWorker) Timeout(*river.Job[store.AnswerJob]) time.Duration { return AnswerTimeout }
+
+// AnswerTimeout bounds one answer job: the whole compute limit, its grace,
+// and the transactions around it.
+const AnswerTimeout = connectors.MaxLimit + 2*overrunGrace + 30*time.Second
 
 // sweepJob is the leader's periodic sweep.
 type sweepJob struct{}

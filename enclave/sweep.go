@@ -48,11 +48,14 @@ func (e *Enclave) KeepAlive(ctx context.Context) {
 
 // SweepResult counts what a sweep did.
 type SweepResult struct {
-	Expired, NotStarted, Unfinished, Purged int
+	Expired, NotStarted, Unfinished, Requeued, Purged int
 }
 
 // Sweep ends what the platform must end, idempotently: open tasks past
 // expires_at → expired; approved for 30 minutes → failed run_not_started;
+// approved for RunnerDead with no answer job waiting in the queue (its job
+// was lost with a process that died working it) → queued again, so the
+// owner's yes is carried out rather than ended;
 // answering for 30 minutes, or on a process that stopped beating →
 // failed run_unfinished ("the write may or may not have happened"); then it
 // purges outcomes kept 30 days, spent nonces past their window, idempotency
@@ -101,12 +104,23 @@ func (e *Enclave) Sweep(ctx context.Context) (SweepResult, error) {
 				}
 			}
 		}
+		stranded, err := tx.StrandedApprovals(ctx, now.Add(-RunnerDead), sweepBatch)
+		if err != nil {
+			return err
+		}
+		for _, j := range stranded {
+			if err := tx.EnqueueAnswer(ctx, j); err != nil {
+				return err
+			}
+			res.Requeued++
+		}
 		n, err := tx.Purge(ctx, now, now.Add(-countersign.OutcomeKept), now.Add(-idempotencyKeep), now.Add(-countsKeep))
 		res.Purged = n
 		return err
 	})
 	if err == nil && res != (SweepResult{}) {
-		e.log.Info("swept", "expired", res.Expired, "run_not_started", res.NotStarted, "run_unfinished", res.Unfinished, "purged", res.Purged)
+		e.log.Info("swept", "expired", res.Expired, "run_not_started", res.NotStarted, "run_unfinished", res.Unfinished,
+			"requeued", res.Requeued, "purged", res.Purged)
 	}
 	return res, err
 }

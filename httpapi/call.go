@@ -27,7 +27,8 @@ func (s *Server) routeCalls(r *mux.Router) {
 // key, {projects: [{owner, project, connector}]}.
 func (s *Server) agentProjects(w http.ResponseWriter, r *http.Request) {
 	key := bearer(r)
-	if err := s.authenticateAgent(r, key); err != nil {
+	r, err := s.authenticateAgent(r, key)
+	if err != nil {
 		writeAgentError(w, s.opts.Logger, err)
 		return
 	}
@@ -53,7 +54,8 @@ func (s *Server) agentProjects(w http.ResponseWriter, r *http.Request) {
 // never limited, or remembered, by the key it carries.
 func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 	key := bearer(r)
-	if err := s.authenticateAgent(r, key); err != nil {
+	r, err := s.authenticateAgent(r, key)
+	if err != nil {
 		writeAgentError(w, s.opts.Logger, err)
 		return
 	}
@@ -106,23 +108,23 @@ func checkCallBody(body []byte) error {
 }
 
 // authenticateAgent checks an agent key, within its client's budget of
-// failed attempts.
-func (s *Server) authenticateAgent(r *http.Request, key string) error {
+// failed attempts, and returns the request to serve the rest with.
+func (s *Server) authenticateAgent(r *http.Request, key string) (*http.Request, error) {
 	unauthorized := countersign.Errorf(countersign.Unauthorized, "a valid agent key is needed (Authorization: Bearer ak_…)")
 	if !plausibleKey(key) {
-		return s.failedAttempt(r, unauthorized)
+		return r, s.failedAttempt(r, unauthorized)
 	}
 	if err := s.mayLookUp(r, key); err != nil {
-		return err
+		return r, err
 	}
-	err := s.opts.Agents.Authenticate(r.Context(), key)
+	ctx, err := s.opts.Agents.Authenticate(r.Context(), key)
 	if countersign.ErrorCode(err) == countersign.Unauthorized {
-		return s.failedAttempt(r, err)
+		return r, s.failedAttempt(r, err)
 	} else if err != nil {
-		return err
+		return r, err
 	}
 	s.goodCredentials.add(key)
-	return nil
+	return r.WithContext(ctx), nil
 }
 
 // plausibleKey is what an agent key can look like: ak_ and at most 128

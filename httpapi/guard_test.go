@@ -26,7 +26,7 @@ type countingAgents struct {
 	lookups atomic.Int64
 }
 
-func (c *countingAgents) Authenticate(ctx context.Context, key string) error {
+func (c *countingAgents) Authenticate(ctx context.Context, key string) (context.Context, error) {
 	c.lookups.Add(1)
 	return c.Agents.Authenticate(ctx, key)
 }

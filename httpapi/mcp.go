@@ -52,7 +52,8 @@ func (s *Server) routeMCP(r *mux.Router) {
 	}, nil)(agentmcp.TagHTTP(streamable, mcpBody))
 	r.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := bearer(r)
-		if err := s.authenticateAgent(r, key); err != nil {
+		r, err := s.authenticateAgent(r, key)
+		if err != nil {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="countersign"`)
 			writeAgentError(w, s.opts.Logger, err)
 			return

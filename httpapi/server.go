@@ -71,9 +71,10 @@ type RunKeys struct {
 // key runs calls; this package only carries them.
 type Agents interface {
 	// Authenticate checks an agent key before anything else of a call is
-	// read: nil, or a transport-level refusal (unauthorized, the store
-	// unavailable).
-	Authenticate(ctx context.Context, agentKey string) error
+	// read: a transport-level refusal (unauthorized, the store
+	// unavailable), or the context to serve the rest of the request with
+	// (it may carry what the check found, so the call need not look again).
+	Authenticate(ctx context.Context, agentKey string) (context.Context, error)
 	// Call serves POST /call/{owner}/{project}: the answer to write with
 	// HTTP 200, or a transport-level refusal.
 	Call(ctx context.Context, agentKey, owner, project, idempotencyKey string, body []byte) ([]byte, error)

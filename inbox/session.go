@@ -178,7 +178,7 @@ func (s *Service) Authenticate(ctx context.Context, token string) (Session, erro
 	}
 	now := s.clock()
 	var dev store.Device
-	err := s.store.Tx(ctx, func(tx store.Tx) (err error) {
+	err := s.store.Read(ctx, func(tx store.Tx) (err error) {
 		dev, err = tx.DeviceByToken(ctx, hashToken(token))
 		return err
 	})

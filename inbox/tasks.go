@@ -272,7 +272,7 @@ func (s *Service) Approve(ctx context.Context, sess Session, id string, req Appr
 		return Approved{}, countersign.Errorf(countersign.InvalidRequest, "a supply or a note is empty: leave it out instead")
 	}
 	var t store.Task
-	err := s.store.Tx(ctx, func(tx store.Tx) (err error) {
+	err := s.store.Read(ctx, func(tx store.Tx) (err error) {
 		t, err = ownTask(ctx, tx, sess, id)
 		return err
 	})

@@ -455,7 +455,7 @@ func StartJobs(t testing.TB, db *sqlstore.DB, e *enclave.Enclave) {
 	jctx, cancel := context.WithCancel(context.Background())
 	go e.KeepAlive(jctx)
 	stop, err := db.StartJobs(jctx, sqlstore.Jobs{Workers: e.Workers(), Periodic: e.PeriodicJobs(),
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), HandOff: e.AnswerJob, HandOffTimeout: enclave.AnswerTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}

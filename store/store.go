@@ -49,6 +49,10 @@ var (
 type Store interface {
 	// Tx runs fn in one transaction, committed if fn returns nil.
 	Tx(ctx context.Context, fn func(Tx) error) error
+	// Read runs fn's lookups outside a transaction, each statement on its
+	// own (no snapshot across them, no BEGIN and COMMIT around them): for
+	// reads alone, where each answer stands by itself. fn must not write.
+	Read(ctx context.Context, fn func(Tx) error) error
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error
 	// Schema reports the schema version the database is at and the version
@@ -215,8 +219,20 @@ type InboxTx interface {
 	// Approval returns it (ErrNotFound when none).
 	Approval(ctx context.Context, id string) ([]byte, error)
 	// EnqueueAnswer queues the answer run of an approved task, in this
-	// transaction: the job carries ids only.
+	// transaction: the job carries ids only. Where this process runs
+	// answers itself, the job is handed to it the moment the transaction
+	// commits, and waits in the queue, for any process, only as the
+	// fallback (see sqlstore.Jobs).
 	EnqueueAnswer(ctx context.Context, job AnswerJob) error
+	// DropAnswerJob deletes a handed-off answer job's fallback from the
+	// queue while it is still waiting there (its run was claimed); a job a
+	// process is already working is left alone.
+	DropAnswerJob(ctx context.Context, queued int64) error
+	// StrandedApprovals lists approved tasks, approved before before, whose
+	// answer job no process will take: none waits in the queue (the one
+	// there was lost with a process that died working it). The sweep
+	// queues them again; the task row keeps the run once.
+	StrandedApprovals(ctx context.Context, before time.Time, limit int) ([]AnswerJob, error)
 	// Gauges counts what the service holds now, for its metrics.
 	Gauges(ctx context.Context) (Gauges, error)
 	// PutMute mutes an agent or a project for an owner (idempotent).
@@ -250,6 +266,9 @@ type Mute struct {
 type AnswerJob struct {
 	TaskID string `json:"task_id"`
 	Run    string `json:"run"`
+	// Queued is the queue's id of the job's fallback when the job was
+	// handed off in-process (0 when the queue itself delivers it).
+	Queued int64 `json:"-"`
 }
 
 // Kind names the job for the queue.

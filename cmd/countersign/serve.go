@@ -103,7 +103,8 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	jobsCtx, stopBeating := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopBeating()
 	go agents.KeepAlive(jobsCtx)
-	stopJobs, err := db.StartJobs(jobsCtx, sqlstore.Jobs{Workers: agents.Workers(), Periodic: agents.PeriodicJobs(), Logger: log})
+	stopJobs, err := db.StartJobs(jobsCtx, sqlstore.Jobs{Workers: agents.Workers(), Periodic: agents.PeriodicJobs(), Logger: log,
+		HandOff: agents.AnswerJob, HandOffTimeout: enclave.AnswerTimeout})
 	if err != nil {
 		return fmt.Errorf("cannot start running approved tasks and webhook deliveries (the job queue): %s", oneLine(err))
 	}

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/jackc/pgx/v5"
@@ -46,6 +47,10 @@ type DB struct {
 	// Insert-only job queue clients, for jobs queued in a transaction.
 	pgJobs   *river.Client[pgx.Tx]
 	liteJobs *river.Client[*sql.Tx]
+
+	// handoff, while this process works answer jobs itself (StartJobs
+	// with a HandOff), takes the answer jobs its transactions queue.
+	handoff atomic.Pointer[handOff]
 }
 
 var (
@@ -165,11 +170,16 @@ func (db *DB) Tx(ctx context.Context, fn func(store.Tx) error) error {
 		if err != nil {
 			return classify(err)
 		}
-		if err := fn(&tx{q: pgQuerier{ptx}, dialect: db.dialect, native: ptx, db: db}); err != nil {
+		t := &tx{q: pgQuerier{ptx}, dialect: db.dialect, native: ptx, db: db}
+		if err := fn(t); err != nil {
 			_ = ptx.Rollback(context.WithoutCancel(ctx))
 			return err
 		}
-		return classify(ptx.Commit(ctx))
+		if err := classify(ptx.Commit(ctx)); err != nil {
+			return err
+		}
+		db.handOff(t.handoffs)
+		return nil
 	}
 	ltx, err := db.lite.BeginTx(ctx, nil)
 	if err != nil {
@@ -189,8 +199,24 @@ func (db *DB) Tx(ctx context.Context, fn func(store.Tx) error) error {
 	for _, sig := range t.signals {
 		db.hub.signal(sig)
 	}
+	db.handOff(t.handoffs)
 	return nil
 }
+
+// Read runs fn's lookups on PostgreSQL's pool without a transaction: each
+// statement takes a connection and commits on its own, which saves the
+// BEGIN and COMMIT round trips a lookup would otherwise pay. The embedded
+// store, in process, reads in a transaction as Tx does.
+func (db *DB) Read(ctx context.Context, fn func(store.Tx) error) error {
+	if db.pg == nil {
+		return db.Tx(ctx, fn)
+	}
+	return fn(&tx{q: pgQuerier{db.pg}, dialect: db.dialect, native: readOnly{}, db: db})
+}
+
+// readOnly stands for the driver's transaction in Read, where there is
+// none: what needs one (the job queue's inserts) refuses it.
+type readOnly struct{}
 
 // tx implements store.Tx on either database.
 type tx struct {
@@ -200,6 +226,8 @@ type tx struct {
 	db      *DB
 	events  []store.TaskEvent // SQLite: published after commit
 	signals []store.StreamSignal
+	// handoffs are the answer jobs handed to this process after commit.
+	handoffs []store.AnswerJob
 }
 
 // Native returns the driver's transaction (pgx.Tx or *sql.Tx).
@@ -210,6 +238,14 @@ type querier interface {
 	exec(ctx context.Context, q string, args ...any) (int64, error)
 	query(ctx context.Context, q string, args ...any) (rows, error)
 	queryRow(ctx context.Context, q string, args ...any) row
+	// execAll runs writes in order: on PostgreSQL in one round trip.
+	execAll(ctx context.Context, stmts []stmt) error
+}
+
+// stmt is one statement of an execAll.
+type stmt struct {
+	sql  string
+	args []any
 }
 
 type rows interface {
@@ -221,7 +257,37 @@ type rows interface {
 
 type row interface{ Scan(dest ...any) error }
 
-type pgQuerier struct{ q pgx.Tx }
+// pgQuerier runs statements in a transaction or on the pool.
+type pgQuerier struct {
+	q interface {
+		Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+		Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+		QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+		SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+	}
+}
+
+func (p pgQuerier) execAll(ctx context.Context, stmts []stmt) error {
+	switch len(stmts) {
+	case 0:
+		return nil
+	case 1:
+		_, err := p.exec(ctx, stmts[0].sql, stmts[0].args...)
+		return err
+	}
+	b := &pgx.Batch{}
+	for _, s := range stmts {
+		b.Queue(rebind(s.sql), s.args...)
+	}
+	br := p.q.SendBatch(ctx, b)
+	for range stmts {
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			return classify(err)
+		}
+	}
+	return classify(br.Close())
+}
 
 func (p pgQuerier) exec(ctx context.Context, q string, args ...any) (int64, error) {
 	tag, err := p.q.Exec(ctx, rebind(q), args...)
@@ -268,6 +334,15 @@ func (l liteQuerier) query(ctx context.Context, q string, args ...any) (rows, er
 
 func (l liteQuerier) queryRow(ctx context.Context, q string, args ...any) row {
 	return liteRow{l.q.QueryRowContext(ctx, q, args...)}
+}
+
+func (l liteQuerier) execAll(ctx context.Context, stmts []stmt) error {
+	for _, s := range stmts {
+		if _, err := l.exec(ctx, s.sql, s.args...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 type liteRows struct{ *sql.Rows }

@@ -284,10 +284,14 @@ func parseSignal(p string) (store.StreamSignal, bool) {
 // notify records a task event in the transaction: NOTIFY on PostgreSQL
 // (delivered at commit), published after commit on SQLite.
 func (t *tx) notify(ctx context.Context, ev store.TaskEvent) error {
+	return t.q.execAll(ctx, t.notifying(nil, ev))
+}
+
+// notifying adds to stmts what notify does, to be run with them.
+func (t *tx) notifying(stmts []stmt, ev store.TaskEvent) []stmt {
 	if t.db.pg != nil {
-		_, err := t.q.exec(ctx, "SELECT pg_notify(?, ?)", t.db.channel(), eventPayload(ev))
-		return err
+		return append(stmts, stmt{"SELECT pg_notify(?, ?)", []any{t.db.channel(), eventPayload(ev)}})
 	}
 	t.events = append(t.events, ev)
-	return nil
+	return stmts
 }

@@ -4,11 +4,14 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"countersign"
+	"countersign/migrations"
 	"countersign/store"
 )
 
@@ -70,17 +73,65 @@ func (t *tx) Approval(ctx context.Context, id string) ([]byte, error) {
 
 // answerJobOpts: a failed attempt (the store down mid-run) is tried again;
 // the task row decides whether the run may start at all.
-var answerJobOpts = &river.InsertOpts{MaxAttempts: 10}
+func answerJobOpts(h *handOff) *river.InsertOpts {
+	opts := &river.InsertOpts{MaxAttempts: 10}
+	if h != nil {
+		// Handed off in this process at commit: the queue's copy waits
+		// out the grace, for whichever process is alive then.
+		opts.ScheduledAt = time.Now().Add(h.grace)
+	}
+	return opts
+}
 
 func (t *tx) EnqueueAnswer(ctx context.Context, job store.AnswerJob) error {
+	h := t.db.handoff.Load()
+	var res *rivertype.JobInsertResult
 	var err error
 	switch native := t.native.(type) {
 	case pgx.Tx:
-		_, err = t.db.pgJobs.InsertTx(ctx, native, job, answerJobOpts)
+		res, err = t.db.pgJobs.InsertTx(ctx, native, job, answerJobOpts(h))
 	case *sql.Tx:
-		_, err = t.db.liteJobs.InsertTx(ctx, native, job, answerJobOpts)
+		res, err = t.db.liteJobs.InsertTx(ctx, native, job, answerJobOpts(h))
+	default:
+		return fmt.Errorf("store: an answer job is queued in a transaction, not in %T", native)
 	}
-	return classify(err)
+	if err != nil {
+		return classify(err)
+	}
+	if h != nil {
+		job.Queued = res.Job.ID
+		t.handoffs = append(t.handoffs, job)
+	}
+	return nil
+}
+
+func (t *tx) DropAnswerJob(ctx context.Context, queued int64) error {
+	_, err := t.q.exec(ctx, "DELETE FROM river_job WHERE id = ? AND state = 'scheduled'", queued)
+	return err
+}
+
+func (t *tx) StrandedApprovals(ctx context.Context, before time.Time, limit int) ([]store.AnswerJob, error) {
+	taskOf := "j.args->>'task_id'"
+	if t.dialect == migrations.SQLite {
+		taskOf = "json_extract(j.args, '$.task_id')"
+	}
+	r, err := t.q.query(ctx, `SELECT id, answer_run FROM tasks WHERE state = `+sqlState(countersign.StateApproved)+`
+		AND state_at <= ? AND NOT EXISTS (SELECT 1 FROM river_job j WHERE j.kind = 'answer_run'
+			AND CAST(j.state AS TEXT) IN ('available', 'scheduled', 'retryable', 'pending') AND `+taskOf+` = tasks.id)
+		ORDER BY state_at, id LIMIT ?`, before.Unix(), limit)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	var out []store.AnswerJob
+	for r.Next() {
+		var j store.AnswerJob
+		if err := r.Scan(&j.TaskID, &j.Run); err != nil {
+			return nil, err
+		}
+		out = append(out, j)
+	}
+	return out, r.Err()
 }
 
 func (t *tx) Gauges(ctx context.Context) (store.Gauges, error) {

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -10,6 +11,8 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
+
+	"countersign/store"
 )
 
 // Jobs is the queue's working side: which workers, which periodic jobs.
@@ -19,6 +22,14 @@ type Jobs struct {
 	// MaxWorkers bounds jobs run at once by this process (0: 4).
 	MaxWorkers int
 	Logger     *slog.Logger
+	// HandOff, when set, runs the answer jobs this process's own
+	// transactions queue, as soon as each commits (see handOff), on
+	// HandOffWorkers workers (0: 16), each within HandOffTimeout; the
+	// queue's fallback copy of each waits HandOffGrace (0: 10 s).
+	HandOff        func(context.Context, store.AnswerJob) error
+	HandOffWorkers int
+	HandOffTimeout time.Duration
+	HandOffGrace   time.Duration
 }
 
 // StartJobs starts working the job queue on this store's database. On
@@ -41,21 +52,45 @@ func (db *DB) StartJobs(ctx context.Context, j Jobs) (func(context.Context) erro
 		FetchCooldown:     20 * time.Millisecond,
 		FetchPollInterval: 100 * time.Millisecond,
 	}
+	var stopQueue func(context.Context) error
 	if db.pg != nil {
 		c, err := river.NewClient[pgx.Tx](riverpgxv5.New(db.pg), cfg)
 		if err != nil {
 			return nil, err
 		}
-		return c.Stop, c.Start(ctx)
+		if err := c.Start(ctx); err != nil {
+			return nil, err
+		}
+		stopQueue = c.Stop
+	} else {
+		// The embedded store has no notifications: poll often.
+		cfg.FetchPollInterval = 200 * time.Millisecond
+		cfg.Schema = ""
+		c, err := river.NewClient[*sql.Tx](riversqlite.New(db.lite), cfg)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.Start(ctx); err != nil {
+			return nil, err
+		}
+		stopQueue = c.Stop
 	}
-	// The embedded store has no notifications: poll often.
-	cfg.FetchPollInterval = 200 * time.Millisecond
-	cfg.Schema = ""
-	c, err := river.NewClient[*sql.Tx](riversqlite.New(db.lite), cfg)
-	if err != nil {
-		return nil, err
+	if j.HandOff == nil {
+		return stopQueue, nil
 	}
-	return c.Stop, c.Start(ctx)
+	if j.HandOffWorkers == 0 {
+		j.HandOffWorkers = 16
+	}
+	if j.HandOffTimeout == 0 {
+		j.HandOffTimeout = time.Hour
+	}
+	if j.HandOffGrace == 0 {
+		j.HandOffGrace = HandOffGrace
+	}
+	stopHandOff := db.startHandOff(ctx, j, j.HandOff)
+	return func(ctx context.Context) error {
+		return errors.Join(stopHandOff(ctx), stopQueue(ctx))
+	}, nil
 }
 
 // demoted hands the job queue's records to h one level lower: its routine

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"countersign"
@@ -16,31 +17,30 @@ func (t *tx) LockOwner(ctx context.Context, owner string) error {
 }
 
 func (t *tx) InsertTask(ctx context.Context, k store.Task, c store.TaskCiphertext) error {
-	_, err := t.q.exec(ctx, `INSERT INTO tasks (id, owner, preparer, project, project_uuid, connector,
+	// The task, its files and device copies and its notification go in one
+	// round trip.
+	stmts := []stmt{{`INSERT INTO tasks (id, owner, preparer, project, project_uuid, connector,
 		kind, state, thread, run, operation, supplies, reply_pubkey, task_hash, key_id, content_size,
 		created_at, expires_at, state_at, sealed, content)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, []any{
 		k.ID, k.Owner, k.Preparer, k.Project, k.ProjectUUID, k.Connector,
 		k.Kind, k.State, k.Thread, k.Run, k.Operation, k.Supplies, k.ReplyPubkey, k.TaskHash,
-		int64(k.KeyID), k.ContentSize, k.CreatedAt.Unix(), k.ExpiresAt.Unix(), k.CreatedAt.Unix(), c.Sealed, c.Content)
+		int64(k.KeyID), k.ContentSize, k.CreatedAt.Unix(), k.ExpiresAt.Unix(), k.CreatedAt.Unix(), c.Sealed, c.Content}}}
+	for n, f := range c.Files {
+		stmts = append(stmts, stmt{"INSERT INTO task_files (task_id, n, size, blob) VALUES (?, ?, ?, ?)",
+			[]any{k.ID, n, int64(len(f)), f}})
+	}
+	for device, blob := range c.DeviceCopies {
+		stmts = append(stmts, stmt{putDeviceCopy, []any{k.ID, device, blob}})
+	}
+	if err := t.q.execAll(ctx, t.notifying(stmts, store.TaskEvent{Owner: k.Owner, TaskID: k.ID, State: k.State})); err != nil {
+		return err
+	}
+	webhookID, err := t.webhookOf(ctx, k.Owner)
 	if err != nil {
 		return err
 	}
-	for n, f := range c.Files {
-		if _, err := t.q.exec(ctx, "INSERT INTO task_files (task_id, n, size, blob) VALUES (?, ?, ?, ?)",
-			k.ID, n, int64(len(f)), f); err != nil {
-			return err
-		}
-	}
-	for device, blob := range c.DeviceCopies {
-		if err := t.PutDeviceCopy(ctx, k.ID, device, blob); err != nil {
-			return err
-		}
-	}
-	if err := t.outbox(ctx, k.ID, k.State, k.CreatedAt.Unix()); err != nil {
-		return err
-	}
-	return t.notify(ctx, store.TaskEvent{Owner: k.Owner, TaskID: k.ID, State: k.State})
+	return t.outbox(ctx, k.ID, k.Kind, webhookID, k.State, k.CreatedAt.Unix())
 }
 
 const taskColumns = `id, owner, preparer, project, project_uuid, connector, kind, state, thread, run,
@@ -116,48 +116,50 @@ func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 	if m.To.Terminal() {
 		closed = m.At.Unix()
 	}
+	// The move, what it drops from the task's row, and what the outbox
+	// needs to know (the owner, the kind, the owner's webhook) in one
+	// statement; then its event, its other drops and its notification in
+	// one round trip.
+	drops := countersign.Drops(m.From, m.To)
 	q := `UPDATE tasks SET state = ?, closed_at = ?, state_at = ?,
 		outcome_class = COALESCE(?, outcome_class), failure_reason = COALESCE(?, failure_reason),
-		answer_run = COALESCE(?, answer_run)
+		answer_run = COALESCE(?, answer_run),
+		content = CASE WHEN ? THEN NULL ELSE content END,
+		sealed = CASE WHEN ? THEN NULL ELSE sealed END,
+		approval = CASE WHEN ? THEN NULL ELSE approval END
 		WHERE id = ? AND state = ?`
-	args := []any{m.To, closed, m.At.Unix(), null(string(m.OutcomeClass)), null(string(m.FailureReason)), null(m.AnswerRun), m.ID, m.From}
+	args := []any{m.To, closed, m.At.Unix(), null(string(m.OutcomeClass)), null(string(m.FailureReason)), null(m.AnswerRun),
+		drops.Content, drops.Sealed, drops.Sealed, m.ID, m.From}
 	if !m.Unexpired.IsZero() {
 		q += " AND expires_at > ?"
 		args = append(args, m.Unexpired.Unix())
 	}
-	n, err := t.q.exec(ctx, q, args...)
-	if err != nil || n == 0 {
+	q += " RETURNING owner, kind, (SELECT id FROM webhooks WHERE webhooks.owner = tasks.owner)"
+	var owner string
+	var kind countersign.Kind
+	var webhookID *string
+	err := t.q.queryRow(ctx, q, args...).Scan(&owner, &kind, &webhookID)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	} else if err != nil {
 		return false, err
 	}
-	drops := countersign.Drops(m.From, m.To)
-	var drop []string
-	if drops.Content {
-		drop = append(drop, "UPDATE tasks SET content = NULL WHERE id = ?")
-	}
-	if drops.Sealed {
-		drop = append(drop, "UPDATE tasks SET sealed = NULL, approval = NULL WHERE id = ?")
-	}
+	var stmts []stmt
 	if drops.Files {
-		drop = append(drop, "DELETE FROM task_files WHERE task_id = ?")
+		stmts = append(stmts, stmt{"DELETE FROM task_files WHERE task_id = ?", []any{m.ID}})
 	}
 	if drops.DeviceCopies {
-		drop = append(drop, "DELETE FROM device_copies WHERE task_id = ?")
+		stmts = append(stmts, stmt{"DELETE FROM device_copies WHERE task_id = ?", []any{m.ID}})
 	}
-	for _, q := range drop {
-		if _, err := t.q.exec(ctx, q, m.ID); err != nil {
-			return false, err
-		}
-	}
-	var owner string
-	if err := t.q.queryRow(ctx, `INSERT INTO task_events (task_id, owner, from_state, to_state, actor, run, at)
-		SELECT id, owner, ?, ?, ?, ?, ? FROM tasks WHERE id = ? RETURNING owner`,
-		m.From, m.To, m.Actor, m.Run, m.At.Unix(), m.ID).Scan(&owner); err != nil {
+	stmts = append(stmts, stmt{`INSERT INTO task_events (task_id, owner, from_state, to_state, actor, run, at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, []any{m.ID, owner, m.From, m.To, m.Actor, m.Run, m.At.Unix()}})
+	if err := t.q.execAll(ctx, t.notifying(stmts, store.TaskEvent{Owner: owner, TaskID: m.ID, State: m.To})); err != nil {
 		return false, err
 	}
-	if err := t.outbox(ctx, m.ID, m.To, m.At.Unix()); err != nil {
-		return false, err
+	if webhookID == nil {
+		return true, nil
 	}
-	return true, t.notify(ctx, store.TaskEvent{Owner: owner, TaskID: m.ID, State: m.To})
+	return true, t.outbox(ctx, m.ID, kind, *webhookID, m.To, m.At.Unix())
 }
 
 func (t *tx) Sealed(ctx context.Context, id string) ([]byte, uint32, error) {
@@ -212,9 +214,11 @@ func (t *tx) DeviceCopy(ctx context.Context, id, deviceID string) ([]byte, error
 	return blob, err
 }
 
+const putDeviceCopy = `INSERT INTO device_copies (task_id, device_id, blob) VALUES (?, ?, ?)
+	ON CONFLICT (task_id, device_id) DO UPDATE SET blob = excluded.blob`
+
 func (t *tx) PutDeviceCopy(ctx context.Context, id, deviceID string, blob []byte) error {
-	_, err := t.q.exec(ctx, `INSERT INTO device_copies (task_id, device_id, blob) VALUES (?, ?, ?)
-		ON CONFLICT (task_id, device_id) DO UPDATE SET blob = excluded.blob`, id, deviceID, blob)
+	_, err := t.q.exec(ctx, putDeviceCopy, id, deviceID, blob)
 	return err
 }
 

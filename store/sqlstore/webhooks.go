@@ -85,24 +85,26 @@ var deliveryJobOpts = &river.InsertOpts{MaxAttempts: 3}
 
 // outbox writes the webhook event of a task reaching a state, and queues
 // its delivery, when the owner has a webhook.
-func (t *tx) outbox(ctx context.Context, id string, state countersign.State, at int64) error {
+// webhookOf returns the id of an owner's webhook ("" when none).
+func (t *tx) webhookOf(ctx context.Context, owner string) (string, error) {
+	var id string
+	err := t.q.queryRow(ctx, "SELECT id FROM webhooks WHERE owner = ?", owner).Scan(&id)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", nil
+	}
+	return id, err
+}
+
+// outbox writes the webhook event of a task reaching state, and queues its
+// delivery, when the owner has a webhook and the move has an event.
+func (t *tx) outbox(ctx context.Context, id string, kind countersign.Kind, webhookID string, state countersign.State, at int64) error {
+	typ := countersign.EventFor(kind, state)
+	if webhookID == "" || typ == "" {
+		return nil
+	}
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return err
-	}
-	var kind countersign.Kind
-	var webhookID string
-	err := t.q.queryRow(ctx, `SELECT tasks.kind, webhooks.id FROM tasks JOIN webhooks ON webhooks.owner = tasks.owner
-		WHERE tasks.id = ?`, id).Scan(&kind, &webhookID)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil // no webhook
-	}
-	if err != nil {
-		return err
-	}
-	typ := countersign.EventFor(kind, state)
-	if typ == "" {
-		return nil
 	}
 	eventID := "evt_" + hex.EncodeToString(b[:])
 	if _, err := t.q.exec(ctx, `INSERT INTO webhook_events (id, owner, webhook_id, type, task_id, preparer, project, kind, run, failure_reason, at)
@@ -111,6 +113,7 @@ func (t *tx) outbox(ctx context.Context, id string, state countersign.State, at 
 		return err
 	}
 	job := store.DeliveryJob{EventID: eventID, WebhookID: webhookID}
+	var err error
 	switch native := t.native.(type) {
 	case pgx.Tx:
 		_, err = t.db.pgJobs.InsertTx(ctx, native, job, deliveryJobOpts)

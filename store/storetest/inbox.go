@@ -18,6 +18,7 @@ func inboxTests() []storeTest {
 		{"EventsAfterCommit", testEventsAfterCommit},
 		{"SlowSubscriberDropped", testSlowSubscriberDropped},
 		{"Gauges", testGauges},
+		{"StrandedApprovals", testStrandedApprovals},
 	}
 }
 
@@ -252,5 +253,44 @@ func testGauges(t *testing.T, s store.Store) {
 	}
 	if g.Queued[store.AnswerJob{}.Kind()] != 1 {
 		t.Errorf("queued: %v, want one answer run", g.Queued)
+	}
+}
+
+// An approved task is stranded when it has waited past the cut-off with no
+// answer job waiting in the queue; one whose job waits, one approved since,
+// and one no longer approved are not.
+func testStrandedApprovals(t *testing.T, s store.Store) {
+	for _, id := range []string{"s1-1", "s2-1", "s3-1", "s4-1"} {
+		k, c := NewTask(id, "alice.near", "bot.near")
+		insert(t, s, k, c)
+	}
+	approve := func(id string, at time.Time) {
+		t.Helper()
+		if !move(t, s, store.Move{ID: id, From: countersign.StateOpen, To: countersign.StateApproved, At: at, Actor: "owner", AnswerRun: "run-" + id}) {
+			t.Fatalf("%s was not approved", id)
+		}
+	}
+	approve("s1-1", t0)
+	approve("s2-1", t0)
+	approve("s3-1", t0.Add(time.Hour))
+	approve("s4-1", t0)
+	move(t, s, store.Move{ID: "s4-1", From: countersign.StateApproved, To: countersign.StateAnswering, At: t0, Actor: "platform", Run: "run-s4-1"})
+	inTx(t, s, func(tx store.Tx) error {
+		return tx.EnqueueAnswer(ctx, store.AnswerJob{TaskID: "s1-1", Run: "run-s1-1"})
+	})
+	var got []store.AnswerJob
+	inTx(t, s, func(tx store.Tx) (err error) {
+		got, err = tx.StrandedApprovals(ctx, t0.Add(time.Minute), 10)
+		return err
+	})
+	if len(got) != 1 || got[0] != (store.AnswerJob{TaskID: "s2-1", Run: "run-s2-1"}) {
+		t.Fatalf("stranded: %+v, want only s2-1 with its run", got)
+	}
+	inTx(t, s, func(tx store.Tx) (err error) {
+		got, err = tx.StrandedApprovals(ctx, t0.Add(-time.Second), 10)
+		return err
+	})
+	if len(got) != 0 {
+		t.Fatalf("stranded before every approval: %+v", got)
 	}
 }

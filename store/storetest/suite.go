@@ -45,6 +45,7 @@ func taskTests() []storeTest {
 		{"RollbackWritesNothing", testRollbackWritesNothing},
 		{"OutcomeAndReason", testOutcomeAndReason},
 		{"PreparerTasksOfOneProject", testPreparerTasksOfOneProject},
+		{"ReadSeesCommitted", testReadSeesCommitted},
 	}
 }
 
@@ -428,4 +429,21 @@ func testRollbackWritesNothing(t *testing.T, s store.Store) {
 		}
 		return nil
 	})
+}
+
+// Read's lookups see what committed, and say when a row is not there.
+func testReadSeesCommitted(t *testing.T, s store.Store) {
+	k, c := NewTask("read1-1", "alice.near", "bot.near")
+	insert(t, s, k, c)
+	var got store.Task
+	if err := s.Read(ctx, func(tx store.Tx) (err error) { got, err = tx.Task(ctx, k.ID); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if got.ID != k.ID || got.Owner != k.Owner || got.State != countersign.StateOpen {
+		t.Fatalf("read %+v", got)
+	}
+	err := s.Read(ctx, func(tx store.Tx) error { _, err := tx.Task(ctx, "absent-1"); return err })
+	if !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("reading an absent task: %v, want ErrNotFound", err)
+	}
 }

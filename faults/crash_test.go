@@ -145,6 +145,7 @@ func TestKilledMidApproval(t *testing.T) {
 	// Start again on the same database and address; approve what is still
 	// open.
 	srv = w.serve(addr)
+	restarted := time.Now().Truncate(time.Second) // history is to the second
 	for _, d := range devices {
 		d.Client.HTTP.CloseIdleConnections() // connections to the killed process
 	}
@@ -186,6 +187,7 @@ func TestKilledMidApproval(t *testing.T) {
 	comments := w.comments()
 	states := map[string]int{}
 	var stranded []string
+	afterRestart := 0 // accepted before the kill, run after the restart
 	for _, k := range tasks {
 		st := final[k.id]
 		key := st.State
@@ -200,8 +202,11 @@ func TestKilledMidApproval(t *testing.T) {
 		case st.State == "done" && n != 1:
 			t.Errorf("task %s is done with %d comments posted", k.id, n)
 		case st.State == "done":
+			if outcome[k] == accepted && !began(t, k).Before(restarted) {
+				afterRestart++
+			}
 		case st.State == "failed" && st.FailureReason == "run_unfinished":
-			if !answering(t, k) {
+			if began(t, k).IsZero() {
 				t.Errorf("task %s failed run_unfinished though its run never began", k.id)
 			}
 		case !terminal(st.State):
@@ -215,29 +220,34 @@ func TestKilledMidApproval(t *testing.T) {
 		summary = append(summary, fmt.Sprintf("%s: %d", s, n))
 	}
 	sort.Strings(summary)
-	t.Logf("end states: %s; %d comments posted; %s in all", strings.Join(summary, ", "), len(comments), time.Since(started).Round(time.Second))
+	t.Logf("end states: %s; %d comments posted; %d approvals accepted before the kill were carried out after the restart; %s in all",
+		strings.Join(summary, ", "), len(comments), afterRestart, time.Since(started).Round(time.Second))
 	if len(stranded) > 0 {
 		t.Errorf("%d tasks are not terminal 150 s after the restart (an approved task whose answer job the killed process had taken stays approved): %s",
 			len(stranded), strings.Join(stranded[:min(len(stranded), 20)], "; "))
 	}
 }
 
-// answering reports whether the task's history shows its run begun
-// (approved → answering).
-func answering(t *testing.T, k *task) bool {
+// began is when the task's history shows its run begun (approved →
+// answering), to the second; zero when it never began.
+func began(t *testing.T, k *task) time.Time {
 	ctx, cancel := context.WithTimeout(context.Background(), requestLimit)
 	defer cancel()
 	h, err := k.owner.Client.History(ctx, k.id)
 	if err != nil {
 		t.Errorf("history of %s: %v", k.id, err)
-		return false
+		return time.Time{}
 	}
 	for _, e := range h {
 		if e.From == "approved" && e.To == "answering" {
-			return true
+			at, err := time.Parse(time.RFC3339, e.At)
+			if err != nil {
+				t.Errorf("history of %s: %v", k.id, err)
+			}
+			return at
 		}
 	}
-	return false
+	return time.Time{}
 }
 
 // parallel runs f on every task, n at a time, each bounded by

@@ -1,6 +1,7 @@
 // Package faults holds tests only: a fault campaign against the real
-// binary. Each test builds nothing of its own but runs `countersign serve`
-// as a subprocess on PostgreSQL, with owners signing in and approving over
+// binary. The test binary builds countersign once; each test runs
+// `countersign serve` as a subprocess on PostgreSQL, with owners signing in
+// and approving over
 // loopback HTTP and agents calling the GitHub connector against its fake,
 // whose comments are the side effects counted. They kill the server with
 // SIGKILL mid-approval and restart it, hold about 200 mixed requests a

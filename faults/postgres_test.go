@@ -259,6 +259,38 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 	}
 
 	time.Sleep(5 * time.Second)
+	// A burst of approvals just before the stop, so that answer runs and
+	// webhook deliveries are under way when PostgreSQL goes.
+	mu.Lock()
+	burst := map[*task]client.ApproveRequest{}
+	for k, req := range ready {
+		if len(burst) < 8 {
+			burst[k] = req
+			delete(ready, k)
+		}
+	}
+	mu.Unlock()
+	var bwg sync.WaitGroup
+	for k, req := range burst {
+		bwg.Add(1)
+		go func() {
+			defer bwg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), requestLimit)
+			defer cancel()
+			sent := time.Now()
+			_, err := k.owner.Client.Approve(ctx, k.id, req)
+			record("approve", sent, err)
+			mu.Lock()
+			defer mu.Unlock()
+			if err == nil {
+				accepted[k] = true
+			} else {
+				ready[k] = req
+			}
+		}()
+	}
+	bwg.Wait()
+	t.Logf("%d approvals sent just before the stop", len(burst))
 	if err := pg.Halt(); err != nil {
 		t.Fatal(err)
 	}

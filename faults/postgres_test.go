@@ -393,7 +393,7 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 			t.Errorf("approve %s after the outage: %v", k.id, err)
 		}
 	}
-	final := finalStates(t, tasks, time.Now().Add(2*time.Minute))
+	final := finalStates(t, tasks, time.Now().Add(90*time.Second))
 	comments := w.comments()
 	states := map[string]int{}
 	for _, k := range tasks {
@@ -407,7 +407,7 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 
 	// Every event the owners' webhooks should get arrives.
 	var missing []string
-	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(500 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(500 * time.Millisecond) {
 		missing = recv.missing(tasks, "task_created", "task_approved", "task_answered")
 		if len(missing) == 0 || time.Now().After(deadline) {
 			break

@@ -81,23 +81,19 @@ func (e *Enclave) AnswerJob(ctx context.Context, job store.AnswerJob) error {
 	var rk *sealing.ReceiptKey
 	claimed := false
 	err := e.store.Tx(ctx, func(tx store.Tx) error {
-		t, err := tx.Task(ctx, taskID)
+		in, err := tx.RunInputs(ctx, taskID, job.Queued)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
+		t := in.Task
 		if t.State != countersign.StateApproved || t.AnswerRun != run {
 			return nil // taken, ended, or another approval's run
 		}
-		if job.Queued != 0 {
-			if err := tx.DropAnswerJob(ctx, job.Queued); err != nil {
-				return err
-			}
-		}
 		var end *ending
-		if p, end, err = e.prepare(ctx, tx, t); err != nil {
+		if p, end, err = e.prepare(in); err != nil {
 			return err
 		}
 		if end != nil {
@@ -141,19 +137,20 @@ func (e *Enclave) AnswerJob(ctx context.Context, job store.AnswerJob) error {
 // owner's approval verifies again, the operation exists and is free, the
 // preparer may still act, the policy and build are the ones the owner saw
 // and the preparer is still granted the project (else void).
-func (e *Enclave) prepare(ctx context.Context, tx store.Tx, t store.Task) (*prepared, *ending, error) {
+// Everything it reads was read in one round trip (RunInputs).
+func (e *Enclave) prepare(in store.RunInputs) (*prepared, *ending, error) {
+	t := in.Task
 	p := &prepared{task: t}
-	project, err := tx.ProjectByUUID(ctx, t.ProjectUUID)
-	if errors.Is(err, store.ErrNotFound) {
+	if in.Project == nil {
 		return p, &ending{void: true}, nil // its policy no longer hashes to anything
-	} else if err != nil {
-		return nil, nil, err
 	}
+	project := *in.Project
 	p.project = project
-	sc, tk, err := e.openSealed(ctx, tx, t)
-	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrUnavailable) {
-		return nil, nil, err
+	raw := in.Approval
+	if raw == nil || in.Sealed == nil {
+		return nil, nil, store.ErrNotFound
 	}
+	sc, tk, err := e.openSealedBlob(t, in.Sealed, in.KeyID)
 	if err != nil {
 		e.log.Error("a sealed copy does not open", "task", t.ID, "err", err)
 		return p, refused(countersign.TaskUnreadable, "decryption failed."), nil
@@ -165,10 +162,6 @@ func (e *Enclave) prepare(ctx context.Context, tx store.Tx, t store.Task) (*prep
 	}
 	if p.envelope, err = countersign.ParseEnvelope([]byte(sc.Envelope)); err != nil {
 		return p, refused(countersign.TaskUnreadable, "decryption failed."), nil
-	}
-	raw, err := tx.Approval(ctx, t.ID)
-	if err != nil {
-		return nil, nil, err
 	}
 	if err := json.Unmarshal(raw, &p.approval); err != nil {
 		return p, refused(countersign.ConfirmationRequired, "the owner's approval cannot be read."), nil
@@ -190,11 +183,8 @@ func (e *Enclave) prepare(ctx context.Context, tx store.Tx, t store.Task) (*prep
 		return p, fail(countersign.FailOperationPriced), nil
 	}
 	p.op = op
-	agent, err := tx.Agent(ctx, t.Preparer)
-	if errors.Is(err, store.ErrNotFound) || err == nil && agent.Keys == 0 {
+	if in.Preparer == nil || in.Preparer.Keys == 0 {
 		return p, fail(countersign.FailPreparerKeyUnavailable), nil
-	} else if err != nil {
-		return nil, nil, err
 	}
 	if h := sha256.Sum256(project.Policy); hex.EncodeToString(h[:]) != p.envelope.PolicyHash || conn.Build() != p.envelope.Build {
 		return p, &ending{void: true}, nil
@@ -261,19 +251,24 @@ func (e *Enclave) endApproved(ctx context.Context, tx store.Tx, t store.Task, en
 // recordResult seals an answer run's result for the preparer and keeps the
 // tasks it opened next.
 func (e *Enclave) recordResult(ctx context.Context, tx store.Tx, t store.Task, result any, next, notice string) error {
-	b, err := marshal(result)
-	if err != nil {
-		return err
-	}
-	tk, err := e.keys.TaskKeys(t.KeyID, t.ProjectUUID, t.Owner, t.ID)
-	if err != nil {
-		return err
-	}
-	sealed, err := tk.Seal(sealing.OutcomeRecord, b)
+	sealed, err := e.sealResult(t, result)
 	if err != nil {
 		return err
 	}
 	return tx.RecordAnswer(ctx, t.ID, sealed, next, notice)
+}
+
+// sealResult seals an answer run's result for the preparer.
+func (e *Enclave) sealResult(t store.Task, result any) ([]byte, error) {
+	b, err := marshal(result)
+	if err != nil {
+		return nil, err
+	}
+	tk, err := e.keys.TaskKeys(t.KeyID, t.ProjectUUID, t.Owner, t.ID)
+	if err != nil {
+		return nil, err
+	}
+	return tk.Seal(sealing.OutcomeRecord, b)
 }
 
 // answer runs the claimed answer operation and records how it ended.
@@ -306,10 +301,16 @@ func (e *Enclave) answer(ctx context.Context, p *prepared, run string, limit tim
 	}
 	state, outcome, reason, result := e.outcome(out, runErr)
 	answer, _ := marshal(result)
+	sealed, err := e.sealResult(t, result)
+	if err != nil {
+		return err
+	}
 	ctx = context.WithoutCancel(ctx)
-	err := e.store.Tx(ctx, func(tx store.Tx) error {
+	err = e.store.Tx(ctx, func(tx store.Tx) error {
+		// The end, its result and the next turns in one statement.
 		moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, From: countersign.StateAnswering, To: countersign.State(string(state)),
-			At: e.clock(), Actor: "platform", Run: run, OutcomeClass: countersign.OutcomeClass(string(outcome)), FailureReason: countersign.FailureReason(string(reason))})
+			At: e.clock(), Actor: "platform", Run: run, OutcomeClass: countersign.OutcomeClass(string(outcome)), FailureReason: countersign.FailureReason(string(reason)),
+			Answer: &store.Answer{Result: sealed, NextTaskID: next, NoticeID: notice}})
 		if err != nil {
 			return err
 		}
@@ -318,9 +319,6 @@ func (e *Enclave) answer(ctx context.Context, p *prepared, run string, limit tim
 			// reports now is not recorded, and nothing runs again.
 			e.log.Warn("an answer run finished after its task was ended", "run", run, "task", t.ID)
 			return nil
-		}
-		if err := e.recordResult(ctx, tx, t, result, next, notice); err != nil {
-			return err
 		}
 		return e.sign(ctx, tx, r, p.op.Name, answer, opened)
 	})
@@ -363,22 +361,10 @@ func (e *Enclave) answerCall(ctx context.Context, p *prepared, run string) (*con
 	if err != nil {
 		return nil, unreadable
 	}
-	err = e.store.Tx(ctx, func(tx store.Tx) error {
-		for n := range p.envelope.Files {
-			blob, err := tx.File(ctx, t.ID, n)
-			if err != nil {
-				return err
-			}
-			data, err := ck.OpenFile(t.ID, n, blob)
-			if err != nil {
-				return err
-			}
-			ac.Files = append(ac.Files, data)
+	if len(p.envelope.Files) > 0 {
+		if err := e.store.Tx(ctx, func(tx store.Tx) error { return e.openFiles(ctx, tx, p, ck, ac) }); err != nil {
+			return nil, unreadable
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, unreadable
 	}
 	if p.project.Creds != nil {
 		if ac.Credentials, err = e.credentials(p.project); err != nil {
@@ -386,6 +372,22 @@ func (e *Enclave) answerCall(ctx context.Context, p *prepared, run string) (*con
 		}
 	}
 	return ac, nil
+}
+
+// openFiles opens the task's files for its answer run.
+func (e *Enclave) openFiles(ctx context.Context, tx store.Tx, p *prepared, ck *sealing.ContentKey, ac *connectors.AnswerCall) error {
+	for n := range p.envelope.Files {
+		blob, err := tx.File(ctx, p.task.ID, n)
+		if err != nil {
+			return err
+		}
+		data, err := ck.OpenFile(p.task.ID, n, blob)
+		if err != nil {
+			return err
+		}
+		ac.Files = append(ac.Files, data)
+	}
+	return nil
 }
 
 // outcome turns what an answer handler returned into the task's end: done

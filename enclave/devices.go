@@ -22,13 +22,19 @@ func (e *Enclave) deviceKeys(ctx context.Context, tx store.Tx, owner string, now
 	if err != nil {
 		return nil, err
 	}
+	return e.checkedKeys(devices, now), nil
+}
+
+// checkedKeys are the keys of the devices whose sign-in statements check
+// out, by device id.
+func (e *Enclave) checkedKeys(devices []store.Device, now time.Time) map[string]*ecdh.PublicKey {
 	keys := make(map[string]*ecdh.PublicKey, len(devices))
 	for _, d := range devices {
 		if k, ok := e.checkDevice(d, now); ok {
 			keys[d.ID] = k
 		}
 	}
-	return keys, nil
+	return keys
 }
 
 func (e *Enclave) checkDevice(d store.Device, now time.Time) (*ecdh.PublicKey, bool) {

@@ -266,30 +266,15 @@ func (e *Enclave) OpenTask(ctx context.Context, tx store.Tx, run *Run, spec conn
 		return Opened{}, err
 	}
 
-	if err := tx.LockOwner(ctx, run.Project.Owner); err != nil {
-		return Opened{}, err
-	}
-	muted, err := tx.Muted(ctx, run.Project.Owner, run.Agent, run.Project.Name)
+	// Under the owner's lock: mutes, limits and devices, read at once.
+	gate, err := tx.OwnerGate(ctx, run.Project.Owner, run.Agent, run.Project.Name, now)
 	if err != nil {
 		return Opened{}, err
 	}
-	if muted {
+	if gate.Muted {
 		return Opened{}, countersign.Errorf(countersign.Muted, "the owner muted this agent or this project")
 	}
-	devices, err := e.deviceKeys(ctx, tx, run.Project.Owner, now)
-	if err != nil {
-		return Opened{}, err
-	}
-	ct.DeviceCopies = make(map[string][]byte, len(devices))
-	for deviceID, pub := range devices {
-		if ct.DeviceCopies[deviceID], err = sealing.WrapContentKey(pub, id, ck); err != nil {
-			return Opened{}, err
-		}
-	}
-	load, err := tx.OwnerLoad(ctx, run.Project.Owner, run.Agent)
-	if err != nil {
-		return Opened{}, err
-	}
+	load := gate.Load
 	switch {
 	case load.OwnerOpen >= countersign.MaxOpenTasksPerOwner:
 		return Opened{}, countersign.Errorf(countersign.InboxFull, "the owner has %d tasks waiting", countersign.MaxOpenTasksPerOwner)
@@ -299,6 +284,13 @@ func (e *Enclave) OpenTask(ctx context.Context, tx store.Tx, run *Run, spec conn
 		return Opened{}, countersign.Errorf(countersign.InboxFull, "the owner's waiting tasks hold 64 MiB")
 	}
 
+	devices := e.checkedKeys(gate.Devices, now)
+	ct.DeviceCopies = make(map[string][]byte, len(devices))
+	for deviceID, pub := range devices {
+		if ct.DeviceCopies[deviceID], err = sealing.WrapContentKey(pub, id, ck); err != nil {
+			return Opened{}, err
+		}
+	}
 	row := store.Task{
 		ID: id, Owner: run.Project.Owner, Preparer: run.Agent, Project: run.Project.Name,
 		ProjectUUID: run.Project.UUID, Connector: run.Project.Connector, Kind: countersign.Kind(string(spec.Kind)),

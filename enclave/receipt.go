@@ -76,6 +76,7 @@ func (e *Enclave) sign(ctx context.Context, tx store.Tx, r *Run, operation strin
 		Agent: r.Agent, At: e.clock().Format(countersign.TimeFormat), Build: r.Project.Build, Connector: r.Project.Connector,
 		InputSHA256: r.receipt.Sum(r.Request), Operation: operation, OutputSHA256: r.receipt.Sum(answer), Owner: r.Project.Owner, Run: r.ID,
 	}
+	var receipts []store.TaskReceipt
 	for _, o := range opened {
 		if o.receipt == nil {
 			return errors.New("enclave: an opened task without its receipt key")
@@ -87,15 +88,13 @@ func (e *Enclave) sign(ctx context.Context, tx store.Tx, r *Run, operation strin
 		if err != nil {
 			return err
 		}
-		if err := tx.SetTaskReceipt(ctx, o.ID, string(b)); err != nil {
-			return err
-		}
+		receipts = append(receipts, store.TaskReceipt{TaskID: o.ID, Receipt: string(b)})
 	}
 	b, err := json.Marshal(origin.Sign(key, keyID, base))
 	if err != nil {
 		return err
 	}
-	return tx.FinishRun(ctx, r.ID, e.now().UTC(), base.OutputSHA256, string(b))
+	return tx.FinishRun(ctx, r.ID, e.now().UTC(), base.OutputSHA256, string(b), receipts...)
 }
 
 // RunKeys are the service's run public keys by key id, as

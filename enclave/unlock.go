@@ -17,6 +17,11 @@ func (e *Enclave) openSealed(ctx context.Context, tx store.Tx, t store.Task) (se
 	if err != nil {
 		return sealedCopy{}, nil, err
 	}
+	return e.openSealedBlob(t, blob, keyID)
+}
+
+// openSealedBlob opens a task's sealed copy as read from its row.
+func (e *Enclave) openSealedBlob(t store.Task, blob []byte, keyID uint32) (sealedCopy, *sealing.TaskKeys, error) {
 	tk, err := e.keys.TaskKeys(keyID, t.ProjectUUID, t.Owner, t.ID)
 	if err != nil {
 		return sealedCopy{}, nil, err

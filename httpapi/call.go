@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -151,7 +152,13 @@ var agentStatus = map[countersign.Code]int{
 
 func writeAgentError(w http.ResponseWriter, log interface{ Error(string, ...any) }, err error) {
 	var e *countersign.Error
-	if !errors.As(err, &e) {
+	switch {
+	case errors.As(err, &e):
+	case errors.Is(err, context.Canceled):
+		// The request ended (its client went away, or the server is
+		// stopping) before its answer: nothing failed.
+		e = &countersign.Error{Code: countersign.TaskStoreUnavailable, Message: "the request ended before its answer; try again", RetryAfter: 5e9}
+	default:
 		log.Error("internal error", "err", err)
 		e = countersign.Errorf(countersign.Internal, "internal error")
 	}

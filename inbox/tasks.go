@@ -318,7 +318,7 @@ func (s *Service) Approve(ctx context.Context, sess Session, id string, req Appr
 		// The move also requires the task not to have expired meanwhile
 		// (the signature check may have waited on the chain).
 		moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, From: countersign.StateOpen, To: countersign.StateApproved,
-			At: now, Actor: "owner", Run: run, AnswerRun: run, Unexpired: s.clock()})
+			At: now, Actor: "owner", Run: run, AnswerRun: run, Unexpired: s.clock(), Approval: record})
 		if err != nil {
 			return err
 		}
@@ -338,9 +338,6 @@ func (s *Service) Approve(ctx context.Context, sess Session, id string, req Appr
 		}
 		if !fresh {
 			return countersign.Errorf(countersign.ConfirmationRequired, "this approval was used already; sign a new one")
-		}
-		if err := tx.SetApproval(ctx, t.ID, record); err != nil {
-			return err
 		}
 		return tx.EnqueueAnswer(ctx, store.AnswerJob{TaskID: t.ID, Run: run})
 	})

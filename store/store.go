@@ -261,6 +261,13 @@ type Mute struct {
 	CreatedAt time.Time
 }
 
+// TaskReceipt is the signed receipt of the run that opened a task, kept
+// with the task when the run finishes.
+type TaskReceipt struct {
+	TaskID  string
+	Receipt string
+}
+
 // AnswerJob is the job that runs an approved task's answer operation. It
 // carries ids only, never content.
 type AnswerJob struct {
@@ -415,8 +422,10 @@ type RunTx interface {
 	// InsertRun records a run as it starts.
 	InsertRun(ctx context.Context, r Run) error
 	// FinishRun records a run's end, its output's hash and its receipt,
-	// once: ErrNotFound for no such run, ErrConflict if it finished already.
-	FinishRun(ctx context.Context, id string, at time.Time, outputSHA256, receipt string) error
+	// once, with the receipts of the tasks it opened: ErrNotFound for no
+	// such run or task, ErrConflict if it finished already (and then
+	// nothing is kept, when the transaction is abandoned).
+	FinishRun(ctx context.Context, id string, at time.Time, outputSHA256, receipt string, tasks ...TaskReceipt) error
 	// Run returns a run (ErrNotFound).
 	Run(ctx context.Context, id string) (Run, error)
 	// ClaimCall records the first call with an idempotency key (for one
@@ -538,6 +547,12 @@ type TaskTx interface {
 	// Sealed returns the task's sealed copy and the key id that sealed it
 	// (ErrNotFound once the task is closed).
 	Sealed(ctx context.Context, id string) ([]byte, uint32, error)
+	// RunInputs reads in one round trip what an approved task's answer run
+	// checks before it claims the run: the task, its project, its sealed
+	// copy with the approval, and its preparer (ErrNotFound when there is
+	// no such task); with dropJob set it also drops that handed-off job's
+	// fallback (as DropAnswerJob).
+	RunInputs(ctx context.Context, id string, dropJob int64) (RunInputs, error)
 	// Content returns a waiting task's content blob (ErrNotFound if none).
 	Content(ctx context.Context, id string) ([]byte, error)
 	// File returns file n of a task (ErrNotFound if none).
@@ -563,6 +578,29 @@ type TaskTx interface {
 	// OwnerLoad counts an owner's open tasks, the open and approved tasks of
 	// one preparer for that owner, and the bytes of waiting content.
 	OwnerLoad(ctx context.Context, owner, preparer string) (Load, error)
+	// OwnerGate is what opening a task for an owner needs, in one round
+	// trip: it takes the owner's lock (as LockOwner), then reads whether
+	// the owner muted the preparer or the project (as Muted), the owner's
+	// load (as OwnerLoad) and active devices at now (as ActiveDevices).
+	OwnerGate(ctx context.Context, owner, preparer, project string, now time.Time) (Gate, error)
+}
+
+// RunInputs is what RunInputs reads; a project or preparer that is not
+// there is nil, as is the sealed copy of a closed task.
+type RunInputs struct {
+	Task     Task
+	Project  *Project
+	Sealed   []byte
+	KeyID    uint32
+	Approval []byte
+	Preparer *Agent
+}
+
+// Gate is what OwnerGate reads under the owner's lock.
+type Gate struct {
+	Muted   bool
+	Load    Load
+	Devices []Device
 }
 
 // Task is a task's clear metadata: nothing the task shows.
@@ -623,6 +661,18 @@ type Move struct {
 	Unexpired     time.Time
 	OutcomeClass  countersign.OutcomeClass
 	FailureReason countersign.FailureReason
+	// Approval, when set, is kept as the task's approval by the move (as
+	// SetApproval keeps it).
+	Approval []byte
+	// Answer, when set, is kept by the move as RecordAnswer keeps it.
+	Answer *Answer
+}
+
+// Answer is what an answer run leaves on its task: the result sealed for
+// the preparer, and the tasks it opened next.
+type Answer struct {
+	Result               []byte
+	NextTaskID, NoticeID string
 }
 
 // Event is one state change of a task, kept for the owner's audit trail.

@@ -50,6 +50,7 @@ func init() {
 	commands["doctor"] = command{"check the settings, database, schema, master key and NEAR RPC", runDoctor}
 	commands["version"] = command{"print the version", runVersion}
 	commands["keys"] = command{"master keys: keys new | keys rotate", runKeys}
+	commands["bench"] = command{"measure the whole service under load, beside PostgreSQL's own commit floor (a throwaway database on a loopback server)", runBench}
 	commands["healthcheck"] = command{"exit 0 when the service on this machine answers /readyz (for container health checks)", runHealthcheck}
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"countersign/migrations"
 	"countersign/store"
 )
 
@@ -54,8 +55,10 @@ func (t *tx) AgentByKey(ctx context.Context, keyHash []byte) (store.Agent, error
 		WHERE kh.key_hash = ? AND kh.revoked_at IS NULL`, keyHash))
 }
 
+const agentByAccount = "SELECT " + agentColumns + " FROM agents a WHERE a.account = ?"
+
 func (t *tx) Agent(ctx context.Context, account string) (store.Agent, error) {
-	return scanAgent(t.q.queryRow(ctx, "SELECT "+agentColumns+" FROM agents a WHERE a.account = ?", account))
+	return scanAgent(t.q.queryRow(ctx, agentByAccount, account))
 }
 
 func (t *tx) Agents(ctx context.Context) ([]store.Agent, error) {
@@ -121,16 +124,26 @@ func (t *tx) Charge(ctx context.Context, account string, amount int64, run strin
 	if amount < 0 {
 		return false, fmt.Errorf("store: charge of a negative amount (%d µUSD)", amount)
 	}
+	if t.dialect == migrations.Postgres && amount > 0 {
+		// The charge and its ledger entry in one statement.
+		n, err := t.q.exec(ctx, `WITH charged AS (UPDATE agents SET balance = balance - ? WHERE account = ? AND balance >= ?
+			RETURNING account) INSERT INTO ledger (account, amount, run, note, at) SELECT account, ?, ?, '', ? FROM charged`,
+			amount, account, amount, -amount, run, at.Unix())
+		if err != nil {
+			return false, fmt.Errorf("store: charge agent %s: %w", account, err)
+		}
+		if n == 0 {
+			return false, t.refusedCharge(ctx, account)
+		}
+		return true, nil
+	}
 	n, err := t.q.exec(ctx, "UPDATE agents SET balance = balance - ? WHERE account = ? AND balance >= ?",
 		amount, account, amount)
 	if err != nil {
 		return false, fmt.Errorf("store: charge agent %s: %w", account, err)
 	}
 	if n == 0 {
-		if _, err := t.Agent(ctx, account); err != nil {
-			return false, fmt.Errorf("store: charge agent %s: %w", account, err)
-		}
-		return false, nil
+		return false, t.refusedCharge(ctx, account)
 	}
 	if amount > 0 {
 		if err := t.ledger(ctx, account, -amount, run, "", at); err != nil {
@@ -138,6 +151,15 @@ func (t *tx) Charge(ctx context.Context, account string, amount int64, run strin
 		}
 	}
 	return true, nil
+}
+
+// refusedCharge tells a charge the balance did not cover from one of an
+// agent that is not there.
+func (t *tx) refusedCharge(ctx context.Context, account string) error {
+	if _, err := t.Agent(ctx, account); err != nil {
+		return fmt.Errorf("store: charge agent %s: %w", account, err)
+	}
+	return nil
 }
 
 func (t *tx) ledger(ctx context.Context, account string, amount int64, run, note string, at time.Time) error {

@@ -48,6 +48,9 @@ type DB struct {
 	pgJobs   *river.Client[pgx.Tx]
 	liteJobs *river.Client[*sql.Tx]
 
+	// trips counts the round trips to PostgreSQL.
+	trips roundTrips
+
 	// handoff, while this process works answer jobs itself (StartJobs
 	// with a HandOff), takes the answer jobs its transactions queue.
 	handoff atomic.Pointer[handOff]
@@ -72,11 +75,13 @@ func OpenPostgres(ctx context.Context, url, schema string) (*DB, error) {
 		}
 		cfg.ConnConfig.RuntimeParams["search_path"] = schema
 	}
+	db := &DB{dialect: migrations.Postgres, schema: schema}
+	cfg.ConnConfig.Tracer = &db.trips
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{dialect: migrations.Postgres, pg: pool, schema: schema}
+	db.pg = pool
 	if err := db.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -119,6 +124,29 @@ func OpenSQLite(ctx context.Context, dir string) (*DB, error) {
 	}
 	return db, nil
 }
+
+// RoundTrips is how many statements and batches this store has sent to
+// PostgreSQL (BEGIN and COMMIT included; the job queue's own polling
+// included): each is one wait on the database. 0 on the embedded store.
+func (db *DB) RoundTrips() int64 { return db.trips.n.Load() }
+
+// roundTrips counts, as pgx's tracer, each statement and each batch sent.
+type roundTrips struct{ n atomic.Int64 }
+
+func (r *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	r.n.Add(1)
+	return ctx
+}
+
+func (*roundTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func (r *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	r.n.Add(1)
+	return ctx
+}
+
+func (*roundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+func (*roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
 
 // SQLitePath is the file of the embedded store in dir.
 func SQLitePath(dir string) string { return filepath.Join(dir, "countersign.db") }
@@ -170,8 +198,8 @@ func (db *DB) Tx(ctx context.Context, fn func(store.Tx) error) error {
 		if err != nil {
 			return classify(err)
 		}
-		t := &tx{q: pgQuerier{ptx}, dialect: db.dialect, native: ptx, db: db}
-		if err := fn(t); err != nil {
+		t := newTx(pgQuerier{ptx}, ptx, db)
+		if err := run(ctx, t, fn); err != nil {
 			_ = ptx.Rollback(context.WithoutCancel(ctx))
 			return err
 		}
@@ -185,8 +213,8 @@ func (db *DB) Tx(ctx context.Context, fn func(store.Tx) error) error {
 	if err != nil {
 		return classify(err)
 	}
-	t := &tx{q: liteQuerier{ltx}, dialect: db.dialect, native: ltx, db: db}
-	if err := fn(t); err != nil {
+	t := newTx(liteQuerier{ltx}, ltx, db)
+	if err := run(ctx, t, fn); err != nil {
 		_ = ltx.Rollback()
 		return err
 	}
@@ -203,6 +231,14 @@ func (db *DB) Tx(ctx context.Context, fn func(store.Tx) error) error {
 	return nil
 }
 
+// run runs fn in t and sends what it left pending.
+func run(ctx context.Context, t *tx, fn func(store.Tx) error) error {
+	if err := fn(t); err != nil {
+		return err
+	}
+	return t.flush(ctx)
+}
+
 // Read runs fn's lookups on PostgreSQL's pool without a transaction: each
 // statement takes a connection and commits on its own, which saves the
 // BEGIN and COMMIT round trips a lookup would otherwise pay. The embedded
@@ -211,7 +247,14 @@ func (db *DB) Read(ctx context.Context, fn func(store.Tx) error) error {
 	if db.pg == nil {
 		return db.Tx(ctx, fn)
 	}
-	return fn(&tx{q: pgQuerier{db.pg}, dialect: db.dialect, native: readOnly{}, db: db})
+	t := newTx(pgQuerier{db.pg}, readOnly{}, db)
+	if err := fn(t); err != nil {
+		return err
+	}
+	if len(t.pending) > 0 {
+		return errors.New("store: a write in a read")
+	}
+	return nil
 }
 
 // readOnly stands for the driver's transaction in Read, where there is
@@ -220,9 +263,14 @@ type readOnly struct{}
 
 // tx implements store.Tx on either database.
 type tx struct {
+	// q is what the store's methods run statements with: it first sends
+	// the writes still pending, in the same round trip where it can. raw
+	// is the driver's own querier.
 	q       querier
+	raw     querier
+	pending []stmt
 	dialect migrations.Dialect
-	native  any // pgx.Tx or *sql.Tx, for the job queue's transactional insert
+	native  any // pgx.Tx or *sql.Tx, for the job queue's transactional insert (flush first)
 	db      *DB
 	events  []store.TaskEvent // SQLite: published after commit
 	signals []store.StreamSignal
@@ -230,16 +278,88 @@ type tx struct {
 	handoffs []store.AnswerJob
 }
 
-// Native returns the driver's transaction (pgx.Tx or *sql.Tx).
-func (t *tx) Native() any { return t.native }
+func newTx(raw querier, native any, db *DB) *tx {
+	t := &tx{raw: raw, dialect: db.dialect, native: native, db: db}
+	t.q = pipelined{t}
+	return t
+}
+
+// later keeps writes whose results nobody waits for (a move's event, its
+// drops, its notification) to go out with the transaction's next round
+// trip: the next statement, the next batch, or the commit. An error in one
+// of them is the error of that round trip, and the transaction is rolled
+// back as for any other.
+func (t *tx) later(stmts ...stmt) { t.pending = append(t.pending, stmts...) }
+
+// flush sends the writes still pending.
+func (t *tx) flush(ctx context.Context) error {
+	if len(t.pending) == 0 {
+		return nil
+	}
+	stmts := t.pending
+	t.pending = nil
+	_, err := t.raw.execAll(ctx, stmts)
+	return err
+}
+
+// takePending returns the writes still pending, for a batch to send first.
+func (t *tx) takePending() []stmt {
+	stmts := t.pending
+	t.pending = nil
+	return stmts
+}
+
+// pipelined is a tx's querier: a statement or batch goes out with the
+// writes still pending before it, in one round trip on PostgreSQL.
+type pipelined struct{ t *tx }
+
+func (p pipelined) exec(ctx context.Context, q string, args ...any) (int64, error) {
+	if len(p.t.pending) == 0 {
+		return p.t.raw.exec(ctx, q, args...)
+	}
+	n, err := p.execAll(ctx, []stmt{{q, args}})
+	if err != nil {
+		return 0, err
+	}
+	return n[0], nil
+}
+
+func (p pipelined) execAll(ctx context.Context, stmts []stmt) ([]int64, error) {
+	pending := p.t.takePending()
+	n, err := p.t.raw.execAll(ctx, append(pending, stmts...))
+	if len(n) < len(pending) {
+		return nil, err
+	}
+	return n[len(pending):], err
+}
+
+func (p pipelined) query(ctx context.Context, q string, args ...any) (rows, error) {
+	if err := p.t.flush(ctx); err != nil {
+		return nil, err
+	}
+	return p.t.raw.query(ctx, q, args...)
+}
+
+func (p pipelined) queryRow(ctx context.Context, q string, args ...any) row {
+	if err := p.t.flush(ctx); err != nil {
+		return errRow{err}
+	}
+	return p.t.raw.queryRow(ctx, q, args...)
+}
+
+// errRow is a row whose reading failed before it was asked for.
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
 
 // querier is the little both drivers share.
 type querier interface {
 	exec(ctx context.Context, q string, args ...any) (int64, error)
 	query(ctx context.Context, q string, args ...any) (rows, error)
 	queryRow(ctx context.Context, q string, args ...any) row
-	// execAll runs writes in order: on PostgreSQL in one round trip.
-	execAll(ctx context.Context, stmts []stmt) error
+	// execAll runs writes in order, on PostgreSQL in one round trip, and
+	// says how many rows each changed.
+	execAll(ctx context.Context, stmts []stmt) ([]int64, error)
 }
 
 // stmt is one statement of an execAll.
@@ -267,26 +387,30 @@ type pgQuerier struct {
 	}
 }
 
-func (p pgQuerier) execAll(ctx context.Context, stmts []stmt) error {
+func (p pgQuerier) execAll(ctx context.Context, stmts []stmt) ([]int64, error) {
+	n := make([]int64, len(stmts))
 	switch len(stmts) {
 	case 0:
-		return nil
+		return n, nil
 	case 1:
-		_, err := p.exec(ctx, stmts[0].sql, stmts[0].args...)
-		return err
+		var err error
+		n[0], err = p.exec(ctx, stmts[0].sql, stmts[0].args...)
+		return n, err
 	}
 	b := &pgx.Batch{}
 	for _, s := range stmts {
 		b.Queue(rebind(s.sql), s.args...)
 	}
 	br := p.q.SendBatch(ctx, b)
-	for range stmts {
-		if _, err := br.Exec(); err != nil {
+	for i := range stmts {
+		tag, err := br.Exec()
+		if err != nil {
 			_ = br.Close()
-			return classify(err)
+			return n, classify(err)
 		}
+		n[i] = tag.RowsAffected()
 	}
-	return classify(br.Close())
+	return n, classify(br.Close())
 }
 
 func (p pgQuerier) exec(ctx context.Context, q string, args ...any) (int64, error) {
@@ -336,13 +460,65 @@ func (l liteQuerier) queryRow(ctx context.Context, q string, args ...any) row {
 	return liteRow{l.q.QueryRowContext(ctx, q, args...)}
 }
 
-func (l liteQuerier) execAll(ctx context.Context, stmts []stmt) error {
-	for _, s := range stmts {
-		if _, err := l.exec(ctx, s.sql, s.args...); err != nil {
-			return err
+// batch starts a pgx batch with the writes still pending, and says how
+// many it holds.
+func (t *tx) batch() (*pgx.Batch, int) {
+	b := &pgx.Batch{}
+	pending := t.takePending()
+	for _, s := range pending {
+		b.Queue(rebind(s.sql), s.args...)
+	}
+	return b, len(pending)
+}
+
+// execAllOf reads the results of a batch's first n statements, writes.
+func execAllOf(br pgx.BatchResults, n int) error {
+	for range n {
+		if _, err := br.Exec(); err != nil {
+			return classify(err)
 		}
 	}
 	return nil
+}
+
+// execThenScan runs writes in order and then one read, scanned into dest
+// (ErrNotFound when it has no row): on PostgreSQL in one round trip.
+func (t *tx) execThenScan(ctx context.Context, stmts []stmt, q stmt, dest ...any) error {
+	pq, ok := t.raw.(pgQuerier)
+	if !ok {
+		if _, err := t.q.execAll(ctx, stmts); err != nil {
+			return err
+		}
+		return t.q.queryRow(ctx, q.sql, q.args...).Scan(dest...)
+	}
+	stmts = append(t.takePending(), stmts...)
+	b := &pgx.Batch{}
+	for _, s := range stmts {
+		b.Queue(rebind(s.sql), s.args...)
+	}
+	b.Queue(rebind(q.sql), q.args...)
+	br := pq.q.SendBatch(ctx, b)
+	defer br.Close()
+	for range stmts {
+		if _, err := br.Exec(); err != nil {
+			return classify(err)
+		}
+	}
+	if err := (pgRow{br.QueryRow()}).Scan(dest...); err != nil {
+		return err
+	}
+	return classify(br.Close())
+}
+
+func (l liteQuerier) execAll(ctx context.Context, stmts []stmt) ([]int64, error) {
+	n := make([]int64, len(stmts))
+	for i, s := range stmts {
+		var err error
+		if n[i], err = l.exec(ctx, s.sql, s.args...); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 type liteRows struct{ *sql.Rows }

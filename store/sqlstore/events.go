@@ -284,7 +284,8 @@ func parseSignal(p string) (store.StreamSignal, bool) {
 // notify records a task event in the transaction: NOTIFY on PostgreSQL
 // (delivered at commit), published after commit on SQLite.
 func (t *tx) notify(ctx context.Context, ev store.TaskEvent) error {
-	return t.q.execAll(ctx, t.notifying(nil, ev))
+	_, err := t.q.execAll(ctx, t.notifying(nil, ev))
+	return err
 }
 
 // notifying adds to stmts what notify does, to be run with them.

@@ -53,12 +53,19 @@ func (t *tx) DeviceByToken(ctx context.Context, hash []byte) (store.Device, erro
 	return scanDevice(t.q.queryRow(ctx, "SELECT "+deviceColumns+" FROM devices WHERE token_hash = ?", hash))
 }
 
+const activeDevicesQuery = "SELECT " + deviceColumns + ` FROM devices
+	WHERE account = ? AND ended_at IS NULL AND valid_until > ? ORDER BY created_at, seq`
+
 func (t *tx) ActiveDevices(ctx context.Context, account string, now time.Time) ([]store.Device, error) {
-	r, err := t.q.query(ctx, "SELECT "+deviceColumns+` FROM devices
-		WHERE account = ? AND ended_at IS NULL AND valid_until > ? ORDER BY created_at, seq`, account, now.Unix())
+	r, err := t.q.query(ctx, activeDevicesQuery, account, now.Unix())
 	if err != nil {
 		return nil, err
 	}
+	return scanDevices(r)
+}
+
+// scanDevices reads rows of devices, and closes them.
+func scanDevices(r rows) ([]store.Device, error) {
 	defer r.Close()
 	var out []store.Device
 	for r.Next() {

@@ -87,6 +87,10 @@ func (t *tx) EnqueueAnswer(ctx context.Context, job store.AnswerJob) error {
 	h := t.db.handoff.Load()
 	var res *rivertype.JobInsertResult
 	var err error
+	// The queue writes on the driver's transaction: what is pending first.
+	if err = t.flush(ctx); err != nil {
+		return err
+	}
 	switch native := t.native.(type) {
 	case pgx.Tx:
 		res, err = t.db.pgJobs.InsertTx(ctx, native, job, answerJobOpts(h))
@@ -105,8 +109,10 @@ func (t *tx) EnqueueAnswer(ctx context.Context, job store.AnswerJob) error {
 	return nil
 }
 
+const dropAnswerJob = "DELETE FROM river_job WHERE id = ? AND state = 'scheduled'"
+
 func (t *tx) DropAnswerJob(ctx context.Context, queued int64) error {
-	_, err := t.q.exec(ctx, "DELETE FROM river_job WHERE id = ? AND state = 'scheduled'", queued)
+	_, err := t.q.exec(ctx, dropAnswerJob, queued)
 	return err
 }
 
@@ -200,9 +206,11 @@ func (t *tx) Mutes(ctx context.Context, owner string) ([]store.Mute, error) {
 	return out, r.Err()
 }
 
+const mutedQuery = `SELECT COUNT(*) FROM mutes WHERE owner = ? AND
+	(subject_is = 'agent' AND subject = ? OR subject_is = 'project' AND subject = ?)`
+
 func (t *tx) Muted(ctx context.Context, owner, agent, project string) (bool, error) {
 	var n int
-	err := t.q.queryRow(ctx, `SELECT COUNT(*) FROM mutes WHERE owner = ? AND
-		(subject_is = 'agent' AND subject = ? OR subject_is = 'project' AND subject = ?)`, owner, agent, project).Scan(&n)
+	err := t.q.queryRow(ctx, mutedQuery, owner, agent, project).Scan(&n)
 	return n > 0, err
 }

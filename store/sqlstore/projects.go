@@ -74,12 +74,12 @@ func sortedAgents(agents []string) []string {
 
 const projectColumns = `owner, name, project_uuid, connector, policy, creds_key_id, creds, created_at, updated_at`
 
-func scanProject(r row) (store.Project, error) {
+func scanProject(r row, extra ...any) (store.Project, error) {
 	var p store.Project
 	var credsKeyID *int64
 	var created, updated int64
-	if err := r.Scan(&p.Owner, &p.Name, &p.UUID, &p.Connector, &p.Policy, &credsKeyID, &p.Creds,
-		&created, &updated); err != nil {
+	if err := r.Scan(append([]any{&p.Owner, &p.Name, &p.UUID, &p.Connector, &p.Policy, &credsKeyID, &p.Creds,
+		&created, &updated}, extra...)...); err != nil {
 		return store.Project{}, err
 	}
 	if credsKeyID != nil {
@@ -92,29 +92,56 @@ func scanProject(r row) (store.Project, error) {
 	return p, nil
 }
 
+// projectAndAgents reads one project and its grants in one statement: a
+// row per agent granted (one with no agent when none is).
+const projectAndAgents = `SELECT p.owner, p.name, p.project_uuid, p.connector, p.policy, p.creds_key_id, p.creds,
+	p.created_at, p.updated_at, a.agent
+	FROM projects p LEFT JOIN project_agents a ON a.project_uuid = p.project_uuid WHERE `
+
 func (t *tx) Project(ctx context.Context, owner, name string) (store.Project, error) {
-	p, err := scanProject(t.q.queryRow(ctx, "SELECT "+projectColumns+" FROM projects WHERE owner = ? AND name = ?", owner, name))
-	if err != nil {
-		return store.Project{}, err
-	}
-	return p, t.withAgents(ctx, &p)
+	return t.projectWhere(ctx, "p.owner = ? AND p.name = ?", owner, name)
 }
 
 func (t *tx) ProjectByUUID(ctx context.Context, uuid string) (store.Project, error) {
-	p, err := scanProject(t.q.queryRow(ctx, "SELECT "+projectColumns+" FROM projects WHERE project_uuid = ?", uuid))
+	return t.projectWhere(ctx, "p.project_uuid = ?", uuid)
+}
+
+func (t *tx) projectWhere(ctx context.Context, where string, args ...any) (store.Project, error) {
+	r, err := t.q.query(ctx, projectAndAgents+where, args...)
 	if err != nil {
 		return store.Project{}, err
 	}
-	return p, t.withAgents(ctx, &p)
+	return scanProjectAndAgents(r)
 }
 
-func (t *tx) withAgents(ctx context.Context, p *store.Project) error {
-	grants, err := t.grants(ctx, "SELECT project_uuid, agent FROM project_agents WHERE project_uuid = ?", p.UUID)
-	if err != nil {
-		return fmt.Errorf("store: grants of project %s/%s: %w", p.Owner, p.Name, err)
+// scanProjectAndAgents reads a projectAndAgents query's rows, and closes
+// them: ErrNotFound when there are none.
+func scanProjectAndAgents(r rows) (store.Project, error) {
+	defer r.Close()
+	var p store.Project
+	found := false
+	for r.Next() {
+		var agent *string
+		row, err := scanProject(r, &agent)
+		if err != nil {
+			return store.Project{}, err
+		}
+		if !found {
+			p, found = row, true
+		}
+		if agent != nil {
+			p.Agents = append(p.Agents, *agent)
+		}
 	}
-	p.Agents = grants[p.UUID]
-	return nil
+	if err := r.Err(); err != nil {
+		return store.Project{}, err
+	}
+	if !found {
+		return store.Project{}, store.ErrNotFound
+	}
+	// In byte order, the same on both databases, whatever the collation.
+	slices.Sort(p.Agents)
+	return p, nil
 }
 
 // grants runs a query of (project_uuid, agent) rows and groups the agents

@@ -31,15 +31,25 @@ func (t *tx) InsertRun(ctx context.Context, r store.Run) error {
 	return nil
 }
 
-// FinishRun records a run's end once: a run that finished already keeps
-// its receipt, and a second FinishRun is ErrConflict.
-func (t *tx) FinishRun(ctx context.Context, id string, at time.Time, outputSHA256, receipt string) error {
-	n, err := t.q.exec(ctx, `UPDATE runs SET finished_at = ?, output_sha256 = ?, receipt = ?
-		WHERE id = ? AND finished_at IS NULL`, at.Unix(), outputSHA256, receipt, id)
+// FinishRun records a run's end once, with the receipts of the tasks it
+// opened, in one round trip: a run that finished already keeps its receipt,
+// and a second FinishRun is ErrConflict.
+func (t *tx) FinishRun(ctx context.Context, id string, at time.Time, outputSHA256, receipt string, tasks ...store.TaskReceipt) error {
+	stmts := []stmt{{`UPDATE runs SET finished_at = ?, output_sha256 = ?, receipt = ?
+		WHERE id = ? AND finished_at IS NULL`, []any{at.Unix(), outputSHA256, receipt, id}}}
+	for _, r := range tasks {
+		stmts = append(stmts, stmt{setTaskReceipt, []any{r.Receipt, r.TaskID}})
+	}
+	n, err := t.q.execAll(ctx, stmts)
 	if err != nil {
 		return fmt.Errorf("store: finish run %s: %w", id, err)
 	}
-	if n == 0 {
+	for i, r := range tasks {
+		if n[i+1] == 0 {
+			return fmt.Errorf("store: the receipt of task %s: %w", r.TaskID, store.ErrNotFound)
+		}
+	}
+	if n[0] == 0 {
 		if _, err := t.Run(ctx, id); err != nil {
 			return fmt.Errorf("store: finish run %s: %w", id, err)
 		}

@@ -17,8 +17,10 @@ func (t *tx) RecordAnswer(ctx context.Context, id string, result []byte, next, n
 	return err
 }
 
+const setTaskReceipt = "UPDATE tasks SET receipt = ? WHERE id = ?"
+
 func (t *tx) SetTaskReceipt(ctx context.Context, id, receipt string) error {
-	n, err := t.q.exec(ctx, "UPDATE tasks SET receipt = ? WHERE id = ?", receipt, id)
+	n, err := t.q.exec(ctx, setTaskReceipt, receipt, id)
 	if err == nil && n == 0 {
 		return store.ErrNotFound
 	}

@@ -10,15 +10,66 @@ import (
 	"countersign/store"
 )
 
+const lockOwner = `INSERT INTO owner_locks (owner) VALUES (?)
+	ON CONFLICT (owner) DO UPDATE SET owner = excluded.owner`
+
 func (t *tx) LockOwner(ctx context.Context, owner string) error {
-	_, err := t.q.exec(ctx, `INSERT INTO owner_locks (owner) VALUES (?)
-		ON CONFLICT (owner) DO UPDATE SET owner = excluded.owner`, owner)
+	_, err := t.q.exec(ctx, lockOwner, owner)
 	return err
 }
 
+func (t *tx) OwnerGate(ctx context.Context, owner, preparer, project string, now time.Time) (store.Gate, error) {
+	var g store.Gate
+	pq, ok := t.raw.(pgQuerier)
+	if !ok {
+		// In process, the round trips cost nothing: one after the other.
+		if err := t.LockOwner(ctx, owner); err != nil {
+			return g, err
+		}
+		var err error
+		if g.Muted, err = t.Muted(ctx, owner, preparer, project); err != nil {
+			return g, err
+		}
+		if g.Load, err = t.OwnerLoad(ctx, owner, preparer); err != nil {
+			return g, err
+		}
+		g.Devices, err = t.ActiveDevices(ctx, owner, now)
+		return g, err
+	}
+	// The statements run in order, so the reads see the owner's tasks
+	// under the lock, as they would one round trip at a time.
+	b, pending := t.batch()
+	b.Queue(rebind(lockOwner), owner)
+	b.Queue(rebind(mutedQuery), owner, preparer, project)
+	b.Queue(rebind(ownerLoadQuery), preparer, owner)
+	b.Queue(rebind(activeDevicesQuery), owner, now.Unix())
+	br := pq.q.SendBatch(ctx, b)
+	defer br.Close()
+	if err := execAllOf(br, pending+1); err != nil {
+		return g, err
+	}
+	var muted int
+	if err := br.QueryRow().Scan(&muted); err != nil {
+		return g, classify(err)
+	}
+	g.Muted = muted > 0
+	var err error
+	if g.Load, err = scanLoad(pgRow{br.QueryRow()}); err != nil {
+		return g, err
+	}
+	r, err := br.Query()
+	if err != nil {
+		return g, classify(err)
+	}
+	if g.Devices, err = scanDevices(pgRows{r}); err != nil {
+		return g, err
+	}
+	return g, classify(br.Close())
+}
+
 func (t *tx) InsertTask(ctx context.Context, k store.Task, c store.TaskCiphertext) error {
-	// The task, its files and device copies and its notification go in one
-	// round trip.
+	// The task, its files and device copies, its notification and the
+	// look-up of the owner's webhook go in one round trip.
 	stmts := []stmt{{`INSERT INTO tasks (id, owner, preparer, project, project_uuid, connector,
 		kind, state, thread, run, operation, supplies, reply_pubkey, task_hash, key_id, content_size,
 		created_at, expires_at, state_at, sealed, content)
@@ -33,11 +84,11 @@ func (t *tx) InsertTask(ctx context.Context, k store.Task, c store.TaskCiphertex
 	for device, blob := range c.DeviceCopies {
 		stmts = append(stmts, stmt{putDeviceCopy, []any{k.ID, device, blob}})
 	}
-	if err := t.q.execAll(ctx, t.notifying(stmts, store.TaskEvent{Owner: k.Owner, TaskID: k.ID, State: k.State})); err != nil {
-		return err
-	}
-	webhookID, err := t.webhookOf(ctx, k.Owner)
-	if err != nil {
+	// The owner's webhook, if any, read in the same round trip.
+	var webhookID string
+	err := t.execThenScan(ctx, t.notifying(stmts, store.TaskEvent{Owner: k.Owner, TaskID: k.ID, State: k.State}),
+		stmt{webhookOf, []any{k.Owner}}, &webhookID)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
 	return t.outbox(ctx, k.ID, k.Kind, webhookID, k.State, k.CreatedAt.Unix())
@@ -118,18 +169,27 @@ func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 	}
 	// The move, what it drops from the task's row, and what the outbox
 	// needs to know (the owner, the kind, the owner's webhook) in one
-	// statement; then its event, its other drops and its notification in
-	// one round trip.
+	// statement; its event, its other drops and its notification go with
+	// the transaction's next round trip.
 	drops := countersign.Drops(m.From, m.To)
 	q := `UPDATE tasks SET state = ?, closed_at = ?, state_at = ?,
 		outcome_class = COALESCE(?, outcome_class), failure_reason = COALESCE(?, failure_reason),
 		answer_run = COALESCE(?, answer_run),
 		content = CASE WHEN ? THEN NULL ELSE content END,
 		sealed = CASE WHEN ? THEN NULL ELSE sealed END,
-		approval = CASE WHEN ? THEN NULL ELSE approval END
+		approval = CASE WHEN ? THEN NULL ELSE COALESCE(?, approval) END,
+		result = CASE WHEN ? THEN ? ELSE result END,
+		next_task_id = CASE WHEN ? THEN ? ELSE next_task_id END,
+		notice_task_id = CASE WHEN ? THEN ? ELSE notice_task_id END
 		WHERE id = ? AND state = ?`
+	a := m.Answer
+	if a == nil {
+		a = &store.Answer{}
+	}
+	answered := m.Answer != nil
 	args := []any{m.To, closed, m.At.Unix(), null(string(m.OutcomeClass)), null(string(m.FailureReason)), null(m.AnswerRun),
-		drops.Content, drops.Sealed, drops.Sealed, m.ID, m.From}
+		drops.Content, drops.Sealed, drops.Sealed, m.Approval,
+		answered, a.Result, answered, null(a.NextTaskID), answered, null(a.NoticeID), m.ID, m.From}
 	if !m.Unexpired.IsZero() {
 		q += " AND expires_at > ?"
 		args = append(args, m.Unexpired.Unix())
@@ -153,9 +213,8 @@ func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 	}
 	stmts = append(stmts, stmt{`INSERT INTO task_events (task_id, owner, from_state, to_state, actor, run, at)
 		VALUES (?, ?, ?, ?, ?, ?, ?)`, []any{m.ID, owner, m.From, m.To, m.Actor, m.Run, m.At.Unix()}})
-	if err := t.q.execAll(ctx, t.notifying(stmts, store.TaskEvent{Owner: owner, TaskID: m.ID, State: m.To})); err != nil {
-		return false, err
-	}
+	// Nothing waits for their results: they go with the next round trip.
+	t.later(t.notifying(stmts, store.TaskEvent{Owner: owner, TaskID: m.ID, State: m.To})...)
 	if webhookID == nil {
 		return true, nil
 	}
@@ -172,6 +231,85 @@ func (t *tx) Sealed(ctx context.Context, id string) ([]byte, uint32, error) {
 		return nil, 0, store.ErrNotFound
 	}
 	return blob, uint32(keyID), nil
+}
+
+const sealedAndApprovalQuery = "SELECT sealed, key_id, approval FROM tasks WHERE id = ?"
+
+func (t *tx) RunInputs(ctx context.Context, id string, dropJob int64) (store.RunInputs, error) {
+	var in store.RunInputs
+	pq, ok := t.raw.(pgQuerier)
+	if !ok {
+		// In process: one read after the other.
+		var err error
+		if in.Task, err = t.Task(ctx, id); err != nil {
+			return in, err
+		}
+		if dropJob != 0 {
+			if err := t.DropAnswerJob(ctx, dropJob); err != nil {
+				return in, err
+			}
+		}
+		p, err := t.ProjectByUUID(ctx, in.Task.ProjectUUID)
+		if err == nil {
+			in.Project = &p
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return in, err
+		}
+		var keyID int64
+		if err := t.q.queryRow(ctx, sealedAndApprovalQuery, id).Scan(&in.Sealed, &keyID, &in.Approval); err != nil {
+			return in, err
+		}
+		in.KeyID = uint32(keyID)
+		a, err := t.Agent(ctx, in.Task.Preparer)
+		if err == nil {
+			in.Preparer = &a
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return in, err
+		}
+		return in, nil
+	}
+	// The project and the preparer are found through the task's row, so
+	// nothing waits for the task to be read first.
+	b, pending := t.batch()
+	if dropJob != 0 {
+		b.Queue(rebind(dropAnswerJob), dropJob)
+		pending++
+	}
+	b.Queue(rebind("SELECT "+taskColumns+" FROM tasks WHERE id = ?"), id)
+	b.Queue(rebind(projectAndAgents+"p.project_uuid = (SELECT project_uuid FROM tasks WHERE id = ?)"), id)
+	b.Queue(rebind(sealedAndApprovalQuery), id)
+	b.Queue(rebind("SELECT "+agentColumns+" FROM agents a WHERE a.account = (SELECT preparer FROM tasks WHERE id = ?)"), id)
+	br := pq.q.SendBatch(ctx, b)
+	defer br.Close()
+	if err := execAllOf(br, pending); err != nil {
+		return in, err
+	}
+	var err error
+	if in.Task, err = scanTask(pgRow{br.QueryRow()}); err != nil {
+		return in, err
+	}
+	r, err := br.Query()
+	if err != nil {
+		return in, classify(err)
+	}
+	p, err := scanProjectAndAgents(pgRows{r})
+	if err == nil {
+		in.Project = &p
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return in, err
+	}
+	var keyID int64
+	if err := (pgRow{br.QueryRow()}).Scan(&in.Sealed, &keyID, &in.Approval); err != nil {
+		return in, err
+	}
+	in.KeyID = uint32(keyID)
+	a, err := scanAgent(pgRow{br.QueryRow()})
+	if err == nil {
+		in.Preparer = &a
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return in, err
+	}
+	return in, classify(br.Close())
 }
 
 func (t *tx) Content(ctx context.Context, id string) ([]byte, error) {
@@ -241,15 +379,20 @@ func (t *tx) Events(ctx context.Context, id string) ([]store.Event, error) {
 	return out, r.Err()
 }
 
+var ownerLoadQuery = `SELECT
+	COALESCE(SUM(CASE WHEN state = ` + sqlState(countersign.StateOpen) + ` THEN 1 ELSE 0 END), 0),
+	COALESCE(SUM(CASE WHEN preparer = ? AND state IN (` + sqlState(countersign.StateOpen) + `, ` + sqlState(countersign.StateApproved) + `) THEN 1 ELSE 0 END), 0),
+	SUM(CASE WHEN state = ` + sqlState(countersign.StateOpen) + ` THEN content_size ELSE 0 END)
+	FROM tasks WHERE owner = ? AND state IN (` + sqlState(countersign.StateOpen) + `, ` + sqlState(countersign.StateApproved) + `)`
+
 func (t *tx) OwnerLoad(ctx context.Context, owner, preparer string) (store.Load, error) {
+	return scanLoad(t.q.queryRow(ctx, ownerLoadQuery, preparer, owner))
+}
+
+func scanLoad(r row) (store.Load, error) {
 	var l store.Load
 	var waiting *int64
-	err := t.q.queryRow(ctx, `SELECT
-		COALESCE(SUM(CASE WHEN state = `+sqlState(countersign.StateOpen)+` THEN 1 ELSE 0 END), 0),
-		COALESCE(SUM(CASE WHEN preparer = ? AND state IN (`+sqlState(countersign.StateOpen)+`, `+sqlState(countersign.StateApproved)+`) THEN 1 ELSE 0 END), 0),
-		SUM(CASE WHEN state = `+sqlState(countersign.StateOpen)+` THEN content_size ELSE 0 END)
-		FROM tasks WHERE owner = ? AND state IN (`+sqlState(countersign.StateOpen)+`, `+sqlState(countersign.StateApproved)+`)`, preparer, owner).
-		Scan(&l.OwnerOpen, &l.PreparerActive, &waiting)
+	err := r.Scan(&l.OwnerOpen, &l.PreparerActive, &waiting)
 	if waiting != nil {
 		l.WaitingContent = *waiting
 	}

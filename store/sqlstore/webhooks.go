@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
-	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -83,17 +82,8 @@ func (t *tx) AttemptCount(ctx context.Context, eventID string) (int, error) {
 // (the job snoozes between them), not by the queue's retries.
 var deliveryJobOpts = &river.InsertOpts{MaxAttempts: 3}
 
-// outbox writes the webhook event of a task reaching a state, and queues
-// its delivery, when the owner has a webhook.
-// webhookOf returns the id of an owner's webhook ("" when none).
-func (t *tx) webhookOf(ctx context.Context, owner string) (string, error) {
-	var id string
-	err := t.q.queryRow(ctx, "SELECT id FROM webhooks WHERE owner = ?", owner).Scan(&id)
-	if errors.Is(err, store.ErrNotFound) {
-		return "", nil
-	}
-	return id, err
-}
+// webhookOf reads the id of an owner's webhook.
+const webhookOf = "SELECT id FROM webhooks WHERE owner = ?"
 
 // outbox writes the webhook event of a task reaching state, and queues its
 // delivery, when the owner has a webhook and the move has an event.
@@ -114,6 +104,10 @@ func (t *tx) outbox(ctx context.Context, id string, kind countersign.Kind, webho
 	}
 	job := store.DeliveryJob{EventID: eventID, WebhookID: webhookID}
 	var err error
+	// The queue writes on the driver's transaction: what is pending first.
+	if err = t.flush(ctx); err != nil {
+		return err
+	}
 	switch native := t.native.(type) {
 	case pgx.Tx:
 		_, err = t.db.pgJobs.InsertTx(ctx, native, job, deliveryJobOpts)

@@ -60,8 +60,20 @@ func testRunRoundTrip(t *testing.T, s store.Store) {
 	answer.ReceiptKeyID, answer.ReceiptKey = 0, nil // none kept: read back as none
 	inTx(t, s, func(tx store.Tx) error { return tx.InsertRun(ctx, answer) })
 
+	k, c := NewTask("run1-1", "alice.near", "bot.near")
+	insert(t, s, k, c)
 	out, receipt := strings.Repeat("b", 64), `{"run":"run1","sig":"x"}`
-	inTx(t, s, func(tx store.Tx) error { return tx.FinishRun(ctx, "run1", t0.Add(3*time.Second), out, receipt) })
+	taskReceipt := `{"run":"run1","task_id":"run1-1"}`
+	inTx(t, s, func(tx store.Tx) error {
+		return tx.FinishRun(ctx, "run1", t0.Add(3*time.Second), out, receipt, store.TaskReceipt{TaskID: "run1-1", Receipt: taskReceipt})
+	})
+	inTx(t, s, func(tx store.Tx) error {
+		got, err := tx.TaskReceipt(ctx, "run1-1")
+		if err == nil && got != taskReceipt {
+			t.Errorf("the task's receipt kept with its run's end: %q", got)
+		}
+		return err
+	})
 	want := r
 	want.FinishedAt, want.OutputSHA256, want.Receipt = t0.Add(3*time.Second), out, receipt
 	if got := readRun(t, s, "run1"); !reflect.DeepEqual(got, want) {
@@ -94,6 +106,9 @@ func testRunRefusals(t *testing.T, s store.Store) {
 		{"no id", func(tx store.Tx) error { return tx.InsertRun(ctx, NewRun("")) }, nil},
 		{"finish of an unknown run", func(tx store.Tx) error {
 			return tx.FinishRun(ctx, "run9", t0, "", "")
+		}, store.ErrNotFound},
+		{"the receipt of an unknown task", func(tx store.Tx) error {
+			return tx.FinishRun(ctx, "run1", t0, "", "", store.TaskReceipt{TaskID: "nosuch-1", Receipt: "x"})
 		}, store.ErrNotFound},
 		{"an unknown run", func(tx store.Tx) error {
 			_, err := tx.Run(ctx, "run9")

@@ -42,6 +42,9 @@ func taskTests() []storeTest {
 		{"MoveOnceUnderConcurrency", testMoveOnceUnderConcurrency},
 		{"OwnerLockHoldsLimits", testOwnerLockHoldsLimits},
 		{"OwnerLoad", testOwnerLoad},
+		{"OwnerGateReadsAsItsParts", testOwnerGate},
+		{"MoveKeepsApprovalAndAnswer", testMoveKeepsApprovalAndAnswer},
+		{"RunInputsReadAsTheirParts", testRunInputs},
 		{"RollbackWritesNothing", testRollbackWritesNothing},
 		{"OutcomeAndReason", testOutcomeAndReason},
 		{"PreparerTasksOfOneProject", testPreparerTasksOfOneProject},
@@ -446,4 +449,149 @@ func testReadSeesCommitted(t *testing.T, s store.Store) {
 	if !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("reading an absent task: %v, want ErrNotFound", err)
 	}
+}
+
+// OwnerGate reads under the owner's lock what Muted, OwnerLoad and
+// ActiveDevices read one at a time.
+func testOwnerGate(t *testing.T, s store.Store) {
+	for i, p := range []string{"bot.near", "bot.near", "other.near"} {
+		k, c := NewTask(fmt.Sprintf("gate%d-1", i), "alice.near", p)
+		k.ContentSize = int64(100 * (i + 1))
+		insert(t, s, k, c)
+	}
+	inTx(t, s, func(tx store.Tx) error {
+		for _, d := range []store.Device{device("gd1", "alice.near", t0), device("gd2", "alice.near", t0.Add(time.Minute)), device("gb1", "bob.near", t0)} {
+			if err := tx.InsertDevice(ctx, d); err != nil {
+				return err
+			}
+		}
+		return tx.PutMute(ctx, store.Mute{Owner: "alice.near", SubjectIs: "project", Subject: "muted", CreatedAt: t0})
+	})
+	for _, c := range []struct{ preparer, project string }{{"bot.near", "probe"}, {"other.near", "muted"}, {"new.near", "probe"}} {
+		inTx(t, s, func(tx store.Tx) error {
+			g, err := tx.OwnerGate(ctx, "alice.near", c.preparer, c.project, t0.Add(time.Hour))
+			if err != nil {
+				return err
+			}
+			muted, err := tx.Muted(ctx, "alice.near", c.preparer, c.project)
+			if err != nil {
+				return err
+			}
+			load, err := tx.OwnerLoad(ctx, "alice.near", c.preparer)
+			if err != nil {
+				return err
+			}
+			devices, err := tx.ActiveDevices(ctx, "alice.near", t0.Add(time.Hour))
+			if err != nil {
+				return err
+			}
+			if g.Muted != muted || g.Load != load || len(g.Devices) != 2 || fmt.Sprint(g.Devices) != fmt.Sprint(devices) {
+				t.Errorf("OwnerGate(%s, %s) = %+v, want muted %v, load %+v, devices %v", c.preparer, c.project, g, muted, load, devices)
+			}
+			return nil
+		})
+	}
+	inTx(t, s, func(tx store.Tx) error {
+		g, err := tx.OwnerGate(ctx, "alice.near", "other.near", "muted", t0)
+		if err == nil && (!g.Muted || g.Load.OwnerOpen != 3 || g.Load.PreparerActive != 1) {
+			t.Errorf("OwnerGate of a muted project = %+v", g)
+		}
+		return err
+	})
+}
+
+// A move can keep the owner's approval (open → approved) and an answer
+// run's result and next tasks (answering → done), as SetApproval and
+// RecordAnswer would; a move without them leaves them as they were.
+func testMoveKeepsApprovalAndAnswer(t *testing.T, s store.Store) {
+	k, c := NewTask("keep1-1", "alice.near", "bot.near")
+	insert(t, s, k, c)
+	move(t, s, store.Move{ID: k.ID, From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: "owner",
+		AnswerRun: "run2", Approval: []byte(`{"signed":1}`)})
+	inTx(t, s, func(tx store.Tx) error {
+		a, err := tx.Approval(ctx, k.ID)
+		if err == nil && string(a) != `{"signed":1}` {
+			t.Errorf("approval kept by the move: %q", a)
+		}
+		return err
+	})
+	move(t, s, store.Move{ID: k.ID, From: countersign.StateApproved, To: countersign.StateAnswering, At: t0, Actor: "platform"})
+	inTx(t, s, func(tx store.Tx) error {
+		result, _, err := tx.Outcome(ctx, k.ID)
+		if err == nil && result != nil {
+			t.Errorf("a move without an answer left a result: %q", result)
+		}
+		return err
+	})
+	move(t, s, store.Move{ID: k.ID, From: countersign.StateAnswering, To: countersign.StateDone, At: t0, Actor: "platform",
+		Answer: &store.Answer{Result: []byte("sealed result"), NextTaskID: "next-1"}})
+	var got store.Task
+	inTx(t, s, func(tx store.Tx) (err error) {
+		got, err = tx.Task(ctx, k.ID)
+		if err != nil {
+			return err
+		}
+		result, _, err := tx.Outcome(ctx, k.ID)
+		if err == nil && string(result) != "sealed result" {
+			t.Errorf("result kept by the move: %q", result)
+		}
+		return err
+	})
+	if got.NextTaskID != "next-1" || got.NoticeTaskID != "" || got.State != countersign.StateDone {
+		t.Errorf("after the answering move: %+v", got)
+	}
+}
+
+// RunInputs reads what Task, ProjectByUUID, Sealed, Approval and Agent
+// read; a project or preparer not there is nil, a closed task's sealed copy
+// nil, a task not there ErrNotFound.
+func testRunInputs(t *testing.T, s store.Store) {
+	k, c := NewTask("in1-1", "alice.near", "bot.near")
+	insert(t, s, k, c)
+	lone, lc := NewTask("in2-1", "alice.near", "nobody.near")
+	lone.ProjectUUID = "0e2b6c1a-9d3f-4b7e-8a15-6c2d9f0b4e71"
+	insert(t, s, lone, lc)
+	putProject(t, s, NewProject("alice.near", "probe", k.ProjectUUID, "zed.near", "bot.near"))
+	addKey(t, s, "bot.near", "ak_runinputs", t0)
+	move(t, s, store.Move{ID: k.ID, From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: "owner",
+		AnswerRun: "run2", Approval: []byte("approved")})
+	inTx(t, s, func(tx store.Tx) error {
+		in, err := tx.RunInputs(ctx, k.ID, 0)
+		if err != nil {
+			return err
+		}
+		task, err := tx.Task(ctx, k.ID)
+		if err != nil {
+			return err
+		}
+		p, err := tx.ProjectByUUID(ctx, k.ProjectUUID)
+		if err != nil {
+			return err
+		}
+		a, err := tx.Agent(ctx, "bot.near")
+		if err != nil {
+			return err
+		}
+		if fmt.Sprint(in.Task) != fmt.Sprint(task) || in.Project == nil || fmt.Sprint(*in.Project) != fmt.Sprint(p) ||
+			in.Preparer == nil || *in.Preparer != a ||
+			string(in.Sealed) != "sealed-in1-1" || in.KeyID != k.KeyID || string(in.Approval) != "approved" {
+			t.Errorf("RunInputs = %+v", in)
+		}
+		in, err = tx.RunInputs(ctx, lone.ID, 0)
+		if err != nil || in.Task.ID != lone.ID || in.Project != nil || in.Preparer != nil || in.Approval != nil {
+			t.Errorf("RunInputs of a task whose project and preparer are not there = %+v, %v", in, err)
+		}
+		if _, err := tx.RunInputs(ctx, "absent-1", 0); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("RunInputs of no task: %v, want ErrNotFound", err)
+		}
+		return nil
+	})
+	move(t, s, store.Move{ID: k.ID, From: countersign.StateApproved, To: countersign.StateVoid, At: t0, Actor: "platform"})
+	inTx(t, s, func(tx store.Tx) error {
+		in, err := tx.RunInputs(ctx, k.ID, 0)
+		if err == nil && (in.Sealed != nil || in.Task.State != countersign.StateVoid) {
+			t.Errorf("RunInputs of a closed task = %+v", in)
+		}
+		return err
+	})
 }

@@ -1,0 +1,127 @@
+package loadtest
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The CPU and memory figures come from Linux's /proc. Times there are in
+// clock ticks of USER_HZ, which is 100 on every Linux architecture.
+const userHZ = 100
+
+// procCPU is the user and system CPU time a process has used so far (0 when
+// it cannot be read).
+func procCPU(pid string) time.Duration {
+	raw, err := os.ReadFile(filepath.Join("/proc", pid, "stat"))
+	if err != nil {
+		return 0
+	}
+	_, cpu, ok := parseStat(raw)
+	if !ok {
+		return 0
+	}
+	return cpu
+}
+
+// parseStat reads a /proc/<pid>/stat line: the command's name and
+// utime+stime. The name is in parentheses and may hold spaces and
+// parentheses itself, so the fields are counted from the last ')'.
+func parseStat(raw []byte) (string, time.Duration, bool) {
+	open, close := bytes.IndexByte(raw, '('), bytes.LastIndexByte(raw, ')')
+	if open < 0 || close < open {
+		return "", 0, false
+	}
+	fields := strings.Fields(string(raw[close+1:]))
+	// fields[0] is the state (field 3); utime and stime are fields 14
+	// and 15.
+	if len(fields) < 13 {
+		return "", 0, false
+	}
+	utime, err1 := strconv.ParseInt(fields[11], 10, 64)
+	stime, err2 := strconv.ParseInt(fields[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return "", 0, false
+	}
+	return string(raw[open+1 : close]), time.Duration(utime+stime) * time.Second / userHZ, true
+}
+
+// postgresCPU is the CPU time used so far by every process named postgres:
+// the server and its backends, the bench's own and any other client's. A
+// backend that ends between two readings takes its time with it.
+func postgresCPU() time.Duration {
+	dirs, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	var total time.Duration
+	for _, d := range dirs {
+		if _, err := strconv.Atoi(d.Name()); err != nil {
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join("/proc", d.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		if name, cpu, ok := parseStat(raw); ok && name == "postgres" {
+			total += cpu
+		}
+	}
+	return total
+}
+
+// rss is a process's resident memory (VmRSS) in bytes.
+func rss(pid string) (int64, error) {
+	raw, err := os.ReadFile(filepath.Join("/proc", pid, "status"))
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.SplitSeq(string(raw), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			f := strings.Fields(rest)
+			if len(f) == 2 && f[1] == "kB" {
+				kb, err := strconv.ParseInt(f[0], 10, 64)
+				if err == nil {
+					return kb << 10, nil
+				}
+			}
+		}
+	}
+	return 0, fmt.Errorf("/proc/%s/status has no VmRSS line", pid)
+}
+
+// CPU is the CPU time spent during a phase, in milliseconds, by the service,
+// by PostgreSQL and by the bench itself, and the operations it was spent on.
+type CPU struct {
+	Ops        int     `json:"ops"`
+	ServiceMS  float64 `json:"service_ms"`
+	PostgresMS float64 `json:"postgres_ms"`
+	BenchMS    float64 `json:"bench_ms"`
+}
+
+// PerOp is each side's CPU per operation, in milliseconds.
+func (c CPU) PerOp() (service, postgres, bench float64) {
+	if c.Ops == 0 {
+		return 0, 0, 0
+	}
+	n := float64(c.Ops)
+	return c.ServiceMS / n, c.PostgresMS / n, c.BenchMS / n
+}
+
+// cpuMark is a reading of the three CPU counters.
+type cpuMark struct{ service, postgres, bench time.Duration }
+
+func (b *bench) mark() cpuMark {
+	return cpuMark{service: procCPU(b.svc.pid()), postgres: postgresCPU(), bench: procCPU("self")}
+}
+
+// add adds what was spent since m to c.
+func (c *CPU) add(m cpuMark, now cpuMark) {
+	c.ServiceMS += ms(now.service - m.service)
+	c.PostgresMS += ms(now.postgres - m.postgres)
+	c.BenchMS += ms(now.bench - m.bench)
+}

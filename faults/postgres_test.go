@@ -261,13 +261,19 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 	time.Sleep(5 * time.Second)
 	// A burst of approvals just before the stop, so that answer runs and
 	// webhook deliveries are under way when PostgreSQL goes.
+	// A few signed approvals are held back to be sent while it is down.
 	mu.Lock()
-	burst := map[*task]client.ApproveRequest{}
+	burst, held := map[*task]client.ApproveRequest{}, map[*task]client.ApproveRequest{}
 	for k, req := range ready {
-		if len(burst) < 8 {
+		switch {
+		case len(held) < 6:
+			held[k] = req
+		case len(burst) < 8:
 			burst[k] = req
-			delete(ready, k)
+		default:
+			continue
 		}
+		delete(ready, k)
 	}
 	mu.Unlock()
 	var bwg sync.WaitGroup
@@ -290,11 +296,16 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 		}()
 	}
 	bwg.Wait()
-	t.Logf("%d approvals sent just before the stop", len(burst))
+	t.Logf("%d approvals sent just before the stop, %d held back for the outage", len(burst), len(held))
 	if err := pg.Halt(); err != nil {
 		t.Fatal(err)
 	}
 	down := time.Now()
+	mu.Lock()
+	for k, req := range held {
+		ready[k] = req
+	}
+	mu.Unlock()
 	time.Sleep(5 * time.Second)
 	up := time.Now()
 	if err := pg.Resume(); err != nil {

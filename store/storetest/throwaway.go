@@ -120,6 +120,56 @@ type Server struct {
 	Bin string
 	// Stop kills it and removes its directory.
 	Stop func()
+
+	// start starts the postmaster on the cluster's data and port; mu
+	// guards the one running now (nil while halted).
+	start   func() (*exec.Cmd, error)
+	mu      sync.Mutex
+	running *exec.Cmd
+}
+
+// Halt stops the server as an operator's fast shutdown does (SIGINT to the
+// postmaster, as `pg_ctl stop -m fast`): open connections are ended, the
+// data is kept, and nothing answers on its port until Resume.
+func (s *Server) Halt() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.running == nil {
+		return errors.New("the throwaway PostgreSQL is not running")
+	}
+	if err := s.running.Process.Signal(os.Interrupt); err != nil {
+		return err
+	}
+	_ = s.running.Wait() // it exits once its backends have
+	s.running = nil
+	return nil
+}
+
+// Resume starts a halted server again on the same data and port, and waits
+// until it answers.
+func (s *Server) Resume() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.running != nil {
+		return errors.New("the throwaway PostgreSQL is running")
+	}
+	cmd, err := s.start()
+	if err != nil {
+		return err
+	}
+	s.running = cmd
+	return s.await()
+}
+
+// await waits until the server answers on its socket.
+func (s *Server) await() error {
+	socket := "postgres://postgres@/postgres?host=" + s.SocketDir + "&port=" + s.Port
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if answers(socket) {
+			return nil
+		}
+	}
+	return errors.New("the throwaway PostgreSQL did not answer within 30 s")
 }
 
 // StartPostgres starts a PostgreSQL server of its own from the machine's
@@ -165,26 +215,36 @@ func StartPostgres(listen string) (*Server, error) {
 	}
 	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 	ln.Close()
-	server := exec.Command(filepath.Join(bin, "postgres"), "-D", data, "-p", port, "-k", dir,
-		"-c", "listen_addresses="+listen, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "max_connections=300")
-	asAccount(server, cred)
-	if err := startOwned(server); err != nil {
-		return fail(fmt.Errorf("postgres: %v", err))
+	start := func() (*exec.Cmd, error) {
+		server := exec.Command(filepath.Join(bin, "postgres"), "-D", data, "-p", port, "-k", dir,
+			"-c", "listen_addresses="+listen, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "max_connections=300")
+		asAccount(server, cred)
+		if err := startOwned(server); err != nil {
+			return nil, fmt.Errorf("postgres: %v", err)
+		}
+		return server, nil
 	}
-	stop := func() {
-		_ = server.Process.Kill()
-		_, _ = server.Process.Wait()
+	server, err := start()
+	if err != nil {
+		return fail(err)
+	}
+	srv := &Server{URL: "postgres://postgres@127.0.0.1:" + port + "/postgres?sslmode=disable", Port: port, SocketDir: dir, Bin: bin,
+		start: start, running: server}
+	srv.Stop = func() {
+		srv.mu.Lock()
+		defer srv.mu.Unlock()
+		if srv.running != nil {
+			_ = srv.running.Process.Kill()
+			_ = srv.running.Wait()
+			srv.running = nil
+		}
 		os.RemoveAll(dir)
 	}
-	srv := &Server{URL: "postgres://postgres@127.0.0.1:" + port + "/postgres?sslmode=disable", Port: port, SocketDir: dir, Bin: bin, Stop: stop}
-	socket := "postgres://postgres@/postgres?host=" + dir + "&port=" + port
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if answers(socket) {
-			return srv, nil
-		}
+	if err := srv.await(); err != nil {
+		srv.Stop()
+		return nil, err
 	}
-	stop()
-	return nil, errors.New("the throwaway PostgreSQL did not answer within 30 s")
+	return srv, nil
 }
 
 type account struct{ uid, gid int }

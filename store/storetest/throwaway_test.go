@@ -9,8 +9,8 @@ import (
 )
 
 // A throwaway PostgreSQL, as a fresh machine without one running gets: it
-// starts from the machine's binaries, takes the migrations, and is gone,
-// directory and all, when stopped.
+// starts from the machine's binaries, takes the migrations, keeps them
+// across a halt and a resume, and is gone, directory and all, when stopped.
 func TestThrowawayPostgres(t *testing.T) {
 	t.Parallel()
 	if _, err := postgresBin(); err != nil {
@@ -38,6 +38,28 @@ func TestThrowawayPostgres(t *testing.T) {
 	}
 	if st, err := db.Schema(ctx); err != nil || st.Behind() {
 		t.Errorf("the throwaway database's schema: %+v %v", st, err)
+	}
+	db.Close()
+
+	// Halted, it answers nobody; resumed, it has kept its data.
+	if err := srv.Halt(); err != nil {
+		stop()
+		t.Fatal(err)
+	}
+	if answers(url) {
+		stop()
+		t.Fatal("the throwaway server answers while halted")
+	}
+	if err := srv.Resume(); err != nil {
+		stop()
+		t.Fatal(err)
+	}
+	if db, err = sqlstore.OpenPostgres(ctx, url, ""); err != nil {
+		stop()
+		t.Fatal(err)
+	}
+	if st, err := db.Schema(ctx); err != nil || st.Behind() {
+		t.Errorf("the resumed database's schema: %+v %v", st, err)
 	}
 	db.Close()
 	stop()

@@ -75,6 +75,11 @@ func ownTask(ctx context.Context, tx store.Tx, sess Session, id string) (store.T
 
 // view renders a task for the session's device, with its ciphertext when it
 // is waiting at now (a task past its expiry is shown expired, without it).
+// errLeftOpen is view's word for a task read as open whose content was
+// gone by the time view read it: an approval, a rejection or a cancel
+// committed in between (a listing is not a snapshot).
+var errLeftOpen = errors.New("inbox: the task left open while it was read")
+
 func view(ctx context.Context, tx store.Tx, sess Session, t store.Task, now time.Time) (TaskView, error) {
 	state := countersign.StateAt(t.State, t.ExpiresAt, now)
 	v := TaskView{ID: t.ID, Project: t.Project, ProjectUUID: t.ProjectUUID, Connector: t.Connector,
@@ -88,7 +93,9 @@ func view(ctx context.Context, tx store.Tx, sess Session, t store.Task, now time
 		return v, nil
 	}
 	var err error
-	if v.Content, err = tx.Content(ctx, t.ID); err != nil {
+	if v.Content, err = tx.Content(ctx, t.ID); errors.Is(err, store.ErrNotFound) {
+		return v, errLeftOpen // moved since its row was read: its content is gone
+	} else if err != nil {
 		return v, err
 	}
 	v.DeviceCopy, err = tx.DeviceCopy(ctx, t.ID, sess.DeviceID)
@@ -141,6 +148,9 @@ func (s *Service) Tasks(ctx context.Context, sess Session, show, before string, 
 		}
 		for _, t := range tasks {
 			v, err := view(ctx, tx, sess, t, now)
+			if errors.Is(err, errLeftOpen) {
+				continue // no longer waiting: the next listing shows it closed
+			}
 			if err != nil {
 				return err
 			}
@@ -161,6 +171,13 @@ func (s *Service) Task(ctx context.Context, sess Session, id string) (TaskView, 
 			return err
 		}
 		v, err = view(ctx, tx, sess, t, now)
+		if errors.Is(err, errLeftOpen) {
+			// It moved meanwhile: show it as it is now.
+			if t, err = ownTask(ctx, tx, sess, id); err != nil {
+				return err
+			}
+			v, err = view(ctx, tx, sess, t, now)
+		}
 		return err
 	})
 	return v, storeErr(err)

@@ -306,7 +306,11 @@ func (e *Enclave) answer(ctx context.Context, p *prepared, run string, limit tim
 		return err
 	}
 	ctx = context.WithoutCancel(ctx)
-	err = e.store.Tx(ctx, func(tx store.Tx) error {
+	// The connector has answered: what it did is recorded whatever it
+	// takes. While the store is unavailable the end is tried again (the
+	// job cannot be: the task is answering), until the sweep's deadline
+	// for a run that never reports.
+	err = e.untilStored(ctx, time.Now().Add(countersign.AnswerRunDeadline), func(tx store.Tx) error {
 		// The end, its result and the next turns in one statement.
 		moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, From: countersign.StateAnswering, To: countersign.State(string(state)),
 			At: e.clock(), Actor: "platform", Run: run, OutcomeClass: countersign.OutcomeClass(string(outcome)), FailureReason: countersign.FailureReason(string(reason)),
@@ -327,6 +331,32 @@ func (e *Enclave) answer(ctx context.Context, p *prepared, run string, limit tim
 	}
 	e.log.Info("answer run finished", "run", run, "task", t.ID, "state", state, "reason", reason)
 	return nil
+}
+
+// storeRetry is the first wait before a transaction the store was
+// unavailable for is tried again; it doubles up to storeRetryMax.
+const (
+	storeRetry    = 50 * time.Millisecond
+	storeRetryMax = 5 * time.Second
+)
+
+// untilStored runs fn in a transaction, trying again while the store is
+// unavailable, until deadline.
+func (e *Enclave) untilStored(ctx context.Context, deadline time.Time, fn func(store.Tx) error) error {
+	wait := storeRetry
+	for {
+		err := e.store.Tx(ctx, fn)
+		if !errors.Is(err, store.ErrUnavailable) || time.Now().Add(wait).After(deadline) {
+			return err
+		}
+		e.log.Warn("the store is unavailable; recording an answer run's end again shortly", "wait", wait)
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, storeRetryMax)
+	}
 }
 
 // answerCall opens what the answer handler receives: the owner's supply and

@@ -353,6 +353,10 @@ func panicKind(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
+// finishPatience is how long a run's end is tried again while the store is
+// unavailable, with the agent waiting.
+const finishPatience = 30 * time.Second
+
 // finish records the run's end and its answer.
 func (e *Enclave) finish(ctx context.Context, run *Run, op string, opened []Opened, idem store.IdempotentCall, out any, runErr error) ([]byte, error) {
 	if runErr != nil && countersign.ErrorCode(runErr) == countersign.Internal {
@@ -368,7 +372,9 @@ func (e *Enclave) finish(ctx context.Context, run *Run, op string, opened []Open
 		return nil, err
 	}
 	ctx = context.WithoutCancel(ctx)
-	err = e.store.Tx(ctx, func(tx store.Tx) error {
+	// The run's end (its receipts, the idempotent answer) is tried again a
+	// while if the store went away during the run; the agent waits for it.
+	err = e.untilStored(ctx, time.Now().Add(finishPatience), func(tx store.Tx) error {
 		if err := e.sign(ctx, tx, run, op, answer, opened); err != nil {
 			return err
 		}

@@ -341,7 +341,7 @@ const (
 )
 
 // untilStored runs fn in a transaction, trying again while the store is
-// unavailable, until deadline.
+// unavailable, until deadline (or ctx ends).
 func (e *Enclave) untilStored(ctx context.Context, deadline time.Time, fn func(store.Tx) error) error {
 	wait := storeRetry
 	for {
@@ -349,7 +349,7 @@ func (e *Enclave) untilStored(ctx context.Context, deadline time.Time, fn func(s
 		if !errors.Is(err, store.ErrUnavailable) || time.Now().Add(wait).After(deadline) {
 			return err
 		}
-		e.log.Warn("the store is unavailable; recording an answer run's end again shortly", "wait", wait)
+		e.log.Warn("the store is unavailable; trying again shortly", "wait", wait)
 		select {
 		case <-ctx.Done():
 			return err

@@ -452,6 +452,17 @@ func (e *Enclave) SealCredentials(projectUUID string, creds []byte) (uint32, []b
 	return e.keys.Seal(sealing.ProjectCredentials, projectUUID, creds)
 }
 
+// storeWithin runs a running operation's transaction, trying again while the
+// store is unavailable, within the run's compute limit (its context's
+// deadline): a short outage does not fail a run that has not written yet.
+func (e *Enclave) storeWithin(ctx context.Context, fn func(store.Tx) error) error {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(finishPatience)
+	}
+	return e.untilStored(ctx, deadline, fn)
+}
+
 // platform is what a running operation gets of the service.
 type platform struct {
 	e    *Enclave
@@ -480,7 +491,7 @@ func (p *platform) OpenTask(ctx context.Context, spec connectors.TaskSpec, threa
 		return connectors.Task{}, err
 	}
 	var o Opened
-	err := p.e.store.Tx(ctx, func(tx store.Tx) (err error) {
+	err := p.e.storeWithin(ctx, func(tx store.Tx) (err error) {
 		o, err = p.e.OpenTask(ctx, tx, p.run, spec, thread)
 		return err
 	})
@@ -498,7 +509,7 @@ func (p *platform) Reserve(ctx context.Context, kind policy.Kind, limit int) (bo
 		return false, errGivenUp
 	}
 	var ok bool
-	err := p.e.store.Tx(ctx, func(tx store.Tx) (err error) {
+	err := p.e.storeWithin(ctx, func(tx store.Tx) (err error) {
 		ok, err = tx.ReserveDaily(ctx, store.DailyKey{Owner: p.run.Project.Owner, ProjectUUID: p.run.Project.UUID,
 			Agent: p.run.Agent, Day: policy.Day(p.e.now()), Kind: kind.String()}, limit)
 		return err
@@ -512,7 +523,7 @@ func (p *platform) Spend(ctx context.Context, key string, amount, limit policy.C
 	}
 	now := p.e.now()
 	var ok bool
-	err := p.e.store.Tx(ctx, func(tx store.Tx) (err error) {
+	err := p.e.storeWithin(ctx, func(tx store.Tx) (err error) {
 		ok, err = tx.ReserveSpend(ctx, store.Spend{Owner: p.run.Project.Owner, ProjectUUID: p.run.Project.UUID, Key: key,
 			Cents: int64(amount), At: now, Since: now.Add(-connectors.SpendWindow)}, int64(limit))
 		return err
@@ -521,7 +532,7 @@ func (p *platform) Spend(ctx context.Context, key string, amount, limit policy.C
 }
 
 func (p *platform) Unspend(ctx context.Context, key string) error {
-	return p.e.store.Tx(ctx, func(tx store.Tx) error { return tx.ReleaseSpend(ctx, p.run.Project.UUID, key) })
+	return p.e.storeWithin(ctx, func(tx store.Tx) error { return tx.ReleaseSpend(ctx, p.run.Project.UUID, key) })
 }
 
 // link is where the owner reads a task.

@@ -2,6 +2,7 @@ package enclave
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -17,7 +18,21 @@ type answerWorker struct {
 }
 
 func (w *answerWorker) Work(ctx context.Context, job *river.Job[store.AnswerJob]) error {
-	return w.e.AnswerJob(ctx, job.Args)
+	return unavailableSnoozes(w.e.AnswerJob(ctx, job.Args))
+}
+
+// storeSnooze is how long a job the store was unavailable for waits before
+// it is tried again.
+const storeSnooze = 5 * time.Second
+
+// unavailableSnoozes turns the store's unavailability into a snooze: an
+// outage of the database does not use up a job's attempts, so no job is
+// given up for it.
+func unavailableSnoozes(err error) error {
+	if errors.Is(err, store.ErrUnavailable) {
+		return river.JobSnooze(storeSnooze)
+	}
+	return err
 }
 
 // Timeout lets an answer run use its whole compute limit.

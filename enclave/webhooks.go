@@ -153,7 +153,7 @@ type deliveryWorker struct {
 func (w *deliveryWorker) Work(ctx context.Context, job *river.Job[store.DeliveryJob]) error {
 	delay, again, err := w.e.Deliver(ctx, job.Args.EventID, job.Args.WebhookID)
 	if err != nil {
-		return err
+		return unavailableSnoozes(err)
 	}
 	if again {
 		return river.JobSnooze(delay)

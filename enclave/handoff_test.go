@@ -31,24 +31,6 @@ func sqlOn(t *testing.T, db *sqlstore.DB, pg, lite string) int64 {
 	return n
 }
 
-// answerJobs counts the answer jobs the queue holds, in any state.
-func answerJobs(t *testing.T, db *sqlstore.DB) int64 {
-	t.Helper()
-	ctx := context.Background()
-	var n int64
-	q := "SELECT count(*) FROM river_job WHERE kind = 'answer_run'"
-	var err error
-	if db.Postgres() != nil {
-		err = db.Postgres().QueryRow(ctx, q).Scan(&n)
-	} else {
-		err = db.SQLite().QueryRowContext(ctx, q).Scan(&n)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
 // TestApprovalHandedOff: in a process that runs answers, the approval's
 // commit hands its run to that process at once, and the run's claim deletes
 // the queue's fallback copy: the write happens once and nothing is left for
@@ -66,7 +48,7 @@ func TestApprovalHandedOff(t *testing.T) {
 		if n := w.Effects.Count(id); n != 1 {
 			t.Fatalf("the write ran %d times", n)
 		}
-		if n := answerJobs(t, db); n != 0 {
+		if n := countJobs(t, db); n != 0 {
 			t.Fatalf("%d answer jobs are left in the queue after the handed-off run", n)
 		}
 	})

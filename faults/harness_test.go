@@ -14,7 +14,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -239,8 +238,7 @@ func (w *world) serve(addr string) *server {
 	s.cmd = exec.Command(binary, "serve", "--dev", "--listen", addr, "--data-dir", filepath.Join(w.t.TempDir(), "data"))
 	s.cmd.Env = w.environ()
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := startOwned(s.cmd); err != nil {
+	if err := storetest.StartOwned(s.cmd); err != nil {
 		w.t.Fatal(err)
 	}
 	go func() { _ = s.cmd.Wait(); close(s.done) }()
@@ -261,19 +259,6 @@ func (w *world) serve(addr string) *server {
 		}
 	}
 	return s
-}
-
-// startOwned starts cmd from an OS thread that lives as long as the test
-// binary, so that the child's parent-death signal fires when the binary
-// exits and not when a thread of the Go runtime does.
-func startOwned(cmd *exec.Cmd) error {
-	errc := make(chan error)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread lives on, parked
-		errc <- cmd.Start()
-		select {}
-	}()
-	return <-errc
 }
 
 // kill ends the process with SIGKILL, at once, and waits for it to go.

@@ -14,6 +14,18 @@ func asAccount(cmd *exec.Cmd, a *account) {
 	}
 }
 
+// StartOwned starts cmd so that it dies with this process: with a
+// parent-death signal (SIGKILL), from an OS thread that lives as long as the
+// process, so the signal fires when the process exits and not when a thread
+// of the Go runtime does. Tests start the servers they kill with it.
+func StartOwned(cmd *exec.Cmd) error {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	return startOwned(cmd)
+}
+
 // startOwned starts cmd from an OS thread that lives as long as the process,
 // so the server's parent-death signal fires when the process exits and not
 // when a thread of the Go runtime does.

@@ -81,10 +81,10 @@ func TestRoundTripsPerAction(t *testing.T) {
 		what      string
 		got, most int64
 	}{
-		{"a guess_start", opens / n, 13},
-		{"a task_cancel", cancels / n, 7},
-		{"an approval", approve, 7},
-		{"an answer run", answer, 9},
+		{"a guess_start", opens / n, 10},
+		{"a task_cancel", cancels / n, 5},
+		{"an approval", approve, 6},
+		{"an answer run", answer, 7},
 	} {
 		if c.got > c.most {
 			t.Errorf("%s waits on the database %d times, more than its budget of %d", c.what, c.got, c.most)

@@ -194,20 +194,7 @@ func (db *DB) Ping(ctx context.Context) error {
 // Tx runs fn in one transaction.
 func (db *DB) Tx(ctx context.Context, fn func(store.Tx) error) error {
 	if db.pg != nil {
-		ptx, err := db.pg.Begin(ctx)
-		if err != nil {
-			return classify(err)
-		}
-		t := newTx(pgQuerier{ptx}, ptx, db)
-		if err := run(ctx, t, fn); err != nil {
-			_ = ptx.Rollback(context.WithoutCancel(ctx))
-			return err
-		}
-		if err := classify(ptx.Commit(ctx)); err != nil {
-			return err
-		}
-		db.handOff(t.handoffs)
-		return nil
+		return db.pgTx(ctx, fn)
 	}
 	ltx, err := db.lite.BeginTx(ctx, nil)
 	if err != nil {
@@ -230,6 +217,128 @@ func (db *DB) Tx(ctx context.Context, fn func(store.Tx) error) error {
 	db.handOff(t.handoffs)
 	return nil
 }
+
+// pgTx runs fn in one transaction on PostgreSQL whose BEGIN travels with
+// its first statement and whose COMMIT with its last writes: a transaction
+// costs no round trip of its own, and one that sent nothing (refused
+// before its first statement) costs none at all.
+func (db *DB) pgTx(ctx context.Context, fn func(store.Tx) error) error {
+	c, err := db.pg.Acquire(ctx)
+	if err != nil {
+		return classify(err)
+	}
+	// A connection left in a transaction (a ROLLBACK that could not be
+	// sent) is destroyed by the pool rather than used again.
+	defer c.Release()
+	t := newTx(pgQuerier{c}, nil, db)
+	t.native = queueTx{c: c, t: t}
+	t.pending = []stmt{{sql: "BEGIN"}}
+	if err := fn(t); err != nil {
+		t.rollback(ctx, c)
+		return err
+	}
+	if len(t.pending) == 1 && t.pending[0].sql == "BEGIN" {
+		return nil // it sent nothing: there is nothing to commit
+	}
+	b, _ := t.batch()
+	b.Queue("COMMIT")
+	br := c.SendBatch(ctx, b)
+	var tag pgconn.CommandTag
+	for range b.Len() {
+		if tag, err = br.Exec(); err != nil {
+			break
+		}
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && tag.String() != "COMMIT" {
+		// COMMIT of a transaction an error already aborted answers ROLLBACK.
+		err = pgx.ErrTxCommitRollback
+	}
+	if err != nil {
+		t.rollback(ctx, c)
+		return classify(err)
+	}
+	db.handOff(t.handoffs)
+	return nil
+}
+
+// rollback ends a transaction that will not commit: nothing to send if its
+// BEGIN never went out.
+func (t *tx) rollback(ctx context.Context, c *pgxpool.Conn) {
+	if len(t.pending) > 0 && t.pending[0].sql == "BEGIN" {
+		return
+	}
+	t.pending = nil
+	_, _ = c.Exec(context.WithoutCancel(ctx), "ROLLBACK")
+}
+
+// queueTx is the transaction as the job queue's inserts take it (a pgx.Tx):
+// what the store's own statements left pending goes first.
+type queueTx struct {
+	c *pgxpool.Conn
+	t *tx
+}
+
+var _ pgx.Tx = queueTx{}
+
+func (q queueTx) Begin(context.Context) (pgx.Tx, error) {
+	return nil, errors.New("store: no nested transactions in the store's own")
+}
+func (q queueTx) Commit(context.Context) error {
+	return errors.New("store: the store commits its own transactions")
+}
+func (q queueTx) Rollback(context.Context) error {
+	return errors.New("store: the store ends its own transactions")
+}
+func (q queueTx) CopyFrom(ctx context.Context, table pgx.Identifier, cols []string, src pgx.CopyFromSource) (int64, error) {
+	if err := q.t.flush(ctx); err != nil {
+		return 0, err
+	}
+	return q.c.CopyFrom(ctx, table, cols, src)
+}
+func (q queueTx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
+	if err := q.t.flush(ctx); err != nil {
+		return failedBatch{err}
+	}
+	return q.c.SendBatch(ctx, b)
+}
+func (q queueTx) LargeObjects() pgx.LargeObjects { return pgx.LargeObjects{} }
+func (q queueTx) Prepare(ctx context.Context, name, sql string) (*pgconn.StatementDescription, error) {
+	if err := q.t.flush(ctx); err != nil {
+		return nil, err
+	}
+	return q.c.Conn().Prepare(ctx, name, sql)
+}
+func (q queueTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	if err := q.t.flush(ctx); err != nil {
+		return pgconn.CommandTag{}, err
+	}
+	return q.c.Exec(ctx, sql, args...)
+}
+func (q queueTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	if err := q.t.flush(ctx); err != nil {
+		return nil, err
+	}
+	return q.c.Query(ctx, sql, args...)
+}
+func (q queueTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	if err := q.t.flush(ctx); err != nil {
+		return errRow{err}
+	}
+	return q.c.QueryRow(ctx, sql, args...)
+}
+func (q queueTx) Conn() *pgx.Conn { return q.c.Conn() }
+
+// failedBatch is a batch that could not be sent.
+type failedBatch struct{ err error }
+
+func (f failedBatch) Exec() (pgconn.CommandTag, error) { return pgconn.CommandTag{}, f.err }
+func (f failedBatch) Query() (pgx.Rows, error)         { return nil, f.err }
+func (f failedBatch) QueryRow() pgx.Row                { return errRow{f.err} }
+func (f failedBatch) Close() error                     { return f.err }
+func (f failedBatch) Tx() pgx.Tx                       { return nil }
 
 // run runs fn in t and sends what it left pending.
 func run(ctx context.Context, t *tx, fn func(store.Tx) error) error {
@@ -341,10 +450,34 @@ func (p pipelined) query(ctx context.Context, q string, args ...any) (rows, erro
 }
 
 func (p pipelined) queryRow(ctx context.Context, q string, args ...any) row {
+	if pq, ok := p.t.raw.(pgQuerier); ok && len(p.t.pending) > 0 {
+		// The pending writes, then the read, in one batch; the row is read
+		// when it is scanned, which its callers do at once.
+		b, n := p.t.batch()
+		b.Queue(rebind(q), args...)
+		return batchRow{pq.q.SendBatch(ctx, b), n}
+	}
 	if err := p.t.flush(ctx); err != nil {
 		return errRow{err}
 	}
 	return p.t.raw.queryRow(ctx, q, args...)
+}
+
+// batchRow is the last row of a batch whose first n statements are writes.
+type batchRow struct {
+	br pgx.BatchResults
+	n  int
+}
+
+func (r batchRow) Scan(dest ...any) error {
+	defer r.br.Close()
+	if err := execAllOf(r.br, r.n); err != nil {
+		return err
+	}
+	if err := (pgRow{r.br.QueryRow()}).Scan(dest...); err != nil {
+		return err
+	}
+	return classify(r.br.Close())
 }
 
 // errRow is a row whose reading failed before it was asked for.

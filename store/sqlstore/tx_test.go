@@ -1,0 +1,63 @@
+package sqlstore_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"countersign"
+	"countersign/store"
+	"countersign/store/storetest"
+)
+
+// TestPostgresTransactionRoundTrips: on PostgreSQL a transaction's BEGIN
+// goes with its first statement and its COMMIT with its last writes, so a
+// transaction refused before it sent anything costs no round trip, and one
+// whose error its caller swallowed does not commit what came before it.
+func TestPostgresTransactionRoundTrips(t *testing.T) {
+	t.Parallel()
+	db := storetest.Postgres(t)
+	ctx := context.Background()
+	refused := errors.New("refused before anything was read")
+	before := db.RoundTrips()
+	if err := db.Tx(ctx, func(store.Tx) error { return refused }); err != refused {
+		t.Fatalf("a refused transaction: %v", err)
+	}
+	if err := db.Tx(ctx, func(store.Tx) error { return nil }); err != nil {
+		t.Fatalf("an empty transaction: %v", err)
+	}
+	if n := db.RoundTrips() - before; n != 0 {
+		t.Fatalf("transactions that sent nothing cost %d round trips", n)
+	}
+
+	k, c := storetest.NewTask("tx1-1", "alice.near", "bot.near")
+	before = db.RoundTrips()
+	if err := db.Tx(ctx, func(tx store.Tx) error { return tx.InsertTask(ctx, k, c) }); err != nil {
+		t.Fatal(err)
+	}
+	if n := db.RoundTrips() - before; n != 2 {
+		t.Fatalf("a task written in one transaction cost %d round trips, want 2 (its rows with BEGIN, then COMMIT)", n)
+	}
+
+	// A move and then a statement that fails, its error swallowed: the
+	// transaction is aborted and Tx says so; the move is not kept.
+	err := db.Tx(ctx, func(tx store.Tx) error {
+		if _, err := tx.MoveTask(ctx, store.Move{ID: k.ID, From: countersign.StateOpen, To: countersign.StateRejected, At: k.CreatedAt, Actor: "owner"}); err != nil {
+			return err
+		}
+		if err := tx.InsertTask(ctx, k, c); !errors.Is(err, store.ErrConflict) {
+			t.Errorf("inserting the task again: %v, want ErrConflict", err)
+		}
+		return nil
+	})
+	if err == nil {
+		t.Fatal("a transaction aborted by a failed statement committed")
+	}
+	var got store.Task
+	if err := db.Tx(ctx, func(tx store.Tx) (err error) { got, err = tx.Task(ctx, k.ID); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if got.State != countersign.StateOpen {
+		t.Fatalf("the aborted transaction's move was kept: %s", got.State)
+	}
+}

@@ -213,11 +213,6 @@ type InboxTx interface {
 	OwnerTasks(ctx context.Context, owner string, waiting bool, before *Task, limit int) ([]Task, error)
 	// DeviceCopies lists the devices a task's content key is wrapped to.
 	DeviceCopies(ctx context.Context, id string) ([]string, error)
-	// SetApproval keeps the owner's approval of a task (signed pieces and
-	// the sealed supply and note) for the answer run to check again.
-	SetApproval(ctx context.Context, id string, approval []byte) error
-	// Approval returns it (ErrNotFound when none).
-	Approval(ctx context.Context, id string) ([]byte, error)
 	// EnqueueAnswer queues the answer run of an approved task, in this
 	// transaction: the job carries ids only. Where this process runs
 	// answers itself, the job is handed to it the moment the transaction
@@ -661,8 +656,9 @@ type Move struct {
 	Unexpired     time.Time
 	OutcomeClass  countersign.OutcomeClass
 	FailureReason countersign.FailureReason
-	// Approval, when set, is kept as the task's approval by the move (as
-	// SetApproval keeps it).
+	// Approval, when set, is kept by the move as the task's approval (the
+	// signed pieces and the sealed supply and note) for the answer run to
+	// check again; leaving open drops it with the sealed copy.
 	Approval []byte
 	// Answer, when set, is kept by the move as RecordAnswer keeps it.
 	Answer *Answer

@@ -52,25 +52,6 @@ func (t *tx) DeviceCopies(ctx context.Context, id string) ([]string, error) {
 	return out, r.Err()
 }
 
-func (t *tx) SetApproval(ctx context.Context, id string, approval []byte) error {
-	n, err := t.q.exec(ctx, "UPDATE tasks SET approval = ? WHERE id = ?", approval, id)
-	if err == nil && n == 0 {
-		return store.ErrNotFound
-	}
-	return err
-}
-
-func (t *tx) Approval(ctx context.Context, id string) ([]byte, error) {
-	var a []byte
-	if err := t.q.queryRow(ctx, "SELECT approval FROM tasks WHERE id = ?", id).Scan(&a); err != nil {
-		return nil, err
-	}
-	if a == nil {
-		return nil, store.ErrNotFound
-	}
-	return a, nil
-}
-
 // answerJobOpts: a failed attempt (the store down mid-run) is tried again;
 // the task row decides whether the run may start at all.
 func answerJobOpts(h *handOff) *river.InsertOpts {

@@ -71,25 +71,23 @@ func testDeviceCopiesAndApproval(t *testing.T, s store.Store) {
 		if err != nil || fmt.Sprint(devs) != "[dev1 dev2]" {
 			t.Errorf("DeviceCopies = %v %v", devs, err)
 		}
-		if _, err := tx.Approval(ctx, k.ID); !errors.Is(err, store.ErrNotFound) {
-			t.Errorf("approval of a new task: %v", err)
-		}
-		if err := tx.SetApproval(ctx, k.ID, []byte(`{"at":1}`)); err != nil {
-			t.Fatal(err)
-		}
-		if a, err := tx.Approval(ctx, k.ID); err != nil || string(a) != `{"at":1}` {
-			t.Errorf("Approval = %s %v", a, err)
-		}
-		if err := tx.SetApproval(ctx, "nosuch-1", []byte("x")); !errors.Is(err, store.ErrNotFound) {
-			t.Errorf("SetApproval of no task: %v", err)
+		if in, err := tx.RunInputs(ctx, k.ID, 0); err != nil || in.Approval != nil {
+			t.Errorf("approval of a new task: %q %v", in.Approval, err)
 		}
 		return nil
 	})
-	move(t, s, store.Move{ID: k.ID, From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: "owner"})
+	move(t, s, store.Move{ID: k.ID, From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: "owner",
+		Approval: []byte(`{"at":1}`)})
+	_ = s.Tx(ctx, func(tx store.Tx) error {
+		if in, err := tx.RunInputs(ctx, k.ID, 0); err != nil || string(in.Approval) != `{"at":1}` {
+			t.Errorf("approval kept by the move = %q %v", in.Approval, err)
+		}
+		return nil
+	})
 	move(t, s, store.Move{ID: k.ID, From: countersign.StateApproved, To: countersign.StateFailed, At: t0, Actor: "platform"})
 	_ = s.Tx(ctx, func(tx store.Tx) error {
-		if _, err := tx.Approval(ctx, k.ID); !errors.Is(err, store.ErrNotFound) {
-			t.Errorf("a closed task keeps its approval: %v", err)
+		if in, err := tx.RunInputs(ctx, k.ID, 0); err != nil || in.Approval != nil {
+			t.Errorf("a closed task keeps its approval: %q %v", in.Approval, err)
 		}
 		return nil
 	})

@@ -501,17 +501,16 @@ func testOwnerGate(t *testing.T, s store.Store) {
 }
 
 // A move can keep the owner's approval (open → approved) and an answer
-// run's result and next tasks (answering → done), as SetApproval and
-// RecordAnswer would; a move without them leaves them as they were.
+// run's result and next tasks (answering → done), as RecordAnswer would; a move without them leaves them as they were.
 func testMoveKeepsApprovalAndAnswer(t *testing.T, s store.Store) {
 	k, c := NewTask("keep1-1", "alice.near", "bot.near")
 	insert(t, s, k, c)
 	move(t, s, store.Move{ID: k.ID, From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: "owner",
 		AnswerRun: "run2", Approval: []byte(`{"signed":1}`)})
 	inTx(t, s, func(tx store.Tx) error {
-		a, err := tx.Approval(ctx, k.ID)
-		if err == nil && string(a) != `{"signed":1}` {
-			t.Errorf("approval kept by the move: %q", a)
+		in, err := tx.RunInputs(ctx, k.ID, 0)
+		if err == nil && string(in.Approval) != `{"signed":1}` {
+			t.Errorf("approval kept by the move: %q", in.Approval)
 		}
 		return err
 	})
@@ -542,8 +541,8 @@ func testMoveKeepsApprovalAndAnswer(t *testing.T, s store.Store) {
 	}
 }
 
-// RunInputs reads what Task, ProjectByUUID, Sealed, Approval and Agent
-// read; a project or preparer not there is nil, a closed task's sealed copy
+// RunInputs reads what Task, ProjectByUUID, Sealed and Agent read, and
+// the approval a move kept; a project or preparer not there is nil, a closed task's sealed copy
 // nil, a task not there ErrNotFound.
 func testRunInputs(t *testing.T, s store.Store) {
 	k, c := NewTask("in1-1", "alice.near", "bot.near")

@@ -27,13 +27,8 @@ func (s *Server) routeCalls(r *mux.Router) {
 // agentProjects serves GET /agent/projects: the projects granted to the
 // key, {projects: [{owner, project, connector}]}.
 func (s *Server) agentProjects(w http.ResponseWriter, r *http.Request) {
-	key := bearer(r)
-	r, err := s.authenticateAgent(r, key)
+	r, key, err := s.admitAgent(r)
 	if err != nil {
-		writeAgentError(w, s.opts.Logger, err)
-		return
-	}
-	if err := s.limitCalls(key); err != nil {
 		writeAgentError(w, s.opts.Logger, err)
 		return
 	}
@@ -54,13 +49,8 @@ func (s *Server) agentProjects(w http.ResponseWriter, r *http.Request) {
 // counts against its client's address (Limits.FailedAuthPerMinute) and is
 // never limited, or remembered, by the key it carries.
 func (s *Server) call(w http.ResponseWriter, r *http.Request) {
-	key := bearer(r)
-	r, err := s.authenticateAgent(r, key)
+	r, key, err := s.admitAgent(r)
 	if err != nil {
-		writeAgentError(w, s.opts.Logger, err)
-		return
-	}
-	if err := s.limitCalls(key); err != nil {
 		writeAgentError(w, s.opts.Logger, err)
 		return
 	}
@@ -106,6 +96,18 @@ func checkCallBody(body []byte) error {
 		return countersign.Errorf(countersign.InvalidRequest, "the call is not a JSON object")
 	}
 	return nil
+}
+
+// admitAgent lets an agent's request in: its bearer key checked, then
+// counted against the key's calls. It returns the request to serve the rest
+// with, and the key.
+func (s *Server) admitAgent(r *http.Request) (*http.Request, string, error) {
+	key := bearer(r)
+	r, err := s.authenticateAgent(r, key)
+	if err != nil {
+		return r, key, err
+	}
+	return r, key, s.limitCalls(key)
 }
 
 // authenticateAgent checks an agent key, within its client's budget of

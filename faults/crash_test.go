@@ -249,29 +249,3 @@ func began(t *testing.T, k *task) time.Time {
 	}
 	return time.Time{}
 }
-
-// parallel runs f on every task, n at a time, each bounded by
-// requestLimit, and fails the test with the first error.
-func parallel(t *testing.T, tasks []*task, n int, f func(context.Context, *task) error) {
-	t.Helper()
-	sem := make(chan struct{}, n)
-	var wg sync.WaitGroup
-	var first error
-	var once sync.Once
-	for _, k := range tasks {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			ctx, cancel := context.WithTimeout(context.Background(), requestLimit)
-			defer cancel()
-			if err := f(ctx, k); err != nil {
-				once.Do(func() { first = err })
-			}
-		}()
-	}
-	wg.Wait()
-	if first != nil {
-		t.Fatal(first)
-	}
-}

@@ -381,27 +381,19 @@ func finalStates(t *testing.T, tasks []*task, deadline time.Time) map[string]cli
 	for len(pending) > 0 {
 		var still []*task
 		var mu sync.Mutex
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, 8)
-		for _, k := range pending {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer func() { <-sem; wg.Done() }()
-				ctx, cancel := context.WithTimeout(context.Background(), requestLimit)
-				defer cancel()
-				st, err := k.agent.Status(ctx, k.owner.Account, project, k.id, 0)
-				mu.Lock()
-				defer mu.Unlock()
-				if err == nil {
-					last[k.id] = st
-				}
-				if err != nil || !terminal(st.State) {
-					still = append(still, k)
-				}
-			}()
-		}
-		wg.Wait()
+		// A status that does not come back leaves its task pending.
+		parallel(t, pending, 8, func(ctx context.Context, k *task) error {
+			st, err := k.agent.Status(ctx, k.owner.Account, project, k.id, 0)
+			mu.Lock()
+			defer mu.Unlock()
+			if err == nil {
+				last[k.id] = st
+			}
+			if err != nil || !terminal(st.State) {
+				still = append(still, k)
+			}
+			return nil
+		})
 		pending = still
 		if len(pending) == 0 || time.Now().After(deadline) {
 			break
@@ -409,6 +401,32 @@ func finalStates(t *testing.T, tasks []*task, deadline time.Time) map[string]cli
 		time.Sleep(time.Second)
 	}
 	return last
+}
+
+// parallel runs f on every task, n at a time, each bounded by
+// requestLimit, and fails the test with the first error.
+func parallel(t *testing.T, tasks []*task, n int, f func(context.Context, *task) error) {
+	t.Helper()
+	sem := make(chan struct{}, n)
+	var wg sync.WaitGroup
+	var first error
+	var once sync.Once
+	for _, k := range tasks {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			ctx, cancel := context.WithTimeout(context.Background(), requestLimit)
+			defer cancel()
+			if err := f(ctx, k); err != nil {
+				once.Do(func() { first = err })
+			}
+		}()
+	}
+	wg.Wait()
+	if first != nil {
+		t.Fatal(first)
+	}
 }
 
 // isTransport reports whether err is a failure to get any answer (as

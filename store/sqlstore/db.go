@@ -214,7 +214,7 @@ func (db *DB) Tx(ctx context.Context, fn func(store.Tx) error) error {
 	for _, sig := range t.signals {
 		db.hub.signal(sig)
 	}
-	db.handOff(t.handoffs)
+	db.handOver(t.handoffs)
 	return nil
 }
 
@@ -260,7 +260,7 @@ func (db *DB) pgTx(ctx context.Context, fn func(store.Tx) error) error {
 		t.rollback(ctx, c)
 		return classify(err)
 	}
-	db.handOff(t.handoffs)
+	db.handOver(t.handoffs)
 	return nil
 }
 

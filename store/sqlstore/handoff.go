@@ -21,17 +21,17 @@ type handOff struct {
 	grace time.Duration
 }
 
-// HandOffGrace is how long a handed-off answer job's fallback waits in the
-// queue, by default, before any process may take it.
-const HandOffGrace = 10 * time.Second
+// defaultHandOffGrace is how long a handed-off answer job's fallback waits
+// in the queue, unless Jobs says otherwise, before any process may take it.
+const defaultHandOffGrace = 10 * time.Second
 
 // handOffBacklog bounds the jobs waiting for this process's hand-off
 // workers; past it, a job is left to its fallback in the queue.
 const handOffBacklog = 1024
 
-// handOff gives committed answer jobs to this process's workers, never
+// handOver gives committed answer jobs to this process's workers, never
 // waiting: a job that does not fit is left to the queue.
-func (db *DB) handOff(jobs []store.AnswerJob) {
+func (db *DB) handOver(jobs []store.AnswerJob) {
 	h := db.handoff.Load()
 	if h == nil {
 		return

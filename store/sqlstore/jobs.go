@@ -85,7 +85,7 @@ func (db *DB) StartJobs(ctx context.Context, j Jobs) (func(context.Context) erro
 		j.HandOffTimeout = time.Hour
 	}
 	if j.HandOffGrace == 0 {
-		j.HandOffGrace = HandOffGrace
+		j.HandOffGrace = defaultHandOffGrace
 	}
 	stopHandOff := db.startHandOff(ctx, j, j.HandOff)
 	return func(ctx context.Context) error {

@@ -116,6 +116,16 @@ func ValidateDisplay(d Display) error {
 	return nil
 }
 
+// ValidateSummary checks a display's summary, the one line naming what
+// approving does (SPEC §8): shown text of at most MaxSummaryChars, no line
+// break. A refusal is display_invalid and never quotes the text.
+func ValidateSummary(s string) error {
+	if p := checkText(s, MaxSummaryChars, false); p != "" {
+		return invalid("the summary " + p)
+	}
+	return nil
+}
+
 // ValidateFiles checks the files of a task: at most MaxFiles, at most
 // MaxFilesBytes together (task_too_large), names and content types as SPEC
 // §12 allows, names unique ignoring case (Unicode simple folding). Other

@@ -10,6 +10,7 @@ import (
 // here.
 const (
 	MaxTitleChars       = 80     // title of a task
+	MaxSummaryChars     = 200    // a display's summary: one line of what approving does
 	MaxFields           = 12     // fields of a display
 	MaxLabelChars       = 40     // label of a field
 	MaxLongTextChars    = 50_000 // each value of a long_text field

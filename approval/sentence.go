@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"strings"
 	"time"
 
@@ -24,19 +25,20 @@ const (
 )
 
 const (
-	signInPrefix    = "Sign in to Countersign as "
-	signInDevice    = ". Device key: "
-	signInValid     = ". Valid until "
-	confirmPrefix   = "Confirm in Countersign as "
-	approvePrefix   = "Approve in Countersign as "
-	accountEnd      = ": "
-	atPart          = ". At "
-	sentenceEnd     = "."
-	approveTask     = "task "
-	approveHash     = " with hash "
-	approveSupply   = " and supply "
-	deviceKeyPoint  = 65
-	deviceKeyEncLen = 87 // base64url without padding of 65 bytes
+	signInPrefix      = "Sign in to Countersign as "
+	signInDevice      = ". Device key: "
+	signInValid       = ". Valid until "
+	confirmPrefix     = "Confirm in Countersign as "
+	approvePrefix     = "Approve in Countersign as "
+	accountEnd        = ": "
+	atPart            = ". At "
+	sentenceEnd       = "."
+	approveTask       = "task "
+	approveSummaryEnd = ". Task "
+	approveHash       = " with hash "
+	approveSupply     = " and supply "
+	deviceKeyPoint    = 65
+	deviceKeyEncLen   = 87 // base64url without padding of 65 bytes
 )
 
 // FormatTime renders t as a sentence time. It refuses times with a
@@ -310,11 +312,18 @@ func ParseConfirmation(text string) (Confirmation, error) {
 	return c, nil
 }
 
-// Approval is the approval sentence:
+// Approval is the approval sentence, in one of two forms. With a summary
+// (the envelope's display.summary, SPEC §7 wave 3), the wallet shows what
+// approving does:
+//
+//	Approve in Countersign as {account}: {summary}. Task {id} with hash {task hash} and supply {supply hash}. At {time}.
+//
+// and without one (a task whose envelope has none):
 //
 //	Approve in Countersign as {account}: task {id} with hash {task hash} and supply {supply hash}. At {time}.
 type Approval struct {
 	Account    string
+	Summary    string // the envelope's display.summary; "" when it has none
 	TaskID     string
 	TaskHash   string // lowercase hex SHA-256 of the envelope
 	SupplyHash string // lowercase hex SHA-256 of the supply document
@@ -326,6 +335,13 @@ func (a Approval) Sentence() (string, error) {
 	if err := ValidateAccountID(a.Account); err != nil {
 		return "", err
 	}
+	if a.Summary != "" {
+		if err := countersign.ValidateSummary(a.Summary); err != nil {
+			var ce *countersign.Error
+			errors.As(err, &ce)
+			return "", refuse(Malformed, ce.Message)
+		}
+	}
 	if !countersign.ValidTaskID(a.TaskID) {
 		return "", refuse(Malformed, "the task id is not 1–80 of a-z, 0-9 and -")
 	}
@@ -336,11 +352,15 @@ func (a Approval) Sentence() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return approvePrefix + a.Account + accountEnd + approveTask + a.TaskID + approveHash + a.TaskHash +
+	task := approveTask
+	if a.Summary != "" {
+		task = a.Summary + approveSummaryEnd
+	}
+	return approvePrefix + a.Account + accountEnd + task + a.TaskID + approveHash + a.TaskHash +
 		approveSupply + a.SupplyHash + atPart + t + sentenceEnd, nil
 }
 
-// ParseApproval parses an approval sentence strictly.
+// ParseApproval parses an approval sentence, of either form, strictly.
 func ParseApproval(text string) (Approval, error) {
 	bad := refuse(Malformed, "the text is not an approval sentence")
 	rest, ok := strings.CutPrefix(text, approvePrefix)
@@ -351,9 +371,17 @@ func ParseApproval(text string) (Approval, error) {
 	if !ok {
 		return Approval{}, bad
 	}
-	rest, ok = strings.CutPrefix(rest, approveTask)
-	if !ok {
-		return Approval{}, bad
+	var summary string
+	if r, plain := strings.CutPrefix(rest, approveTask); plain {
+		rest = r
+	} else {
+		// The part after the summary holds ids, hashes and a time only,
+		// none of which can hold ". Task ": its last one ends the summary.
+		i := strings.LastIndex(rest, approveSummaryEnd)
+		if i <= 0 {
+			return Approval{}, bad
+		}
+		summary, rest = rest[:i], rest[i+len(approveSummaryEnd):]
 	}
 	id, rest, ok := strings.Cut(rest, approveHash)
 	if !ok {
@@ -375,7 +403,7 @@ func ParseApproval(text string) (Approval, error) {
 	if err != nil {
 		return Approval{}, err
 	}
-	a := Approval{Account: account, TaskID: id, TaskHash: taskHash, SupplyHash: supplyHash, At: t}
+	a := Approval{Account: account, Summary: summary, TaskID: id, TaskHash: taskHash, SupplyHash: supplyHash, At: t}
 	again, err := a.Sentence()
 	if err != nil {
 		return Approval{}, err

@@ -39,6 +39,7 @@ type contractVectors struct {
 			Sentence  string `json:"sentence"`
 			SHA256    string `json:"sha256"`
 			Signature string `json:"signature"`
+			Summary   string `json:"summary"`
 		} `json:"signed"`
 	} `json:"nep413"`
 }
@@ -64,8 +65,8 @@ func TestContractVectors(t *testing.T) {
 	var v contractVectors
 	readJSON(t, "sealing-and-signing.json", &v)
 	nv := v.NEP413
-	if len(nv.Signed) != 3 {
-		t.Fatalf("want 3 signed sentences, got %d", len(nv.Signed))
+	if len(nv.Signed) != 4 {
+		t.Fatalf("want 4 signed sentences, got %d", len(nv.Signed))
 	}
 	seed, err := hex.DecodeString(nv.WalletSeed)
 	if err != nil {
@@ -143,10 +144,13 @@ func TestContractVectors(t *testing.T) {
 			if x, err = approval.ParseConfirmation(s.Message); err == nil {
 				rebuilt, err = x.Sentence()
 			}
-		case "approval":
+		case "approval", "approve_with_summary":
 			var x approval.Approval
 			if x, err = approval.ParseApproval(s.Message); err == nil {
 				rebuilt, err = x.Sentence()
+			}
+			if x.Summary != s.Summary {
+				t.Fatalf("%s: the summary read back is %q, want %q", s.Sentence, x.Summary, s.Summary)
 			}
 		default:
 			t.Fatalf("unknown sentence %q", s.Sentence)

@@ -79,7 +79,7 @@ func TestNEP413VerifyContractVectors(t *testing.T) {
 			} `json:"signed"`
 		} `json:"nep413"`
 	}
-	if err := json.Unmarshal(raw, &v); err != nil || len(v.NEP413.Signed) != 3 {
+	if err := json.Unmarshal(raw, &v); err != nil || len(v.NEP413.Signed) != 4 {
 		t.Fatalf("vectors: %v", err)
 	}
 	for _, s := range v.NEP413.Signed {

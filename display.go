@@ -7,10 +7,15 @@ import (
 	"unicode/utf8"
 )
 
-// Display is what the owner is shown: a title and up to MaxFields fields.
+// Display is what the owner is shown: a title, the summary of what
+// approving does, and up to MaxFields fields.
 type Display struct {
-	Title  string
-	Fields []Field
+	Title string
+	// Summary is the connector's one line of what approving does, naming
+	// the consequence and whether it can be undone (SPEC §8); the approve
+	// sentence names it, so the wallet shows it too. Empty: none.
+	Summary string
+	Fields  []Field
 }
 
 // Field is one labelled value (or list of values) of a display, marked with
@@ -84,6 +89,11 @@ type File struct {
 func ValidateDisplay(d Display) error {
 	if p := checkText(d.Title, MaxTitleChars, false); p != "" {
 		return invalid("the title " + p)
+	}
+	if d.Summary != "" {
+		if err := ValidateSummary(d.Summary); err != nil {
+			return err
+		}
 	}
 	if len(d.Fields) > MaxFields {
 		return invalid(fmt.Sprintf("the display has more than %d fields", MaxFields))

@@ -211,7 +211,12 @@ func (e *Envelope) encode() ([]byte, error) {
 		w.str(string(f.WrittenBy))
 		w.raw(`}`)
 	}
-	w.raw(`],"title":`)
+	w.raw(`]`)
+	if e.Display.Summary != "" {
+		w.raw(`,"summary":`)
+		w.str(e.Display.Summary)
+	}
+	w.raw(`,"title":`)
 	w.str(e.Display.Title)
 	w.raw(`},"expires_at":`)
 	w.str(e.ExpiresAt.UTC().Format(TimeFormat))
@@ -415,9 +420,17 @@ func decodeEnvelope(b []byte) (Envelope, error) {
 
 func decodeDisplay(raw json.RawMessage) (Display, error) {
 	var d Display
-	m, err := members(raw, "display", []string{"fields", "title"})
+	m, err := members(raw, "display", []string{"fields", "title"}, "summary")
 	if err != nil {
 		return d, err
+	}
+	if raw, ok := m["summary"]; ok {
+		if d.Summary, err = decodeString(raw, "display summary"); err != nil {
+			return d, err
+		}
+		if d.Summary == "" {
+			return d, malformed("the display summary is empty")
+		}
 	}
 	if d.Title, err = decodeString(m["title"], "display title"); err != nil {
 		return d, err

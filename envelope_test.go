@@ -177,10 +177,14 @@ func plainJSON(t testing.TB, e Envelope) []byte {
 	for _, f := range e.Files {
 		files = append(files, map[string]any{"content_type": f.ContentType, "name": f.Name, "sha256": f.SHA256, "size": f.Size})
 	}
+	display := map[string]any{"fields": fields, "title": e.Display.Title}
+	if e.Display.Summary != "" {
+		display["summary"] = e.Display.Summary
+	}
 	m := map[string]any{
 		"build":        e.Build,
 		"created_at":   e.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"),
-		"display":      map[string]any{"fields": fields, "title": e.Display.Title},
+		"display":      display,
 		"expires_at":   e.ExpiresAt.UTC().Format("2006-01-02T15:04:05Z"),
 		"files":        files,
 		"id":           e.ID,
@@ -241,6 +245,10 @@ func randomEnvelope(r *mrand.Rand) Envelope {
 		e.Kind, e.AnswerBy, e.ReplyPubkey = KindNotice, nil, ""
 	}
 	e.Display.Title = randomText(r, 10, false)
+	e.Display.Summary = ""
+	if r.IntN(2) == 0 {
+		e.Display.Summary = randomText(r, 12, false)
+	}
 	e.Display.Fields = []Field{}
 	kinds := []FieldKind{FieldMoney, FieldAccount, FieldAddress, FieldText, FieldLongText, FieldList}
 	for range r.IntN(MaxFields + 1) {
@@ -590,6 +598,9 @@ func TestParseEnvelopeRefusals(t *testing.T) {
 		{"duplicate nested member", replace(`"operation":"guess"`, `"operation":"guess","operation":"guess"`), InvalidRequest, "envelope: answer_by holds a member twice"},
 		{"duplicate field member", replace(`"label":"Question"`, `"label":"Question","label":"Question"`), InvalidRequest, "envelope: field 1 holds a member twice"},
 		{"unknown member", reencode(t, func(m map[string]any) { m["note"] = "x" }), InvalidRequest, "envelope: the envelope holds an unknown member"},
+		{"empty summary", reencode(t, func(m map[string]any) { display(m)["summary"] = "" }), InvalidRequest, "envelope: the display summary is empty"},
+		{"summary not a string", reencode(t, func(m map[string]any) { display(m)["summary"] = 5 }), InvalidRequest, "envelope: display summary is not a string"},
+		{"summary with a line break", reencode(t, func(m map[string]any) { display(m)["summary"] = "pay\nBob" }), DisplayInvalid, "the summary holds a line break"},
 		{"unknown member in answer_by", reencode(t, func(m map[string]any) { m["answer_by"].(map[string]any)["args"] = "x" }), InvalidRequest, "envelope: answer_by holds an unknown member"},
 		{"unknown member in display", reencode(t, func(m map[string]any) { display(m)["subtitle"] = "x" }), InvalidRequest, "envelope: display holds an unknown member"},
 		{"unknown member in field", reencode(t, func(m map[string]any) { field(m)["href"] = "x" }), InvalidRequest, "envelope: field 1 holds an unknown member"},

@@ -3,6 +3,7 @@ package policy
 import (
 	"errors"
 	"strconv"
+	"strings"
 )
 
 // Cents is an exact amount of US dollars, counted in cents. Policies write
@@ -76,11 +77,21 @@ func (c Cents) String() string {
 	return sign + strconv.FormatUint(u/100, 10) + "." + frac
 }
 
-// dollars writes the amount for a sentence: "$499.99".
+// dollars writes the amount for a sentence, its thousands grouped:
+// "$499.99", "$20,000.00".
 func (c Cents) dollars() string {
 	s := c.String()
+	sign := ""
 	if s[0] == '-' {
-		return "-$" + s[1:]
+		sign, s = "-", s[1:]
 	}
-	return "$" + s
+	whole, frac, _ := strings.Cut(s, ".")
+	var b strings.Builder
+	for i := range len(whole) {
+		if i > 0 && (len(whole)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte(whole[i])
+	}
+	return sign + "$" + b.String() + "." + frac
 }

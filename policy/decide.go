@@ -64,8 +64,10 @@ type Decision struct {
 // count is reserved after Decide: as Direct when it allows the write, as
 // Confirmed in the answer run of an approved task.
 //
-// `confirm` gives the starting answer: Ask for a write it names, Allow for
-// any other. Then the rules are read in order, and the first whose `when`
+// Two gates the schema may declare come first: a write the Allowed list
+// does not name is refused, and so is one whose amount is above one of the
+// owner's Caps. Then `confirm` gives the starting answer: Ask for a write it
+// names, Allow for any other. Then the rules are read in order, and the first whose `when`
 // matches decides, but never more loosely than `confirm`: the outcome is the
 // stricter of the two (Refuse over Ask over Allow), so an `allow` rule cannot
 // turn an asked write into a direct one. A `when` matches when each of its
@@ -96,24 +98,16 @@ func (p *Policy) Decide(op string, facts Facts) Decision {
 			return refusal(0, "internal_error", fmt.Sprintf("the connector %s for this %s", s, p.ix.noun(op)))
 		}
 	}
-	start := Allow
-	if p.confirm[op] {
-		start = Ask
+	pl := p.plans[op]
+	if pl.refused != nil {
+		return *pl.refused
 	}
-	for i := range p.rules {
-		r := &p.rules[i]
-		if !r.matches(op, facts, p.ix) {
-			continue
+	for i := range pl.steps {
+		if st := &pl.steps[i]; st.matches(op, facts, p.ix) {
+			return st.decision(op, facts, p)
 		}
-		if r.then < start {
-			return Decision{Outcome: start}
-		}
-		if r.then == Refuse {
-			return refusal(i+1, "policy_denied", fmt.Sprintf("the owner's rule %d (%s) refuses this %s", i+1, r.describe(p.ix), p.ix.noun(op)))
-		}
-		return Decision{Outcome: r.then, Rule: i + 1}
 	}
-	return Decision{Outcome: start}
+	return Decision{Outcome: pl.otherwise}
 }
 
 // RuleText describes rule n (counting from 1) as a refusal by it does:

@@ -165,9 +165,9 @@ func TestRuleWithoutOpSkipsWritesLackingItsConditions(t *testing.T) {
 	}{
 		// pay_invoice and send_invoice carry an amount; rule 1 applies.
 		{"pay_invoice", payment(100000, "ach", "saved"), Decision{Outcome: Refuse, Rule: 1, Code: "policy_denied",
-			Sentence: "the owner's rule 1 (amount at least $1000.00) refuses this payment"}},
+			Sentence: "the owner's rule 1 (amount at least $1,000.00) refuses this payment"}},
 		{"send_invoice", Facts{Amounts: map[string]Cents{"amount": 100000}}, Decision{Outcome: Refuse, Rule: 1, Code: "policy_denied",
-			Sentence: "the owner's rule 1 (amount at least $1000.00) refuses this write"}},
+			Sentence: "the owner's rule 1 (amount at least $1,000.00) refuses this write"}},
 		{"send_invoice", Facts{Amounts: map[string]Cents{"amount": 99999}}, Decision{Outcome: Allow}},
 		// Only pay_invoice carries a payee; rule 2 applies to it alone.
 		{"pay_invoice", payment(100, "ach", "new"), Decision{Outcome: Ask, Rule: 2}},

@@ -68,6 +68,16 @@
 //     of a key or of a rule's condition.
 //
 // Deciding:
+//   - What the policy does with each write is worked out once, when it is
+//     read, as an ordered plan: the gates, the rules that can match the
+//     write, and what happens otherwise. Decide walks the plan for each
+//     call, and Explain writes the same plan out for the owner (one line
+//     per write, one sentence per rule, the other keys as set), so the
+//     owner is never told something the policy does not do.
+//   - A schema may declare two gates, decided before any rule: an Allowed
+//     key (GitHub's `actions`; a write it does not list is refused, and
+//     without the key nothing is allowed) and Caps (Mercury's
+//     `max_payment_usd`: an amount above the owner's maximum is refused).
 //   - `confirm` gives the starting answer (Ask for a write it names, Allow
 //     for others); the first rule that matches decides, but the outcome is
 //     the stricter of the two, so a rule never widens the policy. When the

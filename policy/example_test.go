@@ -65,7 +65,7 @@ func Example() {
 	// allow by rule 2
 	// ask by rule 3
 	// refuse by rule 1
-	// policy_denied: the owner's rule 1 (pay_invoice, amount at least $10000.00, method wire) refuses this payment
+	// policy_denied: the owner's rule 1 (pay_invoice, amount at least $10,000.00, method wire) refuses this payment
 	// 2026-11-29 true false
 }
 

@@ -46,6 +46,7 @@ type Policy struct {
 	confirm  map[string]bool
 	keys     map[string]keyValue
 	rules    []rule
+	plans    map[string]*plan // per write, what Decide reads (OK only)
 }
 
 // keyValue is the value of one of the connector's own keys; kind says which
@@ -95,6 +96,7 @@ func Parse(raw []byte, s Schema) *Policy {
 		return p.fail(Broken, sentence)
 	}
 	p.mode = OK
+	p.makePlans()
 	return p
 }
 

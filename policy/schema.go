@@ -30,6 +30,24 @@ type Schema struct {
 	// ("payment" gives "refuses this payment"). A write not listed is
 	// called a "write".
 	Nouns map[string]string
+	// Allowed names one of Keys, of kind WriteList, that lists the writes
+	// allowed at all (GitHub's `actions`): Decide refuses a write it does
+	// not list, and a policy without the key allows none. Empty: every
+	// write may happen.
+	Allowed string
+	// Caps are the owner's maximum amounts: Decide refuses a write whose
+	// amount is above one before any rule is read.
+	Caps []Cap
+}
+
+// Cap is a maximum amount the owner sets with one of the schema's Amount
+// keys (Mercury's `max_payment_usd`): a write of Writes whose amount, the
+// AmountRange condition named Condition, is above the key's value is
+// refused. A policy without the key sets no maximum.
+type Cap struct {
+	Key       string
+	Condition string
+	Writes    []string
 }
 
 // KeyKind is the shape of a connector's own policy key.
@@ -136,6 +154,20 @@ type index struct {
 	byMember map[string]int    // `when` member → position in conds
 	carries  map[string][]bool // write → which of conds it carries
 	nouns    map[string]string
+	order    []string // the writes, as declared
+	keyOrder []string // the keys, sorted
+	allowed  string
+	caps     []Cap
+}
+
+// capKey reports whether key is the key of a cap.
+func (ix *index) capKey(key string) bool {
+	for _, c := range ix.caps {
+		if c.Key == key {
+			return true
+		}
+	}
+	return false
 }
 
 // reserved names the members every policy may hold, and the one every rule's
@@ -167,6 +199,7 @@ func (s *Schema) index() (*index, error) {
 			return nil, fmt.Errorf("write %q is declared twice", w)
 		}
 		ix.writes[w] = true
+		ix.order = append(ix.order, w)
 	}
 	for _, r := range s.Reads {
 		if !isName(r) {
@@ -185,7 +218,9 @@ func (s *Schema) index() (*index, error) {
 			return nil, fmt.Errorf("key %q has no valid kind", k)
 		}
 		ix.keys[k] = kind
+		ix.keyOrder = append(ix.keyOrder, k)
 	}
+	slices.Sort(ix.keyOrder)
 	for i := range s.Conditions {
 		c := &s.Conditions[i]
 		if !isName(c.name) {
@@ -240,6 +275,30 @@ func (s *Schema) index() (*index, error) {
 			return nil, fmt.Errorf("Nouns: %s has no usable noun", w)
 		}
 		ix.nouns[w] = noun
+	}
+	if s.Allowed != "" {
+		if ix.keys[s.Allowed] != WriteList {
+			return nil, fmt.Errorf("Allowed names %q, which is not a WriteList key", s.Allowed)
+		}
+		ix.allowed = s.Allowed
+	}
+	for _, c := range s.Caps {
+		if ix.keys[c.Key] != Amount {
+			return nil, fmt.Errorf("a cap names %q, which is not an Amount key", c.Key)
+		}
+		i, ok := ix.byName[c.Condition]
+		if !ok || ix.conds[i].kind != condRange {
+			return nil, fmt.Errorf("the cap %q names %q, which is not an AmountRange condition", c.Key, c.Condition)
+		}
+		if len(c.Writes) == 0 {
+			return nil, fmt.Errorf("the cap %q names no write", c.Key)
+		}
+		for _, w := range c.Writes {
+			if !ix.writes[w] || !ix.carried(w, i) {
+				return nil, fmt.Errorf("the cap %q names %q, which is not a write carrying %s", c.Key, w, c.Condition)
+			}
+		}
+		ix.caps = append(ix.caps, Cap{Key: c.Key, Condition: c.Condition, Writes: slices.Clone(c.Writes)})
 	}
 	return ix, nil
 }

@@ -115,7 +115,7 @@ func TestSeedRulesEndToEnd(t *testing.T) {
 	}
 	// 5. A new payee over $1,000 is refused by rule 1.
 	_, refused = agentCall(t, w, `{"operation": "pay_invoice", `+newPayee+`, "amount_usd": 1500, "method": "ach"}`)
-	if refused != "policy_denied: the owner's rule 1 (pay_invoice, amount at least $1000.01, payee new) refuses this payment" {
+	if refused != "policy_denied: the owner's rule 1 (pay_invoice, amount at least $1,000.01, payee new) refuses this payment" {
 		t.Fatalf("a new payee over the cap: %q", refused)
 	}
 	if f.Payments() != 3 || len(f.Recipients()) != 2 {

@@ -116,7 +116,7 @@ func TestSeedRules(t *testing.T) {
 	}
 	// A new payee over $1,000 is refused by rule 1.
 	_, err = h.Call(ctx, `{"operation": "pay_invoice", `+newPayee+`, "amount_usd": 1500, "method": "ach"}`)
-	want := "policy_denied: the owner's rule 1 (pay_invoice, amount at least $1000.01, payee new) refuses this payment"
+	want := "policy_denied: the owner's rule 1 (pay_invoice, amount at least $1,000.01, payee new) refuses this payment"
 	if connectortest.Text(err) != want {
 		t.Fatalf("a new payee over the cap: %v; want %s", err, want)
 	}

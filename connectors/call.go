@@ -106,7 +106,17 @@ type Call struct {
 	Credentials []byte
 	Now         time.Time
 	Platform    Platform
+
+	did *Did // what a write carried out at once told the owner's history
 }
+
+// Did records what a write carried out at once did, for the owner's
+// history; the platform seals it to the owner's devices when the run ends
+// well. A write calls it once, after the write happened.
+func (c *Call) Did(d Did) { c.did = &d }
+
+// Done is what the write told with Did, if anything.
+func (c *Call) Done() *Did { return c.did }
 
 // Decode reads the call's arguments into v, refusing members v does not
 // have (besides "operation"): a malformed call is invalid_request.
@@ -185,11 +195,30 @@ func (a *AnswerCall) Notice(ctx context.Context, spec TaskSpec) (Task, error) {
 	return a.Platform.OpenTask(ctx, spec, a.Task.Thread)
 }
 
-// Report is what an answer run reports for the agent.
+// Report is what an answer run reports.
 type Report struct {
 	// Result is the JSON object the agent reads with task_status (at most
 	// 16 KiB).
 	Result any
+	// Outcome tells the owner what the write did, in their history.
+	Outcome Outcome
+}
+
+// Outcome tells the owner, in plain words, what a write did and where to
+// see it: "Committed 3f2a9c1 to main" with the commit's page, "Payment
+// sent: transaction …". It is sealed to the owner's devices and kept 30
+// days (SPEC §6, the history).
+type Outcome struct {
+	Text string // one line, shown text (SPEC §12), at most 200 characters
+	URL  string // https; "" when there is nothing to open
+}
+
+// Did is what a write carried out at once (not asked) tells the owner's
+// history: what it was and what it did, as a task of it would have shown.
+type Did struct {
+	Title   string // as a task's title
+	Summary string // as a task's summary
+	Outcome Outcome
 }
 
 // AwaitingOwner is the agent's answer when a task was opened.

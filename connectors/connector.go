@@ -50,6 +50,13 @@ type Operation struct {
 	// Examples are argument objects the schema accepts (without
 	// "operation"); the connectortest harness checks each.
 	Examples []json.RawMessage
+	// Result is the JSON Schema (2020-12) of what the operation answers
+	// when it does not open a task: for a read or a write, the object Run
+	// returns (the agent's answer; the platform adds the awaiting_owner
+	// answer and refusals); for an answer operation, Report.Result (what
+	// task_status carries as `result`). The OpenAPI document and the MCP
+	// tools' outputSchema show it (SPEC §14, wave 3). nil: not declared.
+	Result json.RawMessage
 	// Limit is the run's compute limit (0: DefaultLimit; at most MaxLimit).
 	Limit time.Duration
 	// Carries names the rule conditions a write carries (policy.Schema).
@@ -82,6 +89,11 @@ type Connector struct {
 	PolicyKeys map[string]policy.KeyKind
 	// Conditions are what rules may test (policy.AmountRange, AnyOf, Equals).
 	Conditions []policy.Condition
+	// Allowed names the policy key listing the writes allowed at all, and
+	// Caps the owner's maximum amounts (policy.Schema): the policy decides
+	// both, and tells the owner of them, with the rest of what it decides.
+	Allowed    string
+	Caps       []policy.Cap
 	Operations []Operation
 }
 
@@ -115,7 +127,8 @@ func (c *Connector) Operation(name string) (*Operation, bool) {
 
 // Schema is the connector's policy schema, derived from its operations.
 func (c *Connector) Schema() policy.Schema {
-	s := policy.Schema{Keys: c.PolicyKeys, Conditions: c.Conditions, Carries: map[string][]string{}, Nouns: map[string]string{}}
+	s := policy.Schema{Keys: c.PolicyKeys, Conditions: c.Conditions, Carries: map[string][]string{}, Nouns: map[string]string{},
+		Allowed: c.Allowed, Caps: c.Caps}
 	for _, op := range c.Operations {
 		switch op.Kind {
 		case Write:
@@ -199,6 +212,9 @@ func (o *Operation) CheckDeclaration() error {
 		return fmt.Errorf("operation %s: its description is not one line of at most %d characters", o.Name, MaxDescription)
 	case strings.IndexFunc(d, unicode.IsControl) >= 0:
 		return fmt.Errorf("operation %s: its description is not one line of at most %d characters", o.Name, MaxDescription)
+	}
+	if o.Result != nil && !isObject(o.Result) {
+		return fmt.Errorf("operation %s: its result schema is not a JSON object", o.Name)
 	}
 	if o.Kind == Answer {
 		if o.Schema != nil || o.Examples != nil {

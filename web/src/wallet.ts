@@ -52,7 +52,7 @@ function icon(letter: string, colour: string): string {
   return "data:image/svg+xml;base64," + btoa(svg);
 }
 
-function wallet(id: string, name: string, website: string, executor: string, letter: string, colour: string, opens: string[], location = false): WalletManifest {
+function wallet(id: string, name: string, website: string, executor: string, letter: string, colour: string, opens: string[]): WalletManifest {
   return {
     id,
     name,
@@ -72,20 +72,24 @@ function wallet(id: string, name: string, website: string, executor: string, let
       mainnet: true,
       testnet: true,
     },
-    permissions: { storage: true, location, open: { allows: opens } },
+    permissions: { storage: true, location: false, open: { allows: opens } },
   } as unknown as WalletManifest;
 }
 
 /**
- * The wallets offered, each at the executor its wallet publishes. Only
- * wallets whose executors sign NEP-413 messages. httpapi's page CSP names
- * exactly the hosts these need (a test holds the two together).
+ * The wallets offered: only wallets whose executors sign NEP-413 messages,
+ * and only executors whose code cannot change under the page, since
+ * near-connect runs it under the page's script nonce: each at one commit of
+ * near-selector's repository (the sandbox wallet is served from the
+ * bundle). Intear is not offered: its executor is published only at a
+ * moving address and imports more code from Intear's site when it runs.
+ * httpapi's page CSP names exactly the hosts these need (a test holds the
+ * two together).
  */
 export const WALLETS: readonly WalletManifest[] = [
   wallet("mynearwallet", "MyNearWallet", "https://mynearwallet.com", SELECTOR + "mnw.js", "M", "#2b6be6", ["https://app.mynearwallet.com"]),
   wallet("meteor-wallet", "Meteor Wallet", "https://wallet.meteorwallet.app", SELECTOR + "meteor.js", "M", "#6b3fd4", ["https://wallet.meteorwallet.app"]),
   wallet("hot-wallet", "HOT Wallet", "https://hot-labs.org/wallet", SELECTOR + "hotwallet.js", "H", "#d4532b", ["https://download.hot-labs.org", "https://hot-labs.org/wallet", "https://t.me/hot_wallet/app", "hotwallet://"]),
-  wallet("intear-wallet", "Intear Wallet", "https://wallet.intear.tech", "https://wallet.intear.tech/near-selector.js", "I", "#1f8a5b", ["https://wallet.intear.tech", "intear://", "https://logout-bridge-service.intear.tech"], true),
 ];
 
 /** The NEAR RPC the wallets' code may ask, by network. */

@@ -119,18 +119,17 @@ func pageNonce() string {
 
 // walletHosts are the hosts the page's wallets need, as each wallet
 // publishes them (web/src/wallet.ts lists the wallets; a test holds the two
-// together): where near-connect fetches each wallet's code, the NEAR RPC the
-// wallets' code asks, and the bridges HOT and Intear talk through. Wallet
-// code runs in near-connect's sandboxed iframes, which share this policy.
+// together): where near-connect fetches each wallet's code (one commit of
+// near-selector's repository, so the code cannot change), the NEAR RPC the
+// wallets' code asks, and the relay and API HOT talks to. Wallet code runs
+// in near-connect's sandboxed iframes, which share this policy. None is a
+// script source: scripts run under the nonce alone.
 var walletHosts = []string{
 	"https://raw.githubusercontent.com", // MyNearWallet, Meteor and HOT executors (near-selector, pinned commit)
-	"https://wallet.intear.tech",        // Intear's executor
 	"https://rpc.mainnet.near.org",
 	"https://rpc.testnet.near.org",
 	"https://h4n.app",             // HOT's relay
 	"https://api0.herewallet.app", // HOT's API
-	"https://logout-bridge-service.intear.tech",
-	"wss://logout-bridge-service.intear.tech", // Intear's bridge
 }
 
 // pageCSP is the page's Content-Security-Policy: the nonced scripts only

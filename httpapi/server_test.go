@@ -170,7 +170,7 @@ func TestInboxPageCSPNamesTheWalletsHosts(t *testing.T) {
 	for _, m := range regexp.MustCompile(`"(https://[a-z0-9.-]+)/[^"]*(?:\.js|/repository/)"|"(https://rpc\.[a-z]+\.near\.org)"`).FindAllStringSubmatch(string(src), -1) {
 		hosts[m[1]+m[2]] = true
 	}
-	if len(hosts) < 4 {
+	if len(hosts) < 3 {
 		t.Fatalf("found only %v in wallet.ts: the test reads it wrong", hosts)
 	}
 	for _, dev := range []bool{false, true} {

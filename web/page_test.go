@@ -9,6 +9,8 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"maps"
+	mathrand "math/rand/v2"
 	"net/http"
 	"strings"
 	"testing"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+	"github.com/mr-tron/base58"
 
 	"countersign/approval"
 	"countersign/device"
@@ -216,47 +219,161 @@ func TestInboxPageSignInListSignOut(t *testing.T) {
 	}
 }
 
-// TestSignInAnswerChecks: the page reads a wallet's pasted answer as the
-// service's body only when it answers the sentence shown, for the recipient
-// shown; a nonce as an array of bytes (as JavaScript wallets print it) and a
-// null callbackUrl are read as the service reads them.
-func TestSignInAnswerChecks(t *testing.T) {
+// TestPastedAnswerChecks: the page reads a wallet's pasted answer as the
+// service's body only when it is one JSON object of the members a wallet
+// gives, with the nonce shown, the account, sentence and recipient shown
+// when it names them, and a signature that verifies here over exactly that
+// (with the callback URL it names, or, when it names none, with none or the
+// page's address); each refusal says why. Answers a byte away from a good
+// one are refused or read as the same body.
+func TestPastedAnswerChecks(t *testing.T) {
 	t.Parallel()
 	ctx := tab(t)
-	const script = `(async () => {
+	owner, err := approval.NewWallet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := approval.NewWallet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	k1, err := approval.NewSecp256k1Key(randomBytes(t, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	secp := &approval.Wallet{AccountID: owner.AccountID, Key: k1}
+	nonce, _ := approval.NewNonce()
+	another, _ := approval.NewNonce()
+	const recipient = "inbox.example"
+	sentence := "Sign in to Countersign as " + owner.AccountID + ". Device key: p256:KEY. Valid until 2030-01-02T03:04:05Z."
+	here := shared.srv.URL + "/"
+	cb := "https://inbox.example/cb"
+	asked := approval.SignRequest{Message: sentence, Recipient: recipient, Nonce: &nonce}
+	with := func(change func(*approval.SignRequest)) approval.SignRequest {
+		r := asked
+		change(&r)
+		return r
+	}
+	sig := func(w *approval.Wallet, r approval.SignRequest) string {
+		signed, err := w.Sign(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return signed.Signature
+	}
+	good := answer(t, owner, asked, nil)
+	body := func(w *approval.Wallet, signature, callback string) string {
+		m := map[string]string{"public_key": w.Key.PublicKey().String(), "signature": signature, "nonce": nonce.String()}
+		if callback != "" {
+			m["callback_url"] = callback
+		}
+		b, _ := json.Marshal(m)
+		return string(b)
+	}
+	goodBody := body(owner, sig(owner, asked), "")
+	raw, _ := base64.StdEncoding.DecodeString(sig(owner, asked))
+	flipped := bytes.Clone(raw)
+	flipped[0] ^= 0x80
+	bytesOf := func(n approval.Nonce) []int {
+		out := make([]int, len(n))
+		for i, b := range n {
+			out[i] = int(b)
+		}
+		return out
+	}
+	type answerCase struct {
+		name, text, want string
+	}
+	cases := []answerCase{
+		{"as printed", good, goodBody},
+		{"the nonce as bytes, a null callbackUrl, state", answer(t, owner, asked, map[string]any{"nonce": bytesOf(nonce), "callbackUrl": json.RawMessage("null"), "state": "s"}), goodBody},
+		{"no accountId, message or recipient", answer(t, owner, asked, map[string]any{"accountId": nil, "message": nil, "recipient": nil}), goodBody},
+		{"a null accountId", answer(t, owner, asked, map[string]any{"accountId": json.RawMessage("null")}), goodBody},
+		{"the signature as ed25519:base58", answer(t, owner, asked, map[string]any{"signature": "ed25519:" + base58.Encode(raw)}), body(owner, "ed25519:"+base58.Encode(raw), "")},
+		{"a callbackUrl named and signed", answer(t, owner, with(func(r *approval.SignRequest) { r.CallbackURL = &cb }), nil),
+			body(owner, sig(owner, with(func(r *approval.SignRequest) { r.CallbackURL = &cb })), cb)},
+		{"the page's address signed, not named", answer(t, owner, with(func(r *approval.SignRequest) { r.CallbackURL = &here }), map[string]any{"callbackUrl": nil}),
+			body(owner, sig(owner, with(func(r *approval.SignRequest) { r.CallbackURL = &here })), here)},
+		{"a secp256k1 key, sent as signed", answer(t, secp, asked, nil), body(secp, sig(secp, asked), "")},
+
+		{"another nonce", answer(t, owner, with(func(r *approval.SignRequest) { r.Nonce = &another }), nil), "refused: The wallet signed another nonce than the one shown here"},
+		{"another nonce as bytes", answer(t, owner, with(func(r *approval.SignRequest) { r.Nonce = &another }), map[string]any{"nonce": bytesOf(another)}), "refused: The wallet signed another nonce"},
+		{"a nonce of 3 bytes", answer(t, owner, asked, map[string]any{"nonce": []int{1, 2, 3}}), "refused: The wallet's nonce is not base64 of 32 bytes"},
+		{"a nonce byte of 256", answer(t, owner, asked, map[string]any{"nonce": append(bytesOf(nonce)[:31], 256)}), "refused: The wallet's nonce is not base64 of 32 bytes"},
+		{"a nonce without padding", answer(t, owner, asked, map[string]any{"nonce": strings.TrimRight(nonce.String(), "=")}), "refused: The wallet's nonce is not base64 of 32 bytes"},
+		{"a nonce as a number", answer(t, owner, asked, map[string]any{"nonce": 7}), "refused: The wallet's nonce is not base64 of 32 bytes"},
+		{"no nonce", answer(t, owner, asked, map[string]any{"nonce": nil}), "refused: The wallet's answer has no nonce."},
+		{"another sentence named", answer(t, owner, with(func(r *approval.SignRequest) { r.Message += " " }), nil), "refused: The wallet signed another sentence than the one shown here."},
+		{"another sentence signed, not named", answer(t, owner, with(func(r *approval.SignRequest) { r.Message += " " }), map[string]any{"message": nil}), "refused: The wallet's signature does not verify"},
+		{"another recipient named", answer(t, owner, with(func(r *approval.SignRequest) { r.Recipient = "elsewhere" }), nil), "refused: The wallet signed for the recipient elsewhere, not " + recipient + "."},
+		{"another recipient signed, not named", answer(t, owner, with(func(r *approval.SignRequest) { r.Recipient = "elsewhere" }), map[string]any{"recipient": nil}), "refused: The wallet's signature does not verify"},
+		{"another account named", answer(t, owner, asked, map[string]any{"accountId": "mallory.near"}), "refused: The wallet signed as mallory.near, not " + owner.AccountID + "."},
+		{"a bad signature", answer(t, owner, asked, map[string]any{"signature": base64.StdEncoding.EncodeToString(flipped)}), "refused: The wallet's signature does not verify"},
+		{"a signature by another key than the one named", answer(t, owner, asked, map[string]any{"signature": sig(other, asked)}), "refused: The wallet's signature does not verify"},
+		{"a callbackUrl named, not signed", answer(t, owner, asked, map[string]any{"callbackUrl": cb}), "refused: The wallet's signature does not verify for the sentence, recipient and nonce shown with the callbackUrl it names."},
+		{"a null callbackUrl, one signed", answer(t, owner, with(func(r *approval.SignRequest) { r.CallbackURL = &cb }), map[string]any{"callbackUrl": json.RawMessage("null")}), "refused: The wallet's signature does not verify"},
+		{"a callbackUrl as a number", answer(t, owner, asked, map[string]any{"callbackUrl": 1}), "refused: The wallet's callbackUrl is not text."},
+		{"a signature of 63 bytes", answer(t, owner, asked, map[string]any{"signature": base64.StdEncoding.EncodeToString(raw[:63])}), "refused: The wallet's signature is not 64 bytes"},
+		{"a signature not base64", answer(t, owner, asked, map[string]any{"signature": "%%%"}), "refused: The wallet's signature is not 64 bytes"},
+		{"a key of another type", answer(t, owner, asked, map[string]any{"publicKey": "rsa:" + base58.Encode(raw[:32])}), "refused: The wallet's key is neither an ed25519 nor a secp256k1 key."},
+		{"a key of 31 bytes", answer(t, owner, asked, map[string]any{"publicKey": "ed25519:" + base58.Encode(raw[:31])}), "refused: The wallet's publicKey is not ed25519:"},
+		{"no publicKey", answer(t, owner, asked, map[string]any{"publicKey": nil}), "refused: The wallet's answer has no publicKey."},
+		{"no signature", answer(t, owner, asked, map[string]any{"signature": ""}), "refused: The wallet's answer has no signature."},
+		{"a message as a number", answer(t, owner, asked, map[string]any{"message": 1}), "refused: The wallet's message is not text."},
+		{"a member the page does not know", answer(t, owner, asked, map[string]any{"nonce_shown": true}), "refused: The wallet's answer has a member other than"},
+		{"a __proto__ member", strings.Replace(good, "{", `{"__proto__": {"x": 1},`, 1), "refused: The wallet's answer has a member other than"},
+		{"an array", "[" + good + "]", "refused: The wallet's answer is not a JSON object."},
+		{"null", "null", "refused: The wallet's answer is not a JSON object."},
+		{"two objects", good + good, "refused: The wallet's answer is not JSON."},
+		{"text", "signed!", "refused: The wallet's answer is not JSON."},
+		{"longer than 64 KiB", strings.Repeat(" ", 64<<10) + good, "refused: The wallet's answer is longer than 64 KiB."},
+	}
+	// Answers a byte away from the good one: a character replaced by another
+	// printable one.
+	mr := mathrand.New(mathrand.NewPCG(1, 2))
+	var near []string
+	for range 300 {
+		b := []byte(good)
+		b[mr.IntN(len(b))] = byte(' ' + mr.IntN(95))
+		near = append(near, string(b))
+	}
+	texts := make([]string, 0, len(cases)+len(near))
+	for _, c := range cases {
+		texts = append(texts, c.text)
+	}
+	texts = append(texts, near...)
+	req, _ := json.Marshal(map[string]string{"account": owner.AccountID, "sentence": sentence, "recipient": recipient, "nonce": nonce.String()})
+	in, _ := json.Marshal(texts)
+	got := run(t, ctx, "pasted", chromedp.Evaluate[[]string](`(async () => {
   const cs = await import(window.BUNDLE);
-  const s = {account: "alice.near", devicePubkey: "p256:KEY", validUntil: "2030-01-02T03:04:05Z",
-    sentence: cs.signInSentence("alice.near", "p256:KEY", "2030-01-02T03:04:05Z"), recipient: "countersign", nonce: "N"};
-  const good = {accountId: "alice.near", publicKey: "ed25519:PK", signature: "SIG", nonce: "AAAA", message: s.sentence, recipient: "countersign"};
-  const out = {sentence: s.sentence, time: cs.sentenceTime(Date.UTC(2030, 0, 2, 3, 4, 5, 678))};
-  const tryit = (v) => { try { return JSON.stringify(cs.signInBody(s, typeof v === "string" ? v : JSON.stringify(v))); } catch (e) { return "refused: " + e.message; } };
-  out.good = tryit(good);
-  out.array = tryit({...good, nonce: Array.from({length: 32}, (_, i) => i), callbackUrl: null});
-  out.callback = tryit({...good, accountId: undefined, callbackUrl: "https://wallet.example/cb"});
-  out.message = tryit({...good, message: s.sentence.replace("alice", "mallory")});
-  out.recipient = tryit({...good, recipient: "other"});
-  out.account = tryit({...good, accountId: "mallory.near"});
-  out.short = tryit({...good, nonce: [1, 2, 3]});
-  out.nokey = tryit({...good, publicKey: undefined});
-  out.text = tryit("not json");
-  return out;
-})()`
-	got := run(t, ctx, "signInBody", chromedp.Evaluate[map[string]string](script, chromedp.EvalAwaitPromise))
-	want := map[string]string{
-		"sentence": "Sign in to Countersign as alice.near. Device key: p256:KEY. Valid until 2030-01-02T03:04:05Z.",
-		"time":     "2030-01-02T03:04:05Z",
-		"good":     `{"account_id":"alice.near","device_pubkey":"p256:KEY","valid_until":"2030-01-02T03:04:05Z","public_key":"ed25519:PK","signature":"SIG","nonce":"AAAA"}`,
-		"array":    `{"account_id":"alice.near","device_pubkey":"p256:KEY","valid_until":"2030-01-02T03:04:05Z","public_key":"ed25519:PK","signature":"SIG","nonce":"AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="}`,
-		"callback": `{"account_id":"alice.near","device_pubkey":"p256:KEY","valid_until":"2030-01-02T03:04:05Z","public_key":"ed25519:PK","signature":"SIG","nonce":"AAAA","callback_url":"https://wallet.example/cb"}`,
+  const r = `+string(req)+`;
+  const req = {account: r.account, sentence: r.sentence, recipient: r.recipient, nonce: cs.fromBase64(r.nonce)};
+  return Promise.all(`+string(in)+`.map((text) => cs.pasted(req, text).then((b) => JSON.stringify(b), (e) => "refused: " + e.message)));
+})()`, chromedp.EvalAwaitPromise))
+	if len(got) != len(texts) {
+		t.Fatalf("%d answers for %d texts", len(got), len(texts))
 	}
-	for k, v := range want {
-		if got[k] != v {
-			t.Errorf("%s: %s, want %s", k, got[k], v)
+	// sameBody: a and b are the same JSON object of strings.
+	sameBody := func(a, b string) bool {
+		var x, y map[string]string
+		return json.Unmarshal([]byte(a), &x) == nil && json.Unmarshal([]byte(b), &y) == nil && maps.Equal(x, y)
+	}
+	for i, c := range cases {
+		if strings.HasPrefix(c.want, "refused: ") && !strings.HasPrefix(got[i], c.want) || !strings.HasPrefix(c.want, "refused: ") && !sameBody(got[i], c.want) {
+			t.Errorf("%s: %s, want %s", c.name, got[i], c.want)
 		}
 	}
-	for _, k := range []string{"message", "recipient", "account", "short", "nokey", "text"} {
-		if !strings.HasPrefix(got[k], "refused: ") {
-			t.Errorf("%s: %s, want a refusal", k, got[k])
+	same := 0
+	for i, text := range near {
+		g := got[len(cases)+i]
+		switch {
+		case sameBody(g, goodBody):
+			same++
+		case !strings.HasPrefix(g, "refused: "):
+			t.Errorf("the answer %s was read as %s", text, g)
 		}
+	}
+	if same == len(near) {
+		t.Errorf("%d of %d answers a byte away were read as the good one", same, len(near))
 	}
 }

@@ -12,7 +12,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/url"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -28,6 +32,7 @@ import (
 	"countersign/device"
 	"countersign/servicetest"
 	"countersign/store/storetest"
+	"countersign/web"
 )
 
 // injectWallet has every page the tab loads offer the test wallet, signing
@@ -250,4 +255,72 @@ func clickInWalletFrame(t testing.TB, ctx context.Context, name string) {
 	}
 	status, _ := chromedp.Run(ctx, chromedp.TextContent(chromedp.ID("status")))
 	t.Fatalf("no %s button in the wallet's iframe; the page says %q", name, status)
+}
+
+// near-connect runs a wallet's code under the page's script nonce, so the
+// page offers only executors that cannot change under it: at one commit of
+// a repository, or on the service's own origin (the sandbox wallet, from
+// the bundle). The page's CSP names no script origin at all, and lets the
+// page fetch from nothing but its own origin, the executors' host, the
+// NEAR RPC and HOT's relay and API.
+func TestWalletExecutorsArePinned(t *testing.T) {
+	t.Parallel()
+	w := servicetest.New(t, storetest.Postgres(t), servicetest.WithSandboxWallet())
+	ctx := tab(t)
+	var m struct {
+		Executors []string `json:"executors"`
+		RPC       []string `json:"rpc"`
+	}
+	raw := run(t, ctx, "the shipped manifest", chromedp.Evaluate[[]byte](`(async () => {
+  const cs = await import(window.BUNDLE);
+  return {executors: cs.WALLETS.map((w) => w.executor), rpc: [...cs.RPC.mainnet, ...cs.RPC.testnet]};
+})()`, chromedp.EvalAwaitPromise))
+	if err := json.Unmarshal(raw, &m); err != nil || len(m.Executors) < 3 || len(m.RPC) != 2 {
+		t.Fatalf("the shipped manifest: %s, %v", raw, err)
+	}
+	pinned := regexp.MustCompile(`^https://raw\.githubusercontent\.com/[\w.-]+/[\w.-]+/[0-9a-f]{40}/[\w./-]+\.js$`)
+	want := map[string]bool{"'self'": true, "https://h4n.app": true, "https://api0.herewallet.app": true}
+	for _, e := range m.Executors {
+		if !pinned.MatchString(e) {
+			t.Errorf("the page offers a wallet whose executor %s is not at one commit", e)
+		}
+		if u, err := url.Parse(e); err == nil {
+			want[u.Scheme+"://"+u.Host] = true
+		}
+	}
+	for _, r := range m.RPC {
+		want[r] = true
+	}
+
+	resp, err := http.Get(w.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	sandbox := regexp.MustCompile(`<meta name="countersign-sandbox-wallet" content="([^"]*)">`).FindSubmatch(body)
+	if sandbox == nil || !strings.HasPrefix(string(sandbox[1]), web.Prefix) {
+		t.Errorf("the sandbox wallet's executor is not on the service's origin: %q", sandbox)
+	}
+	directives := map[string][]string{}
+	for _, d := range strings.Split(resp.Header.Get("Content-Security-Policy"), ";") {
+		if f := strings.Fields(d); len(f) > 0 {
+			directives[f[0]] = f[1:]
+		}
+	}
+	if s := directives["script-src"]; len(s) != 1 || !strings.HasPrefix(s[0], "'nonce-") {
+		t.Errorf("script-src %v names more than the nonce", s)
+	}
+	got := map[string]bool{}
+	for _, h := range directives["connect-src"] {
+		got[h] = true
+		if !want[h] {
+			t.Errorf("connect-src names %s, which no pinned wallet needs", h)
+		}
+	}
+	for h := range want {
+		if !got[h] {
+			t.Errorf("connect-src lacks %s, which a wallet needs", h)
+		}
+	}
 }

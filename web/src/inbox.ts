@@ -2,12 +2,14 @@
 // httpapi serves at /) it mounts the page; anywhere else it does nothing.
 // It also exports the device's crypto and its kept key, which the browser
 // tests load from the shipped bundle and check against the contract's
-// vectors and against the Go side.
+// vectors and against the Go side, and the pasted answers' check and the
+// wallets' manifest, which they check as shipped.
 import { mountInbox } from "./page";
 
 export * from "./crypto";
 export * from "./devicekey";
-export { approvalSentence, signInBody, signInSentence, walletAnswer } from "./sign";
+export { approvalSentence, signInSentence } from "./sign";
+export { pasted, RPC, WALLETS } from "./wallet";
 export { sentenceTime } from "./words";
 export { fromBase58, preparingRun, readSigned, receiptBytes, runKeys, verifyReceipt } from "./origin";
 

@@ -1,7 +1,7 @@
 // What the owner's wallet signs (SPEC §7): the sentences, and the wallet's
 // answers read back and checked against exactly what was asked.
 
-import { toBase64 } from "./crypto";
+import { fromBase64 } from "./crypto";
 
 /** The sign-in sentence (SPEC §7), exactly. */
 export function signInSentence(account: string, devicePubkey: string, validUntil: string): string {
@@ -59,29 +59,44 @@ export function sessionBody(s: Pick<Statement, "account" | "devicePubkey" | "val
   return { account_id: s.account, device_pubkey: s.devicePubkey, valid_until: s.validUntil, ...sig };
 }
 
-/**
- * Reads a wallet's answer (the JSON `countersign wallet sign` or near-cli
- * prints: accountId?, publicKey, signature, nonce, message, recipient,
- * callbackUrl?) and checks it answers this statement; returns the body of
- * POST /inbox/session.
- */
-export function signInBody(s: Statement, text: string): Record<string, string> {
-  return sessionBody(s, walletAnswer(s, text));
-}
-
-/** What a wallet must have signed: this sentence, for this recipient, as this account. */
+/** What a wallet must have signed: this sentence, for this recipient, with this nonce, as this account. */
 export interface ToSign {
   account: string;
   sentence: string;
   recipient: string;
+  /** 32 random bytes. */
+  nonce: Uint8Array;
 }
 
 /**
- * Reads a wallet's pasted answer and checks it signs exactly s.sentence for
- * s.recipient as s.account; returns its public_key, signature, nonce (std
- * base64) and callback_url, as the service reads them.
+ * A pasted answer as read: the key and signature it names, and the callback
+ * URL it says was signed (null: none; undefined: it does not say).
  */
-export function walletAnswer(s: ToSign, text: string): Signature {
+export interface Answer {
+  publicKey: string;
+  signature: string;
+  callbackUrl: string | null | undefined;
+}
+
+/** The most of a pasted answer the page reads. */
+export const MAX_ANSWER = 64 * 1024;
+
+/** The members a wallet's answer may have; state is NEP-413's, unsigned and ignored. */
+const MEMBERS = new Set(["accountId", "publicKey", "signature", "nonce", "message", "recipient", "callbackUrl", "state"]);
+
+/**
+ * Reads a wallet's pasted answer, as `countersign wallet sign` or near-cli
+ * prints it: one JSON object of publicKey, signature and nonce (base64 of
+ * 32 bytes, or an array of 32 byte values as JavaScript writes a
+ * Uint8Array), with accountId, message, recipient, callbackUrl and state
+ * when the wallet gives them; any other member is refused. The nonce must
+ * be s.nonce; accountId, message and recipient, when given, must be s's.
+ * The signature is not checked here (wallet.ts does).
+ */
+export function readAnswer(s: ToSign, text: string): Answer {
+  if (text.length > MAX_ANSWER) {
+    throw new Error("The wallet's answer is longer than 64 KiB.");
+  }
   let v: unknown;
   try {
     v = JSON.parse(text);
@@ -92,6 +107,9 @@ export function walletAnswer(s: ToSign, text: string): Signature {
     throw new Error("The wallet's answer is not a JSON object.");
   }
   const o = v as Record<string, unknown>;
+  if (Object.keys(o).some((k) => !MEMBERS.has(k))) {
+    throw new Error("The wallet's answer has a member other than accountId, publicKey, signature, nonce, message, recipient, callbackUrl and state.");
+  }
   const str = (k: string): string => {
     const x = o[k];
     if (typeof x !== "string" || x === "") {
@@ -99,35 +117,66 @@ export function walletAnswer(s: ToSign, text: string): Signature {
     }
     return x;
   };
-  if (str("message") !== s.sentence) {
+  // Members a wallet may leave out, or give as null.
+  const given = (k: string): string | null => {
+    const x = o[k];
+    if (x === undefined || x === null) {
+      return null;
+    }
+    if (typeof x !== "string") {
+      throw new Error(`The wallet's ${k} is not text.`);
+    }
+    return x;
+  };
+  const account = given("accountId");
+  if (account !== null && account !== s.account) {
+    throw new Error(`The wallet signed as ${account}, not ${s.account}.`);
+  }
+  const message = given("message");
+  if (message !== null && message !== s.sentence) {
     throw new Error("The wallet signed another sentence than the one shown here.");
   }
-  if (str("recipient") !== s.recipient) {
-    throw new Error(`The wallet signed for the recipient ${String(o["recipient"])}, not ${s.recipient}.`);
+  const recipient = given("recipient");
+  if (recipient !== null && recipient !== s.recipient) {
+    throw new Error(`The wallet signed for the recipient ${recipient}, not ${s.recipient}.`);
   }
-  if (o["accountId"] !== undefined && o["accountId"] !== null && o["accountId"] !== s.account) {
-    throw new Error(`The wallet signed as ${String(o["accountId"])}, not ${s.account}.`);
+  if (!sameBytes(answerNonce(o["nonce"]), s.nonce)) {
+    throw new Error("The wallet signed another nonce than the one shown here: sign the sentence again with the nonce shown.");
   }
-  let nonce: string;
-  const n = o["nonce"];
-  if (Array.isArray(n)) {
-    if (n.length !== 32 || !n.every((b) => Number.isInteger(b) && b >= 0 && b <= 255)) {
-      throw new Error("The wallet's nonce is not 32 bytes.");
-    }
-    nonce = toBase64(Uint8Array.from(n as number[]));
-  } else {
-    nonce = str("nonce");
-  }
-  const body: Signature = {
-    public_key: str("publicKey"),
-    signature: str("signature"),
-    nonce,
-  };
   const cb = o["callbackUrl"];
-  if (typeof cb === "string") {
-    body.callback_url = cb;
-  } else if (cb !== undefined && cb !== null) {
+  if (cb !== undefined && cb !== null && typeof cb !== "string") {
     throw new Error("The wallet's callbackUrl is not text.");
   }
-  return body;
+  return { publicKey: str("publicKey"), signature: str("signature"), callbackUrl: cb };
+}
+
+/** A pasted nonce's 32 bytes. */
+function answerNonce(n: unknown): Uint8Array {
+  const bad = () => new Error("The wallet's nonce is not base64 of 32 bytes nor an array of 32 byte values.");
+  if (n === undefined || n === null || n === "") {
+    throw new Error("The wallet's answer has no nonce.");
+  }
+  if (Array.isArray(n)) {
+    if (n.length !== 32 || !n.every((b) => Number.isInteger(b) && b >= 0 && b <= 255)) {
+      throw bad();
+    }
+    return Uint8Array.from(n as number[]);
+  }
+  if (typeof n !== "string") {
+    throw bad();
+  }
+  let b: Uint8Array;
+  try {
+    b = fromBase64(n);
+  } catch {
+    throw bad();
+  }
+  if (b.length !== 32) {
+    throw bad();
+  }
+  return b;
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
 }

@@ -7,20 +7,24 @@
 //     browser extension injects (near-connect's near-wallet-injected event)
 //     is offered too.
 //   - "Sign with another wallet": the exact sentence, recipient and nonce
-//     shown as text, the wallet's JSON answer pasted back.
+//     shown as text, the wallet's JSON answer pasted back, read strictly:
+//     the nonce shown and no other, and the sentence and recipient shown
+//     when it names them.
 //
 // Either way the page checks the signature itself before sending it:
 // MyNearWallet signs the callback URL when it redirects and not when it
 // opens a popup, and near-connect does not say which happened, so the page
 // checks both forms and sends callback_url exactly as the wallet signed it.
+// A pasted answer that does not verify is refused in the page; nothing is
+// sent.
 
 import { NearConnector } from "@hot-labs/near-connect";
 import type { NearWalletBase, WalletManifest } from "@hot-labs/near-connect/build/types";
 
 import { toBase64 } from "./crypto";
 import { button, el } from "./dom";
-import { verifies } from "./nep413";
-import { command, walletAnswer, type Signature } from "./sign";
+import { ed25519Key, signatureBytes, verifies } from "./nep413";
+import { command, readAnswer, type Signature } from "./sign";
 
 export type { Signature } from "./sign";
 
@@ -48,7 +52,7 @@ function icon(letter: string, colour: string): string {
   return "data:image/svg+xml;base64," + btoa(svg);
 }
 
-function wallet(id: string, name: string, website: string, executor: string, letter: string, colour: string, opens: string[], location = false): WalletManifest {
+function wallet(id: string, name: string, website: string, executor: string, letter: string, colour: string, opens: string[]): WalletManifest {
   return {
     id,
     name,
@@ -68,20 +72,24 @@ function wallet(id: string, name: string, website: string, executor: string, let
       mainnet: true,
       testnet: true,
     },
-    permissions: { storage: true, location, open: { allows: opens } },
+    permissions: { storage: true, location: false, open: { allows: opens } },
   } as unknown as WalletManifest;
 }
 
 /**
- * The wallets offered, each at the executor its wallet publishes. Only
- * wallets whose executors sign NEP-413 messages. httpapi's page CSP names
- * exactly the hosts these need (a test holds the two together).
+ * The wallets offered: only wallets whose executors sign NEP-413 messages,
+ * and only executors whose code cannot change under the page, since
+ * near-connect runs it under the page's script nonce: each at one commit of
+ * near-selector's repository (the sandbox wallet is served from the
+ * bundle). Intear is not offered: its executor is published only at a
+ * moving address and imports more code from Intear's site when it runs.
+ * httpapi's page CSP names exactly the hosts these need (a test holds the
+ * two together).
  */
 export const WALLETS: readonly WalletManifest[] = [
   wallet("mynearwallet", "MyNearWallet", "https://mynearwallet.com", SELECTOR + "mnw.js", "M", "#2b6be6", ["https://app.mynearwallet.com"]),
   wallet("meteor-wallet", "Meteor Wallet", "https://wallet.meteorwallet.app", SELECTOR + "meteor.js", "M", "#6b3fd4", ["https://wallet.meteorwallet.app"]),
   wallet("hot-wallet", "HOT Wallet", "https://hot-labs.org/wallet", SELECTOR + "hotwallet.js", "H", "#d4532b", ["https://download.hot-labs.org", "https://hot-labs.org/wallet", "https://t.me/hot_wallet/app", "hotwallet://"]),
-  wallet("intear-wallet", "Intear Wallet", "https://wallet.intear.tech", "https://wallet.intear.tech/near-selector.js", "I", "#1f8a5b", ["https://wallet.intear.tech", "intear://", "https://logout-bridge-service.intear.tech"], true),
 ];
 
 /** The NEAR RPC the wallets' code may ask, by network. */
@@ -187,24 +195,54 @@ export class Wallets {
 }
 
 /**
- * The signature as the service reads it, with callback_url when (and only
- * when) the wallet signed this page's URL. A secp256k1 key is sent as signed
- * with no callback URL: the page checks ed25519 signatures only.
+ * The signature as the service reads it, once the page has checked it: an
+ * ed25519 signature must verify over the NEP-413 payload of req, with the
+ * callback URL the wallet says it signed (signed; null for none) or, when
+ * it does not say (undefined), with none or any address this page had
+ * (seen, and the current one); callback_url is sent exactly as signed. A
+ * secp256k1 key is sent as signed, with the callback URL the wallet names:
+ * the page checks ed25519 signatures only, the service checks both.
  */
-export async function checked(req: SignRequest, publicKey: string, signature: string, seen: Iterable<string> = []): Promise<Signature> {
+export async function checked(req: SignRequest, publicKey: string, signature: string, seen: Iterable<string> = [], signed?: string | null): Promise<Signature> {
   const s: Signature = { public_key: publicKey, signature, nonce: toBase64(req.nonce) };
+  if (publicKey.startsWith("secp256k1:")) {
+    return typeof signed === "string" ? { ...s, callback_url: signed } : s;
+  }
   if (!publicKey.startsWith("ed25519:")) {
-    return s;
+    throw new Error("The wallet's key is neither an ed25519 nor a secp256k1 key.");
   }
-  if (await verifies(publicKey, signature, req.sentence, req.nonce, req.recipient, null)) {
-    return s;
+  try {
+    ed25519Key(publicKey);
+  } catch {
+    throw new Error("The wallet's publicKey is not ed25519: and the base58 of 32 bytes.");
   }
-  for (const cb of new Set([location.href, location.origin + location.pathname, location.origin + location.pathname + location.search, ...seen])) {
+  try {
+    signatureBytes(signature);
+  } catch {
+    throw new Error("The wallet's signature is not 64 bytes in base64 (or ed25519: and base58).");
+  }
+  const forms: (string | null)[] =
+    signed !== undefined ? [signed] : [null, ...new Set([location.href, location.origin + location.pathname, location.origin + location.pathname + location.search, ...seen])];
+  for (const cb of forms) {
     if (await verifies(publicKey, signature, req.sentence, req.nonce, req.recipient, cb)) {
-      return { ...s, callback_url: cb };
+      return cb === null ? s : { ...s, callback_url: cb };
     }
   }
-  throw new Error("The wallet's signature does not verify for the sentence shown, with or without this page's address.");
+  throw new Error(
+    signed === undefined
+      ? "The wallet's signature does not verify for the sentence shown, with or without this page's address."
+      : "The wallet's signature does not verify for the sentence, recipient and nonce shown" + (signed === null ? "." : " with the callbackUrl it names."),
+  );
+}
+
+/**
+ * A pasted answer to req, read strictly and checked here (readAnswer, then
+ * checked): the signature as the service reads it, or an Error whose
+ * message says why not, in which case nothing is sent.
+ */
+export async function pasted(req: SignRequest, text: string): Promise<Signature> {
+  const a = readAnswer(req, text);
+  return checked(req, a.publicKey, a.signature, [], a.callbackUrl);
 }
 
 /** The ids a paste panel gives its parts: sentence, recipient, nonce, command, answer. */
@@ -219,18 +257,33 @@ export interface PanelIDs {
 /**
  * Shows req in host for a wallet elsewhere (its sentence, recipient and
  * nonce, and the terminal command), and resolves with the pasted answer
- * once it reads as a signature of exactly req. say shows a refusal.
+ * once it reads as a signature of exactly req and verifies here (pasted);
+ * until then say shows each refusal and nothing is sent.
  */
 export function pastePanel(host: HTMLElement, req: SignRequest, ids: PanelIDs, submit: string, say: (text: string, error: boolean) => void): Promise<Signature> {
   const nonce = toBase64(req.nonce);
-  const answer = el("textarea", { id: ids.answer, name: ids.answer, spellcheck: "false", "aria-describedby": ids.answer + "-help" });
+  const answer = el("textarea", { id: ids.answer, name: ids.answer, spellcheck: "false", "aria-describedby": `${ids.answer}-help ${ids.answer}-refused` });
+  // The refusal again beside the button, where the owner is looking (the
+  // page's one live region, at its top, is what announces it).
+  const refused = el("p", { id: ids.answer + "-refused", class: "failure" });
+  refused.hidden = true;
   const shown = { account: req.account, sentence: req.sentence, recipient: req.recipient, nonce };
   return new Promise((resolve) => {
-    const send = () => {
+    let checking = false;
+    const send = async () => {
+      if (checking) {
+        return;
+      }
+      checking = true;
       try {
-        resolve(walletAnswer(shown, answer.value));
+        resolve(await pasted(req, answer.value));
       } catch (e) {
-        say(e instanceof Error ? e.message : String(e), true);
+        const why = e instanceof Error ? e.message : String(e);
+        refused.textContent = why + " Nothing was sent.";
+        refused.hidden = false;
+        say(why + " Nothing was sent.", true);
+      } finally {
+        checking = false;
       }
     };
     host.replaceChildren(
@@ -248,9 +301,10 @@ export function pastePanel(host: HTMLElement, req: SignRequest, ids: PanelIDs, s
       el("p", {}, "With the terminal's wallet:"),
       el("pre", { id: ids.command }, command(shown)),
       el("label", { for: ids.answer }, "The wallet's answer (JSON)"),
-      el("p", { id: ids.answer + "-help", class: "task-meta" }, "What countersign wallet sign or near-cli printed: publicKey, signature, nonce, message, recipient."),
+      el("p", { id: ids.answer + "-help", class: "task-meta" }, "What countersign wallet sign or near-cli printed: publicKey, signature and nonce, with message and recipient if it gives them. The signature is checked here before anything is sent."),
       answer,
-      el("div", { class: "actions" }, button(submit, send)),
+      refused,
+      el("div", { class: "actions" }, button(submit, () => void send())),
     );
     host.hidden = false;
   });

@@ -1,6 +1,7 @@
 // Package agentmcp serves the agent API as MCP tools (SPEC §16), so an LLM
 // agent calls connectors natively: one tool per operation of every project
-// granted to the agent's key, named {project}__{operation}, with the
+// granted to the agent's key, named {owner}__{project}__{operation} (see
+// [ToolName]), with the
 // operation's argument schema as its input schema, and the task operations
 // task_status, task_wait, tasks and task_cancel.
 //
@@ -21,7 +22,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
+	"encoding/base32"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -208,15 +209,11 @@ func (s *Server) Sync(ctx context.Context) error {
 // build makes the tools of a set of grants.
 func (s *Server) build(grants []countersign.Grant) map[string]tool {
 	out := map[string]tool{}
-	shared := map[string]int{}
-	for _, g := range grants {
-		shared[g.Project]++
-	}
 	var projects []any
 	for _, g := range grants {
 		projects = append(projects, g.Owner+"/"+g.Project)
 		for _, op := range s.cfg.Catalogue[g.Connector] {
-			name := ToolName(g, op.Name, shared[g.Project] > 1)
+			name := ToolName(g.Owner, g.Project, op.Name)
 			desc := fmt.Sprintf("%s (project %s of %s, connector %s; %s)", strings.TrimSuffix(op.Description, "."), g.Project, g.Owner, g.Connector, price(op.Price))
 			out[name] = tool{def: &mcp.Tool{Name: name, Description: desc, InputSchema: op.Schema,
 				Annotations: &mcp.ToolAnnotations{ReadOnlyHint: op.Kind == "read"}},
@@ -240,20 +237,40 @@ func (s *Server) build(grants []countersign.Grant) map[string]tool {
 	return out
 }
 
-// ToolName names the tool of an operation of a granted project:
-// {project}__{operation}, or, when two owners' projects share the name,
-// {project}.{owner}__{operation} (the owner's SHA-256 prefix when that is
-// longer than MCP's 128 characters).
-func ToolName(g countersign.Grant, op string, shared bool) string {
-	if !shared {
-		return g.Project + "__" + op
-	}
-	name := g.Project + "." + g.Owner + "__" + op
-	if len(name) <= 128 {
+// MaxToolName is the longest tool name MCP takes.
+const MaxToolName = 128
+
+// ToolName names the tool of an operation of a granted project, from the
+// owner, the project and the operation alone, so no other grant changes it
+// and no two operations share one:
+//
+//   - {owner}__{project}__{operation} when that is at most MaxToolName
+//     characters and the operation neither begins with _ nor holds __.
+//     Such a name reads back one way only: an account id never holds __
+//     nor ends with _, so the first __ ends the owner; the operation holds
+//     no __ and does not begin with _, so the last __ begins it.
+//   - otherwise {project}__{operation} cut to fit, then __H and 32
+//     characters of base32 (A–Z, 2–7) of 160 bits of SHA-256 over the
+//     three. The H and the base32 letters are upper case, which no readable
+//     name has, and 160 bits cannot be matched by trying names.
+//
+// The task tools (task_status, …) hold no __, so neither form is one of them.
+func ToolName(owner, project, operation string) string {
+	name := owner + "__" + project + "__" + operation
+	if len(name) <= MaxToolName && !strings.HasPrefix(operation, "_") && !strings.Contains(operation, "__") {
 		return name
 	}
-	h := sha256.Sum256([]byte(g.Owner))
-	return g.Project + "." + hex.EncodeToString(h[:6]) + "__" + op
+	h := sha256.New()
+	for _, part := range []string{"countersign-mcp-tool:v1", owner, project, operation} {
+		h.Write([]byte(part))
+		h.Write([]byte{0}) // no part holds a NUL
+	}
+	suffix := "__H" + base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(h.Sum(nil)[:20])
+	head := project + "__" + operation
+	if len(head) > MaxToolName-len(suffix) {
+		head = head[:MaxToolName-len(suffix)]
+	}
+	return head + suffix
 }
 
 func price(microUSD int64) string {

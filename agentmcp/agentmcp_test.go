@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-
-	"countersign"
 )
 
 func TestTag(t *testing.T) {
@@ -44,21 +42,6 @@ func TestTag(t *testing.T) {
 		if got := string(Tag([]byte(msg), "s1")); got != msg {
 			t.Errorf("%s became %s", msg, got)
 		}
-	}
-}
-
-func TestToolName(t *testing.T) {
-	t.Parallel()
-	g := countersign.Grant{Owner: "alice.near", Project: "game", Connector: "probe"}
-	if n := ToolName(g, "guess_start", false); n != "game__guess_start" {
-		t.Fatal(n)
-	}
-	if n := ToolName(g, "guess_start", true); n != "game.alice.near__guess_start" {
-		t.Fatal(n)
-	}
-	long := countersign.Grant{Owner: strings.Repeat("a", 64), Project: strings.Repeat("p", 60), Connector: "probe"}
-	if n := ToolName(long, "guess_start", true); len(n) > 128 || !strings.HasPrefix(n, long.Project+".") || !strings.HasSuffix(n, "__guess_start") {
-		t.Fatal(n)
 	}
 }
 

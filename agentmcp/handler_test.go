@@ -44,7 +44,7 @@ func TestToolRefusals(t *testing.T) {
 		args any
 		want string
 	}{
-		{"ledger__pay", []int{1}, "invalid_request: the call is not a JSON object"},
+		{"alice.near__ledger__pay", []int{1}, "invalid_request: the call is not a JSON object"},
 		{"task_status", map[string]any{"project": "ledger", "task_id": "t-1"}, "invalid_request: `project` names the task's project as owner/project"},
 		{"task_status", map[string]any{"project": "/ledger", "task_id": "t-1"}, "invalid_request: `project` names the task's project as owner/project"},
 	} {
@@ -59,7 +59,7 @@ func TestToolRefusals(t *testing.T) {
 	if door.calls != 0 {
 		t.Errorf("the door was called %d times", door.calls)
 	}
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "ledger__pay", Arguments: map[string]any{"amount": 1}})
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "alice.near__ledger__pay", Arguments: map[string]any{"amount": 1}})
 	if err != nil || res.IsError || door.calls != 1 {
 		t.Fatalf("a good call: %v %v, %d calls", err, res, door.calls)
 	}

@@ -93,7 +93,8 @@ func TestMCPOverHTTP(t *testing.T) {
 	changed := make(chan struct{}, 1)
 	cs := mcpSession(t, w, changed)
 
-	want := []string{"ledger__collect", "ledger__pay", "ledger__tell", "probe__guess_start", "task_cancel", "task_status", "task_wait", "tasks"}
+	tool := func(project, op string) string { return w.Owner.Account + "__" + project + "__" + op }
+	want := []string{tool("ledger", "collect"), tool("ledger", "pay"), tool("ledger", "tell"), tool("probe", "guess_start"), "task_cancel", "task_status", "task_wait", "tasks"}
 	if got := toolNames(t, cs); !slices.Equal(got, want) {
 		t.Fatalf("tools %v, want %v", got, want)
 	}
@@ -101,7 +102,7 @@ func TestMCPOverHTTP(t *testing.T) {
 	for _, tl := range tools.Tools {
 		schema, _ := json.Marshal(tl.InputSchema)
 		switch tl.Name {
-		case "probe__guess_start":
+		case tool("probe", "guess_start"):
 			if !strings.Contains(string(schema), `"max":{`) || !strings.Contains(tl.Description, "guessing game") || !strings.Contains(tl.Description, w.Owner.Account) {
 				t.Fatalf("guess_start's tool: %s %s", tl.Description, schema)
 			}
@@ -113,7 +114,7 @@ func TestMCPOverHTTP(t *testing.T) {
 	}
 
 	// The game: the call opens a task and says so in words.
-	res := callTool(t, cs, "probe__guess_start", map[string]any{"max": 2})
+	res := callTool(t, cs, tool("probe", "guess_start"), map[string]any{"max": 2})
 	words := agentmcp.Text(res)
 	m := taskIDIn.FindStringSubmatch(words)
 	if res.IsError || m == nil || !strings.Contains(words, "must approve") || !strings.Contains(words, "task_wait") ||
@@ -143,10 +144,10 @@ func TestMCPOverHTTP(t *testing.T) {
 		args any
 		want string
 	}{
-		{"probe__guess_start", map[string]any{"max": 1}, "invalid_request: `max` is a whole number from 2 to 1000"},
-		{"probe__guess_start", map[string]any{"maximum": 5}, "invalid_request: the call has an unknown member `maximum`"},
-		{"ledger__pay", map[string]any{}, "invalid_request: `amount` is required"},
-		{"ledger__pay", map[string]any{"amount": 1, "memo": strings.Repeat("m", 70<<10)}, "invalid_request: the call is larger than 65536 bytes"},
+		{tool("probe", "guess_start"), map[string]any{"max": 1}, "invalid_request: `max` is a whole number from 2 to 1000"},
+		{tool("probe", "guess_start"), map[string]any{"maximum": 5}, "invalid_request: the call has an unknown member `maximum`"},
+		{tool("ledger", "pay"), map[string]any{}, "invalid_request: `amount` is required"},
+		{tool("ledger", "pay"), map[string]any{"amount": 1, "memo": strings.Repeat("m", 70<<10)}, "invalid_request: the call is larger than 65536 bytes"},
 		{"task_status", map[string]any{"project": w.Owner.Account + "/probe"}, "invalid_request: task_status takes {task_id}; `task_id` is required"},
 		{"task_status", map[string]any{"project": w.Owner.Account + "/probe", "task_id": "nosuch-1"}, "task_not_found: no such task of this agent in this project"},
 	} {
@@ -156,9 +157,9 @@ func TestMCPOverHTTP(t *testing.T) {
 		}
 	}
 	// An unknown tool is a protocol error naming it.
-	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "probe__guess_stop", Arguments: map[string]any{}})
+	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool("probe", "guess_stop"), Arguments: map[string]any{}})
 	var je *jsonrpc.Error
-	if !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams || !strings.Contains(je.Message, "probe__guess_stop") {
+	if !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams || !strings.Contains(je.Message, tool("probe", "guess_stop")) {
 		t.Fatalf("an unknown tool: %v", err)
 	}
 
@@ -183,7 +184,7 @@ func TestMCPOverHTTP(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("no notifications/tools/list_changed after a grant was removed")
 	}
-	want = []string{"probe__guess_start", "task_cancel", "task_status", "task_wait", "tasks"}
+	want = []string{tool("probe", "guess_start"), "task_cancel", "task_status", "task_wait", "tasks"}
 	if got := toolNames(t, cs); !slices.Equal(got, want) {
 		t.Fatalf("tools after the grant was removed %v, want %v", got, want)
 	}
@@ -207,7 +208,7 @@ func TestMCPOverHTTP(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("no notifications/tools/list_changed after a project was granted")
 	}
-	if got := toolNames(t, cs); !slices.Contains(got, "ledger__pay") {
+	if got := toolNames(t, cs); !slices.Contains(got, tool("ledger", "pay")) {
 		t.Fatalf("tools after the grant came back %v", got)
 	}
 
@@ -218,7 +219,7 @@ func TestMCPOverHTTP(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "probe__guess_start", Arguments: map[string]any{}}); err == nil ||
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool("probe", "guess_start"), Arguments: map[string]any{}}); err == nil ||
 		!strings.Contains(err.Error(), "Unauthorized") && !strings.Contains(err.Error(), "unauthorized") {
 		t.Fatalf("a revoked key's call: %v", err)
 	}
@@ -252,7 +253,7 @@ func TestMCPRetryIsOneCall(t *testing.T) {
 	other := mcpSession(t, w, nil)
 	post := func(session, id string) string {
 		t.Helper()
-		body := `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"probe__guess_start","arguments":{"max":10}}}`
+		body := `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + w.Owner.Account + `__probe__guess_start","arguments":{"max":10}}}`
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, w.URL+"/mcp", bytes.NewBufferString(body))
 		req.Header.Set("Authorization", "Bearer "+w.AgentKey)
 		req.Header.Set("Content-Type", "application/json")

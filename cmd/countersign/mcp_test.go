@@ -84,7 +84,7 @@ func TestMCPOverStdio(t *testing.T) {
 		slices.Sort(out)
 		return out
 	}
-	want := []string{"probe__guess_start", "second__guess_start", "task_cancel", "task_status", "task_wait", "tasks"}
+	want := []string{"alice.near__probe__guess_start", "alice.near__second__guess_start", "task_cancel", "task_status", "task_wait", "tasks"}
 	if got := names(); !slices.Equal(got, want) {
 		t.Fatalf("tools %v, want %v", got, want)
 	}
@@ -97,7 +97,7 @@ func TestMCPOverStdio(t *testing.T) {
 		return res
 	}
 
-	res := call("probe__guess_start", map[string]any{"max": 2})
+	res := call("alice.near__probe__guess_start", map[string]any{"max": 2})
 	m := mcpTaskID.FindStringSubmatch(agentmcp.Text(res))
 	if res.IsError || m == nil || !strings.Contains(agentmcp.Text(res), "must approve") || !strings.Contains(agentmcp.Text(res), "task_wait") {
 		t.Fatalf("guess_start: %s", agentmcp.Text(res))
@@ -123,8 +123,8 @@ func TestMCPOverStdio(t *testing.T) {
 		args any
 		want string
 	}{
-		{"probe__guess_start", map[string]any{"max": 1001}, "invalid_request: `max` is a whole number from 2 to 1000"},
-		{"probe__guess_start", map[string]any{"pad": strings.Repeat("x", 65<<10)}, "invalid_request: the call is larger than 65536 bytes"},
+		{"alice.near__probe__guess_start", map[string]any{"max": 1001}, "invalid_request: `max` is a whole number from 2 to 1000"},
+		{"alice.near__probe__guess_start", map[string]any{"pad": strings.Repeat("x", 65<<10)}, "invalid_request: the call is larger than 65536 bytes"},
 		{"task_wait", map[string]any{"project": "alice.near/probe", "task_id": task, "timeout_s": 61}, "invalid_request: task_wait takes {task_id, timeout_s?}; `timeout_s` is a whole number from 0 to 60"},
 	} {
 		res := call(tc.tool, tc.args)
@@ -137,14 +137,14 @@ func TestMCPOverStdio(t *testing.T) {
 	}
 
 	// An unknown tool is a protocol error naming it.
-	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "probe__guess_stop", Arguments: map[string]any{}}); err == nil ||
-		!strings.Contains(err.Error(), "probe__guess_stop") || !strings.Contains(err.Error(), "-32602") && !strings.Contains(err.Error(), "unknown tool") {
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "alice.near__probe__guess_stop", Arguments: map[string]any{}}); err == nil ||
+		!strings.Contains(err.Error(), "alice.near__probe__guess_stop") || !strings.Contains(err.Error(), "-32602") && !strings.Contains(err.Error(), "unknown tool") {
 		t.Fatalf("an unknown tool: %v", err)
 	}
 
 	// The owner takes the agent off a project: its tool goes.
 	s.project("alice.near", "second", "{}")
-	want = []string{"probe__guess_start", "task_cancel", "task_status", "task_wait", "tasks"}
+	want = []string{"alice.near__probe__guess_start", "task_cancel", "task_status", "task_wait", "tasks"}
 	if got := names(); !slices.Equal(got, want) {
 		t.Fatalf("tools after the grant was removed %v, want %v", got, want)
 	}
@@ -156,7 +156,7 @@ func TestMCPOverStdio(t *testing.T) {
 	}
 
 	s.run("agent", "revoke", "--account", "bot.near")
-	res = call("probe__guess_start", map[string]any{})
+	res = call("alice.near__probe__guess_start", map[string]any{})
 	if !res.IsError || !strings.HasPrefix(agentmcp.Text(res), "unauthorized: ") {
 		t.Fatalf("a revoked key's call: %v %s", res.IsError, agentmcp.Text(res))
 	}
@@ -226,7 +226,7 @@ func rawRetry(t *testing.T, cmd *exec.Cmd) (string, string) {
 	send(`{"jsonrpc":"2.0","method":"notifications/initialized","params":{}}`)
 	ids := make([]string, 2)
 	for i := range ids {
-		send(`{"jsonrpc":"2.0","id":"call-5","method":"tools/call","params":{"name":"probe__guess_start","arguments":{"max":50}}}`)
+		send(`{"jsonrpc":"2.0","id":"call-5","method":"tools/call","params":{"name":"alice.near__probe__guess_start","arguments":{"max":50}}}`)
 		if m := regexp.MustCompile(`\\"task_id\\":\\"([a-z0-9-]+)\\"`).FindStringSubmatch(answer(`"call-5"`)); m != nil {
 			ids[i] = m[1]
 		}

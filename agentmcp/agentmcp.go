@@ -316,7 +316,10 @@ func (s *Server) handler(t target) mcp.ToolHandler {
 		if len(body) > MaxCallBytes {
 			return refused(countersign.InvalidRequest, fmt.Sprintf("the call is larger than %d bytes", MaxCallBytes)), nil
 		}
-		key, _ := req.Params.Meta[metaKey].(string)
+		key, err := idempotencyKey(req.Params.Meta)
+		if err != nil {
+			return refused(countersign.InvalidRequest, err.Error()), nil
+		}
 		answer, err := s.cfg.Door.Call(ctx, owner, project, key, body)
 		if err != nil {
 			ce := toolError(err)
@@ -324,6 +327,21 @@ func (s *Server) handler(t target) mcp.ToolHandler {
 		}
 		return result(answer, owner, project), nil
 	}
+}
+
+// idempotencyKey is the Idempotency-Key a tool call carries in its _meta:
+// the transport's, or, in a message the transport passed on unread, the
+// client's, which then obeys /call's rule.
+func idempotencyKey(meta mcp.Meta) (string, error) {
+	raw, ok := meta[metaKey]
+	if !ok {
+		return "", nil
+	}
+	key, ok := raw.(string)
+	if !ok {
+		return "", errors.New("the Idempotency-Key is not a string")
+	}
+	return key, countersign.CheckIdempotencyKey(key)
 }
 
 // callBody is a call of op with the arguments of a tool call: the

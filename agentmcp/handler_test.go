@@ -2,6 +2,7 @@ package agentmcp
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -62,5 +63,69 @@ func TestToolRefusals(t *testing.T) {
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "alice.near__ledger__pay", Arguments: map[string]any{"amount": 1}})
 	if err != nil || res.IsError || door.calls != 1 {
 		t.Fatalf("a good call: %v %v, %d calls", err, res, door.calls)
+	}
+}
+
+// keysDoor records the Idempotency-Keys its calls carry.
+type keysDoor struct {
+	fakeDoor
+	keys []string
+}
+
+func (d *keysDoor) Call(ctx context.Context, owner, project, key string, body []byte) ([]byte, error) {
+	d.keys = append(d.keys, key)
+	return d.fakeDoor.Call(ctx, owner, project, key, body)
+}
+
+// TestClientKeyRefused: an idempotency key that reaches a tool call (the
+// transports put their own, but a message they cannot read is passed on)
+// obeys /call's rule, or the call is refused before the door.
+func TestClientKeyRefused(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	door := &keysDoor{}
+	s := New(Config{Door: door, Catalogue: Catalogue{"ledger": {{Name: "pay", Kind: "write", Schema: []byte(`{"type":"object"}`)}}}})
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := s.MCP().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	for _, c := range []struct {
+		key  any
+		want string
+	}{
+		{"k\x00", "invalid_request: the Idempotency-Key may hold only visible ASCII characters (! to ~)"},
+		{strings.Repeat("k", 129), "invalid_request: the Idempotency-Key is longer than 128 characters"},
+		{"clé", "invalid_request: the Idempotency-Key may hold only visible ASCII characters (! to ~)"},
+		{"a key", "invalid_request: the Idempotency-Key may hold only visible ASCII characters (! to ~)"},
+		{"k\n", "invalid_request: the Idempotency-Key may hold only visible ASCII characters (! to ~)"},
+		{7, "invalid_request: the Idempotency-Key is not a string"},
+	} {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "alice.near__ledger__pay", Arguments: map[string]any{"amount": 1},
+			Meta: mcp.Meta{metaKey: c.key}})
+		if err != nil {
+			t.Fatalf("%q: %v", c.key, err)
+		}
+		if !res.IsError || Text(res) != c.want {
+			t.Errorf("%q: %v %q, want the refusal %q", c.key, res.IsError, Text(res), c.want)
+		}
+	}
+	if len(door.keys) != 0 {
+		t.Fatalf("the door was called with %q", door.keys)
+	}
+	for _, key := range []string{strings.Repeat("k", 128), "mcp-0123abcd", ""} {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "alice.near__ledger__pay", Arguments: map[string]any{"amount": 1}, Meta: mcp.Meta{metaKey: key}})
+		if err != nil || res.IsError {
+			t.Fatalf("%q: %v %v", key, err, Text(res))
+		}
+	}
+	if len(door.keys) != 3 || door.keys[0] != strings.Repeat("k", 128) || door.keys[2] != "" {
+		t.Fatalf("the door was called with %q", door.keys)
 	}
 }

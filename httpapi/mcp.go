@@ -33,8 +33,8 @@ func (s *Server) routeMCP(r *mux.Router) {
 	cat := agentmcp.FromConnectors(s.opts.Connectors) // read only, shared by every key's server
 	s.mcp = agentmcp.NewPool(func(key string) *agentmcp.Server {
 		return agentmcp.New(agentmcp.Config{Door: keyDoor{agents: s.opts.Agents, key: key},
-			Catalogue: cat, Version: s.opts.Version,
-			Logger: s.opts.Logger, SupportedProtocolVersions: MCPProtocolVersions})
+			Catalogue: cat, Version: s.opts.Version, Logger: s.opts.Logger,
+			SupportedProtocolVersions: MCPProtocolVersions})
 	}, s.opts.MCPGrantPoll, 0)
 	streamable := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		return s.mcp.For(bearer(r)).MCP()
@@ -49,7 +49,7 @@ func (s *Server) routeMCP(r *mux.Router) {
 	bound := auth.RequireBearerToken(func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
 		h := sha256.Sum256([]byte(token))
 		return &auth.TokenInfo{UserID: hex.EncodeToString(h[:]), Expiration: time.Now().Add(time.Hour)}, nil
-	}, nil)(agentmcp.TagHTTP(streamable, mcpBody))
+	}, nil)(agentmcp.GuardHTTP(streamable, mcpBody))
 	r.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := bearer(r)
 		r, err := s.authenticateAgent(r, key)

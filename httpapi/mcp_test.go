@@ -289,3 +289,140 @@ func TestMCPRetryIsOneCall(t *testing.T) {
 		t.Fatalf("the first task is %s", got.State)
 	}
 }
+
+// rawMCP opens an MCP session on POST /mcp by hand, speaking the protocol
+// version given, and returns a function that posts one body in it: the
+// status, and the JSON-RPC messages of the answer (an event stream's data
+// or a JSON body).
+func rawMCP(t *testing.T, w *servicetest.World, version string) func(body string) (int, []string) {
+	t.Helper()
+	session := ""
+	post := func(body string) (int, []string) {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, w.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+w.AgentKey)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+			req.Header.Set("Mcp-Protocol-Version", version)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		if session == "" {
+			session = resp.Header.Get("Mcp-Session-Id")
+		}
+		var msgs []string
+		if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			for line := range strings.Lines(string(raw)) {
+				if data, ok := strings.CutPrefix(strings.TrimSpace(line), "data:"); ok && strings.TrimSpace(data) != "" {
+					msgs = append(msgs, strings.TrimSpace(data))
+				}
+			}
+		} else if len(bytes.TrimSpace(raw)) > 0 {
+			msgs = append(msgs, string(bytes.TrimSpace(raw)))
+		}
+		return resp.StatusCode, msgs
+	}
+	if st, msgs := post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + version + `","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`); st != http.StatusOK || session == "" || len(msgs) != 1 || !strings.Contains(msgs[0], `"protocolVersion":"`+version+`"`) {
+		t.Fatalf("initialize: %d %v (session %q)", st, msgs, session)
+	}
+	if st, _ := post(`{"jsonrpc":"2.0","method":"notifications/initialized","params":{}}`); st != http.StatusAccepted {
+		t.Fatalf("notifications/initialized: %d", st)
+	}
+	return post
+}
+
+// jsonrpcError is the error of a JSON-RPC answer.
+func jsonrpcError(t *testing.T, msg string) (id string, code int64) {
+	t.Helper()
+	var m struct {
+		ID    json.RawMessage `json:"id"`
+		Error *struct {
+			Code int64 `json:"code"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(msg), &m); err != nil || m.Error == nil {
+		t.Fatalf("not a JSON-RPC error: %s", msg)
+	}
+	return string(m.ID), m.Error.Code
+}
+
+// TestMCPBatchRefused: a JSON-RPC batch (which the 2025-03-26 revision
+// allowed) is refused as a whole, -32600, so sending it twice neither runs
+// nor charges anything, and a key a member carries never reaches the store.
+func TestMCPBatchRefused(t *testing.T) {
+	t.Parallel()
+	w := servicetest.New(t, storetest.Postgres(t))
+	tool := w.Owner.Account + "__probe__guess_start"
+	for _, version := range []string{"2025-03-26", "2025-11-25"} {
+		post := rawMCP(t, w, version)
+		for _, batch := range []string{
+			`[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":{"max":10}}}]`,
+			` [{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":{"max":10}}}]`,
+			`[{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"` + tool + `","arguments":{"max":10},"_meta":{"countersign/idempotency-key":"\u0000"}}},
+			  {"jsonrpc":"2.0","id":3,"method":"tools/list","params":{}}]`,
+		} {
+			for range 2 {
+				st, msgs := post(batch)
+				if st != http.StatusBadRequest || len(msgs) != 1 {
+					t.Fatalf("%s: a batch answered %d %v", version, st, msgs)
+				}
+				if id, code := jsonrpcError(t, msgs[0]); id != "null" || code != -32600 {
+					t.Fatalf("%s: a batch answered %s", version, msgs[0])
+				}
+			}
+		}
+		// The session still serves single messages.
+		if st, msgs := post(`{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{}}`); st != http.StatusOK || len(msgs) != 1 || !strings.Contains(msgs[0], tool) {
+			t.Fatalf("%s: tools/list after the batches: %d %v", version, st, msgs)
+		}
+	}
+	if n := countTasks(t, w); n != 0 {
+		t.Fatalf("%d tasks opened by refused batches", n)
+	}
+	if logs := w.Logs.String(); strings.Contains(logs, "level=ERROR") {
+		t.Fatalf("errors logged:\n%s", logs)
+	}
+}
+
+// TestMCPUnknownMethod: a request for a method MCP does not define is
+// answered JSON-RPC error -32601, and the session goes on.
+func TestMCPUnknownMethod(t *testing.T) {
+	t.Parallel()
+	w := servicetest.New(t, storetest.Postgres(t))
+	c := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil)
+	if err := mcp.AddSendingCustomMethod[*mcp.PingParams, *mcp.CompleteResult](c, "acme/search"); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: w.URL + "/mcp",
+		HTTPClient: &http.Client{Transport: bearerTransport{w.AgentKey}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	_, err = mcp.CallCustomMethod[*mcp.PingParams, *mcp.CompleteResult](ctx, cs, "acme/search", &mcp.PingParams{})
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) || je.Code != jsonrpc.CodeMethodNotFound || !strings.Contains(je.Message, "acme/search") {
+		t.Fatalf("an unknown method: %v", err)
+	}
+	if got := toolNames(t, cs); len(got) == 0 {
+		t.Fatal("no tools after an unknown method")
+	}
+	// By hand, as a string id, in both revisions the door speaks with
+	// sessions; a notification of an unknown method is left to the SDK.
+	for _, version := range []string{"2025-03-26", "2025-11-25"} {
+		post := rawMCP(t, w, version)
+		st, msgs := post(`{"jsonrpc":"2.0","id":"x-1","method":"tools/frobnicate","params":{}}`)
+		if st != http.StatusOK || len(msgs) != 1 {
+			t.Fatalf("%s: %d %v", version, st, msgs)
+		}
+		if id, code := jsonrpcError(t, msgs[0]); id != `"x-1"` || code != -32601 {
+			t.Fatalf("%s: %s", version, msgs[0])
+		}
+	}
+}

@@ -90,6 +90,9 @@ type Config struct {
 	// SupportedProtocolVersions narrows the MCP revisions the server
 	// speaks (nil: every revision the SDK knows).
 	SupportedProtocolVersions []string
+	// MaxSessions bounds the sessions open at once: opening one more
+	// closes the oldest (0: no bound).
+	MaxSessions int
 }
 
 // Server is the MCP server of one agent key.
@@ -100,6 +103,8 @@ type Server struct {
 	mu    sync.Mutex
 	tools map[string]string // name → what it was added as
 	used  time.Time
+	// opened are the sessions initialized, oldest first.
+	opened []*mcp.ServerSession
 }
 
 // The task operations offered as tools (SPEC §16).
@@ -123,6 +128,13 @@ func New(cfg Config) *Server {
 	// project granted or removed shows at once.
 	s.mcp.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "initialize" {
+				res, err := next(ctx, method, req)
+				if ss, ok := req.GetSession().(*mcp.ServerSession); ok && err == nil {
+					s.initialized(ss)
+				}
+				return res, err
+			}
 			if method == "tools/list" || method == "tools/call" {
 				s.touch()
 				if err := s.Sync(ctx); err != nil && method == "tools/list" {
@@ -142,6 +154,35 @@ func (s *Server) touch() {
 	s.mu.Lock()
 	s.used = time.Now()
 	s.mu.Unlock()
+}
+
+// initialized counts a session in, closing the oldest beyond MaxSessions.
+// Sessions closed since (ended, timed out) are counted out first.
+func (s *Server) initialized(ss *mcp.ServerSession) {
+	if s.cfg.MaxSessions <= 0 {
+		return
+	}
+	live := map[*mcp.ServerSession]bool{}
+	for o := range s.mcp.Sessions() {
+		live[o] = true
+	}
+	s.mu.Lock()
+	open := []*mcp.ServerSession{}
+	for _, o := range s.opened {
+		if live[o] && o != ss {
+			open = append(open, o)
+		}
+	}
+	open = append(open, ss)
+	var closing []*mcp.ServerSession
+	if n := len(open) - s.cfg.MaxSessions; n > 0 {
+		closing, open = open[:n], open[n:]
+	}
+	s.opened = open
+	s.mu.Unlock()
+	for _, o := range closing {
+		_ = o.Close()
+	}
 }
 
 // idle is how long the server has had no list or call.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -127,5 +128,67 @@ func TestClientKeyRefused(t *testing.T) {
 	}
 	if len(door.keys) != 3 || door.keys[0] != strings.Repeat("k", 128) || door.keys[2] != "" {
 		t.Fatalf("the door was called with %q", door.keys)
+	}
+}
+
+// TestMaxSessions: initializing one session more than MaxSessions closes
+// the oldest; the others stay open.
+func TestMaxSessions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := New(Config{Door: &fakeDoor{}, Catalogue: Catalogue{}, MaxSessions: 3, SupportedProtocolVersions: []string{"2025-11-25"}})
+	var sessions []*mcp.ServerSession
+	for range 5 {
+		st, ct := mcp.NewInMemoryTransports()
+		ss, err := s.MCP().Connect(ctx, st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = ss.Close() })
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, ct, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cs.Close() })
+		sessions = append(sessions, ss)
+	}
+	for _, ss := range sessions[:2] {
+		ended := make(chan struct{})
+		go func() { _ = ss.Wait(); close(ended) }()
+		select {
+		case <-ended:
+		case <-time.After(10 * time.Second):
+			t.Fatal("one of the two oldest sessions is still open")
+		}
+	}
+	open := map[*mcp.ServerSession]bool{}
+	for ss := range s.MCP().Sessions() {
+		open[ss] = true
+	}
+	for i, ss := range sessions {
+		if open[ss] != (i >= 2) {
+			t.Errorf("session %d of 5 open: %v", i+1, open[ss])
+		}
+	}
+	// One that ended is counted out: a new one closes no other.
+	_ = sessions[4].Close()
+	_ = sessions[4].Wait()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := s.MCP().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	n := 0
+	for range s.MCP().Sessions() {
+		n++
+	}
+	if n != 3 {
+		t.Errorf("%d sessions open, want sessions 3, 4 and the new one", n)
 	}
 }

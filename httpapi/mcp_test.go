@@ -426,3 +426,68 @@ func TestMCPUnknownMethod(t *testing.T) {
 		}
 	}
 }
+
+// inSession posts a tools/list in the session named, by hand: the status
+// and the body.
+func inSession(t *testing.T, w *servicetest.World, session string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, w.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`))
+	req.Header.Set("Authorization", "Bearer "+w.AgentKey)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", session)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(raw)
+}
+
+// TestMCPSessionsBounded: one key opens 20 sessions; the 16 newest stay
+// open and the 4 oldest are closed, answered session not found.
+func TestMCPSessionsBounded(t *testing.T) {
+	t.Parallel()
+	w := servicetest.New(t, storetest.Postgres(t))
+	var sessions []*mcp.ClientSession
+	for range 20 {
+		sessions = append(sessions, mcpSession(t, w, nil))
+	}
+	for i, cs := range sessions {
+		st, body := inSession(t, w, cs.ID())
+		if i < 4 && (st != http.StatusNotFound || !strings.Contains(body, "session not found")) {
+			t.Errorf("session %d of 20 is still open: %d %.80s", i+1, st, body)
+		}
+		if i >= 4 && st != http.StatusOK {
+			t.Errorf("session %d of 20 was closed: %d %.80s", i+1, st, body)
+		}
+	}
+	if _, err := sessions[0].ListTools(ctx, nil); err == nil {
+		t.Error("the oldest session still lists its tools")
+	}
+	if got := toolNames(t, sessions[19]); len(got) == 0 {
+		t.Error("the newest session has no tools")
+	}
+}
+
+// TestMCPIdleSessionEnds: a session without requests for the idle time
+// ends; one in use goes on.
+func TestMCPIdleSessionEnds(t *testing.T) {
+	t.Parallel()
+	w := servicetest.New(t, storetest.Postgres(t), servicetest.WithMCPSessionIdle(time.Second))
+	idle := mcpSession(t, w, nil)
+	busy := mcpSession(t, w, nil)
+	for end := time.Now().Add(2500 * time.Millisecond); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+		if got := toolNames(t, busy); len(got) == 0 {
+			t.Fatal("the busy session has no tools")
+		}
+	}
+	if st, body := inSession(t, w, idle.ID()); st != http.StatusNotFound || !strings.Contains(body, "session not found") {
+		t.Fatalf("the idle session: %d %.80s", st, body)
+	}
+	if st, body := inSession(t, w, busy.ID()); st != http.StatusOK {
+		t.Fatalf("the busy session: %d %.80s", st, body)
+	}
+}

@@ -13,9 +13,10 @@
 // result (isError) whose text is "code: sentence".
 //
 // A client retrying a call sends the same JSON-RPC request again, with the
-// same id; the transport wrappers here ([TagLines], [TagHTTP]) derive an
+// same id; the transports here ([Stdio], [GuardHTTP]) derive an
 // Idempotency-Key from the id and the connection it came on, so the retry
-// returns the first answer instead of opening a second task.
+// returns the first answer instead of opening a second task. They refuse
+// JSON-RPC batches and answer methods MCP does not define with -32601.
 package agentmcp
 
 import (

@@ -20,6 +20,25 @@ const (
 	MaxProjectNameLen = 64
 )
 
+// MaxIdempotencyKeyLen is the longest Idempotency-Key (SPEC §5).
+const MaxIdempotencyKeyLen = 128
+
+// CheckIdempotencyKey checks an agent's Idempotency-Key, wherever it comes
+// from: at most 128 visible ASCII characters ("!" to "~": no spaces, no
+// control characters, nothing outside ASCII); empty is none. The error is a
+// sentence for the agent.
+func CheckIdempotencyKey(k string) error {
+	if len(k) > MaxIdempotencyKeyLen {
+		return errors.New("the Idempotency-Key is longer than " + strconv.Itoa(MaxIdempotencyKeyLen) + " characters")
+	}
+	for i := 0; i < len(k); i++ {
+		if k[i] < '!' || k[i] > '~' {
+			return errors.New("the Idempotency-Key may hold only visible ASCII characters (! to ~)")
+		}
+	}
+	return nil
+}
+
 // CheckAccountID checks NEAR's account id rules: 2–64 characters of
 // lowercase `a-z`, digits, and the separators `-`, `_` and `.`, where a
 // separator never starts or ends the id and never follows another separator.

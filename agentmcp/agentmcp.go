@@ -1,6 +1,7 @@
 // Package agentmcp serves the agent API as MCP tools (SPEC §16), so an LLM
 // agent calls connectors natively: one tool per operation of every project
-// granted to the agent's key, named {project}__{operation}, with the
+// granted to the agent's key, named {owner}__{project}__{operation} (see
+// [ToolName]), with the
 // operation's argument schema as its input schema, and the task operations
 // task_status, task_wait, tasks and task_cancel.
 //
@@ -12,16 +13,17 @@
 // result (isError) whose text is "code: sentence".
 //
 // A client retrying a call sends the same JSON-RPC request again, with the
-// same id; the transport wrappers here ([TagLines], [TagHTTP]) derive an
+// same id; the transports here ([Stdio], [GuardHTTP]) derive an
 // Idempotency-Key from the id and the connection it came on, so the retry
-// returns the first answer instead of opening a second task.
+// returns the first answer instead of opening a second task. They refuse
+// JSON-RPC batches and answer methods MCP does not define with -32601.
 package agentmcp
 
 import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
+	"encoding/base32"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -89,6 +91,9 @@ type Config struct {
 	// SupportedProtocolVersions narrows the MCP revisions the server
 	// speaks (nil: every revision the SDK knows).
 	SupportedProtocolVersions []string
+	// MaxSessions bounds the sessions open at once: opening one more
+	// closes the oldest (0: no bound).
+	MaxSessions int
 }
 
 // Server is the MCP server of one agent key.
@@ -99,6 +104,8 @@ type Server struct {
 	mu    sync.Mutex
 	tools map[string]string // name → what it was added as
 	used  time.Time
+	// opened are the sessions initialized, oldest first.
+	opened []*mcp.ServerSession
 }
 
 // The task operations offered as tools (SPEC §16).
@@ -122,6 +129,13 @@ func New(cfg Config) *Server {
 	// project granted or removed shows at once.
 	s.mcp.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "initialize" {
+				res, err := next(ctx, method, req)
+				if ss, ok := req.GetSession().(*mcp.ServerSession); ok && err == nil {
+					s.initialized(ss)
+				}
+				return res, err
+			}
 			if method == "tools/list" || method == "tools/call" {
 				s.touch()
 				if err := s.Sync(ctx); err != nil && method == "tools/list" {
@@ -141,6 +155,35 @@ func (s *Server) touch() {
 	s.mu.Lock()
 	s.used = time.Now()
 	s.mu.Unlock()
+}
+
+// initialized counts a session in, closing the oldest beyond MaxSessions.
+// Sessions closed since (ended, timed out) are counted out first.
+func (s *Server) initialized(ss *mcp.ServerSession) {
+	if s.cfg.MaxSessions <= 0 {
+		return
+	}
+	live := map[*mcp.ServerSession]bool{}
+	for o := range s.mcp.Sessions() {
+		live[o] = true
+	}
+	s.mu.Lock()
+	open := []*mcp.ServerSession{}
+	for _, o := range s.opened {
+		if live[o] && o != ss {
+			open = append(open, o)
+		}
+	}
+	open = append(open, ss)
+	var closing []*mcp.ServerSession
+	if n := len(open) - s.cfg.MaxSessions; n > 0 {
+		closing, open = open[:n], open[n:]
+	}
+	s.opened = open
+	s.mu.Unlock()
+	for _, o := range closing {
+		_ = o.Close()
+	}
 }
 
 // idle is how long the server has had no list or call.
@@ -208,15 +251,11 @@ func (s *Server) Sync(ctx context.Context) error {
 // build makes the tools of a set of grants.
 func (s *Server) build(grants []countersign.Grant) map[string]tool {
 	out := map[string]tool{}
-	shared := map[string]int{}
-	for _, g := range grants {
-		shared[g.Project]++
-	}
 	var projects []any
 	for _, g := range grants {
 		projects = append(projects, g.Owner+"/"+g.Project)
 		for _, op := range s.cfg.Catalogue[g.Connector] {
-			name := ToolName(g, op.Name, shared[g.Project] > 1)
+			name := ToolName(g.Owner, g.Project, op.Name)
 			desc := fmt.Sprintf("%s (project %s of %s, connector %s; %s)", strings.TrimSuffix(op.Description, "."), g.Project, g.Owner, g.Connector, price(op.Price))
 			out[name] = tool{def: &mcp.Tool{Name: name, Description: desc, InputSchema: op.Schema,
 				Annotations: &mcp.ToolAnnotations{ReadOnlyHint: op.Kind == "read"}},
@@ -240,20 +279,40 @@ func (s *Server) build(grants []countersign.Grant) map[string]tool {
 	return out
 }
 
-// ToolName names the tool of an operation of a granted project:
-// {project}__{operation}, or, when two owners' projects share the name,
-// {project}.{owner}__{operation} (the owner's SHA-256 prefix when that is
-// longer than MCP's 128 characters).
-func ToolName(g countersign.Grant, op string, shared bool) string {
-	if !shared {
-		return g.Project + "__" + op
-	}
-	name := g.Project + "." + g.Owner + "__" + op
-	if len(name) <= 128 {
+// MaxToolName is the longest tool name MCP takes.
+const MaxToolName = 128
+
+// ToolName names the tool of an operation of a granted project, from the
+// owner, the project and the operation alone, so no other grant changes it
+// and no two operations share one:
+//
+//   - {owner}__{project}__{operation} when that is at most MaxToolName
+//     characters and the operation neither begins with _ nor holds __.
+//     Such a name reads back one way only: an account id never holds __
+//     nor ends with _, so the first __ ends the owner; the operation holds
+//     no __ and does not begin with _, so the last __ begins it.
+//   - otherwise {project}__{operation} cut to fit, then __H and 32
+//     characters of base32 (A–Z, 2–7) of 160 bits of SHA-256 over the
+//     three. The H and the base32 letters are upper case, which no readable
+//     name has, and 160 bits cannot be matched by trying names.
+//
+// The task tools (task_status, …) hold no __, so neither form is one of them.
+func ToolName(owner, project, operation string) string {
+	name := owner + "__" + project + "__" + operation
+	if len(name) <= MaxToolName && !strings.HasPrefix(operation, "_") && !strings.Contains(operation, "__") {
 		return name
 	}
-	h := sha256.Sum256([]byte(g.Owner))
-	return g.Project + "." + hex.EncodeToString(h[:6]) + "__" + op
+	h := sha256.New()
+	for _, part := range []string{"countersign-mcp-tool:v1", owner, project, operation} {
+		h.Write([]byte(part))
+		h.Write([]byte{0}) // no part holds a NUL
+	}
+	suffix := "__H" + base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(h.Sum(nil)[:20])
+	head := project + "__" + operation
+	if len(head) > MaxToolName-len(suffix) {
+		head = head[:MaxToolName-len(suffix)]
+	}
+	return head + suffix
 }
 
 func price(microUSD int64) string {
@@ -299,7 +358,10 @@ func (s *Server) handler(t target) mcp.ToolHandler {
 		if len(body) > MaxCallBytes {
 			return refused(countersign.InvalidRequest, fmt.Sprintf("the call is larger than %d bytes", MaxCallBytes)), nil
 		}
-		key, _ := req.Params.Meta[metaKey].(string)
+		key, err := idempotencyKey(req.Params.Meta)
+		if err != nil {
+			return refused(countersign.InvalidRequest, err.Error()), nil
+		}
 		answer, err := s.cfg.Door.Call(ctx, owner, project, key, body)
 		if err != nil {
 			ce := toolError(err)
@@ -307,6 +369,21 @@ func (s *Server) handler(t target) mcp.ToolHandler {
 		}
 		return result(answer, owner, project), nil
 	}
+}
+
+// idempotencyKey is the Idempotency-Key a tool call carries in its _meta:
+// the transport's, or, in a message the transport passed on unread, the
+// client's, which then obeys /call's rule.
+func idempotencyKey(meta mcp.Meta) (string, error) {
+	raw, ok := meta[metaKey]
+	if !ok {
+		return "", nil
+	}
+	key, ok := raw.(string)
+	if !ok {
+		return "", errors.New("the Idempotency-Key is not a string")
+	}
+	return key, countersign.CheckIdempotencyKey(key)
 }
 
 // callBody is a call of op with the arguments of a tool call: the

@@ -1,66 +1,9 @@
 package agentmcp
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
-
-	"countersign"
 )
-
-func TestTag(t *testing.T) {
-	t.Parallel()
-	call := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"probe__guess_start","arguments":{"max":10},"_meta":{"` + metaKey + `":"mine","other":1}}}`
-	tagged := Tag([]byte(call), "s1")
-	var m struct {
-		Params struct {
-			Arguments json.RawMessage `json:"arguments"`
-			Meta      map[string]any  `json:"_meta"`
-		} `json:"params"`
-	}
-	if err := json.Unmarshal(tagged, &m); err != nil {
-		t.Fatal(err)
-	}
-	key := m.Params.Meta[metaKey]
-	if key != IdempotencyKey("s1", json.RawMessage("7")) || m.Params.Meta["other"] != float64(1) || string(m.Params.Arguments) != `{"max":10}` {
-		t.Fatalf("tagged %s", tagged)
-	}
-	for _, other := range []struct{ scope, id string }{{"s2", "7"}, {"s1", "8"}, {"s1", `"7"`}} {
-		if IdempotencyKey(other.scope, json.RawMessage(other.id)) == key {
-			t.Errorf("scope %s id %s has the same key", other.scope, other.id)
-		}
-	}
-	if IdempotencyKey("s1", json.RawMessage(" 7 ")) != key || len(key.(string)) > 128 {
-		t.Errorf("key %v", key)
-	}
-	// Anything but a tools/call request is left as it is.
-	for _, msg := range []string{
-		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`,
-		`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"x"}}`,
-		`[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}]`,
-		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":7}}`,
-		`not JSON`,
-	} {
-		if got := string(Tag([]byte(msg), "s1")); got != msg {
-			t.Errorf("%s became %s", msg, got)
-		}
-	}
-}
-
-func TestToolName(t *testing.T) {
-	t.Parallel()
-	g := countersign.Grant{Owner: "alice.near", Project: "game", Connector: "probe"}
-	if n := ToolName(g, "guess_start", false); n != "game__guess_start" {
-		t.Fatal(n)
-	}
-	if n := ToolName(g, "guess_start", true); n != "game.alice.near__guess_start" {
-		t.Fatal(n)
-	}
-	long := countersign.Grant{Owner: strings.Repeat("a", 64), Project: strings.Repeat("p", 60), Connector: "probe"}
-	if n := ToolName(long, "guess_start", true); len(n) > 128 || !strings.HasPrefix(n, long.Project+".") || !strings.HasSuffix(n, "__guess_start") {
-		t.Fatal(n)
-	}
-}
 
 func TestCallBody(t *testing.T) {
 	t.Parallel()

@@ -47,6 +47,7 @@ func (p *Pool) For(key string) *Server {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if s, ok := p.servers[id]; ok {
+		s.touch() // not idle now: watch keeps it, so a key's sessions all go to one server
 		return s
 	}
 	s := p.make(key)
@@ -71,9 +72,16 @@ func (p *Pool) watch(id string, s *Server) {
 		}
 		if sessions == 0 && s.idle() > p.idle {
 			p.mu.Lock()
-			delete(p.servers, id)
+			// Looked at again under the lock For takes: a server just
+			// handed out is not dropped.
+			drop := s.idle() > p.idle
+			if drop {
+				delete(p.servers, id)
+			}
 			p.mu.Unlock()
-			return
+			if drop {
+				return
+			}
 		}
 		if sessions > 0 {
 			ctx, cancel := context.WithTimeout(p.ctx, p.every)

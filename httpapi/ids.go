@@ -15,9 +15,6 @@ import (
 // refuse some of these bytes (NUL, invalid UTF-8) with an error that is not
 // the client's to see.
 
-// maxIdempotencyKey is the longest Idempotency-Key (SPEC §5).
-const maxIdempotencyKey = 128
-
 func invalid(msg string) error { return countersign.Errorf(countersign.InvalidRequest, "%s", msg) }
 
 // checkPath checks the variables of the route the request matched. A
@@ -81,8 +78,7 @@ func checkQuery(r *http.Request, rules map[string]func(string) bool) error {
 }
 
 // idempotencyKey is the call's Idempotency-Key: absent or empty for none,
-// else 1–128 visible ASCII characters ("!" to "~": no spaces, no control
-// characters, nothing outside ASCII), given once.
+// else as countersign.CheckIdempotencyKey says, given once.
 func idempotencyKey(r *http.Request) (string, error) {
 	vs := r.Header.Values("Idempotency-Key")
 	switch {
@@ -92,13 +88,8 @@ func idempotencyKey(r *http.Request) (string, error) {
 		return "", invalid("the call carries more than one Idempotency-Key")
 	}
 	k := vs[0]
-	if len(k) > maxIdempotencyKey {
-		return "", countersign.Errorf(countersign.InvalidRequest, "the Idempotency-Key is longer than %d characters", maxIdempotencyKey)
-	}
-	for i := 0; i < len(k); i++ {
-		if k[i] < '!' || k[i] > '~' {
-			return "", invalid("the Idempotency-Key may hold only visible ASCII characters (! to ~)")
-		}
+	if err := countersign.CheckIdempotencyKey(k); err != nil {
+		return "", invalid(err.Error())
 	}
 	return k, nil
 }

@@ -26,6 +26,14 @@ const mcpBody = 256 << 10
 // session's stream.
 var MCPProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
 
+// MCP sessions (SPEC §12): at most mcpSessionsPerKey open per agent key
+// (opening one more closes the oldest), and each ends after
+// Options.MCPSessionIdle without a request.
+const (
+	mcpSessionsPerKey  = 16
+	defaultMCPIdleTime = 10 * time.Minute
+)
+
 // routeMCP serves the streamable HTTP transport of MCP at /mcp (POST for
 // messages, GET for the session's stream, DELETE to end it), each request
 // authenticated with the agent key as a call is.
@@ -33,12 +41,16 @@ func (s *Server) routeMCP(r *mux.Router) {
 	cat := agentmcp.FromConnectors(s.opts.Connectors) // read only, shared by every key's server
 	s.mcp = agentmcp.NewPool(func(key string) *agentmcp.Server {
 		return agentmcp.New(agentmcp.Config{Door: keyDoor{agents: s.opts.Agents, key: key},
-			Catalogue: cat, Version: s.opts.Version,
-			Logger: s.opts.Logger, SupportedProtocolVersions: MCPProtocolVersions})
+			Catalogue: cat, Version: s.opts.Version, Logger: s.opts.Logger,
+			SupportedProtocolVersions: MCPProtocolVersions, MaxSessions: mcpSessionsPerKey})
 	}, s.opts.MCPGrantPoll, 0)
+	idle := s.opts.MCPSessionIdle
+	if idle <= 0 {
+		idle = defaultMCPIdleTime
+	}
 	streamable := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		return s.mcp.For(bearer(r)).MCP()
-	}, &mcp.StreamableHTTPOptions{MaxRequestBodyBytes: mcpBody, SessionTimeout: 30 * time.Minute,
+	}, &mcp.StreamableHTTPOptions{MaxRequestBodyBytes: mcpBody, SessionTimeout: idle,
 		// Every request carries the agent key, which a page a browser was
 		// tricked into cannot send: the SDK's guard for keyless local
 		// servers (loopback address, other Host) would refuse a service
@@ -49,7 +61,7 @@ func (s *Server) routeMCP(r *mux.Router) {
 	bound := auth.RequireBearerToken(func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
 		h := sha256.Sum256([]byte(token))
 		return &auth.TokenInfo{UserID: hex.EncodeToString(h[:]), Expiration: time.Now().Add(time.Hour)}, nil
-	}, nil)(agentmcp.TagHTTP(streamable, mcpBody))
+	}, nil)(agentmcp.GuardHTTP(streamable, mcpBody))
 	r.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := bearer(r)
 		r, err := s.authenticateAgent(r, key)

@@ -93,7 +93,8 @@ func TestMCPOverHTTP(t *testing.T) {
 	changed := make(chan struct{}, 1)
 	cs := mcpSession(t, w, changed)
 
-	want := []string{"ledger__collect", "ledger__pay", "ledger__tell", "probe__guess_start", "task_cancel", "task_status", "task_wait", "tasks"}
+	tool := func(project, op string) string { return w.Owner.Account + "__" + project + "__" + op }
+	want := []string{tool("ledger", "collect"), tool("ledger", "pay"), tool("ledger", "tell"), tool("probe", "guess_start"), "task_cancel", "task_status", "task_wait", "tasks"}
 	if got := toolNames(t, cs); !slices.Equal(got, want) {
 		t.Fatalf("tools %v, want %v", got, want)
 	}
@@ -101,7 +102,7 @@ func TestMCPOverHTTP(t *testing.T) {
 	for _, tl := range tools.Tools {
 		schema, _ := json.Marshal(tl.InputSchema)
 		switch tl.Name {
-		case "probe__guess_start":
+		case tool("probe", "guess_start"):
 			if !strings.Contains(string(schema), `"max":{`) || !strings.Contains(tl.Description, "guessing game") || !strings.Contains(tl.Description, w.Owner.Account) {
 				t.Fatalf("guess_start's tool: %s %s", tl.Description, schema)
 			}
@@ -113,7 +114,7 @@ func TestMCPOverHTTP(t *testing.T) {
 	}
 
 	// The game: the call opens a task and says so in words.
-	res := callTool(t, cs, "probe__guess_start", map[string]any{"max": 2})
+	res := callTool(t, cs, tool("probe", "guess_start"), map[string]any{"max": 2})
 	words := agentmcp.Text(res)
 	m := taskIDIn.FindStringSubmatch(words)
 	if res.IsError || m == nil || !strings.Contains(words, "must approve") || !strings.Contains(words, "task_wait") ||
@@ -143,10 +144,10 @@ func TestMCPOverHTTP(t *testing.T) {
 		args any
 		want string
 	}{
-		{"probe__guess_start", map[string]any{"max": 1}, "invalid_request: `max` is a whole number from 2 to 1000"},
-		{"probe__guess_start", map[string]any{"maximum": 5}, "invalid_request: the call has an unknown member `maximum`"},
-		{"ledger__pay", map[string]any{}, "invalid_request: `amount` is required"},
-		{"ledger__pay", map[string]any{"amount": 1, "memo": strings.Repeat("m", 70<<10)}, "invalid_request: the call is larger than 65536 bytes"},
+		{tool("probe", "guess_start"), map[string]any{"max": 1}, "invalid_request: `max` is a whole number from 2 to 1000"},
+		{tool("probe", "guess_start"), map[string]any{"maximum": 5}, "invalid_request: the call has an unknown member `maximum`"},
+		{tool("ledger", "pay"), map[string]any{}, "invalid_request: `amount` is required"},
+		{tool("ledger", "pay"), map[string]any{"amount": 1, "memo": strings.Repeat("m", 70<<10)}, "invalid_request: the call is larger than 65536 bytes"},
 		{"task_status", map[string]any{"project": w.Owner.Account + "/probe"}, "invalid_request: task_status takes {task_id}; `task_id` is required"},
 		{"task_status", map[string]any{"project": w.Owner.Account + "/probe", "task_id": "nosuch-1"}, "task_not_found: no such task of this agent in this project"},
 	} {
@@ -156,9 +157,9 @@ func TestMCPOverHTTP(t *testing.T) {
 		}
 	}
 	// An unknown tool is a protocol error naming it.
-	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "probe__guess_stop", Arguments: map[string]any{}})
+	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool("probe", "guess_stop"), Arguments: map[string]any{}})
 	var je *jsonrpc.Error
-	if !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams || !strings.Contains(je.Message, "probe__guess_stop") {
+	if !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams || !strings.Contains(je.Message, tool("probe", "guess_stop")) {
 		t.Fatalf("an unknown tool: %v", err)
 	}
 
@@ -183,7 +184,7 @@ func TestMCPOverHTTP(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("no notifications/tools/list_changed after a grant was removed")
 	}
-	want = []string{"probe__guess_start", "task_cancel", "task_status", "task_wait", "tasks"}
+	want = []string{tool("probe", "guess_start"), "task_cancel", "task_status", "task_wait", "tasks"}
 	if got := toolNames(t, cs); !slices.Equal(got, want) {
 		t.Fatalf("tools after the grant was removed %v, want %v", got, want)
 	}
@@ -207,7 +208,7 @@ func TestMCPOverHTTP(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("no notifications/tools/list_changed after a project was granted")
 	}
-	if got := toolNames(t, cs); !slices.Contains(got, "ledger__pay") {
+	if got := toolNames(t, cs); !slices.Contains(got, tool("ledger", "pay")) {
 		t.Fatalf("tools after the grant came back %v", got)
 	}
 
@@ -218,7 +219,7 @@ func TestMCPOverHTTP(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "probe__guess_start", Arguments: map[string]any{}}); err == nil ||
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool("probe", "guess_start"), Arguments: map[string]any{}}); err == nil ||
 		!strings.Contains(err.Error(), "Unauthorized") && !strings.Contains(err.Error(), "unauthorized") {
 		t.Fatalf("a revoked key's call: %v", err)
 	}
@@ -252,7 +253,7 @@ func TestMCPRetryIsOneCall(t *testing.T) {
 	other := mcpSession(t, w, nil)
 	post := func(session, id string) string {
 		t.Helper()
-		body := `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"probe__guess_start","arguments":{"max":10}}}`
+		body := `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + w.Owner.Account + `__probe__guess_start","arguments":{"max":10}}}`
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, w.URL+"/mcp", bytes.NewBufferString(body))
 		req.Header.Set("Authorization", "Bearer "+w.AgentKey)
 		req.Header.Set("Content-Type", "application/json")
@@ -286,5 +287,207 @@ func TestMCPRetryIsOneCall(t *testing.T) {
 	}
 	if got := w.Task(first); got.State != countersign.StateOpen {
 		t.Fatalf("the first task is %s", got.State)
+	}
+}
+
+// rawMCP opens an MCP session on POST /mcp by hand, speaking the protocol
+// version given, and returns a function that posts one body in it: the
+// status, and the JSON-RPC messages of the answer (an event stream's data
+// or a JSON body).
+func rawMCP(t *testing.T, w *servicetest.World, version string) func(body string) (int, []string) {
+	t.Helper()
+	session := ""
+	post := func(body string) (int, []string) {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, w.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+w.AgentKey)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+			req.Header.Set("Mcp-Protocol-Version", version)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		if session == "" {
+			session = resp.Header.Get("Mcp-Session-Id")
+		}
+		var msgs []string
+		if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			for line := range strings.Lines(string(raw)) {
+				if data, ok := strings.CutPrefix(strings.TrimSpace(line), "data:"); ok && strings.TrimSpace(data) != "" {
+					msgs = append(msgs, strings.TrimSpace(data))
+				}
+			}
+		} else if len(bytes.TrimSpace(raw)) > 0 {
+			msgs = append(msgs, string(bytes.TrimSpace(raw)))
+		}
+		return resp.StatusCode, msgs
+	}
+	if st, msgs := post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + version + `","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`); st != http.StatusOK || session == "" || len(msgs) != 1 || !strings.Contains(msgs[0], `"protocolVersion":"`+version+`"`) {
+		t.Fatalf("initialize: %d %v (session %q)", st, msgs, session)
+	}
+	if st, _ := post(`{"jsonrpc":"2.0","method":"notifications/initialized","params":{}}`); st != http.StatusAccepted {
+		t.Fatalf("notifications/initialized: %d", st)
+	}
+	return post
+}
+
+// jsonrpcError is the error of a JSON-RPC answer.
+func jsonrpcError(t *testing.T, msg string) (id string, code int64) {
+	t.Helper()
+	var m struct {
+		ID    json.RawMessage `json:"id"`
+		Error *struct {
+			Code int64 `json:"code"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(msg), &m); err != nil || m.Error == nil {
+		t.Fatalf("not a JSON-RPC error: %s", msg)
+	}
+	return string(m.ID), m.Error.Code
+}
+
+// TestMCPBatchRefused: a JSON-RPC batch (which the 2025-03-26 revision
+// allowed) is refused as a whole, -32600, so sending it twice neither runs
+// nor charges anything, and a key a member carries never reaches the store.
+func TestMCPBatchRefused(t *testing.T) {
+	t.Parallel()
+	w := servicetest.New(t, storetest.Postgres(t))
+	tool := w.Owner.Account + "__probe__guess_start"
+	for _, version := range []string{"2025-03-26", "2025-11-25"} {
+		post := rawMCP(t, w, version)
+		for _, batch := range []string{
+			`[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":{"max":10}}}]`,
+			` [{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":{"max":10}}}]`,
+			`[{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"` + tool + `","arguments":{"max":10},"_meta":{"countersign/idempotency-key":"\u0000"}}},
+			  {"jsonrpc":"2.0","id":3,"method":"tools/list","params":{}}]`,
+		} {
+			for range 2 {
+				st, msgs := post(batch)
+				if st != http.StatusBadRequest || len(msgs) != 1 {
+					t.Fatalf("%s: a batch answered %d %v", version, st, msgs)
+				}
+				if id, code := jsonrpcError(t, msgs[0]); id != "null" || code != -32600 {
+					t.Fatalf("%s: a batch answered %s", version, msgs[0])
+				}
+			}
+		}
+		// The session still serves single messages.
+		if st, msgs := post(`{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{}}`); st != http.StatusOK || len(msgs) != 1 || !strings.Contains(msgs[0], tool) {
+			t.Fatalf("%s: tools/list after the batches: %d %v", version, st, msgs)
+		}
+	}
+	if n := countTasks(t, w); n != 0 {
+		t.Fatalf("%d tasks opened by refused batches", n)
+	}
+	if logs := w.Logs.String(); strings.Contains(logs, "level=ERROR") {
+		t.Fatalf("errors logged:\n%s", logs)
+	}
+}
+
+// TestMCPUnknownMethod: a request for a method MCP does not define is
+// answered JSON-RPC error -32601, and the session goes on.
+func TestMCPUnknownMethod(t *testing.T) {
+	t.Parallel()
+	w := servicetest.New(t, storetest.Postgres(t))
+	c := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil)
+	if err := mcp.AddSendingCustomMethod[*mcp.PingParams, *mcp.CompleteResult](c, "acme/search"); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: w.URL + "/mcp",
+		HTTPClient: &http.Client{Transport: bearerTransport{w.AgentKey}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	_, err = mcp.CallCustomMethod[*mcp.PingParams, *mcp.CompleteResult](ctx, cs, "acme/search", &mcp.PingParams{})
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) || je.Code != jsonrpc.CodeMethodNotFound || !strings.Contains(je.Message, "acme/search") {
+		t.Fatalf("an unknown method: %v", err)
+	}
+	if got := toolNames(t, cs); len(got) == 0 {
+		t.Fatal("no tools after an unknown method")
+	}
+	// By hand, as a string id, in both revisions the door speaks with
+	// sessions; a notification of an unknown method is left to the SDK.
+	for _, version := range []string{"2025-03-26", "2025-11-25"} {
+		post := rawMCP(t, w, version)
+		st, msgs := post(`{"jsonrpc":"2.0","id":"x-1","method":"tools/frobnicate","params":{}}`)
+		if st != http.StatusOK || len(msgs) != 1 {
+			t.Fatalf("%s: %d %v", version, st, msgs)
+		}
+		if id, code := jsonrpcError(t, msgs[0]); id != `"x-1"` || code != -32601 {
+			t.Fatalf("%s: %s", version, msgs[0])
+		}
+	}
+}
+
+// inSession posts a tools/list in the session named, by hand: the status
+// and the body.
+func inSession(t *testing.T, w *servicetest.World, session string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, w.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`))
+	req.Header.Set("Authorization", "Bearer "+w.AgentKey)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", session)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(raw)
+}
+
+// TestMCPSessionsBounded: one key opens 20 sessions; the 16 newest stay
+// open and the 4 oldest are closed, answered session not found.
+func TestMCPSessionsBounded(t *testing.T) {
+	t.Parallel()
+	w := servicetest.New(t, storetest.Postgres(t))
+	var sessions []*mcp.ClientSession
+	for range 20 {
+		sessions = append(sessions, mcpSession(t, w, nil))
+	}
+	for i, cs := range sessions {
+		st, body := inSession(t, w, cs.ID())
+		if i < 4 && (st != http.StatusNotFound || !strings.Contains(body, "session not found")) {
+			t.Errorf("session %d of 20 is still open: %d %.80s", i+1, st, body)
+		}
+		if i >= 4 && st != http.StatusOK {
+			t.Errorf("session %d of 20 was closed: %d %.80s", i+1, st, body)
+		}
+	}
+	if _, err := sessions[0].ListTools(ctx, nil); err == nil {
+		t.Error("the oldest session still lists its tools")
+	}
+	if got := toolNames(t, sessions[19]); len(got) == 0 {
+		t.Error("the newest session has no tools")
+	}
+}
+
+// TestMCPIdleSessionEnds: a session without requests for the idle time
+// ends; one in use goes on.
+func TestMCPIdleSessionEnds(t *testing.T) {
+	t.Parallel()
+	w := servicetest.New(t, storetest.Postgres(t), servicetest.WithMCPSessionIdle(time.Second))
+	idle := mcpSession(t, w, nil)
+	busy := mcpSession(t, w, nil)
+	for end := time.Now().Add(2500 * time.Millisecond); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+		if got := toolNames(t, busy); len(got) == 0 {
+			t.Fatal("the busy session has no tools")
+		}
+	}
+	if st, body := inSession(t, w, idle.ID()); st != http.StatusNotFound || !strings.Contains(body, "session not found") {
+		t.Fatalf("the idle session: %d %.80s", st, body)
+	}
+	if st, body := inSession(t, w, busy.ID()); st != http.StatusOK {
+		t.Fatalf("the busy session: %d %.80s", st, body)
 	}
 }

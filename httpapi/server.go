@@ -59,6 +59,9 @@ type Options struct {
 	// MCPGrantPoll is how often the MCP transport looks at the grants of a
 	// key with sessions, to announce a changed tool list (0: 10 s).
 	MCPGrantPoll time.Duration
+	// MCPSessionIdle is how long an MCP session may go without a request
+	// before it ends (0: 10 minutes, SPEC §12).
+	MCPSessionIdle time.Duration
 }
 
 // RunKeys are the run public keys by master key id ("ed25519:<base58>").

@@ -162,6 +162,7 @@ type settings struct {
 	// sandboxWallet offers the page's sandbox wallet.
 	sandboxWallet bool
 	mcpGrantPoll  time.Duration
+	mcpIdle       time.Duration
 	// extra are connectors besides probe and ledger, each with a project
 	// of its name.
 	extra []*connectors.Connector
@@ -170,6 +171,10 @@ type settings struct {
 // WithMCPGrantPoll sets how often the MCP transport looks at a key's
 // grants to announce a changed tool list (default: the service's).
 func WithMCPGrantPoll(d time.Duration) Option { return func(s *settings) { s.mcpGrantPoll = d } }
+
+// WithMCPSessionIdle sets how long an MCP session may go without a
+// request before it ends (default: the service's).
+func WithMCPSessionIdle(d time.Duration) Option { return func(s *settings) { s.mcpIdle = d } }
 
 // WithAnswerLimit sets the compute limit of the ledger's answer operation
 // (default 2 s).
@@ -287,7 +292,7 @@ func New(t testing.TB, db *sqlstore.DB, opts ...Option) *World {
 	api := httpapi.New(httpapi.Options{Version: "test", Store: db, Logger: w.log, Inbox: w.Inbox, Agents: w.Enclave,
 		Connectors: w.Catalogue, RunKey: httpapi.RunKeys{Current: cur, Keys: keys},
 		Limits:    httpapi.Limits{SignInPerMinute: 1 << 20, OwnerWritesPerMinute: 1 << 20, AgentCallsPerMinute: 1 << 20},
-		Heartbeat: set.heartbeat, MCPGrantPoll: set.mcpGrantPoll, PublicURL: "http://" + srv.Listener.Addr().String(),
+		Heartbeat: set.heartbeat, MCPGrantPoll: set.mcpGrantPoll, MCPSessionIdle: set.mcpIdle, PublicURL: "http://" + srv.Listener.Addr().String(),
 		SandboxWallet: set.sandboxWallet})
 	w.API = api
 	t.Cleanup(api.Close)

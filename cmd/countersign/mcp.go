@@ -68,20 +68,12 @@ func runMCP(ctx context.Context, a *app, args []string) error {
 	if in == nil {
 		in = os.Stdin
 	}
-	transport := &mcp.IOTransport{Reader: agentmcp.TagLines(in, hex.EncodeToString(scope[:]), mcp.DefaultMaxLineLength), Writer: nopWriteCloser{a.stdout}}
-	err = srv.MCP().Run(ctx, transport)
+	err = srv.MCP().Run(ctx, agentmcp.Stdio(in, a.stdout, hex.EncodeToString(scope[:]), mcp.DefaultMaxLineLength))
 	if err != nil && ctx.Err() == nil && !errors.Is(err, mcp.ErrConnectionClosed) {
 		return err
 	}
 	return nil
 }
-
-type nopWriteCloser struct {
-	w interface{ Write([]byte) (int, error) }
-}
-
-func (n nopWriteCloser) Write(b []byte) (int, error) { return n.w.Write(b) }
-func (nopWriteCloser) Close() error                  { return nil }
 
 // clientDoor is the agent API over HTTP.
 type clientDoor struct{ c *client.Client }

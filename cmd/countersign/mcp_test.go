@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"countersign/agentmcp"
@@ -66,6 +68,9 @@ func TestMCPOverStdio(t *testing.T) {
 	ctx := context.Background()
 
 	c := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil)
+	if err := mcp.AddSendingCustomMethod[*mcp.PingParams, *mcp.CompleteResult](c, "acme/search"); err != nil {
+		t.Fatal(err)
+	}
 	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: mcpCommand(bin, s.base, agent.AgentKey)}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +89,7 @@ func TestMCPOverStdio(t *testing.T) {
 		slices.Sort(out)
 		return out
 	}
-	want := []string{"probe__guess_start", "second__guess_start", "task_cancel", "task_status", "task_wait", "tasks"}
+	want := []string{"alice.near__probe__guess_start", "alice.near__second__guess_start", "task_cancel", "task_status", "task_wait", "tasks"}
 	if got := names(); !slices.Equal(got, want) {
 		t.Fatalf("tools %v, want %v", got, want)
 	}
@@ -97,7 +102,7 @@ func TestMCPOverStdio(t *testing.T) {
 		return res
 	}
 
-	res := call("probe__guess_start", map[string]any{"max": 2})
+	res := call("alice.near__probe__guess_start", map[string]any{"max": 2})
 	m := mcpTaskID.FindStringSubmatch(agentmcp.Text(res))
 	if res.IsError || m == nil || !strings.Contains(agentmcp.Text(res), "must approve") || !strings.Contains(agentmcp.Text(res), "task_wait") {
 		t.Fatalf("guess_start: %s", agentmcp.Text(res))
@@ -123,8 +128,8 @@ func TestMCPOverStdio(t *testing.T) {
 		args any
 		want string
 	}{
-		{"probe__guess_start", map[string]any{"max": 1001}, "invalid_request: `max` is a whole number from 2 to 1000"},
-		{"probe__guess_start", map[string]any{"pad": strings.Repeat("x", 65<<10)}, "invalid_request: the call is larger than 65536 bytes"},
+		{"alice.near__probe__guess_start", map[string]any{"max": 1001}, "invalid_request: `max` is a whole number from 2 to 1000"},
+		{"alice.near__probe__guess_start", map[string]any{"pad": strings.Repeat("x", 65<<10)}, "invalid_request: the call is larger than 65536 bytes"},
 		{"task_wait", map[string]any{"project": "alice.near/probe", "task_id": task, "timeout_s": 61}, "invalid_request: task_wait takes {task_id, timeout_s?}; `timeout_s` is a whole number from 0 to 60"},
 	} {
 		res := call(tc.tool, tc.args)
@@ -137,14 +142,21 @@ func TestMCPOverStdio(t *testing.T) {
 	}
 
 	// An unknown tool is a protocol error naming it.
-	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "probe__guess_stop", Arguments: map[string]any{}}); err == nil ||
-		!strings.Contains(err.Error(), "probe__guess_stop") || !strings.Contains(err.Error(), "-32602") && !strings.Contains(err.Error(), "unknown tool") {
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "alice.near__probe__guess_stop", Arguments: map[string]any{}}); err == nil ||
+		!strings.Contains(err.Error(), "alice.near__probe__guess_stop") || !strings.Contains(err.Error(), "-32602") && !strings.Contains(err.Error(), "unknown tool") {
 		t.Fatalf("an unknown tool: %v", err)
+	}
+
+	// A method MCP does not define is JSON-RPC error -32601.
+	_, err = mcp.CallCustomMethod[*mcp.PingParams, *mcp.CompleteResult](ctx, cs, "acme/search", &mcp.PingParams{})
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) || je.Code != jsonrpc.CodeMethodNotFound || !strings.Contains(je.Message, "acme/search") {
+		t.Fatalf("an unknown method: %v", err)
 	}
 
 	// The owner takes the agent off a project: its tool goes.
 	s.project("alice.near", "second", "{}")
-	want = []string{"probe__guess_start", "task_cancel", "task_status", "task_wait", "tasks"}
+	want = []string{"alice.near__probe__guess_start", "task_cancel", "task_status", "task_wait", "tasks"}
 	if got := names(); !slices.Equal(got, want) {
 		t.Fatalf("tools after the grant was removed %v, want %v", got, want)
 	}
@@ -155,8 +167,40 @@ func TestMCPOverStdio(t *testing.T) {
 		t.Fatalf("a retry with the same request id: %q then %q", first, again)
 	}
 
+	// A batch (which 2025-03-26 allowed) is refused whole, each time, and
+	// charges nothing. A tools/call written over several lines, carrying a
+	// key of the client's that /call would refuse, is read as one message
+	// and given the transport's key: sent twice, it is one call.
+	before := s.balance("bot.near")
+	send, answer := rawStdio(t, mcpCommand(bin, s.base, agent.AgentKey), "2025-03-26")
+	for range 2 {
+		send(`[{"jsonrpc":"2.0","id":"b-1","method":"tools/call","params":{"name":"alice.near__probe__guess_start","arguments":{"max":50}}},` +
+			`{"jsonrpc":"2.0","id":"b-2","method":"tools/list","params":{}}]`)
+		if a := answer("null"); !strings.Contains(a, `"code":-32600`) {
+			t.Fatalf("a batch: %s", a)
+		}
+	}
+	if b := s.balance("bot.near"); b != before {
+		t.Fatalf("balance %d after two refused batches, was %d", b, before)
+	}
+	multi := "{\"jsonrpc\":\"2.0\",\n \"id\":\"m-1\", \"method\":\"tools/call\",\n \"params\":{\"name\":\"alice.near__probe__guess_start\"," +
+		"\"arguments\":{\"max\":50},\"_meta\":{\"countersign/idempotency-key\":\"\\u0000\"}}}"
+	var tasks []string
+	for range 2 {
+		send(multi)
+		a := answer(`"m-1"`)
+		m := rawTaskID.FindStringSubmatch(a)
+		if m == nil {
+			t.Fatalf("a tools/call over several lines: %s", a)
+		}
+		tasks = append(tasks, m[1])
+	}
+	if tasks[0] != tasks[1] || s.balance("bot.near") != before-10_000 {
+		t.Fatalf("sent twice, the call opened %v and left the balance %d (was %d)", tasks, s.balance("bot.near"), before)
+	}
+
 	s.run("agent", "revoke", "--account", "bot.near")
-	res = call("probe__guess_start", map[string]any{})
+	res = call("alice.near__probe__guess_start", map[string]any{})
 	if !res.IsError || !strings.HasPrefix(agentmcp.Text(res), "unauthorized: ") {
 		t.Fatalf("a revoked key's call: %v %s", res.IsError, agentmcp.Text(res))
 	}
@@ -180,9 +224,10 @@ func approve(t *testing.T, owner *device.Device, id, supplied string) {
 	}
 }
 
-// rawRetry speaks MCP to `countersign mcp` line by line and sends one
-// tools/call twice with the same id; it returns the task id of each answer.
-func rawRetry(t *testing.T, cmd *exec.Cmd) (string, string) {
+// rawStdio speaks MCP to `countersign mcp` line by line, at the protocol
+// version given: send writes a message, answer waits for the answer with
+// the id given (its JSON text).
+func rawStdio(t *testing.T, cmd *exec.Cmd, version string) (send func(string), answer func(id string) string) {
 	t.Helper()
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -195,7 +240,7 @@ func rawRetry(t *testing.T, cmd *exec.Cmd) (string, string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
+	t.Cleanup(func() {
 		_ = in.Close()
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
@@ -204,30 +249,56 @@ func rawRetry(t *testing.T, cmd *exec.Cmd) (string, string) {
 		case <-time.After(10 * time.Second):
 			_ = cmd.Process.Kill()
 		}
+	})
+	lines := make(chan string, 16)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
 	}()
-	lines := bufio.NewScanner(out)
-	lines.Buffer(make([]byte, 1<<20), 16<<20)
-	send := func(msg string) { _, _ = io.WriteString(in, msg+"\n") }
-	answer := func(id string) string {
+	send = func(msg string) { _, _ = io.WriteString(in, msg+"\n") }
+	answer = func(id string) string {
 		t.Helper()
-		for lines.Scan() {
-			var m struct {
-				ID json.RawMessage `json:"id"`
-			}
-			if json.Unmarshal(lines.Bytes(), &m) == nil && string(m.ID) == id {
-				return lines.Text()
+		timeout := time.After(30 * time.Second)
+		for {
+			select {
+			case line, ok := <-lines:
+				if !ok {
+					t.Fatalf("no answer to %s: the output ended", id)
+				}
+				var m struct {
+					ID json.RawMessage `json:"id"`
+				}
+				if json.Unmarshal([]byte(line), &m) == nil && string(m.ID) == id {
+					return line
+				}
+			case <-timeout:
+				t.Fatalf("no answer to %s", id)
 			}
 		}
-		t.Fatalf("no answer to %s: %v", id, lines.Err())
-		return ""
 	}
-	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
-	answer("1")
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + version + `","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if a := answer("1"); !strings.Contains(a, `"protocolVersion":"`+version+`"`) {
+		t.Fatalf("initialize: %s", a)
+	}
 	send(`{"jsonrpc":"2.0","method":"notifications/initialized","params":{}}`)
+	return send, answer
+}
+
+var rawTaskID = regexp.MustCompile(`\\"task_id\\":\\"([a-z0-9-]+)\\"`)
+
+// rawRetry sends one tools/call twice with the same id; it returns the
+// task id of each answer.
+func rawRetry(t *testing.T, cmd *exec.Cmd) (string, string) {
+	t.Helper()
+	send, answer := rawStdio(t, cmd, "2025-11-25")
 	ids := make([]string, 2)
 	for i := range ids {
-		send(`{"jsonrpc":"2.0","id":"call-5","method":"tools/call","params":{"name":"probe__guess_start","arguments":{"max":50}}}`)
-		if m := regexp.MustCompile(`\\"task_id\\":\\"([a-z0-9-]+)\\"`).FindStringSubmatch(answer(`"call-5"`)); m != nil {
+		send(`{"jsonrpc":"2.0","id":"call-5","method":"tools/call","params":{"name":"alice.near__probe__guess_start","arguments":{"max":50}}}`)
+		if m := rawTaskID.FindStringSubmatch(answer(`"call-5"`)); m != nil {
 			ids[i] = m[1]
 		}
 	}

@@ -1,9 +1,12 @@
-package webhook
+// Package egresstest helps test what goes through the egress guard: a tiny
+// DNS server whose answers a test chooses (names that resolve to loopback,
+// names that change their answer between lookups), and an HTTP server that
+// counts the connections reaching it.
+package egresstest
 
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -12,36 +15,53 @@ import (
 	"testing"
 )
 
-// fakeDNS is a tiny DNS server on a loopback UDP port, enough for Go's own
-// resolver: it answers A and AAAA questions from a function of the name,
-// the type and how many times that name and type were asked before.
-type fakeDNS struct {
+// Question types the DNS answers.
+const (
+	TypeA    = 1
+	TypeAAAA = 28
+)
+
+// Answer gives the addresses of name for a question of qtype asked n
+// times before, and whether the name exists.
+type Answer func(name string, qtype uint16, n int) (addrs []netip.Addr, found bool)
+
+// DNS is a DNS server on a loopback UDP port, enough for Go's own
+// resolver: it answers A and AAAA questions with an Answer.
+type DNS struct {
 	conn   net.PacketConn
-	answer func(name string, qtype uint16, n int) (addrs []netip.Addr, found bool)
+	answer Answer
 
 	mu    sync.Mutex
 	asked map[string]int // "name/type" → count
 }
 
-const (
-	typeA    = 1
-	typeAAAA = 28
-)
-
-func newFakeDNS(t *testing.T, answer func(name string, qtype uint16, n int) ([]netip.Addr, bool)) *fakeDNS {
+// NewDNS starts a DNS server answering with answer until t ends.
+func NewDNS(t testing.TB, answer Answer) *DNS {
 	t.Helper()
 	conn, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &fakeDNS{conn: conn, answer: answer, asked: map[string]int{}}
+	d := &DNS{conn: conn, answer: answer, asked: map[string]int{}}
 	go d.serve()
 	t.Cleanup(func() { conn.Close() })
 	return d
 }
 
-// resolver returns a Go resolver that sends every query to d.
-func (d *fakeDNS) resolver() *net.Resolver {
+// Fixed answers names from a table of addresses; other names do not exist.
+func Fixed(table map[string][]string) Answer {
+	return func(name string, _ uint16, _ int) ([]netip.Addr, bool) {
+		ss, ok := table[name]
+		var out []netip.Addr
+		for _, s := range ss {
+			out = append(out, netip.MustParseAddr(s))
+		}
+		return out, ok
+	}
+}
+
+// Resolver returns a Go resolver that sends every query to d.
+func (d *DNS) Resolver() *net.Resolver {
 	return &net.Resolver{
 		PreferGo: true,
 		Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
@@ -51,8 +71,8 @@ func (d *fakeDNS) resolver() *net.Resolver {
 	}
 }
 
-// count returns how many questions of qtype were asked for name.
-func (d *fakeDNS) count(name string, qtype uint16) int {
+// Count returns how many questions of qtype were asked for name.
+func (d *DNS) Count(name string, qtype uint16) int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.asked[qkey(name, qtype)]
@@ -62,7 +82,7 @@ func qkey(name string, qtype uint16) string {
 	return fmt.Sprintf("%s/%d", strings.ToLower(strings.TrimSuffix(name, ".")), qtype)
 }
 
-func (d *fakeDNS) serve() {
+func (d *DNS) serve() {
 	buf := make([]byte, 1500)
 	for {
 		n, from, err := d.conn.ReadFrom(buf)
@@ -76,7 +96,7 @@ func (d *fakeDNS) serve() {
 }
 
 // reply builds the answer to one query, or nil for a packet it cannot read.
-func (d *fakeDNS) reply(q []byte) []byte {
+func (d *DNS) reply(q []byte) []byte {
 	if len(q) < 12 || binary.BigEndian.Uint16(q[4:6]) != 1 {
 		return nil
 	}
@@ -116,10 +136,10 @@ func (d *fakeDNS) reply(q []byte) []byte {
 	for _, a := range addrs {
 		var rdata []byte
 		switch {
-		case qtype == typeA && a.Is4():
+		case qtype == TypeA && a.Is4():
 			b := a.As4()
 			rdata = b[:]
-		case qtype == typeAAAA && a.Is6():
+		case qtype == TypeAAAA && a.Is6():
 			b := a.As16()
 			rdata = b[:]
 		default:
@@ -147,40 +167,4 @@ func (d *fakeDNS) reply(q []byte) []byte {
 		resp = append(resp, rr...)
 	}
 	return resp
-}
-
-// fixedAnswers answers names from a table; other names do not exist.
-func fixedAnswers(table map[string][]string) func(string, uint16, int) ([]netip.Addr, bool) {
-	return func(name string, _ uint16, _ int) ([]netip.Addr, bool) {
-		ss, ok := table[name]
-		var out []netip.Addr
-		for _, s := range ss {
-			out = append(out, netip.MustParseAddr(s))
-		}
-		return out, ok
-	}
-}
-
-func TestFakeDNS(t *testing.T) {
-	t.Parallel()
-	d := newFakeDNS(t, fixedAnswers(map[string][]string{"a.example.com": {"192.0.2.1", "2001:db8::1"}}))
-	addrs, err := d.resolver().LookupNetIP(context.Background(), "ip", "a.example.com")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]bool{}
-	for _, a := range addrs {
-		got[a.String()] = true
-	}
-	if len(got) != 2 || !got["192.0.2.1"] || !got["2001:db8::1"] {
-		t.Fatalf("lookup = %v", addrs)
-	}
-	if d.count("a.example.com", typeA) != 1 || d.count("a.example.com", typeAAAA) != 1 {
-		t.Fatalf("counts A=%d AAAA=%d", d.count("a.example.com", typeA), d.count("a.example.com", typeAAAA))
-	}
-	_, err = d.resolver().LookupNetIP(context.Background(), "ip4", "missing.example.com")
-	var dnsErr *net.DNSError
-	if !errors.As(err, &dnsErr) || !dnsErr.IsNotFound {
-		t.Fatalf("lookup of a missing name = %v", err)
-	}
 }

@@ -15,34 +15,6 @@ import (
 	"countersign/egress/egresstest"
 )
 
-// names answers the test's host names: each leads to an address the guard
-// refuses, and rebind.example.com is public at its first lookup only.
-func names(name string, qtype uint16, n int) ([]netip.Addr, bool) {
-	one := func(s string) []netip.Addr { return []netip.Addr{netip.MustParseAddr(s)} }
-	switch name {
-	case "loopback.example.com", "example.com":
-		return one("127.0.0.1"), true
-	case "rebind.example.com":
-		if qtype == egresstest.TypeA && n == 0 {
-			return one("1.1.1.1"), true
-		}
-		return one("127.0.0.1"), true
-	case "ten.example.com":
-		return one("10.0.0.7"), true
-	case "home.example.com":
-		return one("192.168.1.1"), true
-	case "v6loopback.example.com":
-		return one("::1"), true
-	case "ula.example.com":
-		return one("fd00::1"), true
-	case "metadata.example.com":
-		return one("169.254.169.254"), true
-	case "mapped.example.com":
-		return one("::ffff:127.0.0.1"), true
-	}
-	return nil, false
-}
-
 // Every dial goes through the guard: names and literals that lead to an
 // address that is not public get no connection, whatever they resolved to
 // before, and the client's error says so.
@@ -50,7 +22,7 @@ func TestClientRefusesAtDialTime(t *testing.T) {
 	t.Parallel()
 	srv := egresstest.NewServer(t, false, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	port := mustURL(t, srv.URL).Port()
-	dns := egresstest.NewDNS(t, names)
+	dns := egresstest.NewDNS(t, egresstest.Hostile)
 	// The rebinding name looks public to a check made before the request.
 	first, err := dns.Resolver().LookupNetIP(context.Background(), "ip4", "rebind.example.com")
 	if err != nil || len(first) != 1 || first[0] != netip.MustParseAddr("1.1.1.1") {
@@ -114,7 +86,7 @@ func TestClientRefusesAtDialTime(t *testing.T) {
 func TestClientTLS(t *testing.T) {
 	t.Parallel()
 	srv := egresstest.NewServer(t, true, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) }))
-	dns := egresstest.NewDNS(t, names)
+	dns := egresstest.NewDNS(t, egresstest.Hostile)
 	pool := x509.NewCertPool()
 	pool.AddCert(srv.Certificate())
 	u := "https://example.com:" + mustURL(t, srv.URL).Port() + "/"

@@ -3,7 +3,6 @@ package github_test
 import (
 	"context"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
@@ -16,33 +15,6 @@ import (
 	"countersign/egress"
 	"countersign/egress/egresstest"
 )
-
-// hostile answers the names the egress tests use: each leads to an address
-// that is not public, and rebind.example.com is public at its first
-// lookup only.
-func hostile(name string, qtype uint16, n int) ([]netip.Addr, bool) {
-	one := func(s string) []netip.Addr { return []netip.Addr{netip.MustParseAddr(s)} }
-	switch name {
-	case "loopback.example.com", "api.example.com":
-		return one("127.0.0.1"), true
-	case "rebind.example.com":
-		if qtype == egresstest.TypeA && n == 0 {
-			return one("1.1.1.1"), true
-		}
-		return one("127.0.0.1"), true
-	case "ten.example.com":
-		return one("10.0.0.7"), true
-	case "home.example.com":
-		return one("192.168.1.1"), true
-	case "metadata.example.com":
-		return one("169.254.169.254"), true
-	case "v6loopback.example.com":
-		return one("::1"), true
-	case "ula.example.com":
-		return one("fd00::1"), true
-	}
-	return nil, false
-}
 
 // A project's base_url is checked by the egress rules before any request,
 // and refused with a sentence the owner can act on; nothing reaches the
@@ -89,14 +61,13 @@ func TestDialGuard(t *testing.T) {
 	t.Parallel()
 	srv := egresstest.NewServer(t, true, http.NotFoundHandler())
 	port := mustPort(t, srv.URL)
-	dns := egresstest.NewDNS(t, hostile)
+	dns := egresstest.NewDNS(t, egresstest.Hostile)
 	if first, err := dns.Resolver().LookupNetIP(context.Background(), "ip4", "rebind.example.com"); err != nil || first[0].String() != "1.1.1.1" {
 		t.Fatalf("the rebinding name's first answer: %v, %v", first, err)
 	}
 	conn := github.New(github.Options{Egress: egress.Options{Resolver: dns.Resolver(), Timeout: 5 * time.Second}})
 	const notPublic = "invalid_request: the project's base_url leads to an address that is not public (loopback, private, link-local or reserved), so GitHub was not asked: the owner must correct the project's credentials"
-	for _, host := range []string{"loopback.example.com", "rebind.example.com", "ten.example.com", "home.example.com",
-		"metadata.example.com", "v6loopback.example.com", "ula.example.com"} {
+	for _, host := range egresstest.Refused {
 		h := connectortest.New(t, conn)
 		h.Credentials = []byte(`{"token": "` + token + `", "base_url": "https://` + host + `:` + port + `/api/v3"}`)
 		h.Policy = []byte(`{"actions": ["issue_create"]}`)
@@ -111,7 +82,7 @@ func TestDialGuard(t *testing.T) {
 		t.Fatalf("the rebinding name was looked up %d times", n)
 	}
 	// The service's own base URL, when its name leads to loopback.
-	h := connectortest.New(t, github.New(github.Options{BaseURL: "https://api.example.com:" + port, Egress: egress.Options{Resolver: dns.Resolver()}}))
+	h := connectortest.New(t, github.New(github.Options{BaseURL: "https://loopback.example.com:" + port, Egress: egress.Options{Resolver: dns.Resolver()}}))
 	h.Credentials = []byte(`{"token": "` + token + `"}`)
 	_, err := h.Call(ctx, `{"operation": "repo_get", "repo": "octocat/hello"}`)
 	if got := connectortest.Text(err); got != "internal_error: GitHub's host resolves to an address that is not public, so it was not asked" {

@@ -168,3 +168,38 @@ func (d *DNS) reply(q []byte) []byte {
 	}
 	return resp
 }
+
+// Hostile answers names that each lead to an address the guard refuses
+// (Refused lists them), as an owner's base URL might name them; also
+// example.com, which names the test certificate of net/http/httptest, at
+// 127.0.0.1. rebind.example.com is public (1.1.1.1) at its first A lookup
+// and loopback after: a check that resolves before the connection is
+// fooled by it, the dial-time guard is not.
+func Hostile(name string, qtype uint16, n int) ([]netip.Addr, bool) {
+	if name == "rebind.example.com" && qtype == TypeA && n == 0 {
+		return []netip.Addr{netip.MustParseAddr("1.1.1.1")}, true
+	}
+	if a, ok := hostile[name]; ok {
+		return []netip.Addr{netip.MustParseAddr(a)}, true
+	}
+	return nil, false
+}
+
+var hostile = map[string]string{
+	"example.com":            "127.0.0.1",
+	"loopback.example.com":   "127.0.0.1",
+	"rebind.example.com":     "127.0.0.1",
+	"ten.example.com":        "10.0.0.7",
+	"home.example.com":       "192.168.1.1",
+	"metadata.example.com":   "169.254.169.254",
+	"v6loopback.example.com": "::1",
+	"ula.example.com":        "fd00::1",
+	"mapped.example.com":     "::ffff:127.0.0.1",
+}
+
+// Refused are the names Hostile answers with an address the guard
+// refuses without AllowPrivate: loopback, a rebinding name, 10/8,
+// 192.168/16, link-local (cloud metadata), IPv6 loopback and ULA, and an
+// IPv4-mapped loopback.
+var Refused = []string{"loopback.example.com", "rebind.example.com", "ten.example.com", "home.example.com",
+	"metadata.example.com", "v6loopback.example.com", "ula.example.com", "mapped.example.com"}

@@ -135,7 +135,7 @@ func devCatalogue() (connectors.Catalogue, []string, func(), error) {
 	dev := egress.Options{AllowPrivate: true}
 	cat, err := catalogueWith(
 		github.New(github.Options{BaseURL: gh.URL, Egress: dev}),
-		gmail.New(gmail.Config{BaseURL: gbase, TokenURL: gbase + "/token", SandboxCredentials: []byte(gmailCredentials(gbase))}),
+		gmail.New(gmail.Config{BaseURL: gbase, TokenURL: gbase + "/token", Egress: dev, SandboxCredentials: []byte(gmailCredentials(gbase))}),
 		mercury.New(mercury.Config{BaseURL: mbase + "/api/v1", Egress: dev, SandboxCredentials: []byte(mercuryCredentials(mbase))}))
 	if err != nil {
 		stop()

@@ -53,8 +53,10 @@
 //   - A commit keeps each file's mode (100644 or 100755), read from the
 //     tree of the commit the task starts at, one directory at a time; the
 //     task says when a replaced file stays executable. A path that is a
-//     symbolic link, a submodule or a directory there is refused: what the
-//     task would show of a link is its target's content.
+//     symbolic link, a submodule or a directory there is refused (by
+//     file_put too): what the task would show of a link is its target's
+//     content. file_put, through the contents API, which takes no mode,
+//     refuses an executable file rather than make it a plain one.
 //   - GitHub's refusals: 401 and 403 are policy_denied (the token may not),
 //     404, 405, 410 and 422 invalid_request, 409 conflict, a rate limit
 //     (429, or 403 with x-ratelimit-remaining 0 or Retry-After) rate_limited
@@ -540,15 +542,15 @@ func readFile(ctx context.Context, cl *client, repo, path, ref string) (*content
 	return &f, &s, nil
 }
 
-// commitModes reads, from the tree of the commit w starts at, the mode of
-// each path w changes that exists there, walking down one directory at a
-// time (each read once). A path that is a symbolic link, a submodule or a
-// directory is refused: a commit changes regular files only, and keeps
+// readModes reads, from the tree of the commit head, the mode of each path
+// w changes that exists there, walking down one directory at a time (each
+// read once). A path that is a symbolic link, a submodule or a directory
+// is refused: a write changes regular files only, and a commit keeps
 // their modes.
-func commitModes(ctx context.Context, cl *client, w *write) (map[string]string, error) {
+func readModes(ctx context.Context, cl *client, w *write, head string) (map[string]string, error) {
 	var c gitCommit
-	if _, err := cl.do(ctx, http.MethodGet, repoAt(w.Repo, "git", "commits", w.SHA), nil, &c, http.StatusOK); err != nil {
-		return nil, refusal(err, "reading the commit "+w.SHA)
+	if _, err := cl.do(ctx, http.MethodGet, repoAt(w.Repo, "git", "commits", head), nil, &c, http.StatusOK); err != nil {
+		return nil, refusal(err, "reading the commit "+head)
 	}
 	trees := map[string]*gitTree{}
 	tree := func(sha string) (*gitTree, error) {
@@ -591,13 +593,13 @@ func commitModes(ctx context.Context, cl *client, w *write) (map[string]string, 
 		switch modes[p] {
 		case "", modeFile, modeExecutable:
 		case modeSymlink:
-			return nil, countersign.Errorf(countersign.InvalidRequest, "%s is a symbolic link on %s: a commit changes regular files only", p, w.Branch)
+			return nil, countersign.Errorf(countersign.InvalidRequest, "%s is a symbolic link on %s: a write changes regular files only", p, w.Branch)
 		case modeSubmodule:
-			return nil, countersign.Errorf(countersign.InvalidRequest, "%s is a submodule on %s: a commit changes regular files only", p, w.Branch)
+			return nil, countersign.Errorf(countersign.InvalidRequest, "%s is a submodule on %s: a write changes regular files only", p, w.Branch)
 		case modeTree:
-			return nil, countersign.Errorf(countersign.InvalidRequest, "%s is a directory on %s: a commit changes files only", p, w.Branch)
+			return nil, countersign.Errorf(countersign.InvalidRequest, "%s is a directory on %s: a write changes files only", p, w.Branch)
 		default:
-			return nil, countersign.Errorf(countersign.InvalidRequest, "%s has the mode %s on %s, which a commit does not change", p, modes[p], w.Branch)
+			return nil, countersign.Errorf(countersign.InvalidRequest, "%s has the mode %s on %s, which a write does not change", p, modes[p], w.Branch)
 		}
 	}
 	return modes, nil
@@ -676,11 +678,16 @@ func prepare(ctx context.Context, cl *client, w *write) (map[string]*string, err
 		if err != nil {
 			return nil, err
 		}
+		modes, err := readModes(ctx, cl, w, head)
+		if err != nil {
+			return nil, err
+		}
 		if w.Op == "commit" {
-			w.SHA = head
-			if w.Modes, err = commitModes(ctx, cl, w); err != nil {
-				return nil, err
-			}
+			w.SHA, w.Modes = head, modes
+		} else if modes[w.Path] == modeExecutable {
+			// The contents API takes no mode: it would write the file as
+			// a plain one, a change the task could not show.
+			return nil, countersign.Errorf(countersign.InvalidRequest, "%s is executable (mode 100755) on %s, and file_put would make it a plain file: use commit, which keeps its mode", w.Path, w.Branch)
 		}
 		for _, p := range w.paths() {
 			f, content, err := readFile(ctx, cl, w.Repo, p, head)

@@ -46,7 +46,7 @@ func TestCommitRefusesSymlinks(t *testing.T) {
 	head := fake.Head(repo, "main")
 	for _, change := range []string{`{"path": "docs/readme-link", "content": "x"}`, `{"path": "docs/readme-link", "delete": true}`} {
 		_, err := h.Call(ctx, `{"operation": "commit", "repo": "`+repo+`", "message": "m", "changes": [`+change+`]}`)
-		if got := textOf(err); !strings.HasPrefix(got, "invalid_request: docs/readme-link is a symbolic link on main") {
+		if got := textOf(err); !strings.HasPrefix(got, "invalid_request: docs/readme-link is a symbolic link on main: a write changes regular files only") {
 			t.Fatalf("%s: %q", change, got)
 		}
 	}
@@ -60,4 +60,33 @@ func textOf(err error) string {
 		return ""
 	}
 	return connectortest.Text(err)
+}
+
+// file_put goes through the contents API, which takes no mode and would
+// make an executable file a plain one: it is refused, pointing to commit;
+// a link is refused as by commit.
+func TestFilePutRefusesExecutablesAndLinks(t *testing.T) {
+	t.Parallel()
+	h, fake, repo := world(t, `{"actions": ["file_put"]}`)
+	fake.Push(repo, "main", "Add a script", map[string]string{"run.sh": "#!/bin/sh\n"})
+	fake.Chmod(repo, "main", "run.sh", githubtest.ModeExecutable)
+	fake.Symlink(repo, "main", "docs/readme-link", "../README.md")
+	head := fake.Head(repo, "main")
+	for path, want := range map[string]string{
+		"run.sh":           "invalid_request: run.sh is executable (mode 100755) on main, and file_put would make it a plain file: use commit, which keeps its mode",
+		"docs/readme-link": "invalid_request: docs/readme-link is a symbolic link on main: a write changes regular files only",
+	} {
+		_, err := h.Call(ctx, `{"operation": "file_put", "repo": "`+repo+`", "path": "`+path+`", "content": "x", "message": "m"}`)
+		if got := textOf(err); got != want {
+			t.Errorf("%s: %q", path, got)
+		}
+	}
+	if fake.Head(repo, "main") != head || fake.Mode(repo, "main", "run.sh") != githubtest.ModeExecutable {
+		t.Fatal("a refused write changed the branch")
+	}
+	// A plain file is written as before.
+	call(t, h, `{"operation": "file_put", "repo": "`+repo+`", "path": "README.md", "content": "x", "message": "m"}`)
+	if m := fake.Mode(repo, "main", "README.md"); m != githubtest.ModeFile {
+		t.Fatalf("README.md has mode %q", m)
+	}
 }

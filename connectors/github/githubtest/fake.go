@@ -1,6 +1,9 @@
 // Package githubtest is a faithful fake of the part of GitHub's REST API
 // the github connector uses: real refs, commits, trees and blobs (object
-// ids as git computes them, so a moved head is a real new commit), pull
+// ids as git computes them, so a moved head is a real new commit; files
+// with git's modes, 100644, 100755 and 120000 for a symbolic link, which
+// the trees API lists, a tree write sets and the contents API, taking no
+// mode, writes as 100644), pull
 // requests, issues, comments, reviews, gists and stars, answered with
 // GitHub's documented statuses and error bodies ({"message",
 // "documentation_url"}, and errors[] on 422). Tests, `serve --dev` and
@@ -838,7 +841,12 @@ func (s *Server) contentPut(w http.ResponseWriter, rp *repo, path string, body m
 		writeError(w, 409, path+" does not match "+*sha)
 		return
 	}
-	c := s.commitFiles(rp, head, *msg, map[string]string{path: string(data)})
+	// The contents API takes no mode: the file is written as a plain one.
+	snap := maps.Clone(rp.trees[rp.commits[head].Tree])
+	blob := gitSHA("blob", data)
+	rp.blobs[blob] = data
+	snap[path] = entry{Mode: ModeFile, Blob: blob}
+	c := s.commitTree(rp, []string{head}, *msg, snap)
 	rp.refs[b] = c
 	status := 201
 	if exists {

@@ -109,6 +109,15 @@ func TestTreesAndModes(t *testing.T) {
 	if _, all := get("/repos/me/hello/git/trees/main?recursive=1"); entries(all)["docs/readme"] != "120000 blob" || entries(all)["docs"] != "040000 tree" || entries(all)["bin/run.sh"] != "100755 blob" {
 		t.Fatalf("recursive: %v", entries(all))
 	}
+	// The contents API takes no mode: a file it writes is a plain one.
+	req := httptest.NewRequest("PUT", "http://fake.test/repos/me/hello/contents/bin/run.sh",
+		strings.NewReader(`{"message": "m", "content": "eA==", "sha": "`+gitSHA("blob", []byte("#!/bin/sh\necho\n"))+`"}`))
+	req.Header.Set("Authorization", "Bearer tok")
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, req)
+	if rec.Code != 200 || s.Mode(full, "main", "bin/run.sh") != ModeFile {
+		t.Fatalf("contents PUT: %d %s, mode %q", rec.Code, rec.Body, s.Mode(full, "main", "bin/run.sh"))
+	}
 	if code, _ := get("/repos/me/hello/git/trees/0000000000000000000000000000000000000000"); code != 404 {
 		t.Fatalf("an unknown tree: %d", code)
 	}

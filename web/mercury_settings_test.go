@@ -13,6 +13,7 @@ import (
 	"countersign/client"
 	"countersign/connectors/mercury"
 	"countersign/connectors/mercury/mercurytest"
+	"countersign/egress"
 	"countersign/servicetest"
 	"countersign/store/storetest"
 )
@@ -25,7 +26,7 @@ func TestSettingsMercuryRule(t *testing.T) {
 	t.Parallel()
 	f := mercurytest.New().Start()
 	t.Cleanup(f.Close)
-	w := servicetest.New(t, storetest.Postgres(t), servicetest.WithConnector(mercury.New(mercury.Config{BaseURL: f.URL()})))
+	w := servicetest.New(t, storetest.Postgres(t), servicetest.WithConnector(mercury.New(mercury.Config{BaseURL: f.URL(), Egress: egress.Options{AllowPrivate: true}})))
 	w.PutProject("bank", "mercury", "{}", []byte(`{"token": "`+mercurytest.Token+`"}`))
 	w.StartJobs()
 	pay := func(usd int) string {

@@ -78,7 +78,7 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 	if v == "" {
 		return 0, false
 	}
-	if allIn(v, "0123456789") {
+	if strings.Trim(v, "0123456789") == "" {
 		var n int64
 		for i := 0; i < len(v); i++ {
 			n = n*10 + int64(v[i]-'0')

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"code.dny.dev/ssrf"
+	"countersign/egress"
 )
 
 // DefaultTimeout bounds one attempt from dialing to the end of reading the
@@ -71,11 +71,11 @@ func WithTimeout(d time.Duration) Option {
 // for development receivers with their own certificate authority.
 func WithRootCAs(pool *x509.CertPool) Option { return func(s *settings) { s.rootCAs = pool } }
 
-// Sender delivers events to owners' receivers. It connects only to public
-// addresses (loopback and private ones too when made with allowPrivate),
-// checking every address it dials, after resolution, so a name that
-// changes its answer between a check and the connection gains nothing. It
-// uses no proxy and follows no redirect. A Sender is safe for concurrent
+// Sender delivers events to owners' receivers. It connects through the
+// egress guard: only to public addresses (loopback and private ones too
+// when made with allowPrivate), checking every address it dials, after
+// resolution, so a name that changes its answer between a check and the
+// connection gains nothing. It uses no proxy and follows no redirect. A Sender is safe for concurrent
 // use.
 type Sender struct {
 	client       *http.Client
@@ -91,26 +91,10 @@ func NewSender(allowPrivate bool, opts ...Option) *Sender {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	dialer := &net.Dialer{
-		Timeout:   cfg.timeout,
-		KeepAlive: 30 * time.Second,
-		Resolver:  cfg.resolver,
-		// Control runs after resolution, on the very address being
-		// connected to, for every address tried.
-		Control: guardFor(allowPrivate).Safe,
-	}
-	transport := &http.Transport{
-		Proxy:                  nil,
-		DialContext:            dialer.DialContext,
-		TLSClientConfig:        &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: cfg.rootCAs},
-		TLSHandshakeTimeout:    cfg.timeout,
-		ForceAttemptHTTP2:      true,
-		DisableCompression:     true,
-		MaxResponseHeaderBytes: maxResponseHeader,
-		MaxIdleConns:           32,
-		MaxIdleConnsPerHost:    2,
-		IdleConnTimeout:        30 * time.Second,
-	}
+	o := egress.Options{AllowPrivate: allowPrivate, Resolver: cfg.resolver, RootCAs: cfg.rootCAs, Timeout: cfg.timeout}
+	transport := egress.NewTransport(o)
+	transport.MaxResponseHeaderBytes = maxResponseHeader
+	transport.MaxIdleConnsPerHost = 2
 	return &Sender{
 		client: &http.Client{
 			Transport:     transport,
@@ -195,8 +179,7 @@ func (s *Sender) describe(ctx context.Context, err error) string {
 	switch {
 	case ctx.Err() != nil:
 		return "the delivery was cancelled"
-	case errors.Is(err, ssrf.ErrProhibitedIP), errors.Is(err, ssrf.ErrProhibitedNetwork),
-		errors.Is(err, ssrf.ErrProhibitedPort), errors.Is(err, ssrf.ErrInvalidHostPort):
+	case egress.Refused(err):
 		return "the webhook host resolves to an address that is not public"
 	case errors.As(err, &dnsErr) && dnsErr.IsNotFound:
 		return "the webhook host's name does not exist"

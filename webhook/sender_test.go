@@ -19,6 +19,8 @@ import (
 	"time"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"countersign/egress/egresstest"
 )
 
 // pathToken stands for a token some receivers put in their URL's path: it
@@ -381,14 +383,14 @@ func TestDeliverDialTimeRefusals(t *testing.T) {
 	srv := c.server(t, true, func(w http.ResponseWriter, r *http.Request) {})
 	port := mustURL(t, srv.URL).Port()
 
-	dns := newFakeDNS(t, func(name string, qtype uint16, n int) ([]netip.Addr, bool) {
+	dns := egresstest.NewDNS(t, func(name string, qtype uint16, n int) ([]netip.Addr, bool) {
 		one := func(s string) []netip.Addr { return []netip.Addr{netip.MustParseAddr(s)} }
 		switch name {
 		case "loopback.example.com", "example.com":
 			return one("127.0.0.1"), true
 		case "rebind.example.com":
 			// Public at the first lookup, loopback from then on.
-			if qtype == typeA && n == 0 {
+			if qtype == egresstest.TypeA && n == 0 {
 				return one("1.1.1.1"), true
 			}
 			return one("127.0.0.1"), true
@@ -407,13 +409,13 @@ func TestDeliverDialTimeRefusals(t *testing.T) {
 	})
 
 	// The rebinding name looks public to a check made before the delivery.
-	first, err := dns.resolver().LookupNetIP(context.Background(), "ip4", "rebind.example.com")
+	first, err := dns.Resolver().LookupNetIP(context.Background(), "ip4", "rebind.example.com")
 	if err != nil || len(first) != 1 || first[0] != netip.MustParseAddr("1.1.1.1") {
 		t.Fatalf("first lookup = %v, %v", first, err)
 	}
 
-	public := NewSender(false, WithResolver(dns.resolver()), WithTimeout(5*time.Second))
-	dev := NewSender(true, WithResolver(dns.resolver()), WithTimeout(5*time.Second))
+	public := NewSender(false, WithResolver(dns.Resolver()), WithTimeout(5*time.Second))
+	dev := NewSender(true, WithResolver(dns.Resolver()), WithTimeout(5*time.Second))
 	notPublic := "the webhook host resolves to an address that is not public"
 	tests := []struct {
 		name   string
@@ -444,7 +446,7 @@ func TestDeliverDialTimeRefusals(t *testing.T) {
 	if n := c.conns.Load(); n != 0 {
 		t.Fatalf("the receiver got %d connections", n)
 	}
-	if n := dns.count("rebind.example.com", typeA); n < 2 {
+	if n := dns.Count("rebind.example.com", egresstest.TypeA); n < 2 {
 		t.Fatalf("rebind.example.com was looked up %d times: the sender did not resolve it", n)
 	}
 
@@ -453,9 +455,9 @@ func TestDeliverDialTimeRefusals(t *testing.T) {
 	// the address check, not from the resolver seam.
 	pool := x509.NewCertPool()
 	pool.AddCert(srv.Certificate())
-	devTLS := NewSender(true, WithResolver(dns.resolver()), WithRootCAs(pool))
+	devTLS := NewSender(true, WithResolver(dns.Resolver()), WithRootCAs(pool))
 	a := devTLS.Deliver(context.Background(), mustURL(t, "https://example.com:"+port+"/"), key, approvedEvent(), 1)
-	if !a.Delivered() || c.conns.Load() != 1 || dns.count("example.com", typeA) == 0 {
+	if !a.Delivered() || c.conns.Load() != 1 || dns.Count("example.com", egresstest.TypeA) == 0 {
 		t.Fatalf("control delivery = %+v (connections %d)", a, c.conns.Load())
 	}
 }
@@ -515,9 +517,9 @@ func TestDeliverIgnoresProxyEnvironment(t *testing.T) {
 	t.Setenv("HTTPS_PROXY", proxySrv.URL)
 	t.Setenv("NO_PROXY", "")
 	// A name, since proxies are never used for loopback literals anyway.
-	dns := newFakeDNS(t, fixedAnswers(map[string][]string{"hooks.example.com": {"127.0.0.1"}}))
+	dns := egresstest.NewDNS(t, egresstest.Fixed(map[string][]string{"hooks.example.com": {"127.0.0.1"}}))
 	u := mustURL(t, "http://hooks.example.com:"+mustURL(t, srv.URL).Port()+"/")
-	a := NewSender(true, WithResolver(dns.resolver())).Deliver(context.Background(), u, key, approvedEvent(), 1)
+	a := NewSender(true, WithResolver(dns.Resolver())).Deliver(context.Background(), u, key, approvedEvent(), 1)
 	if !a.Delivered() || receiver.requests.Load() != 1 || proxy.requests.Load() != 0 {
 		t.Fatalf("attempt %+v; receiver %d, proxy %d requests", a, receiver.requests.Load(), proxy.requests.Load())
 	}

@@ -220,35 +220,3 @@ func TestValidateURLErrorsDoNotEchoTheURL(t *testing.T) {
 		}
 	}
 }
-
-func TestParseLooseIPv4(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		in   string
-		want string
-	}{
-		{"2130706433", "127.0.0.1"},
-		{"0x7f000001", "127.0.0.1"},
-		{"0x7f.1", "127.0.0.1"},
-		{"0177.0.0.1", "127.0.0.1"},
-		{"017700000001", "127.0.0.1"},
-		{"127.1", "127.0.0.1"},
-		{"10.1", "10.0.0.1"},
-		{"192.168.257", "192.168.1.1"},
-		{"0x", "0.0.0.0"},
-		{"1.2.3.4.", "1.2.3.4"},
-		{"255.255.255.255", "255.255.255.255"},
-		{"4294967295", "255.255.255.255"},
-	}
-	for _, tt := range tests {
-		a, ok := parseLooseIPv4(tt.in)
-		if !ok || a.String() != tt.want {
-			t.Errorf("parseLooseIPv4(%q) = %v, %v; want %s", tt.in, a, ok, tt.want)
-		}
-	}
-	for _, in := range []string{"", "4294967296", "256.1.1.1", "1.2.3.256", "1.2.65536", "1.2.3.4.5", "08", "0x1g", "1..2", "a.b", "99999999999999999999999"} {
-		if a, ok := parseLooseIPv4(in); ok {
-			t.Errorf("parseLooseIPv4(%q) = %v, want failure", in, a)
-		}
-	}
-}

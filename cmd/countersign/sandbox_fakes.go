@@ -16,6 +16,7 @@ import (
 	"countersign/connectors/gmail/gmailtest"
 	"countersign/connectors/mercury"
 	"countersign/connectors/mercury/mercurytest"
+	"countersign/egress"
 )
 
 // fake is a local fake of a connector's API, as serve --dev and
@@ -128,10 +129,14 @@ func devCatalogue() (connectors.Catalogue, []string, func(), error) {
 	stopRest := stop
 	stop = func() { gh.Close(); stopRest() }
 	repo := gh.Seed()
+	// The fakes listen on loopback http: the sandbox's connectors, and
+	// their projects' base URLs, may reach loopback and private hosts over
+	// http. Link-local addresses (cloud metadata) stay refused.
+	dev := egress.Options{AllowPrivate: true}
 	cat, err := catalogueWith(
-		github.New(github.Options{BaseURL: gh.URL, AllowHTTP: true}),
-		gmail.New(gmail.Config{BaseURL: gbase, TokenURL: gbase + "/token", SandboxCredentials: []byte(gmailCredentials(gbase))}),
-		mercury.New(mercury.Config{BaseURL: mbase + "/api/v1", SandboxCredentials: []byte(mercuryCredentials(mbase))}))
+		github.New(github.Options{BaseURL: gh.URL, Egress: dev}),
+		gmail.New(gmail.Config{BaseURL: gbase, TokenURL: gbase + "/token", Egress: dev, SandboxCredentials: []byte(gmailCredentials(gbase))}),
+		mercury.New(mercury.Config{BaseURL: mbase + "/api/v1", Egress: dev, SandboxCredentials: []byte(mercuryCredentials(mbase))}))
 	if err != nil {
 		stop()
 		return nil, nil, nil, err

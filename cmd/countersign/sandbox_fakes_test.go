@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"countersign"
+	"countersign/connectors"
+	"countersign/connectors/connectortest"
+	"countersign/connectors/github/githubtest"
 	"countersign/connectors/gmail/gmailtest"
 	"countersign/connectors/mercury/mercurytest"
 	"countersign/store"
@@ -135,5 +138,61 @@ func TestServeDevSandboxConnectors(t *testing.T) {
 	out = call("mail", `{"operation": "send", "to": ["dana@example.com"], "subject": "Hi", "body": "Hello"}`)
 	if out["sent"] != true {
 		t.Fatalf("send: %v", out)
+	}
+}
+
+// The connectors reach only public hosts over https, but for serve --dev,
+// whose wiring alone lets them reach loopback over http (its fakes), and
+// never link-local addresses (cloud metadata).
+func TestConnectorEgressWiring(t *testing.T) {
+	t.Parallel()
+	gm := gmailtest.New().Start()
+	t.Cleanup(gm.Close)
+	me := mercurytest.New().Start()
+	t.Cleanup(me.Close)
+	gh := githubtest.New("ghp_wiring", "octocat").Start()
+	t.Cleanup(gh.Close)
+	gh.Seed()
+	creds := map[string]func(base string) string{
+		"github": func(base string) string { return `{"token": "ghp_wiring", "base_url": "` + base + `"}` },
+		"gmail":  func(base string) string { return gmailCredentials(base) },
+		"mercury": func(base string) string {
+			return `{"token": "` + mercurytest.Token + `", "base_url": "` + base + `/api/v1"}`
+		},
+	}
+	bases := map[string]string{"github": gh.URL, "gmail": gm.URL(), "mercury": strings.TrimSuffix(me.URL(), "/api/v1")}
+	reads := map[string]string{"github": `{"operation": "repo_get", "repo": "octocat/hello"}`, "gmail": `{"operation": "messages_list"}`, "mercury": `{"operation": "accounts"}`}
+
+	prod, err := catalogue()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev, _, stop, err := devCatalogue()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	for name, read := range reads {
+		for _, tt := range []struct {
+			cat  connectors.Catalogue
+			base string
+			want string // "" for an answer
+		}{
+			{prod, bases[name], "must use https"},
+			{prod, strings.Replace(bases[name], "http:", "https:", 1), "must name a public host"},
+			{dev, bases[name], ""},
+			{dev, "http://169.254.169.254", "must name a public host"},
+		} {
+			h := connectortest.New(t, tt.cat[name])
+			h.Credentials = []byte(creds[name](tt.base))
+			_, err := h.Call(context.Background(), read)
+			got := ""
+			if err != nil {
+				got = connectortest.Text(err)
+			}
+			if tt.want == "" && err != nil || tt.want != "" && (!strings.HasPrefix(got, "invalid_request: ") || !strings.Contains(got, tt.want)) {
+				t.Errorf("%s at %s: %q, want %q", name, tt.base, got, tt.want)
+			}
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"countersign"
+	"countersign/egress"
 )
 
 // MaxBody is the most of an answer the connector reads.
@@ -27,7 +28,7 @@ type credentials struct {
 
 // parseCredentials reads a project's credentials strictly. The refusal
 // never quotes them.
-func parseCredentials(raw []byte, allowHTTP bool) (credentials, error) {
+func parseCredentials(raw []byte) (credentials, error) {
 	var c credentials
 	bad := countersign.Errorf(countersign.InvalidRequest, "the project's credentials are not {\"token\": …, \"base_url\"?: …}: the owner must set them")
 	if len(raw) == 0 {
@@ -36,47 +37,45 @@ func parseCredentials(raw []byte, allowHTTP bool) (credentials, error) {
 	if countersign.DecodeStrict(raw, &c) != nil || c.Token == "" || strings.ContainsAny(c.Token, " \t\r\n") {
 		return c, bad
 	}
-	if c.BaseURL != "" {
-		u, err := url.Parse(c.BaseURL)
-		if err != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" || !(u.Scheme == "https" || allowHTTP && u.Scheme == "http") {
-			return c, countersign.Errorf(countersign.InvalidRequest, "the project's base_url is not an https URL without query: the owner must set it")
-		}
-		c.BaseURL = strings.TrimRight(c.BaseURL, "/")
-	}
 	return c, nil
 }
 
 // client talks to one GitHub API with one token.
 type client struct {
-	base  string
+	base  string // scheme, host and path, no trailing slash
 	token string
 	http  *http.Client
+	// own: the base came from the project's credentials.
+	own bool
 }
 
+// client is the API client for a project's credentials: the base URL they
+// name, or the connector's, checked by the egress rules (https, no
+// userinfo, query or fragment, a public host, no dot segments) before any
+// request.
 func (g *GitHub) client(raw []byte) (*client, error) {
-	c, err := parseCredentials(raw, g.opts.AllowHTTP)
+	c, err := parseCredentials(raw)
 	if err != nil {
 		return nil, err
 	}
-	base := g.opts.BaseURL
-	if c.BaseURL != "" {
+	base, own := g.opts.BaseURL, c.BaseURL != ""
+	if own {
 		base = c.BaseURL
 	}
-	return &client{base: base, token: c.Token, http: g.httpc}, nil
-}
-
-// newHTTPClient follows no redirect to another host, and at most 3.
-func newHTTPClient(rt http.RoundTripper, timeout time.Duration) *http.Client {
-	return &http.Client{Transport: rt, Timeout: timeout, CheckRedirect: func(req *http.Request, via []*http.Request) error {
-		if len(via) >= 3 || req.URL.Host != via[0].URL.Host || req.URL.Scheme != via[0].URL.Scheme {
-			return http.ErrUseLastResponse
+	u, err := egress.CheckBaseURL(base, g.opts.Egress.AllowPrivate)
+	if err != nil {
+		ue := egress.ErrURLSyntax
+		errors.As(err, &ue)
+		if own {
+			return nil, countersign.Errorf(countersign.InvalidRequest, "%s: the owner must correct the project's credentials", ue.Of("the project's base_url"))
 		}
-		return nil
-	}}
+		return nil, countersign.Errorf(countersign.Internal, "the service's GitHub base URL is refused: %s", ue.Of("it"))
+	}
+	return &client{base: u.String(), token: c.Token, http: g.httpc, own: own}, nil
 }
 
 // apiError is what GitHub answered when it did not answer the success
-// expected.
+// expected, or why it was not asked.
 type apiError struct {
 	Status     int
 	Message    string
@@ -86,6 +85,11 @@ type apiError struct {
 	// Unknown: no answer came back (transport failure, 5xx, unreadable
 	// answer): a write may have happened.
 	Unknown bool
+	// Before: refused before the request left (a name that would make a
+	// dot segment, a host that is not public): nothing was sent, and Code
+	// says why.
+	Before bool
+	Code   countersign.Code
 }
 
 func (e *apiError) Error() string { return fmt.Sprintf("GitHub answered %d: %s", e.Status, e.Message) }
@@ -103,9 +107,35 @@ func (e *apiError) what() string {
 	return m
 }
 
+// at is a request's path: its segments, each escaped whole when the
+// request is made (egress.Path), so no value can add or remove a level.
+type at []string
+
+// repoAt is the path of repo's resource rest.
+func repoAt(repo string, rest ...string) at {
+	owner, name, _ := strings.Cut(repo, "/")
+	return append(at{"repos", owner, name}, rest...)
+}
+
+// parts are the "/"-separated parts of a branch name or a file path, each
+// a segment of its own.
+func parts(name string) []string { return strings.Split(name, "/") }
+
 // do sends one request and decodes a success answer into out (nil: ignore
 // the body). want lists the success statuses.
-func (c *client) do(ctx context.Context, method, path string, in, out any, want ...int) (int, error) {
+func (c *client) do(ctx context.Context, method string, path at, in, out any, want ...int) (int, error) {
+	return c.send(ctx, method, path, nil, in, out, want...)
+}
+
+// send is do with a query.
+func (c *client) send(ctx context.Context, method string, path at, query url.Values, in, out any, want ...int) (int, error) {
+	p, err := egress.Path(path...)
+	if err != nil {
+		return 0, &apiError{Before: true, Code: countersign.InvalidRequest, Message: "a name would make an empty, . or .. segment of GitHub's URL path"}
+	}
+	if len(query) > 0 {
+		p += "?" + egress.Query(query)
+	}
 	var body io.Reader
 	if in != nil {
 		b, err := json.Marshal(in)
@@ -114,9 +144,9 @@ func (c *client) do(ctx context.Context, method, path string, in, out any, want 
 		}
 		body = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	req, err := http.NewRequestWithContext(ctx, method, c.base+p, body)
 	if err != nil {
-		return 0, err
+		return 0, &apiError{Before: true, Code: countersign.InvalidRequest, Message: "the request to GitHub could not be made"}
 	}
 	req.Header.Set("Authorization", "Bearer "+c.token)
 	req.Header.Set("Accept", "application/vnd.github+json")
@@ -129,9 +159,15 @@ func (c *client) do(ctx context.Context, method, path string, in, out any, want 
 		req.Body = http.NoBody
 	}
 	resp, err := c.http.Do(req)
-	if err != nil {
+	switch {
+	case egress.Refused(err) && c.own:
+		return 0, &apiError{Before: true, Code: countersign.InvalidRequest,
+			Message: "the project's base_url leads to an address that is not public (loopback, private, link-local or reserved), so GitHub was not asked: the owner must correct the project's credentials"}
+	case egress.Refused(err):
+		return 0, &apiError{Before: true, Code: countersign.Internal, Message: "GitHub's host resolves to an address that is not public, so it was not asked"}
+	case err != nil:
 		// The error may quote the URL but never the token, which travels
-		// in a header only.
+		// in a header only; it is not repeated.
 		return 0, &apiError{Message: "GitHub could not be reached", Unknown: true}
 	}
 	defer resp.Body.Close()
@@ -209,6 +245,8 @@ func refusal(err error, doing string) error {
 		return err
 	}
 	switch {
+	case e.Before:
+		return countersign.Errorf(e.Code, "%s", e.Message)
 	case e.RateLimit:
 		wait := ""
 		if e.RetryAfter > 0 {
@@ -234,19 +272,9 @@ func refusal(err error, doing string) error {
 }
 
 // mayHaveWritten reports whether a failed write may still have happened:
-// only a 4xx answer proves it did not.
+// only a 4xx answer, or a refusal before the request left, proves it did
+// not.
 func mayHaveWritten(err error) bool {
 	var e *apiError
 	return !errors.As(err, &e) || e.Unknown
-}
-
-// esc escapes one path segment; p escapes a path, keeping its slashes.
-func esc(s string) string { return url.PathEscape(s) }
-
-func escPath(p string) string {
-	parts := strings.Split(p, "/")
-	for i := range parts {
-		parts[i] = url.PathEscape(parts[i])
-	}
-	return strings.Join(parts, "/")
 }

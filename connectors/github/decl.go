@@ -94,6 +94,9 @@ func (g *GitHub) read(ctx context.Context, c *connectors.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := names(w); err != nil {
+		return nil, err
+	}
 	cl, err := g.client(c.Credentials)
 	if err != nil {
 		return nil, err

@@ -14,6 +14,7 @@ import (
 	"countersign/client"
 	"countersign/connectors/github"
 	"countersign/connectors/github/githubtest"
+	"countersign/egress"
 	"countersign/servicetest"
 	"countersign/store/storetest"
 )
@@ -32,7 +33,7 @@ func newService(t *testing.T, policy string) *service {
 	fake := githubtest.New(token, "octocat").Start()
 	t.Cleanup(fake.Close)
 	repo := fake.Seed()
-	w := servicetest.New(t, storetest.Postgres(t), servicetest.WithConnector(github.New(github.Options{BaseURL: fake.URL, AllowHTTP: true})))
+	w := servicetest.New(t, storetest.Postgres(t), servicetest.WithConnector(github.New(github.Options{BaseURL: fake.URL, Egress: egress.Options{AllowPrivate: true}})))
 	w.PutProject("gh", "github", policy, []byte(`{"token": "`+token+`"}`))
 	w.StartJobs()
 	return &service{t: t, w: w, fake: fake, repo: repo}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"countersign"
@@ -15,11 +16,11 @@ import (
 
 // execute carries out a prepared write and returns what GitHub answered.
 func execute(ctx context.Context, cl *client, w *write) (map[string]any, error) {
-	rp := repoPath(w.Repo)
+	num := strconv.Itoa(w.Number)
 	switch w.Op {
 	case "branch_create":
 		var ref gitRef
-		if _, err := cl.do(ctx, http.MethodPost, rp+"/git/refs", map[string]string{"ref": "refs/heads/" + w.Branch, "sha": w.SHA}, &ref, http.StatusCreated); err != nil {
+		if _, err := cl.do(ctx, http.MethodPost, repoAt(w.Repo, "git", "refs"), map[string]string{"ref": "refs/heads/" + w.Branch, "sha": w.SHA}, &ref, http.StatusCreated); err != nil {
 			return nil, err
 		}
 		return map[string]any{"ref": ref.Ref, "sha": ref.Object.SHA}, nil
@@ -36,13 +37,13 @@ func execute(ctx context.Context, cl *client, w *write) (map[string]any, error) 
 			} `json:"content"`
 			Commit gitCommit `json:"commit"`
 		}
-		if _, err := cl.do(ctx, http.MethodPut, rp+"/contents/"+escPath(w.Path), body, &out, http.StatusOK, http.StatusCreated); err != nil {
+		if _, err := cl.do(ctx, http.MethodPut, repoAt(w.Repo, append([]string{"contents"}, parts(w.Path)...)...), body, &out, http.StatusOK, http.StatusCreated); err != nil {
 			return nil, err
 		}
 		return map[string]any{"path": out.Content.Path, "blob_sha": out.Content.SHA, "html_url": out.Content.HTMLURL, "sha": out.Commit.SHA, "commit_url": out.Commit.HTMLURL}, nil
 	case "commit":
 		var base gitCommit
-		if _, err := cl.do(ctx, http.MethodGet, rp+"/git/commits/"+w.SHA, nil, &base, http.StatusOK); err != nil {
+		if _, err := cl.do(ctx, http.MethodGet, repoAt(w.Repo, "git", "commits", w.SHA), nil, &base, http.StatusOK); err != nil {
 			return nil, err
 		}
 		type item struct {
@@ -53,43 +54,48 @@ func execute(ctx context.Context, cl *client, w *write) (map[string]any, error) 
 		}
 		var tree []item
 		for _, ch := range w.Changes {
+			// A file keeps the mode it had when the task was made.
+			mode := w.Modes[ch.Path]
+			if mode == "" {
+				mode = modeFile
+			}
 			if ch.Delete {
-				tree = append(tree, item{Path: ch.Path, Mode: "100644", Type: "blob"})
+				tree = append(tree, item{Path: ch.Path, Mode: mode, Type: "blob"})
 				continue
 			}
 			var blob struct {
 				SHA string `json:"sha"`
 			}
-			if _, err := cl.do(ctx, http.MethodPost, rp+"/git/blobs", map[string]string{"content": base64.StdEncoding.EncodeToString([]byte(*ch.Content)), "encoding": "base64"}, &blob, http.StatusCreated); err != nil {
+			if _, err := cl.do(ctx, http.MethodPost, repoAt(w.Repo, "git", "blobs"), map[string]string{"content": base64.StdEncoding.EncodeToString([]byte(*ch.Content)), "encoding": "base64"}, &blob, http.StatusCreated); err != nil {
 				return nil, err
 			}
-			tree = append(tree, item{Path: ch.Path, Mode: "100644", Type: "blob", SHA: &blob.SHA})
+			tree = append(tree, item{Path: ch.Path, Mode: mode, Type: "blob", SHA: &blob.SHA})
 		}
 		var t struct {
 			SHA string `json:"sha"`
 		}
-		if _, err := cl.do(ctx, http.MethodPost, rp+"/git/trees", map[string]any{"base_tree": base.Tree.SHA, "tree": tree}, &t, http.StatusCreated); err != nil {
+		if _, err := cl.do(ctx, http.MethodPost, repoAt(w.Repo, "git", "trees"), map[string]any{"base_tree": base.Tree.SHA, "tree": tree}, &t, http.StatusCreated); err != nil {
 			return nil, err
 		}
 		var c gitCommit
-		if _, err := cl.do(ctx, http.MethodPost, rp+"/git/commits", map[string]any{"message": w.Message, "tree": t.SHA, "parents": []string{w.SHA}}, &c, http.StatusCreated); err != nil {
+		if _, err := cl.do(ctx, http.MethodPost, repoAt(w.Repo, "git", "commits"), map[string]any{"message": w.Message, "tree": t.SHA, "parents": []string{w.SHA}}, &c, http.StatusCreated); err != nil {
 			return nil, err
 		}
 		var ref gitRef
-		if _, err := cl.do(ctx, http.MethodPatch, rp+"/git/refs/heads/"+escPath(w.Branch), map[string]any{"sha": c.SHA, "force": false}, &ref, http.StatusOK); err != nil {
+		if _, err := cl.do(ctx, http.MethodPatch, repoAt(w.Repo, append([]string{"git", "refs", "heads"}, parts(w.Branch)...)...), map[string]any{"sha": c.SHA, "force": false}, &ref, http.StatusOK); err != nil {
 			return nil, err
 		}
 		return map[string]any{"sha": c.SHA, "html_url": c.HTMLURL, "branch": w.Branch, "parent": w.SHA}, nil
 	case "issue_create":
-		return issueResult(ctx, cl, http.MethodPost, rp+"/issues", issueBody(w), http.StatusCreated)
+		return issueResult(ctx, cl, http.MethodPost, repoAt(w.Repo, "issues"), issueBody(w), http.StatusCreated)
 	case "issue_update":
-		return issueResult(ctx, cl, http.MethodPatch, fmt.Sprintf("%s/issues/%d", rp, w.Number), issueBody(w), http.StatusOK)
+		return issueResult(ctx, cl, http.MethodPatch, repoAt(w.Repo, "issues", num), issueBody(w), http.StatusOK)
 	case "issue_comment":
 		var out struct {
 			ID      int64  `json:"id"`
 			HTMLURL string `json:"html_url"`
 		}
-		if _, err := cl.do(ctx, http.MethodPost, fmt.Sprintf("%s/issues/%d/comments", rp, w.Number), map[string]string{"body": *w.Body}, &out, http.StatusCreated); err != nil {
+		if _, err := cl.do(ctx, http.MethodPost, repoAt(w.Repo, "issues", num, "comments"), map[string]string{"body": *w.Body}, &out, http.StatusCreated); err != nil {
 			return nil, err
 		}
 		return map[string]any{"id": out.ID, "html_url": out.HTMLURL, "number": w.Number}, nil
@@ -99,7 +105,7 @@ func execute(ctx context.Context, cl *client, w *write) (map[string]any, error) 
 			body["body"] = *w.Body
 		}
 		var p pullRequest
-		if _, err := cl.do(ctx, http.MethodPost, rp+"/pulls", body, &p, http.StatusCreated); err != nil {
+		if _, err := cl.do(ctx, http.MethodPost, repoAt(w.Repo, "pulls"), body, &p, http.StatusCreated); err != nil {
 			return nil, err
 		}
 		return map[string]any{"number": p.Number, "html_url": p.HTMLURL, "head_sha": p.Head.SHA, "state": p.State}, nil
@@ -114,7 +120,7 @@ func execute(ctx context.Context, cl *client, w *write) (map[string]any, error) 
 			CommitID string `json:"commit_id"`
 			HTMLURL  string `json:"html_url"`
 		}
-		if _, err := cl.do(ctx, http.MethodPost, fmt.Sprintf("%s/pulls/%d/reviews", rp, w.Number), body, &out, http.StatusOK); err != nil {
+		if _, err := cl.do(ctx, http.MethodPost, repoAt(w.Repo, "pulls", num, "reviews"), body, &out, http.StatusOK); err != nil {
 			return nil, err
 		}
 		return map[string]any{"id": out.ID, "state": out.State, "commit_id": out.CommitID, "html_url": out.HTMLURL}, nil
@@ -131,7 +137,7 @@ func execute(ctx context.Context, cl *client, w *write) (map[string]any, error) 
 			Merged  bool   `json:"merged"`
 			Message string `json:"message"`
 		}
-		if _, err := cl.do(ctx, http.MethodPut, fmt.Sprintf("%s/pulls/%d/merge", rp, w.Number), body, &out, http.StatusOK); err != nil {
+		if _, err := cl.do(ctx, http.MethodPut, repoAt(w.Repo, "pulls", num, "merge"), body, &out, http.StatusOK); err != nil {
 			return nil, err
 		}
 		return map[string]any{"sha": out.SHA, "merged": out.Merged, "message": out.Message, "number": w.Number}, nil
@@ -152,9 +158,9 @@ func execute(ctx context.Context, cl *client, w *write) (map[string]any, error) 
 		var err error
 		if w.Op == "gist_create" {
 			body["public"] = w.Public
-			_, err = cl.do(ctx, http.MethodPost, "/gists", body, &out, http.StatusCreated)
+			_, err = cl.do(ctx, http.MethodPost, at{"gists"}, body, &out, http.StatusCreated)
 		} else {
-			_, err = cl.do(ctx, http.MethodPatch, "/gists/"+esc(w.GistID), body, &out, http.StatusOK)
+			_, err = cl.do(ctx, http.MethodPatch, at{"gists", w.GistID}, body, &out, http.StatusOK)
 		}
 		if err != nil {
 			return nil, err
@@ -166,7 +172,7 @@ func execute(ctx context.Context, cl *client, w *write) (map[string]any, error) 
 			m = http.MethodDelete
 		}
 		o, n, _ := strings.Cut(w.Repo, "/")
-		if _, err := cl.do(ctx, m, "/user/starred/"+esc(o)+"/"+esc(n), nil, nil, http.StatusNoContent); err != nil {
+		if _, err := cl.do(ctx, m, at{"user", "starred", o, n}, nil, nil, http.StatusNoContent); err != nil {
 			return nil, err
 		}
 		return map[string]any{"repo": w.Repo, "starred": w.Op == "repo_star"}, nil
@@ -191,7 +197,7 @@ func issueBody(w *write) map[string]any {
 	return body
 }
 
-func issueResult(ctx context.Context, cl *client, m, path string, body any, want int) (map[string]any, error) {
+func issueResult(ctx context.Context, cl *client, m string, path at, body any, want int) (map[string]any, error) {
 	var is issueJSON
 	if _, err := cl.do(ctx, m, path, body, &is, want); err != nil {
 		return nil, err

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"countersign/egress"
 )
 
 // GitHub's error bodies and headers are outside bytes.
@@ -44,16 +47,23 @@ func FuzzCredentials(f *testing.F) {
 	f.Add([]byte(`{"token": "ghp_secret x"}`), false)
 	f.Add([]byte(`{"token": "ghp_secret", "base_url": "ftp://ghp_secret@example.com"}`), false)
 	f.Add([]byte(`{"token": "ghp_secret", "password": "ghp_secret"}`), false)
-	f.Fuzz(func(t *testing.T, raw []byte, allowHTTP bool) {
-		c, err := parseCredentials(raw, allowHTTP)
+	f.Add([]byte(`{"token": "ghp_secret", "base_url": "https://ghp_secret.example/a/../b"}`), false)
+	f.Add([]byte(`{"token": "ghp_x", "base_url": "https://169.254.169.254/latest"}`), true)
+	f.Fuzz(func(t *testing.T, raw []byte, allowPrivate bool) {
+		g := &GitHub{opts: Options{BaseURL: DefaultBaseURL, Egress: egress.Options{AllowPrivate: allowPrivate}}}
+		c, err := g.client(raw)
 		if err != nil {
 			if bytes.Contains(raw, []byte("ghp_secret")) && strings.Contains(err.Error(), "ghp_secret") {
 				t.Fatal("a refusal quotes the credentials")
 			}
 			return
 		}
-		if c.Token == "" || c.BaseURL != "" && !strings.HasPrefix(c.BaseURL, "https://") && !(allowHTTP && strings.HasPrefix(c.BaseURL, "http://")) {
+		u, err := url.Parse(c.base)
+		if c.token == "" || err != nil || u.Scheme != "https" && !(allowPrivate && u.Scheme == "http") || u.User != nil || u.RawQuery != "" || strings.HasSuffix(c.base, "/") {
 			t.Fatalf("%+v", c)
+		}
+		if _, err := egress.CheckBaseURL(c.base, allowPrivate); err != nil {
+			t.Fatalf("the base %q does not pass again: %v", c.base, err)
 		}
 	})
 }

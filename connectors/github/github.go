@@ -10,6 +10,12 @@
 // a configurable base URL, with the project's token from its sealed
 // credentials, {"token": "…", "base_url"?: "…"}. The token travels in the
 // Authorization header only: it is never logged, in a result or in a task.
+// Every request goes through the egress guard (SPEC §14, connector
+// egress): a base_url is https (http only when wiring allows private
+// hosts, for serve --dev and tests) without userinfo, query, fragment or
+// dot segments, refused invalid_request before any request when it is
+// not; every address dialed is public; a redirect is followed only to the
+// same host, at most three.
 //
 // # Choices where the contract is silent
 //
@@ -32,6 +38,25 @@
 //     Text over 50,000 characters, text a field may not show (control
 //     characters, say), or text past 128 KiB of shown text in all goes in
 //     a task file instead, and a field names the file.
+//   - Names are checked before GitHub is asked, and the policy's globs
+//     match only names that pass: a branch (and pr_create's head and base,
+//     branch_create's from) by git's rules for branch names
+//     (check-ref-format --branch: no empty, . or .. component, no
+//     component starting with . or ending with .lock, no .., @{, control
+//     character, space or ~^:?*[\, no trailing / or ., not @, HEAD or
+//     starting with -), file_get's ref by the same rules for any ref (or a
+//     commit id), a repository as owner/name with neither part . or .., a
+//     path as relative segments none empty, . or ... Request paths are
+//     built from escaped segments (a branch or a path one segment per
+//     part) and queries percent-encoded as RFC 3986 requires, so
+//     "docs+notes" is sent as docs%2Bnotes.
+//   - A commit keeps each file's mode (100644 or 100755), read from the
+//     tree of the commit the task starts at, one directory at a time; the
+//     task says when a replaced file stays executable. A path that is a
+//     symbolic link, a submodule or a directory there is refused (by
+//     file_put too): what the task would show of a link is its target's
+//     content. file_put, through the contents API, which takes no mode,
+//     refuses an executable file rather than make it a plain one.
 //   - GitHub's refusals: 401 and 403 are policy_denied (the token may not),
 //     404, 405, 410 and 422 invalid_request, 409 conflict, a rate limit
 //     (429, or 403 with x-ratelimit-remaining 0 or Retry-After) rate_limited
@@ -45,12 +70,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"countersign"
 	"countersign/connectors"
+	"countersign/egress"
 	"countersign/policy"
 )
 
@@ -76,12 +103,13 @@ const (
 // Options configure the connector.
 type Options struct {
 	// BaseURL is the API's base (default DefaultBaseURL); a project's
-	// credentials may name another.
+	// credentials may name another. Either is checked by egress's rules
+	// and reached through its guard.
 	BaseURL string
-	// AllowHTTP lets a base URL be http:// (the sandbox and tests only).
-	AllowHTTP bool
-	// Transport carries the requests (default http.DefaultTransport).
-	Transport http.RoundTripper
+	// Egress is how the API is reached: only public addresses over https,
+	// unless wiring sets AllowPrivate (serve --dev and tests, whose fakes
+	// listen on loopback http).
+	Egress egress.Options
 	// Timeout bounds each request (default 20 s).
 	Timeout time.Duration
 }
@@ -106,14 +134,13 @@ func New(o Options) *connectors.Connector {
 	if o.BaseURL == "" {
 		o.BaseURL = DefaultBaseURL
 	}
-	o.BaseURL = strings.TrimRight(o.BaseURL, "/")
 	if o.Timeout == 0 {
 		o.Timeout = 20 * time.Second
 	}
-	if o.Transport == nil {
-		o.Transport = http.DefaultTransport
-	}
-	g := &GitHub{opts: o, httpc: newHTTPClient(o.Transport, o.Timeout)}
+	// At most three redirects, to the same host only.
+	e := o.Egress
+	e.Timeout, e.Redirects = o.Timeout, 3
+	g := &GitHub{opts: o, httpc: egress.NewClient(e)}
 	c := &connectors.Connector{
 		Name: Name, Version: Version, Tasks: true,
 		PolicyKeys: map[string]policy.KeyKind{keyActions: policy.WriteList, keyRepos: policy.List, keyBranch: policy.List, keyPaths: policy.List, keyMax: policy.Count},
@@ -146,7 +173,19 @@ type write struct {
 	// Read when the task was made.
 	SHA    string `json:"sha,omitempty"` // start, head or replaced blob
 	Title0 string `json:"shown_title,omitempty"`
+	// Modes are the git modes of a commit's paths that exist at SHA
+	// (100644 or 100755), kept by the commit.
+	Modes map[string]string `json:"modes,omitempty"`
 }
+
+// Git's modes of a tree's entries.
+const (
+	modeFile       = "100644"
+	modeExecutable = "100755"
+	modeSymlink    = "120000"
+	modeSubmodule  = "160000"
+	modeTree       = "040000"
+)
 
 // callArgs are the members of an agent's call, of every operation.
 type callArgs struct {
@@ -231,8 +270,13 @@ func (w *write) branch() string {
 	return ""
 }
 
-// allowed checks a write against the policy's own keys.
+// allowed checks a write against the policy's own keys. Its names are
+// checked first (names), so the globs only ever match names GitHub takes
+// as they are.
 func allowed(p *policy.Policy, w *write) error {
+	if err := names(w); err != nil {
+		return err
+	}
 	actions, _ := p.List(keyActions)
 	found := false
 	for _, a := range actions {
@@ -330,11 +374,11 @@ func (g *GitHub) write(ctx context.Context, c *connectors.Call) (any, error) {
 
 // check refuses what the schema cannot say.
 func check(w *write) error {
+	if err := names(w); err != nil {
+		return err
+	}
 	seen := map[string]bool{}
 	for _, p := range w.paths() {
-		if !validPath(p) {
-			return countersign.Errorf(countersign.InvalidRequest, "a path is a relative file path without empty, . or .. segments")
-		}
 		if seen[p] {
 			return countersign.Errorf(countersign.InvalidRequest, "the path %s is changed twice", p)
 		}
@@ -352,18 +396,6 @@ func check(w *write) error {
 		return countersign.Errorf(countersign.InvalidRequest, "issue_update changes at least one of title, body, state, labels, assignees")
 	}
 	return nil
-}
-
-func validPath(p string) bool {
-	if p == "" || len(p) > 4096 || !utf8.ValidString(p) || strings.HasPrefix(p, "/") {
-		return false
-	}
-	for _, s := range strings.Split(p, "/") {
-		if s == "" || s == "." || s == ".." || strings.ContainsAny(s, "\x00\\") {
-			return false
-		}
-	}
-	return true
 }
 
 // doing names a write in a refusal.
@@ -399,12 +431,6 @@ func doing(w *write) string {
 	return w.Op
 }
 
-// owner and name of a repository "owner/name".
-func repoPath(full string) string {
-	o, n, _ := strings.Cut(full, "/")
-	return "/repos/" + esc(o) + "/" + esc(n)
-}
-
 // Wire types of the answers the connector reads.
 type (
 	gitRef struct {
@@ -436,6 +462,16 @@ type (
 		Content  string `json:"content"`
 		SHA      string `json:"sha"`
 		HTMLURL  string `json:"html_url"`
+	}
+	gitTree struct {
+		SHA       string `json:"sha"`
+		Truncated bool   `json:"truncated"`
+		Tree      []struct {
+			Path string `json:"path"`
+			Mode string `json:"mode"`
+			Type string `json:"type"`
+			SHA  string `json:"sha"`
+		} `json:"tree"`
 	}
 	pullRequest struct {
 		Number    int     `json:"number"`
@@ -481,11 +517,11 @@ type (
 func readFile(ctx context.Context, cl *client, repo, path, ref string) (*contentFile, *string, error) {
 	var f contentFile
 	var raw json.RawMessage
-	q := ""
+	var q url.Values
 	if ref != "" {
-		q = "?ref=" + esc(ref)
+		q = url.Values{"ref": {ref}}
 	}
-	status, err := cl.do(ctx, http.MethodGet, repoPath(repo)+"/contents/"+escPath(path)+q, nil, &raw, http.StatusOK)
+	status, err := cl.send(ctx, http.MethodGet, repoAt(repo, append([]string{"contents"}, parts(path)...)...), q, nil, &raw, http.StatusOK)
 	if status == http.StatusNotFound {
 		return nil, nil, nil
 	}
@@ -506,9 +542,72 @@ func readFile(ctx context.Context, cl *client, repo, path, ref string) (*content
 	return &f, &s, nil
 }
 
+// readModes reads, from the tree of the commit head, the mode of each path
+// w changes that exists there, walking down one directory at a time (each
+// read once). A path that is a symbolic link, a submodule or a directory
+// is refused: a write changes regular files only, and a commit keeps
+// their modes.
+func readModes(ctx context.Context, cl *client, w *write, head string) (map[string]string, error) {
+	var c gitCommit
+	if _, err := cl.do(ctx, http.MethodGet, repoAt(w.Repo, "git", "commits", head), nil, &c, http.StatusOK); err != nil {
+		return nil, refusal(err, "reading the commit "+head)
+	}
+	trees := map[string]*gitTree{}
+	tree := func(sha string) (*gitTree, error) {
+		if t, ok := trees[sha]; ok {
+			return t, nil
+		}
+		var t gitTree
+		if _, err := cl.do(ctx, http.MethodGet, repoAt(w.Repo, "git", "trees", sha), nil, &t, http.StatusOK); err != nil {
+			return nil, refusal(err, "reading the tree of "+w.Branch)
+		}
+		if t.Truncated {
+			return nil, countersign.Errorf(countersign.InvalidRequest, "a directory on %s has too many entries for GitHub to list", w.Branch)
+		}
+		trees[sha] = &t
+		return &t, nil
+	}
+	modes := map[string]string{}
+	for _, p := range w.paths() {
+		sha, segs := c.Tree.SHA, parts(p)
+	walk:
+		for i, seg := range segs {
+			t, err := tree(sha)
+			if err != nil {
+				return nil, err
+			}
+			for _, e := range t.Tree {
+				if e.Path != seg {
+					continue
+				}
+				if i == len(segs)-1 {
+					modes[p] = e.Mode
+				} else if e.Type == "tree" {
+					sha = e.SHA
+					continue walk
+				}
+				break walk
+			}
+			break // not there: a new file
+		}
+		switch modes[p] {
+		case "", modeFile, modeExecutable:
+		case modeSymlink:
+			return nil, countersign.Errorf(countersign.InvalidRequest, "%s is a symbolic link on %s: a write changes regular files only", p, w.Branch)
+		case modeSubmodule:
+			return nil, countersign.Errorf(countersign.InvalidRequest, "%s is a submodule on %s: a write changes regular files only", p, w.Branch)
+		case modeTree:
+			return nil, countersign.Errorf(countersign.InvalidRequest, "%s is a directory on %s: a write changes files only", p, w.Branch)
+		default:
+			return nil, countersign.Errorf(countersign.InvalidRequest, "%s has the mode %s on %s, which a write does not change", p, modes[p], w.Branch)
+		}
+	}
+	return modes, nil
+}
+
 func headOf(ctx context.Context, cl *client, repo, branch string) (string, error) {
 	var ref gitRef
-	if _, err := cl.do(ctx, http.MethodGet, repoPath(repo)+"/git/ref/heads/"+escPath(branch), nil, &ref, http.StatusOK); err != nil {
+	if _, err := cl.do(ctx, http.MethodGet, repoAt(repo, append([]string{"git", "ref", "heads"}, parts(branch)...)...), nil, &ref, http.StatusOK); err != nil {
 		return "", refusal(err, "reading the branch "+branch)
 	}
 	return ref.Object.SHA, nil
@@ -516,7 +615,7 @@ func headOf(ctx context.Context, cl *client, repo, branch string) (string, error
 
 func getRepo(ctx context.Context, cl *client, repo string) (*repository, error) {
 	var r repository
-	if _, err := cl.do(ctx, http.MethodGet, repoPath(repo), nil, &r, http.StatusOK); err != nil {
+	if _, err := cl.do(ctx, http.MethodGet, repoAt(repo), nil, &r, http.StatusOK); err != nil {
 		return nil, refusal(err, "reading "+repo)
 	}
 	return &r, nil
@@ -532,7 +631,7 @@ func defaultBranch(ctx context.Context, cl *client, repo string) (string, error)
 
 func getIssue(ctx context.Context, cl *client, repo string, n int) (*issueJSON, error) {
 	var is issueJSON
-	if _, err := cl.do(ctx, http.MethodGet, fmt.Sprintf("%s/issues/%d", repoPath(repo), n), nil, &is, http.StatusOK); err != nil {
+	if _, err := cl.do(ctx, http.MethodGet, repoAt(repo, "issues", strconv.Itoa(n)), nil, &is, http.StatusOK); err != nil {
 		return nil, refusal(err, fmt.Sprintf("reading #%d", n))
 	}
 	return &is, nil
@@ -540,7 +639,7 @@ func getIssue(ctx context.Context, cl *client, repo string, n int) (*issueJSON, 
 
 func getPull(ctx context.Context, cl *client, repo string, n int) (*pullRequest, error) {
 	var p pullRequest
-	if _, err := cl.do(ctx, http.MethodGet, fmt.Sprintf("%s/pulls/%d", repoPath(repo), n), nil, &p, http.StatusOK); err != nil {
+	if _, err := cl.do(ctx, http.MethodGet, repoAt(repo, "pulls", strconv.Itoa(n)), nil, &p, http.StatusOK); err != nil {
 		return nil, refusal(err, fmt.Sprintf("reading the pull request #%d", n))
 	}
 	return &p, nil
@@ -562,7 +661,7 @@ func prepare(ctx context.Context, cl *client, w *write) (map[string]*string, err
 		}
 		if isSHA(from) {
 			var c gitCommit
-			if _, err := cl.do(ctx, http.MethodGet, repoPath(w.Repo)+"/git/commits/"+from, nil, &c, http.StatusOK); err != nil {
+			if _, err := cl.do(ctx, http.MethodGet, repoAt(w.Repo, "git", "commits", from), nil, &c, http.StatusOK); err != nil {
 				return nil, refusal(err, "reading the commit "+from)
 			}
 			w.SHA = c.SHA
@@ -579,8 +678,16 @@ func prepare(ctx context.Context, cl *client, w *write) (map[string]*string, err
 		if err != nil {
 			return nil, err
 		}
+		modes, err := readModes(ctx, cl, w, head)
+		if err != nil {
+			return nil, err
+		}
 		if w.Op == "commit" {
-			w.SHA = head
+			w.SHA, w.Modes = head, modes
+		} else if modes[w.Path] == modeExecutable {
+			// The contents API takes no mode: it would write the file as
+			// a plain one, a change the task could not show.
+			return nil, countersign.Errorf(countersign.InvalidRequest, "%s is executable (mode 100755) on %s, and file_put would make it a plain file: use commit, which keeps its mode", w.Path, w.Branch)
 		}
 		for _, p := range w.paths() {
 			f, content, err := readFile(ctx, cl, w.Repo, p, head)
@@ -622,7 +729,7 @@ func prepare(ctx context.Context, cl *client, w *write) (map[string]*string, err
 		w.Title0 = is.Title
 	case "gist_update":
 		var gj gistJSON
-		if _, err := cl.do(ctx, http.MethodGet, "/gists/"+esc(w.GistID), nil, &gj, http.StatusOK); err != nil {
+		if _, err := cl.do(ctx, http.MethodGet, at{"gists", w.GistID}, nil, &gj, http.StatusOK); err != nil {
 			return nil, refusal(err, "reading the gist")
 		}
 		for name := range w.Files {
@@ -638,16 +745,4 @@ func prepare(ctx context.Context, cl *client, w *write) (map[string]*string, err
 		}
 	}
 	return old, nil
-}
-
-func isSHA(s string) bool {
-	if len(s) != 40 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !(s[i] >= '0' && s[i] <= '9' || s[i] >= 'a' && s[i] <= 'f') {
-			return false
-		}
-	}
-	return true
 }

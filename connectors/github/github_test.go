@@ -10,6 +10,7 @@ import (
 	"countersign/connectors/connectortest"
 	"countersign/connectors/github"
 	"countersign/connectors/github/githubtest"
+	"countersign/egress"
 )
 
 var ctx = context.Background()
@@ -24,7 +25,7 @@ func world(t *testing.T, policy string) (*connectortest.Harness, *githubtest.Ser
 	fake := githubtest.New(token, "octocat").Start()
 	t.Cleanup(fake.Close)
 	repo := fake.Seed()
-	h := connectortest.New(t, github.New(github.Options{BaseURL: fake.URL, AllowHTTP: true}))
+	h := connectortest.New(t, github.New(github.Options{BaseURL: fake.URL, Egress: egress.Options{AllowPrivate: true}}))
 	h.Credentials = []byte(`{"token": "` + token + `"}`)
 	h.Policy = []byte(policy)
 	return h, fake, repo

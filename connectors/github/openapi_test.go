@@ -17,6 +17,7 @@ import (
 	"countersign/connectors/connectortest"
 	"countersign/connectors/github"
 	"countersign/connectors/github/githubtest"
+	"countersign/egress"
 )
 
 // exchange is one request the connector sent and the fake's answer.
@@ -31,8 +32,15 @@ type exchange struct {
 
 // recorder keeps every exchange that goes through it.
 type recorder struct {
-	mu  sync.Mutex
-	log []exchange
+	mu    sync.Mutex
+	log   []exchange
+	inner http.RoundTripper
+}
+
+// wrap records what goes through rt (egress.Options.Wrap).
+func (r *recorder) wrap(rt http.RoundTripper) http.RoundTripper {
+	r.inner = rt
+	return r
 }
 
 func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -44,7 +52,7 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 			req.Body = http.NoBody
 		}
 	}
-	resp, err := http.DefaultTransport.RoundTrip(req)
+	resp, err := r.inner.RoundTrip(req)
 	if err != nil {
 		return nil, err
 	}
@@ -102,11 +110,17 @@ func TestAgainstGitHubsOpenAPI(t *testing.T) {
 	fake := githubtest.New(token, "octocat").Start()
 	t.Cleanup(fake.Close)
 	repo := fake.Seed()
-	h := connectortest.New(t, github.New(github.Options{BaseURL: fake.URL, AllowHTTP: true, Transport: rec}))
+	h := connectortest.New(t, github.New(github.Options{BaseURL: fake.URL, Egress: egress.Options{AllowPrivate: true, Wrap: rec.wrap}}))
 	h.Credentials = []byte(`{"token": "` + token + `"}`)
 	h.Policy = []byte(`{"actions": ` + allWrites + `}`)
+	fake.Push(repo, "main", "Add a script", map[string]string{"bin/run.sh": "#!/bin/sh\n"})
+	fake.Chmod(repo, "main", "bin/run.sh", githubtest.ModeExecutable)
+	fake.Symlink(repo, "main", "docs/away", "../../outside")
 	calls := []string{
 		`{"operation": "repo_get", "repo": "` + repo + `"}`,
+		`{"operation": "file_get", "repo": "` + repo + `", "path": "README.md", "ref": "add-greeting"}`,
+		`{"operation": "file_get", "repo": "` + repo + `", "path": "docs/away"}`,
+		`{"operation": "commit", "repo": "` + repo + `", "message": "Script", "changes": [{"path": "bin/run.sh", "content": "#!/bin/sh\necho\n"}]}`,
 		`{"operation": "file_get", "repo": "` + repo + `", "path": "docs/usage.md"}`,
 		`{"operation": "pr_get", "repo": "` + repo + `", "number": 1}`,
 		`{"operation": "issue_get", "repo": "` + repo + `", "number": 2}`,

@@ -32,13 +32,13 @@ func TestRefusals(t *testing.T) {
 		{name: "confirm misspelt", policy: `{"actions": ["issue_create"], "confirm": ["issue_creat"]}`, body: issue, want: "policy_unreadable: "},
 		{name: "unknown member", policy: `{"actions": ["issue_create"], "allow_merge": true}`, body: issue, want: "policy_unreadable: "},
 		{name: "daily number", policy: `{"actions": ["issue_create"], "max_writes_per_day": 0}`, body: issue, want: "policy_denied: the day's 0 direct writes of this agent in this project are made"},
-		{name: "dot dot", policy: all, body: `{"operation": "file_put", "repo": "octocat/hello", "path": "../x", "content": "x", "message": "m"}`, want: "invalid_request: a path is a relative file path"},
+		{name: "dot dot", policy: all, body: `{"operation": "file_put", "repo": "octocat/hello", "path": "../x", "content": "x", "message": "m"}`, want: "invalid_request: a path is a relative file path without empty, . or .. segments"},
 		{name: "both content and delete", policy: all, body: `{"operation": "commit", "repo": "octocat/hello", "message": "m", "changes": [{"path": "a", "content": "x", "delete": true}]}`, want: "invalid_request: each change has either content"},
 		{name: "one path twice", policy: all, body: `{"operation": "commit", "repo": "octocat/hello", "message": "m", "changes": [{"path": "a", "content": "x"}, {"path": "a", "content": "y"}]}`, want: "invalid_request: the path a is changed twice"},
 		{name: "delete what is not there", policy: all, body: `{"operation": "commit", "repo": "octocat/hello", "message": "m", "changes": [{"path": "nope", "delete": true}]}`, want: "invalid_request: nope is not on main"},
 		{name: "no credentials", policy: all, creds: "-", body: issue, want: "invalid_request: the project has no GitHub token"},
 		{name: "bad credentials shape", policy: all, creds: `{"token": "a", "password": "b"}`, body: issue, want: "invalid_request: the project's credentials are not"},
-		{name: "base url not http", policy: all, creds: `{"token": "a", "base_url": "ftp://example.com"}`, body: issue, want: "invalid_request: the project's base_url is not an https URL"},
+		{name: "base url not http", policy: all, creds: `{"token": "a", "base_url": "ftp://example.com"}`, body: issue, want: "invalid_request: the project's base_url must use https: the owner must correct the project's credentials"},
 		{name: "wrong token", policy: all, creds: `{"token": "wrong"}`, body: issue, want: "policy_denied: GitHub does not accept the project's token (401: Bad credentials)"},
 		{name: "403", policy: all, body: issue, fail: func(f *githubtest.Server) {
 			f.FailNext("POST", "/repos/octocat/hello/issues", 403, nil, "Resource not accessible by personal access token")

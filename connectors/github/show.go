@@ -147,7 +147,11 @@ func show(w *write, old map[string]*string) connectors.TaskSpec {
 			if !ch.Delete {
 				nc = ch.Content
 			}
-			list = append(list, changeLine(i, ch.Path, old[ch.Path], nc))
+			line := changeLine(i, ch.Path, old[ch.Path], nc)
+			if nc != nil && w.Modes[ch.Path] == modeExecutable {
+				line += ", stays executable (mode 100755)"
+			}
+			list = append(list, line)
 			diff.WriteString(Unified(ch.Path, old[ch.Path], nc, Whole))
 		}
 		listField(d, "Changes", list, countersign.WrittenByAgent)

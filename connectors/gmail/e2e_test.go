@@ -11,6 +11,7 @@ import (
 	"countersign"
 	"countersign/connectors/gmail"
 	"countersign/connectors/gmail/gmailtest"
+	"countersign/egress"
 	"countersign/servicetest"
 	"countersign/store/storetest"
 )
@@ -19,7 +20,7 @@ func world(t *testing.T, pol string) (*servicetest.World, *gmailtest.Fake) {
 	t.Helper()
 	f := gmailtest.New().Start()
 	t.Cleanup(f.Close)
-	w := servicetest.New(t, storetest.Postgres(t), servicetest.WithConnector(gmail.New(gmail.Config{BaseURL: f.URL(), TokenURL: f.TokenURL()})))
+	w := servicetest.New(t, storetest.Postgres(t), servicetest.WithConnector(gmail.New(gmail.Config{BaseURL: f.URL(), TokenURL: f.TokenURL(), Egress: egress.Options{AllowPrivate: true}})))
 	w.PutProject("mail", "gmail", pol, creds(f, gmailtest.RefreshToken))
 	w.StartJobs()
 	return w, f

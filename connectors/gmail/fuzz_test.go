@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"countersign/egress"
 )
 
 // FuzzCheckAddress: an address taken is one mailbox as net/mail reads it,
@@ -65,6 +67,34 @@ func FuzzBuild(f *testing.F) {
 		}
 		if !bytes.Equal(build(d), msg) {
 			t.Fatal("the same draft built twice differs")
+		}
+	})
+}
+
+// FuzzEndpoint: a base_url or token_url from the owner's credentials is
+// used only when the egress rules take it, and no refusal quotes it.
+func FuzzEndpoint(f *testing.F) {
+	for _, s := range []string{"", "https://gmail.googleapis.com/", "http://127.0.0.1:1", "https://s3cr3t@example.com/a/../b?c#d",
+		"https://169.254.169.254/token", "https://oauth2.googleapis.com/token/"} {
+		f.Add(s, false)
+		f.Add(s, true)
+	}
+	f.Fuzz(func(t *testing.T, own string, allowPrivate bool) {
+		c := &connector{cfg: Config{Egress: egress.Options{AllowPrivate: allowPrivate}}}
+		for _, what := range []string{"base_url", "token_url"} {
+			u, mine, err := c.endpoint(what, own, DefaultBaseURL)
+			if err != nil {
+				if strings.Contains(own, "s3cr3t") && strings.Contains(err.Error(), "s3cr3t") {
+					t.Fatal("a refusal quotes the URL")
+				}
+				continue
+			}
+			if mine != (own != "") {
+				t.Fatalf("%q: own %v", own, mine)
+			}
+			if _, err := egress.CheckBaseURL(u, allowPrivate); err != nil {
+				t.Fatalf("%s %q is used as %q, which the rules refuse: %v", what, own, u, err)
+			}
 		}
 	})
 }

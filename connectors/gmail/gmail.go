@@ -7,7 +7,13 @@
 //
 // Credentials are an OAuth2 refresh token with the OAuth client's id and
 // secret, refreshed at Google's token endpoint with golang.org/x/oauth2 for
-// each run; the three Gmail calls are plain net/http.
+// each run; the three Gmail calls are plain net/http. Every request, the
+// token's too, goes through the egress guard (SPEC §14, connector egress):
+// a base_url or token_url is https (http only when wiring allows private
+// hosts, for serve --dev and tests) without userinfo, query, fragment or
+// dot segments, refused before any request when it is not; every address
+// dialed is public; no redirect is followed; a message id goes in the path
+// as an escaped segment and query values are encoded as RFC 3986 requires.
 package gmail
 
 import (
@@ -31,6 +37,7 @@ import (
 
 	"countersign"
 	"countersign/connectors"
+	"countersign/egress"
 	"countersign/policy"
 )
 
@@ -65,8 +72,10 @@ type Config struct {
 	// BaseURL and TokenURL are used when a project's credentials do not
 	// name their own (defaults: Google's).
 	BaseURL, TokenURL string
-	// HTTP is the client (default: 30 s timeout, no redirects).
-	HTTP *http.Client
+	// Egress is how Google is reached: only public addresses over https, no
+	// redirects followed, unless wiring sets AllowPrivate (serve --dev and
+	// tests, whose fake listens on loopback http).
+	Egress egress.Options
 	// SandboxCredentials stand in for a project's credentials when it has
 	// none: serve --dev sets them to its fake's, never real ones.
 	SandboxCredentials []byte
@@ -85,11 +94,9 @@ func New(cfg Config) *connectors.Connector {
 	if cfg.TokenURL == "" {
 		cfg.TokenURL = DefaultTokenURL
 	}
-	hc := cfg.HTTP
-	if hc == nil {
-		hc = &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	}
-	c := &connector{cfg: cfg, http: hc}
+	e := cfg.Egress
+	e.Timeout, e.Redirects = 30*time.Second, 0
+	c := &connector{cfg: cfg, http: egress.NewClient(e)}
 	return &connectors.Connector{
 		Name: Name, Version: Version, Tasks: true,
 		PolicyKeys: map[string]policy.KeyKind{keyDomains: policy.List, keyRecipients: policy.List, keyMaxPerDay: policy.Count,
@@ -385,7 +392,7 @@ func (c *connector) deliver(ctx context.Context, raw []byte, msg []byte, sum str
 		ID       string `json:"id"`
 		ThreadID string `json:"threadId"`
 	}
-	if err := cl.do(ctx, http.MethodPost, "/gmail/v1/users/me/messages/send", body, &sent); err != nil {
+	if err := cl.do(ctx, http.MethodPost, messages.with("send"), nil, body, &sent); err != nil {
 		return nil, sendRefusal(err)
 	}
 	return map[string]any{"ok": true, "wrote": true, "sent": true, "message_id": sent.ID, "thread_id": sent.ThreadID,
@@ -424,7 +431,7 @@ func (c *connector) list(ctx context.Context, call *connectors.Call) (any, error
 		} `json:"messages"`
 		NextPageToken string `json:"nextPageToken"`
 	}
-	if err := cl.do(ctx, http.MethodGet, "/gmail/v1/users/me/messages?"+q.Encode(), nil, &out); err != nil {
+	if err := cl.do(ctx, http.MethodGet, messages, q, nil, &out); err != nil {
 		return nil, readRefusal(err)
 	}
 	msgs := make([]map[string]string, 0, len(out.Messages))
@@ -454,7 +461,7 @@ func (c *connector) get(ctx context.Context, call *connectors.Call) (any, error)
 		return nil, asCall(err)
 	}
 	var m map[string]any
-	if err := cl.do(ctx, http.MethodGet, "/gmail/v1/users/me/messages/"+url.PathEscape(args.ID)+"?format="+url.QueryEscape(args.Format), nil, &m); err != nil {
+	if err := cl.do(ctx, http.MethodGet, messages.with(args.ID), url.Values{"format": {args.Format}}, nil, &m); err != nil {
 		return nil, readRefusal(err)
 	}
 	return map[string]any{"ok": true, "message": m}, nil
@@ -464,14 +471,30 @@ func (c *connector) get(ctx context.Context, call *connectors.Call) (any, error)
 
 type client struct {
 	http  *http.Client
-	base  string
+	base  string // scheme, host and path, no trailing slash
 	token string
+	// own: the base came from the project's credentials.
+	own bool
 }
 
-// apiError is Google's answer that is not a success, or no answer.
+// at is a request's path: its segments, each escaped whole when the
+// request is made (egress.Path), so no id can add or remove a level.
+type at []string
+
+func (a at) with(more ...string) at { return append(append(at{}, a...), more...) }
+
+// messages is the path of the owner's messages.
+var messages = at{"gmail", "v1", "users", "me", "messages"}
+
+// apiError is Google's answer that is not a success, or no answer, or a
+// request that never left.
 type apiError struct {
 	status  int
 	message string
+	// before: the request was refused before it left, for the reason
+	// code and the sentence message. Nothing was sent.
+	before bool
+	code   countersign.Code
 }
 
 func (e *apiError) Error() string {
@@ -479,6 +502,31 @@ func (e *apiError) Error() string {
 		return "Gmail did not answer (" + e.message + ")"
 	}
 	return fmt.Sprintf("Gmail answered %d (%s)", e.status, e.message)
+}
+
+// endpoint is the URL a project's credentials name for what (base_url or
+// token_url), or the connector's own, checked by the egress rules (https,
+// no userinfo, query or fragment, a public host, no dot segments) before
+// any request.
+func (c *connector) endpoint(what, own, def string) (string, bool, error) {
+	raw := def
+	if own != "" {
+		raw = own
+	}
+	u, err := egress.CheckBaseURL(raw, c.cfg.Egress.AllowPrivate)
+	if err != nil {
+		ue := egress.ErrURLSyntax
+		errors.As(err, &ue)
+		if own != "" {
+			return "", true, connectors.Refused(countersign.InvalidRequest, false, "%s: the owner must correct the project's credentials; nothing was sent.", ue.Of("The project's "+what))
+		}
+		return "", false, connectors.Refused(countersign.Internal, false, "The service's Gmail %s is refused: %s; nothing was sent.", what, ue.Of("it"))
+	}
+	if what == "token_url" {
+		// An endpoint, not a base: used as it was given.
+		return raw, own != "", nil
+	}
+	return u.String(), own != "", nil
 }
 
 // session refreshes an access token with the project's refresh token. A
@@ -492,12 +540,13 @@ func (c *connector) session(ctx context.Context, raw []byte) (*client, error) {
 	if len(raw) == 0 || countersign.DecodeStrict(raw, &cr) != nil || cr.RefreshToken == "" || cr.ClientID == "" {
 		return nil, connectors.Refused(countersign.InvalidRequest, false, "The project has no Gmail credentials: its owner stores {\"client_id\", \"client_secret\", \"refresh_token\"}; nothing was sent.")
 	}
-	base, tokenURL := c.cfg.BaseURL, c.cfg.TokenURL
-	if cr.BaseURL != "" {
-		base = cr.BaseURL
+	base, ownBase, err := c.endpoint("base_url", cr.BaseURL, c.cfg.BaseURL)
+	if err != nil {
+		return nil, err
 	}
-	if cr.TokenURL != "" {
-		tokenURL = cr.TokenURL
+	tokenURL, ownToken, err := c.endpoint("token_url", cr.TokenURL, c.cfg.TokenURL)
+	if err != nil {
+		return nil, err
 	}
 	conf := &oauth2.Config{ClientID: cr.ClientID, ClientSecret: cr.ClientSecret,
 		Endpoint: oauth2.Endpoint{TokenURL: tokenURL, AuthStyle: oauth2.AuthStyleInParams}}
@@ -506,6 +555,10 @@ func (c *connector) session(ctx context.Context, raw []byte) (*client, error) {
 	if err != nil {
 		var re *oauth2.RetrieveError
 		switch {
+		case egress.Refused(err) && ownToken:
+			return nil, connectors.Refused(countersign.InvalidRequest, false, "The project's token_url leads to an address that is not public (loopback, private, link-local or reserved), so Google was not asked: the owner must correct the project's credentials; nothing was sent.")
+		case egress.Refused(err):
+			return nil, connectors.Refused(countersign.Internal, false, "Google's token endpoint resolves to an address that is not public, so it was not asked; nothing was sent.")
 		case errors.As(err, &re) && re.ErrorCode == "invalid_grant":
 			return nil, connectors.Refused("credentials_expired", false, "Google no longer accepts the project's refresh token (invalid_grant: expired or revoked): the owner must reconnect Gmail and store a new one; nothing was sent.")
 		case errors.As(err, &re) && (re.ErrorCode == "invalid_client" || re.ErrorCode == "unauthorized_client"):
@@ -515,24 +568,38 @@ func (c *connector) session(ctx context.Context, raw []byte) (*client, error) {
 		}
 		return nil, connectors.Refused("upstream_unavailable", false, "Google's token endpoint could not be reached; nothing was sent; try again later.")
 	}
-	return &client{http: c.http, base: strings.TrimRight(base, "/"), token: tok.AccessToken}, nil
+	return &client{http: c.http, base: base, token: tok.AccessToken, own: ownBase}, nil
 }
 
-func (cl *client) do(ctx context.Context, method, path string, body []byte, out any) error {
+// do sends one request to path with query and reads a success into out.
+func (cl *client) do(ctx context.Context, method string, path at, query url.Values, body []byte, out any) error {
+	p, err := egress.Path(path...)
+	if err != nil {
+		return &apiError{before: true, code: countersign.InvalidRequest, message: "an id would make an empty, . or .. segment of Gmail's URL path"}
+	}
+	if len(query) > 0 {
+		p += "?" + egress.Query(query)
+	}
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, cl.base+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, cl.base+p, rd)
 	if err != nil {
-		return &apiError{message: "the request could not be made"}
+		return &apiError{before: true, code: countersign.InvalidRequest, message: "the request to Gmail could not be made"}
 	}
 	req.Header.Set("Authorization", "Bearer "+cl.token)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := cl.http.Do(req)
-	if err != nil {
+	switch {
+	case egress.Refused(err) && cl.own:
+		return &apiError{before: true, code: countersign.InvalidRequest,
+			message: "the project's base_url leads to an address that is not public (loopback, private, link-local or reserved), so Gmail was not asked: the owner must correct the project's credentials"}
+	case egress.Refused(err):
+		return &apiError{before: true, code: countersign.Internal, message: "Gmail's host resolves to an address that is not public, so it was not asked"}
+	case err != nil:
 		return &apiError{message: "the connection failed"}
 	}
 	defer resp.Body.Close()
@@ -600,6 +667,8 @@ func sendRefusal(err error) error {
 		return err
 	}
 	switch {
+	case ae.before:
+		return connectors.Refused(ae.code, false, "%s; nothing was sent.", upper(ae.message))
 	case ae.status == http.StatusUnauthorized || ae.status == http.StatusForbidden:
 		return connectors.Refused("credentials_rejected", false, "Gmail refused the send (%d, %s): the owner must reconnect Gmail with the gmail.send scope; nothing was sent.", ae.status, ae.message)
 	case ae.status == http.StatusTooManyRequests:
@@ -616,6 +685,8 @@ func readRefusal(err error) error {
 		return err
 	}
 	switch {
+	case ae.before:
+		return connectors.Refuse(ae.code, "%s", upper(ae.message))
 	case ae.status == http.StatusUnauthorized || ae.status == http.StatusForbidden:
 		return connectors.Refuse("credentials_rejected", "Gmail refused the read (%d, %s): the owner must reconnect Gmail with a scope that reads mail", ae.status, ae.message)
 	case ae.status == http.StatusNotFound:

@@ -16,6 +16,7 @@ import (
 	"countersign/connectors/connectortest"
 	"countersign/connectors/gmail"
 	"countersign/connectors/gmail/gmailtest"
+	"countersign/egress"
 	"countersign/policy"
 )
 
@@ -30,7 +31,7 @@ func setup(t *testing.T, pol string) (*connectortest.Harness, *gmailtest.Fake) {
 	t.Helper()
 	f := gmailtest.New().Start()
 	t.Cleanup(f.Close)
-	h := connectortest.New(t, gmail.New(gmail.Config{BaseURL: f.URL(), TokenURL: f.TokenURL()}))
+	h := connectortest.New(t, gmail.New(gmail.Config{BaseURL: f.URL(), TokenURL: f.TokenURL(), Egress: egress.Options{AllowPrivate: true}}))
 	h.Policy = []byte(pol)
 	h.Credentials = creds(f, gmailtest.RefreshToken)
 	return h, f

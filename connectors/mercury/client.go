@@ -8,11 +8,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
-	"time"
 	"unicode"
 
 	"countersign"
+	"countersign/egress"
 	"countersign/policy"
 )
 
@@ -29,15 +30,23 @@ type creds struct {
 // client talks to one project's Mercury.
 type client struct {
 	http  *http.Client
-	base  string
+	base  string // scheme, host and path, no trailing slash
 	token string
+	// own: the base came from the project's credentials.
+	own bool
 }
 
-// apiError is an answer Mercury gave that is not a success, or no answer.
+// apiError is an answer Mercury gave that is not a success, or no answer,
+// or a request that never left.
 type apiError struct {
 	// status is Mercury's HTTP status; 0 when no answer came.
 	status  int
 	message string
+	// before: the request was refused before it left (a value that would
+	// make a dot segment of the path, a host that is not public), for the
+	// reason code and the sentence message. Nothing happened.
+	before bool
+	code   countersign.Code
 }
 
 func (e *apiError) Error() string {
@@ -47,10 +56,15 @@ func (e *apiError) Error() string {
 	return fmt.Sprintf("Mercury answered %d (%s)", e.status, e.message)
 }
 
-// certain reports whether the answer proves nothing happened: only a 4xx
-// does; a 5xx or a lost answer may follow a write that was made.
-func (e *apiError) certain() bool { return e.status >= 400 && e.status < 500 }
+// certain reports whether the answer proves nothing happened: a 4xx does,
+// and a request that never left; a 5xx or a lost answer may follow a
+// write that was made.
+func (e *apiError) certain() bool { return e.before || e.status >= 400 && e.status < 500 }
 
+// client is the API client for a project's credentials: the base URL they
+// name, or the connector's, checked by the egress rules (https, no
+// userinfo, query or fragment, a public host, no dot segments) before any
+// request.
 func (c *connector) client(raw []byte) (*client, error) {
 	if len(raw) == 0 && c.cfg.SandboxCredentials != nil {
 		raw = c.cfg.SandboxCredentials
@@ -59,18 +73,40 @@ func (c *connector) client(raw []byte) (*client, error) {
 	if len(raw) == 0 || countersign.DecodeStrict(raw, &cr) != nil || strings.TrimSpace(cr.Token) == "" {
 		return nil, countersign.Errorf(countersign.InvalidRequest, "the project has no Mercury API token: its owner stores one as {\"token\": \"secret-token:…\"}")
 	}
-	base := c.cfg.BaseURL
-	if cr.BaseURL != "" {
-		if !strings.HasPrefix(cr.BaseURL, "https://") && !strings.HasPrefix(cr.BaseURL, "http://") {
-			return nil, countersign.Errorf(countersign.InvalidRequest, "the project's Mercury base_url is not an http(s) URL")
-		}
+	base, own := c.cfg.BaseURL, cr.BaseURL != ""
+	if own {
 		base = cr.BaseURL
 	}
-	return &client{http: c.http, base: strings.TrimRight(base, "/"), token: cr.Token}, nil
+	u, err := egress.CheckBaseURL(base, c.cfg.Egress.AllowPrivate)
+	if err != nil {
+		ue := egress.ErrURLSyntax
+		errors.As(err, &ue)
+		if own {
+			return nil, countersign.Errorf(countersign.InvalidRequest, "%s: the owner must correct the project's credentials", ue.Of("the project's Mercury base_url"))
+		}
+		return nil, countersign.Errorf(countersign.Internal, "the service's Mercury base URL is refused: %s", ue.Of("it"))
+	}
+	return &client{http: c.http, base: u.String(), token: cr.Token, own: own}, nil
 }
 
+// at is a request's path: its segments, each escaped whole when the
+// request is made (egress.Path), so no id can add or remove a level.
+type at []string
+
 // do sends one request and reads a success into out.
-func (cl *client) do(ctx context.Context, method, path string, body, out any) error {
+func (cl *client) do(ctx context.Context, method string, path at, body, out any) error {
+	return cl.send(ctx, method, path, nil, body, out)
+}
+
+// send is do with a query.
+func (cl *client) send(ctx context.Context, method string, path at, query url.Values, body, out any) error {
+	p, err := egress.Path(path...)
+	if err != nil {
+		return &apiError{before: true, code: countersign.InvalidRequest, message: "an id would make an empty, . or .. segment of Mercury's URL path"}
+	}
+	if len(query) > 0 {
+		p += "?" + egress.Query(query)
+	}
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -79,9 +115,9 @@ func (cl *client) do(ctx context.Context, method, path string, body, out any) er
 		}
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, cl.base+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, cl.base+p, rd)
 	if err != nil {
-		return &apiError{message: "the request could not be made"}
+		return &apiError{before: true, code: countersign.InvalidRequest, message: "the request to Mercury could not be made"}
 	}
 	req.Header.Set("Authorization", "Bearer "+cl.token)
 	req.Header.Set("Accept", "application/json")
@@ -89,7 +125,13 @@ func (cl *client) do(ctx context.Context, method, path string, body, out any) er
 		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := cl.http.Do(req)
-	if err != nil {
+	switch {
+	case egress.Refused(err) && cl.own:
+		return &apiError{before: true, code: countersign.InvalidRequest,
+			message: "the project's Mercury base_url leads to an address that is not public (loopback, private, link-local or reserved), so Mercury was not asked: the owner must correct the project's credentials"}
+	case egress.Refused(err):
+		return &apiError{before: true, code: countersign.Internal, message: "Mercury's host resolves to an address that is not public, so it was not asked"}
+	case err != nil:
 		// The error may quote the URL, never the token; say only what kind.
 		if errors.Is(err, context.DeadlineExceeded) {
 			return &apiError{message: "timed out"}
@@ -272,12 +314,4 @@ func money(c policy.Cents) string {
 		return "-" + out
 	}
 	return out
-}
-
-// newHTTP is the connector's HTTP client: a timeout, no redirects followed.
-func newHTTP(c *http.Client) *http.Client {
-	if c != nil {
-		return c
-	}
-	return &http.Client{Timeout: 20 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }

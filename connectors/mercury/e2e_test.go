@@ -12,6 +12,7 @@ import (
 	"countersign/client"
 	"countersign/connectors/mercury"
 	"countersign/connectors/mercury/mercurytest"
+	"countersign/egress"
 	"countersign/servicetest"
 	"countersign/store/storetest"
 )
@@ -22,7 +23,7 @@ func world(t *testing.T, pol string) (*servicetest.World, *mercurytest.Fake) {
 	t.Helper()
 	f := mercurytest.New().Start()
 	t.Cleanup(f.Close)
-	w := servicetest.New(t, storetest.Postgres(t), servicetest.WithConnector(mercury.New(mercury.Config{BaseURL: f.URL()})))
+	w := servicetest.New(t, storetest.Postgres(t), servicetest.WithConnector(mercury.New(mercury.Config{BaseURL: f.URL(), Egress: egress.Options{AllowPrivate: true}})))
 	w.PutProject("bank", "mercury", pol, []byte(`{"token": "`+mercurytest.Token+`"}`))
 	w.StartJobs()
 	return w, f

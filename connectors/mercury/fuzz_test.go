@@ -1,11 +1,14 @@
 package mercury
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"countersign/egress"
 )
 
 // FuzzErrorText: whatever Mercury answers, the sentence made of it is
@@ -66,6 +69,31 @@ func FuzzParseWrite(f *testing.F) {
 		p := c.ParsePolicy([]byte(`{"rules":[{"when":{"op":"pay_invoice","min_usd":1},"then":"ask"}]}`))
 		if d := p.Decide(w.Op, w.facts()); d.Code == "internal_error" {
 			t.Fatalf("%s: %s", raw, d.Sentence)
+		}
+	})
+}
+
+// FuzzCredentials: a project's credentials are the owner's bytes; what is
+// accepted has a base the egress rules accept, and no refusal quotes them.
+func FuzzCredentials(f *testing.F) {
+	f.Add([]byte(`{"token": "secret-token:x"}`), false)
+	f.Add([]byte(`{"token": "secret-token:x", "base_url": "https://api-sandbox.mercury.com/api/v1/"}`), false)
+	f.Add([]byte(`{"token": "secret-token:x", "base_url": "http://127.0.0.1:1/api/v1"}`), true)
+	f.Add([]byte(`{"token": "secret-token:s3cr3t", "base_url": "https://s3cr3t@example.com/a/../b?c#d"}`), false)
+	f.Fuzz(func(t *testing.T, raw []byte, allowPrivate bool) {
+		c := &connector{cfg: Config{BaseURL: DefaultBaseURL, Egress: egress.Options{AllowPrivate: allowPrivate}}}
+		cl, err := c.client(raw)
+		if err != nil {
+			if bytes.Contains(raw, []byte("s3cr3t")) && strings.Contains(err.Error(), "s3cr3t") {
+				t.Fatal("a refusal quotes the credentials")
+			}
+			return
+		}
+		if cl.token == "" || strings.HasSuffix(cl.base, "/") {
+			t.Fatalf("%+v", cl)
+		}
+		if _, err := egress.CheckBaseURL(cl.base, allowPrivate); err != nil {
+			t.Fatalf("the base %q does not pass again: %v", cl.base, err)
 		}
 	})
 }

@@ -2,7 +2,13 @@
 // payees and invoices, gated by the owner's rules. It talks to Mercury's
 // REST API (https://api.mercury.com/api/v1, or a project's own base URL,
 // such as the sandbox's or the local fake's in mercurytest) with plain
-// net/http and the project's bearer token.
+// net/http and the project's bearer token. Every request goes through the
+// egress guard (SPEC §14, connector egress): a base_url is https (http
+// only when wiring allows private hosts, for serve --dev and tests)
+// without userinfo, query, fragment or dot segments, refused before any
+// request when it is not; every address dialed is public; no redirect is
+// followed; ids go in the path as escaped segments, and a request refused
+// before it left counts as certainly not made.
 //
 // Writes: pay_invoice (a payment to a saved payee, or to a new one saved
 // with it), add_recipient, send_invoice, cancel_invoice. Reads: accounts,
@@ -24,11 +30,14 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"countersign"
 	"countersign/connectors"
+	"countersign/egress"
 	"countersign/policy"
 )
 
@@ -67,8 +76,10 @@ type Config struct {
 	// BaseURL is the API a project's credentials do not name one for
 	// (default DefaultBaseURL).
 	BaseURL string
-	// HTTP is the client (default: 20 s timeout, no redirects).
-	HTTP *http.Client
+	// Egress is how the API is reached: only public addresses over https,
+	// no redirects followed, unless wiring sets AllowPrivate (serve --dev
+	// and tests, whose fake listens on loopback http).
+	Egress egress.Options
 	// SandboxCredentials stand in for a project's credentials when it has
 	// none: serve --dev sets them to its fake's token, never a real one.
 	SandboxCredentials []byte
@@ -84,7 +95,9 @@ func New(cfg Config) *connectors.Connector {
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = DefaultBaseURL
 	}
-	c := &connector{cfg: cfg, http: newHTTP(cfg.HTTP)}
+	e := cfg.Egress
+	e.Timeout, e.Redirects = 20*time.Second, 0
+	c := &connector{cfg: cfg, http: egress.NewClient(e)}
 	return &connectors.Connector{
 		Name: Name, Version: Version, Tasks: true,
 		PolicyKeys: map[string]policy.KeyKind{keyMaxPayment: policy.Amount, keyMaxMonth: policy.Amount},
@@ -257,7 +270,7 @@ func (c *connector) recipients(ctx context.Context, call *connectors.Call) (any,
 	var body struct {
 		Recipients []recipient `json:"recipients"`
 	}
-	if err := cl.do(ctx, http.MethodGet, "/recipients", nil, &body); err != nil {
+	if err := cl.do(ctx, http.MethodGet, at{"recipients"}, nil, &body); err != nil {
 		return nil, readRefusal(err)
 	}
 	out := make([]map[string]any, 0, len(body.Recipients))
@@ -293,7 +306,7 @@ func (c *connector) transactions(ctx context.Context, call *connectors.Call) (an
 	var body struct {
 		Transactions []transaction `json:"transactions"`
 	}
-	if err := cl.do(ctx, http.MethodGet, fmt.Sprintf("/account/%s/transactions?limit=%d", url.PathEscape(acct.ID), args.Limit), nil, &body); err != nil {
+	if err := cl.send(ctx, http.MethodGet, at{"account", acct.ID, "transactions"}, url.Values{"limit": {strconv.Itoa(args.Limit)}}, nil, &body); err != nil {
 		return nil, readRefusal(err)
 	}
 	out := make([]map[string]any, 0, len(body.Transactions))
@@ -309,7 +322,7 @@ func (cl *client) accounts(ctx context.Context) ([]account, error) {
 	var body struct {
 		Accounts []account `json:"accounts"`
 	}
-	if err := cl.do(ctx, http.MethodGet, "/accounts", nil, &body); err != nil {
+	if err := cl.do(ctx, http.MethodGet, at{"accounts"}, nil, &body); err != nil {
 		return nil, err
 	}
 	return body.Accounts, nil
@@ -343,6 +356,8 @@ func readRefusal(err error) error {
 		return err
 	}
 	switch {
+	case ae.before:
+		return connectors.Refuse(ae.code, "%s", ae.message)
 	case ae.status == http.StatusUnauthorized || ae.status == http.StatusForbidden:
 		return connectors.Refuse("credentials_rejected", "Mercury refused the project's token (%d): its owner must store a valid one", ae.status)
 	case ae.status == http.StatusNotFound:
@@ -462,7 +477,7 @@ func (c *connector) payInvoice(ctx context.Context, call *connectors.Call) (any,
 	var payeeAccount string
 	if w.Payee == "saved" {
 		var r recipient
-		if err := cl.do(ctx, http.MethodGet, "/recipient/"+url.PathEscape(w.RecipientID), nil, &r); err != nil {
+		if err := cl.do(ctx, http.MethodGet, at{"recipient", w.RecipientID}, nil, &r); err != nil {
 			return nil, readRefusal(err)
 		}
 		if r.Status != "" && r.Status != "active" {
@@ -540,7 +555,7 @@ func (c *connector) pay(ctx context.Context, cl *client, pf connectors.Platform,
 		body["purpose"] = map[string]any{"simple": map[string]string{"category": wirePurpose}}
 	}
 	var t transaction
-	path := "/account/" + url.PathEscape(w.AccountID) + "/transactions"
+	path := at{"account", w.AccountID, "transactions"}
 	err = cl.do(ctx, http.MethodPost, path, body, &t)
 	var ae *apiError
 	if errors.As(err, &ae) && !ae.certain() {
@@ -564,7 +579,7 @@ func (c *connector) pay(ctx context.Context, cl *client, pf connectors.Platform,
 
 func (cl *client) createRecipient(ctx context.Context, p *newPayee) (recipient, error) {
 	var r recipient
-	err := cl.do(ctx, http.MethodPost, "/recipients", map[string]any{
+	err := cl.do(ctx, http.MethodPost, at{"recipients"}, map[string]any{
 		"name": p.Name, "emails": []string{p.Email}, "defaultPaymentMethod": "ach",
 		"electronicRoutingInfo": routingInfo{AccountNumber: p.AccountNumber, RoutingNumber: p.RoutingNumber, ElectronicAccountType: accountType(p)},
 	}, &r)
@@ -584,6 +599,8 @@ func writeRefusal(err error, what string, before bool) error {
 		pre = "The new payee was saved in Mercury, but "
 	}
 	switch {
+	case ae.before:
+		return &connectors.Refusal{Code: ae.code, Wrote: before, Sentence: upper(pre + ae.message + ".")}
 	case ae.status == http.StatusUnauthorized || ae.status == http.StatusForbidden:
 		return &connectors.Refusal{Code: "credentials_rejected", Wrote: before,
 			Sentence: upper(pre + fmt.Sprintf("Mercury refused the project's token for %s (%d): its owner must store a valid one.", what, ae.status))}
@@ -687,7 +704,7 @@ func (c *connector) sendInvoice(ctx context.Context, call *connectors.Call) (any
 	var cs struct {
 		Customers []customer `json:"customers"`
 	}
-	if err := cl.do(ctx, http.MethodGet, "/ar/customers", nil, &cs); err != nil {
+	if err := cl.do(ctx, http.MethodGet, at{"ar", "customers"}, nil, &cs); err != nil {
 		return nil, readRefusal(err)
 	}
 	var cust *customer
@@ -717,7 +734,7 @@ func (c *connector) sendInvoice(ctx context.Context, call *connectors.Call) (any
 
 func (c *connector) createInvoice(ctx context.Context, cl *client, w *write) (any, error) {
 	var inv invoice
-	if err := cl.do(ctx, http.MethodPost, "/ar/invoices", w.Invoice, &inv); err != nil {
+	if err := cl.do(ctx, http.MethodPost, at{"ar", "invoices"}, w.Invoice, &inv); err != nil {
 		return nil, writeRefusal(err, "the invoice", false)
 	}
 	return map[string]any{"ok": true, "wrote": true, "invoice_id": inv.ID, "invoice_number": cleanText(inv.InvoiceNumber, 40),
@@ -739,7 +756,7 @@ func (c *connector) cancelInvoice(ctx context.Context, call *connectors.Call) (a
 		return nil, err
 	}
 	var inv invoice
-	if err := cl.do(ctx, http.MethodGet, "/ar/invoices/"+url.PathEscape(args.InvoiceID), nil, &inv); err != nil {
+	if err := cl.do(ctx, http.MethodGet, at{"ar", "invoices", args.InvoiceID}, nil, &inv); err != nil {
 		return nil, readRefusal(err)
 	}
 	if inv.Status != "Unpaid" {
@@ -760,7 +777,7 @@ func (c *connector) cancelInvoice(ctx context.Context, call *connectors.Call) (a
 
 func (c *connector) cancel(ctx context.Context, cl *client, w *write) (any, error) {
 	var inv invoice
-	if err := cl.do(ctx, http.MethodPost, "/ar/invoices/"+url.PathEscape(w.InvoiceID)+"/cancel", nil, &inv); err != nil {
+	if err := cl.do(ctx, http.MethodPost, at{"ar", "invoices", w.InvoiceID, "cancel"}, nil, &inv); err != nil {
 		return nil, writeRefusal(err, "the cancellation", false)
 	}
 	return map[string]any{"ok": true, "wrote": true, "invoice_id": w.InvoiceID, "status": cleanText(inv.Status, 20)}, nil

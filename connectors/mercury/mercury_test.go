@@ -13,6 +13,7 @@ import (
 	"countersign/connectors/connectortest"
 	"countersign/connectors/mercury"
 	"countersign/connectors/mercury/mercurytest"
+	"countersign/egress"
 )
 
 var ctx = context.Background()
@@ -37,7 +38,7 @@ func setup(t *testing.T, pol string) (*connectortest.Harness, *mercurytest.Fake)
 	t.Helper()
 	f := mercurytest.New().Start()
 	t.Cleanup(f.Close)
-	h := connectortest.New(t, mercury.New(mercury.Config{BaseURL: f.URL()}))
+	h := connectortest.New(t, mercury.New(mercury.Config{BaseURL: f.URL(), Egress: egress.Options{AllowPrivate: true}}))
 	h.Policy = []byte(pol)
 	h.Credentials = []byte(`{"token": "` + mercurytest.Token + `"}`)
 	return h, f
@@ -162,7 +163,7 @@ func TestRefusals(t *testing.T) {
 		{"no token", `{}`, "-", pay(mercurytest.AcmeID, "5", "ach"), "invalid_request: the project has no Mercury API token: its owner stores one as {\"token\": \"secret-token:…\"}"},
 		{"wrong token", `{}`, `{"token": "secret-token:wrong"}`, pay(mercurytest.AcmeID, "5", "ach"), "credentials_rejected: Mercury refused the project's token (401): its owner must store a valid one"},
 		{"an unknown invoice", `{}`, "", `{"operation": "cancel_invoice", "invoice_id": "nope"}`, "invalid_request: Mercury does not know it (invoice not found)"},
-		{"base_url not http(s)", `{}`, `{"token": "secret-token:x", "base_url": "file:///etc"}`, pay(mercurytest.AcmeID, "5", "ach"), "invalid_request: the project's Mercury base_url is not an http(s) URL"},
+		{"base_url not http(s)", `{}`, `{"token": "secret-token:x", "base_url": "file:///etc"}`, pay(mercurytest.AcmeID, "5", "ach"), "invalid_request: the project's Mercury base_url must use https: the owner must correct the project's credentials"},
 		{"unknown customer", `{}`, "", `{"operation": "send_invoice", "customer_id": "nope", "invoice_date": "2026-12-01", "due_date": "2026-12-31", ` +
 			`"line_items": [{"name": "Consulting", "quantity": 1, "unit_price_usd": 10}]}`, "invalid_request: Mercury has no customer nope"},
 		{"blank payee name", `{}`, "", `{"operation": "add_recipient", "name": " ", "email": "ap@hooli.example", "account_number": "000111222333", "routing_number": "021000021"}`, "invalid_request: the payee's name is empty"},

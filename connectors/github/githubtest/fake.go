@@ -1,6 +1,9 @@
 // Package githubtest is a faithful fake of the part of GitHub's REST API
 // the github connector uses: real refs, commits, trees and blobs (object
-// ids as git computes them, so a moved head is a real new commit), pull
+// ids as git computes them, so a moved head is a real new commit; files
+// with git's modes, 100644, 100755 and 120000 for a symbolic link, which
+// the trees API lists, a tree write sets and the contents API, taking no
+// mode, writes as 100644), pull
 // requests, issues, comments, reviews, gists and stars, answered with
 // GitHub's documented statuses and error bodies ({"message",
 // "documentation_url"}, and errors[] on 422). Tests, `serve --dev` and
@@ -13,9 +16,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -185,10 +190,20 @@ func (s *Server) commitFiles(r *repo, parent, message string, files map[string]s
 		b := []byte(c)
 		sha := gitSHA("blob", b)
 		r.blobs[sha] = b
-		snap[p] = entry{Mode: "100644", Blob: sha}
+		// A file written again keeps its mode, as git keeps it.
+		mode := ModeFile
+		if old, ok := snap[p]; ok {
+			mode = old.Mode
+		}
+		snap[p] = entry{Mode: mode, Blob: sha}
 	}
-	tree := treeSHA(snap)
-	r.trees[tree] = snap
+	return s.commitTree(r, parents, message, snap)
+}
+
+// commitTree writes snap as a tree, and a commit of it on parents, and
+// returns the commit's id; it moves no ref.
+func (s *Server) commitTree(r *repo, parents []string, message string, snap map[string]entry) string {
+	tree := putTree(r, snap)
 	c := commit{Tree: tree, Parents: parents, Message: message, Author: s.Login, When: strconv.FormatInt(s.now().Unix(), 10)}
 	c.SHA = commitSHA(c)
 	r.commits[c.SHA] = c
@@ -256,6 +271,48 @@ func (s *Server) Head(fullName, branch string) string {
 		return r.refs[branch]
 	}
 	return ""
+}
+
+// Mode is a path's mode on a branch ("" when there is no such file).
+func (s *Server) Mode(fullName, branch, path string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r := s.repos[strings.ToLower(fullName)]; r != nil {
+		return r.trees[r.commits[r.refs[branch]].Tree][path].Mode
+	}
+	return ""
+}
+
+// Chmod adds a commit on branch giving an existing file mode (ModeFile or
+// ModeExecutable) and returns its id.
+func (s *Server) Chmod(fullName, branch, path, mode string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.repos[strings.ToLower(fullName)]
+	head := r.refs[branch]
+	snap := maps.Clone(r.trees[r.commits[head].Tree])
+	e := snap[path]
+	e.Mode = mode
+	snap[path] = e
+	sha := s.commitTree(r, []string{head}, "Change the mode of "+path, snap)
+	r.refs[branch] = sha
+	return sha
+}
+
+// Symlink adds a commit on branch making path a symbolic link to target,
+// and returns its id.
+func (s *Server) Symlink(fullName, branch, path, target string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.repos[strings.ToLower(fullName)]
+	head := r.refs[branch]
+	snap := maps.Clone(r.trees[r.commits[head].Tree])
+	sha := gitSHA("blob", []byte(target))
+	r.blobs[sha] = []byte(target)
+	snap[path] = entry{Mode: ModeSymlink, Blob: sha}
+	c := s.commitTree(r, []string{head}, "Link "+path, snap)
+	r.refs[branch] = c
+	return c
 }
 
 // Seed fills the fake with the sandbox's sample data: the repository
@@ -352,6 +409,9 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, seg []string, bod
 		s.blobCreate(w, rp, body)
 	case len(rest) == 2 && rest[0] == "git" && rest[1] == "trees" && m == http.MethodPost:
 		s.treeCreate(w, rp, body)
+	case len(rest) == 3 && rest[0] == "git" && rest[1] == "trees" && m == http.MethodGet:
+		_, recursive := r.URL.Query()["recursive"]
+		s.treeGet(w, rp, rest[2], recursive)
 	case len(rest) == 2 && rest[0] == "git" && rest[1] == "commits" && m == http.MethodPost:
 		s.commitCreate(w, rp, body)
 	case len(rest) >= 2 && rest[0] == "contents" && m == http.MethodGet:
@@ -571,7 +631,8 @@ func (s *Server) treeCreate(w http.ResponseWriter, rp *repo, body map[string]jso
 	}
 	for _, it := range items {
 		switch {
-		case it.Path == "" || it.Type != "blob" || (it.Mode != "100644" && it.Mode != "100755"):
+		// Subtrees (040000) and submodules (160000) are not modelled.
+		case it.Path == "" || it.Type != "blob" || (it.Mode != ModeFile && it.Mode != ModeExecutable && it.Mode != ModeSymlink):
 			validation(w, "Tree", "tree", "invalid")
 			return
 		case it.Content != nil:
@@ -589,8 +650,7 @@ func (s *Server) treeCreate(w http.ResponseWriter, rp *repo, body map[string]jso
 			snap[it.Path] = entry{Mode: it.Mode, Blob: *it.SHA}
 		}
 	}
-	sha := treeSHA(snap)
-	rp.trees[sha] = snap
+	sha := putTree(rp, snap)
 	var out []any
 	paths := make([]string, 0, len(snap))
 	for p := range snap {
@@ -631,6 +691,61 @@ func (s *Server) commitCreate(w http.ResponseWriter, rp *repo, body map[string]j
 	writeJSON(w, 201, s.commitJSON(rp, c))
 }
 
+// putTree stores the tree snap makes, and each of its subtrees, and
+// returns its id.
+func putTree(rp *repo, snap map[string]entry) string {
+	return writeTree(snap, func(sha string, files map[string]entry) { rp.trees[sha] = files })
+}
+
+// treeGet answers a tree by its id or a branch's name: its entries, each
+// subtree as one entry, or with recursive every file and subtree under it.
+func (s *Server) treeGet(w http.ResponseWriter, rp *repo, id string, recursive bool) {
+	if head, ok := rp.refs[id]; ok {
+		id = rp.commits[head].Tree
+	}
+	snap, ok := rp.trees[id]
+	if !ok {
+		writeError(w, 404, "Not Found")
+		return
+	}
+	type item struct{ path, mode, kind, sha string }
+	var items []item
+	dirs := map[string]bool{}
+	for p, e := range snap {
+		parts := strings.Split(p, "/")
+		if !recursive && len(parts) > 1 {
+			dirs[parts[0]] = true
+			continue
+		}
+		for i := 1; i < len(parts); i++ {
+			dirs[strings.Join(parts[:i], "/")] = true
+		}
+		items = append(items, item{p, e.Mode, "blob", e.Blob})
+	}
+	for d := range dirs {
+		sub := map[string]entry{}
+		for p, e := range snap {
+			if rest, ok := strings.CutPrefix(p, d+"/"); ok {
+				sub[rest] = e
+			}
+		}
+		items = append(items, item{d, "040000", "tree", putTree(rp, sub)})
+	}
+	sort.Slice(items, func(i, j int) bool { return items[i].path < items[j].path })
+	out := []any{}
+	for _, it := range items {
+		e := map[string]any{"path": it.path, "mode": it.mode, "type": it.kind, "sha": it.sha}
+		if it.kind == "blob" {
+			e["size"] = len(rp.blobs[it.sha])
+			e["url"] = s.api(rp, "git/blobs/"+it.sha)
+		} else {
+			e["url"] = s.api(rp, "git/trees/"+it.sha)
+		}
+		out = append(out, e)
+	}
+	writeJSON(w, 200, map[string]any{"sha": id, "url": s.api(rp, "git/trees/"+id), "tree": out, "truncated": false})
+}
+
 // --- contents
 
 func (s *Server) contentJSON(rp *repo, path, ref string, e entry) map[string]any {
@@ -654,22 +769,38 @@ func (s *Server) resolve(rp *repo, ref string) (string, bool) {
 	return ref, ok
 }
 
-func (s *Server) contentGet(w http.ResponseWriter, rp *repo, path, ref string) {
+func (s *Server) contentGet(w http.ResponseWriter, rp *repo, p, ref string) {
 	sha, ok := s.resolve(rp, ref)
 	if !ok {
 		writeError(w, 404, "No commit found for the ref "+ref)
 		return
 	}
+	if ref == "" {
+		ref = rp.DefaultBranch
+	}
 	snap := rp.trees[rp.commits[sha].Tree]
-	if e, ok := snap[path]; ok {
-		if ref == "" {
-			ref = rp.DefaultBranch
+	if e, ok := snap[p]; ok {
+		if e.Mode != ModeSymlink {
+			writeJSON(w, 200, s.contentJSON(rp, p, ref, e))
+			return
 		}
-		writeJSON(w, 200, s.contentJSON(rp, path, ref, e))
+		// A link to a file of the repository answers that file; any
+		// other link, the link itself.
+		target := string(rp.blobs[e.Blob])
+		to := path.Join(path.Dir(p), target)
+		if t, ok := snap[to]; ok && !strings.HasPrefix(target, "/") && t.Mode != ModeSymlink {
+			writeJSON(w, 200, s.contentJSON(rp, to, ref, t))
+			return
+		}
+		out := s.contentJSON(rp, p, ref, e)
+		delete(out, "content")
+		delete(out, "encoding")
+		out["type"], out["target"] = "symlink", target
+		writeJSON(w, 200, out)
 		return
 	}
-	for p := range snap {
-		if strings.HasPrefix(p, path+"/") {
+	for q := range snap {
+		if strings.HasPrefix(q, p+"/") {
 			writeJSON(w, 200, []any{}) // a directory: the connector reads files only
 			return
 		}
@@ -710,7 +841,12 @@ func (s *Server) contentPut(w http.ResponseWriter, rp *repo, path string, body m
 		writeError(w, 409, path+" does not match "+*sha)
 		return
 	}
-	c := s.commitFiles(rp, head, *msg, map[string]string{path: string(data)})
+	// The contents API takes no mode: the file is written as a plain one.
+	snap := maps.Clone(rp.trees[rp.commits[head].Tree])
+	blob := gitSHA("blob", data)
+	rp.blobs[blob] = data
+	snap[path] = entry{Mode: ModeFile, Blob: blob}
+	c := s.commitTree(rp, []string{head}, *msg, snap)
 	rp.refs[b] = c
 	status := 201
 	if exists {
@@ -1283,7 +1419,5 @@ func mergedTree(rp *repo, base, head string) (string, bool) {
 			delete(out, p)
 		}
 	}
-	sha := treeSHA(out)
-	rp.trees[sha] = out
-	return sha, true
+	return putTree(rp, out), true
 }

@@ -9,11 +9,20 @@ import (
 	"strings"
 )
 
-// entry is one file of a tree snapshot: its mode and blob.
+// entry is one file of a tree snapshot: its mode and blob. The modes are
+// git's: 100644 a file, 100755 an executable file, 120000 a symbolic link
+// (its blob holds the target).
 type entry struct {
 	Mode string
 	Blob string
 }
+
+// Git's file modes.
+const (
+	ModeFile       = "100644"
+	ModeExecutable = "100755"
+	ModeSymlink    = "120000"
+)
 
 // commit is a commit object.
 type commit struct {
@@ -35,7 +44,11 @@ func gitSHA(kind string, body []byte) string {
 
 // treeSHA computes the id of the tree a flat snapshot makes, with its
 // subtrees, as git writes them.
-func treeSHA(files map[string]entry) string {
+func treeSHA(files map[string]entry) string { return writeTree(files, nil) }
+
+// writeTree is treeSHA that also hands put every tree it makes, the
+// snapshot's own and each subtree's, with its files by path within it.
+func writeTree(files map[string]entry, put func(sha string, files map[string]entry)) string {
 	type node struct {
 		files map[string]entry
 		dirs  map[string]map[string]entry
@@ -58,7 +71,7 @@ func treeSHA(files map[string]entry) string {
 		items = append(items, item{name, name, e.Mode, e.Blob})
 	}
 	for name, sub := range n.dirs {
-		items = append(items, item{name, name + "/", "40000", treeSHA(sub)})
+		items = append(items, item{name, name + "/", "40000", writeTree(sub, put)})
 	}
 	sort.Slice(items, func(i, j int) bool { return items[i].sortKey < items[j].sortKey })
 	var body bytes.Buffer
@@ -67,7 +80,11 @@ func treeSHA(files map[string]entry) string {
 		fmt.Fprintf(&body, "%s %s\x00", it.mode, it.name)
 		body.Write(raw)
 	}
-	return gitSHA("tree", body.Bytes())
+	sha := gitSHA("tree", body.Bytes())
+	if put != nil {
+		put(sha, files)
+	}
+	return sha
 }
 
 // commitSHA is a commit's id.

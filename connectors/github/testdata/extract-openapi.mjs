@@ -18,6 +18,7 @@ const used = {
   "/repos/{owner}/{repo}/git/commits/{commit_sha}": ["get"],
   "/repos/{owner}/{repo}/git/blobs": ["post"],
   "/repos/{owner}/{repo}/git/trees": ["post"],
+  "/repos/{owner}/{repo}/git/trees/{tree_sha}": ["get"],
   "/repos/{owner}/{repo}/contents/{path}": ["get", "put"],
   "/repos/{owner}/{repo}/issues": ["post"],
   "/repos/{owner}/{repo}/issues/{issue_number}": ["get", "patch"],

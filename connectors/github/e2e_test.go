@@ -32,6 +32,7 @@ func newService(t *testing.T, policy string) *service {
 	t.Helper()
 	fake := githubtest.New(token, "octocat").Start()
 	t.Cleanup(fake.Close)
+	recorded(t, fake)
 	repo := fake.Seed()
 	w := servicetest.New(t, storetest.Postgres(t), servicetest.WithConnector(github.New(github.Options{BaseURL: fake.URL, Egress: egress.Options{AllowPrivate: true}})))
 	w.PutProject("gh", "github", policy, []byte(`{"token": "`+token+`"}`))

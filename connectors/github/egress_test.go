@@ -131,6 +131,7 @@ func newWire(t *testing.T, policy string) (*connectortest.Harness, *wire, string
 		w.fake.ServeHTTP(rw, r)
 	}))
 	w.fake.URL = srv.URL
+	recorded(t, w.fake)
 	repo := w.fake.Seed()
 	h := connectortest.New(t, github.New(github.Options{BaseURL: srv.URL, Egress: egress.Options{AllowPrivate: true}}))
 	h.Credentials = []byte(`{"token": "` + token + `"}`)

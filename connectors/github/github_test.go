@@ -24,6 +24,7 @@ func world(t *testing.T, policy string) (*connectortest.Harness, *githubtest.Ser
 	t.Helper()
 	fake := githubtest.New(token, "octocat").Start()
 	t.Cleanup(fake.Close)
+	recorded(t, fake)
 	repo := fake.Seed()
 	h := connectortest.New(t, github.New(github.Options{BaseURL: fake.URL, Egress: egress.Options{AllowPrivate: true}}))
 	h.Credentials = []byte(`{"token": "` + token + `"}`)

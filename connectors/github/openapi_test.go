@@ -1,125 +1,46 @@
 package github_test
 
 import (
-	"bytes"
-	"context"
+	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
+	"slices"
 	"strings"
-	"sync"
 	"testing"
-
-	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/getkin/kin-openapi/openapi3filter"
-	"github.com/getkin/kin-openapi/routers"
 
 	"countersign/connectors/connectortest"
 	"countersign/connectors/github"
 	"countersign/connectors/github/githubtest"
-	"countersign/egress"
 )
 
-// exchange is one request the connector sent and the fake's answer.
-type exchange struct {
-	method, url string
-	header      http.Header
-	body        []byte
-	status      int
-	respHeader  http.Header
-	respBody    []byte
-}
-
-// recorder keeps every exchange that goes through it.
-type recorder struct {
-	mu    sync.Mutex
-	log   []exchange
-	inner http.RoundTripper
-}
-
-// wrap records what goes through rt (egress.Options.Wrap).
-func (r *recorder) wrap(rt http.RoundTripper) http.RoundTripper {
-	r.inner = rt
-	return r
-}
-
-func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
-	var body []byte
-	if req.Body != nil {
-		body, _ = io.ReadAll(req.Body)
-		req.Body = io.NopCloser(bytes.NewReader(body))
-		if len(body) == 0 {
-			req.Body = http.NoBody
-		}
-	}
-	resp, err := r.inner.RoundTrip(req)
-	if err != nil {
-		return nil, err
-	}
-	rb, _ := io.ReadAll(resp.Body)
-	resp.Body = io.NopCloser(bytes.NewReader(rb))
-	r.mu.Lock()
-	r.log = append(r.log, exchange{req.Method, req.URL.String(), req.Header.Clone(), body, resp.StatusCode, resp.Header.Clone(), rb})
-	r.mu.Unlock()
-	return resp, nil
-}
-
-// route finds the operation of GitHub's description a request is for; a
-// last parameter ({ref}, {path}) takes the rest of the path, slashes too.
-func route(doc *openapi3.T, method, path string) (*routers.Route, map[string]string) {
-	segs := strings.Split(strings.Trim(path, "/"), "/")
-	for tmpl, item := range doc.Paths.Map() {
-		op := item.GetOperation(strings.ToUpper(method))
-		if op == nil {
-			continue
-		}
-		ts := strings.Split(strings.Trim(tmpl, "/"), "/")
-		params := map[string]string{}
-		ok := len(ts) <= len(segs)
-		for i := 0; ok && i < len(ts); i++ {
-			t := ts[i]
-			switch {
-			case strings.HasPrefix(t, "{") && i == len(ts)-1 && (t == "{ref}" || t == "{path}"):
-				params[strings.Trim(t, "{}")] = strings.Join(segs[i:], "/")
-			case strings.HasPrefix(t, "{"):
-				params[strings.Trim(t, "{}")] = segs[i]
-			default:
-				ok = t == segs[i]
-			}
-		}
-		if ok && (len(ts) == len(segs) || params["ref"] != "" || params["path"] != "") {
-			// A longer template with a greedy last parameter must not
-			// swallow a fixed one ("/git/ref/heads/x" is not "/git/refs").
-			return &routers.Route{Spec: doc, Path: tmpl, PathItem: item, Method: strings.ToUpper(method), Operation: op}, params
-		}
-	}
-	return nil, nil
-}
+// Names with every character a URL treats apart: a space, +, &, #, % and
+// non-ASCII letters (git takes all but the space in a branch name).
+const (
+	oddBranch = "topic/a+b&c#d%e=é"
+	oddPath   = "docs/a b+c&d#e%f=é.md"
+	oddDir    = "x y/1+1=2 & #3 %ü"
+)
 
 // Every request the connector sends and every answer the fake gives, in
-// the writes, reads and failures below, holds to GitHub's published
-// OpenAPI description (testdata/github-openapi.json, extracted by
-// testdata/extract-openapi.mjs).
+// the writes, reads and failures below (as in every other test of this
+// package: see recorded), holds to GitHub's published OpenAPI description,
+// the whole of it, names with reserved characters included.
 func TestAgainstGitHubsOpenAPI(t *testing.T) {
 	t.Parallel()
-	doc, err := openapi3.NewLoader().LoadFromFile("testdata/github-openapi.json")
-	if err != nil {
-		t.Fatal(err)
+	d := githubDescription(t)
+	t.Logf("GitHub's description: %s", d.from)
+	if !slices.Contains(publishedVersions, github.APIVersion) {
+		t.Fatalf("the connector sends X-GitHub-Api-Version %s, which GitHub does not publish", github.APIVersion)
 	}
-	rec := &recorder{}
-	fake := githubtest.New(token, "octocat").Start()
-	t.Cleanup(fake.Close)
-	repo := fake.Seed()
-	h := connectortest.New(t, github.New(github.Options{BaseURL: fake.URL, Egress: egress.Options{AllowPrivate: true, Wrap: rec.wrap}}))
-	h.Credentials = []byte(`{"token": "` + token + `"}`)
-	h.Policy = []byte(`{"actions": ` + allWrites + `}`)
-	fake.Push(repo, "main", "Add a script", map[string]string{"bin/run.sh": "#!/bin/sh\n"})
+	h, fake, repo := world(t, `{"actions": `+allWrites+`}`)
+	fake.Push(repo, "main", "Add a script", map[string]string{"bin/run.sh": "#!/bin/sh\n", oddDir + "/old.txt": "old\n"})
 	fake.Chmod(repo, "main", "bin/run.sh", githubtest.ModeExecutable)
 	fake.Symlink(repo, "main", "docs/away", "../../outside")
+	gistID := fake.CreateGist(map[string]string{"a b+c&d#e%f=é.md": "odd\n"})
+	j := func(s string) string { b, _ := json.Marshal(s); return string(b) }
 	calls := []string{
 		`{"operation": "repo_get", "repo": "` + repo + `"}`,
 		`{"operation": "file_get", "repo": "` + repo + `", "path": "README.md", "ref": "add-greeting"}`,
-		`{"operation": "file_get", "repo": "` + repo + `", "path": "docs/away"}`,
 		`{"operation": "commit", "repo": "` + repo + `", "message": "Script", "changes": [{"path": "bin/run.sh", "content": "#!/bin/sh\necho\n"}]}`,
 		`{"operation": "file_get", "repo": "` + repo + `", "path": "docs/usage.md"}`,
 		`{"operation": "pr_get", "repo": "` + repo + `", "number": 1}`,
@@ -128,6 +49,15 @@ func TestAgainstGitHubsOpenAPI(t *testing.T) {
 		`{"operation": "file_put", "repo": "` + repo + `", "path": "new/file.md", "content": "new\n", "message": "Add", "branch": "add-greeting"}`,
 		`{"operation": "commit", "repo": "` + repo + `", "message": "Two", "changes": [{"path": "a/b.txt", "content": "b\n"}, {"path": "docs/usage.md", "delete": true}]}`,
 		`{"operation": "branch_create", "repo": "` + repo + `", "branch": "topic", "from": "main"}`,
+		// Reserved characters in a branch, a path, a ref and a file name.
+		`{"operation": "branch_create", "repo": "` + repo + `", "branch": ` + j(oddBranch) + `}`,
+		`{"operation": "file_put", "repo": "` + repo + `", "path": ` + j(oddPath) + `, "content": "odd\n", "message": "Odd", "branch": ` + j(oddBranch) + `}`,
+		`{"operation": "file_put", "repo": "` + repo + `", "path": ` + j(oddPath) + `, "content": "odder\n", "message": "Odder", "branch": ` + j(oddBranch) + `}`,
+		`{"operation": "file_get", "repo": "` + repo + `", "path": ` + j(oddPath) + `, "ref": ` + j(oddBranch) + `}`,
+		`{"operation": "commit", "repo": "` + repo + `", "message": "Odd", "branch": ` + j(oddBranch) + `, "changes": [{"path": ` + j(oddDir+"/new.txt") + `, "content": "n\n"}, {"path": ` + j(oddDir+"/old.txt") + `, "delete": true}]}`,
+		`{"operation": "file_get", "repo": "` + repo + `", "path": ` + j(oddDir+"/new.txt") + `, "ref": ` + j(oddBranch) + `}`,
+		`{"operation": "pr_create", "repo": "` + repo + `", "title": "Odd & #1", "head": ` + j(oddBranch) + `}`,
+		`{"operation": "gist_update", "gist_id": "` + gistID + `", "files": {"a b+c&d#e%f=é.md": "odder\n"}}`,
 		`{"operation": "issue_create", "repo": "` + repo + `", "title": "Bug", "body": "It breaks", "labels": ["bug"], "assignees": ["octocat"]}`,
 		`{"operation": "issue_comment", "repo": "` + repo + `", "number": 2, "body": "Me too"}`,
 		`{"operation": "issue_update", "repo": "` + repo + `", "number": 2, "state": "closed", "state_reason": "completed", "labels": []}`,
@@ -137,15 +67,30 @@ func TestAgainstGitHubsOpenAPI(t *testing.T) {
 		`{"operation": "gist_create", "description": "d", "public": true, "files": {"a.md": "a"}}`,
 		`{"operation": "repo_star", "repo": "` + repo + `"}`,
 		`{"operation": "repo_unstar", "repo": "` + repo + `"}`,
-		// Refusals: 404, 422.
-		`{"operation": "issue_get", "repo": "` + repo + `", "number": 99}`,
-		`{"operation": "branch_create", "repo": "` + repo + `", "branch": "topic"}`,
 	}
 	for _, body := range calls {
-		_, _ = h.Call(ctx, body)
+		if _, err := h.Call(ctx, body); err != nil {
+			t.Errorf("%s: %v", body, err)
+		}
 	}
-	// 409 of a file that moved, 409 and 405 of merges, 422 of a commit
-	// that is not a fast forward: through approvals.
+	if got, _ := fake.File(repo, oddBranch, oddPath); got != "odder\n" {
+		t.Errorf("%s on %s: %q", oddPath, oddBranch, got)
+	}
+	if got, _ := fake.File(repo, oddBranch, oddDir+"/new.txt"); got != "n\n" {
+		t.Errorf("%s/new.txt on %s: %q", oddDir, oddBranch, got)
+	}
+	// Refusals: 404, 422, and a symbolic link that leads outside.
+	for _, body := range []string{
+		`{"operation": "file_get", "repo": "` + repo + `", "path": "docs/away"}`,
+		`{"operation": "issue_get", "repo": "` + repo + `", "number": 99}`,
+		`{"operation": "branch_create", "repo": "` + repo + `", "branch": "topic"}`,
+	} {
+		if _, err := h.Call(ctx, body); err == nil {
+			t.Errorf("%s: not refused", body)
+		}
+	}
+	// 409 of a file that moved, 409 of a merge, 422 of a commit that is
+	// not a fast forward: through approvals.
 	h.Policy = []byte(`{"actions": ` + allWrites + `, "confirm": ` + allWrites + `}`)
 	put := awaiting(t, h, `{"operation": "file_put", "repo": "`+repo+`", "path": "README.md", "content": "mine\n", "message": "Mine"}`)
 	commit := awaiting(t, h, `{"operation": "commit", "repo": "`+repo+`", "message": "Mine", "changes": [{"path": "x", "content": "x"}]}`)
@@ -155,51 +100,111 @@ func TestAgainstGitHubsOpenAPI(t *testing.T) {
 	merge := awaiting(t, h, fmt.Sprintf(`{"operation": "pr_merge", "repo": "%s", "number": %d}`, repo, pr))
 	fake.Push(repo, "topic2", "Two", map[string]string{"t.txt": "2\n"})
 	for _, task := range []connectortest.Opened{put, commit, merge} {
-		_, _, _ = h.Answer(ctx, task, nil, "")
+		if _, _, err := h.Answer(ctx, task, nil, ""); err == nil {
+			t.Errorf("%s: not refused", task.Operation)
+		}
 	}
-	gist := call(t, h, `{"operation": "gist_create", "files": {"b.md": "b"}}`)
-	_ = gist
 
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
 	seen := map[string]bool{}
-	for _, x := range rec.log {
-		req, _ := http.NewRequest(x.method, x.url, bytes.NewReader(x.body))
-		req.Header = x.header
-		rt, params := route(doc, x.method, req.URL.Path)
-		if rt == nil {
-			t.Errorf("%s %s is in no operation of GitHub's description", x.method, req.URL.Path)
-			continue
+	odd := map[string]bool{}
+	for _, x := range fake.Exchanges() {
+		key, _ := d.check(x) // recorded reports what does not hold
+		seen[key] = true
+		if strings.Contains(x.RequestURI, "%23") { // every odd name holds a "#"
+			odd[x.Method+" "+strings.SplitN(key, " ", 3)[1]] = true
 		}
-		in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: rt,
-			Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}
-		if err := openapi3filter.ValidateRequest(context.Background(), in); err != nil {
-			t.Errorf("request %s %s: %v", x.method, req.URL.Path, short(err))
-		}
-		err := openapi3filter.ValidateResponse(context.Background(), &openapi3filter.ResponseValidationInput{RequestValidationInput: in,
-			Status: x.status, Header: x.respHeader, Body: io.NopCloser(bytes.NewReader(x.respBody)),
-			Options: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: false}})
-		// GitHub's 409 and 422 bodies fit both basic-error and
-		// repository-rule-violation-error, which the description offers as
-		// a oneOf: matching more than one is not a misfit.
-		if err != nil && !strings.Contains(err.Error(), "input matches more than one oneOf schemas") {
-			t.Errorf("answer %d to %s %s: %v", x.status, x.method, req.URL.Path, short(err))
-		}
-		seen[fmt.Sprintf("%s %s %d", x.method, rt.Path, x.status)] = true
 	}
 	for _, want := range []string{"PUT /repos/{owner}/{repo}/contents/{path} 409", "PUT /repos/{owner}/{repo}/pulls/{pull_number}/merge 409",
-		"PATCH /repos/{owner}/{repo}/git/refs/{ref} 422", "GET /repos/{owner}/{repo}/issues/{issue_number} 404", "POST /repos/{owner}/{repo}/git/refs 422"} {
+		"PATCH /repos/{owner}/{repo}/git/refs/{ref} 422", "GET /repos/{owner}/{repo}/issues/{issue_number} 404", "POST /repos/{owner}/{repo}/git/refs 422",
+		"PUT /repos/{owner}/{repo}/contents/{path} 201", "PUT /repos/{owner}/{repo}/contents/{path} 200", "GET /repos/{owner}/{repo}/contents/{path} 404"} {
 		if !seen[want] {
 			t.Errorf("not exercised: %s", want)
 		}
 	}
-	t.Logf("%d exchanges over %d operation and status pairs", len(rec.log), len(seen))
+	for _, want := range []string{"GET /repos/{owner}/{repo}/git/ref/{ref}", "GET /repos/{owner}/{repo}/contents/{path}", "PUT /repos/{owner}/{repo}/contents/{path}",
+		"PATCH /repos/{owner}/{repo}/git/refs/{ref}"} {
+		if !odd[want] {
+			t.Errorf("no name with reserved characters went to %s", want)
+		}
+	}
+	t.Logf("%d exchanges over %d operation and status pairs", len(fake.Exchanges()), len(seen))
 }
 
-func short(err error) string {
-	s := err.Error()
-	if len(s) > 600 {
-		s = s[:600] + "…"
+// The check refuses what GitHub's description does not allow: each row is
+// an exchange the connector must never make, or an answer the fake must
+// never give.
+func TestTheDescriptionCheckRefuses(t *testing.T) {
+	t.Parallel()
+	d := githubDescription(t)
+	header := func(edit func(http.Header)) http.Header {
+		h := http.Header{"Accept": {"application/vnd.github+json"}, "X-Github-Api-Version": {"2022-11-28"}, "User-Agent": {"t"}, "Authorization": {"Bearer x"}}
+		if edit != nil {
+			edit(h)
+		}
+		return h
 	}
-	return s
+	file := func(htmlURL string) []byte {
+		b, _ := json.Marshal(map[string]any{"type": "file", "encoding": "base64", "size": 1, "name": "a b.md", "path": "a b.md", "content": "eA==",
+			"sha": "ce013625030ba8dba906f756967f9e9ca394464a", "url": "http://github.test/repos/o/r/contents/a%20b.md?ref=main",
+			"git_url": "http://github.test/repos/o/r/git/blobs/ce013625030ba8dba906f756967f9e9ca394464a", "html_url": htmlURL,
+			"download_url": "http://github.test/raw/o/r/main/a%20b.md",
+			"_links":       map[string]any{"self": "http://github.test/repos/o/r/contents/a%20b.md", "git": "http://github.test/repos/o/r/git/blobs/ce01", "html": htmlURL}})
+		return b
+	}
+	ok := githubtest.Exchange{Method: "GET", RequestURI: "/repos/o/r/contents/a%20b.md?ref=main", Header: header(nil), Status: 200,
+		RespHeader: http.Header{"Content-Type": {"application/json; charset=utf-8"}}, RespBody: file("http://github.test/o/r/blob/main/a%20b.md")}
+	if _, problems := d.check(ok); len(problems) > 0 {
+		t.Fatalf("a good exchange: %q", problems)
+	}
+	for _, tt := range []struct {
+		name string
+		edit func(x *githubtest.Exchange)
+		want string
+	}{
+		{"a space in html_url", func(x *githubtest.Exchange) { x.RespBody = file("http://github.test/o/r/blob/main/a b.md") }, "not a URI by RFC 3986"},
+		{"a # in html_url", func(x *githubtest.Exchange) { x.RespBody = file("http://github.test/o/r/blob/main/a#b#c.md") }, "not a URI by RFC 3986"},
+		{"non-ASCII in html_url", func(x *githubtest.Exchange) { x.RespBody = file("http://github.test/o/r/blob/main/é.md") }, "not a URI by RFC 3986"},
+		{"a bare % in html_url", func(x *githubtest.Exchange) { x.RespBody = file("http://github.test/o/r/blob/main/100%.md") }, "not a URI by RFC 3986"},
+		{"lower-case hex in html_url", func(x *githubtest.Exchange) { x.RespBody = file("http://github.test/o/r/blob/main/%c3%a9.md") }, "not a normal percent-encoding"},
+		{"a relative html_url", func(x *githubtest.Exchange) { x.RespBody = file("/o/r/blob/main/a.md") }, "not a URI by RFC 3986"},
+		{"a + in the query", func(x *githubtest.Exchange) { x.RequestURI = "/repos/o/r/contents/a.md?ref=docs+notes" }, "every reserved character percent-encoded"},
+		{"a space as + in the query", func(x *githubtest.Exchange) { x.RequestURI = "/repos/o/r/contents/a.md?ref=a+b" }, "every reserved character percent-encoded"},
+		{"a / in the query", func(x *githubtest.Exchange) { x.RequestURI = "/repos/o/r/contents/a.md?ref=feature/x" }, "every reserved character percent-encoded"},
+		{"an unknown query", func(x *githubtest.Exchange) { x.RequestURI = "/repos/o/r/contents/a.md?reff=main" }, "does not take"},
+		{"a raw space in the path", func(x *githubtest.Exchange) { x.RequestURI = "/repos/o/r/contents/a b.md" }, "not RFC 3986 path characters"},
+		{"non-ASCII raw in the path", func(x *githubtest.Exchange) { x.RequestURI = "/repos/o/r/contents/é.md" }, "not RFC 3986 path characters"},
+		{"a dot segment", func(x *githubtest.Exchange) { x.RequestURI = "/repos/o/r/contents/docs/%2E%2E/a.md" }, "not a normal percent-encoding"},
+		{"a dot dot segment", func(x *githubtest.Exchange) { x.RequestURI = "/repos/o/r/contents/docs/../a.md" }, "an empty, . or .. segment"},
+		{"an escaped / in a one-segment parameter", func(x *githubtest.Exchange) { x.RequestURI = "/repos/o/r%2Fx/contents/a.md" }, "holds a /"},
+		{"no such operation", func(x *githubtest.Exchange) { x.Method, x.RequestURI = "PATCH", "/repos/o/r/contents/a.md" }, "in no operation"},
+		{"no Accept", func(x *githubtest.Exchange) { x.Header = header(func(h http.Header) { h.Del("Accept") }) }, "Accept is"},
+		{"no API version", func(x *githubtest.Exchange) { x.Header = header(func(h http.Header) { h.Del("X-Github-Api-Version") }) }, "X-GitHub-Api-Version"},
+		{"an API version not published", func(x *githubtest.Exchange) {
+			x.Header = header(func(h http.Header) { h.Set("X-Github-Api-Version", "2023-01-01") })
+		}, "not a version GitHub publishes"},
+		{"no User-Agent", func(x *githubtest.Exchange) { x.Header = header(func(h http.Header) { h.Del("User-Agent") }) }, "no User-Agent"},
+		{"an undocumented status", func(x *githubtest.Exchange) { x.Status = 418 }, "the answer 418"},
+		{"an answer missing a member", func(x *githubtest.Exchange) { x.RespBody = []byte(`{"type": "file"}`) }, "the answer 200"},
+		{"a body GitHub does not take", func(x *githubtest.Exchange) {
+			x.Method, x.RequestURI, x.Status = "PUT", "/repos/o/r/contents/a.md", 201
+			x.Header = header(func(h http.Header) { h.Set("Content-Type", "application/json") })
+			x.Body = []byte(`{"message": "m"}`)
+		}, "the request"},
+		{"a PUT without Content-Length: 0", func(x *githubtest.Exchange) {
+			x.Method, x.RequestURI, x.Status, x.ContentLength, x.RespBody = "PUT", "/user/starred/o/r", 204, -1, nil
+		}, "Content-Length: 0"},
+	} {
+		x := ok
+		x.Header = ok.Header.Clone()
+		tt.edit(&x)
+		_, problems := d.check(x)
+		if !strings.Contains(strings.Join(problems, "\n"), tt.want) {
+			t.Errorf("%s: %q, want %q", tt.name, problems, tt.want)
+		}
+	}
+	for _, s := range []string{"https://github.com/o/r/blob/main/a%20b.md", "http://127.0.0.1:8080/o/r/pull/1#issuecomment-2", "https://[::1]:443/x?a=b&c=%2B", "mailto:a@b.c"} {
+		if err := checkURI(s); err != nil {
+			t.Errorf("%s: %v", s, err)
+		}
+	}
 }

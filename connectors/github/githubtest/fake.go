@@ -6,12 +6,16 @@
 // mode, writes as 100644), pull
 // requests, issues, comments, reviews, gists and stars, answered with
 // GitHub's documented statuses and error bodies ({"message",
-// "documentation_url"}, and errors[] on 422). Tests, `serve --dev` and
+// "documentation_url"}, and errors[] on 422), every URL in an answer
+// written as RFC 3986 requires (a branch or a path escaped one segment
+// per part, a ref in a query percent-encoded). Tests, `serve --dev` and
 // `countersign sandbox github` use it; everything it holds can be read back
 // over the same REST API.
 package githubtest
 
 import (
+	"bytes"
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -21,6 +25,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -50,6 +55,26 @@ type Server struct {
 	// Requests counts the requests served, by "METHOD path".
 	requests map[string]int
 	srv      *httptest.Server
+	// record keeps every exchange in log (Record).
+	record bool
+	log    []Exchange
+}
+
+// Exchange is one request the fake answered, as it arrived, and the
+// answer it gave.
+type Exchange struct {
+	Method string
+	// RequestURI is the request's target exactly as sent: its path as
+	// escaped on the wire, and its query.
+	RequestURI    string
+	Header        http.Header
+	ContentLength int64
+	Body          []byte
+	Status        int
+	RespHeader    http.Header
+	RespBody      []byte
+	// Injected: the answer is one FailNext set, not the fake's own.
+	Injected bool
 }
 
 type failure struct {
@@ -151,6 +176,41 @@ func (s *Server) FailNext(method, path string, status int, header http.Header, m
 	defer s.mu.Unlock()
 	body, _ := json.Marshal(map[string]string{"message": message, "documentation_url": docs})
 	s.fails = append(s.fails, failure{method, path, status, header, string(body)})
+}
+
+// Record makes the fake keep every exchange from now on, for Exchanges.
+// The sandbox does not: what it keeps would only grow.
+func (s *Server) Record() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.record = true
+}
+
+// Exchanges are the exchanges kept since Record, in order.
+func (s *Server) Exchanges() []Exchange {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.log)
+}
+
+// recorder keeps what an answer writes.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) WriteHeader(status int) {
+	r.status = status
+	r.ResponseWriter.WriteHeader(status)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	r.body.Write(b)
+	return r.ResponseWriter.Write(b)
 }
 
 // Served is how many requests "METHOD /path" the fake answered.
@@ -336,6 +396,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.requests[r.Method+" "+r.URL.EscapedPath()]++
+	fails := len(s.fails)
+	if s.record {
+		x := Exchange{Method: r.Method, RequestURI: r.RequestURI, Header: r.Header.Clone(), ContentLength: r.ContentLength}
+		x.Body, _ = io.ReadAll(io.LimitReader(r.Body, 100<<20))
+		r.Body = io.NopCloser(bytes.NewReader(x.Body))
+		rec := &recorder{ResponseWriter: w}
+		w = rec
+		defer func() {
+			x.Status, x.RespHeader, x.RespBody = cmp.Or(rec.status, http.StatusOK), rec.Header().Clone(), rec.body.Bytes()
+			x.Injected = len(s.fails) < fails
+			s.log = append(s.log, x)
+		}()
+	}
 	for i, f := range s.fails {
 		if f.method == r.Method && strings.HasPrefix(r.URL.Path, f.path) {
 			s.fails = append(s.fails[:i], s.fails[i+1:]...)
@@ -483,7 +556,7 @@ func (s *Server) numbered(w http.ResponseWriter, m string, rp *repo, is *issue, 
 // --- refs and objects
 
 func (s *Server) refJSON(rp *repo, branch, sha string) map[string]any {
-	return map[string]any{"ref": "refs/heads/" + branch, "node_id": nodeID("REF", branch), "url": s.api(rp, "git/refs/heads/"+branch),
+	return map[string]any{"ref": "refs/heads/" + branch, "node_id": nodeID("REF", branch), "url": s.api(rp, "git/refs/heads/"+escape(branch)),
 		"object": map[string]any{"type": "commit", "sha": sha, "url": s.api(rp, "git/commits/"+sha)}}
 }
 
@@ -520,7 +593,7 @@ func (s *Server) refCreate(w http.ResponseWriter, rp *repo, body map[string]json
 		return
 	}
 	rp.refs[branch] = *sha
-	w.Header().Set("Location", s.api(rp, "git/refs/heads/"+branch))
+	w.Header().Set("Location", s.api(rp, "git/refs/heads/"+escape(branch)))
 	writeJSON(w, 201, s.refJSON(rp, branch, *sha))
 }
 
@@ -751,11 +824,13 @@ func (s *Server) treeGet(w http.ResponseWriter, rp *repo, id string, recursive b
 func (s *Server) contentJSON(rp *repo, path, ref string, e entry) map[string]any {
 	data := rp.blobs[e.Blob]
 	name := path[strings.LastIndex(path, "/")+1:]
+	self := s.api(rp, "contents/"+escape(path)+"?ref="+queryEscape(ref))
+	html := s.html(rp, "blob/"+escape(ref)+"/"+escape(path))
 	return map[string]any{"type": "file", "encoding": "base64", "size": len(data), "name": name, "path": path,
-		"content": base64.StdEncoding.EncodeToString(data), "sha": e.Blob, "url": s.api(rp, "contents/"+path+"?ref="+ref),
-		"git_url": s.api(rp, "git/blobs/"+e.Blob), "html_url": s.html(rp, "blob/"+ref+"/"+path),
-		"download_url": s.URL + "/raw/" + rp.Owner + "/" + rp.Name + "/" + ref + "/" + path,
-		"_links":       map[string]any{"self": s.api(rp, "contents/"+path), "git": s.api(rp, "git/blobs/"+e.Blob), "html": s.html(rp, "blob/"+ref+"/"+path)}}
+		"content": base64.StdEncoding.EncodeToString(data), "sha": e.Blob, "url": self,
+		"git_url": s.api(rp, "git/blobs/"+e.Blob), "html_url": html,
+		"download_url": s.URL + "/raw/" + rp.Owner + "/" + rp.Name + "/" + escape(ref) + "/" + escape(path),
+		"_links":       map[string]any{"self": self, "git": s.api(rp, "git/blobs/"+e.Blob), "html": html}}
 }
 
 func (s *Server) resolve(rp *repo, ref string) (string, bool) {
@@ -1214,7 +1289,7 @@ func (s *Server) Starred(full string) bool {
 func (s *Server) gistJSON(g *gist) map[string]any {
 	files := map[string]any{}
 	for name, c := range g.Files {
-		files[name] = map[string]any{"filename": name, "type": "text/plain", "language": "Text", "raw_url": s.URL + "/gist-raw/" + g.ID + "/" + name,
+		files[name] = map[string]any{"filename": name, "type": "text/plain", "language": "Text", "raw_url": s.URL + "/gist-raw/" + g.ID + "/" + url.PathEscape(name),
 			"size": len(c), "truncated": false, "content": c}
 	}
 	t := g.Created.Format(time.RFC3339)
@@ -1286,6 +1361,15 @@ func (s *Server) gist(w http.ResponseWriter, m, id string, body map[string]json.
 	}
 }
 
+// CreateGist adds a secret gist of files and returns its id.
+func (s *Server) CreateGist(files map[string]string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g := &gist{ID: fmt.Sprintf("%032x", s.id()), Files: maps.Clone(files), Created: s.now(), History: 1}
+	s.gists[g.ID] = g
+	return g.ID
+}
+
 // Gist is a gist's files and whether it exists.
 func (s *Server) Gist(id string) (map[string]string, bool) {
 	s.mu.Lock()
@@ -1314,6 +1398,21 @@ func (s *Server) api(rp *repo, rest string) string {
 func (s *Server) html(rp *repo, rest string) string {
 	return s.URL + "/" + rp.Owner + "/" + rp.Name + "/" + rest
 }
+
+// escape writes a branch or a file path in a URL as GitHub does: each
+// "/"-separated part escaped as a path segment (RFC 3986), so a space, a
+// "#", a "%" or a letter beyond ASCII is percent-encoded.
+func escape(name string) string {
+	parts := strings.Split(name, "/")
+	for i, p := range parts {
+		parts[i] = url.PathEscape(p)
+	}
+	return strings.Join(parts, "/")
+}
+
+// queryEscape writes a query value leaving only RFC 3986's unreserved
+// characters as they are.
+func queryEscape(v string) string { return strings.ReplaceAll(url.QueryEscape(v), "+", "%20") }
 
 func nodeID(kind, s string) string {
 	return kind + "_" + base64.RawURLEncoding.EncodeToString([]byte(s))

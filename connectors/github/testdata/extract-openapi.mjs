@@ -1,7 +1,10 @@
 // Extracts from GitHub's published OpenAPI description the operations the
 // github connector uses, with every component they reach, into
-// github-openapi.json beside this script. The description comes from the
-// npm package @octokit/openapi, pinned:
+// github-openapi.json beside this script: the copy the tests read only
+// when the npm registry cannot be reached (otherwise they read the whole
+// document, which description_test.go fetches into the user's cache
+// directory and checks). The description comes from the npm package
+// @octokit/openapi, pinned:
 //
 //   npm pack @octokit/openapi@23.0.2 && tar xzf octokit-openapi-23.0.2.tgz
 //   node extract-openapi.mjs package/generated/api.github.com.json

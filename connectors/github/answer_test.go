@@ -53,7 +53,7 @@ func TestAnswerRefusals(t *testing.T) {
 		}},
 		{name: "merge not mergeable", body: merge, between: func(h *connectortest.Harness, f *githubtest.Server) {
 			f.Push("octocat/hello", "main", "Conflicting", map[string]string{"greeting.txt": "Other\n"})
-		}, want: "conflict: GitHub: Pull Request is not mergeable: nothing was merged. Nothing was written."},
+		}, want: "conflict: GitHub would not merge the pull request (GitHub: Pull Request is not mergeable). Nothing was written."},
 		{name: "file moved", body: `{"operation": "file_put", "repo": "octocat/hello", "path": "README.md", "content": "x\n", "message": "m"}`,
 			between: func(h *connectortest.Harness, f *githubtest.Server) {
 				f.Push("octocat/hello", "main", "Theirs", map[string]string{"README.md": "theirs\n"})
@@ -68,7 +68,7 @@ func TestAnswerRefusals(t *testing.T) {
 		{name: "branch moved", body: `{"operation": "commit", "repo": "octocat/hello", "message": "m", "changes": [{"path": "c.txt", "content": "c"}]}`,
 			between: func(h *connectortest.Harness, f *githubtest.Server) {
 				f.Push("octocat/hello", "main", "Theirs", map[string]string{"d.txt": "d"})
-			}, want: "conflict: GitHub refused to move main from ", moved: func(f *githubtest.Server) bool {
+			}, want: "conflict: main moved on from ", moved: func(f *githubtest.Server) bool {
 				_, ok := f.File("octocat/hello", "main", "c.txt")
 				return ok
 			}},

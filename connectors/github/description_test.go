@@ -581,7 +581,7 @@ func (d *description) check(x githubtest.Exchange) (string, []string) {
 	in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: op.route,
 		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, SchemaValidationOptions: strict}}
 	if err := openapi3filter.ValidateRequest(context.Background(), in); err != nil {
-		bad("the request: %s", short(err))
+		bad("the request: %s", shortErr(err))
 	}
 	if x.Injected {
 		return key, problems
@@ -593,7 +593,7 @@ func (d *description) check(x githubtest.Exchange) (string, []string) {
 	// repository-rule-violation-error, which the description offers as a
 	// oneOf: matching more than one is not a misfit.
 	if err != nil && !strings.Contains(err.Error(), "input matches more than one oneOf schemas") {
-		bad("the answer %d: %s", x.Status, short(err))
+		bad("the answer %d: %s", x.Status, shortErr(err))
 	}
 	return key, problems
 }
@@ -613,7 +613,7 @@ func recorded(t *testing.T, fake *githubtest.Server) {
 	})
 }
 
-func short(err error) string {
+func shortErr(err error) string {
 	s := strings.Join(strings.Fields(err.Error()), " ")
 	if len(s) > 600 {
 		s = s[:600] + "…"

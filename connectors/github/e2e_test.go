@@ -34,7 +34,9 @@ func newService(t *testing.T, policy string) *service {
 	t.Cleanup(fake.Close)
 	recorded(t, fake)
 	repo := fake.Seed()
-	w := servicetest.New(t, storetest.Postgres(t), servicetest.WithConnector(github.New(github.Options{BaseURL: fake.URL, Egress: egress.Options{AllowPrivate: true}})))
+	conn := github.New(github.Options{BaseURL: fake.URL, Egress: egress.Options{AllowPrivate: true}})
+	checked(t, conn)
+	w := servicetest.New(t, storetest.Postgres(t), servicetest.WithConnector(conn))
 	w.PutProject("gh", "github", policy, []byte(`{"token": "`+token+`"}`))
 	w.StartJobs()
 	return &service{t: t, w: w, fake: fake, repo: repo}
@@ -198,7 +200,7 @@ func TestHeadMoved(t *testing.T) {
 	shown := shownValue(s.open(merge), "Head commit")
 	moved := s.fake.Push(s.repo, "add-greeting", "Another change", map[string]string{"greeting.txt": "Hi!\n"})
 	_, st := s.approve(merge)
-	if st.State != "failed" || st.FailureReason != "run_refused:conflict" || !strings.Contains(string(st.Result), "nothing was merged") {
+	if st.State != "failed" || st.FailureReason != "run_refused:conflict" || !strings.Contains(string(st.Result), "so GitHub merged nothing") {
 		t.Fatalf("merge: %+v %s", st, st.Result)
 	}
 	if s.fake.Head(s.repo, "main") == moved {

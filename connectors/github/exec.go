@@ -23,7 +23,7 @@ func execute(ctx context.Context, cl *client, w *write) (map[string]any, error) 
 		if _, err := cl.do(ctx, http.MethodPost, repoAt(w.Repo, "git", "refs"), map[string]string{"ref": "refs/heads/" + w.Branch, "sha": w.SHA}, &ref, http.StatusCreated); err != nil {
 			return nil, err
 		}
-		return map[string]any{"ref": ref.Ref, "sha": ref.Object.SHA}, nil
+		return map[string]any{"ref": ref.Ref, "sha": ref.Object.SHA, "html_url": treeURL(w.Page, w.Branch)}, nil
 	case "file_put":
 		body := map[string]any{"message": w.Message, "content": base64.StdEncoding.EncodeToString([]byte(*w.Content)), "branch": w.Branch}
 		if w.SHA != "" {
@@ -140,7 +140,7 @@ func execute(ctx context.Context, cl *client, w *write) (map[string]any, error) 
 		if _, err := cl.do(ctx, http.MethodPut, repoAt(w.Repo, "pulls", num, "merge"), body, &out, http.StatusOK); err != nil {
 			return nil, err
 		}
-		return map[string]any{"sha": out.SHA, "merged": out.Merged, "message": out.Message, "number": w.Number}, nil
+		return map[string]any{"sha": out.SHA, "merged": out.Merged, "message": out.Message, "number": w.Number, "html_url": w.Page}, nil
 	case "gist_create", "gist_update":
 		files := map[string]any{}
 		for name, c := range w.Files {
@@ -175,7 +175,7 @@ func execute(ctx context.Context, cl *client, w *write) (map[string]any, error) 
 		if _, err := cl.do(ctx, m, at{"user", "starred", o, n}, nil, nil, http.StatusNoContent); err != nil {
 			return nil, err
 		}
-		return map[string]any{"repo": w.Repo, "starred": w.Op == "repo_star"}, nil
+		return map[string]any{"repo": w.Repo, "starred": w.Op == "repo_star", "html_url": w.Page}, nil
 	}
 	return nil, fmt.Errorf("no write %s", w.Op)
 }
@@ -223,7 +223,7 @@ func (g *GitHub) confirm(ctx context.Context, a *connectors.AnswerCall) (connect
 	if d := a.Decide(w.Op, policy.Facts{}); d.Outcome == policy.Refuse {
 		return connectors.Report{}, connectors.Refused(countersign.Code(d.Code), false, "%s.", d.Sentence)
 	}
-	if err := allowed(a.Policy, w); err != nil {
+	if err := bounded(a.Policy, w); err != nil {
 		return connectors.Report{}, notWritten(err)
 	}
 	cl, err := g.client(a.Credentials)
@@ -249,7 +249,7 @@ func (g *GitHub) confirm(ctx context.Context, a *connectors.AnswerCall) (connect
 		return connectors.Report{}, failed(w, err)
 	}
 	res["ok"] = true
-	return connectors.Report{Result: res}, nil
+	return connectors.Report{Result: res, Outcome: g.outcome(w, res)}, nil
 }
 
 // failed words a write GitHub did not make after the approval.
@@ -265,13 +265,13 @@ func failed(w *write, err error) error {
 	}
 	switch {
 	case w.Op == "pr_merge" && e.Status == http.StatusConflict:
-		return connectors.Refused(countersign.Conflict, false, "The pull request's head moved since the owner saw %s (GitHub: %s): nothing was merged.", w.SHA, e.what())
+		return connectors.Refused(countersign.Conflict, false, "The pull request's head moved since the owner saw %s, so GitHub merged nothing (GitHub: %s).", w.SHA, e.what())
 	case w.Op == "pr_merge" && e.Status == http.StatusMethodNotAllowed:
-		return connectors.Refused(countersign.Conflict, false, "GitHub: %s: nothing was merged.", e.what())
+		return connectors.Refused(countersign.Conflict, false, "GitHub would not merge the pull request (GitHub: %s).", e.what())
 	case w.Op == "file_put" && (e.Status == http.StatusConflict || e.Status == http.StatusUnprocessableEntity && w.SHA == ""):
 		return connectors.Refused(countersign.Conflict, false, "%s changed on %s since the owner saw it (GitHub: %s).", w.Path, w.Branch, e.what())
 	case w.Op == "commit" && e.Status == http.StatusUnprocessableEntity:
-		return connectors.Refused(countersign.Conflict, false, "GitHub refused to move %s from %s (%s): the branch moved, nothing moved.", w.Branch, w.SHA, e.what())
+		return connectors.Refused(countersign.Conflict, false, "%s moved on from %s since the owner saw it, so the commit was not added to it (GitHub: %s).", w.Branch, w.SHA, e.what())
 	}
 	return notWritten(r)
 }

@@ -144,9 +144,12 @@ func New(o Options) *connectors.Connector {
 	c := &connectors.Connector{
 		Name: Name, Version: Version, Tasks: true,
 		PolicyKeys: map[string]policy.KeyKind{keyActions: policy.WriteList, keyRepos: policy.List, keyBranch: policy.List, keyPaths: policy.List, keyMax: policy.Count},
+		// The policy refuses a write `actions` does not name, and tells
+		// the owner so.
+		Allowed: keyActions,
 	}
 	for _, d := range declarations {
-		op := connectors.Operation{Name: d.name, Kind: d.kind, Description: d.desc, Schema: json.RawMessage(d.schema)}
+		op := connectors.Operation{Name: d.name, Kind: d.kind, Description: d.desc, Schema: json.RawMessage(d.schema), Result: json.RawMessage(d.result)}
 		for _, ex := range d.examples {
 			op.Examples = append(op.Examples, json.RawMessage(ex))
 		}
@@ -160,7 +163,7 @@ func New(o Options) *connectors.Connector {
 		c.Operations = append(c.Operations, op)
 	}
 	c.Operations = append(c.Operations, connectors.Operation{Name: "confirm", Kind: connectors.Answer, Answer: g.confirm,
-		Description: "Carries out a GitHub write the owner approved, exactly as it was shown."})
+		Description: "Carries out a GitHub write the owner approved, exactly as it was shown.", Result: json.RawMessage(confirmResult)})
 	return c
 }
 
@@ -173,6 +176,10 @@ type write struct {
 	// Read when the task was made.
 	SHA    string `json:"sha,omitempty"` // start, head or replaced blob
 	Title0 string `json:"shown_title,omitempty"`
+	// Page is the web page of what the write changes, as GitHub answered
+	// it: the repository's (branch_create, repo_star, repo_unstar) or the
+	// pull request's (pr_merge).
+	Page string `json:"page,omitempty"`
 	// Modes are the git modes of a commit's paths that exist at SHA
 	// (100644 or 100755), kept by the commit.
 	Modes map[string]string `json:"modes,omitempty"`
@@ -270,20 +277,14 @@ func (w *write) branch() string {
 	return ""
 }
 
-// allowed checks a write against the policy's own keys. Its names are
-// checked first (names), so the globs only ever match names GitHub takes
-// as they are.
-func allowed(p *policy.Policy, w *write) error {
+// bounded checks a write against the policy's globs, `repos`,
+// `branches` and `paths`, which only ever refuse. `actions` is the
+// policy's own gate (Connector.Allowed): Decide refuses a write it does
+// not name. The write's names are checked first (names), so the globs
+// only ever match names GitHub takes as they are.
+func bounded(p *policy.Policy, w *write) error {
 	if err := names(w); err != nil {
 		return err
-	}
-	actions, _ := p.List(keyActions)
-	found := false
-	for _, a := range actions {
-		found = found || a == w.Op
-	}
-	if !found {
-		return countersign.Errorf(countersign.PolicyDenied, "the owner's policy does not allow %s (it is not in `actions`)", w.Op)
 	}
 	if repos, set := p.List(keyRepos); set && w.Repo != "" && !matchAny(repos, w.Repo, true) {
 		return countersign.Errorf(countersign.PolicyDenied, "the owner's policy does not allow writes to %s (not in `repos`)", w.Repo)
@@ -322,12 +323,12 @@ func (g *GitHub) write(ctx context.Context, c *connectors.Call) (any, error) {
 	if err := check(w); err != nil {
 		return nil, err
 	}
-	if err := allowed(c.Policy, w); err != nil {
-		return nil, err
-	}
 	d := c.Decide(policy.Facts{})
 	if d.Outcome == policy.Refuse {
 		return nil, countersign.Errorf(countersign.Code(d.Code), "%s", d.Sentence)
+	}
+	if err := bounded(c.Policy, w); err != nil {
+		return nil, err
 	}
 	cl, err := g.client(c.Credentials)
 	if err != nil {
@@ -338,7 +339,7 @@ func (g *GitHub) write(ctx context.Context, c *connectors.Call) (any, error) {
 		return nil, err
 	}
 	// The default branch is known now: check the branch again.
-	if err := allowed(c.Policy, w); err != nil {
+	if err := bounded(c.Policy, w); err != nil {
 		return nil, err
 	}
 	if d.Outcome == policy.Ask {
@@ -369,6 +370,7 @@ func (g *GitHub) write(ctx context.Context, c *connectors.Call) (any, error) {
 		return nil, e
 	}
 	res["ok"] = true
+	c.Did(connectors.Did{Title: titles[w.Op], Summary: summary(w, old), Outcome: g.outcome(w, res)})
 	return res, nil
 }
 
@@ -652,12 +654,14 @@ func prepare(ctx context.Context, cl *client, w *write) (map[string]*string, err
 	var err error
 	switch w.Op {
 	case "branch_create":
+		r, err := getRepo(ctx, cl, w.Repo)
+		if err != nil {
+			return nil, err
+		}
+		w.Page = r.HTMLURL
 		from := w.From
 		if from == "" {
-			if from, err = defaultBranch(ctx, cl, w.Repo); err != nil {
-				return nil, err
-			}
-			w.From = from
+			from, w.From = r.DefaultBranch, r.DefaultBranch
 		}
 		if isSHA(from) {
 			var c gitCommit
@@ -721,6 +725,15 @@ func prepare(ctx context.Context, cl *client, w *write) (map[string]*string, err
 			return nil, countersign.Errorf(countersign.InvalidRequest, "the pull request #%d is %s", w.Number, map[bool]string{true: "merged", false: "closed"}[p.Merged])
 		}
 		w.SHA, w.Title0, w.Head, w.Base = p.Head.SHA, p.Title, p.Head.Ref, p.Base.Ref
+		if w.Op == "pr_merge" {
+			w.Page = p.HTMLURL
+		}
+	case "repo_star", "repo_unstar":
+		r, err := getRepo(ctx, cl, w.Repo)
+		if err != nil {
+			return nil, err
+		}
+		w.Page = r.HTMLURL
 	case "issue_comment", "issue_update":
 		is, err := getIssue(ctx, cl, w.Repo, w.Number)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 
 	"countersign"
@@ -26,10 +27,26 @@ func world(t *testing.T, policy string) (*connectortest.Harness, *githubtest.Ser
 	t.Cleanup(fake.Close)
 	recorded(t, fake)
 	repo := fake.Seed()
-	h := connectortest.New(t, github.New(github.Options{BaseURL: fake.URL, Egress: egress.Options{AllowPrivate: true}}))
+	conn := github.New(github.Options{BaseURL: fake.URL, Egress: egress.Options{AllowPrivate: true}})
+	hist := checked(t, conn)
+	h := connectortest.New(t, conn)
+	histories.Store(h, hist)
+	t.Cleanup(func() {
+		for _, task := range h.Tasks() {
+			checkLine(t, task.Operation+"'s summary", task.Spec.Display.Summary)
+		}
+	})
 	h.Credentials = []byte(`{"token": "` + token + `"}`)
 	h.Policy = []byte(policy)
 	return h, fake, repo
+}
+
+// histories holds the history of each harness world made.
+var histories sync.Map
+
+func historyOf(h *connectortest.Harness) *history {
+	v, _ := histories.Load(h)
+	return v.(*history)
 }
 
 func call(t *testing.T, h *connectortest.Harness, body string) map[string]any {

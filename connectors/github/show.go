@@ -239,7 +239,7 @@ func show(w *write, old map[string]*string) connectors.TaskSpec {
 			d.long("Diff, whole files", "changes.diff", diff.String(), countersign.WrittenByProject)
 		}
 	}
-	return connectors.TaskSpec{Display: countersign.Display{Title: titles[w.Op], Fields: d.fields}, Files: d.files}
+	return connectors.TaskSpec{Display: countersign.Display{Title: titles[w.Op], Summary: summary(w, old), Fields: d.fields}, Files: d.files}
 }
 
 // changeLine is the i-th line of a list of changed files: old nil is a

@@ -19,11 +19,15 @@
 //
 // # Choices where the contract is silent
 //
-//   - `actions` absent allows no write: asking allows nothing by itself, and
+//   - `actions` is the policy's gate (Connector.Allowed): policy.Decide
+//     refuses a write it does not name, and policy.Explain tells the owner
+//     so. Absent, it allows no write: asking allows nothing by itself, and
 //     an owner who set no actions has allowed none. `repos`, `branches` and
-//     `paths` absent allow any. Repository globs compare ignoring case (as
-//     GitHub does), branch and path globs exactly; "*" stays within one
-//     segment, "**" crosses any number.
+//     `paths` (absent: any) and `max_writes_per_day` are limits the
+//     connector applies after the policy's decision: they only ever
+//     refuse, and Explain lists them. Repository globs compare ignoring
+//     case (as GitHub does), branch and path globs exactly; "*" stays
+//     within one segment, "**" crosses any number.
 //   - `branches` bounds the branch a write changes: branch_create's new
 //     branch, file_put's and commit's branch, pr_merge's base. pr_create,
 //     pr_review and the issue, gist and star writes change no branch.
@@ -57,6 +61,27 @@
 //     file_put too): what the task would show of a link is its target's
 //     content. file_put, through the contents API, which takes no mode,
 //     refuses an executable file rather than make it a plain one.
+//   - A task's summary is one line of what approving does: the verb, the
+//     repository, the branch or number, the commit it starts at or the
+//     head it merges, and whether it can be undone ("merge pull request
+//     #12 of octo/app into main at 3f2a9c1 by a merge commit; it cannot be
+//     undone, only reverted"). Titles and paths are quoted as Go quotes a
+//     string, names only when they are not one plain word; the longest
+//     values are cut first, ending in "…", to keep the line to 200
+//     characters, and a line no quoting makes shown text is escaped to
+//     ASCII.
+//   - A write carried out at once tells the owner's history its title,
+//     the summary a task of it would have shown, and what it did; an
+//     approved write reports the same outcome ("Committed 3f2a9c1 to main
+//     of octo/app, changing 2 files"). Its link is the page GitHub
+//     answered: the commit's (file_put, commit), the branch's tree
+//     (branch_create), the issue's, the comment's, the pull request's
+//     (pr_create, pr_merge), the review's, the gist's, or the repository's
+//     (repo_star, repo_unstar), which branch_create and the star writes read
+//     when they are prepared. Only an https link is passed on (http where
+//     wiring allows private hosts).
+//   - Every operation declares the JSON Schema of its result; an approved
+//     write's (the confirm operation's) is any of the writes' results.
 //   - GitHub's refusals: 401 and 403 are policy_denied (the token may not),
 //     404, 405, 410 and 422 invalid_request, 409 conflict, a rate limit
 //     (429, or 403 with x-ratelimit-remaining 0 or Retry-After) rate_limited

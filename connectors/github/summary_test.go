@@ -152,6 +152,18 @@ func TestOutcomes(t *testing.T) {
 			{`{"operation": "pr_review", "repo": "` + repo + `", "number": 1, "event": "COMMENT", "body": "b"}`, func(res map[string]any) (string, string) {
 				return "Commented on pull request #1 of octocat/hello at " + short(fake.Head(repo, "add-greeting")), fmt.Sprintf("%s/pull/1#pullrequestreview-%d", page, num(res, "id"))
 			}},
+			{`{"operation": "pr_review", "repo": "` + repo + `", "number": 1, "event": "APPROVE"}`, func(res map[string]any) (string, string) {
+				return "Approved pull request #1 of octocat/hello at " + short(fake.Head(repo, "add-greeting")), fmt.Sprintf("%s/pull/1#pullrequestreview-%d", page, num(res, "id"))
+			}},
+			{`{"operation": "pr_review", "repo": "` + repo + `", "number": 1, "event": "REQUEST_CHANGES", "body": "b"}`, func(res map[string]any) (string, string) {
+				return "Requested changes on pull request #1 of octocat/hello at " + short(fake.Head(repo, "add-greeting")), fmt.Sprintf("%s/pull/1#pullrequestreview-%d", page, num(res, "id"))
+			}},
+			{`{"operation": "issue_update", "repo": "` + repo + `", "number": 2, "state": "open", "labels": ["x"]}`, func(res map[string]any) (string, string) {
+				return "Changed issue #2 of octocat/hello; it is open", page + "/issues/2"
+			}},
+			{`{"operation": "gist_create", "public": true, "files": {"a.md": "a"}}`, func(res map[string]any) (string, string) {
+				return "Created a public gist of 1 file", fake.URL + "/gist/" + res["id"].(string)
+			}},
 			{`{"operation": "gist_create", "files": {"a.md": "a", "b.md": "b"}}`, func(res map[string]any) (string, string) {
 				return "Created a secret gist of 2 files", fake.URL + "/gist/" + res["id"].(string)
 			}},

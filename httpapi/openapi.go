@@ -158,7 +158,7 @@ var (
 	// typeSchemas are how the Go types the handlers use appear in JSON.
 	typeSchemas = map[reflect.Type]*jsonschema.Schema{
 		typ[[]byte]():          {Types: []string{"null", "string"}, ContentEncoding: "base64"},
-		typ[json.RawMessage](): {},
+		typ[json.RawMessage](): {Description: "any JSON value"},
 	}
 	schemaName = regexp.MustCompile(`[^A-Za-z0-9._-]`)
 )
@@ -210,6 +210,8 @@ func (s *Server) openAPI() ([]byte, error) {
 			op["security"] = []any{map[string]any{"agentKey": []string{}}}
 		case "owner":
 			op["security"] = []any{map[string]any{"ownerSession": []string{}}, map[string]any{"sessionCookie": []string{}}}
+		default:
+			op["security"] = []any{} // public: no credentials
 		}
 		isCall := rt.Method+" "+rt.Template == "POST /call/{owner}/{project}"
 		if isCall {
@@ -253,7 +255,10 @@ func (s *Server) openAPI() ([]byte, error) {
 				content["text/plain"] = map[string]any{}
 				content["application/json"] = map[string]any{"schema": map[string]any{"anyOf": []any{
 					map[string]any{"$ref": errRef},
-					map[string]any{"type": "object", "required": []string{"jsonrpc"}, "description": "a JSON-RPC error"},
+					map[string]any{"type": "object", "required": []string{"jsonrpc", "error"}, "description": "a JSON-RPC error",
+						"properties": map[string]any{"jsonrpc": map[string]any{"const": "2.0"}, "id": map[string]any{"description": "the request's id, or null"},
+							"error": map[string]any{"type": "object", "required": []string{"code", "message"},
+								"properties": map[string]any{"code": map[string]any{"type": "integer"}, "message": map[string]any{"type": "string"}}}}},
 				}}}
 			}
 			responses["202"] = map[string]any{"description": "accepted (a notification or a response)"}
@@ -264,6 +269,9 @@ func (s *Server) openAPI() ([]byte, error) {
 				responses["200"] = map[string]any{"description": "the JSON-RPC answer, as JSON or as an event stream",
 					"content": map[string]any{"application/json": map[string]any{}, "text/event-stream": map[string]any{}}}
 			}
+		}
+		if rt.Prefix {
+			responses["404"] = map[string]any{"description": "no such file", "content": map[string]any{"text/plain": map[string]any{}}}
 		}
 		if rt.Template == "/readyz" {
 			sch, _ := ref(typ[readyAnswer]())
@@ -280,6 +288,7 @@ func (s *Server) openAPI() ([]byte, error) {
 		"info": map[string]any{"title": "Countersign", "version": s.opts.Version,
 			"description": "An owner-confirmation inbox: the agent API (/call, /agent/projects, /mcp) and the owner's inbox API (/inbox/…)."},
 		"jsonSchemaDialect": "https://json-schema.org/draft/2020-12/schema",
+		"servers":           []any{map[string]any{"url": s.serverURL(), "description": "this service"}},
 		"paths":             paths,
 		"components": map[string]any{
 			"schemas": components,
@@ -291,6 +300,15 @@ func (s *Server) openAPI() ([]byte, error) {
 		},
 	}
 	return json.MarshalIndent(doc, "", " ")
+}
+
+// serverURL is where the document's paths are served: the public URL, or
+// the document's own origin when none is set.
+func (s *Server) serverURL() string {
+	if u := strings.TrimSuffix(s.opts.PublicURL, "/"); u != "" {
+		return u
+	}
+	return "/"
 }
 
 // forType is the JSON Schema of a Go type, as the handlers' bodies appear.

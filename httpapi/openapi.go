@@ -55,7 +55,7 @@ var routeDocs = map[string]routeDoc{
 	"GET /healthz":                         {summary: "The service, its version and its schema", response: typ[healthAnswer]()},
 	"GET /readyz":                          {summary: "Whether the store answers (503 when it does not)", response: typ[readyAnswer]()},
 	"GET /metrics":                         {summary: "Prometheus metrics", content: "text/plain"},
-	"GET /connectors":                      {summary: "The connector catalogue: operations with kind, price, description and argument schema; the task operations", response: typ[catalogueAnswer]()},
+	"GET /connectors":                      {summary: "The connector catalogue: operations with kind, price, description, argument and result schemas; the task operations", response: typ[catalogueAnswer]()},
 	"GET /.well-known/countersign-run-key": {summary: "The run keys that sign receipts (SPEC §11)", response: typ[runKeysAnswer]()},
 	"GET /openapi.json":                    {summary: "This document", content: "application/json"},
 	"POST /call/{owner}/{project}": {summary: "Call an operation of a project (SPEC §5): the output, awaiting_owner with a task, or a refusal",

@@ -2,15 +2,18 @@
 // agent calls connectors natively: one tool per operation of every project
 // granted to the agent's key, named {owner}__{project}__{operation} (see
 // [ToolName]), with the
-// operation's argument schema as its input schema, and the task operations
-// task_status, task_wait, tasks and task_cancel.
+// operation's argument schema as its input schema and what it answers as
+// its output schema ([OutputSchema]), and the task operations task_status,
+// task_wait, tasks and task_cancel.
 //
 // A tool call is a call of POST /call/{owner}/{project}, through a [Door]:
 // the same prices, checks and refusals. Its answer is the tool's result:
 // the connector's output as JSON; a task opened is explained in words an
 // LLM acts on (the owner must approve it in their inbox; here are the task
 // id, the link and the expiry; wait with task_wait); a refusal is an error
-// result (isError) whose text is "code: sentence".
+// result (isError) whose text is "code: sentence". Every result's
+// structured content is the answer as JSON, which the output schema
+// describes.
 //
 // A client retrying a call sends the same JSON-RPC request again, with the
 // same id; the transports here ([Stdio], [GuardHTTP]) derive an
@@ -51,6 +54,11 @@ type Operation struct {
 	Price       int64 // micro-USD
 	Description string
 	Schema      json.RawMessage
+	// Result is the operation's declared result schema (nil: none), and
+	// Tasks tells whether its connector opens tasks: with the refusal,
+	// they make the tool's output schema.
+	Result json.RawMessage
+	Tasks  bool
 }
 
 // Catalogue is the operations agents may call (reads and writes), by
@@ -65,7 +73,8 @@ func FromConnectors(cat connectors.Catalogue) Catalogue {
 			if o.Kind == connectors.Answer {
 				continue
 			}
-			out[name] = append(out[name], Operation{Name: o.Name, Kind: string(o.Kind), Price: o.Price, Description: o.Description, Schema: o.Schema})
+			out[name] = append(out[name], Operation{Name: o.Name, Kind: string(o.Kind), Price: o.Price, Description: o.Description,
+				Schema: o.Schema, Result: o.Result, Tasks: c.Tasks})
 		}
 	}
 	return out
@@ -257,7 +266,7 @@ func (s *Server) build(grants []countersign.Grant) map[string]tool {
 		for _, op := range s.cfg.Catalogue[g.Connector] {
 			name := ToolName(g.Owner, g.Project, op.Name)
 			desc := fmt.Sprintf("%s (project %s of %s, connector %s; %s)", strings.TrimSuffix(op.Description, "."), g.Project, g.Owner, g.Connector, price(op.Price))
-			out[name] = tool{def: &mcp.Tool{Name: name, Description: desc, InputSchema: op.Schema,
+			out[name] = tool{def: &mcp.Tool{Name: name, Description: desc, InputSchema: op.Schema, OutputSchema: OutputSchema(op.Result, op.Tasks),
 				Annotations: &mcp.ToolAnnotations{ReadOnlyHint: op.Kind == "read"}},
 				target: target{owner: g.Owner, project: g.Project, operation: op.Name}}
 		}
@@ -273,10 +282,34 @@ func (s *Server) build(grants []countersign.Grant) map[string]tool {
 			continue
 		}
 		out[name] = tool{def: &mcp.Tool{Name: name, Description: op.Description + " Free. Name the project as owner/project, as the call that opened the task was made.",
-			InputSchema: schema, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: op.Kind == connectors.Read}},
+			InputSchema: schema, OutputSchema: OutputSchema(op.Result, false), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: op.Kind == connectors.Read}},
 			target: target{operation: name, task: true}}
 	}
 	return out
+}
+
+// OutputSchema is a tool's output schema: its structured content is the
+// answer POST /call gives — the operation's output (result; any object when
+// it declares none, nothing when it answers only with a task), the task it
+// opened when tasks, or a refusal (an isError result) — as an anyOf under
+// "type": "object", which MCP asks of an output schema.
+func OutputSchema(result json.RawMessage, tasks bool) json.RawMessage {
+	var of []json.RawMessage
+	switch {
+	case result == nil:
+		of = append(of, json.RawMessage(`{"type": "object", "description": "the operation's output; it declares no schema of it"}`))
+	case !connectors.IsTaskOnly(result):
+		of = append(of, result)
+	}
+	if tasks {
+		of = append(of, connectors.AwaitingOwnerSchema, connectors.NotifiedSchema)
+	}
+	of = append(of, connectors.RefusalSchema)
+	b, err := json.Marshal(map[string]any{"type": "object", "anyOf": of})
+	if err != nil { // a declared result that is not JSON: the platform compiled it, so never
+		return json.RawMessage(`{"type": "object"}`)
+	}
+	return b
 }
 
 // MaxToolName is the longest tool name MCP takes.

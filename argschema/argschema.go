@@ -1,7 +1,11 @@
 // Package argschema compiles the JSON Schemas (2020-12) operations declare
 // for their arguments and checks agents' calls against them, on the
 // platform's side of the connector SDK: the SDK stays free of the validator,
-// which the platform (the enclave, the connectortest harness) brings.
+// which the platform (the enclave, the connectortest harness) brings. It
+// compiles the schemas of operations' results too (Operation.Result), and
+// checks answers against them and against the platform's own answers
+// (awaiting_owner, notified, a refusal): what the connectortest harness
+// holds every answer a connector's tests get to.
 //
 // A refusal is invalid_request with a sentence naming the member and why,
 // never quoting the value sent (it may be anything the agent meant to keep
@@ -354,13 +358,16 @@ func WithMember(schema json.RawMessage, name string, member any) (map[string]any
 
 // Set is the compiled schemas of a catalogue and of the task operations.
 type Set struct {
-	by map[string]*Schema // "connector\x00operation"; "\x00operation" for task operations
+	by      map[string]*Schema // "connector\x00operation"; "\x00operation" for task operations
+	results map[string]*Result // the same keys; answer operations' too
 }
 
+func newSet() *Set { return &Set{by: map[string]*Schema{}, results: map[string]*Result{}} }
+
 // NewSet compiles every read's and write's schema of every connector, and
-// the task operations'.
+// the task operations', and every result schema declared.
 func NewSet(cat connectors.Catalogue) (*Set, error) {
-	s := &Set{by: map[string]*Schema{}}
+	s := newSet()
 	for i := range connectors.PlatformOperations {
 		op := &connectors.PlatformOperations[i]
 		c, err := Compile("", op)
@@ -368,6 +375,14 @@ func NewSet(cat connectors.Catalogue) (*Set, error) {
 			return nil, fmt.Errorf("task operation: %w", err)
 		}
 		s.by["\x00"+op.Name] = c
+		r, err := CompileResult("", op)
+		if err == nil && r == nil {
+			err = fmt.Errorf("operation %s declares no result schema", op.Name)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("task operation: %w", err)
+		}
+		s.results["\x00"+op.Name] = r
 	}
 	names := cat.Names()
 	sort.Strings(names)
@@ -382,6 +397,13 @@ func NewSet(cat connectors.Catalogue) (*Set, error) {
 func (s *Set) add(conn *connectors.Connector) error {
 	for i := range conn.Operations {
 		op := &conn.Operations[i]
+		r, err := CompileResult(conn.Name, op)
+		if err != nil {
+			return fmt.Errorf("%s: %w", conn.Name, err)
+		}
+		if r != nil {
+			s.results[conn.Name+"\x00"+op.Name] = r
+		}
 		if op.Kind == connectors.Answer {
 			continue
 		}
@@ -394,14 +416,14 @@ func (s *Set) add(conn *connectors.Connector) error {
 	return nil
 }
 
-// CheckConnector compiles every schema a connector declares and checks its
-// examples: what a connector's author runs in its tests (the connectortest
+// CheckConnector compiles every schema a connector declares, its results'
+// too, and checks its examples: what a connector's author runs in its tests (the connectortest
 // harness does).
 func CheckConnector(conn *connectors.Connector) error {
 	if err := conn.Validate(); err != nil {
 		return err
 	}
-	return (&Set{by: map[string]*Schema{}}).add(conn)
+	return newSet().add(conn)
 }
 
 // For is the schema of a connector's operation; connector "" names a task
@@ -409,4 +431,11 @@ func CheckConnector(conn *connectors.Connector) error {
 func (s *Set) For(connector, op string) (*Schema, bool) {
 	c, ok := s.by[connector+"\x00"+op]
 	return c, ok
+}
+
+// ResultFor is the result schema of a connector's operation, when it
+// declares one; connector "" names a task operation.
+func (s *Set) ResultFor(connector, op string) (*Result, bool) {
+	r, ok := s.results[connector+"\x00"+op]
+	return r, ok
 }

@@ -150,8 +150,9 @@ type Connector struct {
 }
 
 // ConnectorOperation is an operation of a connector: its kind (read, write
-// or answer), its price in micro-USD, what it does in one line, and the
-// JSON Schema of its arguments with examples (none for an answer).
+// or answer), its price in micro-USD, what it does in one line, the JSON
+// Schema of its arguments with examples (none for an answer), and the
+// JSON Schema of its result when it declares one.
 type ConnectorOperation struct {
 	Name        string            `json:"name"`
 	Kind        string            `json:"kind"`
@@ -159,6 +160,7 @@ type ConnectorOperation struct {
 	Description string            `json:"description"`
 	Schema      json.RawMessage   `json:"schema,omitempty"`
 	Examples    []json.RawMessage `json:"examples,omitempty"`
+	Result      json.RawMessage   `json:"result,omitempty"`
 }
 
 // Catalogue is the public catalogue: the connectors, and the task

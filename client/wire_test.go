@@ -227,8 +227,9 @@ func TestWireTypes(t *testing.T) {
 		{name: "connector catalogue (GET /connectors)", raw: served(t, api, "/connectors"),
 			client: &client.Catalogue{}, serverZeros: []string{"json[task_operations][][price]",
 				"json[task_operations][][schema][additionalProperties]", "json[task_operations][][schema][properties][timeout_s][minimum]",
-				"json[task_operations][][examples][]"},
-			allowed: []string{"ConnectorOperation.Examples", "ConnectorOperation.Schema", "ConnectorOperation.Price"}},
+				"json[task_operations][][examples][]", "json[task_operations][][result][additionalProperties]",
+				"json[task_operations][][result][properties][tasks][items][additionalProperties]"},
+			allowed: []string{"ConnectorOperation.Examples", "ConnectorOperation.Schema", "ConnectorOperation.Price", "ConnectorOperation.Result"}},
 		{name: "granted projects (GET /agent/projects)", server: map[string]any{"projects": []countersign.Grant{{Owner: "alice.near", Project: "probe", Connector: "probe"}}},
 			client: &struct {
 				Projects []client.Grant `json:"projects"`

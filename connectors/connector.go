@@ -36,7 +36,7 @@ const (
 type Operation struct {
 	Name  string // [a-z0-9_]{1,64}
 	Kind  OpKind
-	Price int64 // micro-USD, charged when the run starts; answers cost 0
+	Price int64 // micro-USD, charged when the run starts (see Uncharged); answers cost 0
 	// Description says in one line what the operation does, for agents:
 	// the catalogue, the OpenAPI document and the MCP tools show it.
 	Description string
@@ -53,9 +53,14 @@ type Operation struct {
 	// Result is the JSON Schema (2020-12) of what the operation answers
 	// when it does not open a task: for a read or a write, the object Run
 	// returns (the agent's answer; the platform adds the awaiting_owner
-	// answer and refusals); for an answer operation, Report.Result (what
-	// task_status carries as `result`). The OpenAPI document and the MCP
-	// tools' outputSchema show it (SPEC §14, wave 3). nil: not declared.
+	// and notified answers and refusals, AwaitingOwnerSchema, …); TaskOnly
+	// for one that always opens a task; for an answer operation,
+	// Report.Result (what task_status carries as `result`). It is
+	// self-contained and refers to nothing ($ref, $id): the OpenAPI
+	// document and the MCP tools' output schemas embed it (SPEC §14, wave
+	// 3). The platform compiles it as it compiles Schema, and the
+	// connectortest harness checks every answer a test gets against it.
+	// nil: not declared.
 	Result json.RawMessage
 	// Limit is the run's compute limit (0: DefaultLimit; at most MaxLimit).
 	Limit time.Duration
@@ -67,6 +72,20 @@ type Operation struct {
 	Run func(ctx context.Context, c *Call) (any, error)
 	// Answer serves an answer operation.
 	Answer func(ctx context.Context, a *AnswerCall) (Report, error)
+}
+
+// Uncharged tells whether a run that ended refused with err is not charged
+// its price: a call refused for its own arguments (invalid_request,
+// display_invalid) is not, wherever in the connector the refusal arose
+// (SPEC §14, wave 3) — unless the run opened a task or did its write
+// (Call.Did), which the platform checks besides. Any other refusal keeps
+// the charge.
+func Uncharged(err error) bool {
+	switch countersign.ErrorCode(err) {
+	case countersign.InvalidRequest, countersign.DisplayInvalid:
+		return true
+	}
+	return false
 }
 
 // ComputeLimit is the operation's compute limit.
@@ -163,26 +182,31 @@ var TaskOperations = []string{"task_status", "task_cancel", "task_delete", "task
 const taskIDSchema = `{"type": "string", "pattern": "^[a-z0-9-]{1,80}$", "description": "the task's id, as the call that opened it answered"}`
 
 // PlatformOperations declare the task operations of SPEC §5 as connectors
-// declare theirs: priced 0, served by the platform for every project, for
-// the preparer of the task only.
+// declare theirs, their results included: priced 0, served by the platform
+// for every project, for the preparer of the task only.
 var PlatformOperations = []Operation{
 	{Name: "task_status", Kind: Read, Description: "How one of this agent's tasks stands: its state and, once it ended, the result or the owner's reason.",
 		Schema:   json.RawMessage(`{"type": "object", "properties": {"task_id": ` + taskIDSchema + `}, "required": ["task_id"], "additionalProperties": false}`),
-		Examples: []json.RawMessage{json.RawMessage(`{"task_id": "r0a1b2c3d4e5f6a7b8c9d0e1f2-1"}`)}},
+		Examples: []json.RawMessage{json.RawMessage(`{"task_id": "r0a1b2c3d4e5f6a7b8c9d0e1f2-1"}`)},
+		Result:   json.RawMessage(taskStatusResult)},
 	{Name: "task_wait", Kind: Read, Description: "Waits up to timeout_s seconds (default 30, at most 60) for one of this agent's tasks to move, then answers as task_status.",
 		Schema: json.RawMessage(`{"type": "object", "properties": {"task_id": ` + taskIDSchema + `, ` +
 			`"timeout_s": {"type": "integer", "minimum": 0, "maximum": 60, "description": "how long to wait, in seconds (default 30)"}}, "required": ["task_id"], "additionalProperties": false}`),
-		Examples: []json.RawMessage{json.RawMessage(`{"task_id": "r0a1b2c3d4e5f6a7b8c9d0e1f2-1", "timeout_s": 60}`)}},
+		Examples: []json.RawMessage{json.RawMessage(`{"task_id": "r0a1b2c3d4e5f6a7b8c9d0e1f2-1", "timeout_s": 60}`)},
+		Result:   json.RawMessage(taskStatusResult)},
 	{Name: "tasks", Kind: Read, Description: "Lists this agent's tasks in the project, newest first, optionally only those in one state.",
 		Schema: json.RawMessage(`{"type": "object", "properties": {"state": {"type": "string", ` +
 			`"enum": ["open", "approved", "answering", "done", "failed", "rejected", "cancelled", "expired", "void"]}}, "additionalProperties": false}`),
-		Examples: []json.RawMessage{json.RawMessage(`{}`), json.RawMessage(`{"state": "open"}`)}},
+		Examples: []json.RawMessage{json.RawMessage(`{}`), json.RawMessage(`{"state": "open"}`)},
+		Result:   json.RawMessage(tasksResult)},
 	{Name: "task_cancel", Kind: Write, Description: "Cancels one of this agent's tasks while it is still open; the owner is no longer asked.",
 		Schema:   json.RawMessage(`{"type": "object", "properties": {"task_id": ` + taskIDSchema + `}, "required": ["task_id"], "additionalProperties": false}`),
-		Examples: []json.RawMessage{json.RawMessage(`{"task_id": "r0a1b2c3d4e5f6a7b8c9d0e1f2-1"}`)}},
+		Examples: []json.RawMessage{json.RawMessage(`{"task_id": "r0a1b2c3d4e5f6a7b8c9d0e1f2-1"}`)},
+		Result:   json.RawMessage(taskCancelResult)},
 	{Name: "task_delete", Kind: Write, Description: "Forgets one of this agent's closed tasks.",
 		Schema:   json.RawMessage(`{"type": "object", "properties": {"task_id": ` + taskIDSchema + `}, "required": ["task_id"], "additionalProperties": false}`),
-		Examples: []json.RawMessage{json.RawMessage(`{"task_id": "r0a1b2c3d4e5f6a7b8c9d0e1f2-1"}`)}},
+		Examples: []json.RawMessage{json.RawMessage(`{"task_id": "r0a1b2c3d4e5f6a7b8c9d0e1f2-1"}`)},
+		Result:   json.RawMessage(taskDeleteResult)},
 }
 
 // PlatformOperation finds a task operation's declaration by name.
@@ -199,10 +223,12 @@ func PlatformOperation(name string) (*Operation, bool) {
 const MaxDescription = 200
 
 // CheckDeclaration checks what an operation declares for agents: a
-// description of one line, and for a read or a write a schema that is one
-// JSON object saying "type": "object" and not naming "operation", with
-// examples that are JSON objects. Whether the schema compiles, and the
-// examples fit it, the platform checks (it holds the validator).
+// description of one line; a result schema, when declared, that is one
+// JSON object (never TaskOnly for an answer operation); and for a read or
+// a write a schema that is one JSON object saying "type": "object" and not
+// naming "operation", with examples that are JSON objects. Whether the
+// schemas compile, and the examples fit, the platform checks (it holds the
+// validator).
 func (o *Operation) CheckDeclaration() error {
 	d := o.Description
 	switch {
@@ -215,6 +241,9 @@ func (o *Operation) CheckDeclaration() error {
 	}
 	if o.Result != nil && !isObject(o.Result) {
 		return fmt.Errorf("operation %s: its result schema is not a JSON object", o.Name)
+	}
+	if o.Kind == Answer && o.Result != nil && IsTaskOnly(o.Result) {
+		return fmt.Errorf("answer operation %s always reports a result: its result schema cannot be TaskOnly", o.Name)
 	}
 	if o.Kind == Answer {
 		if o.Schema != nil || o.Examples != nil {
@@ -279,6 +308,8 @@ func (c *Connector) Validate() error {
 			return fmt.Errorf("%s: operation %s needs a Run function only", c.Name, op.Name)
 		case op.Kind != Read && op.Kind != Write && op.Kind != Answer:
 			return fmt.Errorf("%s: operation %s has no kind", c.Name, op.Name)
+		case op.Result != nil && IsTaskOnly(op.Result) && !c.Tasks:
+			return fmt.Errorf("%s: operation %s answers only with a task, but the connector does not declare tasks", c.Name, op.Name)
 		}
 		if err := op.CheckDeclaration(); err != nil {
 			return fmt.Errorf("%s: %w", c.Name, err)

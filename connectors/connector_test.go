@@ -96,6 +96,13 @@ func TestValidate(t *testing.T) {
 		}), "names the member operation"},
 		{"an example not an object", op(0, func(o *connectors.Operation) { o.Examples = []json.RawMessage{json.RawMessage(`1`)} }), "example 1 is not a JSON object"},
 		{"an answer with a schema", op(3, func(o *connectors.Operation) { o.Schema = anyArgs }), "takes no arguments from agents"},
+		{"a result not an object", op(0, func(o *connectors.Operation) { o.Result = json.RawMessage(`true`) }), "result schema is not a JSON object"},
+		{"an answer's result task only", op(3, func(o *connectors.Operation) { o.Result = connectors.TaskOnly }), "cannot be TaskOnly"},
+		{"task only without tasks", func(c *connectors.Connector) {
+			c.Tasks = false
+			c.Operations = c.Operations[:3]
+			c.Operations[1].Result = connectors.TaskOnly
+		}, "does not declare tasks"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := valid()
@@ -434,6 +441,32 @@ func TestDecodeRefusesAmbiguousCalls(t *testing.T) {
 		}
 		if err != nil && strings.Contains(err.Error(), "\u202e") {
 			t.Errorf("%q: the refusal echoes the member's name: %v", body, err)
+		}
+	}
+}
+
+// TestTaskOnly: TaskOnly, and only a schema nothing fits ("not": {}), says
+// an operation answers only by opening a task; the task operations all
+// declare their results.
+func TestTaskOnly(t *testing.T) {
+	t.Parallel()
+	for raw, want := range map[string]bool{
+		string(connectors.TaskOnly):   true,
+		`{"not": {}}`:                 true,
+		`{"not": {"type": "string"}}`: false,
+		`{"type": "object"}`:          false,
+		`{"not": true}`:               false,
+		`{"not": []}`:                 false,
+		`[]`:                          false,
+		``:                            false,
+	} {
+		if got := connectors.IsTaskOnly(json.RawMessage(raw)); got != want {
+			t.Errorf("%s: %v, want %v", raw, got, want)
+		}
+	}
+	for _, op := range connectors.PlatformOperations {
+		if op.Result == nil || connectors.IsTaskOnly(op.Result) {
+			t.Errorf("task operation %s declares no result of its own", op.Name)
 		}
 	}
 }

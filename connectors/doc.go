@@ -9,14 +9,18 @@
 // policy may hold, and its operations. Each [Operation] is a read, a write or
 // an answer, with a price in micro-USD and a one-line description; a read or
 // a write also declares the JSON Schema (2020-12) of its arguments, with
-// examples. The catalogue (GET /connectors), the OpenAPI document and the
-// MCP tools show them, and the platform checks every call against the
-// schema before Run is called (a call that does not fit is refused
-// invalid_request, naming the member, and costs nothing), so Run need not
-// check the shapes the schema states. The platform compiles the schemas
-// (this package does not carry a validator); the connectortest harness
-// refuses a connector whose schema does not compile or whose examples do
-// not fit it.
+// examples. Each declares the schema of its result too (Operation.Result:
+// what Run answers when it opens no task, [TaskOnly] when it always opens
+// one, or what an answer reports). The catalogue (GET /connectors), the
+// OpenAPI document and the MCP tools show them, and the platform checks
+// every call against the schema before Run is called (a call that does not
+// fit is refused invalid_request, naming the member, and costs nothing), so
+// Run need not check the shapes the schema states. The platform compiles
+// the schemas (this package does not carry a validator); the connectortest
+// harness refuses a connector whose schema does not compile or whose
+// examples do not fit it, and fails a test whose answer does not fit its
+// result. A call Run refuses for its own arguments (invalid_request,
+// display_invalid) is not charged ([Uncharged]).
 //
 //   - A read or a write has a Run function. The platform calls it once the
 //     agent's key, grant, body and balance are checked and the price is

@@ -23,18 +23,24 @@ func Example() {
 		}
 		return 100
 	}
+	// What the reads and writes answer when they open no task, and what
+	// memo_confirm reports.
+	counted := json.RawMessage(`{"type": "object", "properties": {"ok": {"const": true}, "count": {"type": "integer", "minimum": 0}},
+		"required": ["ok", "count"], "additionalProperties": false}`)
+	added := json.RawMessage(`{"type": "object", "properties": {"added": {"const": true}, "count": {"type": "integer", "minimum": 1}},
+		"required": ["added", "count"], "additionalProperties": false}`)
 	c := &connectors.Connector{
 		Name: "memo", Version: "1.0.0", Tasks: true,
 		PolicyKeys: map[string]policy.KeyKind{"max_per_day": policy.Count},
 		Operations: []connectors.Operation{
 			{Name: "memo_count", Kind: connectors.Read, Description: "Counts the memos.",
-				Schema: json.RawMessage(`{"type": "object", "additionalProperties": false}`), Run: func(context.Context, *connectors.Call) (any, error) {
+				Schema: json.RawMessage(`{"type": "object", "additionalProperties": false}`), Result: counted, Run: func(context.Context, *connectors.Call) (any, error) {
 					return map[string]any{"ok": true, "count": len(memos)}, nil
 				}},
 			{Name: "memo_add", Kind: connectors.Write, Price: 1_000, Description: "Adds a memo, or asks the owner first when the policy says so.",
 				Schema: json.RawMessage(`{"type": "object", "properties": {"text": {"type": "string", "minLength": 1, "maxLength": 500}},
 					"required": ["text"], "additionalProperties": false}`),
-				Examples: []json.RawMessage{json.RawMessage(`{"text": "buy milk"}`)}, Run: func(ctx context.Context, c *connectors.Call) (any, error) {
+				Examples: []json.RawMessage{json.RawMessage(`{"text": "buy milk"}`)}, Result: counted, Run: func(ctx context.Context, c *connectors.Call) (any, error) {
 					var args struct {
 						Text string `json:"text"`
 					}
@@ -68,7 +74,7 @@ func Example() {
 					memos = append(memos, args.Text)
 					return map[string]any{"ok": true, "count": len(memos)}, nil
 				}},
-			{Name: "memo_confirm", Kind: connectors.Answer, Description: "Adds a memo the owner approved.", Answer: func(ctx context.Context, a *connectors.AnswerCall) (connectors.Report, error) {
+			{Name: "memo_confirm", Kind: connectors.Answer, Description: "Adds a memo the owner approved.", Result: added, Answer: func(ctx context.Context, a *connectors.AnswerCall) (connectors.Report, error) {
 				// The policy as it is now; Ask is the owner's yes.
 				if d := a.Decide("memo_add", policy.Facts{}); d.Outcome == policy.Refuse {
 					return connectors.Report{}, connectors.Refused(countersign.Code(d.Code), false, "%s.", d.Sentence)

@@ -61,12 +61,16 @@ func HashAgentKey(key string) []byte {
 // error is a transport-level failure (unauthorized, the store unavailable).
 //
 // Nothing is charged for a call refused before its run starts: a bad key, a
-// project not granted, an unknown operation, malformed arguments to a task
-// operation, a write under an unreadable policy, a balance that does not
-// cover the price. The price is charged when the run starts, in the
-// transaction that records the run, and whatever the run then answers —
-// output, a task, or a refusal by the connector or by the task layer — the
-// charge stands.
+// project not granted, an unknown operation, arguments its schema refuses,
+// a write under an unreadable policy, a balance that does not cover the
+// price. The price is charged when the run starts, in the transaction that
+// records the run, so concurrent calls never spend more than the balance.
+// A run refused for its own arguments (invalid_request, display_invalid,
+// connectors.Uncharged) that opened no task and did no write is not
+// charged: the charge is taken back in the transaction that records the
+// run's end (SPEC §14). Whatever else the run answers — output, a task, or
+// any other refusal by the connector or by the task layer — the charge
+// stands.
 func (e *Enclave) Call(ctx context.Context, agentKey, owner, project, idempotencyKey string, body []byte) ([]byte, error) {
 	return e.call(ctx, callRequest{AgentKey: agentKey, Owner: owner, Project: project, Body: body, IdempotencyKey: idempotencyKey})
 }
@@ -289,7 +293,11 @@ func (e *Enclave) runOperation(ctx context.Context, agent store.Agent, project s
 	// The run is not the request's: a client that hangs up does not cut a
 	// write off half way (the compute limit bounds it).
 	out, runErr := e.runHandler(context.WithoutCancel(ctx), run, func(ctx context.Context) (any, error) { return op.Run(ctx, call) })
-	return e.finish(ctx, run, op.Name, p.tasks(), idem, out, runErr)
+	opened := p.tasks()
+	// A call refused for its own arguments is not charged, wherever in the
+	// connector the refusal arose, unless its run left something behind.
+	uncharge := op.Price > 0 && runErr != nil && connectors.Uncharged(runErr) && len(opened) == 0 && call.Done() == nil
+	return e.finish(ctx, run, op.Name, opened, idem, out, runErr, uncharge)
 }
 
 // overrunGrace is how long a handler may take, past its compute limit, to
@@ -357,8 +365,9 @@ func panicKind(v any) string {
 // unavailable, with the agent waiting.
 const finishPatience = 30 * time.Second
 
-// finish records the run's end and its answer.
-func (e *Enclave) finish(ctx context.Context, run *Run, op string, opened []Opened, idem store.IdempotentCall, out any, runErr error) ([]byte, error) {
+// finish records the run's end and its answer, and takes its charge back
+// when uncharge says so, in one transaction.
+func (e *Enclave) finish(ctx context.Context, run *Run, op string, opened []Opened, idem store.IdempotentCall, out any, runErr error, uncharge bool) ([]byte, error) {
 	if runErr != nil && countersign.ErrorCode(runErr) == countersign.Internal {
 		var ce *countersign.Error
 		if !errors.As(runErr, &ce) {
@@ -378,6 +387,11 @@ func (e *Enclave) finish(ctx context.Context, run *Run, op string, opened []Open
 		if err := e.sign(ctx, tx, run, op, answer, opened); err != nil {
 			return err
 		}
+		if uncharge {
+			if _, err := tx.Uncharge(ctx, run.Agent, run.ID); err != nil {
+				return err
+			}
+		}
 		if idem.Key == "" {
 			return nil
 		}
@@ -389,9 +403,10 @@ func (e *Enclave) finish(ctx context.Context, run *Run, op string, opened []Open
 		return tx.AnswerCall(ctx, idem)
 	})
 	if err != nil {
-		e.log.Error("cannot record a run's end", "run", run.ID, "err", err)
+		// The charge of a run refused for its arguments then stands.
+		e.log.Error("cannot record a run's end", "run", run.ID, "uncharge", uncharge, "err", err)
 	}
-	e.log.Info("run finished", "run", run.ID, "refused", string(countersign.ErrorCode(runErr)))
+	e.log.Info("run finished", "run", run.ID, "refused", string(countersign.ErrorCode(runErr)), "uncharged", uncharge && err == nil)
 	return answer, nil
 }
 

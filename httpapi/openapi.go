@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -54,7 +55,7 @@ var routeDocs = map[string]routeDoc{
 	"GET /healthz":                         {summary: "The service, its version and its schema", response: typ[healthAnswer]()},
 	"GET /readyz":                          {summary: "Whether the store answers (503 when it does not)", response: typ[readyAnswer]()},
 	"GET /metrics":                         {summary: "Prometheus metrics", content: "text/plain"},
-	"GET /connectors":                      {summary: "The connector catalogue: operations with kind, price, description and argument schema; the task operations", response: typ[catalogueAnswer]()},
+	"GET /connectors":                      {summary: "The connector catalogue: operations with kind, price, description, argument and result schemas; the task operations", response: typ[catalogueAnswer]()},
 	"GET /.well-known/countersign-run-key": {summary: "The run keys that sign receipts (SPEC §11)", response: typ[runKeysAnswer]()},
 	"GET /openapi.json":                    {summary: "This document", content: "application/json"},
 	"POST /call/{owner}/{project}": {summary: "Call an operation of a project (SPEC §5): the output, awaiting_owner with a task, or a refusal",
@@ -158,7 +159,7 @@ var (
 	// typeSchemas are how the Go types the handlers use appear in JSON.
 	typeSchemas = map[reflect.Type]*jsonschema.Schema{
 		typ[[]byte]():          {Types: []string{"null", "string"}, ContentEncoding: "base64"},
-		typ[json.RawMessage](): {},
+		typ[json.RawMessage](): {Description: "any JSON value"},
 	}
 	schemaName = regexp.MustCompile(`[^A-Za-z0-9._-]`)
 )
@@ -178,9 +179,7 @@ func (s *Server) openAPI() ([]byte, error) {
 		return map[string]any{"$ref": "#/components/schemas/" + name}, nil
 	}
 	components["OwnerError"] = mustSchema(typ[ownerError]())
-	components["AgentRefusal"] = map[string]any{"type": "object", "required": []string{"success", "error"}, "additionalProperties": false,
-		"properties": map[string]any{"success": map[string]any{"const": false}, "error": map[string]any{"type": "string", "pattern": "^[a-z_:]+: "}}}
-	callBody, err := s.callSchemas(components)
+	callBody, callAnswer, err := s.callSchemas(components)
 	if err != nil {
 		return nil, err
 	}
@@ -210,6 +209,8 @@ func (s *Server) openAPI() ([]byte, error) {
 			op["security"] = []any{map[string]any{"agentKey": []string{}}}
 		case "owner":
 			op["security"] = []any{map[string]any{"ownerSession": []string{}}, map[string]any{"sessionCookie": []string{}}}
+		default:
+			op["security"] = []any{} // public: no credentials
 		}
 		isCall := rt.Method+" "+rt.Template == "POST /call/{owner}/{project}"
 		if isCall {
@@ -229,7 +230,7 @@ func (s *Server) openAPI() ([]byte, error) {
 				return nil, err
 			}
 			if isCall {
-				sch = map[string]any{"type": "object", "description": "the operation's output, {ok: true, status: awaiting_owner, task_id, …} when a task was opened, or a refusal {success: false, error}"}
+				sch = callAnswer
 			}
 			responses["200"] = map[string]any{"description": "the answer", "content": map[string]any{"application/json": map[string]any{"schema": sch}}}
 		case doc.content != "":
@@ -253,7 +254,10 @@ func (s *Server) openAPI() ([]byte, error) {
 				content["text/plain"] = map[string]any{}
 				content["application/json"] = map[string]any{"schema": map[string]any{"anyOf": []any{
 					map[string]any{"$ref": errRef},
-					map[string]any{"type": "object", "required": []string{"jsonrpc"}, "description": "a JSON-RPC error"},
+					map[string]any{"type": "object", "required": []string{"jsonrpc", "error"}, "description": "a JSON-RPC error",
+						"properties": map[string]any{"jsonrpc": map[string]any{"const": "2.0"}, "id": map[string]any{"description": "the request's id, or null"},
+							"error": map[string]any{"type": "object", "required": []string{"code", "message"},
+								"properties": map[string]any{"code": map[string]any{"type": "integer"}, "message": map[string]any{"type": "string"}}}}},
 				}}}
 			}
 			responses["202"] = map[string]any{"description": "accepted (a notification or a response)"}
@@ -264,6 +268,9 @@ func (s *Server) openAPI() ([]byte, error) {
 				responses["200"] = map[string]any{"description": "the JSON-RPC answer, as JSON or as an event stream",
 					"content": map[string]any{"application/json": map[string]any{}, "text/event-stream": map[string]any{}}}
 			}
+		}
+		if rt.Prefix {
+			responses["404"] = map[string]any{"description": "no such file", "content": map[string]any{"text/plain": map[string]any{}}}
 		}
 		if rt.Template == "/readyz" {
 			sch, _ := ref(typ[readyAnswer]())
@@ -280,6 +287,7 @@ func (s *Server) openAPI() ([]byte, error) {
 		"info": map[string]any{"title": "Countersign", "version": s.opts.Version,
 			"description": "An owner-confirmation inbox: the agent API (/call, /agent/projects, /mcp) and the owner's inbox API (/inbox/…)."},
 		"jsonSchemaDialect": "https://json-schema.org/draft/2020-12/schema",
+		"servers":           []any{map[string]any{"url": s.serverURL(), "description": "this service"}},
 		"paths":             paths,
 		"components": map[string]any{
 			"schemas": components,
@@ -291,6 +299,15 @@ func (s *Server) openAPI() ([]byte, error) {
 		},
 	}
 	return json.MarshalIndent(doc, "", " ")
+}
+
+// serverURL is where the document's paths are served: the public URL, or
+// the document's own origin when none is set.
+func (s *Server) serverURL() string {
+	if u := strings.TrimSuffix(s.opts.PublicURL, "/"); u != "" {
+		return u
+	}
+	return "/"
 }
 
 // forType is the JSON Schema of a Go type, as the handlers' bodies appear.
@@ -306,41 +323,124 @@ func mustSchema(t reflect.Type) *jsonschema.Schema {
 	return sch
 }
 
-// callSchemas puts each operation's call schema (its arguments schema
-// with "operation" fixed to its name) into components, and returns the
-// /call body's schema: a oneOf of them, discriminated by operation.
-func (s *Server) callSchemas(components map[string]any) (map[string]any, error) {
-	var refs []any
+// callSchemas puts each operation's call schema into components, with
+// what the call answers, and returns the /call body's schema and its 200
+// answer's.
+//
+// The body is a oneOf of the operations' call schemas (call.<connector>.
+// <operation>: the arguments schema with "operation" fixed to its name),
+// discriminated by operation. OpenAPI cannot make an answer depend on the
+// request's body, so each operation's answer is a component of its own,
+// answer.<connector>.<operation> — an anyOf of its declared result
+// (result.<connector>.<operation>), awaiting_owner and notified when its
+// connector opens tasks, and the refusal — which its call schema names in
+// x-countersign-answer; the 200 answer is an anyOf of them all. Task
+// operations are keyed task.<operation>, and task_status's result is an
+// anyOf of the answer operations' results.
+func (s *Server) callSchemas(components map[string]any) (body, answer map[string]any, err error) {
+	const prefix = "#/components/schemas/"
+	ref := func(name string) map[string]any { return map[string]any{"$ref": prefix + name} }
+	for name, raw := range map[string]json.RawMessage{"AwaitingOwner": connectors.AwaitingOwnerSchema,
+		"Notified": connectors.NotifiedSchema, "AgentRefusal": connectors.RefusalSchema} {
+		if components[name], err = schemaMap(raw); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	names := s.opts.Connectors.Names()
+	sort.Strings(names)
+	// result names the component of an operation's declared result, ""
+	// when it has none of its own.
+	result := func(key string, op connectors.Operation) (string, error) {
+		switch {
+		case op.Result == nil:
+			components["UndeclaredResult"] = map[string]any{"type": "object", "title": "undeclared result",
+				"description": "The operation declares no schema of its output: a JSON object."}
+			return "UndeclaredResult", nil
+		case connectors.IsTaskOnly(op.Result):
+			return "", nil
+		}
+		m, err := schemaMap(op.Result)
+		if err != nil {
+			return "", fmt.Errorf("%s: its result: %w", key, err)
+		}
+		if _, ok := m["title"]; !ok {
+			m["title"] = op.Name + " result"
+		}
+		components["result."+key] = m
+		return "result." + key, nil
+	}
+	// The answer operations' results: what task_status carries as result.
+	var reported []any
+	for _, n := range names {
+		for _, op := range s.opts.Connectors[n].Operations {
+			if op.Kind != connectors.Answer {
+				continue
+			}
+			name, err := result(n+"."+op.Name, op)
+			if err != nil {
+				return nil, nil, err
+			}
+			if !slices.ContainsFunc(reported, func(r any) bool { return r.(map[string]any)["$ref"] == prefix+name }) {
+				reported = append(reported, ref(name))
+			}
+		}
+	}
+
+	var calls, answers []any
 	mapping := map[string]any{}
 	seen := map[string]int{}
-	add := func(key string, op connectors.Operation) error {
+	add := func(key, connector string, op connectors.Operation, tasks bool) error {
 		m, err := argschema.WithMember(op.Schema, "operation", map[string]any{"const": op.Name})
 		if err != nil {
 			return fmt.Errorf("%s: %w", key, err)
 		}
 		m["description"] = op.Description
-		name := "call." + key
-		components[name] = m
-		r := "#/components/schemas/" + name
-		refs = append(refs, map[string]any{"$ref": r})
+		m["x-countersign-answer"] = prefix + "answer." + key
+		components["call."+key] = m
+		calls = append(calls, ref("call."+key))
 		seen[op.Name]++
-		mapping[op.Name] = r
+		mapping[op.Name] = prefix + "call." + key
+		var of []any
+		name, err := result(key, op)
+		if err != nil {
+			return err
+		}
+		if name != "" {
+			if r, ok := components[name].(map[string]any); ok && connector == "" && len(reported) > 0 {
+				if props, ok := r["properties"].(map[string]any); ok && props["result"] != nil {
+					res, _ := props["result"].(map[string]any)
+					props["result"] = map[string]any{"type": "object", "description": res["description"], "anyOf": reported}
+				}
+			}
+			of = append(of, ref(name))
+		}
+		if tasks {
+			of = append(of, ref("AwaitingOwner"), ref("Notified"))
+		}
+		of = append(of, ref("AgentRefusal"))
+		who := "every project"
+		if connector != "" {
+			who = "a " + connector + " project"
+		}
+		components["answer."+key] = map[string]any{"title": op.Name + " answer",
+			"description": "What POST /call answers to " + op.Name + " of " + who + ": its output, a task it opened, or a refusal.",
+			"anyOf":       of}
+		answers = append(answers, ref("answer."+key))
 		return nil
 	}
 	for _, op := range connectors.PlatformOperations {
-		if err := add("task."+op.Name, op); err != nil {
-			return nil, err
+		if err := add("task."+op.Name, "", op, false); err != nil {
+			return nil, nil, err
 		}
 	}
-	names := s.opts.Connectors.Names()
-	sort.Strings(names)
 	for _, n := range names {
-		for _, op := range s.opts.Connectors[n].Operations {
+		c := s.opts.Connectors[n]
+		for _, op := range c.Operations {
 			if op.Kind == connectors.Answer {
 				continue
 			}
-			if err := add(n+"."+op.Name, op); err != nil {
-				return nil, err
+			if err := add(n+"."+op.Name, n, op, c.Tasks); err != nil {
+				return nil, nil, err
 			}
 		}
 	}
@@ -349,10 +449,19 @@ func (s *Server) callSchemas(components map[string]any) (map[string]any, error) 
 			delete(mapping, name)
 		}
 	}
-	if len(refs) == 0 {
-		return map[string]any{"type": "object"}, nil
+	answer = map[string]any{"description": "The answer to the operation the body names, answer.<connector>.<operation> " +
+		"(its call schema names it in x-countersign-answer): the operation's output, awaiting_owner or notified when it opened a task, " +
+		"or a refusal {success: false, error}.", "anyOf": answers}
+	return map[string]any{"oneOf": calls, "discriminator": map[string]any{"propertyName": "operation", "mapping": mapping}}, answer, nil
+}
+
+// schemaMap reads a declared schema for the document.
+func schemaMap(raw json.RawMessage) (map[string]any, error) {
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
 	}
-	return map[string]any{"oneOf": refs, "discriminator": map[string]any{"propertyName": "operation", "mapping": mapping}}, nil
+	return m, nil
 }
 
 func operationID(method, path string) string {

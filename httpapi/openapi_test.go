@@ -148,3 +148,102 @@ func TestCheckResponseRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenAPITypesEachCallsAnswer: the /call answer is typed per
+// operation: each call schema names its answer component (x-countersign-
+// answer), an anyOf of the operation's declared result, the task answers
+// when its connector opens tasks, and the refusal; the 200 answer is the
+// anyOf of them all. Real answers of a game fit their operation's answer
+// and not another's.
+func TestOpenAPITypesEachCallsAnswer(t *testing.T) {
+	t.Parallel()
+	w := servicetest.New(t, storetest.SQLite(t))
+	raw, err := w.API.OpenAPI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	loader := openapi3.NewLoader()
+	doc, err := loader.LoadFromData(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schemas := doc.Components.Schemas
+	refs := func(list openapi3.SchemaRefs) []string {
+		var out []string
+		for _, r := range list {
+			out = append(out, strings.TrimPrefix(r.Ref, "#/components/schemas/"))
+		}
+		return out
+	}
+	answer := doc.Paths.Value("/call/{owner}/{project}").Post.Responses.Value("200").Value.Content.Get("application/json").Schema.Value
+	all := strings.Join(refs(answer.AnyOf), " ")
+	for _, want := range []string{"answer.probe.guess_start", "answer.ledger.pay", "answer.task.task_status", "answer.task.tasks"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the 200 answer has no %s: %s", want, all)
+		}
+		call := schemas["call."+strings.TrimPrefix(want, "answer.")].Value
+		if call.Extensions["x-countersign-answer"] != "#/components/schemas/"+want {
+			t.Errorf("call.%s names its answer %v", strings.TrimPrefix(want, "answer."), call.Extensions["x-countersign-answer"])
+		}
+	}
+	for name, want := range map[string]string{
+		"answer.probe.guess_start": "AwaitingOwner Notified AgentRefusal", // TaskOnly: no output of its own
+		"answer.task.task_status":  "result.task.task_status AgentRefusal",
+		"answer.task.task_cancel":  "result.task.task_cancel AgentRefusal",
+		"answer.ledger.pay":        "UndeclaredResult AwaitingOwner Notified AgentRefusal",
+	} {
+		if got := strings.Join(refs(schemas[name].Value.AnyOf), " "); got != want {
+			t.Errorf("%s is the anyOf of %s, want %s", name, got, want)
+		}
+	}
+	if got := strings.Join(refs(schemas["result.task.task_status"].Value.Properties["result"].Value.AnyOf), " "); got != "UndeclaredResult result.probe.guess" {
+		t.Errorf("task_status's result is the anyOf of %s", got)
+	}
+
+	// A game, played through the API: each answer fits its operation's
+	// answer and not another operation's.
+	fits := func(name string, body []byte) bool {
+		var v any
+		if err := json.Unmarshal(body, &v); err != nil {
+			t.Fatalf("%s: %v", body, err)
+		}
+		return schemas[name].Value.VisitJSON(v, openapi3.EnableJSONSchema2020()) == nil
+	}
+	agent := w.AgentClient()
+	started, err := agent.Call(ctx, w.Owner.Account, "probe", "guess_start", map[string]any{"max": 2}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a struct {
+		TaskID string `json:"task_id"`
+	}
+	_ = json.Unmarshal(started, &a)
+	if err := w.Enclave.Answer(ctx, a.TaskID, w.Approve(a.TaskID, []byte("3"))); err != nil {
+		t.Fatal(err)
+	}
+	status, err := agent.Call(ctx, w.Owner.Account, "probe", "task_status", map[string]any{"task_id": a.TaskID}, nil)
+	if err != nil || !strings.Contains(string(status), `"verdict":"lower"`) {
+		t.Fatalf("task_status: %s %v", status, err)
+	}
+	refused, _ := agent.Call(ctx, w.Owner.Account, "probe", "guess_start", map[string]any{"max": 1}, nil)
+	listed, err := agent.Call(ctx, w.Owner.Account, "probe", "tasks", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		answer []byte
+		fits   map[string]bool
+	}{
+		{started, map[string]bool{"answer.probe.guess_start": true, "answer.task.task_status": false, "answer.ledger.pay": true}},
+		{status, map[string]bool{"answer.task.task_status": true, "answer.task.task_wait": true, "answer.probe.guess_start": false, "answer.task.tasks": false}},
+		{refused, map[string]bool{"answer.probe.guess_start": true, "answer.task.task_status": true}},
+		{listed, map[string]bool{"answer.task.tasks": true, "answer.task.task_status": false}},
+		{[]byte(`{"ok":true}`), map[string]bool{"answer.probe.guess_start": false, "answer.task.task_cancel": false}},
+	} {
+		for name, want := range tc.fits {
+			if got := fits(name, tc.answer); got != want {
+				t.Errorf("%s fits %s: %v, want %v", tc.answer, name, got, want)
+			}
+		}
+	}
+}

@@ -293,13 +293,14 @@ type catalogueOp struct {
 	Description string            `json:"description"`
 	Schema      json.RawMessage   `json:"schema,omitempty"`
 	Examples    []json.RawMessage `json:"examples,omitempty"`
+	Result      json.RawMessage   `json:"result,omitempty"`
 }
 
 func catalogueOps(ops []connectors.Operation) []catalogueOp {
 	out := []catalogueOp{}
 	for _, o := range ops {
 		out = append(out, catalogueOp{Name: o.Name, Kind: string(o.Kind), Price: o.Price, Description: o.Description,
-			Schema: compactJSON(o.Schema), Examples: o.Examples})
+			Schema: compactJSON(o.Schema), Examples: o.Examples, Result: compactJSON(o.Result)})
 	}
 	return out
 }

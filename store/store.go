@@ -320,6 +320,11 @@ type AgentTx interface {
 	// no such agent; a negative amount is refused; a zero amount is covered
 	// and writes no entry.
 	Charge(ctx context.Context, account string, amount int64, run string, at time.Time) (bool, error)
+	// Uncharge takes back the charge of a run, once: its ledger entry is
+	// removed and its amount returned to the balance, which it reports (0
+	// when the run was charged nothing, or was uncharged already). For a
+	// run refused for its own arguments, which is not charged (SPEC §14).
+	Uncharge(ctx context.Context, account, run string) (int64, error)
 	// Ledger lists an agent's entries, oldest first.
 	Ledger(ctx context.Context, account string) ([]LedgerEntry, error)
 }

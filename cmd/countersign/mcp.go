@@ -86,7 +86,8 @@ func catalogueOf(cat client.Catalogue) agentmcp.Catalogue {
 			if o.Kind == "answer" {
 				continue
 			}
-			out[conn.Name] = append(out[conn.Name], agentmcp.Operation{Name: o.Name, Kind: o.Kind, Price: o.Price, Description: o.Description, Schema: o.Schema})
+			out[conn.Name] = append(out[conn.Name], agentmcp.Operation{Name: o.Name, Kind: o.Kind, Price: o.Price, Description: o.Description,
+				Schema: o.Schema, Result: o.Result, Tasks: conn.Tasks})
 		}
 	}
 	return out

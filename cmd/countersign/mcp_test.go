@@ -20,6 +20,7 @@ import (
 
 	"countersign/agentmcp"
 	"countersign/client"
+	"countersign/connectors"
 	"countersign/device"
 )
 
@@ -92,6 +93,27 @@ func TestMCPOverStdio(t *testing.T) {
 	want := []string{"alice.near__probe__guess_start", "alice.near__second__guess_start", "task_cancel", "task_status", "task_wait", "tasks"}
 	if got := names(); !slices.Equal(got, want) {
 		t.Fatalf("tools %v, want %v", got, want)
+	}
+	// The tools carry their output schemas, read from the catalogue.
+	listed, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range listed.Tools {
+		got, _ := json.Marshal(tl.OutputSchema)
+		var want any
+		switch tl.Name {
+		case "alice.near__probe__guess_start":
+			_ = json.Unmarshal(agentmcp.OutputSchema(connectors.TaskOnly, true), &want)
+		case "task_status":
+			op, _ := connectors.PlatformOperation("task_status")
+			_ = json.Unmarshal(agentmcp.OutputSchema(op.Result, false), &want)
+		default:
+			continue
+		}
+		if w, _ := json.Marshal(want); string(got) != string(w) {
+			t.Errorf("%s's output schema %s, want %s", tl.Name, got, w)
+		}
 	}
 	call := func(name string, args any) *mcp.CallToolResult {
 		t.Helper()

@@ -16,7 +16,9 @@ import (
 // Answer plays the owner approving task — supplied is the plaintext of the
 // owner's text or file (nil for a confirm task), note the owner's note to
 // the agent ("" for none) — and the answer run the platform then starts as
-// the task's preparer. It returns the result the run reported, the tasks the
+// the task's preparer. It returns the result the run reported (checked
+// against the answer operation's Result, when it declares one: a result
+// that does not fit fails the test), the tasks the
 // run opened (the thread's next turn, or a notice), and either a refusal of
 // the approval (a *countersign.Error, before any run), the run's
 // *connectors.Refusal, or another error of the run.
@@ -85,6 +87,13 @@ func (h *Harness) Answer(ctx context.Context, task Opened, supplied []byte, note
 		return nil, opened, err
 	}
 	h.finish(rec, countersign.StateDone, "", result)
+	// The service takes any object of at most 16 KiB; the result the
+	// operation declares is what its tests hold it to.
+	if r, ok := h.schemas.ResultFor(h.conn.Name, op.Name); ok {
+		if err := r.Check(result); err != nil {
+			return nil, opened, h.drift(fmt.Errorf("%s run: %w", op.Name, err))
+		}
+	}
 	return result, opened, nil
 }
 

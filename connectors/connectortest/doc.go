@@ -2,15 +2,25 @@
 // that a connector that passes here behaves the same in the service.
 //
 // A [Harness] stands where the service stands. Building one fails when the
-// connector does not validate, when an operation's argument schema does not
-// compile, or when one of its examples does not fit it (package argschema,
-// as the service compiles them). [Harness.Call] takes an agent's call body:
-// it reads the operation the body names, checks the arguments against the
-// operation's schema (a refusal names the member; nothing is charged),
-// refuses a write when the project's policy cannot be applied, charges the
-// price, runs the
-// operation under its compute limit, and answers with the output as JSON or
-// with the refusal. The [connectors.Platform] each run is given opens tasks
+// connector does not validate, when an operation's argument or result
+// schema does not compile, or when one of its examples does not fit it
+// (package argschema, as the service compiles them). [Harness.Call] takes
+// an agent's call body: it reads the operation the body names, checks the
+// arguments against the operation's schema (a refusal names the member;
+// nothing is charged), refuses a write when the project's policy cannot be
+// applied, charges the price, runs the operation under its compute limit,
+// and answers with the output as JSON or with the refusal. A run refused
+// for its own arguments (invalid_request, display_invalid) is not charged,
+// unless it opened a task or did its write (SPEC §14).
+//
+// Every answer is held to what the operation declares: an output to its
+// Result, an awaiting_owner or notified answer to the platform's schema of
+// it, a refusal to the refusal's, and an answer run's report to the answer
+// operation's Result. One that does not fit fails the test: a connector
+// whose answers drift from its declarations fails its own tests.
+// [CheckResults] tells which operations declare no result yet.
+//
+// The [connectors.Platform] each run is given opens tasks
 // under the rules the service applies whatever a connector asks: the
 // connector declares tasks; kind and answer operation agree; the answer
 // operation is one of the connector's answer operations and takes what the

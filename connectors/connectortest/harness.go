@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -155,7 +156,16 @@ func NewHarness(c *connectors.Connector) (*Harness, error) {
 // Call plays an agent's POST /call with body, exactly as sent. It returns
 // the operation's output as JSON, or the refusal the agent is answered with
 // (a *countersign.Error), or the run's own error (the agent would read
-// internal_error). A read or write that runs is charged its price (Spent).
+// internal_error). A read or write that runs is charged its price (Spent),
+// unless it is refused for its own arguments (connectors.Uncharged) without
+// having opened a task or done its write.
+//
+// The output is checked against what the operation declares: an
+// awaiting_owner or notified answer naming a task the run opened against
+// the platform's schema of it, any other output against the operation's
+// Result (when it declares one), and a refusal against the refusal's
+// schema. An answer that does not fit fails the test, and Call returns
+// why.
 func (h *Harness) Call(ctx context.Context, body string) (json.RawMessage, error) {
 	op, err := h.operation(body)
 	if err != nil {
@@ -177,7 +187,18 @@ func (h *Harness) Call(ctx context.Context, body string) (json.RawMessage, error
 	}
 	out, err := h.within(ctx, r, op, func(ctx context.Context) (any, error) { return op.Run(ctx, call) })
 	if err != nil {
+		if connectors.Uncharged(err) && len(r.tasks()) == 0 && call.Done() == nil {
+			h.mu.Lock()
+			h.spent -= op.Price
+			h.mu.Unlock()
+		}
 		if isRefusal(err) {
+			var e *countersign.Error
+			if errors.As(err, &e) {
+				if bad := argschema.CheckRefusal(refusalBody(e)); bad != nil {
+					return nil, h.drift(fmt.Errorf("%s run: %w", op.Name, bad))
+				}
+			}
 			return nil, err
 		}
 		return nil, fmt.Errorf("%s run: %w", op.Name, err)
@@ -189,7 +210,59 @@ func (h *Harness) Call(ctx context.Context, body string) (json.RawMessage, error
 	case len(b) == 0 || b[0] != '{':
 		return nil, fmt.Errorf("%s run: its output is not a JSON object", op.Name)
 	}
+	if err := h.checkOutput(op, r.tasks(), b); err != nil {
+		return nil, h.drift(fmt.Errorf("%s run: %w", op.Name, err))
+	}
 	return b, nil
+}
+
+// checkOutput checks a read's or a write's output against what it
+// declares: a task answer against the platform's schema of it, any other
+// against the operation's Result.
+func (h *Harness) checkOutput(op *connectors.Operation, opened []Opened, out json.RawMessage) error {
+	var a struct {
+		Status string `json:"status"`
+	}
+	_ = json.Unmarshal(out, &a)
+	if len(opened) > 0 && (a.Status == "awaiting_owner" || a.Status == "notified") {
+		return argschema.CheckTaskAnswer(out, a.Status == "notified")
+	}
+	if r, ok := h.schemas.ResultFor(h.conn.Name, op.Name); ok {
+		return r.Check(out)
+	}
+	return nil
+}
+
+// drift fails the test with an answer that does not fit its declaration,
+// and returns the reason.
+func (h *Harness) drift(err error) error {
+	if h.t != nil {
+		h.t.Errorf("connectortest: %v", err)
+	}
+	return err
+}
+
+// refusalBody is a refusal as the agent reads it.
+func refusalBody(e *countersign.Error) []byte {
+	b, _ := marshal(map[string]any{"success": false, "error": string(e.Code) + ": " + e.Message})
+	return b
+}
+
+// CheckResults tells which of c's reads, writes and answer operations
+// declare no result schema (Operation.Result): nil when every one does.
+// The platform will require them all; until then a connector's tests call
+// it to hold their own declarations whole.
+func CheckResults(c *connectors.Connector) error {
+	var missing []string
+	for _, op := range c.Operations {
+		if op.Result == nil {
+			missing = append(missing, op.Name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%s: operations without a result schema: %s", c.Name, strings.Join(missing, ", "))
+	}
+	return nil
 }
 
 // operation reads the operation a call body names, as the service does.

@@ -36,6 +36,10 @@
 //   - The state is JSON: {"salt","secret","max","attempts"}, read strictly.
 //     It carries no version: a task sealed by another build is void before
 //     its answer runs, so a build only ever reads its own states.
+//   - guess_start answers only by opening its task (its result is
+//     connectors.TaskOnly); guess declares the schema of what it reports,
+//     {attempt, guess, verdict, max, detail}, with guess an integer or a
+//     string as above.
 //   - When the next turn or the notice cannot be opened (the owner's inbox is
 //     full, say), guess refuses with that refusal's code: the game ends there
 //     and nothing outside it was written.
@@ -105,6 +109,23 @@ const startSchema = `{
   "additionalProperties": false
 }`
 
+// guessResult is the schema of what guess reports (result), which the agent
+// reads as task_status's result.
+const guessResult = `{
+  "type": "object",
+  "properties": {
+    "attempt": {"type": "integer", "minimum": 1, "description": "which attempt of the game this guess was"},
+    "guess": {"type": ["integer", "string"], "maxLength": 64,
+      "description": "the owner's guess: a number of at most 15 digits, else their text cut to 64 characters"},
+    "verdict": {"enum": ["higher", "lower", "right", "not_a_number"],
+      "description": "higher or lower: where the number is from the guess"},
+    "max": {"type": "integer", "minimum": 2, "maximum": 1000, "description": "the game's highest number"},
+    "detail": {"type": "string", "description": "the verdict in a sentence"}
+  },
+  "required": ["attempt", "guess", "verdict", "max", "detail"],
+  "additionalProperties": false
+}`
+
 // errMax is guess_start's refusal of a max it does not take.
 func errMax() error {
 	return connectors.Refuse(countersign.InvalidRequest, "`max` is a whole number from %d to %d", MinMax, MaxMax)
@@ -121,9 +142,11 @@ func New() *connectors.Connector {
 			{Name: "guess_start", Kind: connectors.Write, Price: StartPrice, Run: start,
 				Description: "Starts a guessing game: picks a number from 1 to max and asks the owner to guess it, turn by turn, in their inbox.",
 				Schema:      json.RawMessage(startSchema),
-				Examples:    []json.RawMessage{json.RawMessage(`{}`), json.RawMessage(`{"max": 100}`)}},
+				Examples:    []json.RawMessage{json.RawMessage(`{}`), json.RawMessage(`{"max": 100}`)},
+				Result:      connectors.TaskOnly},
 			{Name: "guess", Kind: connectors.Answer, Answer: guess,
-				Description: "Judges the owner's guess and opens the next turn, or the notice of a win."},
+				Description: "Judges the owner's guess and opens the next turn, or the notice of a win.",
+				Result:      json.RawMessage(guessResult)},
 		},
 	}
 }

@@ -21,6 +21,7 @@ func agentTests() []storeTest {
 		{"MoneyRefusals", testMoneyRefusals},
 		{"ChargeNeverOverdraws", testChargeNeverOverdraws},
 		{"RolledBackChargeTakesNothing", testRolledBackCharge},
+		{"UnchargeOnce", testUncharge},
 	}
 }
 
@@ -397,4 +398,72 @@ func testRolledBackCharge(t *testing.T, s store.Store) {
 		}
 		return nil
 	})
+}
+
+// testUncharge: a run's charge is taken back once — its entry gone, its
+// amount back in the balance — even by concurrent calls; nothing else of
+// the ledger or of another agent moves.
+func testUncharge(t *testing.T, s store.Store) {
+	addKey(t, s, "bot.near", "ak_one", t0)
+	addKey(t, s, "other.near", "ak_two", t0)
+	credit(t, s, "bot.near", 30_000)
+	credit(t, s, "other.near", 1_000)
+	charge(t, s, "bot.near", 10_000, "run1")
+	charge(t, s, "bot.near", 5_000, "run2")
+	charge(t, s, "other.near", 1_000, "run3")
+	uncharge := func(account, run string) int64 {
+		t.Helper()
+		var n int64
+		inTx(t, s, func(tx store.Tx) (err error) {
+			n, err = tx.Uncharge(ctx, account, run)
+			return err
+		})
+		return n
+	}
+	const tries = 8
+	var restored atomic.Int64
+	var wg sync.WaitGroup
+	for range tries {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := s.Tx(ctx, func(tx store.Tx) error {
+				n, err := tx.Uncharge(ctx, "bot.near", "run1")
+				restored.Add(n)
+				return err
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if restored.Load() != 10_000 {
+		t.Fatalf("%d concurrent uncharges of one run restored %d µUSD, want 10000 once", tries, restored.Load())
+	}
+	if b := balance(t, s, "bot.near"); b != 25_000 {
+		t.Fatalf("balance %d after the uncharge, want 25000", b)
+	}
+	for _, tc := range []struct{ account, run string }{{"bot.near", "run9"}, {"bot.near", "run3"}, {"nobody.near", "run2"}, {"bot.near", ""}} {
+		err := s.Tx(ctx, func(tx store.Tx) error {
+			n, err := tx.Uncharge(ctx, tc.account, tc.run)
+			if n != 0 {
+				t.Errorf("uncharge of %s's %q restored %d", tc.account, tc.run, n)
+			}
+			return err
+		})
+		if tc.run == "" && err == nil {
+			t.Error("an uncharge without a run was taken")
+		}
+	}
+	want := []store.LedgerEntry{{Amount: 30_000, Note: "top-up", At: t0}, {Amount: -5_000, Run: "run2", At: t0.Add(time.Minute)}}
+	if got := ledger(t, s, "bot.near"); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("ledger\n got %+v\nwant %+v", got, want)
+	}
+	if b, l := balance(t, s, "other.near"), ledger(t, s, "other.near"); b != 0 || len(l) != 2 {
+		t.Errorf("another agent's money moved: %d %+v", b, l)
+	}
+	if n := uncharge("bot.near", "run2"); n != 5_000 || balance(t, s, "bot.near") != 30_000 {
+		t.Errorf("uncharge of run2: %d, balance %d", n, balance(t, s, "bot.near"))
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"countersign"
+	"countersign/approval"
 	"countersign/inbox"
 )
 
@@ -16,19 +17,21 @@ import (
 const SessionCookie = "countersign_session"
 
 // browserOrigin is how the public origin's browser sessions work: the
-// origin a browser's Origin header must equal, and whether the cookie is
-// Secure (always, but for plain http on a loopback address, in development).
+// origin a browser's Origin header must equal (canonical: lowercase, no
+// default port, as browsers send it), and whether the cookie is Secure
+// (always, but for plain http on a loopback address, in development).
 type browserOrigin struct {
 	origin string // "" when there is no public origin: no browser sessions
 	secure bool
 }
 
 func newBrowserOrigin(publicURL string) browserOrigin {
-	u, err := url.Parse(publicURL)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+	origin, err := approval.PublicOrigin(publicURL)
+	if err != nil {
 		return browserOrigin{}
 	}
-	b := browserOrigin{origin: u.Scheme + "://" + strings.ToLower(u.Host), secure: true}
+	u, _ := url.Parse(origin)
+	b := browserOrigin{origin: origin, secure: true}
 	if u.Scheme == "http" {
 		host := u.Hostname()
 		ip := net.ParseIP(host)

@@ -54,7 +54,7 @@ func browserSignIn(t *testing.T, w *servicetest.World, wallet *approval.Wallet) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	signed, err := d.Signer.Sign(sentence, "countersign")
+	signed, err := d.Signer.Sign(sentence, w.Inbox.Recipient())
 	if err != nil {
 		t.Fatal(err)
 	}

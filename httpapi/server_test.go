@@ -77,7 +77,7 @@ func get(t *testing.T, url string, want int) []byte {
 
 func TestInboxPage(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewServer(httpapi.New(httpapi.Options{Version: "x", Store: storetest.SQLite(t)}))
+	srv := httptest.NewServer(httpapi.New(httpapi.Options{Version: "x", Store: storetest.SQLite(t), PublicURL: "https://Inbox.Example:443"}))
 	defer srv.Close()
 	fetch := func() (*http.Response, string) {
 		resp, err := http.Get(srv.URL + "/")
@@ -95,7 +95,8 @@ func TestInboxPage(t *testing.T) {
 		t.Fatalf("GET /: %d %q %s", resp.StatusCode, csp, body)
 	}
 	// The page is the inbox: it loads the hashed bundle under the nonce its
-	// CSP names, and tells the page the recipient owners sign for.
+	// CSP names, and tells the page the recipient owners sign for (the
+	// public origin's host, SPEC §7).
 	nonce, ok := strings.CutPrefix(strings.Fields(strings.SplitN(csp, "script-src ", 2)[1])[0], "'nonce-")
 	nonce = strings.TrimSuffix(nonce, "';")
 	nonce = strings.TrimSuffix(nonce, "'")
@@ -103,7 +104,7 @@ func TestInboxPage(t *testing.T) {
 		t.Fatalf("the page's CSP %q names no script nonce", csp)
 	}
 	for _, want := range []string{`<script type="module" nonce="` + nonce + `" src="` + web.Script() + `">`,
-		`<style>`, `<meta name="countersign-recipient" content="countersign">`, `<meta name="countersign-network" content="mainnet">`, `id="inbox-app"`} {
+		`<style>`, `<meta name="countersign-recipient" content="inbox.example">`, `<meta name="countersign-network" content="mainnet">`, `id="inbox-app"`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the page lacks %s:\n%s", want, body)
 		}

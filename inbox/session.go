@@ -78,7 +78,7 @@ func (s *Service) SignIn(ctx context.Context, req SignInRequest) (Session, error
 		return Session{}, countersign.Errorf(countersign.InvalidRequest, "the sign-in statement cannot be built from these fields")
 	}
 	signed := approval.Signed{PublicKey: req.PublicKey, Signature: req.Signature, Nonce: req.Nonce, CallbackURL: req.CallbackURL}
-	v, err := approval.Verify(ctx, s.keys, approval.Claim{Account: req.AccountID, Sentence: sentence, Recipient: s.recipient, Signed: signed})
+	v, err := approval.Verify(ctx, s.keys, s.claim(req.AccountID, sentence, signed))
 	if err != nil {
 		return Session{}, signatureRefusal(err, countersign.InvalidStatement)
 	}

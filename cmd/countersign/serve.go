@@ -82,12 +82,21 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("cannot listen on %s (COUNTERSIGN_LISTEN): %s", cfg.Listen, oneLine(err))
+	}
+	defer ln.Close()
+	cfg.Listening(ln.Addr().String())
+	if *dev {
+		fmt.Fprintf(a.stderr, "dev: recipient: owners sign for %q (the public origin %s; COUNTERSIGN_RECIPIENT sets another)\n", cfg.Recipient, cfg.PublicURL)
+	}
 	// The enclave side holds the master keyring; the door reaches it only
 	// through inbox.Keeper.
 	agents := enclave.New(enclave.Config{Keys: keys, Store: db, Connectors: cat, Recipient: cfg.Recipient,
 		PublicURL: cfg.PublicURL, Logger: log, WebhookAllowPrivate: cfg.WebhookAllowPrivate})
 	owners := inbox.NewService(inbox.Config{Store: db, Keeper: agents, Webhooks: agents, Catalogue: cat, Keys: wallets,
-		Recipient: cfg.Recipient, Logger: log, WebhookAllowPrivate: cfg.WebhookAllowPrivate})
+		PublicURL: cfg.PublicURL, Recipient: cfg.Recipient, Logger: log, WebhookAllowPrivate: cfg.WebhookAllowPrivate})
 	runKey, runKeys, err := agents.RunKeys()
 	if err != nil {
 		return err
@@ -108,10 +117,6 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return fmt.Errorf("cannot start running approved tasks and webhook deliveries (the job queue): %s", oneLine(err))
 	}
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		return fmt.Errorf("cannot listen on %s (COUNTERSIGN_LISTEN): %s", cfg.Listen, oneLine(err))
-	}
 	// Long-held requests (event streams, task_wait) end when shutdown starts,
 	// so shutdown need not wait for them.
 	requests, endRequests := context.WithCancel(context.WithoutCancel(ctx))
@@ -124,8 +129,8 @@ func runServe(ctx context.Context, a *app, args []string) error {
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 	}
-	log.Info("serving", "addr", ln.Addr().String(), "public_url", cfg.PublicURL, "store", db.Dialect(),
-		"schema", st.Current, "version", version)
+	log.Info("serving", "addr", ln.Addr().String(), "public_url", cfg.PublicURL, "recipient", cfg.Recipient,
+		"store", db.Dialect(), "schema", st.Current, "version", version)
 	fmt.Fprintf(a.stderr, "countersign %s listening on http://%s\n", version, ln.Addr())
 	if a.listening != nil {
 		a.listening(ln.Addr().String(), db)

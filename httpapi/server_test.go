@@ -23,9 +23,12 @@ func TestHealthReadyMetrics(t *testing.T) {
 	t.Parallel()
 	db := storetest.SQLite(t)
 	var logs bytes.Buffer
-	srv := httptest.NewServer(httpapi.New(httpapi.Options{Version: "1.2.3", Store: db,
-		Logger: slog.New(slog.NewJSONHandler(&logs, nil))}))
+	api := httpapi.New(httpapi.Options{Version: "1.2.3", Store: db,
+		Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	srv := httptest.NewServer(api)
 	defer srv.Close()
+	metricsSrv := httptest.NewServer(api.Metrics())
+	defer metricsSrv.Close()
 
 	body := get(t, srv.URL+"/healthz?token=os_secret", 200)
 	var health map[string]any
@@ -37,8 +40,13 @@ func TestHealthReadyMetrics(t *testing.T) {
 	}
 	get(t, srv.URL+"/readyz", 200)
 	get(t, srv.URL+"/nosuch", 404)
-	metrics := string(get(t, srv.URL+"/metrics", 200))
-	for _, want := range []string{`countersign_http_requests_total{code="200",route="/healthz"} 1`, `countersign_http_requests_total{code="404",route="unmatched"} 1`, "go_goroutines"} {
+	// /metrics is not public (SPEC §15): the public handler does not know
+	// it; the metrics handler, served on a listener of its own, does, and
+	// serves nothing else.
+	get(t, srv.URL+"/metrics", 404)
+	get(t, metricsSrv.URL+"/healthz", 404)
+	metrics := string(get(t, metricsSrv.URL+"/metrics", 200))
+	for _, want := range []string{`countersign_http_requests_total{code="200",route="/healthz"} 1`, `countersign_http_requests_total{code="404",route="unmatched"} 2`, "go_goroutines"} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %s", want)
 		}

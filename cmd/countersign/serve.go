@@ -88,6 +88,13 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	}
 	defer ln.Close()
 	cfg.Listening(ln.Addr().String())
+	var metricsLn net.Listener
+	if cfg.MetricsListen != "" {
+		if metricsLn, err = net.Listen("tcp", cfg.MetricsListen); err != nil {
+			return fmt.Errorf("cannot listen on %s for /metrics (COUNTERSIGN_METRICS_LISTEN): %s; choose another address, or off", cfg.MetricsListen, oneLine(err))
+		}
+		defer metricsLn.Close()
+	}
 	if *dev {
 		fmt.Fprintf(a.stderr, "dev: recipient: owners sign for %q (the public origin %s; COUNTERSIGN_RECIPIENT sets another)\n", cfg.Recipient, cfg.PublicURL)
 	}
@@ -129,15 +136,29 @@ func runServe(ctx context.Context, a *app, args []string) error {
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 	}
+	metricsAddr := "off"
+	if metricsLn != nil {
+		metricsAddr = metricsLn.Addr().String()
+	}
 	log.Info("serving", "addr", ln.Addr().String(), "public_url", cfg.PublicURL, "recipient", cfg.Recipient,
-		"store", db.Dialect(), "schema", st.Current, "version", version)
+		"metrics", metricsAddr, "store", db.Dialect(), "schema", st.Current, "version", version)
 	fmt.Fprintf(a.stderr, "countersign %s listening on http://%s\n", version, ln.Addr())
+	if metricsLn != nil {
+		fmt.Fprintf(a.stderr, "metrics on http://%s/metrics\n", metricsLn.Addr())
+	}
 	if a.listening != nil {
 		a.listening(ln.Addr().String(), db)
 	}
 
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
+	// /metrics has a listener of its own, not the public one (SPEC §15).
+	var metricsSrv *http.Server
+	if metricsLn != nil {
+		metricsSrv = &http.Server{Handler: api.Metrics(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
+			WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
+		go func() { errc <- metricsSrv.Serve(metricsLn) }()
+	}
 	select {
 	case err := <-errc:
 		return err
@@ -149,6 +170,9 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	defer cancel()
 	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Warn("HTTP requests did not end in time", "err", err)
+	}
+	if metricsSrv != nil {
+		_ = metricsSrv.Shutdown(shutdown)
 	}
 	// Running answer runs finish (up to their compute limit) before the
 	// process goes: one cut off would end run_unfinished.

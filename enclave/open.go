@@ -36,8 +36,8 @@ type Enclave struct {
 	// origin is the public origin, canonical: callback URLs in owners'
 	// statements must be under it (SPEC §7).
 	origin string
-	now       func() time.Time
-	log       *slog.Logger
+	now    func() time.Time
+	log    *slog.Logger
 	// taskWaitPoll is how often task_wait looks at a task besides listening
 	// to its events; not positive: never.
 	taskWaitPoll time.Duration

@@ -331,7 +331,7 @@ func signInWithoutUnlock(t *testing.T, w *servicetest.World, d *device.Device) {
 }
 
 func inboxWithoutKeeper(w *servicetest.World, log *slog.Logger) *inbox.Service {
-	return inbox.NewService(inbox.Config{Store: w.DB, Catalogue: w.Catalogue, Keys: approval.OffChecker{}, PublicURL: w.URL, Now: w.Clock.Now, Logger: log})
+	return inbox.NewService(inbox.Config{Store: w.DB, Tokens: w.Enclave, Catalogue: w.Catalogue, Keys: approval.OffChecker{}, PublicURL: w.URL, Now: w.Clock.Now, Logger: log})
 }
 
 func errString(err error) string {

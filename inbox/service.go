@@ -18,6 +18,7 @@ import (
 type Service struct {
 	store    store.Store
 	keeper   Keeper
+	tokens   TokenKeeper
 	webhooks WebhookKeeper
 	// webhookPrivate admits loopback and private webhook URLs (development
 	// and tests only).
@@ -29,7 +30,7 @@ type Service struct {
 	origin    string
 	recipient string
 	now       func() time.Time
-	log            *slog.Logger
+	log       *slog.Logger
 }
 
 // Config is what a Service is built from.
@@ -37,6 +38,9 @@ type Config struct {
 	Store store.Store
 	// Keeper does what needs the master key.
 	Keeper Keeper
+	// Tokens keys session tokens (nil: a key of this Service alone, whose
+	// tokens no other process and no restart accepts; for tests).
+	Tokens TokenKeeper
 	// Webhooks seals, shows and pings owners' webhooks.
 	Webhooks WebhookKeeper
 	// WebhookAllowPrivate admits loopback and private webhook URLs
@@ -74,13 +78,16 @@ func NewService(c Config) *Service {
 			panic(fmt.Sprintf("inbox: the public URL %q: %v", c.PublicURL, err))
 		}
 	}
+	if c.Tokens == nil {
+		c.Tokens = newLocalTokens()
+	}
 	if c.Recipient == "" {
 		if origin == "" {
 			panic("inbox: a service needs its public URL (or a recipient)")
 		}
 		c.Recipient, _ = approval.RecipientOf(origin)
 	}
-	return &Service{store: c.Store, keeper: c.Keeper, webhooks: c.Webhooks, webhookPrivate: c.WebhookAllowPrivate, catalogue: c.Catalogue,
+	return &Service{store: c.Store, keeper: c.Keeper, tokens: c.Tokens, webhooks: c.Webhooks, webhookPrivate: c.WebhookAllowPrivate, catalogue: c.Catalogue,
 		keys: c.Keys, origin: origin, recipient: c.Recipient, now: c.Now, log: c.Logger}
 }
 

@@ -283,7 +283,7 @@ func New(t testing.TB, db *sqlstore.DB, opts ...Option) *World {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.Inbox = inbox.NewService(inbox.Config{Store: db, Keeper: w.Enclave, Webhooks: w.Enclave, WebhookAllowPrivate: true,
+	w.Inbox = inbox.NewService(inbox.Config{Store: db, Keeper: w.Enclave, Tokens: w.Enclave, Webhooks: w.Enclave, WebhookAllowPrivate: true,
 		Catalogue: w.Catalogue, Keys: checker, PublicURL: publicURL, Now: w.Clock.Now, Logger: w.log})
 	cur, keys, _ := w.Enclave.RunKeys()
 	api := httpapi.New(httpapi.Options{Version: "test", Store: db, Logger: w.log, Inbox: w.Inbox, Agents: w.Enclave,

@@ -102,7 +102,7 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	// through inbox.Keeper.
 	agents := enclave.New(enclave.Config{Keys: keys, Store: db, Connectors: cat, Recipient: cfg.Recipient,
 		PublicURL: cfg.PublicURL, Logger: log, WebhookAllowPrivate: cfg.WebhookAllowPrivate})
-	owners := inbox.NewService(inbox.Config{Store: db, Keeper: agents, Webhooks: agents, Catalogue: cat, Keys: wallets,
+	owners := inbox.NewService(inbox.Config{Store: db, Keeper: agents, Tokens: agents, Webhooks: agents, Catalogue: cat, Keys: wallets,
 		PublicURL: cfg.PublicURL, Recipient: cfg.Recipient, Logger: log, WebhookAllowPrivate: cfg.WebhookAllowPrivate})
 	runKey, runKeys, err := agents.RunKeys()
 	if err != nil {

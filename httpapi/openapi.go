@@ -283,9 +283,10 @@ func (s *Server) openAPI() ([]byte, error) {
 		"components": map[string]any{
 			"schemas": components,
 			"securitySchemes": map[string]any{
-				"agentKey":      map[string]any{"type": "http", "scheme": "bearer", "description": "an agent key, ak_…"},
-				"ownerSession":  map[string]any{"type": "http", "scheme": "bearer", "description": "an owner's session token, os_…"},
-				"sessionCookie": map[string]any{"type": "apiKey", "in": "cookie", "name": SessionCookie},
+				"agentKey":     map[string]any{"type": "http", "scheme": "bearer", "description": "an agent key, ak_…"},
+				"ownerSession": map[string]any{"type": "http", "scheme": "bearer", "description": "an owner's session token, os_…"},
+				"sessionCookie": map[string]any{"type": "apiKey", "in": "cookie", "name": s.browser.cookieName(),
+					"description": "the web page's session: " + SecureSessionCookie + " where the cookie is Secure, " + SessionCookie + " on a plain http loopback origin"},
 			},
 		},
 	}

@@ -61,7 +61,9 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.browser.fromPage(r) {
-		http.SetCookie(w, s.browser.cookie(sess.Token, sess.ValidUntil))
+		for _, c := range s.browser.cookies(sess.Token, sess.ValidUntil) {
+			http.SetCookie(w, c)
+		}
 	}
 	writeJSON(w, http.StatusOK, signedIn{Token: sess.Token, DeviceID: sess.DeviceID, AccountID: sess.AccountID,
 		ValidUntil: sess.ValidUntil.Format(countersign.TimeFormat)})
@@ -73,7 +75,9 @@ func (s *Server) signOut(w http.ResponseWriter, r *http.Request, sess inbox.Sess
 		return
 	}
 	if s.browser.origin != "" {
-		http.SetCookie(w, s.browser.cookie("", time.Time{}))
+		for _, c := range s.browser.cookies("", time.Time{}) {
+			http.SetCookie(w, c)
+		}
 	}
 	writeJSON(w, http.StatusOK, revokedAnswer{Revoked: true})
 }

@@ -63,10 +63,23 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
+	// A keyring that is well formed but not the data's would start and
+	// then fail every call: refuse it here, naming the ids the data needs.
+	check, err := enclave.New(enclave.Config{Keys: keys, Store: db}).CheckKeyring(ctx)
+	if err != nil {
+		return fmt.Errorf("cannot read what the data was sealed with: %s", oneLine(err))
+	}
+	if err := keyringProblem(check); err != nil {
+		return err
+	}
 	for _, n := range notes {
 		fmt.Fprintln(a.stderr, "dev: "+n)
 	}
 	log := newLogger(cfg, a)
+	if len(check.Missing) > 0 || len(check.Failed) > 0 {
+		log.Warn("the master keyring lacks keys some of the data needs, or some of it does not open: run countersign doctor",
+			"missing", check.Missing, "not_opened", check.Failed)
+	}
 	if cfg.WebhookAllowPrivate {
 		log.Warn("COUNTERSIGN_WEBHOOK_ALLOW_PRIVATE is on: webhooks may reach loopback and private addresses; never use this in production")
 	}

@@ -40,6 +40,12 @@ func runDoctor(ctx context.Context, a *app, args []string) error {
 		fmt.Fprintf(a.stdout, "ok   %s\n", what)
 	}
 	report("settings", nil)
+	report(fmt.Sprintf("public origin %s: owners sign for the recipient %q", cfg.PublicURL, cfg.Recipient), nil)
+	if cfg.MetricsListen == "" {
+		report("metrics: off (COUNTERSIGN_METRICS_LISTEN=off)", nil)
+	} else {
+		report("metrics: /metrics on "+cfg.MetricsListen+", apart from the public listener", nil)
+	}
 	keys, keyErr := keyring(cfg)
 	switch {
 	case *dev && !cfg.Explicit("MASTER_KEY"):

@@ -394,7 +394,9 @@ func TestMigrateServeDoctorOnPostgres(t *testing.T) {
 	if r := run(t, context.Background(), env, "migrate"); r.code != 0 || !strings.Contains(r.stdout, fmt.Sprintf("schema is current (version %d)", migrations.Latest())) {
 		t.Fatalf("second migrate: %+v", r)
 	}
-	if r := run(t, context.Background(), env, "doctor"); r.code != 0 || strings.Contains(r.stdout, "FAIL") || !strings.Contains(r.stdout, "ok   webhook egress: https to public") {
+	if r := run(t, context.Background(), env, "doctor"); r.code != 0 || strings.Contains(r.stdout, "FAIL") || !strings.Contains(r.stdout, "ok   webhook egress: https to public") ||
+		!strings.Contains(r.stdout, `ok   public origin http://127.0.0.1:8080: owners sign for the recipient "127.0.0.1:8080"`) ||
+		!strings.Contains(r.stdout, "ok   metrics: /metrics on 127.0.0.1:9090, apart from the public listener") {
 		t.Fatalf("doctor after migrate: %+v", r)
 	}
 	env["COUNTERSIGN_WEBHOOK_ALLOW_PRIVATE"] = "true"

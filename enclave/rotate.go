@@ -106,8 +106,9 @@ func (c KeyringCheck) Needs(ids []uint32) string {
 // CheckKeyring checks that the keyring is the one the data was sealed with:
 // every key id the data uses is in it, and for each, one row of each kind
 // sealed under it (a task's sealed copy, a run's receipt key, project
-// credentials, a webhook, an idempotent answer) opens. It reads a handful
-// of rows, so serve runs it at every start.
+// credentials, a webhook, an idempotent answer) opens. Past finding the ids
+// in use, it reads one row of each kind per id; serve runs it at every
+// start.
 func (e *Enclave) CheckKeyring(ctx context.Context) (KeyringCheck, error) {
 	var c KeyringCheck
 	samples := map[uint32][]store.Sealed{}

@@ -10,6 +10,8 @@ RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}"
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /countersign /countersign
 ENV COUNTERSIGN_LISTEN=0.0.0.0:8080
-EXPOSE 8080
+# /metrics on its own listener; publish it only to the scraper's network.
+ENV COUNTERSIGN_METRICS_LISTEN=0.0.0.0:9090
+EXPOSE 8080 9090
 ENTRYPOINT ["/countersign"]
 CMD ["serve"]

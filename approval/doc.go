@@ -4,9 +4,20 @@
 //
 // Every owner action of the service goes through Verify: the claimed
 // account, the exact sentence the service expects, the deployment's
-// recipient and the signed pieces (public key, signature, nonce, optional
-// callback URL) in; the signer's key and the parsed nonce (for the caller to
-// spend atomically) out, or an *Error whose Kind says which refusal it is.
+// recipient and public origin, and the signed pieces (public key,
+// signature, nonce, optional callback URL) in; the signer's key and the
+// parsed nonce (for the caller to spend atomically) out, or an *Error whose
+// Kind says which refusal it is.
+//
+// # One deployment's statements
+//
+// PublicOrigin gives a public URL's canonical origin (scheme and host
+// lowercased, the scheme's default port dropped); RecipientOf its host, the
+// default recipient (SPEC §7), so a signature made for one deployment names
+// it and no other. CallbackUnder is the rule for a signed callback URL: the
+// origin itself, or the origin followed by `/`, once the callback's scheme
+// and host are lowercased and a default port in it dropped; Verify refuses
+// any other (ForeignCallback) before it checks the signature.
 //
 // # Wire forms
 //

@@ -6,7 +6,8 @@ import "errors"
 // the right status: the HTTP layer maps Malformed to 400 (or 403 for an
 // approval), InvalidSignature, NotFullAccess, UnknownKey and OutOfWindow to
 // the refusal of the endpoint (invalid_statement / confirmation_required),
-// and UpstreamUnavailable to 503 upstream_unavailable.
+// ForeignCallback to invalid_statement whatever the endpoint, and
+// UpstreamUnavailable to 503 upstream_unavailable.
 type Kind uint8
 
 // The kinds of refusal.
@@ -29,6 +30,9 @@ const (
 	// UpstreamUnavailable: the chain could not be asked, or did not answer
 	// in a form that can be trusted. Never a verdict on the key: retry later.
 	UpstreamUnavailable
+	// ForeignCallback: the signed callback URL is not under the service's
+	// public origin (SPEC §7): the statement was made for another site.
+	ForeignCallback
 )
 
 var kindNames = [...]string{
@@ -38,6 +42,7 @@ var kindNames = [...]string{
 	UnknownKey:          "unknown key",
 	OutOfWindow:         "out of window",
 	UpstreamUnavailable: "upstream unavailable",
+	ForeignCallback:     "foreign callback",
 }
 
 func (k Kind) String() string {
@@ -82,6 +87,7 @@ var (
 	ErrUnknownKey          = &Error{Kind: UnknownKey}
 	ErrOutOfWindow         = &Error{Kind: OutOfWindow}
 	ErrUpstreamUnavailable = &Error{Kind: UpstreamUnavailable}
+	ErrForeignCallback     = &Error{Kind: ForeignCallback}
 )
 
 // KindOf returns the kind of the first *Error in err's chain, or 0 when there

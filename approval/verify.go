@@ -26,6 +26,10 @@ type Claim struct {
 	Sentence string
 	// Recipient is the deployment's configured recipient.
 	Recipient string
+	// Origin is the service's public origin in canonical form
+	// (PublicOrigin): a signed callback URL must be under it. Empty: no
+	// callback URL is accepted.
+	Origin string
 	// Signed are the pieces the client sent.
 	Signed Signed
 }
@@ -41,7 +45,8 @@ type Verified struct {
 }
 
 // Verify checks c in this order: the account id, key, nonce and signature
-// are well formed (Malformed); the signature verifies over the NEP-413
+// are well formed (Malformed); a callback URL, when signed, is under the
+// public origin (ForeignCallback); the signature verifies over the NEP-413
 // payload {Sentence, nonce, Recipient, callback URL} (InvalidSignature); the
 // key may act for the account according to keys (NotFullAccess, UnknownKey,
 // or UpstreamUnavailable when the chain cannot be asked). The chain is asked
@@ -67,6 +72,9 @@ func Verify(ctx context.Context, keys KeyChecker, c Claim) (Verified, error) {
 	sig, err := ParseSignature(c.Signed.Signature, key.Type())
 	if err != nil {
 		return Verified{}, err
+	}
+	if cb := c.Signed.CallbackURL; cb != nil && !CallbackUnder(c.Origin, *cb) {
+		return Verified{}, refuse(ForeignCallback, "the callback URL is not under this service's public origin: the statement was made for another site")
 	}
 	p := Payload{Message: c.Sentence, Nonce: nonce, Recipient: c.Recipient, CallbackURL: c.Signed.CallbackURL}
 	if err := p.VerifySignature(key, sig); err != nil {

@@ -24,13 +24,17 @@ func (s *stubChecker) CheckKey(context.Context, string, approval.PublicKey) (app
 	return s.status, s.err
 }
 
+// testOrigin is the public origin the claims of these tests are checked
+// against.
+const testOrigin = "https://inbox.example"
+
 func signClaim(t *testing.T, w *approval.Wallet, sentence, recipient string, cb *string) approval.Claim {
 	t.Helper()
 	m, err := w.Sign(approval.SignRequest{Message: sentence, Recipient: recipient, CallbackURL: cb})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return approval.Claim{Account: w.AccountID, Sentence: sentence, Recipient: recipient, Signed: m.Signed()}
+	return approval.Claim{Account: w.AccountID, Sentence: sentence, Recipient: recipient, Origin: testOrigin, Signed: m.Signed()}
 }
 
 func TestVerifyWithFakeRPC(t *testing.T) {
@@ -69,10 +73,16 @@ func TestVerifyWithFakeRPC(t *testing.T) {
 		t.Fatalf("implicit: %+v %v", v, err)
 	}
 
-	// A signature with a callback URL verifies when the URL is carried.
-	cb := "https://wallet.example/cb"
+	// A signature with a callback URL under the public origin verifies
+	// when the URL is carried; one with a callback elsewhere is refused
+	// before the chain is asked.
+	cb := testOrigin + "/#/tasks"
 	if _, err := approval.Verify(ctx, checker, signClaim(t, owner, sentence, "countersign", &cb)); err != nil {
 		t.Fatalf("with callback: %v", err)
+	}
+	elsewhere := "https://wallet.example/cb"
+	if _, err := approval.Verify(ctx, checker, signClaim(t, owner, sentence, "countersign", &elsewhere)); !errors.Is(err, approval.ErrForeignCallback) {
+		t.Fatalf("with a callback elsewhere: %v", err)
 	}
 
 	// The key was removed: unknown key (after the cache).
@@ -97,8 +107,10 @@ func TestVerifyRefusals(t *testing.T) {
 	good := signClaim(t, w, sentence, "countersign", nil)
 	other, _ := approval.NewWallet()
 	otherSig := signClaim(t, other, sentence, "countersign", nil).Signed.Signature
-	cb := "https://x"
+	cb := testOrigin + "/x"
 	withCB := signClaim(t, w, sentence, "countersign", &cb)
+	foreign := "https://inbox.example.evil/x"
+	withForeignCB := signClaim(t, w, sentence, "countersign", &foreign)
 	sigBytes, _ := base64.StdEncoding.DecodeString(good.Signed.Signature)
 
 	type mut func(c *approval.Claim)
@@ -122,6 +134,9 @@ func TestVerifyRefusals(t *testing.T) {
 		{"other recipient", func(c *approval.Claim) { c.Recipient = "countersign-staging" }, approval.InvalidSignature},
 		{"callback added", func(c *approval.Claim) { c.Signed.CallbackURL = &cb }, approval.InvalidSignature},
 		{"callback dropped", func(c *approval.Claim) { *c = withCB; c.Signed.CallbackURL = nil }, approval.InvalidSignature},
+		{"callback under another origin", func(c *approval.Claim) { *c = withForeignCB }, approval.ForeignCallback},
+		{"callback with no public origin", func(c *approval.Claim) { *c = withCB; c.Origin = "" }, approval.ForeignCallback},
+		{"callback under the origin of another deployment", func(c *approval.Claim) { *c = withCB; c.Origin = "https://other.example" }, approval.ForeignCallback},
 		{"other nonce", func(c *approval.Claim) {
 			n, _ := approval.NewNonce()
 			c.Signed.Nonce = n.String()
@@ -190,7 +205,7 @@ func TestVerifyRefusals(t *testing.T) {
 
 func TestErrorKinds(t *testing.T) {
 	t.Parallel()
-	for k := approval.Malformed; k <= approval.UpstreamUnavailable; k++ {
+	for k := approval.Malformed; k <= approval.ForeignCallback; k++ {
 		if k.String() == "unknown kind" {
 			t.Errorf("kind %d has no name", k)
 		}

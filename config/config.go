@@ -14,17 +14,19 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"countersign/approval"
 )
 
 // Prefix starts every environment variable the service reads.
 const Prefix = "COUNTERSIGN_"
 
-// Defaults.
+// Defaults. The recipient's default is the public origin's host (SPEC §7).
 const (
-	DefaultListen    = "127.0.0.1:8080"
-	DefaultRecipient = "countersign"
-	DefaultNearRPC   = "https://rpc.mainnet.near.org"
-	DefaultDataDir   = "./countersign-data"
+	DefaultListen        = "127.0.0.1:8080"
+	DefaultMetricsListen = "127.0.0.1:9090"
+	DefaultNearRPC       = "https://rpc.mainnet.near.org"
+	DefaultDataDir       = "./countersign-data"
 )
 
 // Config is the service's settings.
@@ -37,8 +39,15 @@ type Config struct {
 	// MasterKeyFile is where MasterKey was read from, if it came from a file.
 	MasterKeyFile string
 	Listen        string
-	PublicURL     string
-	Recipient     string
+	// MetricsListen is where /metrics is served, apart from the public
+	// listener (SPEC §15); empty when it is off.
+	MetricsListen string
+	// PublicURL is the public origin, canonical (lowercase, no default
+	// port).
+	PublicURL string
+	// Recipient is the NEP-413 recipient; by default the public origin's
+	// host, with its port unless it is the scheme's default.
+	Recipient string
 	// NearRPC is the NEAR JSON-RPC URL, or "off" (implicit accounts only).
 	NearRPC string
 	// WebhookAllowPrivate lets webhooks reach loopback and private addresses
@@ -93,34 +102,43 @@ var table = []setting{
 		name: "LISTEN", flag: "listen", def: func(*Config) string { return DefaultListen },
 		usage: "address the service listens on (host:port)",
 		apply: func(c *Config, v string) error {
-			host, port, err := net.SplitHostPort(v)
-			if err != nil {
-				return errors.New("expected host:port, e.g. 127.0.0.1:8080")
+			if err := hostPort(v, "127.0.0.1:8080"); err != nil {
+				return err
 			}
-			if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
-				return errors.New("the port must be a number from 0 to 65535")
-			}
-			_ = host
 			c.Listen = v
 			return nil
 		},
 	},
 	{
-		name: "PUBLIC_URL", flag: "public-url", def: func(c *Config) string { return "http://" + c.Listen },
-		usage: "the service's public origin, used in links and for the browser's Origin check",
+		name: "METRICS_LISTEN", flag: "metrics-listen", def: func(*Config) string { return DefaultMetricsListen },
+		usage: "address /metrics is served on, apart from the public one (host:port), or off",
 		apply: func(c *Config, v string) error {
-			u, err := url.Parse(v)
-			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
-				u.User != nil || u.RawQuery != "" || u.Fragment != "" || (u.Path != "" && u.Path != "/") {
-				return errors.New("expected an origin such as https://inbox.example.com")
+			if v == "off" {
+				c.MetricsListen = ""
+				return nil
 			}
-			c.PublicURL = u.Scheme + "://" + u.Host
+			if err := hostPort(v, "127.0.0.1:9090, or off"); err != nil {
+				return err
+			}
+			c.MetricsListen = v
 			return nil
 		},
 	},
 	{
-		name: "RECIPIENT", flag: "recipient", def: func(*Config) string { return DefaultRecipient },
-		usage: "the NEP-413 recipient every owner signature names",
+		name: "PUBLIC_URL", flag: "public-url", def: func(c *Config) string { return "http://" + c.Listen },
+		usage: "the service's public origin, used in links, for the browser's Origin check and as the default recipient",
+		apply: func(c *Config, v string) error {
+			origin, err := approval.PublicOrigin(v)
+			if err != nil {
+				return err
+			}
+			c.PublicURL = origin
+			return nil
+		},
+	},
+	{
+		name: "RECIPIENT", flag: "recipient", def: func(c *Config) string { r, _ := approval.RecipientOf(c.PublicURL); return r },
+		usage: "the NEP-413 recipient every owner signature names (default: the public origin's host)",
 		apply: func(c *Config, v string) error {
 			if v == "" || len(v) > 128 || strings.TrimSpace(v) != v || strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 				return errors.New("expected 1 to 128 printable characters without surrounding spaces")
@@ -189,6 +207,40 @@ var table = []setting{
 			return errors.New("expected debug, info, warn or error")
 		},
 	},
+}
+
+// hostPort checks a listening address; example is what the refusal
+// suggests.
+func hostPort(v, example string) error {
+	_, port, err := net.SplitHostPort(v)
+	if err != nil {
+		return errors.New("expected host:port, e.g. " + example)
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
+		return errors.New("the port must be a number from 0 to 65535")
+	}
+	return nil
+}
+
+// Listening tells the settings the address the service listens on, once
+// it does: when LISTEN asked for any free port (:0) and PUBLIC_URL was not
+// given, the public URL becomes that address, and the recipient follows it
+// unless RECIPIENT was given.
+func (c *Config) Listening(addr string) {
+	if c.Explicit("PUBLIC_URL") {
+		return
+	}
+	if _, port, err := net.SplitHostPort(c.Listen); err != nil || port != "0" {
+		return
+	}
+	origin, err := approval.PublicOrigin("http://" + addr)
+	if err != nil {
+		return
+	}
+	c.PublicURL = origin
+	if !c.Explicit("RECIPIENT") {
+		c.Recipient, _ = approval.RecipientOf(origin)
+	}
 }
 
 func parseBool(v string) (bool, error) {

@@ -27,7 +27,7 @@ func TestDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.DatabaseURL != "" || c.Listen != DefaultListen || c.PublicURL != "http://"+DefaultListen ||
-		c.Recipient != "countersign" || c.NearRPC != DefaultNearRPC || c.WebhookAllowPrivate ||
+		c.Recipient != DefaultListen || c.MetricsListen != DefaultMetricsListen || c.NearRPC != DefaultNearRPC || c.WebhookAllowPrivate ||
 		c.DataDir != DefaultDataDir || c.LogLevel != "info" || c.MasterKey != "" {
 		t.Fatalf("defaults: %+v", c)
 	}
@@ -60,6 +60,70 @@ func TestPrecedence(t *testing.T) {
 	}
 	if c.MasterKey != strings.Repeat("ab", 32) || c.MasterKeyFile != keyFile || !c.Explicit("MASTER_KEY") {
 		t.Errorf("the key file was not read: %q from %q", c.MasterKey, c.MasterKeyFile)
+	}
+}
+
+// TestPublicOriginAndRecipient: the public URL is kept canonical (a
+// default port dropped, the host lowercased), and the recipient defaults
+// to its host, with its port unless it is the scheme's default (SPEC §7);
+// a recipient given explicitly wins.
+func TestPublicOriginAndRecipient(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		env               map[string]string
+		origin, recipient string
+	}{
+		{nil, "http://127.0.0.1:8080", "127.0.0.1:8080"},
+		{map[string]string{"COUNTERSIGN_LISTEN": "0.0.0.0:9000"}, "http://0.0.0.0:9000", "0.0.0.0:9000"},
+		{map[string]string{"COUNTERSIGN_PUBLIC_URL": "https://Inbox.Example:443"}, "https://inbox.example", "inbox.example"},
+		{map[string]string{"COUNTERSIGN_PUBLIC_URL": "https://inbox.example/"}, "https://inbox.example", "inbox.example"},
+		{map[string]string{"COUNTERSIGN_PUBLIC_URL": "http://inbox.example:80"}, "http://inbox.example", "inbox.example"},
+		{map[string]string{"COUNTERSIGN_PUBLIC_URL": "https://inbox.example:8443"}, "https://inbox.example:8443", "inbox.example:8443"},
+		{map[string]string{"COUNTERSIGN_PUBLIC_URL": "https://inbox.example", "COUNTERSIGN_RECIPIENT": "countersign"}, "https://inbox.example", "countersign"},
+	} {
+		c, err := load(t, nil, tc.env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.PublicURL != tc.origin || c.Recipient != tc.recipient {
+			t.Errorf("%v: public URL %q recipient %q, want %q %q", tc.env, c.PublicURL, c.Recipient, tc.origin, tc.recipient)
+		}
+	}
+}
+
+// TestListening: a service that asked for any free port takes the address
+// it got as its public URL and recipient, unless they were given.
+func TestListening(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args              []string
+		origin, recipient string
+	}{
+		{[]string{"--listen", "127.0.0.1:0"}, "http://127.0.0.1:4242", "127.0.0.1:4242"},
+		{[]string{"--listen", "127.0.0.1:0", "--recipient", "x"}, "http://127.0.0.1:4242", "x"},
+		{[]string{"--listen", "127.0.0.1:0", "--public-url", "https://inbox.example"}, "https://inbox.example", "inbox.example"},
+		{[]string{"--listen", "127.0.0.1:8080"}, "http://127.0.0.1:8080", "127.0.0.1:8080"},
+	} {
+		c, err := load(t, tc.args, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Listening("127.0.0.1:4242")
+		if c.PublicURL != tc.origin || c.Recipient != tc.recipient {
+			t.Errorf("%v: public URL %q recipient %q, want %q %q", tc.args, c.PublicURL, c.Recipient, tc.origin, tc.recipient)
+		}
+	}
+}
+
+// TestMetricsListen: /metrics has its own address, loopback by default,
+// and off turns it off.
+func TestMetricsListen(t *testing.T) {
+	t.Parallel()
+	for v, want := range map[string]string{"off": "", "0.0.0.0:9100": "0.0.0.0:9100", "127.0.0.1:0": "127.0.0.1:0"} {
+		c, err := load(t, []string{"--metrics-listen", v}, nil)
+		if err != nil || c.MetricsListen != want || !c.Explicit("METRICS_LISTEN") {
+			t.Errorf("--metrics-listen %s: %q %v", v, c.MetricsListen, err)
+		}
 	}
 }
 
@@ -97,7 +161,11 @@ func TestRefusals(t *testing.T) {
 		{"listen bad port", nil, map[string]string{"COUNTERSIGN_LISTEN": "127.0.0.1:99999"}, "COUNTERSIGN_LISTEN: the port"},
 		{"public url with path", nil, map[string]string{"COUNTERSIGN_PUBLIC_URL": "https://x.example/inbox"}, "COUNTERSIGN_PUBLIC_URL: expected an origin"},
 		{"public url ftp", nil, map[string]string{"COUNTERSIGN_PUBLIC_URL": "ftp://x.example"}, "COUNTERSIGN_PUBLIC_URL: expected an origin"},
+		{"public url with a user", nil, map[string]string{"COUNTERSIGN_PUBLIC_URL": "https://u@x.example"}, "COUNTERSIGN_PUBLIC_URL: expected an origin"},
+		{"public url with an empty port", nil, map[string]string{"COUNTERSIGN_PUBLIC_URL": "https://x.example:"}, "COUNTERSIGN_PUBLIC_URL: expected an origin"},
 		{"recipient with spaces", nil, map[string]string{"COUNTERSIGN_RECIPIENT": " x "}, "COUNTERSIGN_RECIPIENT: expected 1 to 128"},
+		{"metrics listen without port", nil, map[string]string{"COUNTERSIGN_METRICS_LISTEN": "localhost"}, "COUNTERSIGN_METRICS_LISTEN: expected host:port, e.g. 127.0.0.1:9090, or off"},
+		{"metrics listen bad port", []string{"--metrics-listen", "127.0.0.1:70000"}, nil, "--metrics-listen: the port"},
 		{"near rpc garbage", nil, map[string]string{"COUNTERSIGN_NEAR_RPC": "maybe"}, "COUNTERSIGN_NEAR_RPC: expected an http(s) URL or off"},
 		{"bool garbage", nil, map[string]string{"COUNTERSIGN_WEBHOOK_ALLOW_PRIVATE": "perhaps"}, "COUNTERSIGN_WEBHOOK_ALLOW_PRIVATE: expected true or false"},
 		{"log level", []string{"--log-level", "loud"}, nil, "--log-level: expected debug"},

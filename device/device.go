@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -40,10 +41,12 @@ func (w WalletSigner) Sign(message, recipient string) (client.Signed, error) {
 
 // Device is one signed-in (or signing-in) device of an owner.
 type Device struct {
-	Account   string
-	Key       *ecdh.PrivateKey
-	Signer    Signer
-	Client    *client.Client
+	Account string
+	Key     *ecdh.PrivateKey
+	Signer  Signer
+	Client  *client.Client
+	// Recipient is the deployment's NEP-413 recipient ("": the host of
+	// Client.BaseURL).
 	Recipient string
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
@@ -56,11 +59,22 @@ func (d *Device) now() time.Time {
 	return time.Now().UTC().Truncate(time.Second)
 }
 
-func (d *Device) recipient() string {
-	if d.Recipient == "" {
-		return "countersign"
+// recipient is the NEP-413 recipient the device signs for: Recipient, or
+// by default the host of the service's URL (SPEC §7: a deployment's
+// default recipient is its public origin's host, port included unless it
+// is the scheme's default).
+func (d *Device) recipient() (string, error) {
+	if d.Recipient != "" {
+		return d.Recipient, nil
 	}
-	return d.Recipient
+	if d.Client != nil {
+		if u, err := url.Parse(d.Client.BaseURL); err == nil {
+			if r, err := approval.RecipientOf(u.Scheme + "://" + u.Host); err == nil {
+				return r, nil
+			}
+		}
+	}
+	return "", errors.New("device: no recipient to sign for: set Recipient, or the client's BaseURL")
 }
 
 // NewKey makes a device key pair.
@@ -77,7 +91,11 @@ func (d *Device) SignIn(ctx context.Context, life time.Duration) (client.Session
 	if err != nil {
 		return client.Session{}, err
 	}
-	signed, err := d.Signer.Sign(sentence, d.recipient())
+	recipient, err := d.recipient()
+	if err != nil {
+		return client.Session{}, err
+	}
+	signed, err := d.Signer.Sign(sentence, recipient)
 	if err != nil {
 		return client.Session{}, err
 	}
@@ -93,7 +111,11 @@ func (d *Device) Confirm(action approval.Action) (client.Confirmation, error) {
 	if err != nil {
 		return client.Confirmation{}, err
 	}
-	signed, err := d.Signer.Sign(sentence, d.recipient())
+	recipient, err := d.recipient()
+	if err != nil {
+		return client.Confirmation{}, err
+	}
+	signed, err := d.Signer.Sign(sentence, recipient)
 	if err != nil {
 		return client.Confirmation{}, err
 	}

@@ -360,7 +360,8 @@ func SealRejection(o *Opened, text string) ([]byte, error) {
 //
 //	Approve in Countersign as {account}: task {id} with hash {task hash} and supply {supply hash}. At {now}.
 //
-// is signed by d.Signer for d.Recipient at the device's clock, to the second.
+// is signed by d.Signer for the device's recipient at the device's clock, to
+// the second.
 // Nothing is signed when a check refuses.
 func (d *Device) ApproveRequest(o *Opened, supplied []byte, note string) (client.ApproveRequest, error) {
 	ab, err := asks(o)
@@ -399,7 +400,11 @@ func (d *Device) ApproveRequest(o *Opened, supplied []byte, note string) (client
 	if err != nil {
 		return client.ApproveRequest{}, fmt.Errorf("device: the approval of task %s: %w", id, err)
 	}
-	signed, err := d.Signer.Sign(sentence, d.recipient())
+	recipient, err := d.recipient()
+	if err != nil {
+		return client.ApproveRequest{}, err
+	}
+	signed, err := d.Signer.Sign(sentence, recipient)
 	if err != nil {
 		return client.ApproveRequest{}, fmt.Errorf("device: sign the approval of task %s: %w", id, err)
 	}

@@ -133,10 +133,11 @@ func vectorDevice(t testing.TB, v vectors) (*Device, *countingSigner) {
 	}
 	s := &countingSigner{Signer: WalletSigner{Wallet: &approval.Wallet{AccountID: v.Derivation.Owner, Key: key}}}
 	d := &Device{
-		Account: v.Derivation.Owner,
-		Key:     p256Key(t, v.DeviceCopy.DevicePrivateScalar),
-		Signer:  s,
-		Now:     func() time.Time { return testNow },
+		Account:   v.Derivation.Owner,
+		Key:       p256Key(t, v.DeviceCopy.DevicePrivateScalar),
+		Signer:    s,
+		Recipient: testRecipient,
+		Now:       func() time.Time { return testNow },
 	}
 	if d.Pubkey() != v.DeviceCopy.DevicePubkey {
 		t.Fatalf("the device scalar gives %s, the vectors say %s", d.Pubkey(), v.DeviceCopy.DevicePubkey)
@@ -336,13 +337,13 @@ func checkAsTheService(t testing.TB, body []byte, account, taskID string, key ap
 	if err != nil {
 		t.Fatal(err)
 	}
-	payload := approval.Payload{Message: sentence, Nonce: nonce, Recipient: "countersign", CallbackURL: in.Approval.CallbackURL}
+	payload := approval.Payload{Message: sentence, Nonce: nonce, Recipient: testRecipient, CallbackURL: in.Approval.CallbackURL}
 	if err := payload.VerifySignature(pub, sig); err != nil {
 		t.Errorf("the approval does not verify over %q: %v", sentence, err)
 	}
 	// And the door's whole check.
 	if _, err := approval.Verify(context.Background(), fullAccess{key}, approval.Claim{
-		Account: account, Sentence: sentence, Recipient: "countersign", Signed: in.Approval.Signed,
+		Account: account, Sentence: sentence, Recipient: testRecipient, Signed: in.Approval.Signed,
 	}); err != nil {
 		t.Errorf("approval.Verify: %v", err)
 	}
@@ -416,7 +417,7 @@ func TestApproveRequestWithNothingSupplied(t *testing.T) {
 	nonce, _ := approval.ParseNonce(req.Approval.Nonce)
 	sig, _ := approval.ParseSignature(req.Approval.Signature, approval.ED25519)
 	pub := signer.Signer.(WalletSigner).Wallet.Key.PublicKey()
-	if err := (approval.Payload{Message: sentence, Nonce: nonce, Recipient: "countersign"}).VerifySignature(pub, sig); err != nil {
+	if err := (approval.Payload{Message: sentence, Nonce: nonce, Recipient: testRecipient}).VerifySignature(pub, sig); err != nil {
 		t.Errorf("not signed over the supply hash of nothing: %v", err)
 	}
 
@@ -517,7 +518,49 @@ func newDevice(t testing.TB) (*Device, *countingSigner) {
 		t.Fatal(err)
 	}
 	s := &countingSigner{Signer: WalletSigner{Wallet: &approval.Wallet{AccountID: "alice.near", Key: wk}}}
-	return &Device{Account: "alice.near", Key: key, Signer: s, Now: func() time.Time { return testNow }}, s
+	return &Device{Account: "alice.near", Key: key, Signer: s, Recipient: testRecipient, Now: func() time.Time { return testNow }}, s
+}
+
+// testRecipient is the recipient test devices sign for.
+const testRecipient = "inbox.example"
+
+// TestRecipientDefaultsToTheServicesHost: a device given no recipient signs
+// for its service's host, with the port unless it is the scheme's default
+// (SPEC §7), and one with neither signs nothing.
+func TestRecipientDefaultsToTheServicesHost(t *testing.T) {
+	t.Parallel()
+	for base, want := range map[string]string{
+		"http://127.0.0.1:8080":       "127.0.0.1:8080",
+		"https://Inbox.Example":       "inbox.example",
+		"https://inbox.example:443":   "inbox.example",
+		"https://inbox.example:8443/": "inbox.example:8443",
+		"https://inbox.example/api":   "inbox.example",
+	} {
+		d, s := newDevice(t)
+		d.Recipient = ""
+		d.Client = &client.Client{BaseURL: base}
+		var got string
+		s.Signer = recipientSpy{&got}
+		if _, err := d.Confirm(approval.ActionRemoveWebhook()); err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("a device of %s signed for %q, want %q", base, got, want)
+		}
+	}
+	d, s := newDevice(t)
+	d.Recipient = ""
+	if _, err := d.Confirm(approval.ActionRemoveWebhook()); err == nil || s.n.Load() != 0 {
+		t.Errorf("a device with no recipient and no service signed: %v", err)
+	}
+}
+
+// recipientSpy records the recipient it is asked to sign for.
+type recipientSpy struct{ got *string }
+
+func (r recipientSpy) Sign(_, recipient string) (client.Signed, error) {
+	*r.got = recipient
+	return client.Signed{}, nil
 }
 
 // testTask is a task as the enclave would open it for a device.

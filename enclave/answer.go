@@ -198,7 +198,9 @@ func (e *Enclave) prepare(in store.RunInputs) (*prepared, *ending, error) {
 }
 
 // checkApproval rebuilds the approval sentence from the sealed envelope and
-// the kept approval, and checks its signature and the run-side window.
+// the kept approval, and checks its signature for this deployment's
+// recipient, its callback URL (under the public origin, as the door
+// checks it) and the run-side window.
 func (e *Enclave) checkApproval(p *prepared) error {
 	a := p.approval
 	at := time.Unix(a.At, 0).UTC()
@@ -225,6 +227,12 @@ func (e *Enclave) checkApproval(p *prepared) error {
 	nonce, err := approval.ParseNonce(a.Nonce)
 	if err != nil {
 		return err
+	}
+	if e.recipient == "" {
+		return errors.New("no recipient is configured")
+	}
+	if a.CallbackURL != nil && !approval.CallbackUnder(e.origin, *a.CallbackURL) {
+		return errors.New("the approval's callback URL is not under the public origin")
 	}
 	return approval.Payload{Message: sentence, Nonce: nonce, Recipient: e.recipient, CallbackURL: a.CallbackURL}.VerifySignature(key, sig)
 }

@@ -57,7 +57,7 @@ func TestCrashChild(t *testing.T) {
 	}}
 	cat, _ := connectors.NewCatalogue(probe.New(), ledger)
 	now, _ := time.Parse(time.RFC3339, os.Getenv("CS_CRASH_NOW"))
-	e := enclave.New(enclave.Config{Keys: keys, Store: db, Connectors: cat, Now: func() time.Time { return now },
+	e := enclave.New(enclave.Config{Keys: keys, Store: db, Connectors: cat, Now: func() time.Time { return now }, PublicURL: os.Getenv("CS_CRASH_PUBLIC_URL"),
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err := e.Heartbeat(context.Background()); err != nil {
 		t.Fatal(err)
@@ -79,7 +79,7 @@ func TestCrashNeverReplays(t *testing.T) {
 
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
 	cmd.Env = append(os.Environ(), "CS_CRASH_SCHEMA="+db.SchemaName(), "CS_CRASH_KEYS="+w.Keys.Export(),
-		"CS_CRASH_TASK="+id, "CS_CRASH_RUN="+run, "CS_CRASH_MARK="+mark, "CS_CRASH_NOW="+w.Clock.Now().Format(time.RFC3339))
+		"CS_CRASH_TASK="+id, "CS_CRASH_RUN="+run, "CS_CRASH_MARK="+mark, "CS_CRASH_NOW="+w.Clock.Now().Format(time.RFC3339), "CS_CRASH_PUBLIC_URL="+w.URL)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()

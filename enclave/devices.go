@@ -14,8 +14,9 @@ import (
 
 // deviceKeys returns the P-256 keys of the owner's current devices whose
 // sign-in statement the enclave checks itself: the wallet's signature over
-// the sign-in sentence for this recipient, this account and this device key,
-// and a deadline still ahead. A device that fails is skipped: it gets no
+// the sign-in sentence for this recipient (with a callback URL, if any,
+// under the public origin), this account and this device key, and a
+// deadline still ahead. A device that fails is skipped: it gets no
 // content key and sees its tasks locked.
 func (e *Enclave) deviceKeys(ctx context.Context, tx store.Tx, owner string, now time.Time) (map[string]*ecdh.PublicKey, error) {
 	devices, err := tx.ActiveDevices(ctx, owner, now)
@@ -46,7 +47,8 @@ func (e *Enclave) checkDevice(d store.Device, now time.Time) (*ecdh.PublicKey, b
 		return nil, false
 	}
 	in, err := approval.ParseSignIn(m.Message)
-	if err != nil || m.Recipient != e.recipient || m.AccountID != d.Account || in.Account != d.Account ||
+	if err != nil || e.recipient == "" || m.Recipient != e.recipient || m.AccountID != d.Account || in.Account != d.Account ||
+		m.CallbackURL != nil && !approval.CallbackUnder(e.origin, *m.CallbackURL) ||
 		in.DeviceKey != d.DevicePubkey || m.PublicKey != d.SignerPubkey || !now.Before(in.ValidUntil) {
 		return nil, false
 	}

@@ -17,6 +17,12 @@ import (
 // signedDevice makes a device row whose sign-in statement the wallet signed.
 func signedDevice(t *testing.T, w *approval.Wallet, id, recipient string, validUntil time.Time) (store.Device, *ecdh.PrivateKey) {
 	t.Helper()
+	return signedDeviceWith(t, w, id, recipient, nil, validUntil)
+}
+
+// signedDeviceWith is signedDevice with a callback URL in the statement.
+func signedDeviceWith(t *testing.T, w *approval.Wallet, id, recipient string, callback *string, validUntil time.Time) (store.Device, *ecdh.PrivateKey) {
+	t.Helper()
 	key, err := ecdh.P256().GenerateKey(rand.Reader)
 	if err != nil {
 		t.Fatal(err)
@@ -26,7 +32,7 @@ func signedDevice(t *testing.T, w *approval.Wallet, id, recipient string, validU
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := w.Sign(approval.SignRequest{Message: sentence, Recipient: recipient})
+	m, err := w.Sign(approval.SignRequest{Message: sentence, Recipient: recipient, CallbackURL: callback})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,22 +49,26 @@ func TestContentKeyWrappedToCheckedDevices(t *testing.T) {
 		e, _ := newEnclave(t)
 		w, _ := approval.NewWallet()
 		other, _ := approval.NewWallet()
-		good, goodKey := signedDevice(t, w, "good", "countersign", t0.Add(time.Hour))
-		good2, good2Key := signedDevice(t, w, "good2", "countersign", t0.Add(time.Hour))
+		good, goodKey := signedDevice(t, w, "good", "inbox.example", t0.Add(time.Hour))
+		good2, good2Key := signedDevice(t, w, "good2", "inbox.example", t0.Add(time.Hour))
 		wrongRecipient, _ := signedDevice(t, w, "recipient", "elsewhere", t0.Add(time.Hour))
-		forged, _ := signedDevice(t, w, "forged", "countersign", t0.Add(time.Hour))
+		oldDefault, _ := signedDevice(t, w, "old-default", "countersign", t0.Add(time.Hour))
+		under, elsewhere := "https://inbox.example/#/", "https://inbox.example.evil/"
+		withCallback, withCallbackKey := signedDeviceWith(t, w, "callback", "inbox.example", &under, t0.Add(time.Hour))
+		foreignCallback, _ := signedDeviceWith(t, w, "foreign-callback", "inbox.example", &elsewhere, t0.Add(time.Hour))
+		forged, _ := signedDevice(t, w, "forged", "inbox.example", t0.Add(time.Hour))
 		forged.ValidUntil = t0.Add(2 * time.Hour)
 		var m approval.SignedMessage
 		_ = json.Unmarshal([]byte(forged.Statement), &m)
 		m.Message = "Sign in to Countersign as " + w.AccountID + ". Device key: " + good.DevicePubkey + ". Valid until 2030-01-01T00:00:00Z."
 		b, _ := json.Marshal(m)
 		forged.Statement = string(b)
-		swapped, _ := signedDevice(t, w, "swapped", "countersign", t0.Add(time.Hour))
+		swapped, _ := signedDevice(t, w, "swapped", "inbox.example", t0.Add(time.Hour))
 		swapped.DevicePubkey = good.DevicePubkey // the statement names another key
-		stranger, _ := signedDevice(t, other, "stranger", "countersign", t0.Add(time.Hour))
+		stranger, _ := signedDevice(t, other, "stranger", "inbox.example", t0.Add(time.Hour))
 		stranger.Account = w.AccountID // another wallet's statement on this account
 		if err := db.Tx(ctx, func(tx store.Tx) error {
-			for _, d := range []store.Device{good, good2, wrongRecipient, forged, swapped, stranger} {
+			for _, d := range []store.Device{good, good2, wrongRecipient, oldDefault, withCallback, foreignCallback, forged, swapped, stranger} {
 				if err := tx.InsertDevice(ctx, d); err != nil {
 					return err
 				}
@@ -75,7 +85,7 @@ func TestContentKeyWrappedToCheckedDevices(t *testing.T) {
 			for _, d := range []struct {
 				id  string
 				key *ecdh.PrivateKey
-			}{{"good", goodKey}, {"good2", good2Key}} {
+			}{{"good", goodKey}, {"good2", good2Key}, {"callback", withCallbackKey}} {
 				blob, err := tx.DeviceCopy(ctx, got.ID, d.id)
 				if err != nil {
 					t.Fatalf("device %s has no copy: %v", d.id, err)
@@ -89,7 +99,7 @@ func TestContentKeyWrappedToCheckedDevices(t *testing.T) {
 					t.Fatalf("device %s cannot open the content: %v", d.id, err)
 				}
 			}
-			for _, id := range []string{"recipient", "forged", "swapped", "stranger"} {
+			for _, id := range []string{"recipient", "old-default", "foreign-callback", "forged", "swapped", "stranger"} {
 				if _, err := tx.DeviceCopy(ctx, got.ID, id); err == nil {
 					t.Errorf("device %s got a content key", id)
 				}

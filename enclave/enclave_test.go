@@ -28,7 +28,7 @@ var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
 func newEnclave(t *testing.T) (*enclave.Enclave, *sealing.Keyring) {
 	keys := sealing.GenerateKeyring()
-	return enclave.New(enclave.Config{Keys: keys, Now: func() time.Time { return t0 }}), keys
+	return enclave.New(enclave.Config{Keys: keys, PublicURL: "https://inbox.example", Now: func() time.Time { return t0 }}), keys
 }
 
 func project(owner string) enclave.Project {

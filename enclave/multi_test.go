@@ -34,7 +34,7 @@ func TestTwoProcessesEachApprovalOnce(t *testing.T) {
 	}
 	defer other.Close()
 	second := enclave.New(enclave.Config{Keys: w.Keys, Store: other, Connectors: w.Catalogue, Now: w.Clock.Now,
-		PublicURL: "https://inbox.example", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		PublicURL: w.URL, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	w.StartJobs()
 	servicetest.StartJobs(t, other, second)
 

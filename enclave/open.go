@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"countersign"
+	"countersign/approval"
 	"countersign/argschema"
 	"countersign/connectors"
 	"countersign/sealing"
@@ -32,8 +33,11 @@ type Enclave struct {
 	schemas   *argschema.Set
 	recipient string
 	publicURL string
-	now       func() time.Time
-	log       *slog.Logger
+	// origin is the public origin, canonical: callback URLs in owners'
+	// statements must be under it (SPEC §7).
+	origin string
+	now    func() time.Time
+	log    *slog.Logger
 	// taskWaitPoll is how often task_wait looks at a task besides listening
 	// to its events; not positive: never.
 	taskWaitPoll time.Duration
@@ -55,10 +59,11 @@ type Config struct {
 	Keys       *sealing.Keyring
 	Store      store.Store
 	Connectors connectors.Catalogue
-	// Recipient is the NEP-413 recipient owners sign for (default
-	// "countersign").
+	// Recipient is the NEP-413 recipient owners sign for (empty: the public
+	// origin's host, SPEC §7; with neither, no owner's statement checks out).
 	Recipient string
-	// PublicURL is the service's origin, for the links agents are given.
+	// PublicURL is the service's origin, for the links agents are given;
+	// a callback URL an owner signed must be under it.
 	PublicURL string
 	// Now is the clock (nil: time.Now).
 	Now    func() time.Time
@@ -86,8 +91,9 @@ func New(c Config) *Enclave {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	if c.Recipient == "" {
-		c.Recipient = "countersign"
+	origin, _ := approval.PublicOrigin(c.PublicURL)
+	if c.Recipient == "" && origin != "" {
+		c.Recipient, _ = approval.RecipientOf(origin)
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -103,7 +109,7 @@ func New(c Config) *Enclave {
 		panic(fmt.Sprintf("enclave: %v", err))
 	}
 	return &Enclave{keys: c.Keys, store: c.Store, connectors: c.Connectors, schemas: schemas, recipient: c.Recipient,
-		publicURL: strings.TrimSuffix(c.PublicURL, "/"), now: c.Now, log: c.Logger, taskWaitPoll: c.TaskWaitPoll,
+		publicURL: strings.TrimSuffix(c.PublicURL, "/"), origin: origin, now: c.Now, log: c.Logger, taskWaitPoll: c.TaskWaitPoll,
 		instance: "p" + countersign.NewRunID(), webhooks: c.WebhookSender, webhookPrivate: c.WebhookAllowPrivate, jitter: c.Jitter,
 		metrics: newMetrics()}
 }

@@ -41,7 +41,7 @@ func TestAnswerRecordedAfterAnOutage(t *testing.T) {
 	w := servicetest.New(t, db)
 	flaky := &outage{DB: db}
 	e := enclave.New(enclave.Config{Keys: w.Keys, Store: flaky, Connectors: w.Catalogue, Now: w.Clock.Now,
-		PublicURL: "https://inbox.example", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		PublicURL: w.URL, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	w.SetAnswer(func(ctx context.Context, a *connectors.AnswerCall) (connectors.Report, error) {
 		w.Effects.Add(a.Task.ID)
 		flaky.down.Store(3) // the next three transactions find the store down

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"countersign/sealing"
 	"countersign/store"
@@ -74,24 +75,56 @@ type KeyringCheck struct {
 	InUse map[uint32][]string
 	// Missing are the ids in use that the keyring lacks.
 	Missing []uint32
-	// Opened counts the sealed secrets sampled that opened.
+	// Opens are the ids in use of which a sealed row opened; Wrong those
+	// the keyring has of which rows were tried and none opened: the
+	// keyring holds another key under that id.
+	Opens, Wrong []uint32
+	// Opened counts the sealed rows sampled that opened.
 	Opened int
 	// Failed names those that did not: what they are and their key id.
 	Failed []string
 }
 
+// OpensNone reports whether the keyring is not the one the data was
+// sealed with, so that the service must not start with it: a key id the
+// data uses is in the keyring under another key, or the data needs key ids
+// and the keyring opens none of them.
+func (c KeyringCheck) OpensNone() bool {
+	return len(c.Wrong) > 0 || len(c.Opens) == 0 && len(c.Missing) > 0
+}
+
+// Needs names the key ids the data needs, with what needs each: "key 1
+// (tasks, run receipts)".
+func (c KeyringCheck) Needs(ids []uint32) string {
+	var parts []string
+	for _, id := range ids {
+		parts = append(parts, fmt.Sprintf("key %d (%s)", id, strings.Join(c.InUse[id], ", ")))
+	}
+	return strings.Join(parts, "; ")
+}
+
 // CheckKeyring checks that the keyring is the one the data was sealed with:
-// every key id the data uses is in it, and a sample of the secrets sealed
-// directly under the master key (up to 20 of each kind) opens.
+// every key id the data uses is in it, and for each, one row of each kind
+// sealed under it (a task's sealed copy, a run's receipt key, project
+// credentials, a webhook, an idempotent answer) opens. Past finding the ids
+// in use, it reads one row of each kind per id; serve runs it at every
+// start.
 func (e *Enclave) CheckKeyring(ctx context.Context) (KeyringCheck, error) {
 	var c KeyringCheck
-	var sample []store.Sealed
+	samples := map[uint32][]store.Sealed{}
 	err := e.store.Tx(ctx, func(tx store.Tx) (err error) {
 		if c.InUse, err = tx.KeyIDsInUse(ctx); err != nil {
 			return err
 		}
-		sample, err = tx.SealedUnder(ctx, 0, 20)
-		return err
+		for id := range c.InUse {
+			if !e.keys.Has(id) {
+				continue
+			}
+			if samples[id], err = tx.SealedSamples(ctx, id); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return c, err
@@ -99,18 +132,53 @@ func (e *Enclave) CheckKeyring(ctx context.Context) (KeyringCheck, error) {
 	for id := range c.InUse {
 		if !e.keys.Has(id) {
 			c.Missing = append(c.Missing, id)
-		}
-	}
-	slices.Sort(c.Missing)
-	for _, s := range sample {
-		if !e.keys.Has(s.KeyID) {
-			continue // reported as missing
-		}
-		if _, err := e.keys.Open(s.KeyID, purposes[s.Kind], s.Row, s.Blob); err != nil {
-			c.Failed = append(c.Failed, fmt.Sprintf("%s under key %d", s.Kind, s.KeyID))
 			continue
 		}
-		c.Opened++
+		opened := 0
+		for _, s := range samples[id] {
+			if err := e.openSample(s); err != nil {
+				c.Failed = append(c.Failed, fmt.Sprintf("%s under key %d", s.Kind, s.KeyID))
+				continue
+			}
+			opened++
+		}
+		c.Opened += opened
+		switch {
+		case opened > 0:
+			c.Opens = append(c.Opens, id)
+		case len(samples[id]) > 0:
+			c.Wrong = append(c.Wrong, id)
+		}
 	}
+	for _, ids := range [][]uint32{c.Missing, c.Opens, c.Wrong} {
+		slices.Sort(ids)
+	}
+	slices.Sort(c.Failed)
 	return c, nil
+}
+
+// openSample opens a sampled sealed row with the keyring.
+func (e *Enclave) openSample(s store.Sealed) error {
+	switch s.Kind {
+	case "run":
+		_, err := e.keys.Open(s.KeyID, runReceiptKey, s.Row, s.Blob)
+		return err
+	case "task":
+		f := strings.Split(s.Row, "\x00")
+		if len(f) != 3 {
+			return fmt.Errorf("a task's row id has %d parts", len(f))
+		}
+		tk, err := e.keys.TaskKeys(s.KeyID, f[0], f[1], f[2])
+		if err != nil {
+			return err
+		}
+		_, err = tk.Open(sealing.TaskRecord, s.Blob)
+		return err
+	}
+	p, ok := purposes[s.Kind]
+	if !ok {
+		return fmt.Errorf("no purpose for %q", s.Kind)
+	}
+	_, err := e.keys.Open(s.KeyID, p, s.Row, s.Blob)
+	return err
 }

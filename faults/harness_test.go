@@ -235,7 +235,7 @@ func (l *lockedBuffer) String() string {
 func (w *world) serve(addr string) *server {
 	w.t.Helper()
 	s := &server{t: w.t, addr: addr, base: "http://" + addr, log: &lockedBuffer{}, done: make(chan struct{})}
-	s.cmd = exec.Command(binary, "serve", "--dev", "--listen", addr, "--data-dir", filepath.Join(w.t.TempDir(), "data"))
+	s.cmd = exec.Command(binary, "serve", "--dev", "--listen", addr, "--metrics-listen", "off", "--data-dir", filepath.Join(w.t.TempDir(), "data"))
 	s.cmd.Env = w.environ()
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
 	if err := storetest.StartOwned(s.cmd); err != nil {

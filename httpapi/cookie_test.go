@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"countersign/approval"
 	"countersign/client"
 	"countersign/device"
+	"countersign/httpapi"
 	"countersign/servicetest"
 	"countersign/store/storetest"
 )
@@ -54,7 +57,7 @@ func browserSignIn(t *testing.T, w *servicetest.World, wallet *approval.Wallet) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	signed, err := d.Signer.Sign(sentence, "countersign")
+	signed, err := d.Signer.Sign(sentence, w.Inbox.Recipient())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +78,7 @@ func sessionCookie(resp *http.Response) *http.Cookie {
 // loopback http origin), expiring with the session; the cookie
 // authenticates reads; a change made with it needs the public origin in
 // Origin (403 origin_refused otherwise); cookie and bearer together are
-// 400; signing out clears it and ends it.
+// 400, and so are two session cookies; signing out clears it and ends it.
 func TestBrowserSession(t *testing.T) {
 	t.Parallel()
 	w := servicetest.New(t, storetest.SQLite(t))
@@ -133,6 +136,29 @@ func TestBrowserSession(t *testing.T) {
 	if both.StatusCode != 400 {
 		t.Errorf("cookie and bearer together: %d", both.StatusCode)
 	}
+	// A second session cookie (as a page on another port of the host sets
+	// one with Path=/inbox, which the browser sends beside the owner's):
+	// refused, whoever's it is.
+	tossed := w.NewOwner()
+	for name, extra := range map[string]*http.Cookie{
+		"another session's":       {Name: c.Name, Value: tossed.Client.Session},
+		"the same one again":      {Name: c.Name, Value: c.Value},
+		"under the prefixed name": {Name: "__Host-countersign_session", Value: tossed.Client.Session},
+	} {
+		req, _ := http.NewRequest("GET", w.URL+"/inbox/tasks", nil)
+		req.AddCookie(extra)
+		req.AddCookie(cookie)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if resp.StatusCode != 400 || body["reason"] != "invalid_request" {
+			t.Errorf("two session cookies, %s: %d %v", name, resp.StatusCode, body)
+		}
+	}
 	// The event stream takes the cookie (a browser's EventSource sends no
 	// header of its own).
 	req, _ = http.NewRequest("GET", w.URL+"/inbox/events", nil)
@@ -164,5 +190,95 @@ func TestBrowserSession(t *testing.T) {
 	stream.Body.Close()
 	if resp, body := browserReq(t, w, "GET", "/inbox/devices", "", cookie, nil); resp.StatusCode != 401 {
 		t.Errorf("the cookie after sign-out: %d %v", resp.StatusCode, body)
+	}
+}
+
+// TestSecureSessionCookie: SPEC §6 (wave 3). On a public origin where the
+// cookie is Secure (here https://inbox.example, configured with its
+// default port, which the browser's Origin never names), a sign-in from the
+// page sets __Host-countersign_session (Secure, HttpOnly, SameSite=Strict,
+// Path=/, no Domain) and clears the cookie by the plain name; that cookie
+// authenticates; one by the plain name does not; and a request carrying
+// more than one session cookie, of either name, is refused 400.
+func TestSecureSessionCookie(t *testing.T) {
+	t.Parallel()
+	w := servicetest.New(t, storetest.SQLite(t))
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	api := httpapi.New(httpapi.Options{Version: "test", Store: w.DB, Logger: quiet, Inbox: w.Inbox, PublicURL: "https://inbox.example:443"})
+	const page = "https://inbox.example"
+	wallet := w.Owner.Signer.(device.WalletSigner).Wallet
+	do := func(method, path, origin string, body any, cookies ...*http.Cookie) *httptest.ResponseRecorder {
+		var rd io.Reader
+		if body != nil {
+			b, _ := json.Marshal(body)
+			rd = bytes.NewReader(b)
+		}
+		req := httptest.NewRequest(method, path, rd)
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		for _, c := range cookies {
+			req.AddCookie(c)
+		}
+		rec := httptest.NewRecorder()
+		api.ServeHTTP(rec, req)
+		return rec
+	}
+	rec := do("POST", "/inbox/session", page, browserSignIn(t, w, wallet))
+	var set, cleared *http.Cookie
+	for _, c := range rec.Result().Cookies() {
+		switch c.Name {
+		case "__Host-countersign_session":
+			set = c
+		case "countersign_session":
+			cleared = c
+		}
+	}
+	if rec.Code != 200 || set == nil {
+		t.Fatalf("a sign-in from the page: %d %s, cookies %v", rec.Code, rec.Body, rec.Header().Values("Set-Cookie"))
+	}
+	if !set.Secure || !set.HttpOnly || set.SameSite != http.SameSiteStrictMode || set.Path != "/" || set.Domain != "" || set.Expires.IsZero() {
+		t.Errorf("the session cookie: %s", set.Raw)
+	}
+	if cleared == nil || cleared.MaxAge >= 0 || cleared.Value != "" || cleared.Path != "/" {
+		t.Errorf("the cookie by the plain name is not cleared: %v", rec.Header().Values("Set-Cookie"))
+	}
+	owners := &http.Cookie{Name: set.Name, Value: set.Value}
+	if rec := do("GET", "/inbox/tasks", "", nil, owners); rec.Code != 200 {
+		t.Fatalf("a read with the cookie: %d %s", rec.Code, rec.Body)
+	}
+	if rec := do("POST", "/inbox/unlock", page, map[string]any{}, owners); rec.Code != 200 {
+		t.Fatalf("a change with the cookie from the page: %d %s", rec.Code, rec.Body)
+	}
+	if rec := do("GET", "/inbox/tasks", "", nil, &http.Cookie{Name: "countersign_session", Value: set.Value}); rec.Code != 401 {
+		t.Errorf("the token under the plain name on a secure origin: %d %s", rec.Code, rec.Body)
+	}
+	tossed := w.NewOwner().Client.Session
+	for name, cookies := range map[string][]*http.Cookie{
+		"another session under the prefixed name": {{Name: set.Name, Value: tossed}, owners},
+		"another session under the plain name":    {{Name: "countersign_session", Value: tossed}, owners},
+		"the owner's, twice":                      {owners, owners},
+		"three":                                   {owners, {Name: set.Name, Value: tossed}, {Name: "countersign_session", Value: tossed}},
+		"two under the plain name":                {{Name: "countersign_session", Value: tossed}, {Name: "countersign_session", Value: set.Value}},
+	} {
+		rec := do("GET", "/inbox/tasks", "", nil, cookies...)
+		var body map[string]any
+		_ = json.Unmarshal(rec.Body.Bytes(), &body)
+		if rec.Code != 400 || body["reason"] != "invalid_request" {
+			t.Errorf("%s: %d %v", name, rec.Code, body)
+		}
+	}
+	rec = do("DELETE", "/inbox/session", page, nil, owners)
+	if rec.Code != 200 {
+		t.Fatalf("sign-out: %d %s", rec.Code, rec.Body)
+	}
+	names := map[string]bool{}
+	for _, c := range rec.Result().Cookies() {
+		if c.MaxAge < 0 {
+			names[c.Name] = true
+		}
+	}
+	if !names["__Host-countersign_session"] || !names["countersign_session"] {
+		t.Errorf("sign-out clears %v", rec.Header().Values("Set-Cookie"))
 	}
 }

@@ -28,9 +28,15 @@ type env struct {
 	db    store.Store
 	rpc   *neartest.Server
 	clock *servicetest.Clock
+	// recipient is the NEP-413 recipient the service has owners sign for.
+	recipient string
 }
 
-func newEnv(t *testing.T, db store.Store) *env {
+func newEnv(t *testing.T, db store.Store) *env { return newEnvAt(t, db, "") }
+
+// newEnvAt is an env whose public URL is publicURL ("": the server's own
+// address).
+func newEnvAt(t *testing.T, db store.Store, publicURL string) *env {
 	t.Helper()
 	rpc := neartest.New()
 	t.Cleanup(rpc.Close)
@@ -42,11 +48,16 @@ func newEnv(t *testing.T, db store.Store) *env {
 		t.Fatal(err)
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	svc := inbox.NewService(inbox.Config{Store: db, Keys: checker, Recipient: "countersign", Now: clk.Now, Logger: quiet})
-	srv := httptest.NewServer(httpapi.New(httpapi.Options{Version: "test", Store: db, Logger: quiet, Inbox: svc,
-		Limits: httpapi.Limits{SignInPerMinute: 100000, OwnerWritesPerMinute: 100000}}))
+	srv := httptest.NewUnstartedServer(nil)
+	if publicURL == "" {
+		publicURL = "http://" + srv.Listener.Addr().String()
+	}
+	svc := inbox.NewService(inbox.Config{Store: db, Keys: checker, PublicURL: publicURL, Now: clk.Now, Logger: quiet})
+	srv.Config.Handler = httpapi.New(httpapi.Options{Version: "test", Store: db, Logger: quiet, Inbox: svc, PublicURL: publicURL,
+		Limits: httpapi.Limits{SignInPerMinute: 100000, OwnerWritesPerMinute: 100000}})
+	srv.Start()
 	t.Cleanup(srv.Close)
-	return &env{url: srv.URL, db: db, rpc: rpc, clock: clk}
+	return &env{url: srv.URL, db: db, rpc: rpc, clock: clk, recipient: svc.Recipient()}
 }
 
 // owner is a device of an owner whose wallet key is on chain: a named
@@ -67,7 +78,7 @@ func (e *env) owner(t *testing.T, account string) *device.Device {
 		t.Fatal(err)
 	}
 	return &device.Device{Account: w.AccountID, Key: key, Signer: device.WalletSigner{Wallet: w},
-		Client: &client.Client{BaseURL: e.url}, Now: e.clock.Now}
+		Client: &client.Client{BaseURL: e.url}, Recipient: e.recipient, Now: e.clock.Now}
 }
 
 // another returns a second device of the same owner and wallet.
@@ -77,7 +88,7 @@ func (e *env) another(t *testing.T, d *device.Device) *device.Device {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &device.Device{Account: d.Account, Key: key, Signer: d.Signer, Client: &client.Client{BaseURL: e.url}, Now: e.clock.Now}
+	return &device.Device{Account: d.Account, Key: key, Signer: d.Signer, Client: &client.Client{BaseURL: e.url}, Recipient: e.recipient, Now: e.clock.Now}
 }
 
 func wantReason(t *testing.T, err error, status int, reason string) {

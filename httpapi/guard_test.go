@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"io"
@@ -15,6 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"countersign/approval"
+	"countersign/client"
+	"countersign/device"
 	"countersign/httpapi"
 	"countersign/servicetest"
 	"countersign/store/storetest"
@@ -100,11 +104,12 @@ func TestRandomBearersLeaveNothingBehind(t *testing.T) {
 	}
 }
 
-// TestFailedCredentialsLimitedPerAddress: calls and owner requests without
-// a credential that authenticates use up their address's budget (an IPv6
-// address counts as its /64) and are then 429 with Retry-After; another
-// address is not held up, and credentials that authenticated lately are
-// still served from the exhausted address.
+// TestFailedCredentialsLimitedPerAddress: calls without an agent key that
+// authenticates use up their address's budget (an IPv6 address counts as
+// its /64) and are then 429 with Retry-After; owners' requests without a
+// session spend none of it and stay 401; another address is not held up,
+// and credentials that authenticated lately are still served from the
+// exhausted address.
 func TestFailedCredentialsLimitedPerAddress(t *testing.T) {
 	t.Parallel()
 	w := servicetest.New(t, storetest.SQLite(t))
@@ -146,11 +151,22 @@ func TestFailedCredentialsLimitedPerAddress(t *testing.T) {
 		{http.MethodPost, call, ""},
 		{http.MethodPost, call, "Bearer ak_" + randomHex(20)},
 		{http.MethodPost, call, "Bearer " + randomHex(20)},
+		{http.MethodPost, call, "Basic eA=="},
+	}
+	// Owners' bad session tokens spend nothing of it: they are refused by
+	// their tag before any look-up.
+	owners := []struct{ method, path, auth string }{
 		{http.MethodGet, "/inbox/tasks", "Bearer os_" + randomHex(20)},
 		{http.MethodGet, "/inbox/tasks", ""},
 		{http.MethodDelete, "/inbox/session", "Basic eA=="},
 	}
 	var last answer
+	for i := 0; i < 3*budget; i++ {
+		a := owners[i%len(owners)]
+		if last = do(bad, a.method, a.path, a.auth); last.code != http.StatusUnauthorized {
+			t.Fatalf("an owner's failed attempt %d: %+v", i+1, last)
+		}
+	}
 	for i := 0; i < budget; i++ {
 		a := attempts[i%len(attempts)]
 		if last = do(bad, a.method, a.path, a.auth); last.code != http.StatusUnauthorized {
@@ -163,12 +179,13 @@ func TestFailedCredentialsLimitedPerAddress(t *testing.T) {
 			t.Fatalf("%s %s past the budget: %+v", a.method, a.path, last)
 		}
 	}
-	if last.body["reason"] != "rate_limited" || last.body["terminal"] != false {
-		t.Fatalf("the owner's refusal past the budget: %v", last.body)
+	if e, _ := last.body["error"].(string); !strings.HasPrefix(e, "rate_limited:") {
+		t.Fatalf("the agent's refusal past the budget: %+v", last)
 	}
-	if a := do(bad, http.MethodPost, call, "Bearer ak_"+randomHex(20)); a.body["error"] == nil ||
-		!strings.HasPrefix(a.body["error"].(string), "rate_limited:") {
-		t.Fatalf("the agent's refusal past the budget: %+v", a)
+	for _, a := range owners {
+		if last = do(bad, a.method, a.path, a.auth); last.code != http.StatusUnauthorized {
+			t.Fatalf("an owner's bad token from the exhausted address: %+v", last)
+		}
 	}
 	// Credentials that authenticated lately are looked up still.
 	if a := do(bad, http.MethodPost, call, "Bearer "+w.AgentKey); a.code != 200 {
@@ -295,5 +312,99 @@ func TestOddBytesAreRefused(t *testing.T) {
 	}
 	if _, err := w.AgentClient().CallRaw(ctx, w.Owner.Account, "ledger", []byte(`{"operation":"tasks"}`), nil); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestFreshSessionIsNeverLockedOut: SPEC §6 (wave 3). From one address
+// (as behind a shared proxy), well over the budget of bad session tokens —
+// random ones, ones shaped like tokens of another deployment, a signed-out
+// device's, an expired one's, none at all — are each refused 401, never
+// 429; an owner who signs in from that address a moment later is served
+// on every request; the attacker's tokens are still refused 401. The
+// budget still bounds what it is for: agent keys, which are looked up in
+// the store, guessed from that address.
+func TestFreshSessionIsNeverLockedOut(t *testing.T) {
+	t.Parallel()
+	w := servicetest.New(t, storetest.SQLite(t))
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	const budget = 5
+	srv := httpapi.New(httpapi.Options{Version: "test", Store: w.DB, Logger: quiet, Agents: w.Enclave, Inbox: w.Inbox,
+		Limits: httpapi.Limits{FailedAuthPerMinute: budget}})
+	const shared = "192.0.2.9:4000"
+	do := func(method, path, auth string, body []byte) (int, map[string]any) {
+		var rd io.Reader
+		if body != nil {
+			rd = strings.NewReader(string(body))
+		}
+		req := httptest.NewRequest(method, path, rd)
+		req.RemoteAddr = shared
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, req)
+		var out map[string]any
+		_ = json.Unmarshal(rec.Body.Bytes(), &out)
+		return rec.Code, out
+	}
+	wallet := w.Owner.Signer.(device.WalletSigner).Wallet
+	// A device that signed out, and one whose session ran out.
+	gone := w.Device(wallet)
+	if _, err := gone.SignIn(ctx, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if err := gone.Client.SignOut(ctx); err != nil {
+		t.Fatal(err)
+	}
+	late := w.Device(wallet)
+	if _, err := late.SignIn(ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	w.Clock.Add(2 * time.Minute)
+	bad := []string{"Bearer os_" + randomHex(20), "Bearer os_" + base64.RawURLEncoding.EncodeToString(make([]byte, 32)),
+		"Bearer os_" + base64.RawURLEncoding.EncodeToString(make([]byte, 52)), "Bearer " + gone.Client.Session,
+		"Bearer " + late.Client.Session, "", "Basic eA=="}
+	for i := 0; i < 10*budget; i++ {
+		if code, body := do(http.MethodGet, "/inbox/tasks", bad[i%len(bad)], nil); code != http.StatusUnauthorized {
+			t.Fatalf("bad token %d: %d %v, want 401", i, code, body)
+		}
+	}
+	// The owner signs in from the same address, a moment later.
+	fresh := w.Device(wallet)
+	validUntil := w.Clock.Now().Add(time.Hour)
+	sentence, err := approval.SignIn{Account: fresh.Account, DeviceKey: fresh.Pubkey(), ValidUntil: validUntil}.Sentence()
+	if err != nil {
+		t.Fatal(err)
+	}
+	signed, err := fresh.Signer.Sign(sentence, w.Inbox.Recipient())
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := json.Marshal(client.SignInRequest{AccountID: fresh.Account, DevicePubkey: fresh.Pubkey(),
+		ValidUntil: validUntil.Format(approval.TimeLayout), Signed: signed})
+	code, sess := do(http.MethodPost, "/inbox/session", "", req)
+	if code != http.StatusOK {
+		t.Fatalf("the sign-in: %d %v", code, sess)
+	}
+	owner := "Bearer " + sess["token"].(string)
+	for i := 0; i < 20; i++ {
+		path := []string{"/inbox/tasks", "/inbox/devices", "/inbox/tasks?show=closed", "/inbox/projects"}[i%4]
+		if code, body := do(http.MethodGet, path, owner, nil); code != http.StatusOK {
+			t.Fatalf("request %d of the fresh session (%s): %d %v", i, path, code, body)
+		}
+		if code, body := do(http.MethodGet, "/inbox/tasks", bad[i%len(bad)], nil); code != http.StatusUnauthorized {
+			t.Fatalf("bad token after the sign-in: %d %v, want 401", code, body)
+		}
+	}
+	// Agent keys from that address still spend its budget, untouched by the
+	// owners' bad tokens above.
+	call := "/call/" + w.Owner.Account + "/ledger"
+	codes := map[int]int{}
+	for i := 0; i < 2*budget; i++ {
+		code, _ := do(http.MethodPost, call, "Bearer ak_"+randomHex(20), []byte(`{"operation":"tasks"}`))
+		codes[code]++
+	}
+	if codes[http.StatusUnauthorized] != budget || codes[http.StatusTooManyRequests] != budget {
+		t.Fatalf("guessed agent keys from the address: %v, want %d refused 401 then 429", codes, budget)
 	}
 }

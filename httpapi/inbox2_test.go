@@ -324,7 +324,7 @@ func TestEventsAcrossProcesses(t *testing.T) {
 }
 
 func inboxOn(w *servicetest.World, db *sqlstore.DB, log *slog.Logger) *inbox.Service {
-	return inbox.NewService(inbox.Config{Store: db, Keeper: w.Enclave, Catalogue: w.Catalogue, Keys: approval.OffChecker{}, Now: w.Clock.Now, Logger: log})
+	return inbox.NewService(inbox.Config{Store: db, Keeper: w.Enclave, Tokens: w.Enclave, Catalogue: w.Catalogue, Keys: approval.OffChecker{}, PublicURL: w.URL, Now: w.Clock.Now, Logger: log})
 }
 
 // TestAgentCallsLimited: one agent key's calls past its limit are 429 with
@@ -382,8 +382,8 @@ func TestConcurrentProjectCreation(t *testing.T) {
 	db := storetest.Postgres(t)
 	w := servicetest.New(t, db)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	svc := inbox.NewService(inbox.Config{Store: db, Keeper: slowKeeper{w.Enclave}, Catalogue: w.Catalogue,
-		Keys: approval.OffChecker{}, Now: w.Clock.Now, Logger: quiet})
+	svc := inbox.NewService(inbox.Config{Store: db, Keeper: slowKeeper{w.Enclave}, Tokens: w.Enclave, Catalogue: w.Catalogue,
+		Keys: approval.OffChecker{}, PublicURL: w.URL, Now: w.Clock.Now, Logger: quiet})
 	srv := httptest.NewServer(httpapi.New(httpapi.Options{Version: "test", Store: db, Logger: quiet, Inbox: svc,
 		Limits: httpapi.Limits{OwnerWritesPerMinute: 1000}}))
 	defer srv.Close()

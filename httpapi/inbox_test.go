@@ -323,7 +323,7 @@ func signInWithoutUnlock(t *testing.T, w *servicetest.World, d *device.Device) {
 	srv := httptest.NewServer(httpapi.New(httpapi.Options{Version: "test", Store: w.DB, Logger: quiet, Inbox: svc,
 		Limits: httpapi.Limits{SignInPerMinute: 1000, OwnerWritesPerMinute: 1000}}))
 	defer srv.Close()
-	d.Client.BaseURL = srv.URL
+	d.Client.BaseURL, d.Recipient = srv.URL, svc.Recipient()
 	if _, err := d.SignIn(ctx, time.Hour); err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +331,7 @@ func signInWithoutUnlock(t *testing.T, w *servicetest.World, d *device.Device) {
 }
 
 func inboxWithoutKeeper(w *servicetest.World, log *slog.Logger) *inbox.Service {
-	return inbox.NewService(inbox.Config{Store: w.DB, Catalogue: w.Catalogue, Keys: approval.OffChecker{}, Now: w.Clock.Now, Logger: log})
+	return inbox.NewService(inbox.Config{Store: w.DB, Tokens: w.Enclave, Catalogue: w.Catalogue, Keys: approval.OffChecker{}, PublicURL: w.URL, Now: w.Clock.Now, Logger: log})
 }
 
 func errString(err error) string {

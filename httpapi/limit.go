@@ -27,10 +27,13 @@ type Limits struct {
 	// AgentCallsPerMinute is per agent key, counted once the key is known
 	// good; default 600, 120 at once.
 	AgentCallsPerMinute int
-	// FailedAuthPerMinute is per client address: requests to the agent or
-	// owner API with no credential or one that does not authenticate;
-	// default 30, with as many at once. Once an address has used them up,
-	// only credentials that authenticated lately are looked up from it.
+	// FailedAuthPerMinute is per client address: calls to the agent API
+	// with no key or one that does not authenticate (agent keys are looked
+	// up in the store, so this bounds guessing them and the look-ups it
+	// costs); default 30, with as many at once. Once an address has used
+	// them up, only keys that authenticated lately are looked up from it.
+	// Owners' session tokens spend none of it: a token the inbox did not
+	// make is refused by its tag before any look-up.
 	FailedAuthPerMinute int
 }
 
@@ -160,7 +163,7 @@ func (l *limiter) size() int {
 	return l.buckets.len()
 }
 
-// credentials remembers the hashes of credentials that authenticated lately
+// credentials remembers the hashes of agent keys that authenticated lately
 // (bounded like a limiter's buckets): they are looked up even from an
 // address that has used up its failed attempts, so that one bad client does
 // not lock out the good ones behind the same address.

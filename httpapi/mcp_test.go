@@ -118,7 +118,7 @@ func TestMCPOverHTTP(t *testing.T) {
 	words := agentmcp.Text(res)
 	m := taskIDIn.FindStringSubmatch(words)
 	if res.IsError || m == nil || !strings.Contains(words, "must approve") || !strings.Contains(words, "task_wait") ||
-		!strings.Contains(words, "https://inbox.example/#/tasks/"+m[1]) || !strings.Contains(words, "until 20") {
+		!strings.Contains(words, w.URL+"/#/tasks/"+m[1]) || !strings.Contains(words, "until 20") {
 		t.Fatalf("guess_start answered %v: %s", res.IsError, words)
 	}
 	task := m[1]

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -21,7 +22,9 @@ func TestMetricsSeries(t *testing.T) {
 	w.Approve(done, nil)
 	w.WaitState(done, countersign.StateDone)
 	w.Pay() // one left open
-	resp, err := http.Get(w.URL + "/metrics")
+	metrics := httptest.NewServer(w.API.Metrics())
+	defer metrics.Close()
+	resp, err := http.Get(metrics.URL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,7 +54,6 @@ var routeDocs = map[string]routeDoc{
 	"HEAD /assets/{file}":                  {summary: "The web inbox's bundle (headers only)", content: "text/javascript"},
 	"GET /healthz":                         {summary: "The service, its version and its schema", response: typ[healthAnswer]()},
 	"GET /readyz":                          {summary: "Whether the store answers (503 when it does not)", response: typ[readyAnswer]()},
-	"GET /metrics":                         {summary: "Prometheus metrics", content: "text/plain"},
 	"GET /connectors":                      {summary: "The connector catalogue: operations with kind, price, description, argument and result schemas; the task operations", response: typ[catalogueAnswer]()},
 	"GET /.well-known/countersign-run-key": {summary: "The run keys that sign receipts (SPEC §11)", response: typ[runKeysAnswer]()},
 	"GET /openapi.json":                    {summary: "This document", content: "application/json"},
@@ -242,7 +241,7 @@ func (s *Server) openAPI() ([]byte, error) {
 		if doc.auth == "agent" {
 			errRef = "#/components/schemas/AgentRefusal"
 		}
-		if rt.Template != "/" && !rt.Prefix && rt.Template != "/metrics" && rt.Template != "/readyz" {
+		if rt.Template != "/" && !rt.Prefix && rt.Template != "/readyz" {
 			responses["4XX"] = map[string]any{"description": "a refusal", "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"$ref": errRef}}}}
 			responses["5XX"] = map[string]any{"description": "the service or the store is unavailable", "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"$ref": errRef}}}}
 		}
@@ -292,9 +291,10 @@ func (s *Server) openAPI() ([]byte, error) {
 		"components": map[string]any{
 			"schemas": components,
 			"securitySchemes": map[string]any{
-				"agentKey":      map[string]any{"type": "http", "scheme": "bearer", "description": "an agent key, ak_…"},
-				"ownerSession":  map[string]any{"type": "http", "scheme": "bearer", "description": "an owner's session token, os_…"},
-				"sessionCookie": map[string]any{"type": "apiKey", "in": "cookie", "name": SessionCookie},
+				"agentKey":     map[string]any{"type": "http", "scheme": "bearer", "description": "an agent key, ak_…"},
+				"ownerSession": map[string]any{"type": "http", "scheme": "bearer", "description": "an owner's session token, os_…"},
+				"sessionCookie": map[string]any{"type": "apiKey", "in": "cookie", "name": s.browser.cookieName(),
+					"description": "the web page's session: " + SecureSessionCookie + " where the cookie is Secure, " + SessionCookie + " on a plain http loopback origin"},
 			},
 		},
 	}

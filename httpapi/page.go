@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"countersign/approval"
 	"countersign/web"
 )
 
@@ -145,12 +146,14 @@ func pageCSP(nonce string) string {
 		"frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 }
 
-// recipient is the NEP-413 recipient the page has owners sign for.
+// recipient is the NEP-413 recipient the page has owners sign for: the
+// inbox's, or with no inbox the public origin's host.
 func (s *Server) recipient() string {
 	if s.opts.Inbox != nil {
 		return s.opts.Inbox.Recipient()
 	}
-	return "countersign"
+	r, _ := approval.RecipientOf(s.opts.PublicURL)
+	return r
 }
 
 // page serves the web inbox's page. The links given to agents and in

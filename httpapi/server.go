@@ -157,7 +157,6 @@ func New(opts Options) *Server {
 	r.PathPrefix(web.Prefix).Handler(web.Assets()).Methods(http.MethodGet, http.MethodHead)
 	r.HandleFunc("/healthz", s.healthz).Methods(http.MethodGet)
 	r.HandleFunc("/readyz", s.readyz).Methods(http.MethodGet)
-	r.Handle("/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{})).Methods(http.MethodGet)
 	if opts.Inbox != nil {
 		s.routeSessions(r)
 		s.routeInbox(r)
@@ -186,6 +185,22 @@ func (s *Server) Close() {
 
 // Registry is where other parts of the service register their metrics.
 func (s *Server) Registry() *prometheus.Registry { return s.registry }
+
+// Metrics serves GET /metrics in Prometheus format, and nothing else. It is
+// not among the public routes (SPEC §15): serve it on a listener of its
+// own, which only the operator's scraper reaches. Each scrape reads the
+// store once (the gauges of what it holds).
+func (s *Server) Metrics() http.Handler {
+	r := mux.NewRouter()
+	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "not found"})
+	})
+	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "method not allowed"})
+	})
+	r.Handle("/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{})).Methods(http.MethodGet)
+	return r
+}
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 

@@ -23,9 +23,12 @@ func TestHealthReadyMetrics(t *testing.T) {
 	t.Parallel()
 	db := storetest.SQLite(t)
 	var logs bytes.Buffer
-	srv := httptest.NewServer(httpapi.New(httpapi.Options{Version: "1.2.3", Store: db,
-		Logger: slog.New(slog.NewJSONHandler(&logs, nil))}))
+	api := httpapi.New(httpapi.Options{Version: "1.2.3", Store: db,
+		Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	srv := httptest.NewServer(api)
 	defer srv.Close()
+	metricsSrv := httptest.NewServer(api.Metrics())
+	defer metricsSrv.Close()
 
 	body := get(t, srv.URL+"/healthz?token=os_secret", 200)
 	var health map[string]any
@@ -37,8 +40,13 @@ func TestHealthReadyMetrics(t *testing.T) {
 	}
 	get(t, srv.URL+"/readyz", 200)
 	get(t, srv.URL+"/nosuch", 404)
-	metrics := string(get(t, srv.URL+"/metrics", 200))
-	for _, want := range []string{`countersign_http_requests_total{code="200",route="/healthz"} 1`, `countersign_http_requests_total{code="404",route="unmatched"} 1`, "go_goroutines"} {
+	// /metrics is not public (SPEC §15): the public handler does not know
+	// it; the metrics handler, served on a listener of its own, does, and
+	// serves nothing else.
+	get(t, srv.URL+"/metrics", 404)
+	get(t, metricsSrv.URL+"/healthz", 404)
+	metrics := string(get(t, metricsSrv.URL+"/metrics", 200))
+	for _, want := range []string{`countersign_http_requests_total{code="200",route="/healthz"} 1`, `countersign_http_requests_total{code="404",route="unmatched"} 2`, "go_goroutines"} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
@@ -77,7 +85,7 @@ func get(t *testing.T, url string, want int) []byte {
 
 func TestInboxPage(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewServer(httpapi.New(httpapi.Options{Version: "x", Store: storetest.SQLite(t)}))
+	srv := httptest.NewServer(httpapi.New(httpapi.Options{Version: "x", Store: storetest.SQLite(t), PublicURL: "https://Inbox.Example:443"}))
 	defer srv.Close()
 	fetch := func() (*http.Response, string) {
 		resp, err := http.Get(srv.URL + "/")
@@ -95,7 +103,8 @@ func TestInboxPage(t *testing.T) {
 		t.Fatalf("GET /: %d %q %s", resp.StatusCode, csp, body)
 	}
 	// The page is the inbox: it loads the hashed bundle under the nonce its
-	// CSP names, and tells the page the recipient owners sign for.
+	// CSP names, and tells the page the recipient owners sign for (the
+	// public origin's host, SPEC §7).
 	nonce, ok := strings.CutPrefix(strings.Fields(strings.SplitN(csp, "script-src ", 2)[1])[0], "'nonce-")
 	nonce = strings.TrimSuffix(nonce, "';")
 	nonce = strings.TrimSuffix(nonce, "'")
@@ -103,7 +112,7 @@ func TestInboxPage(t *testing.T) {
 		t.Fatalf("the page's CSP %q names no script nonce", csp)
 	}
 	for _, want := range []string{`<script type="module" nonce="` + nonce + `" src="` + web.Script() + `">`,
-		`<style>`, `<meta name="countersign-recipient" content="countersign">`, `<meta name="countersign-network" content="mainnet">`, `id="inbox-app"`} {
+		`<style>`, `<meta name="countersign-recipient" content="inbox.example">`, `<meta name="countersign-network" content="mainnet">`, `id="inbox-app"`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the page lacks %s:\n%s", want, body)
 		}

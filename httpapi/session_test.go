@@ -218,7 +218,7 @@ func TestSignInRefusals(t *testing.T) {
 		stranger := e.owner(t, "")
 		stranger.Account = "alice.near" // a key alice's account does not have
 
-		good := func() map[string]any { return signInBody(t, alice, now.Add(time.Hour), "countersign") }
+		good := func() map[string]any { return signInBody(t, alice, now.Add(time.Hour), e.recipient) }
 		with := func(k string, v any) map[string]any { b := good(); b[k] = v; return b }
 		offCurve := "p256:BA" + strings.Repeat("A", 85)
 		cases := []struct {
@@ -240,10 +240,11 @@ func TestSignInRefusals(t *testing.T) {
 			{"unknown key type", with("public_key", "rsa:abc"), 400, "invalid_request"},
 			{"signature of another statement", with("valid_until", now.Add(2*time.Hour).Format(approval.TimeLayout)), 400, "invalid_statement"},
 			{"another recipient", signInBody(t, alice, now.Add(time.Hour), "other-service"), 400, "invalid_statement"},
-			{"valid_until past", signInBody(t, alice, now.Add(-time.Second), "countersign"), 400, "invalid_statement"},
-			{"valid_until over 30 days", signInBody(t, alice, now.Add(30*24*time.Hour+11*time.Minute), "countersign"), 400, "invalid_statement"},
-			{"function-call key", signInBody(t, limited, now.Add(time.Hour), "countersign"), 400, "invalid_statement"},
-			{"key not of the account", signInBody(t, stranger, now.Add(time.Hour), "countersign"), 400, "invalid_statement"},
+			{"the recipient every deployment once had", signInBody(t, alice, now.Add(time.Hour), "countersign"), 400, "invalid_statement"},
+			{"valid_until past", signInBody(t, alice, now.Add(-time.Second), e.recipient), 400, "invalid_statement"},
+			{"valid_until over 30 days", signInBody(t, alice, now.Add(30*24*time.Hour+11*time.Minute), e.recipient), 400, "invalid_statement"},
+			{"function-call key", signInBody(t, limited, now.Add(time.Hour), e.recipient), 400, "invalid_statement"},
+			{"key not of the account", signInBody(t, stranger, now.Add(time.Hour), e.recipient), 400, "invalid_statement"},
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
@@ -277,7 +278,7 @@ func TestSignInRefusals(t *testing.T) {
 
 		e.rpc.SetMode(neartest.DownHang)
 		defer e.rpc.SetMode(neartest.Up)
-		status, body = post(t, e.url+"/inbox/session", signInBody(t, e.owner(t, "late.near"), now.Add(time.Hour), "countersign"))
+		status, body = post(t, e.url+"/inbox/session", signInBody(t, e.owner(t, "late.near"), now.Add(time.Hour), e.recipient))
 		if status != 503 || body["reason"] != "upstream_unavailable" || body["terminal"] != false {
 			t.Fatalf("RPC down: %d %v", status, body)
 		}
@@ -304,7 +305,7 @@ func TestOneStatementOneSession(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
 		e := newEnv(t, db)
 		alice := e.owner(t, "alice.near")
-		body := signInBody(t, alice, e.clock.Now().Add(time.Hour), "countersign")
+		body := signInBody(t, alice, e.clock.Now().Add(time.Hour), e.recipient)
 		var ok, replay atomic.Int32
 		var wg sync.WaitGroup
 		for i := 0; i < 50; i++ {

@@ -297,8 +297,8 @@ func TestWebhookURLRefused(t *testing.T) {
 	t.Parallel()
 	w := servicetest.New(t, storetest.SQLite(t))
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	strict := inbox.NewService(inbox.Config{Store: w.DB, Keeper: w.Enclave, Webhooks: w.Enclave, Catalogue: w.Catalogue,
-		Keys: approval.OffChecker{}, Now: w.Clock.Now, Logger: quiet})
+	strict := inbox.NewService(inbox.Config{Store: w.DB, Keeper: w.Enclave, Tokens: w.Enclave, Webhooks: w.Enclave, Catalogue: w.Catalogue,
+		Keys: approval.OffChecker{}, PublicURL: w.URL, Now: w.Clock.Now, Logger: quiet})
 	sess, err := strict.Authenticate(ctx, w.Owner.Client.Session)
 	if err != nil {
 		t.Fatal(err)

@@ -36,7 +36,7 @@ func (s *Service) confirmed(ctx context.Context, account string, action approval
 	if err != nil {
 		return countersign.Errorf(countersign.InvalidRequest, "the confirmation cannot be built for this action")
 	}
-	v, err := approval.Verify(ctx, s.keys, approval.Claim{Account: account, Sentence: sentence, Recipient: s.recipient, Signed: c.signed()})
+	v, err := approval.Verify(ctx, s.keys, s.claim(account, sentence, c.signed()))
 	if err != nil {
 		return signatureRefusal(err, countersign.ConfirmationRequired)
 	}

@@ -3,6 +3,7 @@ package inbox
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -17,15 +18,19 @@ import (
 type Service struct {
 	store    store.Store
 	keeper   Keeper
+	tokens   TokenKeeper
 	webhooks WebhookKeeper
 	// webhookPrivate admits loopback and private webhook URLs (development
 	// and tests only).
 	webhookPrivate bool
 	catalogue      Catalogue
 	keys           approval.KeyChecker
-	recipient      string
-	now            func() time.Time
-	log            *slog.Logger
+	// origin is the public origin, canonical; recipient the NEP-413
+	// recipient (SPEC §7).
+	origin    string
+	recipient string
+	now       func() time.Time
+	log       *slog.Logger
 }
 
 // Config is what a Service is built from.
@@ -33,6 +38,9 @@ type Config struct {
 	Store store.Store
 	// Keeper does what needs the master key.
 	Keeper Keeper
+	// Tokens keys session tokens (nil: a key of this Service alone, whose
+	// tokens no other process and no restart accepts; for tests).
+	Tokens TokenKeeper
 	// Webhooks seals, shows and pings owners' webhooks.
 	Webhooks WebhookKeeper
 	// WebhookAllowPrivate admits loopback and private webhook URLs
@@ -43,13 +51,19 @@ type Config struct {
 	// Keys answers whether a wallet key may act for an account (NEAR RPC, or
 	// approval.OffChecker for implicit accounts only).
 	Keys approval.KeyChecker
-	// Recipient is the NEP-413 recipient every owner signature names.
+	// PublicURL is the service's public origin: a callback URL an owner
+	// signs must be under it, and its host is the default recipient.
+	PublicURL string
+	// Recipient is the NEP-413 recipient every owner signature names
+	// (empty: the public origin's host, SPEC §7).
 	Recipient string
 	Now       func() time.Time
 	Logger    *slog.Logger
 }
 
-// NewService builds the owner's service.
+// NewService builds the owner's service. It panics when the public URL is
+// not an origin, or when neither it nor a recipient is given: a service
+// with no recipient could check no signature.
 func NewService(c Config) *Service {
 	if c.Now == nil {
 		c.Now = time.Now
@@ -57,14 +71,34 @@ func NewService(c Config) *Service {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
-	if c.Recipient == "" {
-		c.Recipient = "countersign"
+	var origin string
+	if c.PublicURL != "" {
+		var err error
+		if origin, err = approval.PublicOrigin(c.PublicURL); err != nil {
+			panic(fmt.Sprintf("inbox: the public URL %q: %v", c.PublicURL, err))
+		}
 	}
-	return &Service{store: c.Store, keeper: c.Keeper, webhooks: c.Webhooks, webhookPrivate: c.WebhookAllowPrivate, catalogue: c.Catalogue, keys: c.Keys, recipient: c.Recipient, now: c.Now, log: c.Logger}
+	if c.Tokens == nil {
+		c.Tokens = newLocalTokens()
+	}
+	if c.Recipient == "" {
+		if origin == "" {
+			panic("inbox: a service needs its public URL (or a recipient)")
+		}
+		c.Recipient, _ = approval.RecipientOf(origin)
+	}
+	return &Service{store: c.Store, keeper: c.Keeper, tokens: c.Tokens, webhooks: c.Webhooks, webhookPrivate: c.WebhookAllowPrivate, catalogue: c.Catalogue,
+		keys: c.Keys, origin: origin, recipient: c.Recipient, now: c.Now, log: c.Logger}
 }
 
 // Recipient is the NEP-413 recipient owners sign for.
 func (s *Service) Recipient() string { return s.recipient }
+
+// claim is an owner signature of sentence by account, to check against this
+// deployment's recipient and public origin.
+func (s *Service) claim(account, sentence string, signed approval.Signed) approval.Claim {
+	return approval.Claim{Account: account, Sentence: sentence, Recipient: s.recipient, Origin: s.origin, Signed: signed}
+}
 
 func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Second) }
 
@@ -87,10 +121,11 @@ func (s *Service) mustExist(ctx context.Context, missing string, find func(tx st
 }
 
 // signatureRefusal maps a refused owner signature onto the contract's codes:
-// malformed pieces are invalid_request; a signature that does not verify, or
-// whose key may not act, is the given code (invalid_statement for a sign-in,
-// confirmation_required for a confirmation or approval); an unreachable chain
-// is upstream_unavailable.
+// malformed pieces are invalid_request; a callback URL outside the public
+// origin is invalid_statement (SPEC §7, whatever was signed); a signature
+// that does not verify, or whose key may not act, is the given code
+// (invalid_statement for a sign-in, confirmation_required for a
+// confirmation or approval); an unreachable chain is upstream_unavailable.
 func signatureRefusal(err error, refused countersign.Code) error {
 	var msg string
 	var ae *approval.Error
@@ -100,6 +135,8 @@ func signatureRefusal(err error, refused countersign.Code) error {
 	switch approval.KindOf(err) {
 	case approval.Malformed:
 		return countersign.Errorf(countersign.InvalidRequest, "%s", msg)
+	case approval.ForeignCallback:
+		return countersign.Errorf(countersign.InvalidStatement, "%s", msg)
 	case approval.UpstreamUnavailable:
 		return &countersign.Error{Code: countersign.UpstreamUnavailable, Message: "the NEAR RPC cannot be reached; try again shortly", RetryAfter: 10 * time.Second}
 	case approval.InvalidSignature, approval.NotFullAccess, approval.UnknownKey, approval.OutOfWindow:

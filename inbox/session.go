@@ -3,11 +3,14 @@ package inbox
 import (
 	"context"
 	"crypto/ecdh"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -33,6 +36,51 @@ const (
 
 // TokenPrefix starts every session token.
 const TokenPrefix = "os_"
+
+// A session token is TokenPrefix and the unpadded base64url of
+// u32_be(master key id) ‖ 32 random bytes ‖ a 16-byte tag: the first 16
+// bytes of the TokenKeeper's MAC of the id and random bytes. A token whose
+// tag does not check out was not made here: it is refused without asking
+// the store, and so without costing anyone anything.
+const (
+	tokenRandom = 32
+	tokenTag    = 16
+	tokenBody   = 4 + tokenRandom
+	tokenBytes  = tokenBody + tokenTag
+)
+
+// TokenKeeper keys session tokens: on the side that holds the master key,
+// a MAC key derived from it per master key id. The door asks it for the
+// MAC of each token it makes or is shown, and never holds the key.
+type TokenKeeper interface {
+	// SessionTokenKeyID is the master key id new tokens are made under.
+	SessionTokenKeyID() uint32
+	// SessionTokenMAC is the MAC (at least 16 bytes) of a token's body
+	// under the token key of master key keyID; an id the keyring lacks is
+	// an error.
+	SessionTokenMAC(keyID uint32, body []byte) ([]byte, error)
+}
+
+// localTokens keys the tokens of a service given no TokenKeeper (tests):
+// a random key of its own, so its tokens open no other service.
+type localTokens struct{ key []byte }
+
+func newLocalTokens() localTokens {
+	k := make([]byte, 32)
+	_, _ = rand.Read(k)
+	return localTokens{key: k}
+}
+
+func (l localTokens) SessionTokenKeyID() uint32 { return 1 }
+
+func (l localTokens) SessionTokenMAC(keyID uint32, body []byte) ([]byte, error) {
+	if keyID != 1 {
+		return nil, errors.New("inbox: no such token key")
+	}
+	m := hmac.New(sha256.New, l.key)
+	m.Write(body)
+	return m.Sum(nil), nil
+}
 
 // SignInRequest is the body of POST /inbox/session.
 type SignInRequest struct {
@@ -78,7 +126,7 @@ func (s *Service) SignIn(ctx context.Context, req SignInRequest) (Session, error
 		return Session{}, countersign.Errorf(countersign.InvalidRequest, "the sign-in statement cannot be built from these fields")
 	}
 	signed := approval.Signed{PublicKey: req.PublicKey, Signature: req.Signature, Nonce: req.Nonce, CallbackURL: req.CallbackURL}
-	v, err := approval.Verify(ctx, s.keys, approval.Claim{Account: req.AccountID, Sentence: sentence, Recipient: s.recipient, Signed: signed})
+	v, err := approval.Verify(ctx, s.keys, s.claim(req.AccountID, sentence, signed))
 	if err != nil {
 		return Session{}, signatureRefusal(err, countersign.InvalidStatement)
 	}
@@ -89,7 +137,7 @@ func (s *Service) SignIn(ctx context.Context, req SignInRequest) (Session, error
 	if err != nil {
 		return Session{}, err
 	}
-	token, hash, err := newToken()
+	token, hash, err := s.newToken()
 	if err != nil {
 		return Session{}, err
 	}
@@ -151,13 +199,35 @@ func checkDeviceKey(s string) error {
 	return nil
 }
 
-func newToken() (string, []byte, error) {
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
+// newToken makes a session token (and the hash the store keeps of it).
+func (s *Service) newToken() (string, []byte, error) {
+	b := make([]byte, tokenBody, tokenBytes)
+	binary.BigEndian.PutUint32(b, s.tokens.SessionTokenKeyID())
+	if _, err := rand.Read(b[4:]); err != nil {
 		return "", nil, err
 	}
-	token := TokenPrefix + base64.RawURLEncoding.EncodeToString(b[:])
+	tag, err := s.tokens.SessionTokenMAC(binary.BigEndian.Uint32(b), b)
+	if err != nil || len(tag) < tokenTag {
+		return "", nil, fmt.Errorf("inbox: keying a session token: %v", err)
+	}
+	token := TokenPrefix + base64.RawURLEncoding.EncodeToString(append(b, tag[:tokenTag]...))
 	return token, hashToken(token), nil
+}
+
+// madeHere reports whether token is a session token this service made: its
+// form, and its tag under the master key id it names. It asks nothing of
+// the store.
+func (s *Service) madeHere(token string) bool {
+	raw, ok := strings.CutPrefix(token, TokenPrefix)
+	if !ok || len(raw) != base64.RawURLEncoding.EncodedLen(tokenBytes) {
+		return false
+	}
+	b, err := base64.RawURLEncoding.Strict().DecodeString(raw)
+	if err != nil || len(b) != tokenBytes {
+		return false
+	}
+	tag, err := s.tokens.SessionTokenMAC(binary.BigEndian.Uint32(b), b[:tokenBody])
+	return err == nil && len(tag) >= tokenTag && hmac.Equal(tag[:tokenTag], b[tokenBody:])
 }
 
 func hashToken(token string) []byte {
@@ -167,13 +237,15 @@ func hashToken(token string) []byte {
 
 var errSessionRequired = countersign.Errorf(countersign.SessionRequired, "sign in to continue")
 
-// Authenticate returns the session a token opens. A session whose signer key
-// has not been asked about for KeyRecheck is rechecked on chain first; after
-// KeyGoneChecks consecutive answers that the key is gone it ends. When the
-// chain cannot be asked during a due recheck, the request is refused
-// upstream_unavailable and the recheck is tried again on the next one.
+// Authenticate returns the session a token opens. A token this service did
+// not make (its tag does not check out) is refused before the store is
+// asked. A session whose signer key has not been asked about for
+// KeyRecheck is rechecked on chain first; after KeyGoneChecks consecutive
+// answers that the key is gone it ends. When the chain cannot be asked
+// during a due recheck, the request is refused upstream_unavailable and
+// the recheck is tried again on the next one.
 func (s *Service) Authenticate(ctx context.Context, token string) (Session, error) {
-	if !strings.HasPrefix(token, TokenPrefix) || len(token) > 128 {
+	if !s.madeHere(token) {
 		return Session{}, errSessionRequired
 	}
 	now := s.clock()

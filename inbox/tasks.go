@@ -322,7 +322,7 @@ func (s *Service) Approve(ctx context.Context, sess Session, id string, req Appr
 	if err != nil {
 		return Approved{}, countersign.Errorf(countersign.InvalidRequest, "the approval cannot be built for this task")
 	}
-	v, err := approval.Verify(ctx, s.keys, approval.Claim{Account: sess.AccountID, Sentence: sentence, Recipient: s.recipient, Signed: req.Approval.signed()})
+	v, err := approval.Verify(ctx, s.keys, s.claim(sess.AccountID, sentence, req.Approval.signed()))
 	if err != nil {
 		return Approved{}, signatureRefusal(err, countersign.ConfirmationRequired)
 	}

@@ -77,7 +77,7 @@ func startService(ctx context.Context, binary, dbURL string, progress func(strin
 		return nil, err
 	}
 	s := &service{binary: binary, env: serviceEnv(dbURL, strings.TrimSpace(key)), log: &logTail{}, exited: make(chan struct{})}
-	s.cmd = exec.Command(binary, "serve", "--listen", "127.0.0.1:0")
+	s.cmd = exec.Command(binary, "serve", "--listen", "127.0.0.1:0", "--metrics-listen", "off")
 	s.cmd.Env = s.env
 	stderr, err := s.cmd.StderrPipe()
 	if err != nil {

@@ -274,8 +274,13 @@ func New(t testing.TB, db *sqlstore.DB, opts ...Option) *World {
 	if w.Catalogue, err = connectors.NewCatalogue(append([]*connectors.Connector{probe.New(), w.Ledger}, set.extra...)...); err != nil {
 		t.Fatal(err)
 	}
+	// The server's own address is its public origin, so a browser-like
+	// client can use the session cookie, and the recipient owners sign for
+	// is its host, as a deployment's is.
+	srv := httptest.NewUnstartedServer(nil)
+	publicURL := "http://" + srv.Listener.Addr().String()
 	w.Enclave = enclave.New(enclave.Config{Keys: w.Keys, Store: db, Connectors: w.Catalogue, Now: w.Clock.Now, Logger: w.log,
-		PublicURL: "https://inbox.example", WebhookAllowPrivate: true, Jitter: func() float64 { return 0.5 },
+		PublicURL: publicURL, WebhookAllowPrivate: true, Jitter: func() float64 { return 0.5 },
 		TaskWaitPoll: set.taskWaitPoll})
 	w.RPC = neartest.New()
 	t.Cleanup(w.RPC.Close)
@@ -283,16 +288,13 @@ func New(t testing.TB, db *sqlstore.DB, opts ...Option) *World {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.Inbox = inbox.NewService(inbox.Config{Store: db, Keeper: w.Enclave, Webhooks: w.Enclave, WebhookAllowPrivate: true,
-		Catalogue: w.Catalogue, Keys: checker, Now: w.Clock.Now, Logger: w.log})
+	w.Inbox = inbox.NewService(inbox.Config{Store: db, Keeper: w.Enclave, Tokens: w.Enclave, Webhooks: w.Enclave, WebhookAllowPrivate: true,
+		Catalogue: w.Catalogue, Keys: checker, PublicURL: publicURL, Now: w.Clock.Now, Logger: w.log})
 	cur, keys, _ := w.Enclave.RunKeys()
-	// The server's own address is its public origin, so a browser-like
-	// client can use the session cookie.
-	srv := httptest.NewUnstartedServer(nil)
 	api := httpapi.New(httpapi.Options{Version: "test", Store: db, Logger: w.log, Inbox: w.Inbox, Agents: w.Enclave,
 		Connectors: w.Catalogue, RunKey: httpapi.RunKeys{Current: cur, Keys: keys},
 		Limits:    httpapi.Limits{SignInPerMinute: 1 << 20, OwnerWritesPerMinute: 1 << 20, AgentCallsPerMinute: 1 << 20},
-		Heartbeat: set.heartbeat, MCPGrantPoll: set.mcpGrantPoll, MCPSessionIdle: set.mcpIdle, PublicURL: "http://" + srv.Listener.Addr().String(),
+		Heartbeat: set.heartbeat, MCPGrantPoll: set.mcpGrantPoll, MCPSessionIdle: set.mcpIdle, PublicURL: publicURL,
 		SandboxWallet: set.sandboxWallet})
 	w.API = api
 	t.Cleanup(api.Close)

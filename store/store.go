@@ -105,12 +105,18 @@ type RewrapTx interface {
 	// results, credentials, webhooks, idempotent answers, run receipts), each
 	// with what needs it ("tasks", "projects", …).
 	KeyIDsInUse(ctx context.Context) (map[uint32][]string, error)
+	// SealedSamples returns, of each kind of row sealed under a master
+	// key, one row sealed under keyID (if any): the Sealed kinds and "run"
+	// (a run's receipt key, row: the run id) and "task" (a task's sealed
+	// copy, row: project uuid NUL owner NUL task id), so that a keyring can
+	// be tried against the data before it is trusted with it.
+	SealedSamples(ctx context.Context, keyID uint32) ([]Sealed, error)
 }
 
 // Sealed is one secret sealed under a master key.
 type Sealed struct {
 	// Kind is "project" (credentials), "webhook" or "call" (an idempotent
-	// answer).
+	// answer); SealedSamples also gives "run" and "task".
 	Kind string
 	// Row is the sealing row id (the AAD's): the project uuid, the owner, or
 	// agent NUL owner NUL project NUL key.

@@ -40,6 +40,12 @@ func runDoctor(ctx context.Context, a *app, args []string) error {
 		fmt.Fprintf(a.stdout, "ok   %s\n", what)
 	}
 	report("settings", nil)
+	report(fmt.Sprintf("public origin %s: owners sign for the recipient %q", cfg.PublicURL, cfg.Recipient), nil)
+	if cfg.MetricsListen == "" {
+		report("metrics: off (COUNTERSIGN_METRICS_LISTEN=off)", nil)
+	} else {
+		report("metrics: /metrics on "+cfg.MetricsListen+", apart from the public listener", nil)
+	}
 	keys, keyErr := keyring(cfg)
 	switch {
 	case *dev && !cfg.Explicit("MASTER_KEY"):
@@ -114,21 +120,22 @@ func pingNearRPC(ctx context.Context, url string) error {
 }
 
 // keyringAgainstData says whether the keyring is the one the data was
-// sealed with: every key id the data needs is in it, and sealed secrets open.
+// sealed with: every key id the data needs is in it, and what was sealed
+// under each opens.
 func keyringAgainstData(ctx context.Context, keys *sealing.Keyring, db store.Store) (string, error) {
+	const what = "the master key against the data"
 	c, err := enclave.New(enclave.Config{Keys: keys, Store: db}).CheckKeyring(ctx)
 	if err != nil {
-		return "the master key against the data", fmt.Errorf("cannot read what the data was sealed with: %s", oneLine(err))
+		return what, fmt.Errorf("cannot read what the data was sealed with: %s", oneLine(err))
+	}
+	if err := keyringProblem(c); err != nil {
+		return what, err
 	}
 	if len(c.Missing) > 0 {
-		var parts []string
-		for _, id := range c.Missing {
-			parts = append(parts, fmt.Sprintf("key %d (%s)", id, strings.Join(c.InUse[id], ", ")))
-		}
-		return "the master key against the data", fmt.Errorf("the data needs %s, which this keyring lacks: install the keyring the data was sealed with (an older key stays in it until nothing needs it)", strings.Join(parts, "; "))
+		return what, fmt.Errorf("the data needs %s, which this keyring lacks: install the keyring the data was sealed with (an older key stays in it until nothing needs it)", c.Needs(c.Missing))
 	}
 	if len(c.Failed) > 0 {
-		return "the master key against the data", fmt.Errorf("%d of %d sealed secrets sampled do not open with this keyring (%s): it is not the keyring the data was sealed with", len(c.Failed), len(c.Failed)+c.Opened, strings.Join(c.Failed, ", "))
+		return what, fmt.Errorf("%d of %d sealed rows sampled do not open with this keyring (%s): it is not the keyring the data was sealed with, or they are damaged", len(c.Failed), len(c.Failed)+c.Opened, strings.Join(c.Failed, ", "))
 	}
 	ids := make([]string, 0, len(c.InUse))
 	for id := range c.InUse {
@@ -136,7 +143,21 @@ func keyringAgainstData(ctx context.Context, keys *sealing.Keyring, db store.Sto
 	}
 	slices.Sort(ids)
 	if len(ids) == 0 {
-		return "the master key against the data: nothing is sealed yet", nil
+		return what + ": nothing is sealed yet", nil
 	}
-	return fmt.Sprintf("the master key opens the data (key ids in use: %s; %d sealed secrets sampled)", strings.Join(ids, ", "), c.Opened), nil
+	return fmt.Sprintf("the master key opens the data (key ids in use: %s; %d sealed rows sampled)", strings.Join(ids, ", "), c.Opened), nil
+}
+
+// keyringProblem is why serve must not start with a keyring, as doctor and
+// serve say it (SPEC §15): one that holds another key under an id the data
+// uses, or that opens none of the data, naming the key ids the data needs.
+func keyringProblem(c enclave.KeyringCheck) error {
+	const fix = "set COUNTERSIGN_MASTER_KEY (or its _FILE) to the keyring the data was sealed with; `countersign doctor` checks it"
+	switch {
+	case len(c.Wrong) > 0:
+		return fmt.Errorf("the master keyring opens none of the data sealed under %s: it holds another key under that id; %s", c.Needs(c.Wrong), fix)
+	case c.OpensNone():
+		return fmt.Errorf("the master keyring opens none of the data already stored: the data needs %s, which it lacks; %s", c.Needs(c.Missing), fix)
+	}
+	return nil
 }

@@ -162,7 +162,7 @@ func TestInboxTerminalGame(t *testing.T) {
 	if err != nil || time.Until(until) < 29*24*time.Hour || time.Until(until) > 30*24*time.Hour+time.Minute {
 		t.Fatalf("valid until %s (%v): not 30 days", sess.ValidUntil, err)
 	}
-	if sess.Server != s.base || sess.Account != o.account || !strings.HasPrefix(sess.Token, "os_") || sess.Recipient != "countersign" ||
+	if sess.Server != s.base || sess.Account != o.account || !strings.HasPrefix(sess.Token, "os_") || sess.Recipient != strings.TrimPrefix(s.base, "http://") ||
 		sess.Wallet != o.wallet || len(sess.RunKeys) != 1 {
 		t.Fatalf("session file: %+v", sess)
 	}
@@ -644,7 +644,7 @@ func TestInboxTerminalExternalWallet(t *testing.T) {
 		t.Fatalf("login with a signature of another message, not echoed: %+v", r)
 	}
 	r = o.interactive(func(m, rc string) string { return o.walletSign(m, "other") }, "login", "--external", "--account", o.account)
-	if r.code != 1 || !strings.Contains(r.stderr, "another recipient than countersign") {
+	if r.code != 1 || !strings.Contains(r.stderr, "another recipient than "+strings.TrimPrefix(s.base, "http://")) {
 		t.Fatalf("login with a signature for another recipient: %+v", r)
 	}
 	if _, err := os.Stat(filepath.Join(o.dir, sessionFile)); err == nil {

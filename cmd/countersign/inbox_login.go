@@ -26,7 +26,7 @@ func inboxLogin(ctx context.Context, a *app, args []string) error {
 	external := fset.Bool("external", false, "sign with a wallet elsewhere: print the sentence, read its JSON answer on standard input")
 	days := fset.Int("days", 30, "how long the session lasts, in days (1–30)")
 	server := fset.String("server", "", "the service's URL (COUNTERSIGN_SERVER, default http://127.0.0.1:8080)")
-	recipient := fset.String("recipient", "", "the deployment's NEP-413 recipient (COUNTERSIGN_RECIPIENT, default countersign)")
+	recipient := fset.String("recipient", "", "the deployment's NEP-413 recipient (COUNTERSIGN_RECIPIENT, default: the server's host, as the service's default is its public origin's)")
 	pos, err := parseArgs(fset, args)
 	if err != nil {
 		return err
@@ -35,10 +35,13 @@ func inboxLogin(ctx context.Context, a *app, args []string) error {
 		return errors.New("usage: countersign inbox login (--wallet FILE [--account ID] | --external --account ID) [--days N] [--server URL]")
 	}
 	base := strings.TrimSuffix(first(*server, a.getenv("COUNTERSIGN_SERVER"), "http://127.0.0.1:8080"), "/")
-	rcpt := first(*recipient, a.getenv("COUNTERSIGN_RECIPIENT"), "countersign")
+	if err := checkServerURL(base); err != nil {
+		return fmt.Errorf("--server: %v", err)
+	}
+	rcpt := first(*recipient, a.getenv("COUNTERSIGN_RECIPIENT"), serverRecipient(base))
 	switch {
-	case checkServerURL(base) != nil:
-		return fmt.Errorf("--server: %v", checkServerURL(base))
+	case rcpt == "":
+		return errors.New("--recipient: the server's URL names no host to sign for; give the deployment's recipient")
 	case *days < 1 || *days > 30:
 		return errors.New("--days: a session lasts 1 to 30 days")
 	case *walletFile != "" && *external:
@@ -153,4 +156,16 @@ func inboxLogout(ctx context.Context, a *app, args []string) error {
 	}
 	fmt.Fprintf(a.stdout, "signed out %s (device %s); the device key stays in %s\n", t.account, clean(t.sess.DeviceID), t.dir)
 	return nil
+}
+
+// serverRecipient is the recipient a deployment at base has by default
+// (SPEC §7): its host, with its port unless it is the scheme's default;
+// "" when base has no host.
+func serverRecipient(base string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return ""
+	}
+	r, _ := approval.RecipientOf(u.Scheme + "://" + u.Host)
+	return r
 }

@@ -38,7 +38,7 @@ func runKey(t testing.TB) (ed25519.PublicKey, ed25519.PrivateKey) {
 func goodSession(t testing.TB) session {
 	pub, _ := runKey(t)
 	return session{Server: "http://127.0.0.1:8080", Account: "alice.near", Token: "os_" + strings.Repeat("a", 43),
-		DeviceID: "0123456789abcdefghjkmnpqrs", ValidUntil: "2030-01-01T00:00:00Z", Recipient: "countersign",
+		DeviceID: "0123456789abcdefghjkmnpqrs", ValidUntil: "2030-01-01T00:00:00Z", Recipient: "127.0.0.1:8080",
 		Wallet: "/home/alice/wallet.json", RunKeys: map[string]string{"1": origin.FormatKey(pub)}}
 }
 

@@ -73,7 +73,7 @@ func checkSigned(t testing.TB, s client.Signed, message, recipient string) {
 func TestParseWalletAnswer(t *testing.T) {
 	t.Parallel()
 	w := named(t, "alice.near")
-	good := walletJSON(t, w, approval.SignRequest{Message: askedSentence, Recipient: "countersign"})
+	good := walletJSON(t, w, approval.SignRequest{Message: askedSentence, Recipient: "inbox.example"})
 	edit := func(f func(m map[string]any)) []byte {
 		m := map[string]any{}
 		for k, v := range good {
@@ -88,7 +88,7 @@ func TestParseWalletAnswer(t *testing.T) {
 		nonceArray[i] = int(b)
 	}
 	callback := "https://wallet.example/done"
-	withCallback := walletJSON(t, w, approval.SignRequest{Message: askedSentence, Recipient: "countersign", CallbackURL: &callback})
+	withCallback := walletJSON(t, w, approval.SignRequest{Message: askedSentence, Recipient: "inbox.example", CallbackURL: &callback})
 
 	secp, err := approval.NewSecp256k1Key(bytes.Repeat([]byte{7}, 32))
 	if err != nil {
@@ -103,18 +103,18 @@ func TestParseWalletAnswer(t *testing.T) {
 		"a state member":                edit(func(m map[string]any) { m["state"] = "xyz" }),
 		"a null callbackUrl":            edit(func(m map[string]any) { m["callbackUrl"] = nil }),
 		"a signed callback URL":         encode(withCallback),
-		"a secp256k1 key":               encode(walletJSON(t, sw, approval.SignRequest{Message: askedSentence, Recipient: "countersign"})),
+		"a secp256k1 key":               encode(walletJSON(t, sw, approval.SignRequest{Message: askedSentence, Recipient: "inbox.example"})),
 		"an ed25519:<base58> signature": edit(func(m map[string]any) { m["signature"] = base58Signature(t, m["signature"].(string)) }),
 	}
 	for name, raw := range accepted {
-		s, err := parseWalletAnswer(raw, "alice.near", askedSentence, "countersign")
+		s, err := parseWalletAnswer(raw, "alice.near", askedSentence, "inbox.example")
 		if err != nil {
 			t.Errorf("%s: refused: %v", name, err)
 			continue
 		}
-		checkSigned(t, s, askedSentence, "countersign")
+		checkSigned(t, s, askedSentence, "inbox.example")
 	}
-	if s, _ := parseWalletAnswer(encode(withCallback), "alice.near", askedSentence, "countersign"); s.CallbackURL == nil || *s.CallbackURL != callback {
+	if s, _ := parseWalletAnswer(encode(withCallback), "alice.near", askedSentence, "inbox.example"); s.CallbackURL == nil || *s.CallbackURL != callback {
 		t.Errorf("the callback URL was not handed on: %+v", s)
 	}
 
@@ -129,7 +129,7 @@ func TestParseWalletAnswer(t *testing.T) {
 		{"an unknown member", edit(func(m map[string]any) { m["public_key"] = m["publicKey"] }), "is not {accountId"},
 		{"another account", edit(func(m map[string]any) { m["accountId"] = "bob.near" }), "signed as another account"},
 		{"another message", edit(func(m map[string]any) { m["message"] = askedSentence + " " }), "signed another message"},
-		{"another recipient", edit(func(m map[string]any) { m["recipient"] = "other" }), "another recipient than countersign"},
+		{"another recipient", edit(func(m map[string]any) { m["recipient"] = "other" }), "another recipient than inbox.example"},
 		{"no public key", edit(func(m map[string]any) { delete(m, "publicKey") }), "publicKey"},
 		{"a garbled public key", edit(func(m map[string]any) { m["publicKey"] = "ed25519:0OIl" }), "publicKey"},
 		{"a key of another type", edit(func(m map[string]any) { m["publicKey"] = "rsa:abc" }), "publicKey"},
@@ -145,7 +145,7 @@ func TestParseWalletAnswer(t *testing.T) {
 		}), "not 32 byte values"},
 		{"another nonce", edit(func(m map[string]any) { m["nonce"] = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=" }), "does not verify"},
 		{"another message, not echoed", func() []byte {
-			m := walletJSON(t, w, approval.SignRequest{Message: "Sign in to something else.", Recipient: "countersign"})
+			m := walletJSON(t, w, approval.SignRequest{Message: "Sign in to something else.", Recipient: "inbox.example"})
 			delete(m, "message")
 			return encode(m)
 		}(), "does not verify"},
@@ -162,7 +162,7 @@ func TestParseWalletAnswer(t *testing.T) {
 		{"too large", append([]byte(`{"state":"`), append(bytes.Repeat([]byte("x"), approval.MaxWalletJSONBytes), '"', '}')...), "too large"},
 	}
 	for _, tc := range refused {
-		_, err := parseWalletAnswer(tc.raw, "alice.near", askedSentence, "countersign")
+		_, err := parseWalletAnswer(tc.raw, "alice.near", askedSentence, "inbox.example")
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 			continue
@@ -187,18 +187,18 @@ func base58Signature(t testing.TB, b64 string) string {
 
 func FuzzParseWalletAnswer(f *testing.F) {
 	w := named(f, "alice.near")
-	good := walletJSON(f, w, approval.SignRequest{Message: askedSentence, Recipient: "countersign"})
+	good := walletJSON(f, w, approval.SignRequest{Message: askedSentence, Recipient: "inbox.example"})
 	f.Add(encode(good))
 	delete(good, "message")
 	f.Add(encode(good))
 	f.Add([]byte(`{"publicKey":"ed25519:11111111111111111111111111111111","signature":"","nonce":[1,2,3]}`))
 	f.Add([]byte(`{"nonce":null,"callbackUrl":""}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		s, err := parseWalletAnswer(raw, "alice.near", askedSentence, "countersign")
+		s, err := parseWalletAnswer(raw, "alice.near", askedSentence, "inbox.example")
 		if err != nil {
 			return
 		}
 		// Whatever is accepted verifies over the sentence asked for.
-		checkSigned(t, s, askedSentence, "countersign")
+		checkSigned(t, s, askedSentence, "inbox.example")
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"countersign/sealing"
 	"countersign/store"
@@ -56,5 +57,65 @@ func TestKeysRotate(t *testing.T) {
 	plain, err := only2.Open(p.CredsKeyID, sealing.ProjectCredentials, p.UUID, p.Creds)
 	if err != nil || p.CredsKeyID != 2 || string(plain) != `{"token":"canary-rotate-secret"}` {
 		t.Fatalf("credentials after rotation: key %d, %q, %v", p.CredsKeyID, plain, err)
+	}
+}
+
+// TestServeRefusesAKeyringThatOpensNoneOfTheData: SPEC §15 (wave 3). Once
+// an agent's call has sealed a task and its run under key 1, serve with a
+// well-formed but wrong key under id 1, or with a keyring lacking id 1,
+// refuses to start in one line naming the key id the data needs, and
+// doctor says the same; the right key starts.
+func TestServeRefusesAKeyringThatOpensNoneOfTheData(t *testing.T) {
+	t.Parallel()
+	s := newService(t)
+	right := s.env["COUNTERSIGN_MASTER_KEY"]
+	srv := startServe(t, s.env)
+	s.base = srv.base
+	agent := s.agent("bot.near", 1_000_000)
+	s.project("alice.near", "probe", "{}", "bot.near")
+	if _, err := agent.Call(context.Background(), "alice.near", "probe", "guess_start", map[string]any{"max": 2}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if r := srv.stop(); r.code != 0 {
+		t.Fatalf("serve: %+v", r)
+	}
+	other, err := sealing.ParseKeyring(newKey(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	twoOnly, err := other.AddKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, key, serve, doctor string }{
+		{"another key under id 1", newKey(t),
+			"the master keyring opens none of the data sealed under key 1 (tasks, run receipts): it holds another key under that id; set COUNTERSIGN_MASTER_KEY (or its _FILE) to the keyring the data was sealed with",
+			"FAIL the master key against the data: the master keyring opens none of the data sealed under key 1 (tasks, run receipts)"},
+		{"a keyring without id 1", strings.SplitN(twoOnly.Export(), ",", 2)[1],
+			"the master keyring opens none of the data already stored: the data needs key 1 (tasks, run receipts), which it lacks; set COUNTERSIGN_MASTER_KEY",
+			"FAIL the master key against the data: the master keyring opens none of the data already stored: the data needs key 1 (tasks, run receipts)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := map[string]string{"COUNTERSIGN_MASTER_KEY": tc.key, "COUNTERSIGN_LISTEN": "127.0.0.1:0", "COUNTERSIGN_METRICS_LISTEN": "off",
+				"COUNTERSIGN_NEAR_RPC": "off", "COUNTERSIGN_DATABASE_URL": s.env["COUNTERSIGN_DATABASE_URL"]}
+			// A serve that starts would run until the context ends.
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			r := run(t, ctx, env, "serve")
+			if r.code == 0 || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, tc.serve) {
+				t.Errorf("serve with %s: %+v, want one line saying %q", tc.name, r, tc.serve)
+			}
+			if r := run(t, context.Background(), env, "doctor"); r.code != 1 || !strings.Contains(r.stdout, tc.doctor) {
+				t.Errorf("doctor with %s: %+v, want %q", tc.name, r, tc.doctor)
+			}
+		})
+	}
+	env := map[string]string{"COUNTERSIGN_MASTER_KEY": right, "COUNTERSIGN_NEAR_RPC": "off", "COUNTERSIGN_DATABASE_URL": s.env["COUNTERSIGN_DATABASE_URL"]}
+	if r := run(t, context.Background(), env, "doctor"); r.code != 0 || !strings.Contains(r.stdout, "ok   the master key opens the data (key ids in use: 1;") {
+		t.Errorf("doctor with the right key: %+v", r)
+	}
+	srv = startServe(t, env)
+	if r := srv.stop(); r.code != 0 {
+		t.Errorf("serve with the right key: %+v", r)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -132,6 +133,11 @@ func TestServeRefusesBadSettings(t *testing.T) {
 	}
 	bumpSchema(t, ahead)
 	behind := pgURL(t)
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
 
 	cases := []struct {
 		name string
@@ -150,6 +156,9 @@ func TestServeRefusesBadSettings(t *testing.T) {
 		{"schema behind", map[string]string{"COUNTERSIGN_MASTER_KEY": key, "COUNTERSIGN_DATABASE_URL": behind}, nil, []string{"schema is at version 0", "run `countersign migrate`"}},
 		{"schema ahead", map[string]string{"COUNTERSIGN_MASTER_KEY": key, "COUNTERSIGN_DATABASE_URL": ahead}, nil, []string{"newer than this binary", "run a newer countersign"}},
 		{"no embedded store", map[string]string{"COUNTERSIGN_MASTER_KEY": key}, nil, []string{"there is no embedded store", "countersign migrate"}},
+		{"metrics address taken", map[string]string{"COUNTERSIGN_MASTER_KEY": key, "COUNTERSIGN_DATABASE_URL": migrated, "COUNTERSIGN_METRICS_LISTEN": taken.Addr().String()}, nil,
+			[]string{"cannot listen on " + taken.Addr().String() + " for /metrics (COUNTERSIGN_METRICS_LISTEN)", "or off"}},
+		{"malformed metrics address", map[string]string{"COUNTERSIGN_MASTER_KEY": key}, []string{"--metrics-listen", "9090"}, []string{"--metrics-listen: expected host:port"}},
 	}
 	// The refusals run side by side; the group ends when they all have.
 	t.Run("refusals", func(t *testing.T) {
@@ -220,6 +229,8 @@ func serve(t testing.TB, env map[string]string, args ...string) (string, func() 
 // serving is a serve running in process.
 type serving struct {
 	base string
+	// metrics is the URL of its /metrics ("" when off).
+	metrics string
 	// db is the store it serves and log what it writes to standard
 	// error, for awaiting what the service does.
 	db   *sqlstore.DB
@@ -237,7 +248,16 @@ func startServe(t testing.TB, env map[string]string, args ...string) serving {
 		db   *sqlstore.DB
 	}
 	up := make(chan listening, 1)
-	a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] },
+	// /metrics listens on any free loopback port unless the test says
+	// otherwise, so that services of tests running side by side do not
+	// meet on the default port.
+	getenv := func(k string) string {
+		if v, ok := env[k]; ok || k != "COUNTERSIGN_METRICS_LISTEN" {
+			return v
+		}
+		return "127.0.0.1:0"
+	}
+	a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: getenv,
 		listening: func(addr string, db *sqlstore.DB) { up <- listening{addr, db} }}
 	done := make(chan int, 1)
 	go func() { done <- a.main(ctx, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)) }()
@@ -263,7 +283,11 @@ func startServe(t testing.TB, env map[string]string, args ...string) serving {
 				t.Logf("serve's log:\n%s", errb.String())
 			}
 		})
-		return serving{base: "http://" + l.addr, db: l.db, log: &errb, stop: stop}
+		var metrics string
+		if _, rest, ok := strings.Cut(errb.String(), "metrics on "); ok {
+			metrics, _, _ = strings.Cut(rest, "\n")
+		}
+		return serving{base: "http://" + l.addr, metrics: metrics, db: l.db, log: &errb, stop: stop}
 	case code := <-done:
 		cancel()
 		t.Fatalf("serve exited %d: %s", code, errb.String())
@@ -295,7 +319,8 @@ func getJSON(t testing.TB, url string, v any) int {
 func TestServeDev(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "data")
-	base, stop := serve(t, map[string]string{"COUNTERSIGN_DATA_DIR": dir}, "--dev")
+	srv := startServe(t, map[string]string{"COUNTERSIGN_DATA_DIR": dir}, "--dev")
+	base, stop := srv.base, srv.stop
 	var health map[string]any
 	if code := getJSON(t, base+"/healthz", &health); code != 200 {
 		t.Fatalf("/healthz answered %d", code)
@@ -306,11 +331,29 @@ func TestServeDev(t *testing.T) {
 	if code := getJSON(t, base+"/readyz", nil); code != 200 {
 		t.Fatalf("/readyz answered %d", code)
 	}
+	// /metrics is served on its own listener, not the public one.
+	if code := getJSON(t, base+"/metrics", nil); code != 404 {
+		t.Errorf("the public listener answered /metrics %d", code)
+	}
+	if !strings.HasSuffix(srv.metrics, "/metrics") || srv.metrics == base+"/metrics" {
+		t.Fatalf("metrics at %q", srv.metrics)
+	}
+	resp, err := http.Get(srv.metrics)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scraped, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(scraped), `countersign_http_requests_total{code="200",route="/healthz"} 1`) {
+		t.Errorf("the metrics listener: %d %s", resp.StatusCode, scraped)
+	}
 	r := stop()
 	if r.code != 0 {
 		t.Fatalf("serve exited %d: %s", r.code, r.stderr)
 	}
-	for _, want := range []string{"dev: storage: the embedded store", "dev: master key: generated", "dev: NEAR RPC: off", "dev: webhooks: loopback"} {
+	recipient := strings.TrimPrefix(base, "http://")
+	for _, want := range []string{"dev: storage: the embedded store", "dev: master key: generated", "dev: NEAR RPC: off", "dev: webhooks: loopback",
+		`dev: recipient: owners sign for "` + recipient + `" (the public origin ` + base + `; COUNTERSIGN_RECIPIENT sets another)`} {
 		if strings.Count(r.stderr, want) != 1 {
 			t.Errorf("stderr does not say %q once:\n%s", want, r.stderr)
 		}
@@ -351,7 +394,9 @@ func TestMigrateServeDoctorOnPostgres(t *testing.T) {
 	if r := run(t, context.Background(), env, "migrate"); r.code != 0 || !strings.Contains(r.stdout, fmt.Sprintf("schema is current (version %d)", migrations.Latest())) {
 		t.Fatalf("second migrate: %+v", r)
 	}
-	if r := run(t, context.Background(), env, "doctor"); r.code != 0 || strings.Contains(r.stdout, "FAIL") || !strings.Contains(r.stdout, "ok   webhook egress: https to public") {
+	if r := run(t, context.Background(), env, "doctor"); r.code != 0 || strings.Contains(r.stdout, "FAIL") || !strings.Contains(r.stdout, "ok   webhook egress: https to public") ||
+		!strings.Contains(r.stdout, `ok   public origin http://127.0.0.1:8080: owners sign for the recipient "127.0.0.1:8080"`) ||
+		!strings.Contains(r.stdout, "ok   metrics: /metrics on 127.0.0.1:9090, apart from the public listener") {
 		t.Fatalf("doctor after migrate: %+v", r)
 	}
 	env["COUNTERSIGN_WEBHOOK_ALLOW_PRIVATE"] = "true"

@@ -190,9 +190,9 @@ func TestDoctorChecksTheKeyringAgainstTheData(t *testing.T) {
 		code      int
 		want      string
 	}{
-		{"the right keyring", right, 0, "ok   the master key opens the data (key ids in use: 1; 1 sealed secrets sampled)"},
-		{"another key under the same id", newKey(t), 1, "FAIL the master key against the data: 1 of 1 sealed secrets sampled do not open with this keyring (project under key 1): it is not the keyring the data was sealed with"},
-		{"a keyring without the data's id", strings.SplitN(wrongID.Export(), ",", 2)[1], 1, "FAIL the master key against the data: the data needs key 1 (project credentials), which this keyring lacks"},
+		{"the right keyring", right, 0, "ok   the master key opens the data (key ids in use: 1; 1 sealed rows sampled)"},
+		{"another key under the same id", newKey(t), 1, "FAIL the master key against the data: the master keyring opens none of the data sealed under key 1 (project credentials): it holds another key under that id"},
+		{"a keyring without the data's id", strings.SplitN(wrongID.Export(), ",", 2)[1], 1, "FAIL the master key against the data: the master keyring opens none of the data already stored: the data needs key 1 (project credentials), which it lacks"},
 	} {
 		r := run(t, context.Background(), map[string]string{"COUNTERSIGN_DATABASE_URL": url, "COUNTERSIGN_MASTER_KEY": tc.key, "COUNTERSIGN_NEAR_RPC": "off"}, "doctor")
 		if r.code != tc.code || !strings.Contains(r.stdout, tc.want) {

@@ -63,10 +63,23 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
+	// A keyring that is well formed but not the data's would start and
+	// then fail every call: refuse it here, naming the ids the data needs.
+	check, err := enclave.New(enclave.Config{Keys: keys, Store: db}).CheckKeyring(ctx)
+	if err != nil {
+		return fmt.Errorf("cannot read what the data was sealed with: %s", oneLine(err))
+	}
+	if err := keyringProblem(check); err != nil {
+		return err
+	}
 	for _, n := range notes {
 		fmt.Fprintln(a.stderr, "dev: "+n)
 	}
 	log := newLogger(cfg, a)
+	if len(check.Missing) > 0 || len(check.Failed) > 0 {
+		log.Warn("the master keyring lacks keys some of the data needs, or some of it does not open: run countersign doctor",
+			"missing", check.Missing, "not_opened", check.Failed)
+	}
 	if cfg.WebhookAllowPrivate {
 		log.Warn("COUNTERSIGN_WEBHOOK_ALLOW_PRIVATE is on: webhooks may reach loopback and private addresses; never use this in production")
 	}
@@ -82,12 +95,28 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("cannot listen on %s (COUNTERSIGN_LISTEN): %s", cfg.Listen, oneLine(err))
+	}
+	defer ln.Close()
+	cfg.Listening(ln.Addr().String())
+	var metricsLn net.Listener
+	if cfg.MetricsListen != "" {
+		if metricsLn, err = net.Listen("tcp", cfg.MetricsListen); err != nil {
+			return fmt.Errorf("cannot listen on %s for /metrics (COUNTERSIGN_METRICS_LISTEN): %s; choose another address, or off", cfg.MetricsListen, oneLine(err))
+		}
+		defer metricsLn.Close()
+	}
+	if *dev {
+		fmt.Fprintf(a.stderr, "dev: recipient: owners sign for %q (the public origin %s; COUNTERSIGN_RECIPIENT sets another)\n", cfg.Recipient, cfg.PublicURL)
+	}
 	// The enclave side holds the master keyring; the door reaches it only
 	// through inbox.Keeper.
 	agents := enclave.New(enclave.Config{Keys: keys, Store: db, Connectors: cat, Recipient: cfg.Recipient,
 		PublicURL: cfg.PublicURL, Logger: log, WebhookAllowPrivate: cfg.WebhookAllowPrivate})
-	owners := inbox.NewService(inbox.Config{Store: db, Keeper: agents, Webhooks: agents, Catalogue: cat, Keys: wallets,
-		Recipient: cfg.Recipient, Logger: log, WebhookAllowPrivate: cfg.WebhookAllowPrivate})
+	owners := inbox.NewService(inbox.Config{Store: db, Keeper: agents, Tokens: agents, Webhooks: agents, Catalogue: cat, Keys: wallets,
+		PublicURL: cfg.PublicURL, Recipient: cfg.Recipient, Logger: log, WebhookAllowPrivate: cfg.WebhookAllowPrivate})
 	runKey, runKeys, err := agents.RunKeys()
 	if err != nil {
 		return err
@@ -108,10 +137,6 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return fmt.Errorf("cannot start running approved tasks and webhook deliveries (the job queue): %s", oneLine(err))
 	}
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		return fmt.Errorf("cannot listen on %s (COUNTERSIGN_LISTEN): %s", cfg.Listen, oneLine(err))
-	}
 	// Long-held requests (event streams, task_wait) end when shutdown starts,
 	// so shutdown need not wait for them.
 	requests, endRequests := context.WithCancel(context.WithoutCancel(ctx))
@@ -124,15 +149,29 @@ func runServe(ctx context.Context, a *app, args []string) error {
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 	}
-	log.Info("serving", "addr", ln.Addr().String(), "public_url", cfg.PublicURL, "store", db.Dialect(),
-		"schema", st.Current, "version", version)
+	metricsAddr := "off"
+	if metricsLn != nil {
+		metricsAddr = metricsLn.Addr().String()
+	}
+	log.Info("serving", "addr", ln.Addr().String(), "public_url", cfg.PublicURL, "recipient", cfg.Recipient,
+		"metrics", metricsAddr, "store", db.Dialect(), "schema", st.Current, "version", version)
 	fmt.Fprintf(a.stderr, "countersign %s listening on http://%s\n", version, ln.Addr())
+	if metricsLn != nil {
+		fmt.Fprintf(a.stderr, "metrics on http://%s/metrics\n", metricsLn.Addr())
+	}
 	if a.listening != nil {
 		a.listening(ln.Addr().String(), db)
 	}
 
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
+	// /metrics has a listener of its own, not the public one (SPEC §15).
+	var metricsSrv *http.Server
+	if metricsLn != nil {
+		metricsSrv = &http.Server{Handler: api.Metrics(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
+			WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
+		go func() { errc <- metricsSrv.Serve(metricsLn) }()
+	}
 	select {
 	case err := <-errc:
 		return err
@@ -144,6 +183,9 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	defer cancel()
 	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Warn("HTTP requests did not end in time", "err", err)
+	}
+	if metricsSrv != nil {
+		_ = metricsSrv.Shutdown(shutdown)
 	}
 	// Running answer runs finish (up to their compute limit) before the
 	// process goes: one cut off would end run_unfinished.

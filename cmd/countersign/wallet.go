@@ -18,7 +18,7 @@ func init() {
 
 func runWallet(ctx context.Context, a *app, args []string) error {
 	if len(args) == 0 {
-		return errors.New("usage: countersign wallet new [--out FILE] | wallet sign --wallet FILE [--message TEXT]")
+		return errors.New("usage: countersign wallet new [--out FILE] | wallet sign --wallet FILE --recipient R [--message TEXT]")
 	}
 	switch args[0] {
 	case "new":
@@ -52,11 +52,14 @@ func walletSign(a *app, args []string) error {
 	fset := a.flags("wallet sign")
 	file := fset.String("wallet", defaultWalletFile, "wallet key file")
 	message := fset.String("message", "", "the sentence to sign (default: read from standard input)")
-	recipient := fset.String("recipient", "countersign", "the NEP-413 recipient")
+	recipient := fset.String("recipient", "", "the deployment's NEP-413 recipient (its public origin's host unless it set another)")
 	nonce := fset.String("nonce", "", "base64 of 32 bytes (default: random)")
 	callback := fset.String("callback-url", "", "a callback URL to include in the signed payload")
 	if err := fset.Parse(args); err != nil {
 		return err
+	}
+	if *recipient == "" {
+		return errors.New("--recipient: say which deployment the signature is for (its recipient, e.g. inbox.example.com: the host of its public URL)")
 	}
 	w, err := approval.LoadWallet(*file)
 	if err != nil {

@@ -31,12 +31,15 @@ func TestWalletSignVerify(t *testing.T) {
 		t.Fatal("wallet new overwrote an existing key file")
 	}
 	sentence := "Confirm in Countersign as alice.near: remove the webhook. At 2026-11-29T12:00:00Z."
-	signed := runIn(t, sentence+"\n", "wallet", "sign", "--wallet", file)
+	if r := runIn(t, sentence+"\n", "wallet", "sign", "--wallet", file); r.code == 0 || !strings.Contains(r.stderr, "--recipient: say which deployment") {
+		t.Fatalf("wallet sign without a recipient: %+v", r)
+	}
+	signed := runIn(t, sentence+"\n", "wallet", "sign", "--wallet", file, "--recipient", "inbox.example")
 	if signed.code != 0 {
 		t.Fatalf("wallet sign: %+v", signed)
 	}
 	var m map[string]any
-	if err := json.Unmarshal([]byte(signed.stdout), &m); err != nil || m["message"] != sentence || m["recipient"] != "countersign" {
+	if err := json.Unmarshal([]byte(signed.stdout), &m); err != nil || m["message"] != sentence || m["recipient"] != "inbox.example" {
 		t.Fatalf("signed JSON %s (%v)", signed.stdout, err)
 	}
 	if r := runIn(t, signed.stdout, "nep413", "verify"); r.code != 0 || r.stdout != "ok\n" {

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -17,6 +18,37 @@ var sealedTables = []struct {
 	{"project", "projects", "project_uuid", "creds_key_id", "creds", "project_uuid = ?"},
 	{"webhook", "webhooks", "owner", "key_id", "sealed", "owner = ?"},
 	{"call", "idempotency", "agent, owner, project, key", "answer_key_id", "answer", "agent = ? AND owner = ? AND project = ? AND key = ?"},
+}
+
+// sampledTables are sealedTables and the other rows sealed under a master
+// key: runs' receipt keys and tasks' sealed copies (the keys of a task's
+// blobs derive from the id in its row).
+var sampledTables = append([]struct{ kind, table, row, keyCol, blobCol, where string }{
+	{"run", "runs", "id", "receipt_key_id", "receipt_key", ""},
+	{"task", "tasks", "project_uuid, owner, id", "key_id", "sealed", ""},
+}, sealedTables...)
+
+func (t *tx) SealedSamples(ctx context.Context, keyID uint32) ([]store.Sealed, error) {
+	var out []store.Sealed
+	for _, s := range sampledTables {
+		parts := len(strings.Split(s.row, ","))
+		row := make([]string, parts)
+		var blob []byte
+		dest := make([]any, 0, parts+1)
+		for i := range row {
+			dest = append(dest, &row[i])
+		}
+		err := t.q.queryRow(ctx, fmt.Sprintf("SELECT %s, %s FROM %s WHERE %s = ? AND %s IS NOT NULL LIMIT 1",
+			s.row, s.blobCol, s.table, s.keyCol, s.blobCol), int64(keyID)).Scan(append(dest, &blob)...)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, store.Sealed{Kind: s.kind, Row: strings.Join(row, "\x00"), KeyID: keyID, Blob: blob})
+	}
+	return out, nil
 }
 
 func (t *tx) SealedUnder(ctx context.Context, current uint32, limit int) ([]store.Sealed, error) {

@@ -105,7 +105,7 @@ func New(cfg Config) *connectors.Connector {
 		Operations: []connectors.Operation{
 			{Name: "send", Kind: connectors.Write, Price: SendPrice, Run: c.send, Noun: "message",
 				Description: "Sends an email from the owner's Gmail: to, cc, bcc, subject, a plain-text body and attachments.",
-				Schema:      json.RawMessage(sendSchema),
+				Schema:      json.RawMessage(sendSchema), Result: json.RawMessage(sentSchema),
 				Examples: []json.RawMessage{
 					json.RawMessage(`{"to": ["dana@example.com"], "subject": "Lunch on Friday", "body": "Friday at noon works for me."}`),
 					json.RawMessage(`{"to": ["dana@example.com"], "cc": ["lee@example.com"], "subject": "The report", "body": "Attached.", ` +
@@ -115,14 +115,17 @@ func New(cfg Config) *connectors.Connector {
 				Description: "Lists the mailbox's messages, newest first, optionally matching a Gmail search query.",
 				Schema: json.RawMessage(`{"type": "object", "properties": {"q": {"type": "string", "maxLength": 500, "description": "Gmail search syntax, such as from:dana is:unread"}, ` +
 					`"max_results": {"type": "integer", "minimum": 1, "maximum": 500, "default": 20}, "page_token": {"type": "string", "maxLength": 200}}, "additionalProperties": false}`),
-				Examples: []json.RawMessage{json.RawMessage(`{}`), json.RawMessage(`{"q": "is:unread", "max_results": 5}`)}},
+				Examples: []json.RawMessage{json.RawMessage(`{}`), json.RawMessage(`{"q": "is:unread", "max_results": 5}`)},
+				Result:   json.RawMessage(listSchema)},
 			{Name: "message_get", Kind: connectors.Read, Price: ReadPrice, Run: c.get,
 				Description: "Reads one message: its headers and snippet, or its raw RFC 5322 bytes (format raw).",
 				Schema: json.RawMessage(`{"type": "object", "properties": {"id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}, ` +
 					`"format": {"enum": ["metadata", "full", "raw"], "default": "metadata"}}, "required": ["id"], "additionalProperties": false}`),
-				Examples: []json.RawMessage{json.RawMessage(`{"id": "18c0000000000001"}`)}},
+				Examples: []json.RawMessage{json.RawMessage(`{"id": "18c0000000000001"}`)},
+				Result:   json.RawMessage(getSchema)},
 			{Name: "confirm", Kind: connectors.Answer, Answer: c.confirm,
-				Description: "Sends the message the owner approved, byte for byte as built."},
+				Description: "Sends the message the owner approved, byte for byte as built.",
+				Result:      json.RawMessage(sentSchema)},
 		},
 	}
 }
@@ -169,6 +172,40 @@ var sendSchema = fmt.Sprintf(`{
   "required": ["to", "subject", "body"],
   "additionalProperties": false
 }`, addressList, countersign.MaxLongTextChars, countersign.MaxFiles-1, fileName, countersign.MaxContentTypeChars)
+
+// sentSchema is what a send answers once Gmail took the message (a direct
+// send, and the answer of an approved one): Gmail's ids for it, and the
+// size and SHA-256 of the bytes sent.
+const sentSchema = `{"type": "object", "properties": {
+    "ok": {"const": true}, "wrote": {"const": true}, "sent": {"const": true},
+    "message_id": {"type": "string", "description": "Gmail's id of the message sent"},
+    "thread_id": {"type": "string"},
+    "bytes": {"type": "integer", "minimum": 1, "description": "the size of the RFC 5322 message sent"},
+    "sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$", "description": "the SHA-256 of the message sent, as message.eml"}
+  }, "required": ["ok", "wrote", "sent", "message_id", "thread_id", "bytes", "sha256"], "additionalProperties": false}`
+
+// listSchema is what messages_list answers.
+const listSchema = `{"type": "object", "properties": {
+    "ok": {"const": true},
+    "messages": {"type": "array", "items": {"type": "object", "properties": {"id": {"type": "string"}, "thread_id": {"type": "string"}},
+      "required": ["id", "thread_id"], "additionalProperties": false}},
+    "next_page_token": {"type": "string", "description": "page_token for the next page; absent on the last"}
+  }, "required": ["ok", "messages"], "additionalProperties": false}`
+
+// getSchema is what message_get answers: Gmail's Message resource as Gmail
+// gives it (users.messages.get), which Google may extend.
+const getSchema = `{"type": "object", "properties": {
+    "ok": {"const": true},
+    "message": {"type": "object", "description": "Gmail's Message resource", "properties": {
+      "id": {"type": "string"}, "threadId": {"type": "string"},
+      "labelIds": {"type": "array", "items": {"type": "string"}},
+      "snippet": {"type": "string"}, "historyId": {"type": "string"},
+      "internalDate": {"type": "string", "description": "milliseconds since the epoch, as a string"},
+      "sizeEstimate": {"type": "integer"},
+      "payload": {"type": "object", "description": "the MIME tree: partId, mimeType, filename, headers [{name, value}], body {size, data?, attachmentId?}, parts"},
+      "raw": {"type": "string", "description": "the whole message in base64url (format raw only)"}
+    }, "required": ["id", "threadId"]}
+  }, "required": ["ok", "message"], "additionalProperties": false}`
 
 // creds are a project's credentials.
 type creds struct {

@@ -24,6 +24,7 @@
 package mercury
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -44,7 +45,7 @@ import (
 // The connector's declaration.
 const (
 	Name    = "mercury"
-	Version = "1.0.0"
+	Version = "1.1.0"
 	// DefaultBaseURL is Mercury's production API.
 	DefaultBaseURL = "https://api.mercury.com/api/v1"
 	// WritePrice and ReadPrice are the operations' prices in micro-USD.
@@ -113,12 +114,14 @@ func New(cfg Config) *connectors.Connector {
 				Schema:      json.RawMessage(paySchema),
 				Examples: []json.RawMessage{
 					json.RawMessage(`{"recipient_id": "b2b2b2b2-0000-4000-8000-000000000001", "amount_usd": 120, "method": "ach", "memo": "Invoice 1042"}`),
-					json.RawMessage(`{"recipient": {"name": "Hooli Inc", "email": "ap@hooli.example", "account_number": "000111222333", "routing_number": "021000021"}, "amount_usd": 99.5, "method": "ach"}`),
+					json.RawMessage(`{"recipient": {"name": "Hooli Inc", "email": "ap@hooli.example", "account_number": "000111222333", "routing_number": "021000021", ` +
+						exampleAddress + `}, "amount_usd": 99.5, "method": "ach"}`),
 				}},
 			{Name: "add_recipient", Kind: connectors.Write, Price: WritePrice, Run: c.addRecipient, Noun: "new payee",
 				Description: "Saves a new payee in Mercury with its bank account for ACH payments.",
 				Schema:      json.RawMessage(recipientSchema),
-				Examples:    []json.RawMessage{json.RawMessage(`{"name": "Hooli Inc", "email": "ap@hooli.example", "account_number": "000111222333", "routing_number": "021000021"}`)}},
+				Examples: []json.RawMessage{json.RawMessage(`{"name": "Hooli Inc", "email": "ap@hooli.example", "account_number": "000111222333", "routing_number": "021000021", ` +
+					exampleAddress + `}`)}},
 			{Name: "send_invoice", Kind: connectors.Write, Price: WritePrice, Run: c.sendInvoice,
 				Carries: []string{"amount"}, Noun: "invoice",
 				Description: "Creates an invoice for a Mercury customer and emails it to them now.",
@@ -148,19 +151,35 @@ func New(cfg Config) *connectors.Connector {
 	}
 }
 
+// exampleAddress is the address member of the examples.
+const exampleAddress = `"address": {"address1": "1600 Amphitheatre Pkwy", "city": "Mountain View", "region": "CA", "postal_code": "94043", "country": "US"}`
+
 const idSchema = `{"type": "string", "pattern": "^[A-Za-z0-9-]{1,64}$"}`
 
 const amountSchema = `{"type": "number", "exclusiveMinimum": 0, "maximum": 100000000, "description": "dollars, with at most two decimals"}`
+
+// addressSchema is a payee's legal address, which Mercury requires with an
+// ACH account; its parts are bounded so that the whole is shown as one
+// address value (200 characters).
+const addressSchema = `{"type": "object", "description": "the payee's legal address", "properties": {
+      "address1": {"type": "string", "minLength": 1, "maxLength": 50},
+      "address2": {"type": "string", "maxLength": 50},
+      "city": {"type": "string", "minLength": 1, "maxLength": 40},
+      "region": {"type": "string", "minLength": 1, "maxLength": 20, "description": "the state, such as CA"},
+      "postal_code": {"type": "string", "minLength": 1, "maxLength": 10},
+      "country": {"type": "string", "pattern": "^[A-Z]{2}$", "description": "ISO 3166-1 alpha-2, such as US"}
+    }, "required": ["address1", "city", "region", "postal_code", "country"], "additionalProperties": false}`
 
 const newRecipientProps = `"name": {"type": "string", "minLength": 1, "maxLength": 100},
     "email": {"type": "string", "format": "email", "maxLength": 200},
     "account_number": {"type": "string", "pattern": "^[0-9]{4,17}$"},
     "routing_number": {"type": "string", "pattern": "^[0-9]{9}$"},
-    "account_type": {"enum": ["businessChecking", "businessSavings", "personalChecking", "personalSavings"], "default": "businessChecking"}`
+    "account_type": {"enum": ["businessChecking", "businessSavings", "personalChecking", "personalSavings"], "default": "businessChecking"},
+    "address": ` + addressSchema
 
 const recipientSchema = `{"type": "object", "properties": {
     ` + newRecipientProps + `
-  }, "required": ["name", "email", "account_number", "routing_number"], "additionalProperties": false}`
+  }, "required": ["name", "email", "account_number", "routing_number", "address"], "additionalProperties": false}`
 
 const paySchema = `{
   "type": "object",
@@ -197,24 +216,47 @@ const invoiceSchema = `{
 
 // newPayee is a payee the write saves in Mercury.
 type newPayee struct {
-	Name          string `json:"name"`
-	Email         string `json:"email"`
-	AccountNumber string `json:"account_number"`
-	RoutingNumber string `json:"routing_number"`
-	AccountType   string `json:"account_type,omitempty"`
+	Name          string       `json:"name"`
+	Email         string       `json:"email"`
+	AccountNumber string       `json:"account_number"`
+	RoutingNumber string       `json:"routing_number"`
+	AccountType   string       `json:"account_type,omitempty"`
+	Address       payeeAddress `json:"address"`
+}
+
+// payeeAddress is a new payee's legal address.
+type payeeAddress struct {
+	Address1   string `json:"address1"`
+	Address2   string `json:"address2,omitempty"`
+	City       string `json:"city"`
+	Region     string `json:"region"`
+	PostalCode string `json:"postal_code"`
+	Country    string `json:"country"`
+}
+
+// line is the address on one line, as the owner is shown it.
+func (a payeeAddress) line() string {
+	parts := []string{a.Address1}
+	if a.Address2 != "" {
+		parts = append(parts, a.Address2)
+	}
+	return strings.Join(append(parts, a.City, a.Region+" "+a.PostalCode, a.Country), ", ")
 }
 
 // write is the sealed state of a task: the exact write to make.
 type write struct {
 	Op string `json:"op"`
 	// pay_invoice
-	AccountID   string    `json:"account_id,omitempty"`
-	RecipientID string    `json:"recipient_id,omitempty"`
-	Payee       string    `json:"payee,omitempty"` // saved | new
-	New         *newPayee `json:"new,omitempty"`   // pay_invoice to a new payee, add_recipient
-	Cents       int64     `json:"cents,omitempty"`
-	Method      string    `json:"method,omitempty"`
-	Memo        string    `json:"memo,omitempty"`
+	AccountID   string `json:"account_id,omitempty"`
+	RecipientID string `json:"recipient_id,omitempty"`
+	Payee       string `json:"payee,omitempty"` // saved | new
+	// PayeeName is the saved payee's name as Mercury had it: a wire's
+	// purpose names it.
+	PayeeName string    `json:"payee_name,omitempty"`
+	New       *newPayee `json:"new,omitempty"` // pay_invoice to a new payee, add_recipient
+	Cents     int64     `json:"cents,omitempty"`
+	Method    string    `json:"method,omitempty"`
+	Memo      string    `json:"memo,omitempty"`
 	// send_invoice
 	Invoice *invoiceRequest `json:"invoice,omitempty"`
 	// cancel_invoice
@@ -484,6 +526,7 @@ func (c *connector) payInvoice(ctx context.Context, call *connectors.Call) (any,
 			return nil, connectors.Refuse(countersign.InvalidRequest, "the payee %s is %s in Mercury, not active", w.RecipientID, cleanText(r.Status, 20))
 		}
 		payeeName = cleanText(r.Name, 100)
+		w.PayeeName = payeeName
 		if r.ElectronicRoutingInfo != nil {
 			payeeAccount = r.ElectronicRoutingInfo.AccountNumber
 		}
@@ -508,12 +551,13 @@ func (c *connector) payInvoice(ctx context.Context, call *connectors.Call) (any,
 			field(countersign.FieldText, "Payee", countersign.WrittenByProject, "new: saved in Mercury with this payment"),
 			field(countersign.FieldAccount, "Payee's account", countersign.WrittenByAgent, w.New.AccountNumber+" ("+accountType(w.New)+")"),
 			field(countersign.FieldAccount, "Payee's routing number", countersign.WrittenByAgent, w.New.RoutingNumber),
+			field(countersign.FieldAddress, "Payee's address", countersign.WrittenByAgent, w.New.Address.line()),
 			field(countersign.FieldText, "Payee's email", countersign.WrittenByAgent, w.New.Email))
 		payeeName = w.New.Name
 	}
 	method := methodShown[w.Method]
 	if w.Method == "wire" {
-		method += " (purpose: " + wirePurpose + ")"
+		method += " (purpose: " + wirePurpose + ", " + w.payee() + ")"
 	}
 	fields = append(fields,
 		field(countersign.FieldText, "Method", countersign.WrittenByAgent, method),
@@ -552,7 +596,9 @@ func (c *connector) pay(ctx context.Context, cl *client, pf connectors.Platform,
 		body["note"] = w.Memo
 	}
 	if w.Method == "wire" {
-		body["purpose"] = map[string]any{"simple": map[string]string{"category": wirePurpose}}
+		// Mercury requires additionalInfo, the vendor's name, of a Vendor
+		// purpose.
+		body["purpose"] = map[string]any{"simple": map[string]string{"category": wirePurpose, "additionalInfo": w.payee()}}
 	}
 	var t transaction
 	path := at{"account", w.AccountID, "transactions"}
@@ -562,6 +608,17 @@ func (c *connector) pay(ctx context.Context, cl *client, pf connectors.Platform,
 		// The answer was lost or Mercury failed: the payment may have been
 		// made. The same idempotency key asks again without paying twice.
 		err = cl.do(ctx, http.MethodPost, path, body, &t)
+	}
+	if errors.As(err, &ae) && ae.status == http.StatusConflict {
+		// Mercury answers a repeated idempotency key with 409 and the
+		// transaction the key made, and makes none: this payment, made
+		// by the first request.
+		first, ok := madeBefore(ae.body, recipientID, policy.Cents(w.Cents))
+		if !ok {
+			return nil, connectors.RefusedUnknown("upstream_unavailable", "%s", upper(pre(saved)+
+				"Mercury answered 409 for this payment's idempotency key with another transaction, so whether this payment was made is not known: look at the account's transactions before preparing it again."))
+		}
+		t, err = first, nil
 	}
 	if err != nil {
 		if errors.As(err, &ae) && ae.certain() {
@@ -577,11 +634,39 @@ func (c *connector) pay(ctx context.Context, cl *client, pf connectors.Platform,
 	return out, nil
 }
 
+// madeBefore reads the transaction a 409 answer carries and tells whether
+// it is the payment meant: to recipient, of cents.
+func madeBefore(raw []byte, recipient string, cents policy.Cents) (transaction, bool) {
+	var t transaction
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if dec.Decode(&t) != nil || t.ID == "" || t.CounterpartyID != recipient {
+		return transaction{}, false
+	}
+	amount, ok := dollarsOf(t.Amount)
+	if amount < 0 {
+		amount = -amount
+	}
+	return t, ok && amount == cents
+}
+
+// payee is the name of the write's payee, saved or new.
+func (w *write) payee() string {
+	if w.New != nil {
+		return w.New.Name
+	}
+	return w.PayeeName
+}
+
+// createRecipient saves a new payee with its ACH account and legal
+// address (POST /recipients, as Mercury's reference names its members).
 func (cl *client) createRecipient(ctx context.Context, p *newPayee) (recipient, error) {
 	var r recipient
+	a := p.Address
 	err := cl.do(ctx, http.MethodPost, at{"recipients"}, map[string]any{
-		"name": p.Name, "emails": []string{p.Email}, "defaultPaymentMethod": "ach",
-		"electronicRoutingInfo": routingInfo{AccountNumber: p.AccountNumber, RoutingNumber: p.RoutingNumber, ElectronicAccountType: accountType(p)},
+		"name": p.Name, "emails": []string{p.Email},
+		"electronicRoutingInfo": routingInfo{AccountNumber: p.AccountNumber, RoutingNumber: p.RoutingNumber, ElectronicAccountType: accountType(p),
+			Address: &address{Address1: a.Address1, Address2: a.Address2, City: a.City, Region: a.Region, PostalCode: a.PostalCode, Country: a.Country}},
 	}, &r)
 	return r, err
 }
@@ -594,10 +679,7 @@ func writeRefusal(err error, what string, before bool) error {
 	if !errors.As(err, &ae) {
 		return err
 	}
-	pre := ""
-	if before {
-		pre = "The new payee was saved in Mercury, but "
-	}
+	pre := pre(before)
 	switch {
 	case ae.before:
 		return &connectors.Refusal{Code: ae.code, Wrote: before, Sentence: upper(pre + ae.message + ".")}
@@ -610,6 +692,14 @@ func writeRefusal(err error, what string, before bool) error {
 		return &connectors.Refusal{Code: countersign.InvalidRequest, Wrote: before, Sentence: upper(pre + fmt.Sprintf("Mercury refused %s: %s.", what, ae.message))}
 	}
 	return connectors.RefusedUnknown("upstream_unavailable", "%s", upper(pre+fmt.Sprintf("%s, so %s may or may not have been made: look at the account's transactions before preparing it again.", ae.Error(), what)))
+}
+
+// pre starts a sentence about a payment whose new payee was saved.
+func pre(saved bool) string {
+	if saved {
+		return "The new payee was saved in Mercury, but "
+	}
+	return ""
 }
 
 func upper(s string) string {
@@ -701,20 +791,13 @@ func (c *connector) sendInvoice(ctx context.Context, call *connectors.Call) (any
 		return nil, err
 	}
 	req.DestinationAccountID = acct.ID
-	var cs struct {
-		Customers []customer `json:"customers"`
-	}
-	if err := cl.do(ctx, http.MethodGet, at{"ar", "customers"}, nil, &cs); err != nil {
-		return nil, readRefusal(err)
-	}
-	var cust *customer
-	for i := range cs.Customers {
-		if cs.Customers[i].ID == args.CustomerID {
-			cust = &cs.Customers[i]
+	var cust customer
+	if err := cl.do(ctx, http.MethodGet, at{"ar", "customers", args.CustomerID}, nil, &cust); err != nil {
+		var ae *apiError
+		if errors.As(err, &ae) && ae.status == http.StatusNotFound {
+			return nil, connectors.Refuse(countersign.InvalidRequest, "Mercury has no customer %s", args.CustomerID)
 		}
-	}
-	if cust == nil {
-		return nil, connectors.Refuse(countersign.InvalidRequest, "Mercury has no customer %s", args.CustomerID)
+		return nil, readRefusal(err)
 	}
 	if !ask {
 		return direct(c.createInvoice(ctx, cl, w))
@@ -775,12 +858,12 @@ func (c *connector) cancelInvoice(ctx context.Context, call *connectors.Call) (a
 	return c.open(ctx, call, title("Cancel invoice ", cleanText(inv.InvoiceNumber, 40)), fields, why, w)
 }
 
+// cancel cancels the invoice; Mercury's answer has no body to read.
 func (c *connector) cancel(ctx context.Context, cl *client, w *write) (any, error) {
-	var inv invoice
-	if err := cl.do(ctx, http.MethodPost, at{"ar", "invoices", w.InvoiceID, "cancel"}, nil, &inv); err != nil {
+	if err := cl.do(ctx, http.MethodPost, at{"ar", "invoices", w.InvoiceID, "cancel"}, nil, nil); err != nil {
 		return nil, writeRefusal(err, "the cancellation", false)
 	}
-	return map[string]any{"ok": true, "wrote": true, "invoice_id": w.InvoiceID, "status": cleanText(inv.Status, 20)}, nil
+	return map[string]any{"ok": true, "wrote": true, "invoice_id": w.InvoiceID, "status": "Cancelled"}, nil
 }
 
 // ---- tasks and answers
@@ -854,7 +937,8 @@ func parseWrite(b []byte) (*write, error) {
 	switch w.Op {
 	case "pay_invoice":
 		_, known := methods[w.Method]
-		ok = known && w.Cents > 0 && w.AccountID != "" && (w.Payee == "saved" && w.RecipientID != "" && w.New == nil || w.Payee == "new" && w.New != nil && w.RecipientID == "")
+		ok = known && w.Cents > 0 && w.AccountID != "" && (w.Payee == "saved" && w.RecipientID != "" && w.New == nil || w.Payee == "new" && w.New != nil && w.RecipientID == "") &&
+			(w.Method != "wire" || w.payee() != "")
 	case "add_recipient":
 		ok = w.New != nil
 	case "send_invoice":
@@ -920,7 +1004,9 @@ func checkText(what, s string) error {
 }
 
 func checkPayee(p *newPayee) error {
-	for _, f := range []struct{ what, v string }{{"payee's name", p.Name}, {"payee's email", p.Email}} {
+	a := p.Address
+	for _, f := range []struct{ what, v string }{{"payee's name", p.Name}, {"payee's email", p.Email},
+		{"payee's address", a.Address1}, {"payee's city", a.City}, {"payee's region", a.Region}, {"payee's postal code", a.PostalCode}} {
 		if strings.TrimSpace(f.v) == "" {
 			return connectors.Refuse(countersign.InvalidRequest, "the %s is empty", f.what)
 		}
@@ -928,5 +1014,5 @@ func checkPayee(p *newPayee) error {
 			return err
 		}
 	}
-	return nil
+	return checkText("payee's address", a.Address2)
 }

@@ -1,9 +1,17 @@
 // Package gmail is the Gmail connector (SPEC §14): it sends email as the
 // owner, and reads their mailbox. `send` builds the RFC 5322 message once,
 // when the call is made; the owner is shown its recipients, subject and
-// body, each attachment as a file, and the whole message as message.eml;
-// the answer run sends those exact bytes (users.messages.send, raw), never
-// a message built again.
+// body, each attachment as a file, and the whole message as message.eml,
+// under a summary such as: send "Quarterly numbers" to 3 recipients with
+// 2 attachments. The answer run sends those exact bytes
+// (users.messages.send, raw), never a message built again. Every header
+// line is folded within 78 characters and decodes, by MIME's rules, to
+// exactly the text the owner was shown (RFC 2047 encoded words for a
+// subject that is not plain ASCII or that looks like one, RFC 2231 for
+// file names). A message is checked against the limits of the task that
+// would show it under any policy, before the policy is read. A send tells
+// the owner's history what it sent; every operation declares the schema
+// of its result.
 //
 // Credentials are an OAuth2 refresh token with the OAuth client's id and
 // secret, refreshed at Google's token endpoint with golang.org/x/oauth2 for

@@ -76,8 +76,11 @@ func TestSendEndToEnd(t *testing.T) {
 		shown[fl.Label] = strings.Join(fl.Values, "; ")
 	}
 	if shown["To"] != "dana@example.com" || shown["Cc"] != "lee@example.com" || shown["Bcc"] != "audit@example.org" || shown["Subject"] != "Отчёт за ноябрь" ||
-		shown["Body"] != "Hello,\nthe report is attached.\n" || !strings.Contains(shown["Attachments"], "данные 2026.csv (text/csv, 8 bytes)") {
+		shown["Body"] != "Hello,\nthe report is attached.\n" || shown["Attachments"] != "report.txt; данные 2026.csv" {
 		t.Fatalf("shown %v", shown)
+	}
+	if s := o.Envelope.Display.Summary; s != `send "Отчёт за ноябрь" to 3 recipients with 2 attachments` {
+		t.Fatalf("summary %q", s)
 	}
 	if _, err := w.Owner.Approve(ctx, o, nil, ""); err != nil {
 		t.Fatal(err)

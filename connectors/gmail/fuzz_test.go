@@ -2,10 +2,13 @@ package gmail
 
 import (
 	"bytes"
+	"mime"
+	"mime/multipart"
 	"net/mail"
 	"strings"
 	"testing"
 	"unicode"
+	"unicode/utf8"
 
 	"countersign/egress"
 )
@@ -47,12 +50,17 @@ func FuzzGoogleText(f *testing.F) {
 }
 
 // FuzzBuild: a message built from any subject, body and attachment reads
-// back as one RFC 5322 message with the recipients it was given.
+// back as one RFC 5322 message with the recipients it was given; its
+// header lines are at most 78 characters, and its subject and file name
+// decode to exactly the text given.
 func FuzzBuild(f *testing.F) {
 	f.Add("Hi", "Hello", "a.txt", []byte("x"))
 	f.Add("Отчёт", "", "данные.csv", []byte{})
+	f.Add("=?UTF-8?B?SGk=?=", "x", "=?UTF-8?Q?a?=.txt", []byte("y"))
+	f.Add(strings.Repeat("long ", 80), "x", strings.Repeat("é", 200), []byte("z"))
 	f.Fuzz(func(t *testing.T, subject, body, name string, data []byte) {
-		if strings.ContainsAny(subject, "\r\n") || strings.IndexFunc(subject, unicode.IsControl) >= 0 || name == "" {
+		if strings.ContainsAny(subject, "\r\n") || strings.IndexFunc(subject, unicode.IsControl) >= 0 || name == "" ||
+			!utf8.ValidString(subject) || !utf8.ValidString(name) || strings.ContainsAny(name, "\r\n") {
 			return
 		}
 		d := draft{To: []string{"dana@example.com"}, Bcc: []string{"x@example.org"}, Subject: subject, Body: body,
@@ -67,6 +75,33 @@ func FuzzBuild(f *testing.F) {
 		}
 		if !bytes.Equal(build(d), msg) {
 			t.Fatal("the same draft built twice differs")
+		}
+		inHeader := true
+		for _, line := range strings.Split(string(msg), "\r\n") {
+			switch {
+			case strings.HasPrefix(line, "--countersign-"):
+				inHeader = true
+			case inHeader && line == "":
+				inHeader = false
+			case inHeader && len(line) > maxLine:
+				t.Fatalf("a header line of %d characters: %q", len(line), line)
+			}
+		}
+		got, err := new(mime.WordDecoder).DecodeHeader(m.Header.Get("Subject"))
+		if err != nil || got != subject {
+			t.Fatalf("the subject %q reads %q (%v)", subject, got, err)
+		}
+		_, params, _ := mime.ParseMediaType(m.Header.Get("Content-Type"))
+		mr := multipart.NewReader(m.Body, params["boundary"])
+		if _, err := mr.NextPart(); err != nil {
+			t.Fatal(err)
+		}
+		p, err := mr.NextPart()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, dp, err := mime.ParseMediaType(p.Header.Get("Content-Disposition")); err != nil || dp["filename"] != name {
+			t.Fatalf("the file name %q reads %q (%v)", name, dp["filename"], err)
 		}
 	})
 }

@@ -1,9 +1,17 @@
 // Package gmail is the Gmail connector (SPEC §14): it sends email as the
 // owner, and reads their mailbox. `send` builds the RFC 5322 message once,
 // when the call is made; the owner is shown its recipients, subject and
-// body, each attachment as a file, and the whole message as message.eml;
-// the answer run sends those exact bytes (users.messages.send, raw), never
-// a message built again.
+// body, each attachment as a file, and the whole message as message.eml,
+// under a summary such as: send "Quarterly numbers" to 3 recipients with
+// 2 attachments. The answer run sends those exact bytes
+// (users.messages.send, raw), never a message built again. Every header
+// line is folded within 78 characters and decodes, by MIME's rules, to
+// exactly the text the owner was shown (RFC 2047 encoded words for a
+// subject that is not plain ASCII or that looks like one, RFC 2231 for
+// file names). A message is checked against the limits of the task that
+// would show it under any policy, before the policy is read. A send tells
+// the owner's history what it sent; every operation declares the schema
+// of its result.
 //
 // Credentials are an OAuth2 refresh token with the OAuth client's id and
 // secret, refreshed at Google's token endpoint with golang.org/x/oauth2 for
@@ -28,6 +36,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -104,7 +113,7 @@ func New(cfg Config) *connectors.Connector {
 		Operations: []connectors.Operation{
 			{Name: "send", Kind: connectors.Write, Price: SendPrice, Run: c.send, Noun: "message",
 				Description: "Sends an email from the owner's Gmail: to, cc, bcc, subject, a plain-text body and attachments.",
-				Schema:      json.RawMessage(sendSchema),
+				Schema:      json.RawMessage(sendSchema), Result: json.RawMessage(sentSchema),
 				Examples: []json.RawMessage{
 					json.RawMessage(`{"to": ["dana@example.com"], "subject": "Lunch on Friday", "body": "Friday at noon works for me."}`),
 					json.RawMessage(`{"to": ["dana@example.com"], "cc": ["lee@example.com"], "subject": "The report", "body": "Attached.", ` +
@@ -114,37 +123,97 @@ func New(cfg Config) *connectors.Connector {
 				Description: "Lists the mailbox's messages, newest first, optionally matching a Gmail search query.",
 				Schema: json.RawMessage(`{"type": "object", "properties": {"q": {"type": "string", "maxLength": 500, "description": "Gmail search syntax, such as from:dana is:unread"}, ` +
 					`"max_results": {"type": "integer", "minimum": 1, "maximum": 500, "default": 20}, "page_token": {"type": "string", "maxLength": 200}}, "additionalProperties": false}`),
-				Examples: []json.RawMessage{json.RawMessage(`{}`), json.RawMessage(`{"q": "is:unread", "max_results": 5}`)}},
+				Examples: []json.RawMessage{json.RawMessage(`{}`), json.RawMessage(`{"q": "is:unread", "max_results": 5}`)},
+				Result:   json.RawMessage(listSchema)},
 			{Name: "message_get", Kind: connectors.Read, Price: ReadPrice, Run: c.get,
 				Description: "Reads one message: its headers and snippet, or its raw RFC 5322 bytes (format raw).",
 				Schema: json.RawMessage(`{"type": "object", "properties": {"id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}, ` +
 					`"format": {"enum": ["metadata", "full", "raw"], "default": "metadata"}}, "required": ["id"], "additionalProperties": false}`),
-				Examples: []json.RawMessage{json.RawMessage(`{"id": "18c0000000000001"}`)}},
+				Examples: []json.RawMessage{json.RawMessage(`{"id": "18c0000000000001"}`)},
+				Result:   json.RawMessage(getSchema)},
 			{Name: "confirm", Kind: connectors.Answer, Answer: c.confirm,
-				Description: "Sends the message the owner approved, byte for byte as built."},
+				Description: "Sends the message the owner approved, byte for byte as built.",
+				Result:      json.RawMessage(sentSchema)},
 		},
 	}
 }
 
-const addressList = `{"type": "array", "maxItems": 100, "items": {"type": "string", "minLength": 3, "maxLength": 254}}`
+// addressList is a list of recipients as the owner is shown it: a list
+// field holds at most 20 values of at most 200 characters.
+var addressList = fmt.Sprintf(`{"type": "array", "maxItems": %d, "items": {"type": "string", "minLength": 3, "maxLength": %d, `+
+	`"description": "one bare address, such as dana@example.com, without a display name"}}`, countersign.MaxListValues, countersign.MaxValueChars)
 
-const sendSchema = `{
+// fileName is an attachment's name as a task's file may have it (SPEC §12):
+// at most 200 characters, none of / \ < > : " | ? * or a control
+// character, no space or dot at either end. The connector checks the rest
+// of the rules (invisible characters, names Windows keeps for devices,
+// names alike but for case) before the policy is read.
+var fileName = fmt.Sprintf(`{"type": "string", "minLength": 1, "maxLength": %d, "pattern": %s}`, countersign.MaxFileNameChars,
+	jsonString(`^[^\s./\\<>:"|?*\x00-\x1f\x7f]([^/\\<>:"|?*\x00-\x1f\x7f]*[^\s./\\<>:"|?*\x00-\x1f\x7f])?$`))
+
+// jsonString is s as a JSON string, < > & as they are.
+func jsonString(s string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return strings.TrimSpace(b.String())
+}
+
+// sendSchema states the limits a message meets before anything else: those
+// of the task that would show it (recipients per list, file names, the
+// body's length, nine attachments beside message.eml).
+var sendSchema = fmt.Sprintf(`{
   "type": "object",
   "properties": {
-    "to": ` + addressList + `,
-    "cc": ` + addressList + `,
-    "bcc": ` + addressList + `,
+    "to": %[1]s,
+    "cc": %[1]s,
+    "bcc": %[1]s,
     "subject": {"type": "string", "maxLength": 400},
-    "body": {"type": "string", "maxLength": 60000},
-    "attachments": {"type": "array", "maxItems": 9, "items": {"type": "object", "properties": {
-      "name": {"type": "string", "minLength": 1, "maxLength": 200},
-      "content_type": {"type": "string", "pattern": "^[a-z0-9.+-]+/[a-z0-9.+-]+$", "maxLength": 100},
+    "body": {"type": "string", "maxLength": %[2]d},
+    "attachments": {"type": "array", "maxItems": %[3]d, "items": {"type": "object", "properties": {
+      "name": %[4]s,
+      "content_type": {"type": "string", "pattern": "^[a-z0-9.+-]+/[a-z0-9.+-]+$", "maxLength": %[5]d},
       "data_base64": {"type": "string", "contentEncoding": "base64"}
     }, "required": ["name", "content_type", "data_base64"], "additionalProperties": false}}
   },
   "required": ["to", "subject", "body"],
   "additionalProperties": false
-}`
+}`, addressList, countersign.MaxLongTextChars, countersign.MaxFiles-1, fileName, countersign.MaxContentTypeChars)
+
+// sentSchema is what a send answers once Gmail took the message (a direct
+// send, and the answer of an approved one): Gmail's ids for it, and the
+// size and SHA-256 of the bytes sent.
+const sentSchema = `{"type": "object", "properties": {
+    "ok": {"const": true}, "wrote": {"const": true}, "sent": {"const": true},
+    "message_id": {"type": "string", "description": "Gmail's id of the message sent"},
+    "thread_id": {"type": "string"},
+    "bytes": {"type": "integer", "minimum": 1, "description": "the size of the RFC 5322 message sent"},
+    "sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$", "description": "the SHA-256 of the message sent, as message.eml"}
+  }, "required": ["ok", "wrote", "sent", "message_id", "thread_id", "bytes", "sha256"], "additionalProperties": false}`
+
+// listSchema is what messages_list answers.
+const listSchema = `{"type": "object", "properties": {
+    "ok": {"const": true},
+    "messages": {"type": "array", "items": {"type": "object", "properties": {"id": {"type": "string"}, "thread_id": {"type": "string"}},
+      "required": ["id", "thread_id"], "additionalProperties": false}},
+    "next_page_token": {"type": "string", "description": "page_token for the next page; absent on the last"}
+  }, "required": ["ok", "messages"], "additionalProperties": false}`
+
+// getSchema is what message_get answers: Gmail's Message resource as Gmail
+// gives it (users.messages.get), which Google may extend.
+const getSchema = `{"type": "object", "properties": {
+    "ok": {"const": true},
+    "message": {"type": "object", "description": "Gmail's Message resource", "properties": {
+      "id": {"type": "string"}, "threadId": {"type": "string"},
+      "labelIds": {"type": "array", "items": {"type": "string"}},
+      "snippet": {"type": "string"}, "historyId": {"type": "string"},
+      "internalDate": {"type": "string", "description": "milliseconds since the epoch, as a string"},
+      "sizeEstimate": {"type": "integer"},
+      "payload": {"type": "object", "description": "the MIME tree: partId, mimeType, filename, headers [{name, value}], body {size, data?, attachmentId?}, parts"},
+      "raw": {"type": "string", "description": "the whole message in base64url (format raw only)"}
+    }, "required": ["id", "threadId"]}
+  }, "required": ["ok", "message"], "additionalProperties": false}`
 
 // creds are a project's credentials.
 type creds struct {
@@ -195,10 +264,11 @@ func check(p *policy.Policy, recipients []string, subject string, sizes []int) e
 	return nil
 }
 
-// allowed: the address is listed, or its domain (or a parent domain) is.
+// allowed: the address is listed (the same local part, case included, at
+// the same domain, case ignored), or its domain (or a parent domain) is.
 func allowed(addr string, domains, addrs []string) bool {
 	for _, a := range addrs {
-		if strings.EqualFold(a, addr) {
+		if sameAddress(a, addr) {
 			return true
 		}
 	}
@@ -270,6 +340,14 @@ func (c *connector) send(ctx context.Context, call *connectors.Call) (any, error
 		d.Attachments = append(d.Attachments, attachment{Name: a.Name, ContentType: a.ContentType, Data: data})
 		sizes = append(sizes, len(data))
 	}
+	msg := build(d)
+	// What the owner would be shown is checked whether or not they are
+	// asked, so a message is refused for its own arguments alike under any
+	// policy, before the policy is read.
+	display, files := show(d, msg)
+	if err := checkShown(display, files); err != nil {
+		return nil, err
+	}
 	if err := check(call.Policy, recipients, d.Subject, sizes); err != nil {
 		return nil, err
 	}
@@ -277,7 +355,6 @@ func (c *connector) send(ctx context.Context, call *connectors.Call) (any, error
 	if dec.Outcome == policy.Refuse {
 		return nil, connectors.Refuse(countersign.Code(dec.Code), "%s", dec.Sentence)
 	}
-	msg := build(d)
 	sum := sha256.Sum256(msg)
 	if dec.Outcome == policy.Allow {
 		if max, ok := call.Policy.Count(keyMaxPerDay); ok {
@@ -294,9 +371,30 @@ func (c *connector) send(ctx context.Context, call *connectors.Call) (any, error
 		if errors.As(err, &r) {
 			return nil, countersign.Errorf(r.Code, "%s", r.Message())
 		}
-		return out, err
+		if err != nil {
+			return nil, err
+		}
+		call.Did(connectors.Did{Title: display.Title, Summary: display.Summary, Outcome: sentOutcome(d.Subject, len(recipients), len(d.Attachments), out.MessageID)})
+		return out, nil
 	}
-	// The owner is asked: the message is shown whole and sealed.
+	state, err := json.Marshal(sealed{Recipients: recipients, Subject: d.Subject, Attachments: sizes, File: len(files) - 1,
+		SHA256: hex.EncodeToString(sum[:])})
+	if err != nil {
+		return nil, err
+	}
+	t, err := call.OpenTask(ctx, connectors.TaskSpec{Kind: countersign.KindConfirm, Display: display, Files: files,
+		AnswerBy: &countersign.AnswerBy{Operation: "confirm", Supplies: countersign.SuppliesNone}, State: state})
+	if err != nil {
+		return nil, err
+	}
+	return connectors.AwaitingOwner(t), nil
+}
+
+// show is what the owner is shown of a message: its recipients, subject,
+// body and attachments' names as fields, with a summary of what approving
+// does; each attachment as a file, and the whole message as message.eml,
+// last.
+func show(d draft, msg []byte) (countersign.Display, []connectors.File) {
 	fields := []countersign.Field{list("To", d.To)}
 	if len(d.Cc) > 0 {
 		fields = append(fields, list("Cc", d.Cc))
@@ -309,38 +407,123 @@ func (c *connector) send(ctx context.Context, call *connectors.Call) (any, error
 		subject = "(no subject)"
 	}
 	fields = append(fields, countersign.Field{Kind: countersign.FieldText, Label: "Subject", Values: []string{subject}, WrittenBy: countersign.WrittenByAgent})
-	files := make([]connectors.File, 0, len(d.Attachments)+1)
 	body := d.Body
 	if strings.TrimSpace(body) == "" {
 		body = "(empty)"
 	}
-	if utf8.RuneCountInString(body) > countersign.MaxLongTextChars {
-		return nil, connectors.Refuse(countersign.DisplayInvalid, "the body is longer than %d characters, more than a task shows", countersign.MaxLongTextChars)
-	}
 	fields = append(fields, countersign.Field{Kind: countersign.FieldLongText, Label: "Body", Values: []string{body}, WrittenBy: countersign.WrittenByAgent})
+	files := make([]connectors.File, 0, len(d.Attachments)+1)
 	var names []string
 	for _, a := range d.Attachments {
 		files = append(files, connectors.File{Name: a.Name, ContentType: a.ContentType, Data: a.Data})
-		names = append(names, fmt.Sprintf("%s (%s, %d bytes)", a.Name, a.ContentType, len(a.Data)))
+		names = append(names, a.Name)
 	}
 	if len(names) > 0 {
-		fields = append(fields, countersign.Field{Kind: countersign.FieldList, Label: "Attachments", Values: names, WrittenBy: countersign.WrittenByAgent})
+		fields = append(fields, list("Attachments", names))
 	}
 	fields = append(fields, countersign.Field{Kind: countersign.FieldText, Label: "What is sent", WrittenBy: countersign.WrittenByProject,
 		Values: []string{fmt.Sprintf("exactly the bytes of %s (%d bytes), from the owner's Gmail", messageFile, len(msg))}})
 	files = append(files, connectors.File{Name: messageFile, ContentType: "message/rfc822", Data: msg})
-	state, err := json.Marshal(sealed{Recipients: recipients, Subject: d.Subject, Attachments: sizes, File: len(files) - 1, SHA256: hex.EncodeToString(sum[:])})
-	if err != nil {
-		return nil, err
+	return countersign.Display{Title: cutRunes("Send an email: "+subject, countersign.MaxTitleChars),
+		Summary: summary(d.Subject, len(d.To)+len(d.Cc)+len(d.Bcc), len(d.Attachments)), Fields: fields}, files
+}
+
+// checkShown refuses a message whose display or files the contract's
+// limits would refuse (display_invalid, task_too_large), naming the
+// argument rather than the field or file.
+func checkShown(display countersign.Display, files []connectors.File) error {
+	if err := countersign.ValidateDisplay(display); err != nil {
+		return connectors.Refuse(countersign.ErrorCode(err), "%s", fieldWords(countersign.ErrorMessage(err), display.Fields))
 	}
-	t, err := call.OpenTask(ctx, connectors.TaskSpec{Kind: countersign.KindConfirm,
-		Display:  countersign.Display{Title: cutRunes("Send an email: "+subject, countersign.MaxTitleChars), Fields: fields},
-		Files:    files,
-		AnswerBy: &countersign.AnswerBy{Operation: "confirm", Supplies: countersign.SuppliesNone}, State: state})
-	if err != nil {
-		return nil, err
+	meta := make([]countersign.File, len(files))
+	for i, f := range files {
+		sum := sha256.Sum256(f.Data)
+		meta[i] = countersign.File{Name: f.Name, ContentType: f.ContentType, SHA256: hex.EncodeToString(sum[:]), Size: int64(len(f.Data))}
 	}
-	return connectors.AwaitingOwner(t), nil
+	if err := countersign.ValidateFiles(meta); err != nil {
+		// File n is attachment n (message.eml, last, is the connector's).
+		return connectors.Refuse(countersign.ErrorCode(err), "%s", strings.ReplaceAll(countersign.ErrorMessage(err), "file ", "attachment "))
+	}
+	return nil
+}
+
+// fieldWords names the field a display refusal is about by its label:
+// "field 4 value 1 holds …" becomes "the subject holds …", and "field 1
+// value 3 …" of a list "the to field's value 3 …"; the title is the
+// subject's.
+func fieldWords(msg string, fields []countersign.Field) string {
+	if rest, ok := strings.CutPrefix(msg, "the title "); ok {
+		// The title is the subject's, after "Send an email: ".
+		return "the subject " + rest
+	}
+	var n, v int
+	if _, err := fmt.Sscanf(msg, "field %d value %d ", &n, &v); err != nil || n < 1 || n > len(fields) {
+		return msg
+	}
+	rest := strings.TrimPrefix(msg, fmt.Sprintf("field %d value %d ", n, v))
+	f := fields[n-1]
+	if f.Kind != countersign.FieldList {
+		return "the " + strings.ToLower(f.Label) + " " + rest
+	}
+	return fmt.Sprintf("the %s field's value %d %s", strings.ToLower(f.Label), v, rest)
+}
+
+// summary is the one line of what approving a message does:
+// `send "Quarterly numbers" to 3 recipients with 2 attachments`, the
+// subject quoted (a quote in it escaped) and cut with "…" to fit 200
+// characters.
+func summary(subject string, recipients, attachments int) string {
+	rest := " to " + count(recipients, "recipient")
+	if attachments > 0 {
+		rest += " with " + count(attachments, "attachment")
+	}
+	if subject == "" {
+		return "send a message with no subject" + rest
+	}
+	return "send " + quoted(subject, countersign.MaxSummaryChars-len("send ")-utf8.RuneCountInString(rest)) + rest
+}
+
+// sentOutcome tells the owner's history what a send did: `Sent "Quarterly
+// numbers" to 3 recipients; Gmail message 18c…`.
+func sentOutcome(subject string, recipients, attachments int, id string) connectors.Outcome {
+	id = clean(id, 40)
+	tail := "; Gmail message " + id
+	what := " to " + count(recipients, "recipient")
+	if attachments > 0 {
+		what += " with " + count(attachments, "attachment")
+	}
+	room := 200 - len("Sent ") - utf8.RuneCountInString(what+tail)
+	text := "Sent a message with no subject" + what + tail
+	if subject != "" {
+		text = "Sent " + quoted(subject, room) + what + tail
+	}
+	return connectors.Outcome{Text: text}
+}
+
+// count is "1 recipient", "3 recipients".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// quoted is s between double quotes as Go writes a string literal (a
+// quote or backslash in it escaped, so it cannot close the quotation
+// early; an invisible character written as its escape), cut with "…"
+// inside the quotes to at most max characters.
+func quoted(s string, max int) string {
+	q := strconv.Quote(s)
+	if utf8.RuneCountInString(q) <= max {
+		return q
+	}
+	r := []rune(s)
+	for n := min(len(r), max); n > 0; n-- {
+		if q = strconv.Quote(string(r[:n]) + "…"); utf8.RuneCountInString(q) <= max {
+			return q
+		}
+	}
+	return `"…"`
 }
 
 func list(label string, values []string) countersign.Field {
@@ -377,12 +560,23 @@ func (c *connector) confirm(ctx context.Context, a *connectors.AnswerCall) (conn
 	if err != nil {
 		return connectors.Report{}, err
 	}
-	return connectors.Report{Result: out}, nil
+	return connectors.Report{Result: out, Outcome: sentOutcome(st.Subject, len(st.Recipients), len(st.Attachments), out.MessageID)}, nil
+}
+
+// sentResult is what a send answers: the message Gmail made of the bytes.
+type sentResult struct {
+	OK        bool   `json:"ok"`
+	Wrote     bool   `json:"wrote"`
+	Sent      bool   `json:"sent"`
+	MessageID string `json:"message_id"`
+	ThreadID  string `json:"thread_id"`
+	Bytes     int    `json:"bytes"`
+	SHA256    string `json:"sha256"`
 }
 
 // deliver refreshes the access token and sends msg as it is; sum is its
 // SHA-256 in hex, already made by the caller.
-func (c *connector) deliver(ctx context.Context, raw []byte, msg []byte, sum string) (map[string]any, error) {
+func (c *connector) deliver(ctx context.Context, raw []byte, msg []byte, sum string) (*sentResult, error) {
 	cl, err := c.session(ctx, raw)
 	if err != nil {
 		return nil, err
@@ -395,8 +589,7 @@ func (c *connector) deliver(ctx context.Context, raw []byte, msg []byte, sum str
 	if err := cl.do(ctx, http.MethodPost, messages.with("send"), nil, body, &sent); err != nil {
 		return nil, sendRefusal(err)
 	}
-	return map[string]any{"ok": true, "wrote": true, "sent": true, "message_id": sent.ID, "thread_id": sent.ThreadID,
-		"bytes": len(msg), "sha256": sum}, nil
+	return &sentResult{OK: true, Wrote: true, Sent: true, MessageID: sent.ID, ThreadID: sent.ThreadID, Bytes: len(msg), SHA256: sum}, nil
 }
 
 // ---- reads

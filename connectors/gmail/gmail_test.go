@@ -119,13 +119,30 @@ func TestRefusals(t *testing.T) {
 			"invalid_request: `to` 1 is not one bare email address (such as dana@example.com, without a name)"},
 		{"header injection", `{}`, `{"operation": "send", "to": ["dana@example.com"], "subject": "Hi\r\nBcc: x@evil.example", "body": "Hello"}`,
 			"invalid_request: the subject holds a line break or a control character"},
-		{"repeated recipient", `{}`, `{"operation": "send", "to": ["dana@example.com"], "cc": ["DANA@example.com"], "subject": "Hi", "body": "Hello"}`,
+		{"repeated recipient", `{}`, `{"operation": "send", "to": ["dana@example.com"], "cc": ["dana@EXAMPLE.com"], "subject": "Hi", "body": "Hello"}`,
 			"invalid_request: dana@example.com is named twice among the recipients"},
 		{"no to", `{}`, `{"operation": "send", "to": [], "cc": ["lee@example.com"], "subject": "Hi", "body": "Hello"}`, "invalid_request: `to` names no recipient"},
 		{"attachment not base64", `{}`, `{"operation": "send", "to": ["dana@example.com"], "subject": "Hi", "body": "Hello", "attachments": [{"name": "a.txt", "content_type": "text/plain", "data_base64": "SGVsbG8"}]}`,
 			"invalid_request: attachment 1's data_base64 is not standard base64"},
 		{"body too long to show", `{"confirm": ["send"]}`, `{"operation": "send", "to": ["dana@example.com"], "subject": "Hi", "body": "` + strings.Repeat("a", 50_001) + `"}`,
-			"display_invalid: the body is longer than 50000 characters, more than a task shows"},
+			"invalid_request: `body` is a string of at most 50000 characters"},
+		{"21 recipients in to, not asked", `{}`, `{"operation": "send", "to": [` + strings.Repeat(`"a@example.com", `, 20) + `"b@example.com"], "subject": "Hi", "body": "Hello"}`,
+			"invalid_request: `to` is a list of at most 20 items, each a string of 3 to 200 characters"},
+		{"an address of 201 characters", `{}`, `{"operation": "send", "to": ["` + strings.Repeat("a", 189) + `@example.com"], "subject": "Hi", "body": "Hello"}`,
+			"invalid_request: `to.0` is a string of 3 to 200 characters"},
+		{"a file name of 201 characters", `{}`, `{"operation": "send", "to": ["dana@example.com"], "subject": "Hi", "body": "Hello", "attachments": [{"name": "` + strings.Repeat("n", 197) + `.txt", "content_type": "text/plain", "data_base64": "SGVsbG8="}]}`,
+			"invalid_request: `attachments.0.name` is a string of 1 to 200 characters matching " + fileNamePattern},
+		{"a file name that looks like an encoded word", `{}`, `{"operation": "send", "to": ["dana@example.com"], "subject": "Hi", "body": "Hello", "attachments": [{"name": "=?UTF-8?B?ZXZpbC5leGU=?=", "content_type": "text/plain", "data_base64": "SGVsbG8="}]}`,
+			"invalid_request: `attachments.0.name` is a string of 1 to 200 characters matching " + fileNamePattern},
+		{"names alike but for case, not asked", `{}`, `{"operation": "send", "to": ["dana@example.com"], "subject": "Hi", "body": "Hello", "attachments": [` +
+			`{"name": "Report.txt", "content_type": "text/plain", "data_base64": "SGVsbG8="}, {"name": "report.TXT", "content_type": "text/plain", "data_base64": "SGVsbG8="}]}`,
+			"display_invalid: attachment 2 has the same name as attachment 1, ignoring case"},
+		{"a name Windows keeps", `{}`, `{"operation": "send", "to": ["dana@example.com"], "subject": "Hi", "body": "Hello", "attachments": [{"name": "con.txt", "content_type": "text/plain", "data_base64": "SGVsbG8="}]}`,
+			"display_invalid: attachment 1 name is a name Windows keeps for a device"},
+		{"a subject with a bidi control, not asked", `{}`, `{"operation": "send", "to": ["dana@example.com"], "subject": "Hi \u202egpj.exe", "body": "Hello"}`,
+			"display_invalid: the subject holds a bidirectional control character"},
+		{"a body with a zero-width space", `{}`, `{"operation": "send", "to": ["dana@example.com"], "subject": "Hi", "body": "a\u200bb"}`,
+			"display_invalid: the body holds a zero-width or formatting character"},
 		{"unreadable policy", `{"confirm": ["messages_list"]}`, one, "policy_unreadable: `confirm` names `messages_list`, a read: only writes belong there"},
 		{"rules are not Gmail's", `{"rules": []}`, one, "policy_unreadable: this connector's policy takes no `rules`"},
 	} {
@@ -142,6 +159,10 @@ func TestRefusals(t *testing.T) {
 		})
 	}
 }
+
+// fileNamePattern is the pattern an attachment's name matches, as the
+// schema says it.
+const fileNamePattern = `^[^\s./\\<>:"|?*\x00-\x1f\x7f]([^/\\<>:"|?*\x00-\x1f\x7f]*[^\s./\\<>:"|?*\x00-\x1f\x7f])?$`
 
 func TestSubjectPrefixIsAddedOnce(t *testing.T) {
 	t.Parallel()

@@ -42,6 +42,9 @@ type apiError struct {
 	// status is Mercury's HTTP status; 0 when no answer came.
 	status  int
 	message string
+	// body is the answer's body when it is a conflict (409), which for a
+	// payment carries the transaction its idempotency key made.
+	body []byte
 	// before: the request was refused before it left (a value that would
 	// make a dot segment of the path, a host that is not public), for the
 	// reason code and the sentence message. Nothing happened.
@@ -147,7 +150,11 @@ func (cl *client) send(ctx context.Context, method string, path at, query url.Va
 		raw = nil
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return &apiError{status: resp.StatusCode, message: errorText(raw, resp.StatusCode)}
+		ae := &apiError{status: resp.StatusCode, message: errorText(raw, resp.StatusCode)}
+		if resp.StatusCode == http.StatusConflict {
+			ae.body = raw
+		}
+		return ae
 	}
 	if out == nil {
 		return nil
@@ -227,13 +234,25 @@ type account struct {
 	Name             string      `json:"name"`
 	Status           string      `json:"status"`
 	Kind             string      `json:"kind"`
+	AccountNumber    string      `json:"accountNumber"`
 	AvailableBalance json.Number `json:"availableBalance"`
 }
 
 type routingInfo struct {
-	AccountNumber         string `json:"accountNumber"`
-	RoutingNumber         string `json:"routingNumber"`
-	ElectronicAccountType string `json:"electronicAccountType,omitempty"`
+	AccountNumber         string   `json:"accountNumber"`
+	RoutingNumber         string   `json:"routingNumber"`
+	ElectronicAccountType string   `json:"electronicAccountType,omitempty"`
+	Address               *address `json:"address,omitempty"`
+}
+
+// address is Mercury's address without a name (AddressWithoutName).
+type address struct {
+	Address1   string `json:"address1"`
+	Address2   string `json:"address2,omitempty"`
+	City       string `json:"city"`
+	Region     string `json:"region"`
+	PostalCode string `json:"postalCode"`
+	Country    string `json:"country"`
 }
 
 type recipient struct {
@@ -249,9 +268,11 @@ type transaction struct {
 	Amount           json.Number `json:"amount"`
 	Status           string      `json:"status"`
 	Kind             string      `json:"kind"`
+	CounterpartyID   string      `json:"counterpartyId"`
 	CounterpartyName string      `json:"counterpartyName"`
 	Note             string      `json:"note"`
 	CreatedAt        string      `json:"createdAt"`
+	DashboardLink    string      `json:"dashboardLink"`
 }
 
 type invoice struct {
@@ -260,6 +281,7 @@ type invoice struct {
 	Status        string      `json:"status"`
 	Amount        json.Number `json:"amount"`
 	DueDate       string      `json:"dueDate"`
+	CustomerID    string      `json:"customerId"`
 }
 
 type customer struct {

@@ -99,7 +99,8 @@ func TestSeedRulesEndToEnd(t *testing.T) {
 		t.Fatalf("a $75 wire: %v", out)
 	}
 	st, shown = approve(t, w, out["task_id"].(string))
-	if st.State != "done" || shown["Method"] != "Domestic wire (purpose: Vendor)" || f.Transactions()[2].PaymentMethod != "domesticWire" {
+	if st.State != "done" || shown["Method"] != "Domestic wire (purpose: Vendor, Globex Corporation)" || f.Transactions()[2].PaymentMethod != "domesticWire" ||
+		f.Transactions()[2].Purpose != "Vendor: Globex Corporation" {
 		t.Fatalf("the wire: %+v, shown %v", st, shown)
 	}
 	// 4. Any cancellation asks.

@@ -12,18 +12,30 @@
 //
 // Writes: pay_invoice (a payment to a saved payee, or to a new one saved
 // with it), add_recipient, send_invoice, cancel_invoice. Reads: accounts,
-// recipients, transactions. Each write is checked against the policy
-// (max_payment_usd, max_spend_usd_month, confirm, rules) before anything
-// else; one the owner asked to see is sealed into a task whole (what it
-// pays, to whom, from where, and why the owner is asked), and the answer
-// run "confirm" carries out exactly the sealed write after checking the
-// policy as it is then.
+// recipients, transactions. Each write is decided by the policy before
+// Mercury is asked anything: max_payment_usd, and max_spend_usd_month for
+// one payment alone, are the connector's declared caps, then confirm and
+// the rules; what the last 30 days add to a payment the connector counts
+// in the platform's spend ledger. A write the owner asked to see is sealed
+// into a task whole (what it pays, to whom, from where, and why the owner
+// is asked) with a one-line summary of what approving does ("pay $750.25
+// to Acme Corp from Checking ••1234 by ACH; it cannot be undone"), and the
+// answer run "confirm" carries out exactly the sealed write after checking
+// the policy as it is then. Every write made tells the owner's history
+// what it did (Call.Did at once, Report.Outcome when approved), and every
+// operation declares the schema of its result.
+//
+// The requests and answers follow Mercury's reference: the members its
+// OpenAPI document names (as the official Go SDK is generated from it),
+// amounts as dollars in JSON numbers, the idempotency key in the body, a
+// repeated key answered 409 with the payment it made.
 //
 // Money is integer cents throughout (policy.Cents); only the edges write
 // dollars, as Mercury and the owner read them.
 package mercury
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -33,6 +45,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"countersign"
@@ -44,7 +57,7 @@ import (
 // The connector's declaration.
 const (
 	Name    = "mercury"
-	Version = "1.0.0"
+	Version = "1.1.0"
 	// DefaultBaseURL is Mercury's production API.
 	DefaultBaseURL = "https://api.mercury.com/api/v1"
 	// WritePrice and ReadPrice are the operations' prices in micro-USD.
@@ -101,6 +114,13 @@ func New(cfg Config) *connectors.Connector {
 	return &connectors.Connector{
 		Name: Name, Version: Version, Tasks: true,
 		PolicyKeys: map[string]policy.KeyKind{keyMaxPayment: policy.Amount, keyMaxMonth: policy.Amount},
+		// The policy refuses a payment above max_payment_usd, and one that
+		// alone is above max_spend_usd_month; what the last 30 days add to
+		// it the connector counts when it pays.
+		Caps: []policy.Cap{
+			{Key: keyMaxPayment, Condition: "amount", Writes: []string{"pay_invoice"}},
+			{Key: keyMaxMonth, Condition: "amount", Writes: []string{"pay_invoice"}},
+		},
 		Conditions: []policy.Condition{
 			policy.AmountRange("amount", "min_usd", "max_usd"),
 			policy.AnyOf("method", "methods", "ach", "wire", "check"),
@@ -110,57 +130,128 @@ func New(cfg Config) *connectors.Connector {
 			{Name: "pay_invoice", Kind: connectors.Write, Price: WritePrice, Run: c.payInvoice,
 				Carries: []string{"amount", "method", "payee"}, Noun: "payment",
 				Description: "Pays a saved payee (recipient_id) or a new one (recipient) from a Mercury account, by ACH, wire or check.",
-				Schema:      json.RawMessage(paySchema),
+				Schema:      json.RawMessage(paySchema), Result: json.RawMessage(paidSchema),
 				Examples: []json.RawMessage{
 					json.RawMessage(`{"recipient_id": "b2b2b2b2-0000-4000-8000-000000000001", "amount_usd": 120, "method": "ach", "memo": "Invoice 1042"}`),
-					json.RawMessage(`{"recipient": {"name": "Hooli Inc", "email": "ap@hooli.example", "account_number": "000111222333", "routing_number": "021000021"}, "amount_usd": 99.5, "method": "ach"}`),
+					json.RawMessage(`{"recipient": {"name": "Hooli Inc", "email": "ap@hooli.example", "account_number": "000111222333", "routing_number": "021000021", ` +
+						exampleAddress + `}, "amount_usd": 99.5, "method": "ach"}`),
 				}},
 			{Name: "add_recipient", Kind: connectors.Write, Price: WritePrice, Run: c.addRecipient, Noun: "new payee",
 				Description: "Saves a new payee in Mercury with its bank account for ACH payments.",
-				Schema:      json.RawMessage(recipientSchema),
-				Examples:    []json.RawMessage{json.RawMessage(`{"name": "Hooli Inc", "email": "ap@hooli.example", "account_number": "000111222333", "routing_number": "021000021"}`)}},
+				Schema:      json.RawMessage(recipientSchema), Result: json.RawMessage(savedSchema),
+				Examples: []json.RawMessage{json.RawMessage(`{"name": "Hooli Inc", "email": "ap@hooli.example", "account_number": "000111222333", "routing_number": "021000021", ` +
+					exampleAddress + `}`)}},
 			{Name: "send_invoice", Kind: connectors.Write, Price: WritePrice, Run: c.sendInvoice,
 				Carries: []string{"amount"}, Noun: "invoice",
 				Description: "Creates an invoice for a Mercury customer and emails it to them now.",
-				Schema:      json.RawMessage(invoiceSchema),
+				Schema:      json.RawMessage(invoiceSchema), Result: json.RawMessage(invoicedSchema),
 				Examples: []json.RawMessage{json.RawMessage(`{"customer_id": "c3c3c3c3-0000-4000-8000-000000000001", "invoice_date": "2026-12-01", "due_date": "2026-12-31", ` +
 					`"line_items": [{"name": "Consulting, December", "quantity": 10, "unit_price_usd": 150}]}`)}},
 			{Name: "cancel_invoice", Kind: connectors.Write, Price: WritePrice, Run: c.cancelInvoice, Noun: "cancellation",
 				Description: "Cancels an unpaid invoice; this cannot be undone.",
 				Schema:      json.RawMessage(`{"type": "object", "properties": {"invoice_id": ` + idSchema + `}, "required": ["invoice_id"], "additionalProperties": false}`),
-				Examples:    []json.RawMessage{json.RawMessage(`{"invoice_id": "d4d4d4d4-0000-4000-8000-000000000001"}`)}},
+				Examples:    []json.RawMessage{json.RawMessage(`{"invoice_id": "d4d4d4d4-0000-4000-8000-000000000001"}`)},
+				Result:      json.RawMessage(cancelledSchema)},
 			{Name: "accounts", Kind: connectors.Read, Price: ReadPrice, Run: c.accounts,
 				Description: "Lists the Mercury accounts with their balances.",
 				Schema:      json.RawMessage(`{"type": "object", "additionalProperties": false}`),
-				Examples:    []json.RawMessage{json.RawMessage(`{}`)}},
+				Examples:    []json.RawMessage{json.RawMessage(`{}`)},
+				Result:      json.RawMessage(accountsSchema)},
 			{Name: "recipients", Kind: connectors.Read, Price: ReadPrice, Run: c.recipients,
 				Description: "Lists the saved payees.",
 				Schema:      json.RawMessage(`{"type": "object", "additionalProperties": false}`),
-				Examples:    []json.RawMessage{json.RawMessage(`{}`)}},
+				Examples:    []json.RawMessage{json.RawMessage(`{}`)},
+				Result:      json.RawMessage(recipientsSchema)},
 			{Name: "transactions", Kind: connectors.Read, Price: ReadPrice, Run: c.transactions,
 				Description: "Lists an account's latest transactions, newest first (the first checking account when none is named).",
 				Schema: json.RawMessage(`{"type": "object", "properties": {"account_id": ` + idSchema + `, ` +
 					`"limit": {"type": "integer", "minimum": 1, "maximum": 500, "default": 50}}, "additionalProperties": false}`),
-				Examples: []json.RawMessage{json.RawMessage(`{}`), json.RawMessage(`{"account_id": "a1a1a1a1-0000-4000-8000-000000000001", "limit": 10}`)}},
+				Examples: []json.RawMessage{json.RawMessage(`{}`), json.RawMessage(`{"account_id": "a1a1a1a1-0000-4000-8000-000000000001", "limit": 10}`)},
+				Result:   json.RawMessage(transactionsSchema)},
 			{Name: "confirm", Kind: connectors.Answer, Answer: c.confirm,
-				Description: "Carries out the write the owner approved, exactly as sealed."},
+				Description: "Carries out the write the owner approved, exactly as sealed.",
+				Result:      json.RawMessage(`{"oneOf": [` + paidSchema + `, ` + savedSchema + `, ` + invoicedSchema + `, ` + cancelledSchema + `]}`)},
 		},
 	}
 }
+
+// The results' schemas: what each write answers once it is made (at once,
+// or as the answer to an approved task), and what each read answers.
+const (
+	paidSchema = `{"type": "object", "description": "a payment made", "properties": {
+    "ok": {"const": true}, "wrote": {"const": true},
+    "sent_via": {"const": "direct", "description": "paid with Mercury's send money, never its approval requests"},
+    "transaction_id": {"type": "string"},
+    "amount_usd": {"type": "number", "description": "dollars, two decimals"},
+    "amount_cents": {"type": "integer", "minimum": 1},
+    "status": {"type": "string", "description": "Mercury's status of the transaction: pending, sent, …"},
+    "recipient_id": {"type": "string"},
+    "payee_saved": {"const": true, "description": "present when the payment saved its new payee first"}
+  }, "required": ["ok", "wrote", "sent_via", "transaction_id", "amount_usd", "amount_cents", "status", "recipient_id"], "additionalProperties": false}`
+	savedSchema = `{"type": "object", "description": "a payee saved", "properties": {
+    "ok": {"const": true}, "wrote": {"const": true}, "recipient_id": {"type": "string"}, "name": {"type": "string"}
+  }, "required": ["ok", "wrote", "recipient_id", "name"], "additionalProperties": false}`
+	invoicedSchema = `{"type": "object", "description": "an invoice made and emailed", "properties": {
+    "ok": {"const": true}, "wrote": {"const": true}, "invoice_id": {"type": "string"}, "invoice_number": {"type": "string"},
+    "amount_usd": {"type": "number"}, "amount_cents": {"type": "integer", "minimum": 1}
+  }, "required": ["ok", "wrote", "invoice_id", "invoice_number", "amount_usd", "amount_cents"], "additionalProperties": false}`
+	cancelledSchema = `{"type": "object", "description": "an invoice cancelled", "properties": {
+    "ok": {"const": true}, "wrote": {"const": true}, "invoice_id": {"type": "string"}, "status": {"const": "Cancelled"}
+  }, "required": ["ok", "wrote", "invoice_id", "status"], "additionalProperties": false}`
+	accountsSchema = `{"type": "object", "properties": {
+    "ok": {"const": true},
+    "accounts": {"type": "array", "items": {"type": "object", "properties": {
+      "id": {"type": "string"}, "name": {"type": "string"}, "kind": {"type": "string"}, "status": {"type": "string"},
+      "available_usd": {"type": "number"}, "available_cents": {"type": "integer"}
+    }, "required": ["id", "name", "kind", "status", "available_usd", "available_cents"], "additionalProperties": false}}
+  }, "required": ["ok", "accounts"], "additionalProperties": false}`
+	recipientsSchema = `{"type": "object", "properties": {
+    "ok": {"const": true},
+    "recipients": {"type": "array", "items": {"type": "object", "properties": {
+      "id": {"type": "string"}, "name": {"type": "string"}, "status": {"type": "string"},
+      "default_payment_method": {"type": "string", "description": "Mercury's: ach, check, domesticWire, internationalWire, realTimePayment"},
+      "account_last4": {"type": "string", "description": "the last four digits of the ACH account, when there is one"}
+    }, "required": ["id", "name", "status", "default_payment_method"], "additionalProperties": false}}
+  }, "required": ["ok", "recipients"], "additionalProperties": false}`
+	transactionsSchema = `{"type": "object", "properties": {
+    "ok": {"const": true}, "account_id": {"type": "string"},
+    "transactions": {"type": "array", "items": {"type": "object", "properties": {
+      "id": {"type": "string"}, "amount_usd": {"type": "number", "description": "negative for money out"}, "amount_cents": {"type": "integer"},
+      "status": {"type": "string"}, "kind": {"type": "string"}, "counterparty": {"type": "string"}, "note": {"type": "string"},
+      "created_at": {"type": "string"}
+    }, "required": ["id", "amount_usd", "amount_cents", "status", "kind", "counterparty", "note", "created_at"], "additionalProperties": false}}
+  }, "required": ["ok", "account_id", "transactions"], "additionalProperties": false}`
+)
+
+// exampleAddress is the address member of the examples.
+const exampleAddress = `"address": {"address1": "1600 Amphitheatre Pkwy", "city": "Mountain View", "region": "CA", "postal_code": "94043", "country": "US"}`
 
 const idSchema = `{"type": "string", "pattern": "^[A-Za-z0-9-]{1,64}$"}`
 
 const amountSchema = `{"type": "number", "exclusiveMinimum": 0, "maximum": 100000000, "description": "dollars, with at most two decimals"}`
 
+// addressSchema is a payee's legal address, which Mercury requires with an
+// ACH account; its parts are bounded so that the whole is shown as one
+// address value (200 characters).
+const addressSchema = `{"type": "object", "description": "the payee's legal address", "properties": {
+      "address1": {"type": "string", "minLength": 1, "maxLength": 50},
+      "address2": {"type": "string", "maxLength": 50},
+      "city": {"type": "string", "minLength": 1, "maxLength": 40},
+      "region": {"type": "string", "minLength": 1, "maxLength": 20, "description": "the state, such as CA"},
+      "postal_code": {"type": "string", "minLength": 1, "maxLength": 10},
+      "country": {"type": "string", "pattern": "^[A-Z]{2}$", "description": "ISO 3166-1 alpha-2, such as US"}
+    }, "required": ["address1", "city", "region", "postal_code", "country"], "additionalProperties": false}`
+
 const newRecipientProps = `"name": {"type": "string", "minLength": 1, "maxLength": 100},
     "email": {"type": "string", "format": "email", "maxLength": 200},
     "account_number": {"type": "string", "pattern": "^[0-9]{4,17}$"},
     "routing_number": {"type": "string", "pattern": "^[0-9]{9}$"},
-    "account_type": {"enum": ["businessChecking", "businessSavings", "personalChecking", "personalSavings"], "default": "businessChecking"}`
+    "account_type": {"enum": ["businessChecking", "businessSavings", "personalChecking", "personalSavings"], "default": "businessChecking"},
+    "address": ` + addressSchema
 
 const recipientSchema = `{"type": "object", "properties": {
     ` + newRecipientProps + `
-  }, "required": ["name", "email", "account_number", "routing_number"], "additionalProperties": false}`
+  }, "required": ["name", "email", "account_number", "routing_number", "address"], "additionalProperties": false}`
 
 const paySchema = `{
   "type": "object",
@@ -197,28 +288,54 @@ const invoiceSchema = `{
 
 // newPayee is a payee the write saves in Mercury.
 type newPayee struct {
-	Name          string `json:"name"`
-	Email         string `json:"email"`
-	AccountNumber string `json:"account_number"`
-	RoutingNumber string `json:"routing_number"`
-	AccountType   string `json:"account_type,omitempty"`
+	Name          string       `json:"name"`
+	Email         string       `json:"email"`
+	AccountNumber string       `json:"account_number"`
+	RoutingNumber string       `json:"routing_number"`
+	AccountType   string       `json:"account_type,omitempty"`
+	Address       payeeAddress `json:"address"`
+}
+
+// payeeAddress is a new payee's legal address.
+type payeeAddress struct {
+	Address1   string `json:"address1"`
+	Address2   string `json:"address2,omitempty"`
+	City       string `json:"city"`
+	Region     string `json:"region"`
+	PostalCode string `json:"postal_code"`
+	Country    string `json:"country"`
+}
+
+// line is the address on one line, as the owner is shown it.
+func (a payeeAddress) line() string {
+	parts := []string{a.Address1}
+	if a.Address2 != "" {
+		parts = append(parts, a.Address2)
+	}
+	return strings.Join(append(parts, a.City, a.Region+" "+a.PostalCode, a.Country), ", ")
 }
 
 // write is the sealed state of a task: the exact write to make.
 type write struct {
 	Op string `json:"op"`
 	// pay_invoice
-	AccountID   string    `json:"account_id,omitempty"`
-	RecipientID string    `json:"recipient_id,omitempty"`
-	Payee       string    `json:"payee,omitempty"` // saved | new
-	New         *newPayee `json:"new,omitempty"`   // pay_invoice to a new payee, add_recipient
-	Cents       int64     `json:"cents,omitempty"`
-	Method      string    `json:"method,omitempty"`
-	Memo        string    `json:"memo,omitempty"`
+	AccountID   string `json:"account_id,omitempty"`
+	RecipientID string `json:"recipient_id,omitempty"`
+	Payee       string `json:"payee,omitempty"` // saved | new
+	// PayeeName is the saved payee's name as Mercury had it: a wire's
+	// purpose names it.
+	PayeeName string    `json:"payee_name,omitempty"`
+	New       *newPayee `json:"new,omitempty"` // pay_invoice to a new payee, add_recipient
+	Cents     int64     `json:"cents,omitempty"`
+	Method    string    `json:"method,omitempty"`
+	Memo      string    `json:"memo,omitempty"`
 	// send_invoice
 	Invoice *invoiceRequest `json:"invoice,omitempty"`
 	// cancel_invoice
 	InvoiceID string `json:"invoice_id,omitempty"`
+	// Number is the invoice's number as Mercury had it, for the owner's
+	// history.
+	Number string `json:"number,omitempty"`
 }
 
 // invoiceRequest is Mercury's POST /ar/invoices body.
@@ -370,18 +487,6 @@ func readRefusal(err error) error {
 
 // ---- the policy
 
-// checkAmount applies max_payment_usd and, for a single amount beyond it,
-// max_spend_usd_month.
-func checkAmount(p *policy.Policy, what string, cents policy.Cents) error {
-	if max, ok := p.Amount(keyMaxPayment); ok && cents > max {
-		return connectors.Refuse(countersign.PolicyDenied, "the %s of %s is above the owner's max_payment_usd of %s", what, money(cents), money(max))
-	}
-	if max, ok := p.Amount(keyMaxMonth); ok && cents > max {
-		return connectors.Refuse(countersign.PolicyDenied, "the %s of %s is above the owner's max_spend_usd_month of %s", what, money(cents), money(max))
-	}
-	return nil
-}
-
 // monthly is the project's max_spend_usd_month in cents, or -1 for none.
 func monthly(p *policy.Policy) policy.Cents {
 	if max, ok := p.Amount(keyMaxMonth); ok {
@@ -461,9 +566,6 @@ func (c *connector) payInvoice(ctx context.Context, call *connectors.Call) (any,
 		}
 		w.Payee, w.New = "new", args.Recipient
 	}
-	if err := checkAmount(call.Policy, "payment", cents); err != nil {
-		return nil, err
-	}
 	cl, ask, why, err := c.prepare(call, w)
 	if err != nil {
 		return nil, err
@@ -473,7 +575,6 @@ func (c *connector) payInvoice(ctx context.Context, call *connectors.Call) (any,
 		return nil, err
 	}
 	w.AccountID = acct.ID
-	payeeName := ""
 	var payeeAccount string
 	if w.Payee == "saved" {
 		var r recipient
@@ -483,19 +584,23 @@ func (c *connector) payInvoice(ctx context.Context, call *connectors.Call) (any,
 		if r.Status != "" && r.Status != "active" {
 			return nil, connectors.Refuse(countersign.InvalidRequest, "the payee %s is %s in Mercury, not active", w.RecipientID, cleanText(r.Status, 20))
 		}
-		payeeName = cleanText(r.Name, 100)
+		w.PayeeName = cleanText(r.Name, 100)
+		if w.PayeeName == "" {
+			w.PayeeName = "the payee " + w.RecipientID
+		}
 		if r.ElectronicRoutingInfo != nil {
 			payeeAccount = r.ElectronicRoutingInfo.AccountNumber
 		}
 	}
+	head := heading{title: title("Pay "+money(cents)+" to ", w.payee()), summary: paySummary(w, accountWords(acct))}
 	if !ask {
-		return direct(c.pay(ctx, cl, call.Platform, call.Policy, w, call.Run))
+		return direct(call, head)(c.pay(ctx, cl, call.Platform, call.Policy, w, call.Run))
 	}
 	fields := []countersign.Field{
 		field(countersign.FieldMoney, "Amount", countersign.WrittenByAgent, money(cents)),
 	}
 	if w.Payee == "saved" {
-		to := payeeName
+		to := w.PayeeName
 		if payeeAccount != "" {
 			to += " (account ••" + last4(payeeAccount) + ")"
 		}
@@ -505,15 +610,12 @@ func (c *connector) payInvoice(ctx context.Context, call *connectors.Call) (any,
 	} else {
 		fields = append(fields,
 			field(countersign.FieldAccount, "To", countersign.WrittenByAgent, w.New.Name),
-			field(countersign.FieldText, "Payee", countersign.WrittenByProject, "new: saved in Mercury with this payment"),
-			field(countersign.FieldAccount, "Payee's account", countersign.WrittenByAgent, w.New.AccountNumber+" ("+accountType(w.New)+")"),
-			field(countersign.FieldAccount, "Payee's routing number", countersign.WrittenByAgent, w.New.RoutingNumber),
-			field(countersign.FieldText, "Payee's email", countersign.WrittenByAgent, w.New.Email))
-		payeeName = w.New.Name
+			field(countersign.FieldText, "Payee", countersign.WrittenByProject, "new: saved in Mercury with this payment"))
+		fields = append(fields, payeeFields("Payee's ", w.New)...)
 	}
 	method := methodShown[w.Method]
 	if w.Method == "wire" {
-		method += " (purpose: " + wirePurpose + ")"
+		method += " (purpose: " + wirePurpose + ", " + w.payee() + ")"
 	}
 	fields = append(fields,
 		field(countersign.FieldText, "Method", countersign.WrittenByAgent, method),
@@ -521,13 +623,58 @@ func (c *connector) payInvoice(ctx context.Context, call *connectors.Call) (any,
 	if w.Memo != "" {
 		fields = append(fields, field(countersign.FieldText, "Memo", countersign.WrittenByAgent, w.Memo))
 	}
-	return c.open(ctx, call, title("Pay "+money(cents)+" to ", payeeName), fields, why, w)
+	return c.open(ctx, call, head, fields, why, w)
+}
+
+// payeeFields show a new payee's bank account, address and email, their
+// labels starting with prefix.
+func payeeFields(prefix string, p *newPayee) []countersign.Field {
+	label := func(s string) string {
+		if prefix == "" {
+			return upper(s)
+		}
+		return prefix + s
+	}
+	return []countersign.Field{
+		field(countersign.FieldAccount, label("account"), countersign.WrittenByAgent, p.AccountNumber+" ("+accountType(p)+")"),
+		field(countersign.FieldAccount, label("routing number"), countersign.WrittenByAgent, p.RoutingNumber),
+		field(countersign.FieldAddress, label("address"), countersign.WrittenByAgent, p.Address.line()),
+		field(countersign.FieldText, label("email"), countersign.WrittenByAgent, p.Email),
+	}
+}
+
+// paySummary is what approving a payment does, as SPEC §8's example says
+// it: "pay $750.25 to Acme Corp from Checking ••1234 by ACH; it cannot be
+// undone". A new payee is "new payee" and its name quoted; names are cut
+// with "…" to fit 200 characters.
+func paySummary(w *write, from string) string {
+	rest := " from " + from + " by " + methodWords[w.Method] + "; it cannot be undone"
+	lead := "pay " + money(policy.Cents(w.Cents)) + " to "
+	room := countersign.MaxSummaryChars - utf8.RuneCountInString(lead+rest)
+	if w.New != nil {
+		return lead + "new payee " + quoted(w.New.Name, room-len("new payee ")) + rest
+	}
+	return lead + named(w.PayeeName, room) + rest
+}
+
+// methodWords name a method in a summary.
+var methodWords = map[string]string{"ach": "ACH", "wire": "domestic wire", "check": "check"}
+
+// accountWords name the account paid from or into as the owner knows it:
+// its kind and the last four digits of its number ("Checking ••1234"), or
+// its name in Mercury when its number is not given.
+func accountWords(a account) string {
+	kind := cleanText(a.Kind, 30)
+	if len(a.AccountNumber) < 4 || kind == "" {
+		return named(cleanText(a.Name, 100), 60)
+	}
+	return upper(kind) + " ••" + last4(a.AccountNumber)
 }
 
 // pay makes a payment: the new payee first, then the payment, counted
 // against the month's bound under key. It is the write of a direct call
 // (key: the run) and of an approved task (key: the task).
-func (c *connector) pay(ctx context.Context, cl *client, pf connectors.Platform, pol *policy.Policy, w *write, key string) (any, error) {
+func (c *connector) pay(ctx context.Context, cl *client, pf connectors.Platform, pol *policy.Policy, w *write, key string) (*done, error) {
 	idem := keyPrefix + key
 	ok, err := pf.Spend(ctx, idem, policy.Cents(w.Cents), monthly(pol))
 	if err != nil {
@@ -552,7 +699,9 @@ func (c *connector) pay(ctx context.Context, cl *client, pf connectors.Platform,
 		body["note"] = w.Memo
 	}
 	if w.Method == "wire" {
-		body["purpose"] = map[string]any{"simple": map[string]string{"category": wirePurpose}}
+		// Mercury requires additionalInfo, the vendor's name, of a Vendor
+		// purpose.
+		body["purpose"] = map[string]any{"simple": map[string]string{"category": wirePurpose, "additionalInfo": w.payee()}}
 	}
 	var t transaction
 	path := at{"account", w.AccountID, "transactions"}
@@ -563,6 +712,17 @@ func (c *connector) pay(ctx context.Context, cl *client, pf connectors.Platform,
 		// made. The same idempotency key asks again without paying twice.
 		err = cl.do(ctx, http.MethodPost, path, body, &t)
 	}
+	if errors.As(err, &ae) && ae.status == http.StatusConflict {
+		// Mercury answers a repeated idempotency key with 409 and the
+		// transaction the key made, and makes none: this payment, made
+		// by the first request.
+		first, ok := madeBefore(ae.body, recipientID, policy.Cents(w.Cents))
+		if !ok {
+			return nil, connectors.RefusedUnknown("upstream_unavailable", "%s", upper(pre(saved)+
+				"Mercury answered 409 for this payment's idempotency key with another transaction, so whether this payment was made is not known: look at the account's transactions before preparing it again."))
+		}
+		t, err = first, nil
+	}
 	if err != nil {
 		if errors.As(err, &ae) && ae.certain() {
 			_ = pf.Unspend(ctx, idem)
@@ -571,17 +731,60 @@ func (c *connector) pay(ctx context.Context, cl *client, pf connectors.Platform,
 	}
 	out := map[string]any{"ok": true, "wrote": true, "sent_via": "direct", "transaction_id": t.ID,
 		"amount_usd": dollarNumber(policy.Cents(w.Cents)), "amount_cents": w.Cents, "status": cleanText(t.Status, 40), "recipient_id": recipientID}
+	text := "Payment sent: transaction " + cleanText(t.ID, 64)
 	if saved {
 		out["payee_saved"] = true
+		text = "Payee saved and payment sent: transaction " + cleanText(t.ID, 64)
 	}
-	return out, nil
+	if st := cleanText(t.Status, 20); st != "" {
+		text += " (" + st + ")"
+	}
+	return &done{out: out, outcome: connectors.Outcome{Text: text, URL: link(t.DashboardLink)}}, nil
 }
 
+// link is Mercury's link to an object when it is an https URL a page may
+// open; "" otherwise.
+func link(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || len(s) > 500 || strings.ContainsFunc(s, unicode.IsSpace) {
+		return ""
+	}
+	return u.String()
+}
+
+// madeBefore reads the transaction a 409 answer carries and tells whether
+// it is the payment meant: to recipient, of cents.
+func madeBefore(raw []byte, recipient string, cents policy.Cents) (transaction, bool) {
+	var t transaction
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if dec.Decode(&t) != nil || t.ID == "" || t.CounterpartyID != recipient {
+		return transaction{}, false
+	}
+	amount, ok := dollarsOf(t.Amount)
+	if amount < 0 {
+		amount = -amount
+	}
+	return t, ok && amount == cents
+}
+
+// payee is the name of the write's payee, saved or new.
+func (w *write) payee() string {
+	if w.New != nil {
+		return w.New.Name
+	}
+	return w.PayeeName
+}
+
+// createRecipient saves a new payee with its ACH account and legal
+// address (POST /recipients, as Mercury's reference names its members).
 func (cl *client) createRecipient(ctx context.Context, p *newPayee) (recipient, error) {
 	var r recipient
+	a := p.Address
 	err := cl.do(ctx, http.MethodPost, at{"recipients"}, map[string]any{
-		"name": p.Name, "emails": []string{p.Email}, "defaultPaymentMethod": "ach",
-		"electronicRoutingInfo": routingInfo{AccountNumber: p.AccountNumber, RoutingNumber: p.RoutingNumber, ElectronicAccountType: accountType(p)},
+		"name": p.Name, "emails": []string{p.Email},
+		"electronicRoutingInfo": routingInfo{AccountNumber: p.AccountNumber, RoutingNumber: p.RoutingNumber, ElectronicAccountType: accountType(p),
+			Address: &address{Address1: a.Address1, Address2: a.Address2, City: a.City, Region: a.Region, PostalCode: a.PostalCode, Country: a.Country}},
 	}, &r)
 	return r, err
 }
@@ -594,10 +797,7 @@ func writeRefusal(err error, what string, before bool) error {
 	if !errors.As(err, &ae) {
 		return err
 	}
-	pre := ""
-	if before {
-		pre = "The new payee was saved in Mercury, but "
-	}
+	pre := pre(before)
 	switch {
 	case ae.before:
 		return &connectors.Refusal{Code: ae.code, Wrote: before, Sentence: upper(pre + ae.message + ".")}
@@ -609,7 +809,19 @@ func writeRefusal(err error, what string, before bool) error {
 	case ae.certain():
 		return &connectors.Refusal{Code: countersign.InvalidRequest, Wrote: before, Sentence: upper(pre + fmt.Sprintf("Mercury refused %s: %s.", what, ae.message))}
 	}
-	return connectors.RefusedUnknown("upstream_unavailable", "%s", upper(pre+fmt.Sprintf("%s, so %s may or may not have been made: look at the account's transactions before preparing it again.", ae.Error(), what)))
+	look := "look in Mercury"
+	if what == "the payment" {
+		look = "look at the account's transactions"
+	}
+	return connectors.RefusedUnknown("upstream_unavailable", "%s", upper(pre+fmt.Sprintf("%s, so %s may or may not have been made: %s before preparing it again.", ae.Error(), what, look)))
+}
+
+// pre starts a sentence about a payment whose new payee was saved.
+func pre(saved bool) string {
+	if saved {
+		return "The new payee was saved in Mercury, but "
+	}
+	return ""
 }
 
 func upper(s string) string {
@@ -634,24 +846,23 @@ func (c *connector) addRecipient(ctx context.Context, call *connectors.Call) (an
 	if err != nil {
 		return nil, err
 	}
+	lead, rest := "save the payee ", fmt.Sprintf(" (ACH to account ••%s, routing %s); it can be deleted later in Mercury", last4(p.AccountNumber), p.RoutingNumber)
+	head := heading{title: title("Save a new payee: ", p.Name),
+		summary: lead + quoted(p.Name, countersign.MaxSummaryChars-utf8.RuneCountInString(lead+rest)) + rest}
 	if !ask {
-		return direct(c.saveRecipient(ctx, cl, w))
+		return direct(call, head)(c.saveRecipient(ctx, cl, w))
 	}
-	fields := []countersign.Field{
-		field(countersign.FieldText, "Name", countersign.WrittenByAgent, p.Name),
-		field(countersign.FieldText, "Email", countersign.WrittenByAgent, p.Email),
-		field(countersign.FieldAccount, "Account", countersign.WrittenByAgent, p.AccountNumber+" ("+accountType(&p)+")"),
-		field(countersign.FieldAccount, "Routing number", countersign.WrittenByAgent, p.RoutingNumber),
-	}
-	return c.open(ctx, call, title("Save a new payee: ", p.Name), fields, why, w)
+	fields := append([]countersign.Field{field(countersign.FieldText, "Name", countersign.WrittenByAgent, p.Name)}, payeeFields("", &p)...)
+	return c.open(ctx, call, head, fields, why, w)
 }
 
-func (c *connector) saveRecipient(ctx context.Context, cl *client, w *write) (any, error) {
+func (c *connector) saveRecipient(ctx context.Context, cl *client, w *write) (*done, error) {
 	r, err := cl.createRecipient(ctx, w.New)
 	if err != nil {
 		return nil, writeRefusal(err, "the new payee", false)
 	}
-	return map[string]any{"ok": true, "wrote": true, "recipient_id": r.ID, "name": cleanText(r.Name, 100)}, nil
+	return &done{out: map[string]any{"ok": true, "wrote": true, "recipient_id": r.ID, "name": cleanText(r.Name, 100)},
+		outcome: connectors.Outcome{Text: "Payee saved: recipient " + cleanText(r.ID, 64)}}, nil
 }
 
 // ---- send_invoice
@@ -701,27 +912,24 @@ func (c *connector) sendInvoice(ctx context.Context, call *connectors.Call) (any
 		return nil, err
 	}
 	req.DestinationAccountID = acct.ID
-	var cs struct {
-		Customers []customer `json:"customers"`
-	}
-	if err := cl.do(ctx, http.MethodGet, at{"ar", "customers"}, nil, &cs); err != nil {
+	var cust customer
+	if err := cl.do(ctx, http.MethodGet, at{"ar", "customers", args.CustomerID}, nil, &cust); err != nil {
+		var ae *apiError
+		if errors.As(err, &ae) && ae.status == http.StatusNotFound {
+			return nil, connectors.Refuse(countersign.InvalidRequest, "Mercury has no customer %s", args.CustomerID)
+		}
 		return nil, readRefusal(err)
 	}
-	var cust *customer
-	for i := range cs.Customers {
-		if cs.Customers[i].ID == args.CustomerID {
-			cust = &cs.Customers[i]
-		}
-	}
-	if cust == nil {
-		return nil, connectors.Refuse(countersign.InvalidRequest, "Mercury has no customer %s", args.CustomerID)
-	}
+	name := cleanText(cust.Name, 100)
+	lead, rest := "email an invoice of "+money(total)+" to ", ", due "+args.DueDate+"; it can be cancelled while unpaid"
+	head := heading{title: title("Send an invoice of "+money(total)+" to ", name),
+		summary: lead + named(name, countersign.MaxSummaryChars-utf8.RuneCountInString(lead+rest)) + rest}
 	if !ask {
-		return direct(c.createInvoice(ctx, cl, w))
+		return direct(call, head)(c.createInvoice(ctx, cl, w))
 	}
 	fields := []countersign.Field{
 		field(countersign.FieldMoney, "Total", countersign.WrittenByProject, money(total)),
-		field(countersign.FieldText, "To", countersign.WrittenByProject, cleanText(cust.Name, 100)+" <"+cleanText(cust.Email, 200)+">, emailed now"),
+		field(countersign.FieldText, "To", countersign.WrittenByProject, name+" <"+cleanText(cust.Email, 200)+">, emailed now"),
 		{Kind: countersign.FieldList, Label: "Lines", Values: lines, WrittenBy: countersign.WrittenByAgent},
 		field(countersign.FieldText, "Dates", countersign.WrittenByAgent, "dated "+args.InvoiceDate+", due "+args.DueDate),
 		field(countersign.FieldAccount, "Paid into", countersign.WrittenByProject, cleanText(acct.Name, 100)+" ("+acct.ID+")"),
@@ -729,16 +937,18 @@ func (c *connector) sendInvoice(ctx context.Context, call *connectors.Call) (any
 	if args.Memo != "" {
 		fields = append(fields, field(countersign.FieldText, "Memo", countersign.WrittenByAgent, args.Memo))
 	}
-	return c.open(ctx, call, title("Send an invoice of "+money(total)+" to ", cust.Name), fields, why, w)
+	return c.open(ctx, call, head, fields, why, w)
 }
 
-func (c *connector) createInvoice(ctx context.Context, cl *client, w *write) (any, error) {
+func (c *connector) createInvoice(ctx context.Context, cl *client, w *write) (*done, error) {
 	var inv invoice
 	if err := cl.do(ctx, http.MethodPost, at{"ar", "invoices"}, w.Invoice, &inv); err != nil {
 		return nil, writeRefusal(err, "the invoice", false)
 	}
-	return map[string]any{"ok": true, "wrote": true, "invoice_id": inv.ID, "invoice_number": cleanText(inv.InvoiceNumber, 40),
-		"amount_usd": dollarNumber(policy.Cents(w.Cents)), "amount_cents": w.Cents}, nil
+	number := cleanText(inv.InvoiceNumber, 40)
+	return &done{out: map[string]any{"ok": true, "wrote": true, "invoice_id": inv.ID, "invoice_number": number,
+		"amount_usd": dollarNumber(policy.Cents(w.Cents)), "amount_cents": w.Cents},
+		outcome: connectors.Outcome{Text: "Invoice " + named(number, 60) + " emailed: " + money(policy.Cents(w.Cents)) + ", invoice " + cleanText(inv.ID, 64)}}, nil
 }
 
 // ---- cancel_invoice
@@ -762,38 +972,58 @@ func (c *connector) cancelInvoice(ctx context.Context, call *connectors.Call) (a
 	if inv.Status != "Unpaid" {
 		return nil, connectors.Refuse(countersign.InvalidRequest, "the invoice is %s: only an unpaid invoice can be cancelled", cleanText(inv.Status, 20))
 	}
-	if !ask {
-		return direct(c.cancel(ctx, cl, w))
-	}
+	w.Number = cleanText(inv.InvoiceNumber, 40)
 	amount, _ := dollarsOf(inv.Amount)
+	due := cleanText(inv.DueDate, 20)
+	head := heading{title: title("Cancel invoice ", w.Number),
+		summary: "cancel invoice " + named(w.Number, 60) + " of " + money(amount) + ", due " + named(due, 30) + "; it cannot be undone"}
+	if !ask {
+		return direct(call, head)(c.cancel(ctx, cl, w))
+	}
 	fields := []countersign.Field{
-		field(countersign.FieldText, "Invoice", countersign.WrittenByProject, cleanText(inv.InvoiceNumber, 40)+" ("+inv.ID+")"),
+		field(countersign.FieldText, "Invoice", countersign.WrittenByProject, w.Number+" ("+inv.ID+")"),
 		field(countersign.FieldMoney, "Amount", countersign.WrittenByProject, money(amount)),
-		field(countersign.FieldText, "Due", countersign.WrittenByProject, cleanText(inv.DueDate, 20)),
+		field(countersign.FieldText, "Due", countersign.WrittenByProject, due),
 		field(countersign.FieldText, "What happens", countersign.WrittenByProject, "The invoice is cancelled and can no longer be paid; this cannot be undone."),
 	}
-	return c.open(ctx, call, title("Cancel invoice ", cleanText(inv.InvoiceNumber, 40)), fields, why, w)
+	return c.open(ctx, call, head, fields, why, w)
 }
 
-func (c *connector) cancel(ctx context.Context, cl *client, w *write) (any, error) {
-	var inv invoice
-	if err := cl.do(ctx, http.MethodPost, at{"ar", "invoices", w.InvoiceID, "cancel"}, nil, &inv); err != nil {
+// cancel cancels the invoice; Mercury's answer has no body to read.
+func (c *connector) cancel(ctx context.Context, cl *client, w *write) (*done, error) {
+	if err := cl.do(ctx, http.MethodPost, at{"ar", "invoices", w.InvoiceID, "cancel"}, nil, nil); err != nil {
 		return nil, writeRefusal(err, "the cancellation", false)
 	}
-	return map[string]any{"ok": true, "wrote": true, "invoice_id": w.InvoiceID, "status": cleanText(inv.Status, 20)}, nil
+	text := "Invoice " + cleanText(w.InvoiceID, 64) + " cancelled"
+	if w.Number != "" {
+		text = "Invoice " + named(w.Number, 60) + " cancelled (" + cleanText(w.InvoiceID, 64) + ")"
+	}
+	return &done{out: map[string]any{"ok": true, "wrote": true, "invoice_id": w.InvoiceID, "status": "Cancelled"},
+		outcome: connectors.Outcome{Text: text}}, nil
 }
 
 // ---- tasks and answers
 
+// heading is what a write's task shows above its fields, and what a write
+// made at once tells the owner's history of itself.
+type heading struct{ title, summary string }
+
+// done is a write made: what it answers, and what it tells the owner's
+// history it did.
+type done struct {
+	out     any
+	outcome connectors.Outcome
+}
+
 // open seals w into a task showing fields and, last, why the owner is asked.
-func (c *connector) open(ctx context.Context, call *connectors.Call, title string, fields []countersign.Field, why string, w *write) (any, error) {
+func (c *connector) open(ctx context.Context, call *connectors.Call, s heading, fields []countersign.Field, why string, w *write) (any, error) {
 	fields = append(fields, field(countersign.FieldText, "Why you are asked", countersign.WrittenByProject, why))
 	state, err := json.Marshal(w)
 	if err != nil {
 		return nil, err
 	}
 	t, err := call.OpenTask(ctx, connectors.TaskSpec{Kind: countersign.KindConfirm,
-		Display:  countersign.Display{Title: title, Fields: fields},
+		Display:  countersign.Display{Title: s.title, Summary: s.summary, Fields: fields},
 		AnswerBy: &countersign.AnswerBy{Operation: "confirm", Supplies: countersign.SuppliesNone}, State: state})
 	if err != nil {
 		return nil, err
@@ -811,11 +1041,6 @@ func (c *connector) confirm(ctx context.Context, a *connectors.AnswerCall) (conn
 	if a.Policy.Mode() != policy.OK {
 		return connectors.Report{}, connectors.Refused(countersign.PolicyUnreadable, false, "%s.", upper(a.Policy.Sentence()))
 	}
-	if w.Op == "pay_invoice" {
-		if err := checkAmount(a.Policy, "payment", policy.Cents(w.Cents)); err != nil {
-			return connectors.Report{}, connectors.Refused(countersign.PolicyDenied, false, "%s.", upper(countersign.ErrorMessage(err)))
-		}
-	}
 	if d := a.Decide(w.Op, w.facts()); d.Outcome == policy.Refuse {
 		return connectors.Report{}, connectors.Refused(countersign.Code(d.Code), false, "%s.", upper(d.Sentence))
 	}
@@ -823,16 +1048,16 @@ func (c *connector) confirm(ctx context.Context, a *connectors.AnswerCall) (conn
 	if err != nil {
 		return connectors.Report{}, connectors.Refused(countersign.ErrorCode(err), false, "%s.", upper(countersign.ErrorMessage(err)))
 	}
-	var out any
+	var d *done
 	switch w.Op {
 	case "pay_invoice":
-		out, err = c.pay(ctx, cl, a.Platform, a.Policy, w, a.Task.ID)
+		d, err = c.pay(ctx, cl, a.Platform, a.Policy, w, a.Task.ID)
 	case "add_recipient":
-		out, err = c.saveRecipient(ctx, cl, w)
+		d, err = c.saveRecipient(ctx, cl, w)
 	case "send_invoice":
-		out, err = c.createInvoice(ctx, cl, w)
+		d, err = c.createInvoice(ctx, cl, w)
 	case "cancel_invoice":
-		out, err = c.cancel(ctx, cl, w)
+		d, err = c.cancel(ctx, cl, w)
 	}
 	var ce *countersign.Error
 	if errors.As(err, &ce) {
@@ -841,7 +1066,7 @@ func (c *connector) confirm(ctx context.Context, a *connectors.AnswerCall) (conn
 	if err != nil {
 		return connectors.Report{}, err
 	}
-	return connectors.Report{Result: out}, nil
+	return connectors.Report{Result: d.out, Outcome: d.outcome}, nil
 }
 
 // parseWrite reads a task's sealed write strictly.
@@ -854,7 +1079,8 @@ func parseWrite(b []byte) (*write, error) {
 	switch w.Op {
 	case "pay_invoice":
 		_, known := methods[w.Method]
-		ok = known && w.Cents > 0 && w.AccountID != "" && (w.Payee == "saved" && w.RecipientID != "" && w.New == nil || w.Payee == "new" && w.New != nil && w.RecipientID == "")
+		ok = known && w.Cents > 0 && w.AccountID != "" && (w.Payee == "saved" && w.RecipientID != "" && w.New == nil || w.Payee == "new" && w.New != nil && w.RecipientID == "") &&
+			(w.Method != "wire" || w.payee() != "")
 	case "add_recipient":
 		ok = w.New != nil
 	case "send_invoice":
@@ -870,14 +1096,56 @@ func parseWrite(b []byte) (*write, error) {
 
 // ---- helpers
 
-// direct is a direct write's answer: an upstream refusal reaches the agent
-// as "<code>: <sentence>", with what happened to the write.
-func direct(out any, err error) (any, error) {
-	var r *connectors.Refusal
-	if errors.As(err, &r) {
-		return nil, countersign.Errorf(r.Code, "%s", r.Message())
+// direct answers a write made at once: what it answers, after telling
+// the owner's history what it did, with the title and summary a task of
+// it would have shown; an upstream refusal reaches the agent as "<code>:
+// <sentence>", with what happened to the write.
+func direct(call *connectors.Call, s heading) func(*done, error) (any, error) {
+	return func(d *done, err error) (any, error) {
+		var r *connectors.Refusal
+		if errors.As(err, &r) {
+			return nil, countersign.Errorf(r.Code, "%s", r.Message())
+		}
+		if err != nil {
+			return nil, err
+		}
+		call.Did(connectors.Did{Title: s.title, Summary: s.summary, Outcome: d.outcome})
+		return d.out, nil
 	}
-	return out, err
+}
+
+// named is a name from Mercury as the owner reads it in a summary: as it
+// is when it is plain (letters, digits, spaces and . , & ' -), else quoted
+// as a Go string is; cut with "…" to at most max characters either way.
+func named(s string, max int) string {
+	plain := s != "" && !strings.ContainsFunc(s, func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !strings.ContainsRune(" .,&'-", r)
+	}) && strings.TrimSpace(s) == s && !strings.Contains(s, "  ")
+	if !plain {
+		return quoted(s, max)
+	}
+	if utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	return string([]rune(s)[:max-1]) + "…"
+}
+
+// quoted is s between double quotes as Go writes a string literal (a
+// quote or backslash in it escaped, so it cannot close the quotation
+// early; an invisible character written as its escape), cut with "…"
+// inside the quotes to at most max characters.
+func quoted(s string, max int) string {
+	q := strconv.Quote(s)
+	if utf8.RuneCountInString(q) <= max {
+		return q
+	}
+	r := []rune(s)
+	for n := min(len(r), max); n > 0; n-- {
+		if q = strconv.Quote(string(r[:n]) + "…"); utf8.RuneCountInString(q) <= max {
+			return q
+		}
+	}
+	return `"…"`
 }
 
 func field(kind countersign.FieldKind, label string, by countersign.WrittenBy, value string) countersign.Field {
@@ -920,7 +1188,9 @@ func checkText(what, s string) error {
 }
 
 func checkPayee(p *newPayee) error {
-	for _, f := range []struct{ what, v string }{{"payee's name", p.Name}, {"payee's email", p.Email}} {
+	a := p.Address
+	for _, f := range []struct{ what, v string }{{"payee's name", p.Name}, {"payee's email", p.Email},
+		{"payee's address", a.Address1}, {"payee's city", a.City}, {"payee's region", a.Region}, {"payee's postal code", a.PostalCode}} {
 		if strings.TrimSpace(f.v) == "" {
 			return connectors.Refuse(countersign.InvalidRequest, "the %s is empty", f.what)
 		}
@@ -928,5 +1198,5 @@ func checkPayee(p *newPayee) error {
 			return err
 		}
 	}
-	return nil
+	return checkText("payee's address", a.Address2)
 }

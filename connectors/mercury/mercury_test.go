@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -61,7 +63,10 @@ func pay(recipient, amount, method string) string {
 	return fmt.Sprintf(`{"operation": "pay_invoice", "recipient_id": %q, "amount_usd": %s, "method": %q}`, recipient, amount, method)
 }
 
-const newPayee = `"recipient": {"name": "Hooli Inc", "email": "ap@hooli.example", "account_number": "000111222333", "routing_number": "021000021"}`
+const newPayee = `"recipient": {"name": "Hooli Inc", "email": "ap@hooli.example", "account_number": "000111222333", "routing_number": "021000021", ` + address + `}`
+
+// address is a new payee's legal address.
+const address = `"address": {"address1": "1600 Amphitheatre Pkwy", "city": "Mountain View", "region": "CA", "postal_code": "94043", "country": "US"}`
 
 func TestSeedRules(t *testing.T) {
 	t.Parallel()
@@ -143,6 +148,35 @@ func TestNewPayeeIsSavedWithItsPayment(t *testing.T) {
 	if len(f.Recipients()) != 3 || r["payee_saved"] != true || r["amount_usd"] != 99.5 || f.Transactions()[0].Amount != "-99.50" {
 		t.Fatalf("result %s; recipients %d", res, len(f.Recipients()))
 	}
+	// Mercury was given the payee's ACH account with its type and the
+	// payee's legal address, as its reference requires.
+	ri := f.Recipients()[2].ElectronicRoutingInfo
+	want := mercurytest.Address{Address1: "1600 Amphitheatre Pkwy", City: "Mountain View", Region: "CA", PostalCode: "94043", Country: "US"}
+	if ri == nil || ri.ElectronicAccountType != "businessChecking" || ri.Address == nil || *ri.Address != want {
+		t.Fatalf("Mercury saved %+v", ri)
+	}
+}
+
+// A wire is sent with the purpose Vendor and the payee's name, which
+// Mercury requires of that purpose, as the owner was shown.
+func TestAWireNamesItsPayee(t *testing.T) {
+	t.Parallel()
+	h, f := setup(t, `{"confirm": ["pay_invoice"]}`)
+	out := call(t, h, pay(mercurytest.GlobexID, "75", "wire"))
+	task, _ := h.Task(out["task_id"].(string))
+	shown := ""
+	for _, fl := range task.Spec.Display.Fields {
+		if fl.Label == "Method" {
+			shown = fl.Values[0]
+		}
+	}
+	if _, _, err := h.Answer(ctx, task, nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	if tx := f.Transactions(); len(tx) != 1 || tx[0].PaymentMethod != "domesticWire" || tx[0].Purpose != "Vendor: Globex Corporation" ||
+		shown != "Domestic wire (purpose: Vendor, Globex Corporation)" {
+		t.Fatalf("Mercury received %+v; the owner was shown %q", tx, shown)
+	}
 }
 
 func TestRefusals(t *testing.T) {
@@ -166,7 +200,7 @@ func TestRefusals(t *testing.T) {
 		{"base_url not http(s)", `{}`, `{"token": "secret-token:x", "base_url": "file:///etc"}`, pay(mercurytest.AcmeID, "5", "ach"), "invalid_request: the project's Mercury base_url must use https: the owner must correct the project's credentials"},
 		{"unknown customer", `{}`, "", `{"operation": "send_invoice", "customer_id": "nope", "invoice_date": "2026-12-01", "due_date": "2026-12-31", ` +
 			`"line_items": [{"name": "Consulting", "quantity": 1, "unit_price_usd": 10}]}`, "invalid_request: Mercury has no customer nope"},
-		{"blank payee name", `{}`, "", `{"operation": "add_recipient", "name": " ", "email": "ap@hooli.example", "account_number": "000111222333", "routing_number": "021000021"}`, "invalid_request: the payee's name is empty"},
+		{"blank payee name", `{}`, "", `{"operation": "add_recipient", "name": " ", "email": "ap@hooli.example", "account_number": "000111222333", "routing_number": "021000021", ` + address + `}`, "invalid_request: the payee's name is empty"},
 		{"memo with a bidi control", `{}`, "", `{"operation": "pay_invoice", "recipient_id": "` + mercurytest.AcmeID + `", "amount_usd": 5, "method": "ach", "memo": "a\u202eb"}`, "invalid_request: the memo holds characters a task may not show (control, invisible or reordering characters)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -203,7 +237,8 @@ func TestPolicyModes(t *testing.T) {
 }
 
 // A payment whose answer is lost is asked again with the same idempotency
-// key, and Mercury pays once.
+// key; Mercury answers 409 with the payment the key made, which is the
+// result, and pays once.
 func TestLostAnswerPaysOnce(t *testing.T) {
 	t.Parallel()
 	h, f := setup(t, `{"confirm": ["pay_invoice"]}`)
@@ -294,7 +329,7 @@ func TestReads(t *testing.T) {
 func TestOtherWrites(t *testing.T) {
 	t.Parallel()
 	h, f := setup(t, SeedPolicy)
-	out := call(t, h, `{"operation": "add_recipient", "name": "Hooli Inc", "email": "ap@hooli.example", "account_number": "000111222333", "routing_number": "021000021"}`)
+	out := call(t, h, `{"operation": "add_recipient", "name": "Hooli Inc", "email": "ap@hooli.example", "account_number": "000111222333", "routing_number": "021000021", `+address+`}`)
 	task, _ := h.Task(out["task_id"].(string))
 	if len(f.Recipients()) != 2 {
 		t.Fatal("a payee was saved before the owner approved")
@@ -378,5 +413,33 @@ func TestAnswerRefusals(t *testing.T) {
 				t.Fatalf("%d payments", f.Payments())
 			}
 		})
+	}
+}
+
+// A 409 for a payment's idempotency key that carries another payment than
+// the one meant leaves whether it was made unknown: it stays counted in the
+// month's spending, and the agent is told to look.
+func TestConflictWithAnotherPayment(t *testing.T) {
+	t.Parallel()
+	f := mercurytest.New()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/transactions") {
+			w.WriteHeader(http.StatusConflict)
+			_, _ = w.Write([]byte(`{"id": "e5e5e5e5-0000-4000-8000-000000000001", "counterpartyId": "` + mercurytest.GlobexID + `", "amount": -1.00, "status": "sent"}`))
+			return
+		}
+		f.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	h := connectortest.New(t, mercury.New(mercury.Config{BaseURL: srv.URL + "/api/v1", Egress: egress.Options{AllowPrivate: true}}))
+	h.Credentials = []byte(`{"token": "` + mercurytest.Token + `"}`)
+	_, err := h.Call(ctx, pay(mercurytest.AcmeID, "12", "ach"))
+	want := "upstream_unavailable: Mercury answered 409 for this payment's idempotency key with another transaction, so whether this payment was made is not known: " +
+		"look at the account's transactions before preparing it again. Whether the write happened is not known."
+	if got := connectortest.Text(err); got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	if h.Paid() != 1200 {
+		t.Fatalf("the payment is not counted: %d", h.Paid())
 	}
 }

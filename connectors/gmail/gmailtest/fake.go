@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // The seeded fake's OAuth client and refresh token.
@@ -37,6 +38,8 @@ type Message struct {
 	ThreadID string
 	Labels   []string
 	Raw      []byte
+	Date     time.Time // Gmail's internalDate: when the message was received or sent
+	History  int       // Gmail's historyId
 }
 
 // Fake is the fake Google. Use New.
@@ -55,6 +58,7 @@ type Fake struct {
 func New() *Fake {
 	f := &Fake{refresh: map[string]bool{RefreshToken: true}, access: map[string]bool{}}
 	f.messages = []*Message{{ID: "18c0000000000001", ThreadID: "18c0000000000001", Labels: []string{"INBOX", "UNREAD"},
+		Date: time.Date(2026, 11, 30, 9, 12, 0, 0, time.UTC), History: 1001,
 		Raw: []byte("From: Dana <dana@example.com>\r\nTo: me@example.com\r\nSubject: Lunch on Friday?\r\nDate: Mon, 30 Nov 2026 09:12:00 +0000\r\n" +
 			"Content-Type: text/plain; charset=\"UTF-8\"\r\n\r\nAre you free for lunch on Friday?\r\n")}}
 	return f
@@ -210,7 +214,7 @@ func (f *Fake) send(w http.ResponseWriter, r *http.Request) {
 	if thread == "" {
 		thread = id
 	}
-	f.messages = append(f.messages, &Message{ID: id, ThreadID: thread, Labels: []string{"SENT"}, Raw: raw})
+	f.messages = append(f.messages, &Message{ID: id, ThreadID: thread, Labels: []string{"SENT"}, Raw: raw, Date: time.Now(), History: 1001 + len(f.messages)})
 	reply(w, http.StatusOK, map[string]any{"id": id, "threadId": thread, "labelIds": []string{"SENT"}})
 }
 
@@ -255,7 +259,8 @@ func (f *Fake) get(w http.ResponseWriter, r *http.Request, id string) {
 		gmailError(w, http.StatusNotFound, "Requested entity was not found.", "NOT_FOUND")
 		return
 	}
-	out := map[string]any{"id": m.ID, "threadId": m.ThreadID, "labelIds": m.Labels, "sizeEstimate": len(m.Raw)}
+	out := map[string]any{"id": m.ID, "threadId": m.ThreadID, "labelIds": m.Labels, "sizeEstimate": len(m.Raw),
+		"historyId": strconv.Itoa(m.History), "internalDate": strconv.FormatInt(m.Date.UnixMilli(), 10)}
 	switch format := r.URL.Query().Get("format"); format {
 	case "raw":
 		out["raw"] = base64.URLEncoding.EncodeToString(m.Raw)

@@ -1,20 +1,29 @@
 // Package mercurytest is a local fake of the parts of Mercury's banking API
 // (https://api.mercury.com/api/v1) the mercury connector uses: accounts with
-// balances, recipients, transactions and invoices, behind a bearer token.
-// Tests, serve --dev and `countersign sandbox mercury` run it; it answers
-// the same REST API it is inspected through.
+// balances, recipients, transactions, customers and invoices, behind a
+// bearer token. Tests, serve --dev and `countersign sandbox mercury` run it;
+// it answers the same REST API it is inspected through.
 //
-// What it keeps of Mercury's documented behaviour: amounts are dollars as
-// JSON numbers (held here in integer cents); a payment needs recipientId,
-// amount, paymentMethod (ach, check, domesticWire) and idempotencyKey, and a
-// domestic wire a purpose; the same idempotencyKey with the same payment
-// answers the first transaction again (nothing is paid twice), and with
-// another payment 409; a second payment to the same recipient from the same
-// account of the same amount within 24 hours is 400 even under another key;
-// a payment above the available balance is 400; an unknown account or
-// recipient is 404; a missing or wrong token is 401. Mercury does not
-// document its error bodies; the fake answers {"errors": {"message": …}}
-// and the connector relies on statuses only.
+// Its shapes are those of Mercury's API reference, as its OpenAPI document
+// generates the official Go SDK (MercuryTechnologies/mercury-go, v0.13.9)
+// and as docs.mercury.com's pages for sending money say: amounts are dollars
+// as JSON numbers (held here in integer cents); a payment needs recipientId,
+// amount, paymentMethod (ach, check, domesticWire) and idempotencyKey, all in
+// the body (there is no idempotency header), and a domestic wire a purpose
+// whose category is one of Mercury's, with additionalInfo (the payee's
+// name) for Vendor, Contractor and Other; a repeated idempotencyKey creates
+// nothing and answers 409 with the transaction it made first; a second
+// payment to the same recipient from the same account of the same amount
+// within 24 hours is 400 even under another key; a new recipient's
+// electronicRoutingInfo carries accountNumber, routingNumber,
+// electronicAccountType and the recipient's address; cancelling an invoice
+// answers no body. What the reference leaves open, the fake chooses: a
+// payment above the available balance is 400; an unknown account, recipient,
+// customer or invoice is 404; a missing or wrong token is 401; a body member
+// the reference does not name is 400 (so the connector sends only what the
+// reference names). Mercury does not document its error bodies; the fake
+// answers {"errors": {"message": …}} and the connector relies on statuses
+// only. A dashboardLink is the fake's own making, on Mercury's host.
 package mercurytest
 
 import (
@@ -28,6 +37,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -59,14 +69,27 @@ type Account struct {
 	AvailableBalance json.Number `json:"availableBalance"`
 	CurrentBalance   json.Number `json:"currentBalance"`
 	CreatedAt        string      `json:"createdAt"`
+	DashboardLink    string      `json:"dashboardLink"`
+	LegalBusiness    string      `json:"legalBusinessName"`
 	cents            int64
+}
+
+// Address is an address without a name, as Mercury writes a recipient's.
+type Address struct {
+	Address1   string `json:"address1"`
+	Address2   string `json:"address2,omitempty"`
+	City       string `json:"city"`
+	Region     string `json:"region"`
+	PostalCode string `json:"postalCode"`
+	Country    string `json:"country"`
 }
 
 // RoutingInfo is a recipient's electronic routing information.
 type RoutingInfo struct {
-	AccountNumber         string `json:"accountNumber"`
-	RoutingNumber         string `json:"routingNumber"`
-	ElectronicAccountType string `json:"electronicAccountType,omitempty"`
+	AccountNumber         string   `json:"accountNumber"`
+	RoutingNumber         string   `json:"routingNumber"`
+	ElectronicAccountType string   `json:"electronicAccountType"`
+	Address               *Address `json:"address,omitempty"`
 }
 
 // Recipient is a saved payee.
@@ -76,24 +99,36 @@ type Recipient struct {
 	Emails                []string     `json:"emails"`
 	Status                string       `json:"status"`
 	DefaultPaymentMethod  string       `json:"defaultPaymentMethod"`
+	Attachments           []any        `json:"attachments"`
 	ElectronicRoutingInfo *RoutingInfo `json:"electronicRoutingInfo,omitempty"`
 }
 
 // Transaction is a movement of money.
 type Transaction struct {
-	ID               string      `json:"id"`
-	AccountID        string      `json:"accountId"`
-	Amount           json.Number `json:"amount"`
-	Status           string      `json:"status"`
-	Kind             string      `json:"kind"`
-	CounterpartyID   string      `json:"counterpartyId"`
-	CounterpartyName string      `json:"counterpartyName"`
-	Note             string      `json:"note,omitempty"`
-	ExternalMemo     string      `json:"externalMemo,omitempty"`
-	PaymentMethod    string      `json:"paymentMethod,omitempty"`
-	CreatedAt        string      `json:"createdAt"`
-	cents            int64
-	key, request     string
+	ID                    string      `json:"id"`
+	AccountID             string      `json:"accountId"`
+	Amount                json.Number `json:"amount"`
+	Status                string      `json:"status"`
+	Kind                  string      `json:"kind"`
+	CounterpartyID        string      `json:"counterpartyId"`
+	CounterpartyName      string      `json:"counterpartyName"`
+	Note                  *string     `json:"note"`
+	ExternalMemo          *string     `json:"externalMemo"`
+	CreatedAt             string      `json:"createdAt"`
+	EstimatedDeliveryDate string      `json:"estimatedDeliveryDate"`
+	DashboardLink         string      `json:"dashboardLink"`
+	Attachments           []any       `json:"attachments"`
+	RelatedTransactions   []any       `json:"relatedTransactions"`
+	GLAllocations         []any       `json:"glAllocations"`
+	CompliantWithPolicy   bool        `json:"compliantWithReceiptPolicy"`
+	HasGeneratedReceipt   bool        `json:"hasGeneratedReceipt"`
+	// PaymentMethod is how it was sent; Mercury keeps it under details,
+	// which the fake does not write.
+	PaymentMethod string `json:"-"`
+	// Purpose is the purpose a wire was sent with.
+	Purpose string `json:"-"`
+	cents   int64
+	key     string
 }
 
 // LineItem is one line of an invoice.
@@ -107,14 +142,23 @@ type LineItem struct {
 type Invoice struct {
 	ID                   string      `json:"id"`
 	InvoiceNumber        string      `json:"invoiceNumber"`
+	Slug                 string      `json:"slug"`
 	Status               string      `json:"status"`
 	Amount               json.Number `json:"amount"`
+	CurrencyCode         string      `json:"currencyCode"`
 	CustomerID           string      `json:"customerId"`
 	DestinationAccountID string      `json:"destinationAccountId"`
 	InvoiceDate          string      `json:"invoiceDate"`
 	DueDate              string      `json:"dueDate"`
 	LineItems            []LineItem  `json:"lineItems"`
-	PayerMemo            string      `json:"payerMemo,omitempty"`
+	PayerMemo            *string     `json:"payerMemo"`
+	CcEmails             []string    `json:"ccEmails"`
+	AchDebitEnabled      bool        `json:"achDebitEnabled"`
+	CreditCardEnabled    bool        `json:"creditCardEnabled"`
+	UseRealAccountNumber bool        `json:"useRealAccountNumber"`
+	CreatedAt            string      `json:"createdAt"`
+	UpdatedAt            string      `json:"updatedAt"`
+	CanceledAt           *string     `json:"canceledAt"`
 }
 
 // Customer is an invoiced customer.
@@ -146,22 +190,30 @@ type Fake struct {
 // unpaid invoice.
 func New() *Fake {
 	f := &Fake{token: Token, now: time.Now}
+	created := "2026-01-05T15:00:00Z"
 	f.accounts = []*Account{
-		{ID: CheckingID, Name: "Mercury Checking ••1234", Status: "active", Type: "mercury", Kind: "checking", AccountNumber: "202201231234", RoutingNumber: "091311229", cents: 25_000_000},
-		{ID: SavingsID, Name: "Mercury Savings ••5678", Status: "active", Type: "mercury", Kind: "savings", AccountNumber: "202201235678", RoutingNumber: "091311229", cents: 1_000_000},
+		{ID: CheckingID, Name: "Mercury Checking ••1234", Status: "active", Type: "mercury", Kind: "checking", AccountNumber: "202201231234", RoutingNumber: "091311229",
+			CreatedAt: created, LegalBusiness: "Sandbox Inc", DashboardLink: dashboard("accounts", CheckingID), cents: 25_000_000},
+		{ID: SavingsID, Name: "Mercury Savings ••5678", Status: "active", Type: "mercury", Kind: "savings", AccountNumber: "202201235678", RoutingNumber: "091311229",
+			CreatedAt: created, LegalBusiness: "Sandbox Inc", DashboardLink: dashboard("accounts", SavingsID), cents: 1_000_000},
 	}
+	address := &Address{Address1: "1 Market St", City: "San Francisco", Region: "CA", PostalCode: "94105", Country: "US"}
 	f.recipients = []*Recipient{
-		{ID: AcmeID, Name: "Acme Supplies LLC", Emails: []string{"billing@acme.example"}, Status: "active", DefaultPaymentMethod: "ach",
-			ElectronicRoutingInfo: &RoutingInfo{AccountNumber: "000123456789", RoutingNumber: "021000021", ElectronicAccountType: "businessChecking"}},
-		{ID: GlobexID, Name: "Globex Corporation", Emails: []string{"ap@globex.example"}, Status: "active", DefaultPaymentMethod: "domesticWire",
-			ElectronicRoutingInfo: &RoutingInfo{AccountNumber: "000987654321", RoutingNumber: "026009593", ElectronicAccountType: "businessChecking"}},
+		{ID: AcmeID, Name: "Acme Supplies LLC", Emails: []string{"billing@acme.example"}, Status: "active", DefaultPaymentMethod: "ach", Attachments: []any{},
+			ElectronicRoutingInfo: &RoutingInfo{AccountNumber: "000123456789", RoutingNumber: "021000021", ElectronicAccountType: "businessChecking", Address: address}},
+		{ID: GlobexID, Name: "Globex Corporation", Emails: []string{"ap@globex.example"}, Status: "active", DefaultPaymentMethod: "domesticWire", Attachments: []any{},
+			ElectronicRoutingInfo: &RoutingInfo{AccountNumber: "000987654321", RoutingNumber: "026009593", ElectronicAccountType: "businessChecking", Address: address}},
 	}
 	f.customers = []*Customer{{ID: CustomerID, Name: "Initech", Email: "accounts@initech.example"}}
-	f.invoices = []*Invoice{{ID: InvoiceID, InvoiceNumber: "INV-0001", Status: "Unpaid", Amount: "1500.00", CustomerID: CustomerID,
-		DestinationAccountID: CheckingID, InvoiceDate: "2026-11-01", DueDate: "2026-12-01",
-		LineItems: []LineItem{{Name: "Consulting, November", Quantity: "10", UnitPrice: "150.00"}}}}
+	f.invoices = []*Invoice{{ID: InvoiceID, InvoiceNumber: "INV-0001", Slug: "inv-0001-sandbox", Status: "Unpaid", Amount: "1500.00", CurrencyCode: "USD",
+		CustomerID: CustomerID, DestinationAccountID: CheckingID, InvoiceDate: "2026-11-01", DueDate: "2026-12-01",
+		LineItems: []LineItem{{Name: "Consulting, November", Quantity: "10", UnitPrice: "150.00"}}, CcEmails: []string{}, AchDebitEnabled: true,
+		CreatedAt: "2026-11-01T10:00:00Z", UpdatedAt: "2026-11-01T10:00:00Z"}}
 	return f
 }
+
+// dashboard is the fake's dashboardLink of an object.
+func dashboard(kind, id string) string { return "https://app.mercury.com/" + kind + "/" + id }
 
 // Start serves the fake on a loopback port until Close.
 func (f *Fake) Start() *Fake {
@@ -309,7 +361,7 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case len(parts) == 3 && parts[0] == "account" && parts[2] == "transactions":
 		a := f.account(parts[1])
 		if a == nil {
-			fail(w, http.StatusNotFound, "account not found")
+			fail(w, http.StatusNotFound, "accountId not found")
 			return
 		}
 		if r.Method == http.MethodGet {
@@ -333,49 +385,72 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodGet && path == "ar/invoices":
 		reply(w, http.StatusOK, map[string]any{"invoices": nonNil(f.invoices)})
 	case r.Method == http.MethodGet && len(parts) == 3 && parts[0] == "ar" && parts[1] == "invoices":
-		for _, in := range f.invoices {
-			if in.ID == parts[2] {
-				reply(w, http.StatusOK, in)
-				return
-			}
+		if in := f.invoice(parts[2]); in != nil {
+			reply(w, http.StatusOK, in)
+			return
 		}
 		fail(w, http.StatusNotFound, "invoice not found")
 	case r.Method == http.MethodPost && path == "ar/invoices":
 		f.sendInvoice(w, r)
 	case r.Method == http.MethodPost && len(parts) == 4 && parts[0] == "ar" && parts[1] == "invoices" && parts[3] == "cancel":
-		for _, in := range f.invoices {
-			if in.ID != parts[2] {
-				continue
-			}
-			if in.Status != "Unpaid" {
-				fail(w, http.StatusBadRequest, "only unpaid invoices can be cancelled")
-				return
-			}
-			in.Status = "Cancelled"
-			reply(w, http.StatusOK, in)
-			return
+		in := f.invoice(parts[2])
+		switch {
+		case in == nil:
+			fail(w, http.StatusNotFound, "invoice not found")
+		case in.Status != "Unpaid":
+			fail(w, http.StatusBadRequest, "only unpaid invoices can be cancelled")
+		default:
+			now := f.now().UTC().Format(time.RFC3339)
+			in.Status, in.CanceledAt, in.UpdatedAt = "Cancelled", &now, now
+			w.WriteHeader(http.StatusOK) // the reference names no body
 		}
-		fail(w, http.StatusNotFound, "invoice not found")
 	case r.Method == http.MethodGet && path == "ar/customers":
 		reply(w, http.StatusOK, map[string]any{"customers": nonNil(f.customers)})
+	case r.Method == http.MethodGet && len(parts) == 3 && parts[0] == "ar" && parts[1] == "customers":
+		for _, c := range f.customers {
+			if c.ID == parts[2] {
+				reply(w, http.StatusOK, c)
+				return
+			}
+		}
+		fail(w, http.StatusNotFound, "customer not found")
 	default:
 		fail(w, http.StatusNotFound, "not found")
 	}
 }
 
+func (f *Fake) invoice(id string) *Invoice {
+	for _, in := range f.invoices {
+		if in.ID == id {
+			return in
+		}
+	}
+	return nil
+}
+
+// payment is the body of POST /account/{accountId}/transactions.
 type payment struct {
 	RecipientID    string      `json:"recipientId"`
 	Amount         json.Number `json:"amount"`
 	PaymentMethod  string      `json:"paymentMethod"`
 	IdempotencyKey string      `json:"idempotencyKey"`
-	Note           string      `json:"note,omitempty"`
-	ExternalMemo   string      `json:"externalMemo,omitempty"`
+	Note           *string     `json:"note"`
+	ExternalMemo   *string     `json:"externalMemo"`
 	Purpose        *struct {
 		Simple *struct {
-			Category string `json:"category"`
+			Category       string  `json:"category"`
+			AdditionalInfo *string `json:"additionalInfo"`
 		} `json:"simple"`
-	} `json:"purpose,omitempty"`
+	} `json:"purpose"`
 }
+
+// purposes are the categories of a payment's purpose; needsInfo says, of
+// those that take additionalInfo, whether they need it (the others refuse
+// it).
+var purposes = []string{"Employee", "Landlord", "Vendor", "Contractor", "Subsidiary", "TransferToMyExternalAccount", "FamilyMemberOrFriend",
+	"ForGoodsOrServices", "AngelInvestment", "SavingsOrInvestments", "Expenses", "Travel", "Other"}
+
+var needsInfo = map[string]bool{"Vendor": true, "Contractor": true, "Other": true, "Subsidiary": false}
 
 func (f *Fake) pay(w http.ResponseWriter, r *http.Request, a *Account) {
 	if f.failPayments > 0 {
@@ -386,35 +461,52 @@ func (f *Fake) pay(w http.ResponseWriter, r *http.Request, a *Account) {
 	raw, err := io.ReadAll(io.LimitReader(r.Body, 1<<16))
 	var p payment
 	if err != nil || decode(raw, &p) != nil {
-		fail(w, http.StatusBadRequest, "the request body is not a payment")
+		fail(w, http.StatusBadRequest, "Invalid body: not a payment")
 		return
 	}
 	cents, ok := parseDollars(string(p.Amount))
 	switch {
-	case p.RecipientID == "" || p.IdempotencyKey == "" || p.Amount == "":
-		fail(w, http.StatusBadRequest, "recipientId, amount, paymentMethod and idempotencyKey are required")
+	case p.RecipientID == "" || p.IdempotencyKey == "" || p.Amount == "" || p.PaymentMethod == "":
+		fail(w, http.StatusBadRequest, "Invalid body: recipientId, amount, paymentMethod and idempotencyKey are required")
 		return
 	case !ok || cents <= 0:
-		fail(w, http.StatusBadRequest, "amount must be a positive amount of dollars")
+		fail(w, http.StatusBadRequest, "Invalid body: amount must be a positive dollar amount with at least 1 cent")
 		return
 	case p.PaymentMethod != "ach" && p.PaymentMethod != "check" && p.PaymentMethod != "domesticWire":
-		fail(w, http.StatusBadRequest, "paymentMethod must be ach, check or domesticWire")
+		fail(w, http.StatusBadRequest, "Invalid body: paymentMethod must be ach, check or domesticWire")
 		return
-	case p.PaymentMethod == "domesticWire" && (p.Purpose == nil || p.Purpose.Simple == nil || p.Purpose.Simple.Category == ""):
-		fail(w, http.StatusBadRequest, "a domestic wire needs a purpose")
+	case p.PaymentMethod == "domesticWire" && (p.Purpose == nil || p.Purpose.Simple == nil):
+		fail(w, http.StatusBadRequest, "Invalid body: if domesticWire is used, then the purpose field is required")
 		return
 	}
-	request := fmt.Sprintf("%s|%s|%d|%s|%s|%s", a.ID, p.RecipientID, cents, p.PaymentMethod, p.Note, p.ExternalMemo)
-	for _, t := range f.transactions {
-		if t.key != p.IdempotencyKey {
-			continue
-		}
-		if t.request != request {
-			fail(w, http.StatusConflict, "idempotencyKey was used for another request")
+	purpose := ""
+	if p.Purpose != nil {
+		if p.Purpose.Simple == nil || !slices.Contains(purposes, p.Purpose.Simple.Category) {
+			fail(w, http.StatusBadRequest, "Invalid body: purpose.simple.category is not a payment category")
 			return
 		}
-		reply(w, http.StatusOK, t) // the first payment, again
-		return
+		c, info := p.Purpose.Simple.Category, p.Purpose.Simple.AdditionalInfo
+		needed, takes := needsInfo[c]
+		switch {
+		case needed && (info == nil || strings.TrimSpace(*info) == ""):
+			fail(w, http.StatusBadRequest, "Invalid body: purpose.simple.additionalInfo is required for "+c)
+			return
+		case !takes && info != nil:
+			fail(w, http.StatusBadRequest, "Invalid body: purpose.simple.additionalInfo is not accepted for "+c)
+			return
+		}
+		purpose = c
+		if info != nil {
+			purpose += ": " + *info
+		}
+	}
+	for _, t := range f.transactions {
+		if t.key == p.IdempotencyKey {
+			// Mercury: a repeated key creates nothing and answers 409
+			// with the transaction the key made.
+			reply(w, http.StatusConflict, t)
+			return
+		}
 	}
 	rc := f.recipient(p.RecipientID)
 	if rc == nil {
@@ -434,9 +526,12 @@ func (f *Fake) pay(w http.ResponseWriter, r *http.Request, a *Account) {
 		return
 	}
 	a.cents -= cents
-	t := &Transaction{ID: newID(), AccountID: a.ID, Amount: dollars(-cents), Status: "pending", Kind: "externalTransfer",
-		CounterpartyID: rc.ID, CounterpartyName: rc.Name, Note: p.Note, ExternalMemo: p.ExternalMemo, PaymentMethod: p.PaymentMethod,
-		CreatedAt: now.UTC().Format(time.RFC3339), cents: -cents, key: p.IdempotencyKey, request: request}
+	id := newID()
+	t := &Transaction{ID: id, AccountID: a.ID, Amount: dollars(-cents), Status: "pending", Kind: "externalTransfer",
+		CounterpartyID: rc.ID, CounterpartyName: rc.Name, Note: p.Note, ExternalMemo: p.ExternalMemo, PaymentMethod: p.PaymentMethod, Purpose: purpose,
+		CreatedAt: now.UTC().Format(time.RFC3339), EstimatedDeliveryDate: now.UTC().Add(72 * time.Hour).Format(time.RFC3339),
+		DashboardLink: dashboard("transactions", id), Attachments: []any{}, RelatedTransactions: []any{}, GLAllocations: []any{},
+		cents: -cents, key: p.IdempotencyKey}
 	f.transactions = append(f.transactions, t)
 	f.payments++
 	if f.dropNextPayment {
@@ -451,28 +546,45 @@ func (f *Fake) pay(w http.ResponseWriter, r *http.Request, a *Account) {
 	reply(w, http.StatusOK, t)
 }
 
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// electronicAccountTypes are the kinds of bank account an ACH payee has.
+var electronicAccountTypes = []string{"businessChecking", "businessSavings", "personalChecking", "personalSavings"}
+
 func (f *Fake) addRecipient(w http.ResponseWriter, r *http.Request) {
 	raw, err := io.ReadAll(io.LimitReader(r.Body, 1<<16))
 	var in struct {
 		Name                  string       `json:"name"`
 		Emails                []string     `json:"emails"`
-		Nickname              string       `json:"nickname,omitempty"`
-		DefaultPaymentMethod  string       `json:"defaultPaymentMethod,omitempty"`
-		ElectronicRoutingInfo *RoutingInfo `json:"electronicRoutingInfo,omitempty"`
+		Nickname              *string      `json:"nickname"`
+		ContactEmail          *string      `json:"contactEmail"`
+		ElectronicRoutingInfo *RoutingInfo `json:"electronicRoutingInfo"`
 	}
 	if err != nil || decode(raw, &in) != nil || strings.TrimSpace(in.Name) == "" || len(in.Emails) == 0 {
-		fail(w, http.StatusBadRequest, "name and emails are required")
+		fail(w, http.StatusBadRequest, "Invalid body: name and emails are required")
 		return
 	}
-	if ri := in.ElectronicRoutingInfo; ri != nil && (len(ri.RoutingNumber) != 9 || ri.AccountNumber == "") {
-		fail(w, http.StatusBadRequest, "electronicRoutingInfo needs a 9-digit routingNumber and an accountNumber")
-		return
+	if ri := in.ElectronicRoutingInfo; ri != nil {
+		ad := ri.Address
+		switch {
+		case len(ri.RoutingNumber) != 9 || ri.AccountNumber == "":
+			fail(w, http.StatusBadRequest, "Invalid body: electronicRoutingInfo needs a 9-digit routingNumber and an accountNumber")
+			return
+		case !slices.Contains(electronicAccountTypes, ri.ElectronicAccountType):
+			fail(w, http.StatusBadRequest, "Invalid body: electronicRoutingInfo.electronicAccountType is required")
+			return
+		case ad == nil || ad.Address1 == "" || ad.City == "" || ad.Region == "" || ad.PostalCode == "" || len(ad.Country) != 2:
+			fail(w, http.StatusBadRequest, "Invalid body: electronicRoutingInfo.address needs address1, city, region, postalCode and a two-letter country")
+			return
+		}
 	}
-	method := in.DefaultPaymentMethod
-	if method == "" {
-		method = "ach"
-	}
-	rc := &Recipient{ID: newID(), Name: in.Name, Emails: in.Emails, Status: "active", DefaultPaymentMethod: method, ElectronicRoutingInfo: in.ElectronicRoutingInfo}
+	rc := &Recipient{ID: newID(), Name: in.Name, Emails: in.Emails, Status: "active", DefaultPaymentMethod: "ach", Attachments: []any{},
+		ElectronicRoutingInfo: in.ElectronicRoutingInfo}
 	f.recipients = append(f.recipients, rc)
 	reply(w, http.StatusOK, rc)
 }
@@ -485,15 +597,24 @@ func (f *Fake) sendInvoice(w http.ResponseWriter, r *http.Request) {
 		InvoiceDate          string     `json:"invoiceDate"`
 		DueDate              string     `json:"dueDate"`
 		LineItems            []LineItem `json:"lineItems"`
-		PayerMemo            string     `json:"payerMemo,omitempty"`
+		PayerMemo            *string    `json:"payerMemo"`
+		InternalNote         *string    `json:"internalNote"`
+		InvoiceNumber        *string    `json:"invoiceNumber"`
+		PoNumber             *string    `json:"poNumber"`
+		CurrencyCode         *string    `json:"currencyCode"`
 		SendEmailOption      string     `json:"sendEmailOption"`
-		AchDebitEnabled      bool       `json:"achDebitEnabled"`
-		CreditCardEnabled    bool       `json:"creditCardEnabled"`
-		UseRealAccountNumber bool       `json:"useRealAccountNumber"`
+		AchDebitEnabled      *bool      `json:"achDebitEnabled"`
+		CreditCardEnabled    *bool      `json:"creditCardEnabled"`
+		UseRealAccountNumber *bool      `json:"useRealAccountNumber"`
 		CcEmails             []string   `json:"ccEmails"`
 	}
-	if err != nil || decode(raw, &in) != nil || in.CustomerID == "" || in.DueDate == "" || in.InvoiceDate == "" || len(in.LineItems) == 0 {
-		fail(w, http.StatusBadRequest, "customerId, destinationAccountId, invoiceDate, dueDate and lineItems are required")
+	if err != nil || decode(raw, &in) != nil || in.CustomerID == "" || in.DueDate == "" || in.InvoiceDate == "" || len(in.LineItems) == 0 ||
+		in.AchDebitEnabled == nil || in.CreditCardEnabled == nil || in.UseRealAccountNumber == nil || in.CcEmails == nil {
+		fail(w, http.StatusBadRequest, "Invalid body: customerId, destinationAccountId, invoiceDate, dueDate, lineItems, achDebitEnabled, creditCardEnabled, useRealAccountNumber and ccEmails are required")
+		return
+	}
+	if in.SendEmailOption != "" && in.SendEmailOption != "SendNow" && in.SendEmailOption != "DontSend" {
+		fail(w, http.StatusBadRequest, "Invalid body: sendEmailOption is DontSend or SendNow")
 		return
 	}
 	known := false
@@ -513,22 +634,39 @@ func (f *Fake) sendInvoice(w http.ResponseWriter, r *http.Request) {
 		q, err := strconv.ParseInt(string(li.Quantity), 10, 64)
 		p, ok := parseDollars(string(li.UnitPrice))
 		if err != nil || !ok || q <= 0 || li.Name == "" {
-			fail(w, http.StatusBadRequest, "each line item needs a name, a whole quantity and a unitPrice")
+			fail(w, http.StatusBadRequest, "Invalid body: each line item needs a name, a whole quantity and a unitPrice")
 			return
 		}
 		total += q * p
 	}
-	inv := &Invoice{ID: newID(), InvoiceNumber: fmt.Sprintf("INV-%04d", len(f.invoices)+1), Status: "Unpaid", Amount: dollars(total),
-		CustomerID: in.CustomerID, DestinationAccountID: in.DestinationAccountID, InvoiceDate: in.InvoiceDate, DueDate: in.DueDate,
-		LineItems: in.LineItems, PayerMemo: in.PayerMemo}
+	now := f.now().UTC().Format(time.RFC3339)
+	n := len(f.invoices) + 1
+	currency := "USD"
+	if in.CurrencyCode != nil {
+		currency = *in.CurrencyCode
+	}
+	inv := &Invoice{ID: newID(), InvoiceNumber: fmt.Sprintf("INV-%04d", n), Slug: fmt.Sprintf("inv-%04d-%s", n, randomHex(4)), Status: "Unpaid",
+		Amount: dollars(total), CurrencyCode: currency, CustomerID: in.CustomerID, DestinationAccountID: in.DestinationAccountID,
+		InvoiceDate: in.InvoiceDate, DueDate: in.DueDate, LineItems: in.LineItems, PayerMemo: in.PayerMemo, CcEmails: in.CcEmails,
+		AchDebitEnabled: *in.AchDebitEnabled, CreditCardEnabled: *in.CreditCardEnabled, UseRealAccountNumber: *in.UseRealAccountNumber,
+		CreatedAt: now, UpdatedAt: now}
 	f.invoices = append(f.invoices, inv)
 	reply(w, http.StatusOK, inv)
 }
 
+// decode reads a request body strictly: one JSON object holding only
+// members the reference names.
 func decode(raw []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
-	return dec.Decode(v)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return fmt.Errorf("more than one JSON value")
+	}
+	return nil
 }
 
 func reply(w http.ResponseWriter, status int, v any) {
@@ -572,6 +710,12 @@ func parseDollars(s string) (int64, bool) {
 		return 0, false
 	}
 	return r.Num().Int64(), true
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 func newID() string {

@@ -57,12 +57,15 @@ func TestRoundTripsPerAction(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		before := db.RoundTrips()
+		before, wakeUps := db.RoundTrips(), db.QueueWakeUps()
 		st, err := w.Owner.Approve(ctx, opened, nil, "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		approve = db.RoundTrips() - before
+		// The queue's wake-up of other processes' workers is sent at most
+		// every 100 ms: whether this approval pays for it depends on the
+		// clock, so it is counted apart.
+		approve = db.RoundTrips() - before - (db.QueueWakeUps() - wakeUps)
 		before = db.RoundTrips()
 		if err := w.Enclave.Answer(ctx, id, st.Run); err != nil {
 			t.Fatal(err)

@@ -130,11 +130,24 @@ func OpenSQLite(ctx context.Context, dir string) (*DB, error) {
 // included): each is one wait on the database. 0 on the embedded store.
 func (db *DB) RoundTrips() int64 { return db.trips.n.Load() }
 
-// roundTrips counts, as pgx's tracer, each statement and each batch sent.
-type roundTrips struct{ n atomic.Int64 }
+// QueueWakeUps is how many of those round trips were the job queue waking
+// its workers in every process after an insert (River's NOTIFY, sent at
+// most every 100 ms per queue, so whether an action pays for it depends on
+// what else was inserted just before).
+func (db *DB) QueueWakeUps() int64 { return db.trips.wakeUps.Load() }
 
-func (r *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+// roundTrips counts, as pgx's tracer, each statement and each batch sent.
+type roundTrips struct{ n, wakeUps atomic.Int64 }
+
+// queueWakeUp starts the job queue's NOTIFY statement (River names its
+// queries in a leading comment).
+const queueWakeUp = "-- name: PGNotifyMany "
+
+func (r *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
 	r.n.Add(1)
+	if strings.HasPrefix(d.SQL, queueWakeUp) {
+		r.wakeUps.Add(1)
+	}
 	return ctx
 }
 

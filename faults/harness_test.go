@@ -83,6 +83,9 @@ func newWorld(t *testing.T, dbURL string) *world {
 		"COUNTERSIGN_WEBHOOK_ALLOW_PRIVATE=true",
 		"COUNTERSIGN_AGENT_CALLS_PER_MINUTE=1000000",
 		"COUNTERSIGN_LOG_LEVEL=warn",
+		// Servers sharing a database are one deployment: owners sign for
+		// one recipient whichever server they reach.
+		"COUNTERSIGN_RECIPIENT=" + recipient,
 	}}
 	w.gh = githubtest.New(w.tok, "sandbox").Start()
 	t.Cleanup(w.gh.Close)
@@ -294,6 +297,9 @@ func httpClient(local string) *http.Client {
 // address).
 func loopback(i int) string { return fmt.Sprintf("127.0.0.%d", 2+i/8) }
 
+// recipient is the NEP-413 recipient of every server of a world.
+const recipient = "countersign-faults"
+
 // newOwner signs in a device of a new NEAR-implicit account at base, from
 // the loopback address local.
 func newOwner(t *testing.T, base, local string) *device.Device {
@@ -306,7 +312,7 @@ func newOwner(t *testing.T, base, local string) *device.Device {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &device.Device{Account: wallet.AccountID, Key: key, Signer: device.WalletSigner{Wallet: wallet},
+	d := &device.Device{Account: wallet.AccountID, Key: key, Signer: device.WalletSigner{Wallet: wallet}, Recipient: recipient,
 		Client: &client.Client{BaseURL: base, HTTP: httpClient(local)}}
 	ctx, cancel := context.WithTimeout(context.Background(), requestLimit)
 	defer cancel()

@@ -3,6 +3,7 @@ package github
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"countersign"
@@ -89,11 +90,12 @@ var (
 )
 
 // confirmResult is what an approved write reports: its result as if it
-// had been carried out at once.
+// had been carried out at once (each shape once: several writes answer
+// alike).
 var confirmResult = func() string {
 	var writes []string
 	for _, d := range declarations {
-		if d.kind == connectors.Write {
+		if d.kind == connectors.Write && !slices.Contains(writes, d.result) {
 			writes = append(writes, d.result)
 		}
 	}

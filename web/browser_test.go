@@ -72,6 +72,7 @@ func startBrowser() {
 			shared.err = errors.New(msg)
 		} else {
 			shared.skip = msg
+			fmt.Fprintln(os.Stderr, "web: "+msg+": the browser tests skip (under CI they fail)")
 		}
 		return
 	}

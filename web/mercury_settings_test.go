@@ -56,7 +56,7 @@ func TestSettingsMercuryRule(t *testing.T) {
 	ctx := blankTab(t, 150*time.Second)
 	injectWallet(t, ctx, w)
 	signInWithWallet(t, ctx, w)
-	settingsOpen(t, ctx)
+	settingsOpen(t, ctx, "projects")
 	item := `#projects-list li[data-project="bank"]`
 	do(t, ctx, "edit the bank", chromedp.Click(chromedp.CSS(item+` button[aria-label="Edit the project bank"]`)),
 		chromedp.WaitVisible(chromedp.ID("project-bank-rules")))

@@ -244,7 +244,7 @@ func TestInboxPagePastedAnswersChecked(t *testing.T) {
 
 	// Confirming: each refused, no webhook named.
 	const hook = "http://127.0.0.1:9/hook"
-	settingsOpen(t, ctx)
+	settingsOpen(t, ctx, "webhook")
 	do(t, ctx, "name the webhook", chromedp.SendKeys(chromedp.ID("webhook-url-input"), hook), chromedp.Click(named("Name the webhook")),
 		chromedp.WaitVisible(chromedp.ID("webhook-confirm-sentence")))
 	refusePastes(t, ctx, w, "webhook-confirm-", "Send confirmation", writes, func(what string) {

@@ -79,7 +79,7 @@ func injectWallet(t testing.TB, ctx context.Context, w *servicetest.World) func(
 // injected test wallet.
 func signInWithWallet(t testing.TB, ctx context.Context, w *servicetest.World) {
 	t.Helper()
-	item := `.connect-item[data-type="test-wallet"]`
+	item := `#wallet-picker button[data-wallet="test-wallet"]`
 	do(t, ctx, "sign in with the wallet", chromedp.EmulateViewport(1280, 900), chromedp.Navigate(w.URL+"/"),
 		chromedp.WaitVisible(named("Sign in")), chromedp.Click(named("Sign in")),
 		chromedp.WaitVisible(chromedp.CSS(item)), chromedp.Click(chromedp.CSS(item)),
@@ -107,13 +107,11 @@ func TestInboxPageWallet(t *testing.T) {
 
 	ctx := blankTab(t, 90*time.Second)
 	requests := injectWallet(t, ctx, w)
-	// The picker closed without choosing: a neutral notice, nothing signed.
+	// The picker closed without choosing (Cancel): a neutral notice, nothing signed.
 	do(t, ctx, "open the picker", chromedp.EmulateViewport(1280, 900), chromedp.Navigate(w.URL+"/"),
 		chromedp.WaitVisible(named("Sign in")), chromedp.Click(named("Sign in")),
-		chromedp.WaitVisible(chromedp.CSS(`.connect-item[data-type="test-wallet"]`)))
-	// Once it has faded in (a click on its backdrop closes it).
-	waitJS(t, ctx, "the picker shown", `getComputedStyle(document.querySelector(".hot-connector-popup .modal-container")).opacity === "1"`)
-	do(t, ctx, "close the picker", chromedp.MouseClickXY(8, 8))
+		chromedp.WaitVisible(chromedp.CSS(`#wallet-picker button[data-wallet="test-wallet"]`)))
+	do(t, ctx, "close the picker", chromedp.Click(chromedp.CSS(`#wallet-picker `+`button.secondary`)))
 	waitJS(t, ctx, "the notice", `document.getElementById("status").textContent.includes("Nothing was signed")`)
 	if cls := run(t, ctx, "the notice's class", chromedp.Evaluate[string](`document.getElementById("status").className`)); strings.Contains(cls, "error") {
 		t.Fatalf("a closed picker is shown as an error: %q", cls)
@@ -131,8 +129,8 @@ func TestInboxPageWallet(t *testing.T) {
 	if err != nil || si.Account != w.Owner.Account {
 		t.Fatalf("the wallet signed %q to sign in: %v", signed[0], err)
 	}
-	if who := run(t, ctx, "who", chromedp.TextContent(chromedp.ID("who"))); who != w.Owner.Account {
-		t.Fatalf("signed in as %q", who)
+	if who := run(t, ctx, "who", chromedp.AttributeValue(chromedp.ID("who"), "data-account")); who.Value != w.Owner.Account {
+		t.Fatalf("signed in as %q", who.Value)
 	}
 	if c := sessionCookie(t, ctx, w.URL); c == nil || !c.HTTPOnly {
 		t.Fatalf("the session cookie: %+v", c)
@@ -211,7 +209,7 @@ func TestInboxPageSandboxWallet(t *testing.T) {
 	t.Parallel()
 	w := servicetest.New(t, storetest.Postgres(t), servicetest.WithSandboxWallet())
 	ctx := blankTab(t, 90*time.Second)
-	item := `.connect-item[data-type="countersign-sandbox"]`
+	item := `#wallet-picker button[data-wallet="countersign-sandbox"]`
 	do(t, ctx, "pick the sandbox wallet", chromedp.EmulateViewport(1280, 900), chromedp.Navigate(w.URL+"/"),
 		chromedp.WaitVisible(named("Sign in")), chromedp.Click(named("Sign in")),
 		chromedp.WaitVisible(chromedp.CSS(item)), chromedp.Click(chromedp.CSS(item)))
@@ -219,7 +217,7 @@ func TestInboxPageSandboxWallet(t *testing.T) {
 		clickInWalletFrame(t, ctx, step)
 	}
 	do(t, ctx, "signed in", chromedp.WaitVisible(named("Sign out")))
-	who := run(t, ctx, "who", chromedp.TextContent(chromedp.ID("who")))
+	who := run(t, ctx, "who", chromedp.AttributeValue(chromedp.ID("who"), "data-account")).Value
 	if err := countersign.CheckAccountID(who); err != nil || len(who) != 64 {
 		t.Fatalf("signed in as %q, not an implicit account: %v", who, err)
 	}

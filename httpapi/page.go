@@ -50,7 +50,8 @@ button:focus-visible, input:focus-visible, textarea:focus-visible { outline: 3px
 label { display: block; font-weight: 600; margin: 1rem 0 .25rem; }
 input, textarea { font: inherit; width: 100%; padding: .4rem .5rem; border: 1px solid var(--line); border-radius: .3rem; background: var(--card); color: var(--fg); }
 textarea { min-height: 9rem; font-family: ui-monospace, monospace; font-size: .85rem; }
-dl { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: .35rem 1rem; }
+dl { display: grid; grid-template-columns: fit-content(16rem) minmax(0, 1fr); gap: .35rem 1rem; }
+@media (max-width: 40rem) { dl { grid-template-columns: minmax(0, 1fr); gap: .1rem; } dl > dd { margin-bottom: .5rem; } }
 dl > * { min-width: 0; overflow-wrap: anywhere; }
 dt { font-weight: 600; }
 dd { margin: 0; }
@@ -67,7 +68,7 @@ ul.tasks li { padding: .75rem .25rem; border-bottom: 1px solid var(--line); }
 .empty { color: var(--muted); }
 ul.tasks button.task-open { display: block; width: 100%; text-align: left; font: inherit; color: inherit; background: transparent; border: 0; border-radius: .3rem; padding: 0; cursor: pointer; }
 ul.tasks button.task-open:hover { background: var(--card); }
-ul.tasks button.task-open:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
+ul.tasks button.task-open:focus { outline: 3px solid var(--accent); outline-offset: 2px; }
 h3 { font-size: 1rem; margin: 1.25rem 0 .4rem; }
 .receipt { padding: .5rem .75rem; border: 1px solid var(--line); border-radius: .3rem; }
 .receipt.ok { border-color: var(--accent); }
@@ -76,6 +77,7 @@ h3 { font-size: 1rem; margin: 1.25rem 0 .4rem; }
 pre.long-text { margin: 0; white-space: pre-wrap; overflow-wrap: anywhere; font-size: .9rem; }
 .field-value ul { margin: 0; padding-left: 1.2rem; }
 .by-agent { background: color-mix(in srgb, var(--warn) 10%, transparent); }
+.agent-mark { display: inline-block; font-size: .7rem; font-weight: 700; text-transform: uppercase; letter-spacing: .04em; padding: 0 .35rem; border: 1px solid var(--warn); border-radius: .6rem; color: var(--warn); vertical-align: .1em; }
 pre.raw { max-height: 20rem; overflow: auto; }
 button:disabled { opacity: .45; cursor: not-allowed; }
 .failure { display: block; color: var(--warn); }
@@ -84,7 +86,7 @@ kbd { font-family: ui-monospace, monospace; font-size: .8rem; padding: .05rem .3
 summary:focus-visible, .keys:focus-visible, a:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
 .keys { margin-top: 1.5rem; padding: .5rem 1rem 1rem; border: 1px solid var(--line); border-radius: .4rem; background: var(--card); }
 .keys-hint { color: var(--muted); font-size: .9rem; }
-.settings-part { margin-top: 1.5rem; padding-top: .25rem; border-top: 2px solid var(--line); }
+.settings-part { margin-top: 1rem; }
 .settings-part > h3 { font-size: 1.1rem; }
 .settings h4 { font-size: .95rem; margin: 1rem 0 .3rem; }
 .settings ul.tasks li { display: flex; flex-direction: column; gap: .15rem; min-width: 0; }
@@ -121,10 +123,10 @@ a.button.secondary { color: var(--accent); background: transparent; }
 button.danger { background: var(--del-fg); border-color: var(--del-fg); color: var(--bg); }
 button.copy { font-size: .8rem; padding: .05rem .45rem; margin-left: .25rem; vertical-align: baseline; }
 .account { overflow-wrap: anywhere; }
-time[tabindex]:focus-visible::after { content: " (" attr(data-exact) ")"; }
-time[tabindex]:focus-visible { outline: 2px solid var(--accent); outline-offset: 2px; border-radius: .2rem; }
-#countdown:focus-visible { outline: 2px solid var(--accent); outline-offset: 2px; }
-#countdown:focus-visible::after { content: " (" attr(title) ")"; }
+time[tabindex]:focus::after { content: " (" attr(data-exact) ")"; }
+time[tabindex]:focus { outline: 2px solid var(--accent); outline-offset: 2px; border-radius: .2rem; }
+#countdown:focus { outline: 2px solid var(--accent); outline-offset: 2px; }
+#countdown:focus::after { content: " (" attr(title) ")"; }
 .lede { font-size: 1.1rem; margin: 1.25rem 0 0; }
 .empty-inbox { padding: .75rem 1rem; border: 1px dashed var(--line); border-radius: .4rem; }
 .empty-inbox p { margin: .4rem 0; }

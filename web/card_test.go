@@ -170,6 +170,18 @@ func TestInboxPageTaskCard(t *testing.T) {
 	if approveDisabled(t, ctx) {
 		t.Fatal("Approve is off for a task whose receipt verifies")
 	}
+	// The answer box fits a guess: one line, growing as more is typed.
+	heights := run(t, ctx, "the answer box", chromedp.Evaluate[[]float64](`(() => {
+  const a = document.getElementById("answer"), lh = parseFloat(getComputedStyle(a).lineHeight);
+  const one = a.getBoundingClientRect().height / lh;
+  a.value = "1\n2\n3\n4\n5"; a.dispatchEvent(new Event("input"));
+  const five = a.getBoundingClientRect().height / lh;
+  a.value = "";
+  return [one, five];
+})()`))
+	if heights[0] > 2 || heights[1] < 4.5 {
+		t.Fatalf("the answer box is %.1f lines high empty and %.1f with five lines", heights[0], heights[1])
+	}
 	do(t, ctx, "show the RAW form", chromedp.Click(chromedp.CSS("#raw-form summary")))
 	png := run(t, ctx, "a screenshot", chromedp.CaptureScreenshot())
 	if !bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")) {

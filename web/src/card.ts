@@ -216,7 +216,7 @@ export class Card {
       const plain = FIELD_LABELS[label];
       const dt = el("dt", { class: "field-label" });
       if (byAgent) {
-        dt.append(el("span", { class: "agent-mark", role: "img", "aria-label": WORDS.agentMark, title: WORDS.agentMark }, "🤖"), " ");
+        dt.append(el("span", { class: "agent-mark", role: "img", "aria-label": WORDS.agentMark, title: WORDS.agentMark }, "agent"), " ");
       }
       dt.append(plain ?? label);
       let dd: HTMLElement;

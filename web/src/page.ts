@@ -108,7 +108,7 @@ class Inbox {
       {},
       "When an agent you gave a project wants to do something you asked to see first, it waits here as a task (this tab's title counts them). You read it on this device and approve or reject it with your wallet; nothing happens until you do.",
     ),
-    el("p", {}, el("a", { href: "#/settings/projects", id: "give-a-project" }, "Give an agent a project"), " in Settings, or see what the agents you gave one have asked below."),
+    el("p", {}, el("a", { href: "#/settings/projects", id: "give-a-project" }, "Give an agent a project"), ": name the agent, and choose which of its writes happen at once and which ask you first."),
   );
   private readonly closedTitle = el("h2", { id: "closed-title" }, "Closed");
   private readonly closedList = el("ul", { class: "tasks closed", id: "closed", "aria-labelledby": "closed-title" });
@@ -723,7 +723,7 @@ class Inbox {
       const o = await openTask(device, account, t);
       const display = (o.envelope["display"] ?? {}) as { title?: unknown; summary?: unknown; fields?: unknown };
       const title = typeof display.title === "string" ? display.title : "(untitled)";
-      const at = el("span", { class: "task-at" }, ` at ${clockWords(Date.parse(t.created_at))}`);
+      const at = el("span", { class: "task-at" }, ` at ${clockWords(Date.parse(t.created_at))}, task …${t.id.slice(-8)}`);
       at.hidden = true;
       // The item holds one button (a list keeps its list semantics); its
       // name is what it shows: the title, what it is about, and the line

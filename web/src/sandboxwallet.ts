@@ -52,17 +52,17 @@ function fromBase64URL(s: string): Bytes {
 
 /** The wallet's look: its own, in the frame near-connect gives it. */
 const STYLE = `
-#root { display: block !important; box-sizing: border-box; height: 100vh; overflow: auto; padding: 20px; background: #1a1a1a; text-align: left; }
-#root h1 { font-size: 20px; margin: 0 0 12px; }
-#root dl { margin: 0; }
-#root dt { font-weight: 600; color: #d1d1d1; margin-top: 10px; }
-#root dd { margin: 2px 0 0; font-family: ui-monospace, monospace; font-size: 14px; white-space: pre-wrap; overflow-wrap: anywhere; }
-#root .buttons { display: flex; gap: 12px; margin-top: 20px; flex-wrap: wrap; }
-#root button { font: inherit; font-size: 16px; padding: 10px 20px; border-radius: 10px; border: 2px solid #7fb0ff; cursor: pointer; }
-#root button.sign { background: #7fb0ff; color: #0d0d0d !important; }
-#root button.cancel { background: transparent; }
-#root button:focus-visible { outline: 3px solid #fff; outline-offset: 2px; }
-#root .hint { color: #b8b8b8; font-size: 14px; margin-top: 12px; }
+html body #root.ask { display: block !important; box-sizing: border-box; width: 100%; height: 100vh; overflow: auto; padding: 20px; background: #1a1a1a; text-align: left; }
+html body #root.ask h1 { font-size: 20px; margin: 0 0 12px; }
+html body #root.ask dl { margin: 0; }
+html body #root.ask dt { font-weight: 600; color: #d1d1d1; margin-top: 10px; }
+html body #root.ask dd { margin: 2px 0 0; font-family: ui-monospace, monospace; font-size: 14px; white-space: pre-wrap; overflow-wrap: anywhere; word-break: break-all; }
+html body #root.ask .buttons { display: flex; gap: 12px; margin-top: 20px; flex-wrap: wrap; }
+html body #root.ask button { font: inherit; font-size: 16px; padding: 10px 20px; border-radius: 10px; border: 2px solid #7fb0ff; cursor: pointer; }
+html body #root.ask button.sign { background: #7fb0ff; color: #0d0d0d; }
+html body #root.ask button.cancel { background: transparent; }
+html body #root.ask button:focus-visible { outline: 3px solid #fff; outline-offset: 2px; }
+html body #root.ask .hint { color: #b8b8b8; font-size: 14px; margin-top: 12px; }
 `;
 
 /** The owner cancelled in the wallet: nothing was signed. */
@@ -80,8 +80,9 @@ async function ask(heading: string, rows: [string, string][], action: string): P
     const st = document.createElement("style");
     st.id = "sandbox-style";
     st.textContent = STYLE;
-    document.head.append(st);
+    document.body.append(st);
   }
+  root.className = "ask";
   const make = <K extends keyof HTMLElementTagNameMap>(tag: K, text = ""): HTMLElementTagNameMap[K] => {
     const e = document.createElement(tag);
     e.textContent = text;

@@ -221,10 +221,13 @@ function shownWalletWindow(): HTMLElement | null {
 
 /**
  * Moves the focus into a wallet's frame as near-connect shows it, so its
- * buttons, and Esc, work from the keyboard at once.
+ * buttons, and Esc, work from the keyboard at once; names each frame.
  */
 function focusWalletFrames(): void {
   new MutationObserver(() => {
+    for (const f of document.querySelectorAll<HTMLIFrameElement>(".hot-connector-popup iframe:not([title])")) {
+      f.title = "Your wallet"; // a frame is named for screen readers
+    }
     const frame = shownWalletWindow()?.querySelector("iframe");
     if (frame && document.activeElement !== frame) {
       frame.focus();

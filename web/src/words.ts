@@ -185,7 +185,7 @@ export const WORDS = {
   receiptBad: (why: string) => `Not checked: ${why}. Approve stays off: this task may not come from the service.`,
   receiptPrecise: (run: string, build: string) => `Receipt verified: run ${run} of ${build} made this task, for this request and this hash.`,
   agentMark: "written by the agent",
-  agentMarkNote: "🤖 marks the agent's own words, not the connector's.",
+  agentMarkNote: "Marked agent: the agent's own words, not the connector's.",
   longTextNote: "Shown as the plain text that will be sent: nothing in it is formatted or followed.",
   noFiles: "No files.",
 };

@@ -165,9 +165,12 @@ ul.overview { list-style: none; padding: 0; }
 ul.overview li { padding: .5rem 0; border-bottom: 1px solid var(--line); }
 ul.overview li a { font-weight: 600; font-size: 1.05rem; }
 ul.overview li p { margin: .2rem 0 0; }
-fieldset.write-row { border: 0; border-top: 1px solid var(--line); border-radius: 0; margin: 0; padding: .5rem 0; }
-fieldset.write-row legend { padding: .5rem 0 0; font-weight: 400; }
-fieldset.write-row .row-choices { display: flex; flex-wrap: wrap; gap: 0 1.25rem; }
+.write-row { display: grid; grid-template-columns: minmax(0, 1fr) auto; gap: .1rem 1rem; align-items: center; border-top: 1px solid var(--line); padding: .35rem 0; }
+.write-about { display: flex; flex-direction: column; min-width: 0; }
+.write-name { font-weight: 600; }
+.write-row .row-choices { display: flex; flex-wrap: wrap; gap: 0 1rem; }
+.settings .write-row label.choice { margin: .15rem 0; }
+@media (max-width: 40rem) { .write-row { grid-template-columns: minmax(0, 1fr); } }
 ol.log li { display: flex; flex-direction: column; }
 `
 

@@ -11,6 +11,7 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -204,4 +205,78 @@ func TestDiffReading(t *testing.T) {
 func jsString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// A GitHub project's writes set row by row in Settings: GitHub's policy
+// has an allow-list (`actions`), so Allowed and Ask me list a write there,
+// Ask me names it in `confirm` too, and Refused leaves it out. The agent's
+// next calls do as the rows say.
+func TestSettingsGitHubRows(t *testing.T) {
+	t.Parallel()
+	fake := githubtest.New(githubToken, "octocat").Start()
+	t.Cleanup(fake.Close)
+	repo := fake.Seed()
+	w := servicetest.New(t, storetest.Postgres(t), servicetest.WithConnector(github.New(github.Options{BaseURL: fake.URL, AllowHTTP: true})))
+	w.StartJobs()
+	ctx := blankTab(t, 150*time.Second)
+	injectWallet(t, ctx, w)
+	signInWithWallet(t, ctx, w)
+	settingsOpen(t, ctx, "projects")
+	do(t, ctx, "set up gh", chromedp.SendKeys(chromedp.ID("project-new-name"), "gh"),
+		chromedp.SetValue(chromedp.ID("project-new-connector"), "github"), chromedp.Click(named("Set it up")),
+		chromedp.WaitVisible(chromedp.ID("project-gh-write-issue_comment-allow")))
+	// Nothing is in `actions` yet: every row reads Refused.
+	rows := run(t, ctx, "the rows", chromedp.Evaluate[map[string]string](`Object.fromEntries([...document.querySelectorAll('#project-gh-writes input:checked')].map((i) => [i.dataset.write, i.value]))`))
+	if len(rows) != 13 {
+		t.Fatalf("%d rows for GitHub's 13 writes: %v", len(rows), rows)
+	}
+	for op, r := range rows {
+		if r != "refuse" {
+			t.Errorf("before anything is allowed, %s reads %s", op, r)
+		}
+	}
+	do(t, ctx, "choose", chromedp.Click(chromedp.ID("project-gh-write-issue_comment-allow")), chromedp.Click(chromedp.ID("project-gh-write-file_put-ask")),
+		chromedp.SendKeys(chromedp.ID("project-gh-agents"), w.Agent), chromedp.SendKeys(chromedp.ID("project-gh-credentials"), `{"token": "`+githubToken+`"}`))
+	do(t, ctx, "the rows in view", chromedp.ScrollIntoView(chromedp.ID("project-gh-writes")))
+	screen(t, ctx, "settings-policy")
+	do(t, ctx, "save", chromedp.Click(named("Save the new project")))
+	waitJS(t, ctx, "saved", `!!document.querySelector('#projects-list li[data-project="gh"] [data-rows]')`)
+	projects, err := w.Owner.Client.Projects(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pol struct {
+		Confirm []string `json:"confirm"`
+		Actions []string `json:"actions"`
+	}
+	for _, p := range projects {
+		if p.Name == "gh" {
+			if err := json.Unmarshal([]byte(p.Policy), &pol); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if strings.Join(pol.Confirm, ",") != "file_put" || len(pol.Actions) != 2 || !slices.Contains(pol.Actions, "file_put") || !slices.Contains(pol.Actions, "issue_comment") {
+		t.Fatalf("the saved policy: %+v", pol)
+	}
+	if got := textOf(t, ctx, "the project", `#projects-list li[data-project="gh"] [data-rows]`); !strings.Contains(got, "Allowed at once: issue_comment.") || !strings.Contains(got, "Asks you first: file_put.") || !strings.Contains(got, "Refused: ") {
+		t.Errorf("the project reads %q", got)
+	}
+
+	// The agent: a comment goes at once, a file waits, a merge is refused.
+	call := func(op string, args map[string]any) (map[string]any, error) {
+		raw, err := w.AgentClient().Call(context.Background(), w.Owner.Account, "gh", op, args, nil)
+		var m map[string]any
+		_ = json.Unmarshal(raw, &m)
+		return m, err
+	}
+	if m, err := call("issue_comment", map[string]any{"repo": repo, "number": 2, "body": "hi"}); err != nil || m["status"] == "awaiting_owner" {
+		t.Errorf("an allowed comment: %v, %v", m, err)
+	}
+	if m, err := call("file_put", map[string]any{"repo": repo, "path": "a.md", "content": "a\n", "message": "A"}); err != nil || m["status"] != "awaiting_owner" {
+		t.Errorf("a file_put that asks: %v, %v", m, err)
+	}
+	if _, err := call("pr_merge", map[string]any{"repo": repo, "number": 1}); err == nil || !strings.Contains(err.Error(), "policy_denied") {
+		t.Errorf("a refused merge: %v", err)
+	}
 }

@@ -174,7 +174,7 @@ func TestSettingsWebhook(t *testing.T) {
 	if got := run(t, ctx, "what was copied", chromedp.Evaluate[string](`window.copied`)); got != secret {
 		t.Fatalf("Copy put %q on the clipboard", got)
 	}
-	do(t, ctx, "the secret in view", chromedp.Evaluate[chromedp.Void](`document.getElementById("webhook").scrollIntoView()`))
+	do(t, ctx, "the secret in view", chromedp.Evaluate[chromedp.Void](`document.getElementById("webhook-secret-box").scrollIntoView()`))
 	screen(t, ctx, "settings-secret")
 	// The service's own view of it carries no secret; the browser keeps
 	// none.

@@ -117,10 +117,12 @@ export class Card {
     const expiresAt = str(e["expires_at"]);
     const expiresMs = Date.parse(expiresAt);
     const left = el("span", { id: "countdown", title: `${localWords(expiresMs)} (${utcWords(expiresMs)})`, tabindex: "0" }, countdown(Date.now(), expiresMs));
+    const expires = el("span", {}, Date.now() >= expiresMs ? "It " : "Expires ");
     this.timer = window.setInterval(() => {
       const text = countdown(Date.now(), expiresMs);
       if (left.textContent !== text) {
         left.textContent = text;
+        expires.textContent = Date.now() >= expiresMs ? "It " : "Expires ";
       }
       this.checkExpiry(id, expiresMs);
     }, 1000);
@@ -142,7 +144,7 @@ export class Card {
         ` · ${kindWords(view.kind)} · asked `,
         when(createdAt),
       ),
-      el("p", { class: "expiry" }, "Expires ", left),
+      el("p", { class: "expiry" }, expires, left),
       receipt,
       el("h3", {}, view.kind === "notice" ? "What it says" : "What it asks"),
       dl,

@@ -385,9 +385,14 @@ export class Projects {
           inputs.map(([i]) => i),
         );
         return el(
-          "fieldset",
-          { class: "write-row", "data-write": w },
-          el("legend", {}, el("span", { class: "mono" }, w), o?.description ? el("span", { class: "task-meta" }, ` ${o.description}`) : null, o?.price ? el("span", { class: "task-meta" }, ` (${price(o.price)})`) : null),
+          "div",
+          { class: "write-row", role: "radiogroup", "aria-labelledby": id(`write-${w}-name`), "aria-describedby": id(`write-${w}-about`), "data-write": w },
+          el(
+            "div",
+            { class: "write-about" },
+            el("span", { class: "mono write-name", id: id(`write-${w}-name`) }, w),
+            el("span", { class: "task-meta", id: id(`write-${w}-about`) }, `${o?.description ?? ""}${o?.price ? ` (${price(o.price)})` : ""}`),
+          ),
           el("div", { class: "row-choices" }, ...inputs.map(([, l]) => l)),
         );
       }),

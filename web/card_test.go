@@ -89,6 +89,7 @@ func approveDisabled(t testing.TB, ctx context.Context) bool {
 func TestInboxPageTaskCard(t *testing.T) {
 	t.Parallel()
 	w := servicetest.New(t, storetest.Postgres(t))
+	followClock(t, w)
 	w.StartJobs()
 	guess := w.Guess()
 	pay := w.Pay()

@@ -217,6 +217,7 @@ func TestSettingsGitHubRows(t *testing.T) {
 	t.Cleanup(fake.Close)
 	repo := fake.Seed()
 	w := servicetest.New(t, storetest.Postgres(t), servicetest.WithConnector(github.New(github.Options{BaseURL: fake.URL, AllowHTTP: true})))
+	followClock(t, w)
 	w.StartJobs()
 	ctx := blankTab(t, 150*time.Second)
 	injectWallet(t, ctx, w)

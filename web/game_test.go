@@ -35,6 +35,7 @@ func waitingIDs(t testing.TB, ctx context.Context) []string {
 func TestInboxPageGuessingGame(t *testing.T) {
 	t.Parallel()
 	w := servicetest.New(t, storetest.Postgres(t))
+	followClock(t, w)
 	w.StartJobs()
 	ctx := blankTab(t, 120*time.Second)
 	injectWallet(t, ctx, w)

@@ -21,6 +21,7 @@ import (
 func TestInboxPageKeyboard(t *testing.T) {
 	t.Parallel()
 	w := servicetest.New(t, storetest.Postgres(t))
+	followClock(t, w)
 	w.StartJobs()
 	first := w.Pay()
 	second := w.Pay()

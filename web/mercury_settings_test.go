@@ -26,6 +26,7 @@ func TestSettingsMercuryRule(t *testing.T) {
 	f := mercurytest.New().Start()
 	t.Cleanup(f.Close)
 	w := servicetest.New(t, storetest.Postgres(t), servicetest.WithConnector(mercury.New(mercury.Config{BaseURL: f.URL()})))
+	followClock(t, w)
 	w.PutProject("bank", "mercury", "{}", []byte(`{"token": "`+mercurytest.Token+`"}`))
 	w.StartJobs()
 	pay := func(usd int) string {

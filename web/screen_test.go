@@ -1,8 +1,9 @@
 package web_test
 
 // What every screen of the page is checked for, where a test reaches it:
-// usable at 360 px wide (nothing wider than the window), no serious or
-// critical accessibility violation by axe-core (pinned in package.json,
+// one column at 360 px wide (the page's scrollWidth no more than the
+// window's, and nothing cut off or scrolled sideways), no serious or
+// critical accessibility violation by axe-core (shipped in testdata,
 // injected into the page) in light and in dark, and exactly one live
 // region. With COUNTERSIGN_SCREENSHOTS set to a folder, the screen is
 // photographed at 1280 and 360 px, light and dark, into it.

@@ -127,6 +127,7 @@ func (r *settingsReceiver) deliveries() []string {
 func TestSettingsWebhook(t *testing.T) {
 	t.Parallel()
 	w := servicetest.New(t, storetest.Postgres(t))
+	followClock(t, w)
 	recv := &settingsReceiver{}
 	hook := httptest.NewServer(recv)
 	t.Cleanup(hook.Close)
@@ -234,6 +235,7 @@ func settingsJS(s string) string {
 func TestSettingsDevices(t *testing.T) {
 	t.Parallel()
 	w := servicetest.New(t, storetest.Postgres(t))
+	followClock(t, w)
 	wallet := w.Owner.Signer.(device.WalletSigner).Wallet
 	other := w.Device(wallet)
 	sess, err := other.SignIn(context.Background(), 24*time.Hour)
@@ -365,6 +367,7 @@ func TestSettingsPolicy(t *testing.T) {
 	t.Parallel()
 	s := &settingsShop{}
 	w := servicetest.New(t, storetest.Postgres(t), servicetest.WithConnector(s.connector()))
+	followClock(t, w)
 	if got := settingsOrder(t, w); got != "done" {
 		t.Fatalf("before the policy asks, an order is %q", got)
 	}
@@ -516,6 +519,7 @@ func TestSettingsMutes(t *testing.T) {
 func TestSettingsNewProject(t *testing.T) {
 	t.Parallel()
 	w := servicetest.New(t, storetest.Postgres(t), servicetest.WithConnector((&settingsShop{}).connector()))
+	followClock(t, w)
 	ctx := blankTab(t, 120*time.Second)
 	injectWallet(t, ctx, w)
 	signInWithWallet(t, ctx, w)
@@ -543,6 +547,7 @@ func TestSettingsNewProject(t *testing.T) {
 func TestSettingsPastedConfirmation(t *testing.T) {
 	t.Parallel()
 	w := servicetest.New(t, storetest.Postgres(t))
+	followClock(t, w)
 	const url = "http://127.0.0.1:9/hook"
 	ctx := blankTab(t, 120*time.Second)
 	signInPage(t, ctx, w)
@@ -640,6 +645,7 @@ func settingsPay(t *testing.T, w *servicetest.World, usd string) string {
 func TestSettingsRules(t *testing.T) {
 	t.Parallel()
 	w := servicetest.New(t, storetest.Postgres(t), servicetest.WithConnector(settingsTill()))
+	followClock(t, w)
 	if got := settingsPay(t, w, "500"); got != "done" {
 		t.Fatalf("before any rule a payment is %q", got)
 	}

@@ -106,6 +106,7 @@ func walletSigned(t testing.TB, ctx context.Context) []string {
 func TestInboxPageWallet(t *testing.T) {
 	t.Parallel()
 	w := servicetest.New(t, storetest.Postgres(t))
+	followClock(t, w)
 	w.StartJobs()
 	guess := w.Guess()
 
@@ -214,6 +215,7 @@ func TestInboxPageWallet(t *testing.T) {
 func TestInboxPageSandboxWallet(t *testing.T) {
 	t.Parallel()
 	w := servicetest.New(t, storetest.Postgres(t), servicetest.WithSandboxWallet())
+	followClock(t, w)
 	w.StartJobs()
 	ctx := blankTab(t, 120*time.Second)
 	item := `#wallet-picker button[data-wallet="countersign-sandbox"]`

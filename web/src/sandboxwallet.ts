@@ -102,22 +102,28 @@ async function ask(heading: string, rows: [string, string][], action: string): P
   buttons.append(ok, no);
   root.replaceChildren(h, dl, buttons, make("p", "Esc cancels: nothing is signed."));
   (root.lastChild as HTMLElement).className = "hint";
-  await selector.ui.showIframe();
-  ok.focus();
+  // Listening before the frame shows: an Esc pressed as it appears cancels.
+  let onKey: (ev: KeyboardEvent) => void = () => undefined;
+  const answered = new Promise<void>((resolve, reject) => {
+    ok.addEventListener("click", () => resolve());
+    no.addEventListener("click", () => reject(new Cancelled("You cancelled in the sandbox wallet.")));
+    onKey = (ev) => {
+      if (ev.key === "Escape") {
+        ev.preventDefault();
+        reject(new Cancelled("You cancelled in the sandbox wallet."));
+      }
+    };
+    document.addEventListener("keydown", onKey);
+  });
+  answered.catch(() => undefined); // awaited below; a cancel before then is not unhandled
   const refocus = () => ok.focus();
   window.addEventListener("focus", refocus);
   try {
-    await new Promise<void>((resolve, reject) => {
-      ok.addEventListener("click", () => resolve());
-      no.addEventListener("click", () => reject(new Cancelled("You cancelled in the sandbox wallet.")));
-      document.addEventListener("keydown", (ev) => {
-        if (ev.key === "Escape") {
-          ev.preventDefault();
-          reject(new Cancelled("You cancelled in the sandbox wallet."));
-        }
-      });
-    });
+    await selector.ui.showIframe();
+    ok.focus();
+    await answered;
   } finally {
+    document.removeEventListener("keydown", onKey);
     window.removeEventListener("focus", refocus);
     root.replaceChildren();
     await selector.ui.hideIframe();

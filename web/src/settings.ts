@@ -328,7 +328,7 @@ export class Settings implements SectionContext {
         "li",
         { class: "setting-item", "data-device": d.id },
         el("span", { class: "task-title" }, d.this ? el("span", { class: "this-device" }, "This device") : "Another device", " ", el("span", { class: "mono" }, d.id)),
-        el("span", { class: "task-meta" }, "Signed in ", when(d.created_at), " · until ", when(d.valid_until)),
+        el("span", { class: "task-meta" }, "Signed in ", when(d.created_at), " · ends ", when(d.valid_until)),
         d.this ? el("span", { class: "task-meta" }, "Withdrawing this device signs this page out.") : null,
         el(
           "details",

@@ -34,8 +34,10 @@ tasks in a terminal: <code>countersign inbox login</code>, then
 `
 
 const pageStyle = `
-:root { color-scheme: light dark; --fg: #1b1d21; --bg: #fbfbfc; --muted: #5b616b; --line: #d6d9de; --accent: #1f5fbf; --card: #ffffff; --warn: #8a4b00; }
-@media (prefers-color-scheme: dark) { :root { --fg: #e8eaee; --bg: #16181c; --muted: #a3a9b3; --line: #363a42; --accent: #7fb0ff; --card: #1e2126; --warn: #f0b45a; } }
+:root { color-scheme: light dark; --fg: #1b1d21; --bg: #fbfbfc; --muted: #5b616b; --line: #d6d9de; --accent: #1f5fbf; --card: #ffffff; --warn: #8a4b00;
+  --add-bg: #e6f4ea; --add-fg: #0f5323; --del-bg: #fdecea; --del-fg: #8e1b14; --hunk-bg: #eef2fa; }
+@media (prefers-color-scheme: dark) { :root { --fg: #e8eaee; --bg: #16181c; --muted: #a3a9b3; --line: #363a42; --accent: #7fb0ff; --card: #1e2126; --warn: #f0b45a;
+  --add-bg: #14301e; --add-fg: #9be3ad; --del-bg: #3a1a1a; --del-fg: #ffb3ab; --hunk-bg: #1d2636; } }
 * { box-sizing: border-box; }
 body { margin: 0; font: 16px/1.5 system-ui, sans-serif; color: var(--fg); background: var(--bg); }
 main { max-width: 56rem; margin: 0 auto; padding: 1.5rem 1rem 3rem; }
@@ -49,7 +51,9 @@ button:focus-visible, input:focus-visible, textarea:focus-visible { outline: 3px
 label { display: block; font-weight: 600; margin: 1rem 0 .25rem; }
 input, textarea { font: inherit; width: 100%; padding: .4rem .5rem; border: 1px solid var(--line); border-radius: .3rem; background: var(--card); color: var(--fg); }
 textarea { min-height: 9rem; font-family: ui-monospace, monospace; font-size: .85rem; }
-dl { display: grid; grid-template-columns: max-content 1fr; gap: .35rem 1rem; }
+dl { display: grid; grid-template-columns: fit-content(16rem) minmax(0, 1fr); gap: .35rem 1rem; }
+@media (max-width: 40rem) { dl { grid-template-columns: minmax(0, 1fr); gap: .1rem; } dl > dd { margin-bottom: .5rem; } }
+dl > * { min-width: 0; overflow-wrap: anywhere; }
 dt { font-weight: 600; }
 dd { margin: 0; }
 code, pre, .mono { font-family: ui-monospace, monospace; font-size: .85rem; overflow-wrap: anywhere; }
@@ -65,14 +69,16 @@ ul.tasks li { padding: .75rem .25rem; border-bottom: 1px solid var(--line); }
 .empty { color: var(--muted); }
 ul.tasks button.task-open { display: block; width: 100%; text-align: left; font: inherit; color: inherit; background: transparent; border: 0; border-radius: .3rem; padding: 0; cursor: pointer; }
 ul.tasks button.task-open:hover { background: var(--card); }
-ul.tasks button.task-open:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
+ul.tasks button.task-open:focus { outline: 3px solid var(--accent); outline-offset: 2px; }
 h3 { font-size: 1rem; margin: 1.25rem 0 .4rem; }
 .receipt { padding: .5rem .75rem; border: 1px solid var(--line); border-radius: .3rem; }
 .receipt.ok { border-color: var(--accent); }
 .receipt.error { border-color: var(--warn); color: var(--warn); }
-.field-value.long { white-space: pre-wrap; }
+.field-value.wide { grid-column: 1 / -1; }
+pre.long-text { margin: 0; white-space: pre-wrap; overflow-wrap: anywhere; font-size: .9rem; }
 .field-value ul { margin: 0; padding-left: 1.2rem; }
 .by-agent { background: color-mix(in srgb, var(--warn) 10%, transparent); }
+.agent-mark { display: inline-block; font-size: .7rem; font-weight: 700; text-transform: uppercase; letter-spacing: .04em; padding: 0 .35rem; border: 1px solid var(--warn); border-radius: .6rem; color: var(--warn); vertical-align: .1em; }
 pre.raw { max-height: 20rem; overflow: auto; }
 button:disabled { opacity: .45; cursor: not-allowed; }
 .failure { display: block; color: var(--warn); }
@@ -81,7 +87,7 @@ kbd { font-family: ui-monospace, monospace; font-size: .8rem; padding: .05rem .3
 summary:focus-visible, .keys:focus-visible, a:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
 .keys { margin-top: 1.5rem; padding: .5rem 1rem 1rem; border: 1px solid var(--line); border-radius: .4rem; background: var(--card); }
 .keys-hint { color: var(--muted); font-size: .9rem; }
-.settings-part { margin-top: 1.5rem; padding-top: .25rem; border-top: 2px solid var(--line); }
+.settings-part { margin-top: 1rem; }
 .settings-part > h3 { font-size: 1.1rem; }
 .settings h4 { font-size: .95rem; margin: 1rem 0 .3rem; }
 .settings ul.tasks li { display: flex; flex-direction: column; gap: .15rem; min-width: 0; }
@@ -109,6 +115,64 @@ table.log td.failure { color: var(--warn); }
 ol.rules { list-style: none; padding: 0; margin: .5rem 0 0; }
 ol.rules li.rule { display: block; padding: .5rem 0; border-top: 1px solid var(--line); }
 ol.rules li.rule label { margin-top: .5rem; }
+.sr-only { position: absolute; width: 1px; height: 1px; padding: 0; margin: -1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; border: 0; }
+:is(h2, h3, h4, legend)[tabindex="-1"]:focus { outline: none; text-decoration: underline 3px var(--accent); text-underline-offset: .3em; }
+a { color: var(--accent); }
+h1 a.home { color: inherit; text-decoration: none; }
+a.button { display: inline-block; font: inherit; padding: .4rem .9rem; border-radius: .4rem; border: 1px solid var(--accent); text-decoration: none; }
+a.button.secondary { color: var(--accent); background: transparent; }
+button.danger { background: var(--del-fg); border-color: var(--del-fg); color: var(--bg); }
+button.copy { font-size: .8rem; padding: .05rem .45rem; margin-left: .25rem; vertical-align: baseline; }
+.account { overflow-wrap: anywhere; }
+time[tabindex]:focus::after { content: " (" attr(data-exact) ")"; }
+time[tabindex]:focus { outline: 2px solid var(--accent); outline-offset: 2px; border-radius: .2rem; }
+#countdown:focus { outline: 2px solid var(--accent); outline-offset: 2px; }
+#countdown:focus::after { content: " (" attr(title) ")"; }
+.lede { font-size: 1.1rem; margin: 1.25rem 0 0; }
+.empty-inbox { padding: .75rem 1rem; border: 1px dashed var(--line); border-radius: .4rem; }
+.empty-inbox p { margin: .4rem 0; }
+.task-gist { display: block; }
+.summary { font-size: 1.05rem; }
+textarea.answer { min-height: 2.6rem; field-sizing: content; max-height: 20rem; font-family: inherit; font-size: 1rem; }
+.form-result { margin: .5rem 0 0; padding: .35rem .6rem; border-left: 4px solid var(--accent); }
+.form-result.failure { border-left-color: var(--warn); }
+details.precise { margin-top: .35rem; font-size: .9rem; }
+details.precise summary, details summary { cursor: pointer; color: var(--accent); }
+dl.details { font-size: .9rem; }
+.diff-part { margin: .25rem 0 1rem; }
+.diff-file { margin: 0 0 .25rem; font-weight: 600; }
+.diff-note { margin: 0 0 .25rem; color: var(--muted); }
+table.diff-table { width: 100%; table-layout: fixed; border-collapse: collapse; font-family: ui-monospace, monospace; font-size: .82rem; line-height: 1.45; border: 1px solid var(--line); }
+table.diff-table col.diff-ln-col { width: 3.2em; }
+table.diff-table col.diff-sign-col { width: 1.6em; }
+table.diff-table td { padding: 0 .3rem; vertical-align: top; }
+td.diff-ln { color: var(--muted); text-align: right; user-select: none; border-right: 1px solid var(--line); }
+td.diff-sign { text-align: center; font-weight: 700; user-select: none; }
+td.diff-code { white-space: pre-wrap; overflow-wrap: anywhere; word-break: break-word; }
+tr.diff-add { background: var(--add-bg); color: var(--add-fg); }
+tr.diff-del { background: var(--del-bg); color: var(--del-fg); }
+tr.diff-del td.diff-code { text-decoration: line-through; text-decoration-thickness: 1px; text-decoration-color: color-mix(in srgb, var(--del-fg) 45%, transparent); }
+tr.diff-hunk td, tr.diff-eol td { background: var(--hunk-bg); color: var(--muted); padding: .15rem .5rem; overflow-wrap: anywhere; }
+dialog.picker { max-width: min(28rem, calc(100vw - 2rem)); width: 100%; border: 1px solid var(--line); border-radius: .6rem; background: var(--card); color: var(--fg); padding: 1rem 1.25rem; }
+dialog.picker::backdrop { background: rgba(0, 0, 0, .5); }
+dialog.picker h2 { margin-top: 0; }
+ul.wallets { list-style: none; padding: 0; margin: .75rem 0 0; display: grid; gap: .5rem; }
+button.wallet { display: flex; align-items: center; gap: .75rem; width: 100%; text-align: left; background: transparent; color: var(--fg); border: 1px solid var(--line); padding: .6rem .75rem; }
+button.wallet:hover { border-color: var(--accent); }
+button.wallet img { border-radius: .4rem; flex: none; }
+.settings-nav ul { list-style: none; display: flex; flex-wrap: wrap; gap: .25rem 1rem; padding: 0; margin: 1rem 0 0; }
+.settings-nav a[aria-current="page"] { font-weight: 700; text-decoration: none; color: var(--fg); border-bottom: 3px solid var(--accent); }
+ul.overview { list-style: none; padding: 0; }
+ul.overview li { padding: .5rem 0; border-bottom: 1px solid var(--line); }
+ul.overview li a { font-weight: 600; font-size: 1.05rem; }
+ul.overview li p { margin: .2rem 0 0; }
+.write-row { display: grid; grid-template-columns: minmax(0, 1fr) auto; gap: .1rem 1rem; align-items: center; border-top: 1px solid var(--line); padding: .35rem 0; }
+.write-about { display: flex; flex-direction: column; min-width: 0; }
+.write-name { font-weight: 600; }
+.write-row .row-choices { display: flex; flex-wrap: wrap; gap: 0 1rem; }
+.settings .write-row label.choice { margin: .15rem 0; }
+@media (max-width: 40rem) { .write-row { grid-template-columns: minmax(0, 1fr); } }
+ol.log li { display: flex; flex-direction: column; }
 `
 
 // pageNonce is a fresh CSP nonce: 16 random bytes in base64.

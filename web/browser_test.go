@@ -26,6 +26,7 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
+	"countersign/servicetest"
 	"countersign/web"
 )
 
@@ -72,6 +73,7 @@ func startBrowser() {
 			shared.err = errors.New(msg)
 		} else {
 			shared.skip = msg
+			fmt.Fprintln(os.Stderr, "web: "+msg+": the browser tests skip (under CI they fail)")
 		}
 		return
 	}
@@ -194,4 +196,28 @@ func newP256(t testing.TB) *ecdh.PrivateKey {
 		t.Fatal(err)
 	}
 	return k
+}
+
+// followClock keeps the world's clock at this machine's time while the test
+// runs. The page dates its approvals and confirmations by the real clock,
+// and the service refuses one dated more than a minute ahead of its own: a
+// slow test (a loaded machine) would otherwise be refused for its slowness.
+func followClock(t testing.TB, w *servicetest.World) {
+	t.Helper()
+	done := make(chan struct{})
+	t.Cleanup(func() { close(done) })
+	go func() {
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				if d := time.Since(w.Clock.Now()); d > 0 {
+					w.Clock.Add(d)
+				}
+			}
+		}
+	}()
 }

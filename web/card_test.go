@@ -89,6 +89,7 @@ func approveDisabled(t testing.TB, ctx context.Context) bool {
 func TestInboxPageTaskCard(t *testing.T) {
 	t.Parallel()
 	w := servicetest.New(t, storetest.Postgres(t))
+	followClock(t, w)
 	w.StartJobs()
 	guess := w.Guess()
 	pay := w.Pay()
@@ -160,11 +161,27 @@ func TestInboxPageTaskCard(t *testing.T) {
 	if got := run(t, ctx, "the countdown", chromedp.TextContent(chromedp.ID("countdown"))); !strings.HasPrefix(got, "in ") {
 		t.Fatalf("the countdown %q", got)
 	}
-	if got := run(t, ctx, "the receipt", chromedp.TextContent(chromedp.ID("receipt"))); !strings.HasPrefix(got, "Receipt verified") {
+	if got := run(t, ctx, "the receipt", chromedp.TextContent(chromedp.ID("receipt"))); !strings.HasPrefix(got, "Checked: the service's own run made this task") {
 		t.Fatalf("the receipt: %q", got)
+	}
+	// The precise words are one click away, under Details.
+	if got := run(t, ctx, "the receipt, precisely", chromedp.TextContent(chromedp.ID("receipt-precise"))); !strings.HasPrefix(got, "Receipt verified: run ") || !strings.Contains(got, " of probe@") {
+		t.Fatalf("the receipt under Details: %q", got)
 	}
 	if approveDisabled(t, ctx) {
 		t.Fatal("Approve is off for a task whose receipt verifies")
+	}
+	// The answer box fits a guess: one line, growing as more is typed.
+	heights := run(t, ctx, "the answer box", chromedp.Evaluate[[]float64](`(() => {
+  const a = document.getElementById("answer"), lh = parseFloat(getComputedStyle(a).lineHeight);
+  const one = a.getBoundingClientRect().height / lh;
+  a.value = "1\n2\n3\n4\n5"; a.dispatchEvent(new Event("input"));
+  const five = a.getBoundingClientRect().height / lh;
+  a.value = "";
+  return [one, five];
+})()`))
+	if heights[0] > 2 || heights[1] < 4.5 {
+		t.Fatalf("the answer box is %.1f lines high empty and %.1f with five lines", heights[0], heights[1])
 	}
 	do(t, ctx, "show the RAW form", chromedp.Click(chromedp.CSS("#raw-form summary")))
 	png := run(t, ctx, "a screenshot", chromedp.CaptureScreenshot())
@@ -222,7 +239,17 @@ func TestInboxPageTaskCard(t *testing.T) {
 		`document.querySelectorAll('#fields .agent-mark[aria-label="written by the agent"]').length`)); got != byAgent {
 		t.Fatalf("%d fields marked as the agent's, want %d", got, byAgent)
 	}
-	do(t, ctx, "reject", chromedp.SetValue(chromedp.ID("reason"), "not this month"), chromedp.Click(named("Reject")))
+	// Reject asks once more: the reason, and a second, explicit Reject;
+	// until then nothing is sent.
+	if visible := run(t, ctx, "the reason box", chromedp.Evaluate[bool](`document.getElementById("reason").offsetParent !== null`)); visible {
+		t.Fatal("the reason box shows before Reject is chosen")
+	}
+	do(t, ctx, "reject", chromedp.Click(named("Reject")), chromedp.WaitVisible(chromedp.ID("reason")))
+	waitJS(t, ctx, "the reason box has the focus", `document.activeElement?.id === "reason"`)
+	if st := w.Task(pay); st.State != countersign.StateOpen {
+		t.Fatalf("after the first Reject the task is %s", st.State)
+	}
+	do(t, ctx, "the reason", chromedp.SetValue(chromedp.ID("reason"), "not this month"), chromedp.Click(named("Reject this task")))
 	waitJS(t, ctx, "rejected", `document.getElementById("status").textContent.startsWith("Rejected")`)
 	if st := w.Status("ledger", pay); st.State != string(countersign.StateRejected) || st.Reason == nil || *st.Reason != "not this month" {
 		t.Fatalf("the agent reads %+v", st)

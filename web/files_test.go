@@ -124,6 +124,7 @@ func TestInboxPageFileDownload(t *testing.T) {
 func TestInboxPageFileAnswer(t *testing.T) {
 	t.Parallel()
 	w := servicetest.New(t, storetest.Postgres(t))
+	followClock(t, w)
 	w.StartJobs()
 	got := make(chan []byte, 1)
 	w.SetAnswer(func(_ context.Context, a *connectors.AnswerCall) (connectors.Report, error) {

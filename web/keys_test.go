@@ -21,6 +21,7 @@ import (
 func TestInboxPageKeyboard(t *testing.T) {
 	t.Parallel()
 	w := servicetest.New(t, storetest.Postgres(t))
+	followClock(t, w)
 	w.StartJobs()
 	first := w.Pay()
 	second := w.Pay()
@@ -72,7 +73,10 @@ func TestInboxPageKeyboard(t *testing.T) {
 	if hints["Approve"] != "a|a" || hints["Reject"] != "r|r" {
 		t.Fatalf("the buttons' keys: %v", hints)
 	}
+	// r asks once more, with the reason box focused; the second Reject sends it.
 	do(t, ctx, "r", chromedp.Focus(chromedp.ID("card-title")), chromedp.KeyEvent("r"))
+	waitJS(t, ctx, "the reason", `document.activeElement?.id === "reason"`)
+	do(t, ctx, "reject for good", chromedp.Click(named("Reject this task")))
 	waitJS(t, ctx, "rejected", `document.getElementById("status").textContent.startsWith("Rejected")`)
 	if st := w.WaitState(order[0], countersign.StateRejected); st.State != countersign.StateRejected {
 		t.Fatalf("the task r rejected is %s", st.State)

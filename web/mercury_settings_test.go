@@ -27,6 +27,7 @@ func TestSettingsMercuryRule(t *testing.T) {
 	f := mercurytest.New().Start()
 	t.Cleanup(f.Close)
 	w := servicetest.New(t, storetest.Postgres(t), servicetest.WithConnector(mercury.New(mercury.Config{BaseURL: f.URL(), Egress: egress.Options{AllowPrivate: true}})))
+	followClock(t, w)
 	w.PutProject("bank", "mercury", "{}", []byte(`{"token": "`+mercurytest.Token+`"}`))
 	w.StartJobs()
 	pay := func(usd int) string {
@@ -57,7 +58,7 @@ func TestSettingsMercuryRule(t *testing.T) {
 	ctx := blankTab(t, 150*time.Second)
 	injectWallet(t, ctx, w)
 	signInWithWallet(t, ctx, w)
-	settingsOpen(t, ctx)
+	settingsOpen(t, ctx, "projects")
 	item := `#projects-list li[data-project="bank"]`
 	do(t, ctx, "edit the bank", chromedp.Click(chromedp.CSS(item+` button[aria-label="Edit the project bank"]`)),
 		chromedp.WaitVisible(chromedp.ID("project-bank-rules")))

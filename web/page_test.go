@@ -192,8 +192,8 @@ func TestInboxPageSignInListSignOut(t *testing.T) {
 	// account it remembers.
 	do(t, ctx, "reload", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(firstItem+" .task-title")),
 		chromedp.WaitVisible(named("Sign out")))
-	if got := run(t, ctx, "who", chromedp.TextContent(chromedp.ID("who"))); got != w.Owner.Account {
-		t.Fatalf("after a reload the page is signed in as %q", got)
+	if got := run(t, ctx, "who", chromedp.AttributeValue(chromedp.ID("who"), "data-account")); got.Value != w.Owner.Account {
+		t.Fatalf("after a reload the page is signed in as %q", got.Value)
 	}
 
 	// A task opened now appears without a reload (the event stream).

@@ -189,6 +189,7 @@ func refusePastes(t *testing.T, ctx context.Context, w *servicetest.World, prefi
 func TestInboxPagePastedAnswersChecked(t *testing.T) {
 	t.Parallel()
 	w := servicetest.New(t, storetest.Postgres(t))
+	followClock(t, w)
 	w.StartJobs()
 	owner := w.Owner.Signer.(device.WalletSigner).Wallet
 	ctxb := context.Background()
@@ -201,7 +202,7 @@ func TestInboxPagePastedAnswersChecked(t *testing.T) {
 	}
 	signedIn := devices()
 
-	ctx := blankTab(t, 240*time.Second)
+	ctx := blankTab(t, 360*time.Second)
 	writes := recordWrites(t, ctx)
 	do(t, ctx, "ask for the sentence", chromedp.EmulateViewport(1280, 900), chromedp.Navigate(w.URL+"/"),
 		chromedp.WaitVisible(named("Sign with another wallet")), chromedp.SendKeys(chromedp.ID("account"), w.Owner.Account),
@@ -244,7 +245,7 @@ func TestInboxPagePastedAnswersChecked(t *testing.T) {
 
 	// Confirming: each refused, no webhook named.
 	const hook = "http://127.0.0.1:9/hook"
-	settingsOpen(t, ctx)
+	settingsOpen(t, ctx, "webhook")
 	do(t, ctx, "name the webhook", chromedp.SendKeys(chromedp.ID("webhook-url-input"), hook), chromedp.Click(named("Name the webhook")),
 		chromedp.WaitVisible(chromedp.ID("webhook-confirm-sentence")))
 	refusePastes(t, ctx, w, "webhook-confirm-", "Send confirmation", writes, func(what string) {

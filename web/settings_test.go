@@ -34,12 +34,16 @@ import (
 	"countersign/store/storetest"
 )
 
-// settingsOpen opens the Settings view from the header and waits until its
-// sections are listed.
-func settingsOpen(t *testing.T, ctx context.Context) {
+// settingsReady is what each section of Settings shows once it is loaded.
+var settingsReady = map[string]string{"devices": "#devices-list", "mutes": "#mute-form", "webhook": "#webhook-current", "projects": "#catalogue"}
+
+// settingsOpen opens Settings from the header, then its section from the
+// overview, and waits until the section is loaded.
+func settingsOpen(t *testing.T, ctx context.Context, section string) {
 	t.Helper()
-	do(t, ctx, "open Settings", chromedp.Click(named("Settings")), chromedp.WaitVisible(chromedp.ID("settings-title")))
-	waitJS(t, ctx, "the sections listed", `!!document.querySelector("#devices-list") && !!document.querySelector("#webhook-current") && !!document.querySelector("#mute-form") && !!document.querySelector("#catalogue")`)
+	do(t, ctx, "open Settings", chromedp.Click(chromedp.ID("settings-link")), chromedp.WaitVisible(chromedp.ID("settings-overview")))
+	do(t, ctx, "open "+section, chromedp.Click(chromedp.CSS(`#settings-overview a[href="#/settings/`+section+`"]`)))
+	waitJS(t, ctx, "the section "+section, `location.hash === "#/settings/`+section+`" && !!document.querySelector("`+settingsReady[section]+`")`)
 }
 
 // settingsSaid is the text of the page's live region.
@@ -123,6 +127,7 @@ func (r *settingsReceiver) deliveries() []string {
 func TestSettingsWebhook(t *testing.T) {
 	t.Parallel()
 	w := servicetest.New(t, storetest.Postgres(t))
+	followClock(t, w)
 	recv := &settingsReceiver{}
 	hook := httptest.NewServer(recv)
 	t.Cleanup(hook.Close)
@@ -131,7 +136,7 @@ func TestSettingsWebhook(t *testing.T) {
 	ctx := blankTab(t, 120*time.Second)
 	injectWallet(t, ctx, w)
 	signInWithWallet(t, ctx, w)
-	settingsOpen(t, ctx)
+	settingsOpen(t, ctx, "webhook")
 	if got := textOf(t, ctx, "the webhook", "#webhook-current"); !strings.Contains(got, "No webhook is named") {
 		t.Fatalf("before naming one the view says %q", got)
 	}
@@ -142,6 +147,10 @@ func TestSettingsWebhook(t *testing.T) {
 	if cls := run(t, ctx, "the refusal's class", chromedp.Evaluate[string](`document.getElementById("status").className`)); !strings.Contains(cls, "error") {
 		t.Fatalf("a refusal is not shown as one: %q", cls)
 	}
+	// Said beside the form too, where the owner is looking.
+	if got := textOf(t, ctx, "beside the form", "#webhook-form #webhook-result:not([hidden])"); !strings.HasPrefix(got, "The webhook was not named: ") {
+		t.Fatalf("beside the form the refusal reads %q", got)
+	}
 	do(t, ctx, "clear the address", chromedp.Evaluate[chromedp.Void](`document.getElementById("webhook-url-input").value = ""`))
 
 	// Naming it: the wallet confirms the URL's hash; the secret is shown
@@ -150,6 +159,7 @@ func TestSettingsWebhook(t *testing.T) {
 	do(t, ctx, "name the webhook", chromedp.SendKeys(chromedp.ID("webhook-url-input"), url), chromedp.Click(named("Name the webhook")),
 		chromedp.WaitVisible(chromedp.ID("webhook-secret")))
 	settingsConfirmed(t, ctx, w, approval.ActionNameWebhook(url))
+	waitJS(t, ctx, "said beside the form", `document.querySelector("#webhook-form #webhook-result")?.textContent.startsWith("The webhook is named.") === true`)
 	secret := textOf(t, ctx, "the secret", "#webhook-secret")
 	if !strings.HasPrefix(secret, "whsec_") || len(secret) != len("whsec_")+44 {
 		t.Fatalf("the secret shown: %q", secret)
@@ -161,11 +171,11 @@ func TestSettingsWebhook(t *testing.T) {
 		t.Fatalf("the view shows the URL %q", got)
 	}
 	do(t, ctx, "copy", chromedp.Evaluate[chromedp.Void](`navigator.clipboard.writeText = async (t) => { window.copied = t; }`), chromedp.Click(named("Copy the secret")))
-	waitJS(t, ctx, "copied", `document.getElementById("status").textContent === "The secret is copied."`)
+	waitJS(t, ctx, "copied", `document.getElementById("status").textContent === "Copied the secret."`)
 	if got := run(t, ctx, "what was copied", chromedp.Evaluate[string](`window.copied`)); got != secret {
 		t.Fatalf("Copy put %q on the clipboard", got)
 	}
-	do(t, ctx, "the secret in view", chromedp.Evaluate[chromedp.Void](`document.getElementById("webhook").scrollIntoView()`))
+	do(t, ctx, "the secret in view", chromedp.Evaluate[chromedp.Void](`document.getElementById("webhook-secret-box").scrollIntoView()`))
 	screen(t, ctx, "settings-secret")
 	// The service's own view of it carries no secret; the browser keeps
 	// none.
@@ -184,8 +194,8 @@ func TestSettingsWebhook(t *testing.T) {
 	recv.mu.Unlock()
 	do(t, ctx, "send a test", chromedp.Click(named("Send a test")))
 	waitJS(t, ctx, "the attempt", `document.getElementById("webhook-test")?.textContent.includes("answered 204")`)
-	waitJS(t, ctx, "the log", `!!document.querySelector('#deliveries tr[data-type="ping"]')`)
-	if got := textOf(t, ctx, "the log's row", `#deliveries tr[data-type="ping"]`); !strings.Contains(got, "answered 204") {
+	waitJS(t, ctx, "the log", `!!document.querySelector('#deliveries li[data-type="ping"]')`)
+	if got := textOf(t, ctx, "the log's row", `#deliveries li[data-type="ping"]`); !strings.Contains(got, "answered 204") {
 		t.Fatalf("the log's row: %q", got)
 	}
 	if got := recv.deliveries(); len(got) != 1 || got[0] != "ping+" {
@@ -193,20 +203,20 @@ func TestSettingsWebhook(t *testing.T) {
 	}
 
 	// Leaving the view drops the secret; back again, it is gone.
-	do(t, ctx, "back", chromedp.Click(named("Back to the inbox")), chromedp.WaitVisible(chromedp.ID("waiting-title")))
+	do(t, ctx, "back", chromedp.Click(chromedp.ID("back-to-inbox")), chromedp.WaitVisible(chromedp.ID("waiting-title")))
 	if got := run(t, ctx, "the page", chromedp.Evaluate[string](`document.body.innerText + document.body.textContent`)); strings.Contains(got, secret) {
 		t.Fatal("the secret is still in the page after leaving Settings")
 	}
-	settingsOpen(t, ctx)
+	settingsOpen(t, ctx, "webhook")
 	waitJS(t, ctx, "the webhook", `document.getElementById("webhook-url")?.textContent === `+settingsJS(url))
-	waitJS(t, ctx, "the log", `!!document.querySelector('#deliveries tr[data-type="ping"]')`)
+	waitJS(t, ctx, "the log", `!!document.querySelector('#deliveries li[data-type="ping"]')`)
 	if got := run(t, ctx, "the page", chromedp.Evaluate[string](`document.body.textContent`)); strings.Contains(got, secret) || strings.Contains(got, "whsec_") {
 		t.Fatal("the secret is shown again")
 	}
 	if s := settingsStored(t, ctx); strings.Contains(s, secret) {
 		t.Fatalf("the browser stored the secret: %s", s)
 	}
-	screen(t, ctx, "settings")
+	screen(t, ctx, "settings-webhook")
 
 	// Removing it, confirmed.
 	do(t, ctx, "remove the webhook", chromedp.Click(named("Remove the webhook")))
@@ -225,6 +235,7 @@ func settingsJS(s string) string {
 func TestSettingsDevices(t *testing.T) {
 	t.Parallel()
 	w := servicetest.New(t, storetest.Postgres(t))
+	followClock(t, w)
 	wallet := w.Owner.Signer.(device.WalletSigner).Wallet
 	other := w.Device(wallet)
 	sess, err := other.SignIn(context.Background(), 24*time.Hour)
@@ -235,7 +246,7 @@ func TestSettingsDevices(t *testing.T) {
 	ctx := blankTab(t, 120*time.Second)
 	injectWallet(t, ctx, w)
 	signInWithWallet(t, ctx, w)
-	settingsOpen(t, ctx)
+	settingsOpen(t, ctx, "devices")
 	if n := run(t, ctx, "the devices", chromedp.Evaluate[int](`document.querySelectorAll("#devices-list li[data-device]").length`)); n != 3 {
 		t.Fatalf("%d devices listed, want 3 (the world's, the other, this page)", n)
 	}
@@ -356,6 +367,7 @@ func TestSettingsPolicy(t *testing.T) {
 	t.Parallel()
 	s := &settingsShop{}
 	w := servicetest.New(t, storetest.Postgres(t), servicetest.WithConnector(s.connector()))
+	followClock(t, w)
 	if got := settingsOrder(t, w); got != "done" {
 		t.Fatalf("before the policy asks, an order is %q", got)
 	}
@@ -363,12 +375,12 @@ func TestSettingsPolicy(t *testing.T) {
 	ctx := blankTab(t, 150*time.Second)
 	injectWallet(t, ctx, w)
 	signInWithWallet(t, ctx, w)
-	settingsOpen(t, ctx)
+	settingsOpen(t, ctx, "projects")
 	item := `#projects-list li[data-project="shop"]`
-	if got := textOf(t, ctx, "the project", item); !strings.Contains(got, "Policy readable") || !strings.Contains(got, "Asks you before: nothing") {
+	if got := textOf(t, ctx, "the project", item); !strings.Contains(got, "The policy is in force.") || !strings.Contains(got, "Allowed at once: order.") {
 		t.Fatalf("the shop project reads %q", got)
 	}
-	if got := textOf(t, ctx, "the catalogue", `#catalogue li[data-connector="shop"]`); !strings.Contains(got, "order ($0.000005): Orders tea, at once or once the owner confirms it.") || !strings.Contains(got, "max_orders_per_day") {
+	if got := textOf(t, ctx, "the catalogue", `#catalogue li[data-connector="shop"]`); !strings.Contains(got, "order: Orders tea, at once or once the owner confirms it.") || !strings.Contains(got, "order $0.000005") || !strings.Contains(got, "max_orders_per_day") {
 		t.Fatalf("the catalogue's shop reads %q", got)
 	}
 
@@ -377,17 +389,25 @@ func TestSettingsPolicy(t *testing.T) {
 	do(t, ctx, "edit", chromedp.Click(chromedp.CSS(item+` button[aria-label="Edit the project shop"]`)), chromedp.WaitVisible(chromedp.ID("project-shop-policy")),
 		chromedp.SetValue(chromedp.ID("project-shop-policy"), `{"colour": "red"}`), chromedp.Click(chromedp.CSS(item+" form button[type=submit]")))
 	waitJS(t, ctx, "saved", `document.querySelector('`+item+` [data-mode]')?.dataset.mode === "unreadable"`)
-	if got := textOf(t, ctx, "the mode", item+" [data-mode]"); !strings.HasPrefix(got, "Policy unreadable: ") || len(got) < len("Policy unreadable: x.") {
+	if got := textOf(t, ctx, "the mode", item+" [data-mode]"); !strings.HasPrefix(got, "The policy cannot be read: ") || len(got) < len("The policy cannot be read: x.") {
 		t.Fatalf("the unreadable policy reads %q", got)
+	}
+	// What was saved is said beside the project, not only in the status line.
+	if got := textOf(t, ctx, "beside the project", item+" #project-shop-result:not([hidden])"); !strings.HasPrefix(got, "The project shop is saved. The policy cannot be read: ") {
+		t.Fatalf("beside the project: %q", got)
 	}
 	if got := settingsOrder(t, w); got != string(countersign.PolicyUnreadable) {
 		t.Fatalf("with an unreadable policy an order is %q", got)
 	}
 
-	// "Ask me before" order, the stray member gone, credentials typed: the
-	// next order asks, with the credentials sealed and handed to it.
-	do(t, ctx, "edit again", chromedp.Click(chromedp.CSS(item+` button[aria-label="Edit the project shop"]`)), chromedp.WaitVisible(chromedp.ID("project-shop-ask-order")),
-		chromedp.SetValue(chromedp.ID("project-shop-policy"), `{"max_orders_per_day": 3}`), chromedp.Click(chromedp.ID("project-shop-ask-order")),
+	// order's row set to Ask me, the stray member gone, credentials typed:
+	// the next order asks, with the credentials sealed and handed to it.
+	// shop has no allow-list and no rules, so its rows cannot refuse.
+	do(t, ctx, "edit again", chromedp.Click(chromedp.CSS(item+` button[aria-label="Edit the project shop"]`)), chromedp.WaitVisible(chromedp.ID("project-shop-write-order-ask")))
+	if got := run(t, ctx, "order's row", chromedp.Evaluate[[]string](`[...document.querySelectorAll('input[name="project-shop-write-order"]')].map((i) => i.value + (i.checked ? "*" : "") + "=" + i.labels[0].textContent.trim())`)); strings.Join(got, " ") != "allow*=Allowed ask=Ask me" {
+		t.Fatalf("order's row offers %q", got)
+	}
+	do(t, ctx, "ask me", chromedp.SetValue(chromedp.ID("project-shop-policy"), `{"max_orders_per_day": 3}`), chromedp.Click(chromedp.ID("project-shop-write-order-ask")),
 		chromedp.SendKeys(chromedp.ID("project-shop-credentials"), "tok-secret-123"))
 	do(t, ctx, "the editor in view", chromedp.Evaluate[chromedp.Void](`document.getElementById("project-shop-editor").scrollIntoView()`))
 	screen(t, ctx, "settings-policy")
@@ -396,7 +416,7 @@ func TestSettingsPolicy(t *testing.T) {
 	}
 	do(t, ctx, "save", chromedp.Click(chromedp.CSS(item+" form button[type=submit]")))
 	waitJS(t, ctx, "saved", `document.querySelector('`+item+` [data-mode]')?.dataset.mode === "ok" && document.getElementById("status").textContent.includes("is saved")`)
-	if got := textOf(t, ctx, "the project", item); !strings.Contains(got, "Asks you before: order.") || !strings.Contains(got, "credentials: set") {
+	if got := textOf(t, ctx, "the project", item); !strings.Contains(got, "Asks you first: order.") || !strings.Contains(got, "credentials: set") {
 		t.Fatalf("the saved project reads %q", got)
 	}
 	projects, err := w.Owner.Client.Projects(context.Background())
@@ -415,7 +435,7 @@ func TestSettingsPolicy(t *testing.T) {
 	text := `{"connector":"shop","policy":{"confirm":["order"],"max_orders_per_day":3},"credentials":"tok-secret-123","agents":["` + w.Agent + `"]}`
 	settingsConfirmed(t, ctx, w, approval.ActionSetProject("shop", text))
 	if got := settingsOrder(t, w); got != "awaiting_owner" {
-		t.Fatalf("after ticking Ask me before an order is %q", got)
+		t.Fatalf("after choosing Ask me an order is %q", got)
 	}
 	if got := s.lastCreds(); got != `"tok-secret-123"` {
 		t.Fatalf("the order was handed the credentials %q", got)
@@ -450,7 +470,7 @@ func TestSettingsMutes(t *testing.T) {
 	ctx := blankTab(t, 120*time.Second)
 	signInPage(t, ctx, w)
 	do(t, ctx, "the task waits", chromedp.WaitVisible(chromedp.CSS(`li[data-task="`+waiting+`"]`)))
-	settingsOpen(t, ctx)
+	settingsOpen(t, ctx, "mutes")
 	if got := textOf(t, ctx, "the mutes", "#mutes-box"); !strings.Contains(got, "Nothing is muted") {
 		t.Fatalf("before muting the view says %q", got)
 	}
@@ -499,14 +519,15 @@ func TestSettingsMutes(t *testing.T) {
 func TestSettingsNewProject(t *testing.T) {
 	t.Parallel()
 	w := servicetest.New(t, storetest.Postgres(t), servicetest.WithConnector((&settingsShop{}).connector()))
+	followClock(t, w)
 	ctx := blankTab(t, 120*time.Second)
 	injectWallet(t, ctx, w)
 	signInWithWallet(t, ctx, w)
-	settingsOpen(t, ctx)
+	settingsOpen(t, ctx, "projects")
 	do(t, ctx, "set up a project", chromedp.SendKeys(chromedp.ID("project-new-name"), "tea-shop"),
 		chromedp.SetValue(chromedp.ID("project-new-connector"), "shop"), chromedp.Click(named("Set it up")),
 		chromedp.WaitVisible(chromedp.ID("project-tea-shop-agents")))
-	if got := textOf(t, ctx, "the editor", "#project-tea-shop-editor h4"); got != "New project tea-shop (shop)" {
+	if got := textOf(t, ctx, "the editor", "#project-tea-shop-editor h3"); got != "New project tea-shop (shop)" {
 		t.Fatalf("the new project's editor: %q", got)
 	}
 	if _, err := w.AgentClient().Call(context.Background(), w.Owner.Account, "tea-shop", "order", nil, nil); err == nil {
@@ -526,12 +547,20 @@ func TestSettingsNewProject(t *testing.T) {
 func TestSettingsPastedConfirmation(t *testing.T) {
 	t.Parallel()
 	w := servicetest.New(t, storetest.Postgres(t))
+	followClock(t, w)
 	const url = "http://127.0.0.1:9/hook"
 	ctx := blankTab(t, 120*time.Second)
 	signInPage(t, ctx, w)
-	do(t, ctx, "Settings from the keyboard", chromedp.Focus(named("Settings")), chromedp.KeyEvent("\r"), chromedp.WaitVisible(chromedp.ID("settings-title")))
-	waitJS(t, ctx, "the view has the focus", `document.activeElement?.id === "settings-title"`)
-	waitJS(t, ctx, "the webhook", `!!document.getElementById("webhook-current")`)
+	// Settings, then its Webhook section, from the keyboard: each view
+	// takes the focus on its heading.
+	do(t, ctx, "Settings from the keyboard", chromedp.Focus(chromedp.ID("settings-link")), chromedp.KeyEvent("\r"), chromedp.WaitVisible(chromedp.ID("settings-overview")))
+	waitJS(t, ctx, "the view has the focus", `document.activeElement?.id === "settings-title" && document.activeElement.textContent === "Settings"`)
+	screen(t, ctx, "settings")
+	do(t, ctx, "Webhook from the keyboard", chromedp.Focus(chromedp.CSS(`nav a[data-section="webhook"]`)), chromedp.KeyEvent("\r"))
+	waitJS(t, ctx, "the webhook", `!!document.getElementById("webhook-current") && document.activeElement?.id === "settings-title" && document.activeElement.textContent === "Webhook"`)
+	if cur := textOf(t, ctx, "the current section", `nav a[aria-current="page"]`); cur != "Webhook" {
+		t.Fatalf("the section marked current is %q", cur)
+	}
 
 	do(t, ctx, "name the webhook", chromedp.SendKeys(chromedp.ID("webhook-url-input"), url), chromedp.Click(named("Name the webhook")),
 		chromedp.WaitVisible(chromedp.ID("webhook-confirm-sentence")))
@@ -587,7 +616,10 @@ func settingsTill() *connectors.Connector {
 					return map[string]any{"ok": true, "paid": true}, nil
 				}},
 			{Name: "cancel", Kind: connectors.Write, Description: "Cancels nothing.",
-				Schema: json.RawMessage(`{"type": "object", "additionalProperties": false}`), Run: func(context.Context, *connectors.Call) (any, error) {
+				Schema: json.RawMessage(`{"type": "object", "additionalProperties": false}`), Run: func(_ context.Context, c *connectors.Call) (any, error) {
+					if d := c.Decide(policy.Facts{}); d.Outcome != policy.Allow {
+						return nil, connectors.Refuse(countersign.Code(d.Code), "%s", d.Sentence)
+					}
 					return map[string]any{"ok": true}, nil
 				}},
 		}}
@@ -613,13 +645,14 @@ func settingsPay(t *testing.T, w *servicetest.World, usd string) string {
 func TestSettingsRules(t *testing.T) {
 	t.Parallel()
 	w := servicetest.New(t, storetest.Postgres(t), servicetest.WithConnector(settingsTill()))
+	followClock(t, w)
 	if got := settingsPay(t, w, "500"); got != "done" {
 		t.Fatalf("before any rule a payment is %q", got)
 	}
 	ctx := blankTab(t, 150*time.Second)
 	injectWallet(t, ctx, w)
 	signInWithWallet(t, ctx, w)
-	settingsOpen(t, ctx)
+	settingsOpen(t, ctx, "projects")
 	item := `#projects-list li[data-project="till"]`
 	edit := chromedp.Click(chromedp.CSS(item + ` button[aria-label="Edit the project till"]`))
 	save := chromedp.Click(chromedp.CSS(item + " form button[type=submit]"))
@@ -645,7 +678,7 @@ func TestSettingsRules(t *testing.T) {
 		chromedp.WaitVisible(chromedp.ID("project-till-rules-2-op")), chromedp.SetValue(chromedp.ID("project-till-rules-2-op"), "cancel"),
 		chromedp.SendKeys(chromedp.ID("project-till-rules-2-conds"), `{"min_usd": 1}`), save)
 	waitJS(t, ctx, "broken", `document.querySelector('`+item+` [data-mode]')?.dataset.mode === "broken"`)
-	if got := textOf(t, ctx, "the mode", item+" [data-mode]"); !strings.HasPrefix(got, "Policy broken: rule 2 ") || !strings.Contains(got, "cancel") {
+	if got := textOf(t, ctx, "the mode", item+" [data-mode]"); !strings.HasPrefix(got, "The policy cannot be applied: rule 2 ") || !strings.Contains(got, "cancel") {
 		t.Fatalf("the broken policy reads %q", got)
 	}
 
@@ -667,5 +700,27 @@ func TestSettingsRules(t *testing.T) {
 		if p.Name == "till" && p.Policy != `{"rules":[{"when":{"op":"pay","min_usd":100},"then":"refuse"}]}` {
 			t.Fatalf("the till's policy: %s", p.Policy)
 		}
+	}
+
+	// cancel's row set to Refused: till has no allow-list, so the row is a
+	// rule refusing cancel whatever its conditions, put before the others.
+	// The agent's cancel is refused; read back, the row says Refused and the
+	// rules editor holds the other rule alone.
+	do(t, ctx, "edit to refuse cancel", edit, chromedp.WaitVisible(chromedp.ID("project-till-write-cancel-refuse")),
+		chromedp.Click(chromedp.ID("project-till-write-cancel-refuse")), save)
+	waitJS(t, ctx, "saved", `document.querySelector('`+item+` [data-rows]')?.textContent === "Allowed at once: pay. Refused: cancel."`)
+	settingsConfirmed(t, ctx, w, approval.ActionSetProject("till", `{"connector":"till","policy":{"rules":[{"when":{"op":"cancel"},"then":"refuse"},{"when":{"op":"pay","min_usd":100},"then":"refuse"}]},"agents":["`+w.Agent+`"]}`))
+	if _, err := w.AgentClient().Call(context.Background(), w.Owner.Account, "till", "cancel", map[string]any{}, nil); err == nil || !strings.Contains(err.Error(), string(countersign.PolicyDenied)) {
+		t.Fatalf("a cancel the row refuses: %v", err)
+	}
+	if got := settingsPay(t, w, "5"); got != "done" {
+		t.Fatalf("a payment of $5 with cancel refused is %q", got)
+	}
+	do(t, ctx, "edit to read it back", edit, chromedp.WaitVisible(chromedp.ID("project-till-write-cancel-refuse")))
+	if got := run(t, ctx, "the rows", chromedp.Evaluate[string](`[...document.querySelectorAll('#project-till-writes input:checked')].map((i) => i.dataset.write + "=" + i.value).join(" ")`)); got != "pay=allow cancel=refuse" {
+		t.Fatalf("read back, the rows are %q", got)
+	}
+	if n := run(t, ctx, "the rules", chromedp.Evaluate[int](`document.querySelectorAll("#project-till-rules-list li[data-rule]").length`)); n != 1 {
+		t.Fatalf("read back, the rules editor holds %d rules, want the pay rule alone", n)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -25,12 +26,15 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"github.com/mr-tron/base58"
 
 	"countersign"
 	"countersign/approval"
+	"countersign/client"
 	"countersign/device"
 	"countersign/servicetest"
+	"countersign/store"
 	"countersign/store/storetest"
 	"countersign/web"
 )
@@ -79,7 +83,7 @@ func injectWallet(t testing.TB, ctx context.Context, w *servicetest.World) func(
 // injected test wallet.
 func signInWithWallet(t testing.TB, ctx context.Context, w *servicetest.World) {
 	t.Helper()
-	item := `.connect-item[data-type="test-wallet"]`
+	item := `#wallet-picker button[data-wallet="test-wallet"]`
 	do(t, ctx, "sign in with the wallet", chromedp.EmulateViewport(1280, 900), chromedp.Navigate(w.URL+"/"),
 		chromedp.WaitVisible(named("Sign in")), chromedp.Click(named("Sign in")),
 		chromedp.WaitVisible(chromedp.CSS(item)), chromedp.Click(chromedp.CSS(item)),
@@ -102,18 +106,17 @@ func walletSigned(t testing.TB, ctx context.Context) []string {
 func TestInboxPageWallet(t *testing.T) {
 	t.Parallel()
 	w := servicetest.New(t, storetest.Postgres(t))
+	followClock(t, w)
 	w.StartJobs()
 	guess := w.Guess()
 
 	ctx := blankTab(t, 90*time.Second)
 	requests := injectWallet(t, ctx, w)
-	// The picker closed without choosing: a neutral notice, nothing signed.
+	// The picker closed without choosing (Cancel): a neutral notice, nothing signed.
 	do(t, ctx, "open the picker", chromedp.EmulateViewport(1280, 900), chromedp.Navigate(w.URL+"/"),
 		chromedp.WaitVisible(named("Sign in")), chromedp.Click(named("Sign in")),
-		chromedp.WaitVisible(chromedp.CSS(`.connect-item[data-type="test-wallet"]`)))
-	// Once it has faded in (a click on its backdrop closes it).
-	waitJS(t, ctx, "the picker shown", `getComputedStyle(document.querySelector(".hot-connector-popup .modal-container")).opacity === "1"`)
-	do(t, ctx, "close the picker", chromedp.MouseClickXY(8, 8))
+		chromedp.WaitVisible(chromedp.CSS(`#wallet-picker button[data-wallet="test-wallet"]`)))
+	do(t, ctx, "close the picker", chromedp.Click(chromedp.CSS(`#wallet-picker `+`button.secondary`)))
 	waitJS(t, ctx, "the notice", `document.getElementById("status").textContent.includes("Nothing was signed")`)
 	if cls := run(t, ctx, "the notice's class", chromedp.Evaluate[string](`document.getElementById("status").className`)); strings.Contains(cls, "error") {
 		t.Fatalf("a closed picker is shown as an error: %q", cls)
@@ -131,8 +134,8 @@ func TestInboxPageWallet(t *testing.T) {
 	if err != nil || si.Account != w.Owner.Account {
 		t.Fatalf("the wallet signed %q to sign in: %v", signed[0], err)
 	}
-	if who := run(t, ctx, "who", chromedp.TextContent(chromedp.ID("who"))); who != w.Owner.Account {
-		t.Fatalf("signed in as %q", who)
+	if who := run(t, ctx, "who", chromedp.AttributeValue(chromedp.ID("who"), "data-account")); who.Value != w.Owner.Account {
+		t.Fatalf("signed in as %q", who.Value)
 	}
 	if c := sessionCookie(t, ctx, w.URL); c == nil || !c.HTTPOnly {
 		t.Fatalf("the session cookie: %+v", c)
@@ -206,12 +209,16 @@ func TestInboxPageWallet(t *testing.T) {
 // serve --dev's sandbox wallet: near-connect runs its code in a sandboxed
 // iframe under the page's CSP; it makes a key of its own, asks before it
 // connects and before it signs, and signs the owner in as that key's
-// implicit account.
+// implicit account, shown shortened in the middle with a Copy button. Each
+// ask shows the whole of what it signs, and can be cancelled (Cancel, or
+// Esc): a cancelled signature sends nothing and the task still waits.
 func TestInboxPageSandboxWallet(t *testing.T) {
 	t.Parallel()
 	w := servicetest.New(t, storetest.Postgres(t), servicetest.WithSandboxWallet())
-	ctx := blankTab(t, 90*time.Second)
-	item := `.connect-item[data-type="countersign-sandbox"]`
+	followClock(t, w)
+	w.StartJobs()
+	ctx := blankTab(t, 120*time.Second)
+	item := `#wallet-picker button[data-wallet="countersign-sandbox"]`
 	do(t, ctx, "pick the sandbox wallet", chromedp.EmulateViewport(1280, 900), chromedp.Navigate(w.URL+"/"),
 		chromedp.WaitVisible(named("Sign in")), chromedp.Click(named("Sign in")),
 		chromedp.WaitVisible(chromedp.CSS(item)), chromedp.Click(chromedp.CSS(item)))
@@ -219,12 +226,170 @@ func TestInboxPageSandboxWallet(t *testing.T) {
 		clickInWalletFrame(t, ctx, step)
 	}
 	do(t, ctx, "signed in", chromedp.WaitVisible(named("Sign out")))
-	who := run(t, ctx, "who", chromedp.TextContent(chromedp.ID("who")))
+	who := run(t, ctx, "who", chromedp.AttributeValue(chromedp.ID("who"), "data-account")).Value
 	if err := countersign.CheckAccountID(who); err != nil || len(who) != 64 {
 		t.Fatalf("signed in as %q, not an implicit account: %v", who, err)
 	}
 	walletClosed(t, ctx)
+	// The long account id, shortened in the middle, whole on hover and in Copy.
+	shown := run(t, ctx, "the account shown", chromedp.Evaluate[[]string](`(() => { const m = document.querySelector("#who .mono"); return [m.textContent, m.title]; })()`))
+	if shown[0] != who[:8]+"…"+who[57:] || shown[1] != who {
+		t.Errorf("the account is shown as %q (title %q)", shown[0], shown[1])
+	}
+	do(t, ctx, "copy it", chromedp.Evaluate[chromedp.Void](`navigator.clipboard.writeText = async (t) => { window.copied = t; }`),
+		chromedp.Click(chromedp.CSS(`#who button[aria-label="Copy the whole account id"]`)))
+	waitJS(t, ctx, "copied", `window.copied === "`+who+`"`)
+
+	// A task for this account: a ledger project of its own.
+	if err := w.DB.Tx(context.Background(), func(tx store.Tx) error {
+		return tx.PutProject(context.Background(), store.Project{Owner: who, Name: "ledger", UUID: countersign.NewProjectUUID(), Connector: "ledger",
+			Policy: []byte(`{}`), Agents: []string{w.Agent}, CreatedAt: w.Clock.Now(), UpdatedAt: w.Clock.Now()})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := w.AgentClient().Call(context.Background(), who, "ledger", "pay", map[string]any{"amount": 1}, nil)
+	var a client.Awaiting
+	if err != nil || json.Unmarshal(raw, &a) != nil || a.TaskID == "" {
+		t.Fatalf("the pay call: %s, %v", raw, err)
+	}
+	openCard(t, ctx, a.TaskID)
+
+	// Approve: the wallet shows the whole sentence it is asked to sign,
+	// wrapped, with its buttons in view; Cancel signs nothing.
+	do(t, ctx, "approve at 360 px", chromedp.EmulateViewport(360, 900), chromedp.Click(named("Approve")), chromedp.WaitVisible(chromedp.ID("approval-sentence")))
+	sentence := textOf(t, ctx, "the sentence", "#approval-sentence")
+	prompt := inWalletFrame(t, ctx, `(() => {
+  const dd = [...document.querySelectorAll("#root dd")];
+  const b = [...document.querySelectorAll("#root button")];
+  if (!dd.length || b.length !== 2) return "";
+  const cut = dd.some((d) => d.scrollWidth > d.clientWidth + 1 || d.getBoundingClientRect().right > innerWidth || d.getBoundingClientRect().left < 0) || b.some((x) => x.getBoundingClientRect().bottom > innerHeight);
+  return JSON.stringify({sentence: dd[0].textContent, cut, buttons: b.map((x) => x.textContent), focused: document.activeElement?.textContent ?? ""});
+})()`)
+	var p struct {
+		Sentence string   `json:"sentence"`
+		Cut      bool     `json:"cut"`
+		Buttons  []string `json:"buttons"`
+		Focused  string   `json:"focused"`
+	}
+	if err := json.Unmarshal([]byte(prompt), &p); err != nil {
+		t.Fatalf("the wallet's prompt: %q", prompt)
+	}
+	if p.Sentence != sentence || p.Cut || strings.Join(p.Buttons, ",") != "Sign,Cancel" || p.Focused != "Sign" {
+		t.Fatalf("the wallet shows %+v; the card asks it to sign %q", p, sentence)
+	}
+	do(t, ctx, "1280 px", chromedp.EmulateViewport(1280, 900))
+	screen(t, ctx, "sandbox-wallet-sign")
+	clickInWalletFrame(t, ctx, "Cancel")
+	waitJS(t, ctx, "cancelled", `document.getElementById("status").textContent.includes("Nothing was sent")`)
+	if st := w.Task(a.TaskID); st.State != countersign.StateOpen {
+		t.Fatalf("after Cancel in the wallet the task is %s", st.State)
+	}
+	walletClosed(t, ctx)
+
+	// Esc cancels too: the focus is in the wallet's window.
+	do(t, ctx, "approve again", chromedp.Evaluate[chromedp.Void](`document.getElementById("status").textContent = ""`), chromedp.Click(named("Approve")))
+	inWalletFrame(t, ctx, `document.querySelector("#root button") ? "shown" : ""`)
+	waitJS(t, ctx, "the wallet has the focus", `document.activeElement?.tagName === "IFRAME"`)
+	do(t, ctx, "Esc", chromedp.KeyEvent(kb.Escape))
+	waitJS(t, ctx, "cancelled by Esc", `document.getElementById("status").textContent.includes("Nothing was sent")`)
+	if st := w.Task(a.TaskID); st.State != countersign.StateOpen {
+		t.Fatalf("after Esc in the wallet the task is %s", st.State)
+	}
+	walletClosed(t, ctx)
+
+	// Signed, it is approved.
+	do(t, ctx, "approve once more", chromedp.Click(named("Approve")))
+	clickInWalletFrame(t, ctx, "Sign")
+	waitJS(t, ctx, "approved", `document.getElementById("status").textContent.startsWith("Approved")`)
+	if st := w.WaitState(a.TaskID, countersign.StateDone, countersign.StateFailed); st.State != countersign.StateDone {
+		t.Fatalf("the approved task is %s", st.State)
+	}
+	walletClosed(t, ctx)
 	signOut(t, ctx)
+}
+
+// inWalletFrame evaluates js in the wallet's iframe (a target of its own)
+// until it answers something other than "".
+func inWalletFrame(t testing.TB, ctx context.Context, js string) string {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		infos, err := chromedp.Targets(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, info := range infos {
+			if info.Type != "iframe" {
+				continue
+			}
+			fctx, cancel := chromedp.NewContext(ctx, chromedp.WithTargetID(info.TargetID), chromedp.WithDetachOnCancel())
+			fctx, cancelT := context.WithTimeout(fctx, 2*time.Second)
+			got, err := chromedp.Run(fctx, chromedp.Evaluate[string](js))
+			cancelT()
+			cancel()
+			if err == nil && got != "" {
+				return got
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("the wallet's iframe never answered %s", js)
+	return ""
+}
+
+// The wallet picker from the keyboard and to a screen reader: a modal
+// dialog named by its heading, each wallet a button named by the wallet,
+// the focus kept in it (Tab and Shift+Tab wrap), Esc closes it (a neutral
+// notice: nothing signed) and the focus goes back to Sign in; axe-core
+// finds nothing serious or critical in it.
+func TestWalletPicker(t *testing.T) {
+	t.Parallel()
+	w := servicetest.New(t, storetest.Postgres(t), servicetest.WithSandboxWallet())
+	ctx := blankTab(t, 90*time.Second)
+	injectWallet(t, ctx, w)
+	do(t, ctx, "open the picker", chromedp.EmulateViewport(1280, 900), chromedp.Navigate(w.URL+"/"),
+		chromedp.WaitVisible(named("Sign in")), chromedp.Focus(named("Sign in")), chromedp.KeyEvent("\r"),
+		chromedp.WaitVisible(chromedp.CSS(`#wallet-picker button[data-wallet="test-wallet"]`)))
+	names := run(t, ctx, "the wallets", chromedp.Evaluate[[]string](`[...document.querySelectorAll("#wallet-picker button")].map((b) => b.textContent.trim())`))
+	for _, want := range []string{"Sandbox wallet", "MyNearWallet", "Meteor Wallet", "HOT Wallet", "Test Wallet", "Cancel"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("the picker's buttons %q lack %q", names, want)
+		}
+	}
+	if modal := run(t, ctx, "modal", chromedp.Evaluate[bool](`document.getElementById("wallet-picker").matches(":modal") && document.getElementById("wallet-picker").getAttribute("aria-labelledby") === "wallet-picker-title"`)); !modal {
+		t.Fatal("the picker is not a modal dialog named by its heading")
+	}
+	if in := run(t, ctx, "the focus", chromedp.Evaluate[bool](`document.getElementById("wallet-picker").contains(document.activeElement)`)); !in {
+		t.Fatal("the picker opened without the focus")
+	}
+	screen(t, ctx, "signin-wallets")
+	// Tab and Shift+Tab go round the dialog's buttons and never leave it.
+	for i := 0; i < len(names)+2; i++ {
+		do(t, ctx, "Tab", chromedp.KeyEvent(kb.Tab))
+		if in := run(t, ctx, "the focus", chromedp.Evaluate[bool](`document.getElementById("wallet-picker").contains(document.activeElement) && document.activeElement.tagName === "BUTTON"`)); !in {
+			t.Fatalf("Tab %d left the picker", i+1)
+		}
+	}
+	for i := 0; i < len(names)+2; i++ {
+		do(t, ctx, "Shift+Tab", chromedp.KeyEvent(kb.Tab, chromedp.KeyModifiers(chromedp.ModifierShift)))
+		if in := run(t, ctx, "the focus", chromedp.Evaluate[bool](`document.getElementById("wallet-picker").contains(document.activeElement) && document.activeElement.tagName === "BUTTON"`)); !in {
+			t.Fatalf("Shift+Tab %d left the picker", i+1)
+		}
+	}
+	do(t, ctx, "Esc", chromedp.KeyEvent(kb.Escape))
+	waitJS(t, ctx, "closed", `!document.getElementById("wallet-picker") && document.getElementById("status").textContent === "No wallet was chosen. Nothing was signed."`)
+	if cls := run(t, ctx, "the notice's class", chromedp.Evaluate[string](`document.getElementById("status").className`)); strings.Contains(cls, "error") {
+		t.Fatalf("a closed picker is shown as an error: %q", cls)
+	}
+	if got := run(t, ctx, "the focus", chromedp.Evaluate[string](`document.activeElement?.textContent ?? ""`)); got != "Sign in" {
+		t.Fatalf("after Esc the focus is on %q", got)
+	}
+	if n := len(walletSigned(t, ctx)); n != 0 {
+		t.Fatalf("the wallet signed %d sentences", n)
+	}
+	// Chosen from the keyboard, it signs in.
+	do(t, ctx, "reopen", chromedp.KeyEvent("\r"), chromedp.WaitVisible(chromedp.CSS(`#wallet-picker button[data-wallet="test-wallet"]`)),
+		chromedp.Focus(chromedp.CSS(`#wallet-picker button[data-wallet="test-wallet"]`)), chromedp.KeyEvent("\r"), chromedp.WaitVisible(named("Sign out")))
 }
 
 // clickInWalletFrame clicks the button named name in the wallet's iframe.

@@ -2,8 +2,8 @@
 // httpapi serves at /) it mounts the page; anywhere else it does nothing.
 // It also exports the device's crypto and its kept key, which the browser
 // tests load from the shipped bundle and check against the contract's
-// vectors and against the Go side, and the pasted answers' check and the
-// wallets' manifest, which they check as shipped.
+// vectors and against the Go side, the pasted answers' check, the wallets'
+// manifest and the diff reader, which they check as shipped.
 import { mountInbox } from "./page";
 
 export * from "./crypto";
@@ -11,6 +11,7 @@ export * from "./devicekey";
 export { approvalSentence, signInSentence } from "./sign";
 export { pasted, RPC, WALLETS } from "./wallet";
 export { sentenceTime } from "./words";
+export { parseDiff, diffView } from "./diff";
 export { fromBase58, preparingRun, readSigned, receiptBytes, runKeys, verifyReceipt } from "./origin";
 
 mountInbox();

@@ -1,18 +1,21 @@
-// The web inbox's page (issue 12): sign in with another wallet (the sentence,
-// recipient and nonce shown as text to sign elsewhere, the wallet's JSON
-// answer pasted back), then the waiting list, each task opened on this
-// device. Everything the service or a task supplies is put in the page as
-// text (textContent), never as markup. The session token lives only in the
-// HttpOnly cookie the sign-in sets: the page never keeps it.
+// The web inbox's page (issue 12): signing in (a wallet through the page's
+// own picker, or another wallet by pasting its answer), then the waiting
+// list, each task opened on this device, its card, and Settings. Every view
+// has an address (#/, #/tasks/{id}, #/settings/{section}) and is a history
+// entry: the browser's Back and Forward move between them. Everything the
+// service or a task supplies is put in the page as text (textContent),
+// never as markup. The session token lives only in the HttpOnly cookie the
+// sign-in sets: the page never keeps it.
 
-import { FileMismatchError, MAX_SEALED_REPLY_BYTES, OpenError, SEALED_OVERHEAD, sealTo, formatP256PublicKey, fromBase64, openTask, openTaskFile, sealText, sha256Hex, supplyHash, toBase64, type Bytes, type KeyPair, type OpenedTask, type TaskView } from "./crypto";
+import { OpenError, formatP256PublicKey, openTask, type KeyPair, type OpenedTask, type TaskView } from "./crypto";
 import { deviceKey } from "./devicekey";
-import { ReceiptError, runKeys, verifyReceipt } from "./origin";
-import { el, button, withKey, api, refusal, Refused, type Child } from "./dom";
-import { ACCOUNT, approvalSentence, newNonce, sessionBody, signInSentence } from "./sign";
-import { Declined, NotConnected, pastePanel, Wallets, type Connected, type PanelIDs, type Signature, type WalletOptions, type SignRequest } from "./wallet";
-import { byteCount, countdown, failureWords, safeFileName, sentenceTime, stateWords } from "./words";
-import { Settings } from "./settings";
+import { Card } from "./card";
+import { el, button, withKey, api, refusal, Refused, when, refreshTimes, account as accountEl, type Child } from "./dom";
+import { pickWallet } from "./picker";
+import { ACCOUNT, newNonce, sessionBody, signInSentence } from "./sign";
+import { Declined, NotConnected, closeWalletFrame, pastePanel, Wallets, type PanelIDs, type Signature, type WalletOptions, type SignRequest } from "./wallet";
+import { clockWords, failureWords, kindWords, sentenceTime, stateWords } from "./words";
+import { Settings, SECTIONS } from "./settings";
 
 /** Where the page remembers which account it signed in as (never the token). */
 const ACCOUNT_ITEM = "countersign.account";
@@ -20,25 +23,28 @@ const ACCOUNT_ITEM = "countersign.account";
 const WALLET_ITEM = "countersign.wallet";
 /** How long a sign-in asks to be good for: 29 days, under the contract's 30. */
 const SIGN_IN_DAYS = 29;
+/** The page's name, in the tab's title after the number waiting. */
+const NAME = "Countersign";
 
-/** The task id a link names (PUBLIC_URL/#/tasks/{id}), or null. */
-function taskInHash(): string | null {
-  const m = /^#\/tasks\/([^/?#]+)$/.exec(location.hash);
-  if (!m || !m[1]) {
-    return null;
+/** Where the page is: the list, a task's card, or Settings (a section, or its overview). */
+type Route = { at: "list" } | { at: "task"; id: string } | { at: "settings"; section: string | null };
+
+/** The route an address names; anything else is the list. */
+function routeOf(hash: string): Route {
+  const task = /^#\/tasks\/([^/?#]+)$/.exec(hash);
+  if (task?.[1]) {
+    try {
+      return { at: "task", id: decodeURIComponent(task[1]) };
+    } catch {
+      return { at: "list" };
+    }
   }
-  try {
-    return decodeURIComponent(m[1]);
-  } catch {
-    return null;
+  const s = /^#\/settings(?:\/([a-z]+))?$/.exec(hash);
+  if (s) {
+    return { at: "settings", section: s[1] && SECTIONS.some((x) => x.id === s[1]) ? s[1] : null };
   }
+  return { at: "list" };
 }
-
-/** The bytes an answer supplies (null: nothing), read when Approve is pressed. */
-type Answer = () => Promise<Bytes | null>;
-
-/** The largest file an answer can carry: the contract's 8 KiB sealed, less the sealing's overhead. */
-const MAX_ANSWER_FILE = MAX_SEALED_REPLY_BYTES - SEALED_OVERHEAD;
 
 /** A listed task as GET /inbox/tasks answers it (the members the page reads). */
 interface Listed extends TaskView {
@@ -52,8 +58,22 @@ interface Closed {
   preparer: string;
   kind: string;
   state: string;
+  thread?: string;
   created_at: string;
   failure_reason?: string | null;
+}
+
+/** A waiting task as the list shows it, kept while it stays the same. */
+interface Item {
+  /** What the item was drawn from: drawn again only when this changes. */
+  key: string;
+  li: HTMLLIElement;
+  view: Listed;
+  opened: OpenedTask | null;
+  /** What the item reads as, but for its exact time (two items reading the same show it). */
+  same: string;
+  /** The exact time it was asked, shown when another item reads the same. */
+  at: HTMLElement | null;
 }
 
 /** The page, mounted on root. */
@@ -64,23 +84,36 @@ class Inbox {
   private walletName: string | null = null;
   private readonly wallets: Wallets;
   private events: EventSource | null = null;
+  /** Bumped by every listing (and at sign-out): a listing draws only while it is the last. */
   private listing = 0;
-  /** The task a link (#/tasks/{id}) asks to open, until a listing opens it. */
-  private wanted: string | null = taskInHash();
+  /** The task an address asks to open, and the listing after which a listing may open it. */
+  private wanted: { id: string; after: number } | null = null;
   /** The waiting tasks the last listing showed (null: none yet). */
   private seen: Set<string> | null = null;
   private relistTimer: number | undefined;
+  private items = new Map<string, Item>();
+  private closedItems = new Map<string, { key: string; li: HTMLLIElement }>();
   private readonly header = el("header");
   private readonly status = el("p", { class: "status", role: "status", "aria-live": "polite", id: "status" });
   private readonly body = el("div");
   private readonly listBox = el("div", { id: "list" });
-  private readonly cardBox = el("section", { id: "card", "aria-labelledby": "card-title", hidden: "" });
-  private cardID: string | null = null;
-  private cardBusy = false;
-  private cardTimer: number | undefined;
-  /** Whether the open card reached its expires_at and is read-only. */
-  private cardExpired = false;
-  // Settings hook (settings.ts): the view, drawn in body beside the list.
+  private readonly waitingTitle = el("h2", { id: "waiting-title", tabindex: "-1" }, "Waiting for you");
+  private readonly waitingList = el("ul", { class: "tasks", id: "tasks", "aria-labelledby": "waiting-title" });
+  private readonly emptyInbox = el(
+    "div",
+    { id: "tasks-empty", class: "empty-inbox" },
+    el("p", { class: "empty" }, "Nothing is waiting for you."),
+    el(
+      "p",
+      {},
+      "When an agent you gave a project wants to do something you asked to see first, it waits here as a task (this tab's title counts them). You read it on this device and approve or reject it with your wallet; nothing happens until you do.",
+    ),
+    el("p", {}, el("a", { href: "#/settings/projects", id: "give-a-project" }, "Give an agent a project"), ": name the agent, and choose which of its writes happen at once and which ask you first."),
+  );
+  private readonly closedTitle = el("h2", { id: "closed-title" }, "Closed");
+  private readonly closedList = el("ul", { class: "tasks closed", id: "closed", "aria-labelledby": "closed-title" });
+  private readonly closedEmpty = el("p", { class: "empty", id: "closed-empty" }, "No closed tasks yet.");
+  private readonly card: Card;
   private readonly settings: Settings;
 
   constructor(
@@ -89,24 +122,37 @@ class Inbox {
     walletOptions: WalletOptions,
   ) {
     this.wallets = new Wallets(walletOptions);
-    // Settings hook: what the view needs of the page.
+    this.card = new Card({
+      recipient,
+      account: () => this.account,
+      walletName: () => this.walletName,
+      say: (text, error) => this.say(text, error),
+      askSignature: (req, host, ids, submit) => this.askSignature(req, host, ids, submit),
+      answered: (said) => this.answered(said),
+      leave: () => this.leaveCard(),
+    });
     this.settings = new Settings({
       account: () => this.account,
       recipient,
       say: (text, error) => this.say(text, error),
       askSignature: (req, host, ids, submit) => this.askSignature(req, host, ids, submit),
       ended: (why) => this.ended(why),
-      back: () => this.closeSettings(),
     });
+    this.listBox.append(
+      this.waitingTitle,
+      el("p", { class: "keys-hint", id: "keys-hint" }, "Keys: ", el("kbd", {}, "j"), " and ", el("kbd", {}, "k"), " move, ", el("kbd", {}, "Enter"), " opens, ", el("kbd", {}, "?"), " lists them all."),
+      this.waitingList,
+      this.emptyInbox,
+      this.closedTitle,
+      this.closedEmpty,
+      this.closedList,
+    );
     root.replaceChildren(this.header, this.status, this.body, this.keysBox);
     document.addEventListener("keydown", (ev) => this.onKey(ev));
-    window.addEventListener("hashchange", () => {
-      const id = taskInHash();
-      if (id && id !== this.cardID) {
-        this.wanted = id;
-        this.relist();
-      }
-    });
+    // Links, the address bar, Back and Forward: the page shows what the address names.
+    window.addEventListener("popstate", () => this.route());
+    window.addEventListener("hashchange", () => this.route());
+    window.setInterval(() => refreshTimes(document), 20_000);
   }
 
   /** The keys the page answers to, as the ? list shows them. */
@@ -115,11 +161,11 @@ class Inbox {
     ["k", "previous task in the list"],
     ["Enter", "open the task"],
     ["a", "Approve the open task"],
-    ["r", "Reject the open task"],
+    ["r", "Reject the open task (it asks once more)"],
     ["g", "Got it: close the open notice"],
     ["u", "Unlock the tasks locked on this device"],
+    ["Esc", "back to the list; hide this list"],
     ["?", "show or hide this list"],
-    ["Esc", "hide this list"],
   ];
 
   private readonly keysBox = el(
@@ -129,13 +175,17 @@ class Inbox {
     el("dl", {}, ...Inbox.KEYS.flatMap(([k, what]) => [el("dt", {}, el("kbd", {}, k)), el("dd", {}, what)])),
   );
 
-  /** j/k move between tasks, a approves, r rejects, ? lists the keys; not while typing. */
+  /** j/k move between tasks, a approves, r rejects, Esc goes back, ? lists the keys; not while typing. */
   private onKey(ev: KeyboardEvent): void {
     if (ev.ctrlKey || ev.metaKey || ev.altKey || ev.defaultPrevented) {
       return;
     }
+    if (ev.key === "Escape" && closeWalletFrame()) {
+      ev.preventDefault();
+      return;
+    }
     const t = ev.target as HTMLElement | null;
-    if (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT" || t.isContentEditable)) {
+    if (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT" || t.isContentEditable || t.closest("dialog"))) {
       return;
     }
     if (ev.key === "?") {
@@ -154,8 +204,13 @@ class Inbox {
     if (!this.account) {
       return;
     }
+    if (ev.key === "Escape" && this.card.id && !this.card.root.hidden) {
+      ev.preventDefault();
+      this.leaveCard();
+      return;
+    }
     if ((ev.key === "j" || ev.key === "k") && !this.listBox.hidden) {
-      const items = [...this.listBox.querySelectorAll<HTMLElement>("#tasks button.task-open")];
+      const items = [...this.waitingList.querySelectorAll<HTMLElement>("button.task-open")];
       if (!items.length) {
         return;
       }
@@ -173,13 +228,8 @@ class Inbox {
       }
       return;
     }
-    if ((ev.key === "a" || ev.key === "r" || ev.key === "g") && this.cardID && !this.cardBox.hidden) {
-      const b = this.cardBox.querySelector<HTMLButtonElement>(`#card-actions button[aria-keyshortcuts="${ev.key}"]`);
-      if (b && !b.disabled) {
-        ev.preventDefault();
-        b.focus();
-        b.click();
-      }
+    if ((ev.key === "a" || ev.key === "r" || ev.key === "g") && this.card.key(ev.key)) {
+      ev.preventDefault();
     }
   }
 
@@ -224,14 +274,14 @@ class Inbox {
   }
 
   private renderHeader(): void {
-    const parts: Child[] = [el("h1", {}, "Countersign")];
+    const parts: Child[] = [el("h1", {}, el("a", { href: "#/", class: "home" }, NAME))];
     if (this.account) {
       parts.push(
         el(
           "div",
           { class: "actions" },
-          el("span", { class: "who" }, "Signed in as ", el("span", { class: "mono", id: "who" }, this.account)),
-          button("Settings", () => this.openSettings(), true), // Settings hook
+          el("span", { class: "who" }, "Signed in as ", accountEl(this.account, (t, e) => this.say(t, e), { id: "who" })),
+          el("a", { href: "#/settings", class: "button secondary", id: "settings-link" }, "Settings"),
           button("Sign out", () => void this.signOut(), true),
         ),
       );
@@ -239,32 +289,127 @@ class Inbox {
     this.header.replaceChildren(...parts.filter((p): p is Node => p instanceof Node));
   }
 
+  // ---- where the page is ----
+
+  /** Goes to the address of route r as a new history entry (from: where it was left). */
+  private go(hash: string, from: string): void {
+    history.pushState({ from }, "", hash);
+    this.route(true);
+  }
+
+  /**
+   * Shows what the address names. A task the owner chose in the list
+   * (direct) opens at once; one an address names (a link, Back, Forward)
+   * opens once a listing begun after it was asked lists it as waiting.
+   */
+  private route(direct = false): void {
+    if (!this.account || !this.device) {
+      return; // a link waits in the address until the owner signs in
+    }
+    const r = routeOf(location.hash);
+    if (r.at === "settings") {
+      if (this.card.id) {
+        this.card.close();
+      }
+      this.listBox.hidden = true;
+      this.settings.show(r.section);
+      this.setTitle();
+      return;
+    }
+    if (this.settings.shown) {
+      this.settings.hide();
+    }
+    if (r.at === "task") {
+      if (this.card.id === r.id) {
+        return;
+      }
+      const it = this.items.get(r.id);
+      if (direct && it?.opened && !this.card.busy) {
+        void this.showCard(it.view, it.opened);
+        return;
+      }
+      this.wanted = { id: r.id, after: this.listing };
+      this.relist();
+      return;
+    }
+    const was = this.card.id;
+    if (was) {
+      this.card.close();
+    }
+    const hidden = this.listBox.hidden;
+    this.listBox.hidden = false;
+    this.setTitle();
+    if (was || hidden) {
+      // Back at the list: on the task that was open, or at the list's heading.
+      const b = was ? this.waitingList.querySelector<HTMLElement>(`button.task-open[data-task="${CSS.escape(was)}"]`) : null;
+      (b ?? this.waitingTitle).focus();
+    }
+  }
+
+  /** Leaves the open card for the list: Back when the list opened it, else the list in its place. */
+  private leaveCard(): void {
+    if ((history.state as { from?: string } | null)?.from === "list" && routeOf(location.hash).at === "task") {
+      history.back();
+      return;
+    }
+    history.replaceState(null, "", location.pathname + location.search);
+    this.route();
+  }
+
+  private async showCard(view: Listed, o: OpenedTask): Promise<void> {
+    this.listBox.hidden = true;
+    this.say("");
+    await this.card.open(view, o);
+    if (this.card.id === view.id) {
+      this.setTitle();
+      this.card.root.querySelector<HTMLElement>("#card-title")?.focus();
+    }
+  }
+
+  /** The card was answered: back to the list, which is listed again. */
+  private answered(said: string): void {
+    this.leaveCard();
+    this.say(said);
+    this.relist();
+  }
+
+  /** The tab's title: the number waiting, and where the page is. */
+  private setTitle(): void {
+    const n = this.account ? this.items.size : 0;
+    const where = this.settings.shown ? "Settings · " : this.card.id ? (this.card.root.querySelector("#card-title")?.textContent ?? "") + " · " : "";
+    document.title = (n ? `(${n}) ` : "") + where + NAME;
+  }
+
   // ---- signing in ----
 
   private showSignIn(): void {
     this.renderHeader();
-    const account = el("input", { id: "account", name: "account", autocomplete: "username", spellcheck: "false", autocapitalize: "none", placeholder: "alice.near" });
+    document.title = NAME;
+    const accountBox = el("input", { id: "account", name: "account", autocomplete: "username", spellcheck: "false", autocapitalize: "none", placeholder: "alice.near" });
     const panel = el("section", { id: "another-wallet", "aria-labelledby": "another-title" });
     panel.hidden = true;
     const another = () => {
-      const a = account.value.trim();
+      const a = accountBox.value.trim();
       if (!ACCOUNT.test(a)) {
         this.say("Type your NEAR account id first (like alice.near, or the 64 hex characters of an implicit account).", true);
-        account.focus();
+        accountBox.focus();
         return;
       }
       this.say("");
       const host = el("div");
-      panel.replaceChildren(el("h2", { id: "another-title" }, "Sign with another wallet"), host);
+      panel.replaceChildren(el("h2", { id: "another-title", tabindex: "-1" }, "Sign with another wallet"), host);
       panel.hidden = false;
       void this.signIn(a, (req) => pastePanel(host, req, { sentence: "sentence", recipient: "recipient", nonce: "nonce", command: "command", answer: "signed" }, "Send signature", (t, e) => this.say(t, e)));
+      panel.querySelector<HTMLElement>("h2")?.focus();
     };
     const viaWallet = async () => {
       panel.hidden = true;
       this.say("Choose your wallet…");
-      let c: Connected;
+      let c: { account: string; name: string };
       try {
-        c = await this.wallets.connect();
+        const id = await pickWallet(this.wallets);
+        this.say("Connecting the wallet…");
+        c = await this.wallets.connect(id);
       } catch (e) {
         this.say(e instanceof Declined ? e.message + " Nothing was signed." : "The wallet could not be connected: " + refusal(e), !(e instanceof Declined));
         return;
@@ -277,13 +422,18 @@ class Inbox {
       el(
         "section",
         { id: "signin", "aria-labelledby": "signin-title" },
+        el(
+          "p",
+          { class: "lede", id: "what-this-is" },
+          "Countersign holds what your AI agents want to do until you approve it: you read each task here, on this device, and approve or reject it with your NEAR wallet.",
+        ),
         el("h2", { id: "signin-title" }, "Sign in"),
         el("p", {}, "Your wallet signs one sentence that names this browser's device key. Tasks are opened with that key, on this device only."),
         el("div", { class: "actions" }, button("Sign in", () => void viaWallet())),
         el("h3", {}, "Or with a wallet elsewhere"),
         el("p", {}, "Type your account, then sign the sentence shown with any NEP-413 wallet (the terminal's countersign wallet sign, near-cli) and paste its answer."),
         el("label", { for: "account" }, "Your NEAR account"),
-        account,
+        accountBox,
         el("div", { class: "actions" }, button("Sign with another wallet", another, true)),
       ),
       panel,
@@ -299,6 +449,7 @@ class Inbox {
     const devicePubkey = formatP256PublicKey(this.device.publicKey);
     const validUntil = sentenceTime(Date.now() + SIGN_IN_DAYS * 86400 * 1000);
     const req: SignRequest = { account, sentence: signInSentence(account, devicePubkey, validUntil), recipient: this.recipient, nonce };
+    let signedAs: string;
     for (;;) {
       let sig: Signature;
       try {
@@ -313,7 +464,7 @@ class Inbox {
         // The answer carries the token too; the page reads the account only
         // and lets the token go: the cookie the answer set carries it.
         const r = (await api("POST", "/inbox/session", sessionBody({ account, devicePubkey, validUntil }, sig))) as { account_id?: unknown };
-        this.account = typeof r.account_id === "string" ? r.account_id : account;
+        signedAs = typeof r.account_id === "string" ? r.account_id : account;
         break;
       } catch (e) {
         this.say("The sign-in was refused: " + refusal(e), true);
@@ -324,7 +475,8 @@ class Inbox {
         // A pasted answer can be pasted again.
       }
     }
-    localStorage.setItem(ACCOUNT_ITEM, this.account);
+    this.account = signedAs;
+    localStorage.setItem(ACCOUNT_ITEM, signedAs);
     if (this.walletName) {
       localStorage.setItem(WALLET_ITEM, this.walletName);
     } else {
@@ -338,7 +490,14 @@ class Inbox {
 
   private signedIn(): void {
     this.renderHeader();
+    if (this.listBox.parentNode !== this.body) {
+      this.body.replaceChildren(this.listBox, this.card.root, this.settings.root);
+    }
     this.listen();
+    this.route();
+    if (routeOf(location.hash).at === "list") {
+      this.waitingTitle.focus();
+    }
   }
 
   private async signOut(): Promise<void> {
@@ -355,17 +514,26 @@ class Inbox {
 
   /** The session is over (signed out, expired, replaced): back to signing in. */
   private ended(why: string): void {
-    this.settings.hide(); // Settings hook
+    this.settings.hide();
     // A listing under way, or due, would draw the list over the sign-in.
     this.listing++;
     window.clearTimeout(this.relistTimer);
-    this.closeCard();
+    this.card.close();
     this.events?.close();
     this.events = null;
     localStorage.removeItem(ACCOUNT_ITEM);
     localStorage.removeItem(WALLET_ITEM);
     this.account = null;
     this.seen = null;
+    this.wanted = null;
+    this.items = new Map();
+    this.closedItems = new Map();
+    this.waitingList.replaceChildren();
+    this.closedList.replaceChildren();
+    this.listBox.hidden = false;
+    if (location.hash) {
+      history.replaceState(null, "", location.pathname + location.search);
+    }
     if (this.walletName) {
       this.walletName = null;
       void this.wallets.disconnect();
@@ -374,9 +542,9 @@ class Inbox {
     this.say(why);
   }
 
-  // ---- the waiting list ----
+  // ---- the lists ----
 
-  /** Lists the waiting tasks; false when there is no session. */
+  /** Lists the waiting and the closed tasks; false when there is no session. */
   private async list(): Promise<boolean> {
     const device = this.device;
     const account = this.account;
@@ -394,7 +562,7 @@ class Inbox {
       tasks = r.tasks ?? [];
     } catch (e) {
       if (e instanceof Refused && e.status === 401) {
-        if (this.body.querySelector("#tasks")) {
+        if (this.listBox.isConnected) {
           this.ended("Your session ended: " + e.message);
         }
         return false;
@@ -402,404 +570,188 @@ class Inbox {
       this.say("The inbox cannot be listed now: " + (e instanceof Error ? e.message : String(e)), true);
       return true;
     }
-    const items = await Promise.all(tasks.map((t) => this.item(device, account, t)));
-    const arrived = this.seen === null ? [] : tasks.filter((t) => !this.seen?.has(t.id));
     const closed = await closedList;
+    const turns = turnsOf(tasks, closed ?? []);
+    const items = await Promise.all(tasks.map((t) => this.item(device, account, t, turns.get(t.id) ?? 0)));
     if (mine !== this.listing || this.account !== account) {
       return true; // a newer listing draws, or the session ended meanwhile
     }
-    const ul = el("ul", { class: "tasks", id: "tasks", "aria-labelledby": "waiting-title" }, ...items);
-    const parts: Child[] = [
-      el("h2", { id: "waiting-title" }, "Waiting for you"),
-      el("p", { class: "keys-hint", id: "keys-hint" }, "Keys: ", el("kbd", {}, "j"), " and ", el("kbd", {}, "k"), " move, ", el("kbd", {}, "Enter"), " opens, ", el("kbd", {}, "?"), " lists them all."),
-    ];
-    parts.push(items.length ? ul : el("p", { class: "empty", id: "tasks-empty" }, "Nothing is waiting for you."));
-    if (!items.length) {
-      parts.push(ul); // kept (empty) so the page knows it is listing
-      ul.hidden = true;
-    }
-    parts.push(el("h2", { id: "closed-title" }, "Closed"));
-    if (closed === null) {
-      parts.push(el("p", { class: "empty", id: "closed-empty" }, "The closed tasks cannot be listed now."));
-    } else if (!closed.length) {
-      parts.push(el("p", { class: "empty", id: "closed-empty" }, "No closed tasks yet."));
-    } else {
-      parts.push(
-        el(
-          "ul",
-          { class: "tasks closed", id: "closed", "aria-labelledby": "closed-title" },
-          ...closed.map((c) =>
-            el(
-              "li",
-              { class: "task", "data-closed": String(c.id), "data-state": String(c.state) },
-              el("span", { class: "task-title" }, stateWords(String(c.state))),
-              el("span", { class: "task-meta" }, `${c.project} · from ${c.preparer} · ${c.kind} · asked ${c.created_at} · task ${c.id}`),
-              c.state === "failed" && c.failure_reason ? el("span", { class: "failure" }, failureWords(String(c.failure_reason))) : null,
-            ),
-          ),
-        ),
-      );
-    }
+    const arrived = this.seen === null ? [] : tasks.filter((t) => !this.seen?.has(t.id));
     if (this.listBox.parentNode !== this.body) {
-      this.body.replaceChildren(this.listBox, this.cardBox, this.settings.root); // Settings hook: its view beside the list
-      this.listBox.hidden = this.settings.shown;
+      this.body.replaceChildren(this.listBox, this.card.root, this.settings.root);
+      this.listBox.hidden = true;
     }
-    // A listing drawn again keeps the focus on the task it was on.
-    const focused = (document.activeElement as HTMLElement | null)?.closest<HTMLElement>("#list button.task-open")?.dataset["task"];
-    this.listBox.replaceChildren(...parts.filter((p): p is Node => p instanceof Node));
-    if (focused) {
-      this.listBox.querySelector<HTMLElement>(`button.task-open[data-task="${CSS.escape(focused)}"]`)?.focus();
-    }
+    this.drawWaiting(items);
+    this.drawClosed(closed);
+    this.setTitle();
+
     // The live region tells of tasks that arrived since the last listing
     // (not of those there when the page opened, nor of redraws).
     this.seen = new Set(tasks.map((t) => t.id));
     if (arrived.length === 1 && arrived[0]) {
-      const title = items[tasks.indexOf(arrived[0])]?.querySelector(".task-title")?.textContent ?? "";
+      const title = this.items.get(arrived[0].id)?.li.querySelector(".task-title")?.textContent ?? "";
       this.announce(`New task from ${arrived[0].preparer}: ${title}.`);
     } else if (arrived.length > 1) {
       this.announce(`${arrived.length} new tasks are waiting for you.`);
     }
-    if (this.wanted) {
-      const id = this.wanted;
+    // A task an address names opens once a listing begun after it was asked lists it.
+    if (this.wanted && mine > this.wanted.after) {
+      const id = this.wanted.id;
       this.wanted = null;
-      const b = this.listBox.querySelector<HTMLButtonElement>(`button.task-open[data-task="${CSS.escape(id)}"]`);
-      const c = closed?.find((x) => x.id === id);
-      if (b) {
-        b.click();
-      } else if (tasks.some((t) => t.id === id)) {
-        this.say(`Task ${id} cannot be opened on this device: see why in the list.`, true);
-      } else if (c) {
-        this.say(`Task ${id} is closed: ${stateWords(String(c.state))}.`);
+      const it = this.items.get(id);
+      const here = routeOf(location.hash);
+      if (it?.opened) {
+        if (here.at === "task" && here.id === id) {
+          await this.showCard(it.view, it.opened);
+        }
       } else {
-        this.say(`Task ${id} is not in your inbox (it may have been purged, or belong to another account).`, true);
+        // The address names a task that cannot be opened here: the list, saying why.
+        if (here.at === "task" && here.id === id) {
+          history.replaceState(null, "", location.pathname + location.search);
+          this.route();
+        }
+        const c = closed?.find((x) => x.id === id);
+        if (it) {
+          this.say(`Task ${id} cannot be opened on this device: see why in the list.`, true);
+        } else if (c) {
+          this.say(`Task ${id} is closed: ${stateWords(String(c.state))}.`);
+        } else {
+          this.say(`Task ${id} is not in your inbox (it may have been purged, or belong to another account).`, true);
+        }
       }
     }
-    if (this.cardID && !tasks.some((t) => t.id === this.cardID) && !this.cardBusy) {
-      this.closeCard();
+    if (this.card.id && !this.items.has(this.card.id) && !this.card.busy) {
+      this.leaveCard();
       this.say("The task you had open is no longer waiting.");
     }
     return true;
   }
 
-  private async item(device: KeyPair, account: string, t: Listed): Promise<HTMLLIElement> {
-    const meta = el("span", { class: "task-meta" }, `${t.project} · from ${t.preparer} · ${t.kind} · until ${t.expires_at}`);
+  /** Puts the items in the waiting list in order, keeping those already there (and the focus and pointer on them). */
+  private drawWaiting(items: Item[]): void {
+    const ul = this.waitingList;
+    const focusedAt = [...ul.children].findIndex((li) => li.contains(document.activeElement));
+    items.forEach((it, i) => {
+      if (ul.children[i] !== it.li) {
+        ul.insertBefore(it.li, ul.children[i] ?? null);
+      }
+    });
+    while (ul.children.length > items.length) {
+      ul.lastElementChild?.remove();
+    }
+    this.items = new Map(items.map((it) => [it.view.id, it]));
+    // Items that would read the same show when each was asked, to the second.
+    const count = new Map<string, number>();
+    for (const it of items) {
+      count.set(it.same, (count.get(it.same) ?? 0) + 1);
+    }
+    for (const it of items) {
+      if (it.at) {
+        it.at.hidden = (count.get(it.same) ?? 0) < 2;
+      }
+    }
+    ul.hidden = !items.length;
+    this.emptyInbox.hidden = items.length > 0;
+    if (focusedAt >= 0 && !ul.contains(document.activeElement) && !this.listBox.hidden) {
+      // The focused task left the list: the focus goes to the one now in its place.
+      const b = ul.children[Math.min(focusedAt, ul.children.length - 1)]?.querySelector<HTMLElement>("button");
+      (b ?? this.waitingTitle).focus();
+    }
+  }
+
+  private drawClosed(closed: Closed[] | null): void {
+    if (closed === null) {
+      this.closedEmpty.textContent = "The closed tasks cannot be listed now.";
+      this.closedEmpty.hidden = false;
+      return;
+    }
+    const next = new Map<string, { key: string; li: HTMLLIElement }>();
+    const lis = closed.map((c) => {
+      const key = `${c.state}|${c.failure_reason ?? ""}`;
+      const had = this.closedItems.get(c.id);
+      const li = had && had.key === key ? had.li : this.closedItem(c);
+      next.set(c.id, { key, li });
+      return li;
+    });
+    const ul = this.closedList;
+    lis.forEach((li, i) => {
+      if (ul.children[i] !== li) {
+        ul.insertBefore(li, ul.children[i] ?? null);
+      }
+    });
+    while (ul.children.length > lis.length) {
+      ul.lastElementChild?.remove();
+    }
+    this.closedItems = next;
+    this.closedEmpty.textContent = "No closed tasks yet.";
+    this.closedEmpty.hidden = closed.length > 0;
+    ul.hidden = !closed.length;
+  }
+
+  private closedItem(c: Closed): HTMLLIElement {
+    return el(
+      "li",
+      { class: "task", "data-closed": String(c.id), "data-state": String(c.state), title: `task ${c.id}` },
+      el("span", { class: "task-title" }, stateWords(String(c.state))),
+      el("span", { class: "task-meta" }, `${c.project} · from `, accountEl(c.preparer), ` · ${kindWords(c.kind)} · asked `, when(c.created_at, "", false)),
+      c.state === "failed" && c.failure_reason ? el("span", { class: "failure" }, failureWords(String(c.failure_reason))) : null,
+    );
+  }
+
+  /** A waiting task's item: the one drawn before while it is the same, else drawn anew (opened on this device). */
+  private async item(device: KeyPair, account: string, t: Listed, turn: number): Promise<Item> {
+    const key = `${t.content ?? ""}|${t.device_copy ?? ""}|${t.locked ? 1 : 0}|${turn}`;
+    const had = this.items.get(t.id);
+    if (had && had.key === key) {
+      had.view = t;
+      return had;
+    }
+    const meta = (...extra: Child[]) =>
+      el(
+        "span",
+        { class: "task-meta" },
+        `${t.project} · from `,
+        accountEl(t.preparer),
+        turn > 1 ? ` · turn ${turn}` : "",
+        ` · asked `,
+        when(t.created_at, "", false),
+        ...extra,
+        " · ",
+        when(t.expires_at, "expires ", false),
+      );
     try {
       const o = await openTask(device, account, t);
-      const display = o.envelope["display"] as { title?: unknown } | undefined;
-      const title = typeof display?.title === "string" ? display.title : "(untitled)";
+      const display = (o.envelope["display"] ?? {}) as { title?: unknown; summary?: unknown; fields?: unknown };
+      const title = typeof display.title === "string" ? display.title : "(untitled)";
+      const at = el("span", { class: "task-at" }, ` at ${clockWords(Date.parse(t.created_at))}, task …${t.id.slice(-8)}`);
+      at.hidden = true;
       // The item holds one button (a list keeps its list semantics); its
-      // name is what it shows: the title and the line under it.
-      const open = button("", () => void this.openCard(t, o));
-      open.className = "task-open";
-      open.dataset["task"] = t.id;
-      open.append(el("span", { class: "task-title" }, title), meta);
-      open.firstChild?.remove(); // the empty text button() began with
+      // name is what it shows: the title, what it is about, and the line
+      // under it.
+      const open = el("button", { type: "button", class: "task-open", "data-task": t.id }, el("span", { class: "task-title" }, title));
+      const about = gist(display);
+      if (about) {
+        open.append(el("span", { class: "task-gist" }, about));
+      }
+      open.append(meta(at));
+      open.addEventListener("click", () => this.go(`#/tasks/${encodeURIComponent(t.id)}`, "list"));
       const li = el("li", { class: "task", "data-task": t.id }, open);
-      return li;
+      return { key, li, view: t, opened: o, same: `${title}|${about}|${t.project}|${t.preparer}|${turn}|${Math.round(Date.parse(t.created_at) / 60000)}`, at };
     } catch (e) {
       if (e instanceof OpenError && e.reason === "locked") {
-        return el(
+        const li = el(
           "li",
           { class: "task task-locked", "data-task": t.id },
           el("span", { class: "task-title" }, "Locked on this device"),
-          meta,
+          meta(),
           el("p", {}, "This task was opened before this device signed in, so it carries no key for this device. Unlock gives every waiting task a copy for each of your devices."),
           el("div", { class: "actions" }, withKey(button("Unlock", () => void this.unlock(), true), "u")),
         );
+        return { key, li, view: t, opened: null, same: t.id, at: null };
       }
       const why = e instanceof Error ? e.message : String(e);
-      return el("li", { class: "task task-locked", "data-task": t.id }, el("span", { class: "task-title" }, "This task cannot be shown"), meta, el("p", {}, why));
-    }
-  }
-
-  // ---- the task card ----
-
-  private closeCard(): void {
-    window.clearInterval(this.cardTimer);
-    if (this.cardID && taskInHash() === this.cardID) {
-      history.replaceState(null, "", location.pathname + location.search);
-    }
-    this.cardID = null;
-    this.cardBusy = false;
-    this.cardBox.replaceChildren();
-    this.cardBox.hidden = true;
-    this.listBox.hidden = this.settings.shown; // Settings hook: the list stays hidden under the view
-  }
-
-  // ---- Settings hook (the view is settings.ts) ----
-
-  /** Shows the Settings view in place of the list and the card. */
-  private openSettings(): void {
-    if (!this.account) {
-      return;
-    }
-    if (this.settings.shown) {
-      (this.settings.root.querySelector("#settings-title") as HTMLElement | null)?.focus();
-      return;
-    }
-    this.closeCard();
-    if (this.settings.root.parentNode !== this.body) {
-      this.body.replaceChildren(this.listBox, this.cardBox, this.settings.root);
-    }
-    this.listBox.hidden = true;
-    this.say("");
-    this.settings.show();
-  }
-
-  /** Leaves the Settings view (dropping what it showed) for the inbox. */
-  private closeSettings(): void {
-    this.settings.hide();
-    this.listBox.hidden = false;
-    this.say("");
-    this.relist();
-    (this.listBox.querySelector("h2") as HTMLElement | null)?.setAttribute("tabindex", "-1");
-    (this.listBox.querySelector("h2") as HTMLElement | null)?.focus();
-  }
-
-  /** Opens a task's card: preview, RAW form, countdown, receipt check, answers. */
-  private async openCard(view: Listed, o: OpenedTask): Promise<void> {
-    const account = this.account;
-    if (!account || this.cardID === view.id) {
-      return;
-    }
-    window.clearInterval(this.cardTimer);
-    this.cardID = view.id;
-    history.replaceState(null, "", `#/tasks/${encodeURIComponent(view.id)}`);
-    this.cardBusy = false;
-    this.cardExpired = false;
-    this.say("");
-    const e = o.envelope;
-    const id = view.id;
-    const display = (e["display"] ?? {}) as { title?: unknown; fields?: unknown };
-    const title = typeof display.title === "string" ? display.title : "(untitled)";
-    const fields = Array.isArray(display.fields) ? (display.fields as { kind?: unknown; label?: unknown; values?: unknown; written_by?: unknown }[]) : [];
-    const files = Array.isArray(e["files"]) ? (e["files"] as { name?: unknown; content_type?: unknown; size?: unknown }[]) : [];
-    const answerBy = (e["answer_by"] ?? null) as { operation?: unknown; supplies?: unknown } | null;
-    const str = (v: unknown) => (typeof v === "string" ? v : String(v ?? ""));
-
-    // Preview: every field as text, with its label; the agent's words marked.
-    const dl = el("dl", { class: "fields", id: "fields" });
-    let agentWrote = false;
-    for (const f of fields) {
-      const values = Array.isArray(f.values) ? f.values.map(str) : [];
-      const byAgent = f.written_by === "agent";
-      agentWrote ||= byAgent;
-      const dt = el("dt", { class: "field-label" });
-      if (byAgent) {
-        dt.append(el("span", { class: "agent-mark", role: "img", "aria-label": "written by the agent", title: "written by the agent" }, "🤖"), " ");
-      }
-      dt.append(str(f.label));
-      let dd: HTMLElement;
-      if (f.kind === "list" || values.length !== 1) {
-        dd = el("dd", { class: "field-value" }, el("ul", {}, ...values.map((v) => el("li", {}, v))));
-      } else {
-        dd = el("dd", { class: f.kind === "long_text" ? "field-value long" : "field-value" }, values[0] ?? "");
-      }
-      if (byAgent) {
-        dt.classList.add("by-agent");
-        dd.classList.add("by-agent");
-      }
-      dl.append(dt, dd);
-    }
-    const fileList = files.length
-      ? el(
-          "ul",
-          { class: "files", id: "files" },
-          ...files.map((f, n) => {
-            const b = button("Download", () => void this.download(id, o, n, str(f.name), b), true);
-            b.setAttribute("aria-label", "Download " + str(f.name));
-            b.dataset["file"] = String(n);
-            return el("li", {}, el("span", { class: "mono" }, str(f.name)), ` (${str(f.content_type)}, ${byteCount(Number(f.size))}) `, b);
-          }),
-        )
-      : el("p", { id: "files" }, "No files.");
-
-    // RAW form: the exact envelope bytes decrypted, and their SHA-256.
-    const rawText = new TextDecoder("utf-8", { fatal: false }).decode(o.envelopeBytes);
-    const rawHash = await sha256Hex(o.envelopeBytes);
-
-    const expiresAt = str(e["expires_at"]);
-    const expiresMs = Date.parse(expiresAt);
-    const left = el("span", { id: "countdown" }, countdown(Date.now(), expiresMs));
-    this.cardTimer = window.setInterval(() => {
-      left.textContent = countdown(Date.now(), expiresMs);
-      this.checkExpiry(id, expiresAt, expiresMs);
-    }, 1000);
-
-    const receipt = el("p", { id: "receipt", class: "receipt" }, "Checking the receipt of the run that made this task…");
-    const actions = el("div", { class: "card-actions", id: "card-actions" });
-
-    const cardParts: Child[] = [
-      el("div", { class: "actions" }, button("Back to the list", () => this.closeCard(), true)),
-      el("h2", { id: "card-title" }, title),
-      el("p", { class: "task-meta" }, `${view.project} · from ${view.preparer} · ${str(e["build"])} · ${view.kind} · task ${id}`),
-      el("p", { class: "expiry" }, `Expires at ${expiresAt} (`, left, ")"),
-      receipt,
-      el("h3", {}, "Preview"),
-      dl,
-      agentWrote ? el("p", { class: "task-meta" }, "🤖 marks the agent's own words, not the connector's.") : null,
-      el("h3", {}, "Files"),
-      fileList,
-      el(
-        "details",
-        { id: "raw-form" },
-        el("summary", {}, "RAW form"),
-        el("p", { class: "task-meta" }, "The envelope exactly as decrypted on this device. Its SHA-256 is the task hash you sign."),
-        el("pre", { id: "raw", class: "raw" }, rawText),
-        el("p", {}, "SHA-256: ", el("code", { id: "raw-sha" }, rawHash)),
-      ),
-      el(
-        "details",
-        { id: "raw-request" },
-        el("summary", {}, "RAW request"),
-        el("p", { class: "task-meta" }, "The agent's call exactly as decrypted on this device, byte for byte. The receipt's input hash covers these bytes."),
-        el("pre", { id: "request", class: "raw" }, new TextDecoder("utf-8", { fatal: false }).decode(o.request)),
-        el("p", {}, `${byteCount(o.request.length)}, SHA-256: `, el("code", { id: "request-sha" }, await sha256Hex(o.request))),
-      ),
-      actions,
-    ];
-    this.cardBox.replaceChildren(...cardParts.filter((p): p is Node => p instanceof Node));
-    this.listBox.hidden = true;
-    this.cardBox.hidden = false;
-    (this.cardBox.querySelector("h2") as HTMLElement | null)?.setAttribute("tabindex", "-1");
-    (this.cardBox.querySelector("h2") as HTMLElement | null)?.focus();
-
-    if (!answerBy || view.kind === "notice") {
-      actions.append(el("div", { class: "actions" }, withKey(button("Got it", () => void this.acknowledge(id)), "g")));
-      receipt.textContent = "A notice asks nothing: read it and close it with Got it.";
-      this.checkExpiry(id, expiresAt, expiresMs);
-      void this.checkReceipt(id, o, receipt, null);
-      return;
-    }
-
-    const supplies = str(answerBy.supplies);
-    // The answer: the owner's text, or a file's bytes, sealed to the reply key.
-    let answer: Answer = async () => null;
-    const parts: Child[] = [];
-    if (supplies === "text") {
-      const box = el("textarea", { id: "answer", name: "answer", spellcheck: "false" });
-      answer = async () => new TextEncoder().encode(box.value);
-      parts.push(el("label", { for: "answer" }, "Your answer"), box);
-    } else if (supplies === "file") {
-      const pick = el("input", { id: "answer-file", name: "answer-file", type: "file", "aria-describedby": "answer-file-help" });
-      answer = async () => {
-        const f = pick.files?.[0];
-        if (!f) {
-          throw new Error("choose the file to answer with first");
-        }
-        if (f.size > MAX_ANSWER_FILE) {
-          throw new Error(`the file is ${byteCount(f.size)}; an answer holds at most ${byteCount(MAX_ANSWER_FILE)}`);
-        }
-        return new Uint8Array(await f.arrayBuffer());
-      };
-      parts.push(
-        el("label", { for: "answer-file" }, "Your answer: a file"),
-        el("p", { id: "answer-file-help", class: "task-meta" }, `Sealed on this device to the agent's reply key; at most ${byteCount(MAX_ANSWER_FILE)}.`),
-        pick,
-      );
-    }
-    const note = el("textarea", { id: "note", name: "note", spellcheck: "false" });
-    parts.push(el("label", { for: "note" }, "A note for the agent (optional)"), note);
-    const approve = button("Approve", () => void this.prepareApproval(account, o, answer, note, approveStep));
-    approve.disabled = true;
-    const reason = el("textarea", { id: "reason", name: "reason", spellcheck: "false" });
-    const approveStep = el("div", { id: "approve-step" });
-    approveStep.hidden = true;
-    actions.append(
-      ...parts.filter((p): p is Node => p instanceof Node),
-      el("div", { class: "actions" }, withKey(approve, "a")),
-      approveStep,
-      el("label", { for: "reason" }, "Why you reject it (optional, for the agent)"),
-      reason,
-      el("div", { class: "actions" }, withKey(button("Reject", () => void this.reject(o, reason), true), "r")),
-    );
-    this.checkExpiry(id, expiresAt, expiresMs);
-    void this.checkReceipt(id, o, receipt, approve);
-  }
-
-  /**
-   * At expires_at (by this device's clock) the card turns read-only: its
-   * buttons off, its boxes read-only, and a sentence says the task expired.
-   * The service refuses an answer then too (409 task_expired).
-   */
-  private checkExpiry(id: string, expiresAt: string, expiresMs: number): void {
-    if (this.cardID !== id || this.cardExpired || !(Date.now() >= expiresMs)) {
-      return;
-    }
-    this.cardExpired = true;
-    const actions = this.cardBox.querySelector("#card-actions");
-    for (const b of this.cardBox.querySelectorAll<HTMLButtonElement>("button")) {
-      if (actions?.contains(b) || b.dataset["file"] !== undefined) {
-        b.disabled = true;
-      }
-    }
-    for (const t of this.cardBox.querySelectorAll<HTMLTextAreaElement>("textarea")) {
-      t.readOnly = true;
-    }
-    const note = el("p", { id: "expired", class: "receipt error" }, `This task expired at ${expiresAt}: it can no longer be answered, and the service refuses an answer now.`);
-    actions?.before(note);
-  }
-
-  /**
-   * Fetches file n, opens it on this device, checks its size and SHA-256
-   * against the envelope, and only then hands it over as a download (never
-   * drawn: an octet-stream Blob under a sanitised name).
-   */
-  private async download(id: string, o: OpenedTask, n: number, name: string, b: HTMLButtonElement): Promise<void> {
-    b.disabled = true;
-    try {
-      const r = (await api("GET", `/inbox/tasks/${encodeURIComponent(id)}/files/${n}`)) as { ciphertext?: unknown };
-      if (typeof r.ciphertext !== "string") {
-        throw new FileMismatchError("the service sent no file");
-      }
-      const plain = await openTaskFile(o, n, fromBase64(r.ciphertext));
-      if (this.cardID !== id) {
-        return;
-      }
-      const url = URL.createObjectURL(new Blob([plain], { type: "application/octet-stream" }));
-      const a = el("a", { href: url, download: safeFileName(name), hidden: "" });
-      document.body.append(a);
-      a.click();
-      a.remove();
-      window.setTimeout(() => URL.revokeObjectURL(url), 60_000);
-      this.say(`Downloaded ${name}: its size and SHA-256 match the task.`);
-    } catch (e) {
-      if (e instanceof Refused) {
-        this.say(`The file ${name} could not be fetched: ${e.message}`, true);
-      } else {
-        this.say(`The file ${name} is refused: it is not the file this task names (its size or SHA-256 does not match, or it does not open on this device).`, true);
-      }
-    } finally {
-      b.disabled = this.cardExpired;
-    }
-  }
-
-  /** Fetches the proof of origin and the run keys; enables Approve only when the receipt proves the task. */
-  private async checkReceipt(id: string, o: OpenedTask, out: HTMLElement, approve: HTMLButtonElement | null): Promise<void> {
-    let why: string;
-    try {
-      const [org, doc] = await Promise.all([api("GET", `/inbox/tasks/${encodeURIComponent(id)}/origin`), api("GET", "/.well-known/countersign-run-key")]);
-      const r = await verifyReceipt(runKeys(doc), (org as { receipt?: unknown }).receipt, o);
-      if (this.cardID !== id) {
-        return;
-      }
-      out.textContent = `Receipt verified: run ${r.run} of ${r.build} made this task, for this request and this hash.`;
-      out.classList.remove("error");
-      out.classList.add("ok");
-      if (approve && !this.cardExpired) {
-        approve.disabled = false;
-      }
-      return;
-    } catch (e) {
-      why = e instanceof ReceiptError || e instanceof Refused ? e.message : "the receipt could not be checked: " + (e instanceof Error ? e.message : String(e));
-    }
-    if (this.cardID !== id) {
-      return;
-    }
-    out.textContent = `Receipt not verified: ${why}. Approve stays off: this task may not come from the service's run.`;
-    out.classList.add("error");
-    if (approve) {
-      approve.disabled = true;
+      const li = el("li", { class: "task task-locked", "data-task": t.id }, el("span", { class: "task-title" }, "This task cannot be shown"), meta(), el("p", {}, why));
+      return { key, li, view: t, opened: null, same: t.id, at: null };
     }
   }
 
@@ -833,119 +785,6 @@ class Inbox {
     return pastePanel(host, req, ids, submit, (t, e) => this.say(t, e));
   }
 
-  /**
-   * Seals the answer and note to the task's reply key, then has the wallet
-   * sign the approval sentence that covers them: the connected wallet (one
-   * prompt), or a wallet elsewhere through the paste panel.
-   */
-  private async prepareApproval(account: string, o: OpenedTask, answer: Answer, note: HTMLTextAreaElement, step: HTMLElement): Promise<void> {
-    const id = String(o.envelope["id"]);
-    const reply = o.replyPubkey;
-    if (!reply || this.cardBusy) {
-      return;
-    }
-    let sealedSupply: Bytes | null = null;
-    let sealedNote: Bytes | null = null;
-    try {
-      const supplied = await answer();
-      if (supplied) {
-        sealedSupply = await sealTo(reply, "answer", id, supplied);
-      }
-      if (note.value !== "") {
-        sealedNote = await sealText(reply, "note", id, note.value);
-      }
-    } catch (e) {
-      this.say("This answer cannot be sent: " + (e instanceof Error ? e.message : String(e)), true);
-      return;
-    }
-    const supply = await supplyHash(sealedNote, sealedSupply);
-    const atMs = Math.floor(Date.now() / 1000) * 1000;
-    const nonce = newNonce();
-    const req: SignRequest = { account, sentence: approvalSentence(account, id, o.taskHash, supply, sentenceTime(atMs)), recipient: this.recipient, nonce };
-    const host = el("div");
-    step.replaceChildren(
-      el("h3", {}, "Sign the approval"),
-      el("p", {}, "Your answer and note are sealed to the agent's reply key; this sentence covers them and the task's hash."),
-      host,
-    );
-    step.hidden = false;
-    let sig: Signature;
-    try {
-      if (this.walletName) {
-        this.cardBusy = true;
-      }
-      sig = await this.askSignature(req, host, { sentence: "approval-sentence", recipient: "approval-recipient", nonce: "approval-nonce", command: "approval-command", answer: "approval-signed" }, "Send approval");
-    } catch (e) {
-      this.cardBusy = false;
-      step.hidden = true;
-      this.say(e instanceof Declined ? e.message + " Nothing was sent: the task still waits for you." : "The approval cannot be signed: " + refusal(e), !(e instanceof Declined));
-      return;
-    }
-    if (this.cardID !== id) {
-      this.cardBusy = false;
-      return;
-    }
-    this.cardBusy = true;
-    const body: Record<string, unknown> = { task_hash: o.taskHash, approval: { at: atMs / 1000, ...sig } };
-    if (sealedSupply) {
-      body["supplied"] = toBase64(sealedSupply);
-    }
-    if (sealedNote) {
-      body["note"] = toBase64(sealedNote);
-    }
-    this.say("Sending the approval…");
-    try {
-      await api("POST", `/inbox/tasks/${encodeURIComponent(id)}/approve`, body);
-    } catch (e) {
-      this.cardBusy = false;
-      step.hidden = true;
-      this.say("The approval was refused: " + refusal(e), true);
-      return;
-    }
-    this.closeCard();
-    this.say("Approved: the service carries it out.");
-    this.relist();
-  }
-
-  private async reject(o: OpenedTask, reason: HTMLTextAreaElement): Promise<void> {
-    const id = String(o.envelope["id"]);
-    const body: Record<string, string> = {};
-    try {
-      if (reason.value !== "" && o.replyPubkey) {
-        body["reason"] = toBase64(await sealText(o.replyPubkey, "rejection", id, reason.value));
-      }
-    } catch (e) {
-      this.say("This reason cannot be sent: " + (e instanceof Error ? e.message : String(e)), true);
-      return;
-    }
-    this.cardBusy = true;
-    this.say("Rejecting…");
-    try {
-      await api("POST", `/inbox/tasks/${encodeURIComponent(id)}/reject`, body);
-    } catch (e) {
-      this.cardBusy = false;
-      this.say("The rejection was refused: " + refusal(e), true);
-      return;
-    }
-    this.closeCard();
-    this.say("Rejected.");
-    this.relist();
-  }
-
-  private async acknowledge(id: string): Promise<void> {
-    this.cardBusy = true;
-    try {
-      await api("POST", `/inbox/tasks/${encodeURIComponent(id)}/acknowledge`);
-    } catch (e) {
-      this.cardBusy = false;
-      this.say("Closing the notice was refused: " + refusal(e), true);
-      return;
-    }
-    this.closeCard();
-    this.say("Closed.");
-    this.relist();
-  }
-
   private async unlock(): Promise<void> {
     try {
       await api("POST", "/inbox/unlock");
@@ -977,6 +816,41 @@ class Inbox {
     window.clearTimeout(this.relistTimer);
     this.relistTimer = window.setTimeout(() => void this.list(), 50);
   }
+}
+
+/**
+ * What a task is about, in one short line under its title: the display's
+ * summary, else its first short field ("Amount: $1").
+ */
+function gist(display: { summary?: unknown; fields?: unknown }): string {
+  if (typeof display.summary === "string" && display.summary) {
+    return display.summary;
+  }
+  const fields = Array.isArray(display.fields) ? (display.fields as { kind?: unknown; label?: unknown; values?: unknown }[]) : [];
+  for (const f of fields) {
+    const v = Array.isArray(f.values) && f.values.length === 1 && typeof f.values[0] === "string" ? f.values[0] : null;
+    if (v !== null && f.kind !== "long_text" && typeof f.label === "string" && v.length <= 80 && !v.includes("\n")) {
+      return `${f.label}: ${v}`;
+    }
+  }
+  return "";
+}
+
+/** Each task's turn in its thread (1 for the first), counting the waiting and closed tasks listed. */
+function turnsOf(waiting: Listed[], closed: Closed[]): Map<string, number> {
+  const all = [...waiting.map((t) => ({ id: t.id, thread: t.thread, at: t.created_at })), ...closed.map((c) => ({ id: c.id, thread: c.thread ?? c.id, at: c.created_at }))];
+  const byThread = new Map<string, { id: string; at: string }[]>();
+  for (const t of all) {
+    const list = byThread.get(t.thread) ?? [];
+    list.push(t);
+    byThread.set(t.thread, list);
+  }
+  const out = new Map<string, number>();
+  for (const list of byThread.values()) {
+    list.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.id < b.id ? -1 : 1));
+    list.forEach((t, i) => out.set(t.id, i + 1));
+  }
+  return out;
 }
 
 /** Mounts the inbox on the page's root, when the page has one. */

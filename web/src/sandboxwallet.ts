@@ -4,8 +4,10 @@
 // storage or DOM) and talks to it through window.selector. Its key is an
 // ed25519 key it makes the first time, kept in near-connect's storage for
 // it; its account is that key's NEAR-implicit account (64 hex characters),
-// which the service admits with NEAR RPC off. It asks before it signs, and
-// it signs NEP-413 messages only: no transactions.
+// which the service admits with NEAR RPC off. It asks before it connects
+// and before it signs, showing the whole of what it signs, and each ask can
+// be cancelled (Cancel, or Esc): a cancelled ask signs nothing. It signs
+// NEP-413 messages only: no transactions.
 
 import { concat, toBase64, toHex, type Bytes } from "./crypto";
 import { payload } from "./nep413";
@@ -17,7 +19,7 @@ interface Selector {
     set(key: string, value: string): Promise<void>;
     remove(key: string): Promise<void>;
   };
-  ui: { whenApprove(o: { title: string; button: string }): Promise<void> };
+  ui: { showIframe(): Promise<void>; hideIframe(): Promise<void> };
 }
 
 const selector = (window as unknown as { selector: Selector }).selector;
@@ -48,9 +50,84 @@ function fromBase64URL(s: string): Bytes {
   return Uint8Array.from(t, (c) => c.charCodeAt(0));
 }
 
-/** Text for the iframe's prompt, which near-connect writes as markup. */
-function text(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+/** The wallet's look: its own, in the frame near-connect gives it. */
+const STYLE = `
+html body #root.ask { display: block !important; box-sizing: border-box; width: 100%; height: 100vh; overflow: auto; padding: 20px; background: #1a1a1a; text-align: left; }
+html body #root.ask h1 { font-size: 20px; margin: 0 0 12px; }
+html body #root.ask dl { margin: 0; }
+html body #root.ask dt { font-weight: 600; color: #d1d1d1; margin-top: 10px; }
+html body #root.ask dd { margin: 2px 0 0; font-family: ui-monospace, monospace; font-size: 14px; white-space: pre-wrap; overflow-wrap: anywhere; word-break: break-all; }
+html body #root.ask .buttons { display: flex; gap: 12px; margin-top: 20px; flex-wrap: wrap; }
+html body #root.ask button { font: inherit; font-size: 16px; padding: 10px 20px; border-radius: 10px; border: 2px solid #7fb0ff; cursor: pointer; }
+html body #root.ask button.sign { background: #7fb0ff; color: #0d0d0d; }
+html body #root.ask button.cancel { background: transparent; }
+html body #root.ask button:focus-visible { outline: 3px solid #fff; outline-offset: 2px; }
+html body #root.ask .hint { color: #b8b8b8; font-size: 14px; margin-top: 12px; }
+`;
+
+/** The owner cancelled in the wallet: nothing was signed. */
+class Cancelled extends Error {}
+
+/**
+ * Shows one ask in the wallet's frame: a heading, what is asked (each value
+ * whole, wrapped, as text), and the action's button beside Cancel. Resolves
+ * when the owner chooses the action; rejects with Cancelled on Cancel or
+ * Esc. Built with text nodes only.
+ */
+async function ask(heading: string, rows: [string, string][], action: string): Promise<void> {
+  const root = document.getElementById("root") as HTMLElement;
+  if (!document.getElementById("sandbox-style")) {
+    const st = document.createElement("style");
+    st.id = "sandbox-style";
+    st.textContent = STYLE;
+    document.body.append(st);
+  }
+  root.className = "ask";
+  const make = <K extends keyof HTMLElementTagNameMap>(tag: K, text = ""): HTMLElementTagNameMap[K] => {
+    const e = document.createElement(tag);
+    e.textContent = text;
+    return e;
+  };
+  const h = make("h1", heading);
+  const dl = make("dl");
+  for (const [k, v] of rows) {
+    dl.append(make("dt", k), make("dd", v));
+  }
+  const ok = make("button", action);
+  ok.className = "sign";
+  const no = make("button", "Cancel");
+  no.className = "cancel";
+  const buttons = make("div");
+  buttons.className = "buttons";
+  buttons.append(ok, no);
+  root.replaceChildren(h, dl, buttons, make("p", "Esc cancels: nothing is signed."));
+  (root.lastChild as HTMLElement).className = "hint";
+  // Listening before the frame shows: an Esc pressed as it appears cancels.
+  let onKey: (ev: KeyboardEvent) => void = () => undefined;
+  const answered = new Promise<void>((resolve, reject) => {
+    ok.addEventListener("click", () => resolve());
+    no.addEventListener("click", () => reject(new Cancelled("You cancelled in the sandbox wallet.")));
+    onKey = (ev) => {
+      if (ev.key === "Escape") {
+        ev.preventDefault();
+        reject(new Cancelled("You cancelled in the sandbox wallet."));
+      }
+    };
+    document.addEventListener("keydown", onKey);
+  });
+  answered.catch(() => undefined); // awaited below; a cancel before then is not unhandled
+  const refocus = () => ok.focus();
+  window.addEventListener("focus", refocus);
+  try {
+    await selector.ui.showIframe();
+    ok.focus();
+    await answered;
+  } finally {
+    document.removeEventListener("keydown", onKey);
+    window.removeEventListener("focus", refocus);
+    root.replaceChildren();
+    await selector.ui.hideIframe();
+  }
 }
 
 interface Key {
@@ -89,7 +166,7 @@ const noTransactions = async (): Promise<never> => {
 void selector.ready({
   async signIn() {
     const a = await account();
-    await selector.ui.whenApprove({ title: text(`Connect the sandbox wallet as ${a.accountId}?`), button: "Connect" });
+    await ask("Connect the sandbox wallet?", [["Account", a.accountId]], "Connect");
     await selector.storage.set("signed-in", "1");
     return [a];
   },
@@ -101,7 +178,7 @@ void selector.ready({
   },
   async signMessage(p: { message: string; recipient: string; nonce: Uint8Array }) {
     const a = await account();
-    await selector.ui.whenApprove({ title: text(`Sign as ${a.accountId}, for ${p.recipient}: ${p.message}`), button: "Sign" });
+    await ask("Sign this sentence?", [["Sentence", p.message], ["For", p.recipient], ["As", a.accountId]], "Sign");
     const k = await key();
     const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", payload(p.message, new Uint8Array(p.nonce), p.recipient, null)));
     const sig = new Uint8Array(await crypto.subtle.sign({ name: "Ed25519" }, k.priv, digest));

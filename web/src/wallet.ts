@@ -123,7 +123,7 @@ export class Wallets {
     if (!this.connector) {
       const wallets = [...WALLETS];
       if (this.opts.sandbox) {
-        const w = wallet("countersign-sandbox", "Sandbox wallet (this service, --dev)", location.origin, this.opts.sandbox, "S", "#5b616b", []);
+        const w = wallet("countersign-sandbox", "Sandbox wallet", location.origin, this.opts.sandbox, "S", "#5b616b", []);
         wallets.unshift(w);
       }
       this.connector = new NearConnector({
@@ -135,17 +135,37 @@ export class Wallets {
         footerBranding: null,
         cspNonce: this.opts.nonce,
       });
+      focusWalletFrames();
     }
     return this.connector;
   }
 
-  /** Opens the wallet picker; resolves with the account the chosen wallet signed in as. */
-  async connect(): Promise<Connected> {
+  /**
+   * The wallets offered, each with its name, icon and description (the
+   * manifest kept here, the sandbox wallet under --dev, and any wallet a
+   * browser extension injects); onChange is told when the list changes.
+   */
+  async offered(onChange?: () => void): Promise<WalletManifest[]> {
+    const c = this.c;
+    await c.whenManifestLoaded;
+    if (onChange) {
+      c.on("selector:walletsChanged", onChange);
+    }
+    return c.availableWallets.map((w) => w.manifest);
+  }
+
+  /** Stops telling onChange of changes to the wallets offered. */
+  stopOffering(onChange: () => void): void {
+    this.connector?.off("selector:walletsChanged", onChange);
+  }
+
+  /** Connects the wallet id; resolves with the account it signed in as. */
+  async connect(id: string): Promise<Connected> {
     let w: NearWalletBase;
     try {
-      w = await this.c.connect();
+      w = await this.c.connect({ walletId: id });
     } catch (e) {
-      throw new Declined("No wallet was connected" + (e instanceof Error && e.message ? `: ${e.message}` : "."));
+      throw new Declined("The wallet was not connected" + (e instanceof Error && e.message ? `: ${e.message}` : typeof e === "string" && e ? `: ${e}` : "."));
     }
     const accounts = await w.getAccounts({ network: this.opts.network });
     const a = accounts[0]?.accountId;
@@ -192,6 +212,42 @@ export class Wallets {
     }
     return checked(req, out.publicKey, out.signature, this.hrefs);
   }
+}
+
+/** The wallet window near-connect shows (a wallet's frame), if one is shown. */
+function shownWalletWindow(): HTMLElement | null {
+  return [...document.querySelectorAll<HTMLElement>(".hot-connector-popup")].find((p) => p.style.display !== "none" && p.isConnected) ?? null;
+}
+
+/**
+ * Moves the focus into a wallet's frame as near-connect shows it, so its
+ * buttons, and Esc, work from the keyboard at once; names each frame.
+ */
+function focusWalletFrames(): void {
+  new MutationObserver(() => {
+    for (const f of document.querySelectorAll<HTMLIFrameElement>(".hot-connector-popup iframe:not([title])")) {
+      f.title = "Your wallet"; // a frame is named for screen readers
+    }
+    const frame = shownWalletWindow()?.querySelector("iframe");
+    if (frame && document.activeElement !== frame) {
+      frame.focus();
+    }
+  }).observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ["style"] });
+}
+
+/**
+ * Closes the wallet window shown, as a click beside it does (near-connect
+ * then tells the page the wallet was closed: nothing is signed). False when
+ * none is shown.
+ */
+export function closeWalletFrame(): boolean {
+  const w = shownWalletWindow();
+  const backdrop = w?.querySelector<HTMLElement>(".modal-container");
+  if (!backdrop) {
+    return false;
+  }
+  backdrop.click();
+  return true;
 }
 
 /**

@@ -1,5 +1,8 @@
-// What the page says in words: sizes, times, countdowns, states and
-// failure reasons, and the file names it saves under.
+// What the page says in words, in one place: sizes, times, countdowns,
+// states, failure reasons, kinds of task, the policy's modes, and the
+// precise (technical) words each plain one stands for, which the page keeps
+// one click away. Nothing here reaches the service: sentences that are
+// signed are built in sign.ts.
 
 /**
  * A file name safe to save under: letters, digits, dot, dash, underscore and
@@ -16,6 +19,42 @@ export function sentenceTime(ms: number): string {
   return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
 }
 
+/** A time as a person reads UTC: "2026-12-02 13:43:07 UTC". */
+export function utcWords(ms: number): string {
+  return sentenceTime(ms).replace("T", " ").replace("Z", " UTC");
+}
+
+/** A time in this device's own zone, to the second: "2 Dec 2026, 14:43:07". */
+export function localWords(ms: number): string {
+  return new Date(ms).toLocaleString(undefined, { day: "numeric", month: "short", year: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit" });
+}
+
+/** A time of day in this device's own zone, to the second: "14:43:07". */
+export function clockWords(ms: number): string {
+  return new Date(ms).toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+}
+
+/**
+ * How far t is from now, roughly, as a person says it: "in 23 h",
+ * "in 5 min", "2 min ago", "3 days ago", "just now".
+ */
+export function relativeWords(now: number, t: number): string {
+  const d = Math.round((t - now) / 1000);
+  const a = Math.abs(d);
+  if (a < 45) {
+    return d >= 0 ? "in a few seconds" : "just now";
+  }
+  let n: string;
+  if (a < 3600) {
+    n = `${Math.max(1, Math.round(a / 60))} min`;
+  } else if (a < 48 * 3600) {
+    n = `${Math.round(a / 3600)} h`;
+  } else {
+    n = `${Math.round(a / 86400)} days`;
+  }
+  return d >= 0 ? `in ${n}` : `${n} ago`;
+}
+
 /** A size in bytes with its unit, as the terminal writes it. */
 export function byteCount(n: number): string {
   if (n === 1) {
@@ -30,25 +69,20 @@ export function byteCount(n: number): string {
   return `${(n / 1_000_000).toFixed(1)} MB`;
 }
 
-/** How long is left until t (ms), to the second. */
+/** How long is left until t (ms): hours and minutes, or minutes and seconds in the last hour. */
 export function countdown(now: number, t: number): string {
   let d = Math.floor((t - now) / 1000);
   if (d <= 0) {
     return "expired by this device's clock";
   }
-  const parts: string[] = [];
   const h = Math.floor(d / 3600);
   d -= h * 3600;
   const m = Math.floor(d / 60);
   d -= m * 60;
   if (h) {
-    parts.push(`${h} h`);
+    return `in ${h} h ${m} min`;
   }
-  if (h || m) {
-    parts.push(`${m} min`);
-  }
-  parts.push(`${d} s`);
-  return "in " + parts.join(" ");
+  return m ? `in ${m} min ${d} s` : `in ${d} s`;
 }
 
 /** What a closed state means, in plain words. */
@@ -96,4 +130,89 @@ export function failureWords(reason: string): string {
     return `The connector refused the write after your approval (${reason.slice("run_refused:".length)}); its answer to the agent says whether anything was written.`;
   }
   return `It failed (${reason}).`;
+}
+
+/** What a task of a kind asks of the owner (the precise word is the kind itself). */
+export function kindWords(kind: string): string {
+  switch (kind) {
+    case "confirm":
+      return "asks yes or no";
+    case "input":
+      return "asks for your answer";
+    case "notice":
+      return "tells you something";
+  }
+  return kind;
+}
+
+/** A connector's build ("probe@1.0.0") as a person says it. */
+export function buildWords(build: string): string {
+  const at = build.lastIndexOf("@");
+  return at > 0 ? `the ${build.slice(0, at)} connector, version ${build.slice(at + 1)}` : build;
+}
+
+/** A price in micro-USD, in dollars. */
+export function price(micro: number): string {
+  if (!micro) {
+    return "free";
+  }
+  return "$" + (micro / 1_000_000).toFixed(6).replace(/0+$/, "").replace(/\.$/, "");
+}
+
+/** What a project's policy mode means for the owner, in plain words. */
+export function policyWords(mode: string, sentence: string | undefined): string {
+  switch (mode) {
+    case "ok":
+      return "The policy is in force.";
+    case "unreadable":
+      return `The policy cannot be read: ${sentence || "it does not read"}. Every write is refused until it is fixed.`;
+    case "broken":
+      return `The policy cannot be applied: ${sentence || "a rule cannot apply"}. Every write is refused until it is fixed.`;
+  }
+  return `The policy is ${mode}${sentence ? ": " + sentence : ""}.`;
+}
+
+/** The page's own names for what the contract calls by technical names. */
+export const WORDS = {
+  /** The envelope's exact bytes: the contract's "RAW form". */
+  rawForm: "Exactly what you sign",
+  rawFormPrecise: "RAW form: the envelope exactly as decrypted on this device. Its SHA-256 is the task hash your approval signs.",
+  /** The agent's call bytes: the contract's "RAW request". */
+  rawRequest: "The agent's request, exactly",
+  rawRequestPrecise: "RAW request: the agent's call exactly as decrypted on this device, byte for byte. The receipt's input hash covers these bytes.",
+  receiptChecking: "Checking that the service's own run made this task…",
+  receiptOK: "Checked: the service's own run made this task, for this request, unchanged.",
+  receiptBad: (why: string) => `Not checked: ${why}. Approve stays off: this task may not come from the service.`,
+  receiptPrecise: (run: string, build: string) => `Receipt verified: run ${run} of ${build} made this task, for this request and this hash.`,
+  agentMark: "written by the agent",
+  agentMarkNote: "Marked agent: the agent's own words, not the connector's.",
+  longTextNote: "Shown as the plain text that will be sent: nothing in it is formatted or followed.",
+  noFiles: "No files.",
+};
+
+/**
+ * Field labels a connector writes in its own technical words, with what
+ * they mean in plain ones; the connector's label stays one click away.
+ */
+export const FIELD_LABELS: Readonly<Record<string, string>> = {
+  "Replaces the file at blob": "Replaces the file as the agent read it",
+};
+
+/**
+ * Plain words for git's file modes (diff headers), keeping the mode itself.
+ */
+export function modeWords(mode: string): string {
+  switch (mode) {
+    case "100644":
+      return `a regular file (${mode})`;
+    case "100755":
+      return `an executable file (${mode})`;
+    case "120000":
+      return `a symbolic link (${mode})`;
+    case "160000":
+      return `a submodule (${mode})`;
+    case "040000":
+      return `a directory (${mode})`;
+  }
+  return `mode ${mode}`;
 }

@@ -1,0 +1,762 @@
+// Settings → Projects: the owner's projects, each with what its policy does
+// to each write, an editor, and the connectors the service runs.
+//
+// The editor shows one row per write of the project's connector: Allowed
+// (at once), Ask me (the write waits for the owner), or Refused. Those rows
+// are the page's way of writing the policy (SPEC §13):
+//
+//   - Ask me is the write's name in `confirm`.
+//   - For a connector whose policy has an allow-list (GitHub's `actions`: a
+//     write it does not list is refused, and without it nothing is
+//     allowed), Allowed and Ask me list the write there, Refused leaves it
+//     out.
+//   - For a connector that declares conditions (and so reads `rules`),
+//     Refused is a rule {"when": {"op": W}, "then": "refuse"}, put before
+//     every other rule, so that it decides every call of W (a rule never
+//     widens `confirm`, and the first rule that matches decides).
+//   - A connector with neither cannot refuse a write by policy: its rows
+//     offer Allowed and Ask me only.
+//
+// The connector's other policy keys are a JSON object, and its other rules
+// are edited row by row.
+
+import { el, button, api, refusal, type Child } from "./dom";
+import { PROJECT, actions, resultLine, type SectionContext } from "./settings";
+import { ACCOUNT } from "./sign";
+import { policyWords, price } from "./words";
+
+interface Project {
+  name: string;
+  connector: string;
+  agents: string[];
+  policy: string;
+  policy_mode: string;
+  policy_sentence?: string;
+  credentials: boolean;
+  updated_at: string;
+}
+
+interface Operation {
+  name: string;
+  kind: string;
+  price: number;
+  description?: string;
+}
+
+interface Connector {
+  name: string;
+  version: string;
+  build: string;
+  tasks: boolean;
+  operations: Operation[];
+  policy_keys: string[];
+  /** The policy key listing the writes allowed at all, when the catalogue names it. */
+  allowed_key?: string;
+}
+
+/**
+ * The allow-list key of connectors whose catalogue entry does not name one
+ * (the catalogue lists policy keys by name only): GitHub's `actions`.
+ */
+const ALLOW_LISTS: Readonly<Record<string, string>> = { github: "actions" };
+
+/** What a policy does to one write, as its row says it. */
+export type WriteRule = "allow" | "ask" | "refuse";
+
+const ROW_WORDS: readonly (readonly [WriteRule, string])[] = [
+  ["allow", "Allowed"],
+  ["ask", "Ask me"],
+  ["refuse", "Refused"],
+];
+
+/** How a connector's policy says each row: its writes, its allow-list key, whether it reads rules. */
+export interface PolicyShape {
+  writes: string[];
+  allowKey: string | null;
+  rules: boolean;
+}
+
+function shapeOf(c: Connector | undefined): PolicyShape {
+  const keys = c?.policy_keys ?? [];
+  const allow = c?.allowed_key ?? (c ? ALLOW_LISTS[c.name] : undefined);
+  return {
+    writes: (c?.operations ?? []).filter((o) => o.kind === "write").map((o) => o.name),
+    allowKey: allow && keys.includes(allow) ? allow : null,
+    rules: keys.includes("rules"),
+  };
+}
+
+/** One rule of a policy (SPEC §13): the first whose when matches decides. */
+export interface Rule {
+  when: Record<string, unknown>;
+  then: string;
+}
+
+/** A policy read into rows: each write's row, the rules left to edit, and the other members. */
+export interface ReadPolicy {
+  rows: Map<string, WriteRule>;
+  /** Names in confirm or the allow-list that are no write of the connector (kept as they are). */
+  strays: { confirm: string[]; allowed: string[] };
+  /** The rules not said by a row (null: they cannot be shown row by row and stay in the JSON). */
+  rules: Rule[] | null;
+  others: Record<string, unknown>;
+}
+
+function names(v: unknown): string[] {
+  return Array.isArray(v) ? v.map(String) : [];
+}
+
+/** The writes a rule's op names; null: every write (no op). */
+function ruleOps(r: Rule): string[] | null {
+  const op = r.when["op"];
+  if (op === undefined) {
+    return null;
+  }
+  return Array.isArray(op) ? op.map(String) : [String(op)];
+}
+
+/** Reads a policy object into its rows (see the file's comment). */
+export function readPolicy(policy: Record<string, unknown>, shape: PolicyShape): ReadPolicy {
+  const confirm = names(policy["confirm"]);
+  const allowed = shape.allowKey ? names(policy[shape.allowKey]) : [];
+  const others: Record<string, unknown> = { ...policy };
+  delete others["confirm"];
+  if (shape.allowKey) {
+    delete others[shape.allowKey];
+  }
+  let rules: Rule[] | null = [];
+  const refused = new Set<string>();
+  if (shape.rules && policy["rules"] !== undefined) {
+    const read = readRules(policy["rules"]);
+    if (read === null) {
+      rules = null;
+    } else {
+      delete others["rules"];
+      // A rule refusing one write whatever its conditions, before any other
+      // rule that could match that write, is the write's Refused row.
+      const before = new Set<string>();
+      let all = false;
+      rules = [];
+      for (const r of read) {
+        const ops = ruleOps(r);
+        const only = Object.keys(r.when).length === 1 && ops && ops.length === 1 ? ops[0] : undefined;
+        if (r.then === "refuse" && only && shape.writes.includes(only) && !all && !before.has(only)) {
+          refused.add(only);
+          continue;
+        }
+        if (ops === null) {
+          all = true;
+        } else {
+          ops.forEach((o) => before.add(o));
+        }
+        rules.push(r);
+      }
+    }
+  }
+  const rows = new Map<string, WriteRule>();
+  for (const w of shape.writes) {
+    if (refused.has(w) || (shape.allowKey && !allowed.includes(w))) {
+      rows.set(w, "refuse");
+    } else {
+      rows.set(w, confirm.includes(w) ? "ask" : "allow");
+    }
+  }
+  return {
+    rows,
+    strays: { confirm: confirm.filter((n) => !shape.writes.includes(n)), allowed: allowed.filter((n) => !shape.writes.includes(n)) },
+    rules,
+    others,
+  };
+}
+
+/** The policy object the rows, rules and other members say (see the file's comment). */
+export function writePolicy(shape: PolicyShape, rows: Map<string, WriteRule>, strays: ReadPolicy["strays"], rules: Rule[], others: Record<string, unknown>): Record<string, unknown> {
+  for (const k of ["confirm", "rules", ...(shape.allowKey ? [shape.allowKey] : [])]) {
+    if (k in others) {
+      throw new Error(`${k} is set by the rows${k === "rules" ? " and the rules editor" : ""}, not in the JSON`);
+    }
+  }
+  const say = (w: string) => rows.get(w) ?? "allow";
+  const confirm = [...shape.writes.filter((w) => say(w) === "ask"), ...strays.confirm];
+  const out: Record<string, unknown> = {};
+  if (confirm.length) {
+    out["confirm"] = confirm;
+  }
+  if (shape.allowKey) {
+    const allowed = [...shape.writes.filter((w) => say(w) !== "refuse"), ...strays.allowed];
+    if (allowed.length) {
+      out[shape.allowKey] = allowed;
+    }
+  } else if (!shape.rules && shape.writes.some((w) => say(w) === "refuse")) {
+    throw new Error("this connector cannot refuse a write by policy");
+  }
+  Object.assign(out, others);
+  const refusing: Rule[] = shape.allowKey ? [] : shape.writes.filter((w) => say(w) === "refuse").map((w) => ({ when: { op: w }, then: "refuse" }));
+  if (refusing.length || rules.length) {
+    out["rules"] = [...refusing, ...rules];
+  }
+  return out;
+}
+
+/** The sentence a project's summary says of its rows. */
+export function rowsWords(rows: Map<string, WriteRule>): string {
+  const of = (r: WriteRule) => [...rows].filter(([, v]) => v === r).map(([w]) => w);
+  const parts: string[] = [];
+  for (const [r, words] of [
+    ["allow", "Allowed at once"],
+    ["ask", "Asks you first"],
+    ["refuse", "Refused"],
+  ] as const) {
+    const list = of(r);
+    if (list.length) {
+      parts.push(`${words}: ${list.join(", ")}.`);
+    }
+  }
+  return parts.length ? parts.join(" ") : "No writes.";
+}
+
+/** A project name as a part of element ids, one to one: "_" is "__", "." is "_d". */
+function idPart(name: string): string {
+  return name.replace(/_/g, "__").replace(/\./g, "_d");
+}
+
+/** Settings → Projects. */
+export class Projects {
+  private catalogue: Connector[] = [];
+
+  constructor(private readonly ctx: SectionContext) {}
+
+  private connector(name: string): Connector | undefined {
+    return this.catalogue.find((c) => c.name === name);
+  }
+
+  async load(box: HTMLElement): Promise<void> {
+    const gen = this.ctx.generation();
+    let projects: Project[];
+    try {
+      const [p, c] = await Promise.all([api("GET", "/inbox/projects"), api("GET", "/connectors")]);
+      projects = (p as { projects?: Project[] }).projects ?? [];
+      this.catalogue = (c as { connectors?: Connector[] }).connectors ?? [];
+    } catch (e) {
+      if (this.ctx.current(gen)) {
+        box.replaceChildren(el("p", { class: "empty" }, "Your projects cannot be listed now: " + refusal(e)));
+      }
+      return;
+    }
+    if (!this.ctx.current(gen)) {
+      return;
+    }
+    const items = projects.map((p) => this.item(box, p));
+    const name = el("input", { id: "project-new-name", name: "project-new-name", spellcheck: "false", autocapitalize: "none", autocomplete: "off", "aria-describedby": "project-new-help" });
+    const conn = el("select", { id: "project-new-connector", name: "project-new-connector" }, ...this.catalogue.map((c) => el("option", { value: c.name }, `${c.name} (version ${c.version})`)));
+    const newBox = el("div", { id: "project-new-editor" });
+    const out = resultLine("project-new-result");
+    const form = el(
+      "form",
+      { id: "project-new", class: "setting-form", "aria-labelledby": "project-new-title" },
+      el("h3", { id: "project-new-title" }, "Add a project"),
+      el("label", { for: "project-new-name" }, "Its name"),
+      el("p", { id: "project-new-help", class: "task-meta" }, "1–64 of a-z 0-9 . _ -, beginning with a letter or digit; agents call it by this name."),
+      name,
+      el("label", { for: "project-new-connector" }, "Its connector"),
+      conn,
+      el("div", { class: "actions" }, el("button", { type: "submit" }, "Set it up")),
+      out,
+    );
+    form.addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      const n = name.value.trim();
+      if (!PROJECT.test(n)) {
+        this.ctx.result(out, "A project name is 1–64 of a-z 0-9 . _ -, beginning with a letter or digit.", true);
+        name.focus();
+        return;
+      }
+      if (projects.some((p) => p.name === n)) {
+        this.ctx.result(out, `You have a project ${n} already: edit it above.`, true);
+        return;
+      }
+      out.hidden = true;
+      const fresh: Project = { name: n, connector: conn.value, agents: [], policy: "{}", policy_mode: "ok", credentials: false, updated_at: "" };
+      newBox.replaceChildren(this.editor(box, fresh, true));
+      newBox.querySelector<HTMLElement>("h3")?.focus();
+    });
+    this.ctx.redraw(
+      box,
+      items.length ? el("ul", { class: "tasks", id: "projects-list", "aria-label": "Your projects" }, ...items) : el("p", { class: "empty", id: "projects-empty" }, "You have no project yet: add one below, and name the agents that may use it."),
+      form,
+      newBox,
+      this.drawCatalogue(),
+    );
+  }
+
+  private item(box: HTMLElement, p: Project): HTMLElement {
+    const editorBox = el("div", { class: "project-editor-box" });
+    const step = this.ctx.step(`project-${idPart(p.name)}-confirm`);
+    const out = resultLine(`project-${idPart(p.name)}-result`);
+    const edit = button("Edit", () => {
+      const open = editorBox.childElementCount > 0;
+      editorBox.replaceChildren(...(open ? [] : [this.editor(box, p, false)]));
+      edit.setAttribute("aria-expanded", String(!open));
+      if (!open) {
+        editorBox.querySelector<HTMLElement>("h3")?.focus();
+      }
+    }, true);
+    edit.setAttribute("aria-label", `Edit the project ${p.name}`);
+    edit.setAttribute("aria-expanded", "false");
+    const del = button("Delete", () => void this.remove(box, p, step, out), true);
+    del.setAttribute("aria-label", `Delete the project ${p.name}`);
+    let does = "";
+    if (p.policy_mode === "ok") {
+      try {
+        const v = JSON.parse(p.policy) as unknown;
+        if (v && typeof v === "object" && !Array.isArray(v) && this.connector(p.connector)) {
+          does = rowsWords(readPolicy(v as Record<string, unknown>, shapeOf(this.connector(p.connector))).rows);
+        }
+      } catch {
+        // said by its mode
+      }
+    }
+    return el(
+      "li",
+      { class: "setting-item", "data-project": p.name },
+      el("span", { class: "task-title" }, p.name),
+      el("span", { class: "task-meta" }, `${p.connector} · agents: ${p.agents.length ? p.agents.join(", ") : "none"} · credentials: ${p.credentials ? "set" : "none"}`),
+      does ? el("span", { class: "task-meta", "data-rows": "" }, does) : null,
+      el("span", { class: p.policy_mode === "ok" ? "policy-mode" : "policy-mode failure", "data-mode": p.policy_mode }, policyWords(p.policy_mode, p.policy_sentence)),
+      el("div", { class: "actions" }, edit, del),
+      out,
+      step,
+      editorBox,
+    );
+  }
+
+  /** The editor of one project (fresh: not saved yet). */
+  private editor(box: HTMLElement, p: Project, fresh: boolean): HTMLElement {
+    const conn = this.connector(p.connector);
+    const shape = shapeOf(conn);
+    const slug = idPart(p.name);
+    const id = (s: string) => `project-${slug}-${s}`;
+    let policy: Record<string, unknown> | null = null;
+    try {
+      const v = JSON.parse(p.policy) as unknown;
+      if (v && typeof v === "object" && !Array.isArray(v)) {
+        policy = v as Record<string, unknown>;
+      }
+    } catch {
+      policy = null;
+    }
+    const read = policy ? readPolicy(policy, shape) : null;
+    const rowsOf = read?.rows ?? new Map(shape.writes.map((w) => [w, (shape.allowKey ? "refuse" : "allow") as WriteRule]));
+    const strays = read?.strays ?? { confirm: [], allowed: [] };
+    let restText = policy === null ? p.policy : read && Object.keys(read.others).length ? JSON.stringify(read.others, null, 2) : "";
+    if (read?.rules === null && policy) {
+      // Rules that cannot be shown row by row stay in the JSON.
+      restText = JSON.stringify({ ...read.others, rules: policy["rules"] }, null, 2);
+    }
+
+    // One row per write: Allowed, Ask me, Refused.
+    const op = (n: string) => conn?.operations.find((o) => o.name === n);
+    const canRefuse = shape.allowKey !== null || (shape.rules && read?.rules !== null);
+    const rowInputs = new Map<string, HTMLInputElement[]>();
+    const rows = el(
+      "fieldset",
+      { class: "choices write-rows", id: id("writes") },
+      el("legend", {}, "What each write may do"),
+      el(
+        "p",
+        { class: "task-meta", id: id("writes-help") },
+        shape.writes.length === 0
+          ? conn
+            ? `${p.connector} has no write.`
+            : `The service runs no connector ${p.connector}.`
+          : canRefuse
+            ? "Allowed: the agent's write happens at once. Ask me: it waits in your inbox until you approve it. Refused: the agent is told no."
+            : `Allowed: the agent's write happens at once. Ask me: it waits in your inbox until you approve it. ${p.connector} cannot refuse a write by policy: to stop an agent, take it off the project or mute it.`,
+      ),
+      ...shape.writes.map((w) => {
+        const o = op(w);
+        const inputs = ROW_WORDS.filter(([r]) => r !== "refuse" || canRefuse).map(([r, words]) => {
+          const input = el("input", { type: "radio", name: id(`write-${w}`), id: id(`write-${w}-${r}`), value: r, "data-write": w });
+          input.checked = rowsOf.get(w) === r;
+          return [input, el("label", { class: "choice", for: id(`write-${w}-${r}`) }, input, ` ${words}`)] as const;
+        });
+        rowInputs.set(
+          w,
+          inputs.map(([i]) => i),
+        );
+        return el(
+          "div",
+          { class: "write-row", role: "radiogroup", "aria-labelledby": id(`write-${w}-name`), "aria-describedby": id(`write-${w}-about`), "data-write": w },
+          el(
+            "div",
+            { class: "write-about" },
+            el("span", { class: "mono write-name", id: id(`write-${w}-name`) }, w),
+            el("span", { class: "task-meta", id: id(`write-${w}-about`) }, `${o?.description ?? ""}${o?.price ? ` (${price(o.price)})` : ""}`),
+          ),
+          el("div", { class: "row-choices" }, ...inputs.map(([, l]) => l)),
+        );
+      }),
+      strays.confirm.length || strays.allowed.length
+        ? el("p", { class: "failure" }, `The policy also names ${[...new Set([...strays.confirm, ...strays.allowed])].join(", ")}, which ${p.connector} has no write of: it is kept, and makes the policy unreadable until it is taken out (in the JSON of the project, through the terminal).`)
+        : null,
+    );
+
+    const otherKeys = (conn?.policy_keys ?? []).filter((k) => k !== "confirm" && k !== "rules" && k !== shape.allowKey);
+    const rules = shape.rules && read?.rules !== null ? new RulesEditor(id("rules"), shape.writes, read?.rules ?? []) : null;
+    const showRest = otherKeys.length > 0 || restText !== "";
+    const restBox = el("textarea", { id: id("policy"), name: id("policy"), spellcheck: "false", "aria-describedby": id("policy-help"), rows: "6" });
+    restBox.value = restText;
+    const restHelp = otherKeys.length
+      ? `A JSON object of the policy's other settings. ${p.connector} reads ${otherKeys.join(", ")}; any other member makes the policy unreadable.`
+      : `${p.connector} reads no other setting: any member here makes the policy unreadable.`;
+
+    const agents = el("input", { id: id("agents"), name: id("agents"), spellcheck: "false", autocapitalize: "none", autocomplete: "off", "aria-describedby": id("agents-help") });
+    agents.value = p.agents.join(", ");
+    const creds = el("input", { id: id("credentials"), name: id("credentials"), type: "password", autocomplete: "new-password", spellcheck: "false", "aria-describedby": id("credentials-help") });
+    const dropCreds = el("input", { type: "checkbox", id: id("credentials-remove"), name: id("credentials-remove") });
+    const step = this.ctx.step(id("save-confirm"));
+    const out = resultLine(id("save-result"));
+    const form = el(
+      "form",
+      { class: "setting-form project-editor", id: id("editor"), "aria-labelledby": id("editor-title") },
+      el("h3", { id: id("editor-title"), tabindex: "-1" }, fresh ? `New project ${p.name} (${p.connector})` : `Edit ${p.name} (${p.connector})`),
+      rows,
+      rules ? rules.root : null,
+      showRest ? el("label", { for: id("policy") }, "The policy's other settings (JSON)") : null,
+      showRest ? el("p", { id: id("policy-help"), class: "task-meta" }, restHelp) : null,
+      showRest ? restBox : null,
+      el("label", { for: id("agents") }, "Agents granted this project"),
+      el("p", { id: id("agents-help"), class: "task-meta" }, "Their NEAR account ids, separated by commas or spaces. An agent not named here is refused."),
+      agents,
+      el("label", { for: id("credentials") }, "New credentials"),
+      el(
+        "p",
+        { id: id("credentials-help"), class: "task-meta" },
+        `${p.credentials ? "This project has credentials; they are never shown again." : "This project has no credentials."} Leave this empty to keep what it has. A JSON object is sent as it is; anything else as a JSON string (a token). They are sealed by the service at once.`,
+      ),
+      creds,
+      p.credentials ? el("label", { class: "choice", for: id("credentials-remove") }, dropCreds, " Remove its credentials") : null,
+      el("div", { class: "actions" }, el("button", { type: "submit" }, fresh ? "Save the new project" : "Save")),
+      out,
+      step,
+    );
+    form.addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      let text: string;
+      try {
+        let others: Record<string, unknown> = {};
+        if (showRest && restBox.value.trim() !== "") {
+          let v: unknown;
+          try {
+            v = JSON.parse(restBox.value);
+          } catch {
+            throw new Error("the policy's other settings are not JSON");
+          }
+          if (!v || typeof v !== "object" || Array.isArray(v)) {
+            throw new Error("the policy's other settings are not a JSON object");
+          }
+          others = v as Record<string, unknown>;
+        }
+        const chosen = new Map<string, WriteRule>();
+        for (const [w, inputs] of rowInputs) {
+          chosen.set(w, (inputs.find((i) => i.checked)?.value as WriteRule | undefined) ?? rowsOf.get(w) ?? "allow");
+        }
+        let pol: Record<string, unknown>;
+        if (read?.rules === null && "rules" in others) {
+          // Rules kept in the JSON: the rows say confirm and the allow-list only.
+          const { rules: kept, ...rest } = others;
+          pol = writePolicy({ ...shape, rules: false }, chosen, strays, [], rest);
+          pol["rules"] = kept;
+        } else {
+          pol = writePolicy(shape, chosen, strays, rules ? rules.value() : [], others);
+        }
+        text = projectText(p.connector, pol, agents.value, creds.value, dropCreds.checked);
+      } catch (e) {
+        this.ctx.result(out, "This project cannot be saved: " + (e instanceof Error ? e.message : String(e)), true);
+        return;
+      }
+      void this.save(box, p.name, text, step, creds, out);
+    });
+    return form;
+  }
+
+  private async save(box: HTMLElement, name: string, text: string, step: HTMLElement, creds: HTMLInputElement, out: HTMLElement): Promise<void> {
+    const confirmation = await this.ctx.confirm(await actions.setProject(name, text), step, `project-${idPart(name)}-save-confirm`, "Send confirmation");
+    if (!confirmation) {
+      return;
+    }
+    let saved: Project;
+    try {
+      saved = (await api("PUT", `/inbox/projects/${encodeURIComponent(name)}`, { project: text, confirmation })) as Project;
+    } catch (e) {
+      this.ctx.failed(out, `The project ${name} was not saved`, e);
+      return;
+    }
+    creds.value = "";
+    await this.load(box);
+    this.ctx.result(box.querySelector(`#project-${CSS.escape(idPart(name))}-result`), `The project ${name} is saved. ${policyWords(saved.policy_mode, saved.policy_sentence)}`, saved.policy_mode !== "ok");
+  }
+
+  private async remove(box: HTMLElement, p: Project, step: HTMLElement, out: HTMLElement): Promise<void> {
+    const confirmation = await this.ctx.confirm(actions.removeProject(p.name), step, `project-${idPart(p.name)}-confirm`, "Send confirmation");
+    if (!confirmation) {
+      return;
+    }
+    try {
+      await api("DELETE", `/inbox/projects/${encodeURIComponent(p.name)}`, { confirmation });
+    } catch (e) {
+      this.ctx.failed(out, `The project ${p.name} was not deleted`, e);
+      return;
+    }
+    await this.load(box);
+    this.ctx.host.say(`The project ${p.name} is deleted: agents can no longer call it.`);
+  }
+
+  private drawCatalogue(): HTMLElement {
+    const items = this.catalogue.map((c) => {
+      const of = (kind: string) => c.operations.filter((o) => o.kind === kind);
+      const ops = (kind: string, label: string) => {
+        const list = of(kind);
+        return list.length ? el("span", { class: "task-meta" }, `${label}: `, ...list.flatMap((o, i) => [i ? "; " : "", el("span", { class: "mono" }, o.name), o.description ? `: ${o.description}` : ""])) : null;
+      };
+      return el(
+        "li",
+        { class: "setting-item", "data-connector": c.name },
+        el("span", { class: "task-title" }, `${c.name} `, el("span", { class: "task-meta" }, `version ${c.version}`)),
+        ops("write", "Writes"),
+        ops("read", "Reads"),
+        el(
+          "details",
+          { class: "precise" },
+          el("summary", {}, "Technical details"),
+          el(
+            "dl",
+            { class: "details" },
+            el("dt", {}, "Build"),
+            el("dd", { class: "mono" }, c.build),
+            el("dt", {}, "Prices"),
+            el("dd", {}, c.operations.map((o) => `${o.name} ${price(o.price)}`).join(", ")),
+            el("dt", {}, "Answer operations"),
+            el("dd", {}, of("answer").map((o) => o.name).join(", ") || "none"),
+            el("dt", {}, "Policy members"),
+            el("dd", { class: "mono" }, c.policy_keys.join(", ")),
+          ),
+        ),
+      );
+    });
+    return el(
+      "section",
+      { id: "catalogue-box", "aria-labelledby": "catalogue-title" },
+      el("h3", { id: "catalogue-title" }, "Connectors this service runs"),
+      items.length ? el("ul", { class: "tasks", id: "catalogue", "aria-labelledby": "catalogue-title" }, ...items) : el("p", { class: "empty" }, "None."),
+    );
+  }
+}
+
+/**
+ * The project text the owner signs (SPEC §6): exactly {connector, policy,
+ * credentials?, agents}, as one JSON text sent as it is hashed.
+ */
+export function projectText(connector: string, policy: Record<string, unknown>, agentsText: string, credentials: string, removeCredentials: boolean): string {
+  const agents = agentsText.split(/[\s,]+/).filter((a) => a !== "");
+  for (const a of agents) {
+    if (!ACCOUNT.test(a)) {
+      throw new Error(`${a} is not a NEAR account id`);
+    }
+  }
+  const out: Record<string, unknown> = { connector, policy };
+  if (removeCredentials) {
+    out["credentials"] = null;
+  } else if (credentials !== "") {
+    if (credentials.trim().startsWith("{")) {
+      let c: unknown;
+      try {
+        c = JSON.parse(credentials);
+      } catch {
+        throw new Error("the credentials begin like a JSON object but are not JSON");
+      }
+      out["credentials"] = c;
+    } else {
+      out["credentials"] = credentials;
+    }
+  }
+  out["agents"] = [...new Set(agents)];
+  return JSON.stringify(out);
+}
+
+const THENS: readonly (readonly [string, string])[] = [
+  ["allow", "allow at once"],
+  ["ask", "ask me first"],
+  ["refuse", "refuse"],
+];
+
+/** The rules as the editor can show them row by row; null when some rule cannot be (it stays in the JSON). */
+export function readRules(v: unknown): Rule[] | null {
+  if (v === undefined) {
+    return [];
+  }
+  if (!Array.isArray(v)) {
+    return null;
+  }
+  const out: Rule[] = [];
+  for (const r of v) {
+    if (!r || typeof r !== "object" || Array.isArray(r)) {
+      return null;
+    }
+    const o = r as Record<string, unknown>;
+    const when = o["when"] ?? {};
+    const then = o["then"];
+    if (Object.keys(o).some((k) => k !== "when" && k !== "then") || typeof then !== "string" || !THENS.some(([t]) => t === then)) {
+      return null;
+    }
+    if (!when || typeof when !== "object" || Array.isArray(when)) {
+      return null;
+    }
+    const w = when as Record<string, unknown>;
+    if (w["op"] !== undefined && typeof w["op"] !== "string") {
+      return null;
+    }
+    out.push({ when: w, then });
+  }
+  return out;
+}
+
+/**
+ * The rules editor: an ordered list of rows, each a `then`, the write it is
+ * about (or any write) and the rest of its `when` as JSON (the conditions
+ * the connector declares: the catalogue names no more than that rules
+ * exist, so they are typed, and the service says when one does not apply).
+ */
+class RulesEditor {
+  readonly root: HTMLElement;
+  private rows: { then: string; op: string; conds: string }[];
+  private readonly list: HTMLElement;
+
+  constructor(
+    private readonly prefix: string,
+    private readonly writes: string[],
+    rules: Rule[],
+  ) {
+    this.rows = rules.map((r) => {
+      const { op, ...conds } = r.when;
+      return { then: r.then, op: typeof op === "string" ? op : "", conds: Object.keys(conds).length ? JSON.stringify(conds) : "" };
+    });
+    this.list = el("ol", { class: "rules", id: prefix + "-list" });
+    const add = button(
+      "Add a rule",
+      () => {
+        this.take();
+        this.rows.push({ then: "ask", op: "", conds: "" });
+        this.draw();
+        this.list.querySelector<HTMLElement>(`li:last-child select`)?.focus();
+      },
+      true,
+    );
+    this.root = el(
+      "fieldset",
+      { class: "choices rules-editor", id: prefix },
+      el("legend", { tabindex: "-1" }, "Rules"),
+      el(
+        "p",
+        { class: "task-meta", id: prefix + "-help" },
+        "Rules decide more finely than the rows above: read in order, the first rule whose write and conditions match decides, and a rule never lets through what a row asks about or refuses. Conditions are a JSON object of what the connector tests (such as {\"min_usd\": 500}); leave it empty for none. At most 50 rules.",
+      ),
+      this.list,
+      el("div", { class: "actions" }, add),
+    );
+    this.draw();
+  }
+
+  /** Reads the rows back from their controls. */
+  private take(): void {
+    this.rows = [...this.list.querySelectorAll<HTMLLIElement>("li[data-rule]")].map((li) => ({
+      then: li.querySelector<HTMLSelectElement>("select[data-then]")?.value ?? "ask",
+      op: li.querySelector<HTMLSelectElement>("select[data-op]")?.value ?? "",
+      conds: li.querySelector<HTMLInputElement>("input[data-conds]")?.value ?? "",
+    }));
+  }
+
+  private draw(): void {
+    const n = this.rows.length;
+    this.list.replaceChildren(
+      ...this.rows.map((r, i) => {
+        const k = `${this.prefix}-${i + 1}`;
+        const then = el("select", { id: k + "-then", "data-then": "" }, ...THENS.map(([v, words]) => el("option", { value: v }, words)));
+        then.value = r.then;
+        const ops = [...this.writes];
+        if (r.op && !ops.includes(r.op)) {
+          ops.push(r.op);
+        }
+        const op = el("select", { id: k + "-op", "data-op": "" }, el("option", { value: "" }, "any write"), ...ops.map((o) => el("option", { value: o }, o)));
+        op.value = r.op;
+        const conds = el("input", { id: k + "-conds", "data-conds": "", spellcheck: "false", autocomplete: "off", "aria-describedby": this.prefix + "-help" });
+        conds.value = r.conds;
+        const move = (d: number) => () => {
+          this.take();
+          const [row] = this.rows.splice(i, 1);
+          if (row) {
+            this.rows.splice(i + d, 0, row);
+          }
+          this.draw();
+          this.list.querySelector<HTMLElement>(`#${CSS.escape(`${this.prefix}-${i + d + 1}-then`)}`)?.focus();
+        };
+        const up = button("Up", move(-1), true);
+        up.setAttribute("aria-label", `Move rule ${i + 1} up`);
+        up.disabled = i === 0;
+        const down = button("Down", move(1), true);
+        down.setAttribute("aria-label", `Move rule ${i + 1} down`);
+        down.disabled = i === n - 1;
+        const remove = button(
+          "Remove",
+          () => {
+            this.take();
+            this.rows.splice(i, 1);
+            this.draw();
+            this.root.querySelector<HTMLElement>("legend")?.focus();
+          },
+          true,
+        );
+        remove.setAttribute("aria-label", `Remove rule ${i + 1}`);
+        return el(
+          "li",
+          { class: "rule", "data-rule": String(i + 1) },
+          el("span", { class: "task-title" }, `Rule ${i + 1}`),
+          el("label", { for: k + "-op" }, "For"),
+          op,
+          el("label", { for: k + "-conds" }, "When (conditions, JSON)"),
+          conds,
+          el("label", { for: k + "-then" }, "Then"),
+          then,
+          el("div", { class: "actions" }, up, down, remove),
+        );
+      }),
+    );
+    if (!n) {
+      this.list.append(el("li", { class: "empty rule-none" }, "No rule: the rows above decide alone."));
+    }
+  }
+
+  /** The rules as the policy holds them; throws on conditions that are not a JSON object. */
+  value(): Rule[] {
+    this.take();
+    return this.rows.map((r, i) => {
+      let conds: Record<string, unknown> = {};
+      if (r.conds.trim() !== "") {
+        let v: unknown;
+        try {
+          v = JSON.parse(r.conds);
+        } catch {
+          throw new Error(`rule ${i + 1}'s conditions are not JSON`);
+        }
+        if (!v || typeof v !== "object" || Array.isArray(v)) {
+          throw new Error(`rule ${i + 1}'s conditions are not a JSON object`);
+        }
+        conds = v as Record<string, unknown>;
+        if ("op" in conds) {
+          throw new Error(`rule ${i + 1} names its write in For, not in its conditions`);
+        }
+      }
+      return { when: r.op ? { op: r.op, ...conds } : conds, then: r.then };
+    });
+  }
+}

@@ -20,8 +20,8 @@ import (
 
 	"countersign/client"
 	"countersign/connectors/github"
-	"countersign/egress"
 	"countersign/connectors/github/githubtest"
+	"countersign/egress"
 	"countersign/servicetest"
 	"countersign/store/storetest"
 )

@@ -147,6 +147,7 @@ type Connector struct {
 	Tasks      bool                 `json:"tasks"` // the connector declares that it opens tasks
 	Operations []ConnectorOperation `json:"operations"`
 	PolicyKeys []string             `json:"policy_keys"`
+	AllowedKey string               `json:"allowed_key,omitempty"` // the policy key listing the writes allowed at all
 }
 
 // ConnectorOperation is an operation of a connector: its kind (read, write

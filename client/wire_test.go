@@ -160,7 +160,7 @@ func TestWireTypes(t *testing.T) {
 	// by the service's own handler.
 	api := httpapi.New(httpapi.Options{Logger: slog.New(slog.DiscardHandler),
 		Connectors: connectors.Catalogue{"ledger": &connectors.Connector{Name: "ledger", Version: "1.2.0", Tasks: true,
-			PolicyKeys: map[string]policy.KeyKind{"max_payment_usd": policy.Amount},
+			PolicyKeys: map[string]policy.KeyKind{"max_payment_usd": policy.Amount, "actions": policy.WriteList}, Allowed: "actions",
 			Operations: []connectors.Operation{{Name: "pay", Kind: connectors.Write, Description: "pay in a test.", Schema: anyArgs, Price: 10_000}, {Name: "confirm", Kind: connectors.Answer, Description: "confirm in a test.", Price: 1}}}},
 		RunKey: httpapi.RunKeys{Current: 2, Keys: map[uint32]string{1: edKey, 2: edKey2}},
 	})

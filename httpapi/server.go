@@ -339,7 +339,7 @@ func (s *Server) connectors(w http.ResponseWriter, _ *http.Request) {
 	out := []catalogueConnector{}
 	for _, name := range s.opts.Connectors.Names() {
 		c := s.opts.Connectors[name]
-		v := catalogueConnector{Name: c.Name, Version: c.Version, Build: c.Build(), Tasks: c.Tasks, Operations: catalogueOps(c.Operations), PolicyKeys: []string{"confirm"}}
+		v := catalogueConnector{Name: c.Name, Version: c.Version, Build: c.Build(), Tasks: c.Tasks, Operations: catalogueOps(c.Operations), PolicyKeys: []string{"confirm"}, AllowedKey: c.Allowed}
 		if len(c.Conditions) > 0 {
 			v.PolicyKeys = append(v.PolicyKeys, "rules")
 		}

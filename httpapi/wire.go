@@ -105,6 +105,9 @@ type (
 		Tasks      bool          `json:"tasks"`
 		Operations []catalogueOp `json:"operations"`
 		PolicyKeys []string      `json:"policy_keys"`
+		// AllowedKey is the policy key listing the writes allowed at all
+		// (GitHub's `actions`), when the connector has one.
+		AllowedKey string `json:"allowed_key,omitempty"`
 	}
 	catalogueAnswer struct {
 		Connectors     []catalogueConnector `json:"connectors"`

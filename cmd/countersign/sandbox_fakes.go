@@ -89,39 +89,46 @@ func runSandbox(ctx context.Context, a *app, args []string) error {
 	}
 }
 
-// devFakes starts serve --dev's fakes on loopback and returns the
+// sandboxAddrs are the addresses serve --dev's fakes listen on (a port of
+// 0: any free one).
+type sandboxAddrs struct{ github, gmail, mercury string }
+
+// anyPorts puts every fake on a free loopback port.
+var anyPorts = sandboxAddrs{github: "127.0.0.1:0", gmail: "127.0.0.1:0", mercury: "127.0.0.1:0"}
+
+// devCatalogue starts serve --dev's fakes at addrs and returns the
 // catalogue whose Gmail and Mercury talk to them (a project without
 // credentials uses the fakes' sample ones), what to print, and a stop.
-func devCatalogue() (connectors.Catalogue, []string, func(), error) {
+func devCatalogue(addrs sandboxAddrs) (connectors.Catalogue, []string, func(), error) {
 	var servers []*http.Server
 	stop := func() {
 		for _, s := range servers {
 			_ = s.Close()
 		}
 	}
-	start := func(h http.Handler) (string, error) {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+	start := func(h http.Handler, addr string) (string, error) {
+		ln, err := net.Listen("tcp", addr)
 		if err != nil {
-			return "", err
+			return "", fmt.Errorf("cannot listen on %s for a sandbox fake: %s", addr, oneLine(err))
 		}
 		s := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 		servers = append(servers, s)
 		go func() { _ = s.Serve(ln) }()
 		return "http://" + ln.Addr().String(), nil
 	}
-	gbase, err := start(gmailtest.New())
+	gbase, err := start(gmailtest.New(), addrs.gmail)
 	if err != nil {
 		stop()
 		return nil, nil, nil, err
 	}
-	mbase, err := start(mercurytest.New())
+	mbase, err := start(mercurytest.New(), addrs.mercury)
 	if err != nil {
 		stop()
 		return nil, nil, nil, err
 	}
 	// The sandbox's GitHub is a seeded fake on loopback, its token fixed so
 	// that a project keeps working across restarts.
-	gh, ghToken, err := startSandboxGitHub("127.0.0.1:0", devGitHubToken)
+	gh, ghToken, err := startSandboxGitHub(addrs.github, devGitHubToken)
 	if err != nil {
 		stop()
 		return nil, nil, nil, err
@@ -143,8 +150,9 @@ func devCatalogue() (connectors.Catalogue, []string, func(), error) {
 	}
 	notes := []string{
 		fmt.Sprintf("github: a sandbox GitHub at %s with %s; give a github project the credentials {\"token\": %q}", gh.URL, repo, ghToken),
-		"sandbox Gmail at " + gbase + " (projects without credentials use it; sent messages: GET " + gbase + "/gmail/v1/users/me/messages?q=in:sent)",
-		"sandbox Mercury at " + mbase + "/api/v1 (projects without credentials use it; token " + mercurytest.Token + ")",
+		"sandbox Gmail at " + gbase + " (projects without credentials use it, or give a gmail project the credentials " + gmailCredentials(gbase) +
+			"; sent messages: GET " + gbase + "/gmail/v1/users/me/messages?q=in:sent)",
+		"sandbox Mercury at " + mbase + "/api/v1 (projects without credentials use it, or give a mercury project the credentials " + mercuryCredentials(mbase) + ")",
 	}
 	return cat, notes, stop, nil
 }

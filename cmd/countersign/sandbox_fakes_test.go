@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"path/filepath"
 	"regexp"
@@ -167,7 +168,7 @@ func TestConnectorEgressWiring(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dev, _, stop, err := devCatalogue()
+	dev, _, stop, err := devCatalogue(anyPorts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,5 +195,44 @@ func TestConnectorEgressWiring(t *testing.T) {
 				t.Errorf("%s at %s: %q, want %q", name, tt.base, got, tt.want)
 			}
 		}
+	}
+}
+
+// TestServeDevSandboxPorts: serve --dev puts its fakes where the flags say
+// and prints, for each, its address and the credentials a project needs.
+func TestServeDevSandboxPorts(t *testing.T) {
+	t.Parallel()
+	free := func() string {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		return ln.Addr().String()
+	}
+	gh, gm, me := free(), free(), free()
+	srv := startServe(t, map[string]string{"COUNTERSIGN_DATA_DIR": filepath.Join(t.TempDir(), "data")},
+		"--dev", "--sandbox-github", gh, "--sandbox-gmail", gm, "--sandbox-mercury", me)
+	res := srv.stop()
+	for _, want := range []string{
+		"a sandbox GitHub at http://" + gh,
+		"sandbox Gmail at http://" + gm + " ",
+		`"base_url":"http://` + gm + `"`,
+		"sandbox Mercury at http://" + me + "/api/v1 ",
+		`"token":"` + mercurytest.Token + `"`,
+	} {
+		if !strings.Contains(res.stderr, want) {
+			t.Errorf("serve --dev does not say %q:\n%s", want, res.stderr)
+		}
+	}
+	// A fake's address that cannot be listened on stops serve, saying which.
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	r := runIn(t, "", "serve", "--dev", "--listen", "127.0.0.1:0", "--data-dir", filepath.Join(t.TempDir(), "d2"), "--sandbox-gmail", busy.Addr().String())
+	if r.code == 0 || !strings.Contains(r.stderr, "cannot listen on "+busy.Addr().String()+" for a sandbox fake") {
+		t.Errorf("a busy sandbox port: %+v", r)
 	}
 }

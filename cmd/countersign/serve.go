@@ -19,6 +19,10 @@ import (
 func runServe(ctx context.Context, a *app, args []string) error {
 	fset := a.flags("serve")
 	dev := fset.Bool("dev", false, "a sandbox on this machine: embedded store, generated master key, NEAR RPC off, sandbox connectors, loopback webhooks; migrates on start")
+	fakes := anyPorts
+	fset.StringVar(&fakes.github, "sandbox-github", fakes.github, "with --dev: the address of the sandbox GitHub")
+	fset.StringVar(&fakes.gmail, "sandbox-gmail", fakes.gmail, "with --dev: the address of the sandbox Gmail")
+	fset.StringVar(&fakes.mercury, "sandbox-mercury", fakes.mercury, "with --dev: the address of the sandbox Mercury")
 	cfg, err := a.parseSettings(fset, args)
 	if err != nil {
 		return err
@@ -37,7 +41,7 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	if *dev {
 		var sandboxNotes []string
 		var stopFakes func()
-		if cat, sandboxNotes, stopFakes, err = devCatalogue(); err != nil {
+		if cat, sandboxNotes, stopFakes, err = devCatalogue(fakes); err != nil {
 			return err
 		}
 		defer stopFakes()

@@ -221,7 +221,7 @@ func (e *Enclave) runOperation(ctx context.Context, agent store.Agent, project s
 	}
 	now := e.clock()
 	run := &Run{
-		ID: countersign.NewRunID(), Agent: agent.Account, Request: req.Body, ComputeLimit: op.ComputeLimit(),
+		ID: countersign.NewRunID(), Agent: agent.Account, Request: req.Body, ComputeLimit: op.ComputeLimit(), Operation: op.Name,
 		Project: Project{Owner: project.Owner, Name: project.Name, UUID: project.UUID, Connector: conn.Name,
 			Build: conn.Build(), PolicyHash: pol.Hash()},
 	}
@@ -289,6 +289,7 @@ func (e *Enclave) runOperation(ctx context.Context, agent store.Agent, project s
 	// The run is not the request's: a client that hangs up does not cut a
 	// write off half way (the compute limit bounds it).
 	out, runErr := e.runHandler(context.WithoutCancel(ctx), run, func(ctx context.Context) (any, error) { return op.Run(ctx, call) })
+	run.did = didOf(run, op, call, runErr, p.tasks())
 	return e.finish(ctx, run, op.Name, p.tasks(), idem, out, runErr)
 }
 
@@ -377,6 +378,11 @@ func (e *Enclave) finish(ctx context.Context, run *Run, op string, opened []Open
 	err = e.untilStored(ctx, time.Now().Add(finishPatience), func(tx store.Tx) error {
 		if err := e.sign(ctx, tx, run, op, answer, opened); err != nil {
 			return err
+		}
+		if run.did != nil {
+			if err := e.recordDirect(ctx, tx, run, run.Project.Connector, *run.did); err != nil {
+				return err
+			}
 		}
 		if idem.Key == "" {
 			return nil

@@ -38,8 +38,9 @@ func (e *Enclave) openSealedBlob(t store.Task, blob []byte, keyID uint32) (seale
 }
 
 // Unlock wraps the content key of each of the owner's waiting tasks to each
-// current device (whose sign-in statement checks out) that has no copy yet.
-// It returns how many tasks are waiting.
+// current device (whose sign-in statement checks out) that has no copy yet,
+// and then the key of each entry of the owner's history of the last 30
+// days. It returns how many tasks are waiting.
 func (e *Enclave) Unlock(ctx context.Context, owner string) (int, error) {
 	waiting := 0
 	err := e.store.Tx(ctx, func(tx store.Tx) error {
@@ -105,5 +106,8 @@ func (e *Enclave) Unlock(ctx context.Context, owner string) (int, error) {
 		}
 		return nil
 	})
+	if err == nil {
+		err = e.unlockEntries(ctx, owner)
+	}
 	return waiting, transport(err)
 }

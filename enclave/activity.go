@@ -5,6 +5,7 @@ import (
 	"crypto/ecdh"
 	"net/url"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"countersign"
@@ -214,43 +215,54 @@ func shownSentence(s string) string {
 
 // unlockEntries wraps the keys of the owner's entries of the last 30 days
 // (ended or not) to each current device that has no copy, a batch per
-// transaction.
+// transaction, until none is left.
 func (e *Enclave) unlockEntries(ctx context.Context, owner string) error {
-	for {
-		wrapped, listed := 0, 0
+	for more := true; more; {
 		err := e.store.Tx(ctx, func(tx store.Tx) error {
 			now := e.now().UTC()
 			devices, err := e.deviceKeys(ctx, tx, owner, now)
-			if err != nil || len(devices) == 0 {
-				return err
-			}
-			ids := make([]string, 0, len(devices))
-			for id := range devices {
-				ids = append(ids, id)
-			}
-			todo, err := tx.ActivityToWrap(ctx, owner, ids, now.Add(-countersign.OutcomeKept), unlockBatch)
 			if err != nil {
 				return err
 			}
-			listed = len(todo)
-			var copies []store.ActivityCopy
-			for _, w := range todo {
-				ek, err := e.keys.EntryKey(w.KeyID, w.ProjectUUID, owner, w.ID)
-				if err != nil {
-					e.log.Error("cannot derive a history entry's key to unlock it", "entry", w.ID, "err", err)
-					continue
-				}
-				blob, err := sealing.WrapEntryKey(devices[w.Device], ek)
-				if err != nil {
-					return err
-				}
-				copies = append(copies, store.ActivityCopy{EntryID: w.ID, Device: w.Device, Blob: blob})
-			}
-			wrapped = len(copies)
-			return tx.PutActivityCopies(ctx, copies)
+			more, err = e.wrapEntries(ctx, tx, owner, devices, now)
+			return err
 		})
-		if err != nil || listed < unlockBatch || wrapped == 0 {
+		if err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// wrapEntries wraps, in tx, the keys of up to unlockBatch entries of the
+// owner's last 30 days to the devices that have no copy; more says that a
+// next batch may find some (it wrote a full one).
+func (e *Enclave) wrapEntries(ctx context.Context, tx store.Tx, owner string, devices map[string]*ecdh.PublicKey, now time.Time) (more bool, err error) {
+	if len(devices) == 0 {
+		return false, nil
+	}
+	ids := make([]string, 0, len(devices))
+	for id := range devices {
+		ids = append(ids, id)
+	}
+	todo, err := tx.ActivityToWrap(ctx, owner, ids, now.Add(-countersign.OutcomeKept), unlockBatch)
+	if err != nil {
+		return false, err
+	}
+	var copies []store.ActivityCopy
+	for _, w := range todo {
+		ek, err := e.keys.EntryKey(w.KeyID, w.ProjectUUID, owner, w.ID)
+		if err != nil {
+			e.log.Error("cannot derive a history entry's key to unlock it", "entry", w.ID, "err", err)
+			continue
+		}
+		blob, err := sealing.WrapEntryKey(devices[w.Device], ek)
+		if err != nil {
+			return false, err
+		}
+		copies = append(copies, store.ActivityCopy{EntryID: w.ID, Device: w.Device, Blob: blob})
+	}
+	// A full batch of which nothing could be wrapped would come back
+	// whole: that is where the unlock stops.
+	return len(todo) == unlockBatch && len(copies) > 0, tx.PutActivityCopies(ctx, copies)
 }

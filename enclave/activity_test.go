@@ -488,3 +488,46 @@ func TestHistoryLeavesOutWhatIsNotShownText(t *testing.T) {
 		t.Error("the log holds the sentence")
 	}
 }
+
+// TestHistoryUnlockPastOneBatch: a device signed in later gets the keys of
+// every entry of the last 30 days, past one transaction's batch, and none
+// of older ones.
+func TestHistoryUnlockPastOneBatch(t *testing.T) {
+	t.Parallel()
+	db := storetest.Postgres(t)
+	w, _ := historyWorld(t, db)
+	now := w.Clock.Now()
+	err := db.Tx(ctx, func(tx store.Tx) error {
+		p, err := tx.Project(ctx, w.Owner.Account, "notes")
+		if err != nil {
+			return err
+		}
+		for i := range 1203 {
+			at := now.Add(-time.Duration(i) * time.Hour)
+			a := store.Activity{ID: fmt.Sprintf("%026d", i), Owner: w.Owner.Account, Project: "notes", ProjectUUID: p.UUID,
+				Connector: "notes", Operation: "note", Preparer: w.Agent, Via: store.ViaDirect, State: countersign.StateDone,
+				At: at, KeyID: w.Keys.Current(), Sealed: []byte("x")}
+			if err := tx.InsertActivity(ctx, a, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := w.Device(w.Owner.Signer.(device.WalletSigner).Wallet)
+	sess, err := later.SignIn(ctx, 24*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n, newest int
+	if err := db.Postgres().QueryRow(ctx, "SELECT count(*), count(*) FILTER (WHERE entry_id = $2) FROM activity_copies WHERE device_id = $1",
+		sess.DeviceID, fmt.Sprintf("%026d", 0)).Scan(&n, &newest); err != nil {
+		t.Fatal(err)
+	}
+	// Entries are an hour apart: those of the last 30 days are 721.
+	if n != 30*24+1 || newest != 1 {
+		t.Errorf("the later device holds %d copies (the newest entry's: %d), want %d", n, newest, 30*24+1)
+	}
+}

@@ -43,6 +43,7 @@ func (e *Enclave) openSealedBlob(t store.Task, blob []byte, keyID uint32) (seale
 // days. It returns how many tasks are waiting.
 func (e *Enclave) Unlock(ctx context.Context, owner string) (int, error) {
 	waiting := 0
+	more := false
 	err := e.store.Tx(ctx, func(tx store.Tx) error {
 		now := e.now().UTC()
 		devices, err := e.deviceKeys(ctx, tx, owner, now)
@@ -104,9 +105,12 @@ func (e *Enclave) Unlock(ctx context.Context, owner string) (int, error) {
 				}
 			}
 		}
-		return nil
+		// The history's entries, a first batch in the same transaction.
+		var err2 error
+		more, err2 = e.wrapEntries(ctx, tx, owner, devices, now)
+		return err2
 	})
-	if err == nil {
+	if err == nil && more {
 		err = e.unlockEntries(ctx, owner)
 	}
 	return waiting, transport(err)

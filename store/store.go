@@ -119,7 +119,8 @@ type ActivityTx interface {
 	// devices (ids of the owner's) that has no copy of its key.
 	ActivityToWrap(ctx context.Context, owner string, devices []string, since time.Time, limit int) ([]EntryToWrap, error)
 	// PutActivityCopies stores copies of entries' keys; a copy a device
-	// has already is kept as it is.
+	// has already is kept as it is. They go with the transaction's next
+	// round trip.
 	PutActivityCopies(ctx context.Context, copies []ActivityCopy) error
 }
 

@@ -131,12 +131,10 @@ func (t *tx) ActivityToWrap(ctx context.Context, owner string, devices []string,
 }
 
 func (t *tx) PutActivityCopies(ctx context.Context, copies []store.ActivityCopy) error {
-	stmts := make([]stmt, 0, len(copies))
 	for _, c := range copies {
-		stmts = append(stmts, stmt{putActivityCopy, []any{c.EntryID, c.Device, c.Blob}})
+		t.later(stmt{putActivityCopy, []any{c.EntryID, c.Device, c.Blob}})
 	}
-	_, err := t.q.execAll(ctx, stmts)
-	return err
+	return nil
 }
 
 // endEntry is what a move that ends a task writes on its history entry.

@@ -531,3 +531,20 @@ func TestHistoryUnlockPastOneBatch(t *testing.T) {
 		t.Errorf("the later device holds %d copies (the newest entry's: %d), want %d", n, newest, 30*24+1)
 	}
 }
+
+// TestHistoryDirectWriteOnce: a write retried with its Idempotency-Key is
+// answered again without running, and is one entry.
+func TestHistoryDirectWriteOnce(t *testing.T) {
+	t.Parallel()
+	db := storetest.Postgres(t)
+	w, fx := historyWorld(t, db)
+	for range 3 {
+		if _, err := w.AgentClient().Call(ctx, w.Owner.Account, "notes", "note", map[string]any{"title": "Once"},
+			&client.CallOptions{IdempotencyKey: "note-1"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := history(t, w.Owner, client.ActivityQuery{}); len(got) != 1 || fx.Total() != 1 {
+		t.Errorf("a write retried twice: %d entries, %d writes", len(got), fx.Total())
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ func activityTests() []storeTest {
 		{"ActivityRefusals", testActivityRefusals},
 		{"ActivityListsEndedEntriesNewestFirst", testOwnerActivity},
 		{"ActivityEndsWithItsTask", testActivityEndsWithItsTask},
+		{"ActivityEndsOnceUnderConcurrency", testActivityEndsOnce},
 		{"ActivityToWrap", testActivityToWrap},
 		{"ActivityCopiesEndWithTheirDevice", testActivityCopiesEndWithTheirDevice},
 		{"ActivityPurged", testActivityPurged},
@@ -235,6 +237,58 @@ func testActivityEndsWithItsTask(t *testing.T, s store.Store) {
 		}
 		if e.State != countersign.StateRejected || e.FailureReason != "" || string(e.Sealed) != "sealed-"+k2.ID || !e.At.Equal(t0.Add(5*time.Minute)) {
 			t.Errorf("the rejected task's entry: %+v", e)
+		}
+		return nil
+	})
+}
+
+// testActivityEndsOnce: of concurrent ends of one task (the owner's no,
+// a cancel, the sweep's expiry, each carrying its own body), one wins, and
+// the task's entry says exactly that one.
+func testActivityEndsOnce(t *testing.T, s store.Store) {
+	k, c := NewTask("run1-1", "alice.near", "bot.near")
+	insert(t, s, k, c)
+	insertEntry(t, s, NewEntry(k.ID, "alice.near", store.ViaTask, countersign.StateOpen, t0), nil)
+	ends := []countersign.State{countersign.StateRejected, countersign.StateCancelled, countersign.StateExpired}
+	var mu sync.Mutex
+	var won []string
+	var wg sync.WaitGroup
+	for i := range 18 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			to := ends[i%len(ends)]
+			body := fmt.Sprintf("body-%d", i)
+			err := s.Tx(ctx, func(tx store.Tx) error {
+				moved, err := tx.MoveTask(ctx, store.Move{ID: k.ID, From: countersign.StateOpen, To: to,
+					At: t0.Add(time.Duration(i) * time.Second), Actor: "owner", Entry: []byte(body)})
+				if moved {
+					mu.Lock()
+					won = append(won, string(to)+" "+body)
+					mu.Unlock()
+				}
+				return err
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if len(won) != 1 {
+		t.Fatalf("%d concurrent ends happened: %v", len(won), won)
+	}
+	inTx(t, s, func(tx store.Tx) error {
+		task, err := tx.Task(ctx, k.ID)
+		if err != nil {
+			return err
+		}
+		e, err := tx.ActivityEntry(ctx, k.ID)
+		if err != nil {
+			return err
+		}
+		if got := string(e.State) + " " + string(e.Sealed); got != won[0] || e.State != task.State || !e.At.Equal(task.ClosedAt) {
+			t.Errorf("the entry says %s at %v, the task %s at %v; the winner was %s", got, e.At, task.State, task.ClosedAt, won[0])
 		}
 		return nil
 	})

@@ -152,6 +152,9 @@ var (
 		CreatedAt: at, ExpiresAt: later, Run: "r8k2m9q4x1z8c3v6b5n0p2w4s6", FailureReason: "run_refused:conflict",
 		ReplyPubkey: str("p256:BJ2z"), TaskHash: taskHash, Content: []byte{1, 2, 3}, DeviceCopy: []byte{4, 5, 6},
 		Locked: true, Files: []inbox.FileView{{N: 1, Size: 17}, {N: 2, Size: 3}}}
+	activityView = inbox.ActivityView{ID: taskID, At: at, Project: "ledger", Connector: "ledger", Operation: "pay",
+		Preparer: "bot.near", Via: "task", TaskID: taskID, State: string(countersign.StateFailed),
+		FailureReason: "run_refused:conflict", Sealed: []byte{1, 2, 3}, DeviceCopy: []byte{4, 5, 6}}
 )
 
 func TestWireTypes(t *testing.T) {
@@ -181,6 +184,9 @@ func TestWireTypes(t *testing.T) {
 		{name: "file (inbox.FileView)", server: inbox.FileView{N: 3, Size: 99}, client: &client.TaskFile{}},
 		{name: "task list (httpapi tasks: {tasks, more})",
 			server: map[string]any{"tasks": []inbox.TaskView{taskView}, "more": true}, client: &client.TaskPage{}},
+		{name: "history entry (inbox.ActivityView)", server: activityView, client: &client.ActivityEntry{}},
+		{name: "history page (httpapi activity: {entries, more})",
+			server: map[string]any{"entries": []inbox.ActivityView{activityView}, "more": true}, client: &client.ActivityPage{}},
 		{name: "origin (inbox.Origin)", server: inbox.Origin{Run: "r7k2m9q4x1z8c3v6b5n0p2w4s6", Operation: "guess_start",
 			InputSHA256: taskHash, OutputSHA256: taskHash, Receipt: json.RawMessage(`{"receipt":{"run":"r"},"key_id":1,"signature":"x"}`)},
 			client: &client.Origin{}},

@@ -97,7 +97,7 @@ func (e *Enclave) AnswerJob(ctx context.Context, job store.AnswerJob) error {
 			return err
 		}
 		if end != nil {
-			return e.endApproved(ctx, tx, t, end)
+			return e.endApproved(ctx, tx, t, end, p)
 		}
 		// No more compute than the preparing run was allowed, nor than the
 		// answer operation declares.
@@ -238,14 +238,21 @@ func (e *Enclave) checkApproval(p *prepared) error {
 }
 
 // endApproved ends, in tx, a task whose run cannot begin: failed with its
-// reason, or void. It is observed: the platform ended it.
-func (e *Enclave) endApproved(ctx context.Context, tx store.Tx, t store.Task, end *ending) error {
+// reason, or void. It is observed: the platform ended it. A refusal's
+// sentence is sealed into the task's history entry when p read the
+// envelope (its title and summary).
+func (e *Enclave) endApproved(ctx context.Context, tx store.Tx, t store.Task, end *ending, p *prepared) error {
 	to, reason := countersign.StateFailed, string(end.reason)
 	if end.void {
 		to, reason = countersign.StateVoid, ""
 	}
+	var entry []byte
+	if end.refusal != "" && p != nil && p.envelope.ID == t.ID {
+		entry = e.endedEntry(t, p.envelope.Display, entryResult{Text: shownSentence(end.refusal + " Nothing was written.")})
+	}
 	moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, From: countersign.StateApproved, To: countersign.State(string(to)),
-		At: e.clock(), Actor: "platform", Run: t.AnswerRun, OutcomeClass: countersign.OutcomeObserved, FailureReason: countersign.FailureReason(reason)})
+		At: e.clock(), Actor: "platform", Run: t.AnswerRun, OutcomeClass: countersign.OutcomeObserved, FailureReason: countersign.FailureReason(reason),
+		Entry: entry})
 	if err != nil || !moved {
 		return err
 	}
@@ -283,7 +290,7 @@ func (e *Enclave) sealResult(t store.Task, result any) ([]byte, error) {
 func (e *Enclave) answer(ctx context.Context, p *prepared, run string, limit time.Duration, input []byte, rk *sealing.ReceiptKey) error {
 	t := p.task
 	ac, end := e.answerCall(ctx, p, run)
-	r := &Run{ID: run, Agent: t.Preparer, Request: input, ComputeLimit: limit, receipt: rk,
+	r := &Run{ID: run, Agent: t.Preparer, Request: input, ComputeLimit: limit, receipt: rk, Operation: p.op.Name,
 		Project: Project{Owner: t.Owner, Name: p.project.Name, UUID: t.ProjectUUID, Connector: p.conn.Name,
 			Build: p.conn.Build(), PolicyHash: p.envelope.PolicyHash}}
 	plat := &platform{e: e, run: r, conn: p.conn}
@@ -293,11 +300,14 @@ func (e *Enclave) answer(ctx context.Context, p *prepared, run string, limit tim
 		runErr = &connectors.Refusal{Code: countersign.TaskUnreadable, Sentence: end.refusal}
 	} else {
 		ac.Platform = plat
+		// The report comes back whole through the handler's channel: a
+		// handler given up leaves nothing behind to read.
 		out, runErr = e.runHandler(ctx, r, func(ctx context.Context) (any, error) {
-			rep, err := p.op.Answer(ctx, ac)
-			return rep.Result, err
+			return p.op.Answer(ctx, ac)
 		})
 	}
+	rep, _ := out.(connectors.Report)
+	out = rep.Result
 	opened := plat.tasks()
 	var next, notice string
 	for _, o := range opened {
@@ -307,7 +317,12 @@ func (e *Enclave) answer(ctx context.Context, p *prepared, run string, limit tim
 			next = o.ID
 		}
 	}
-	state, outcome, reason, result := e.outcome(out, runErr)
+	state, outcome, reason, result, sentence := e.outcome(out, runErr)
+	told := entryResult{Text: shownSentence(sentence)}
+	if state == countersign.StateDone {
+		told = e.shownOutcome(p.conn.Name, rep.Outcome)
+	}
+	entry := e.endedEntry(t, p.envelope.Display, told)
 	answer, _ := marshal(result)
 	sealed, err := e.sealResult(t, result)
 	if err != nil {
@@ -322,7 +337,7 @@ func (e *Enclave) answer(ctx context.Context, p *prepared, run string, limit tim
 		// The end, its result and the next turns in one statement.
 		moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, From: countersign.StateAnswering, To: countersign.State(string(state)),
 			At: e.clock(), Actor: "platform", Run: run, OutcomeClass: countersign.OutcomeClass(string(outcome)), FailureReason: countersign.FailureReason(string(reason)),
-			Answer: &store.Answer{Result: sealed, NextTaskID: next, NoticeID: notice}})
+			Answer: &store.Answer{Result: sealed, NextTaskID: next, NoticeID: notice}, Entry: entry})
 		if err != nil {
 			return err
 		}
@@ -430,14 +445,14 @@ func (e *Enclave) openFiles(ctx context.Context, tx store.Tx, p *prepared, ck *s
 
 // outcome turns what an answer handler returned into the task's end: done
 // with its result, or failed run_refused:<code> with a sentence that says
-// whether the write happened.
-func (e *Enclave) outcome(out any, runErr error) (countersign.State, countersign.OutcomeClass, countersign.FailureReason, any) {
-	refusedWith := func(code countersign.Code, sentence string, wrote bool) (countersign.State, countersign.OutcomeClass, countersign.FailureReason, any) {
+// whether the write happened (for the owner's history too).
+func (e *Enclave) outcome(out any, runErr error) (countersign.State, countersign.OutcomeClass, countersign.FailureReason, any, string) {
+	refusedWith := func(code countersign.Code, sentence string, wrote bool) (countersign.State, countersign.OutcomeClass, countersign.FailureReason, any, string) {
 		r, err := countersign.RunRefused(code)
 		if err != nil {
 			r, _ = countersign.RunRefused(countersign.Internal)
 		}
-		return countersign.StateFailed, countersign.OutcomeClaimed, r, map[string]any{"ok": false, "error": string(code) + ": " + sentence, "wrote": wrote}
+		return countersign.StateFailed, countersign.OutcomeClaimed, r, map[string]any{"ok": false, "error": string(code) + ": " + sentence, "wrote": wrote}, sentence
 	}
 	var rf *connectors.Refusal
 	var ce *countersign.Error
@@ -454,5 +469,5 @@ func (e *Enclave) outcome(out any, runErr error) (countersign.State, countersign
 	if err != nil || len(b) == 0 || b[0] != '{' || len(b) > countersign.MaxResultBytes {
 		return refusedWith(countersign.Internal, fmt.Sprintf("The connector's result is not a JSON object of at most %d bytes. Whether the write happened is not known.", countersign.MaxResultBytes), false)
 	}
-	return countersign.StateDone, countersign.OutcomeClaimed, "", json.RawMessage(b)
+	return countersign.StateDone, countersign.OutcomeClaimed, "", json.RawMessage(b), ""
 }

@@ -225,7 +225,7 @@ func (e *Enclave) runOperation(ctx context.Context, agent store.Agent, project s
 	}
 	now := e.clock()
 	run := &Run{
-		ID: countersign.NewRunID(), Agent: agent.Account, Request: req.Body, ComputeLimit: op.ComputeLimit(),
+		ID: countersign.NewRunID(), Agent: agent.Account, Request: req.Body, ComputeLimit: op.ComputeLimit(), Operation: op.Name,
 		Project: Project{Owner: project.Owner, Name: project.Name, UUID: project.UUID, Connector: conn.Name,
 			Build: conn.Build(), PolicyHash: pol.Hash()},
 	}
@@ -294,6 +294,7 @@ func (e *Enclave) runOperation(ctx context.Context, agent store.Agent, project s
 	// write off half way (the compute limit bounds it).
 	out, runErr := e.runHandler(context.WithoutCancel(ctx), run, func(ctx context.Context) (any, error) { return op.Run(ctx, call) })
 	opened := p.tasks()
+	run.did = didOf(run, op, call, runErr, opened)
 	// A call refused for its own arguments is not charged, wherever in the
 	// connector the refusal arose, unless its run left something behind.
 	uncharge := op.Price > 0 && runErr != nil && connectors.Uncharged(runErr) && len(opened) == 0 && call.Done() == nil
@@ -389,6 +390,11 @@ func (e *Enclave) finish(ctx context.Context, run *Run, op string, opened []Open
 		}
 		if uncharge {
 			if _, err := tx.Uncharge(ctx, run.Agent, run.ID); err != nil {
+				return err
+			}
+		}
+		if run.did != nil {
+			if err := e.recordDirect(ctx, tx, run, run.Project.Connector, *run.did); err != nil {
 				return err
 			}
 		}

@@ -134,7 +134,13 @@ type Run struct {
 	Project      Project
 	Request      []byte // the agent's call body, exactly as sent
 	ComputeLimit time.Duration
-	opened       int
+	// Operation is what the run calls: the history names it beside the
+	// tasks the run opens and the write it carries out.
+	Operation string
+	opened    int
+	// did is what a write carried out at once tells the owner's history
+	// (nil: nothing).
+	did *connectors.Did
 	// receipt keys the run's own receipt (SPEC §11).
 	receipt *sealing.ReceiptKey
 	// abandoned is set when the handler overran its limit and was given up.
@@ -306,6 +312,15 @@ func (e *Enclave) OpenTask(ctx context.Context, tx store.Tx, run *Run, spec conn
 	}
 	if spec.AnswerBy != nil {
 		row.Operation, row.Supplies = spec.AnswerBy.Operation, countersign.Supplies(string(spec.AnswerBy.Supplies))
+	}
+	// The task's history entry, listed once the task ends, goes with the
+	// task's rows.
+	entry, entryCopies, err := e.taskEntry(run, row, spec.Display, devices)
+	if err != nil {
+		return Opened{}, err
+	}
+	if err := tx.InsertActivity(ctx, entry, entryCopies); err != nil {
+		return Opened{}, err
 	}
 	if err := tx.InsertTask(ctx, row, ct); err != nil {
 		return Opened{}, err

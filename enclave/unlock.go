@@ -38,10 +38,12 @@ func (e *Enclave) openSealedBlob(t store.Task, blob []byte, keyID uint32) (seale
 }
 
 // Unlock wraps the content key of each of the owner's waiting tasks to each
-// current device (whose sign-in statement checks out) that has no copy yet.
-// It returns how many tasks are waiting.
+// current device (whose sign-in statement checks out) that has no copy yet,
+// and then the key of each entry of the owner's history of the last 30
+// days. It returns how many tasks are waiting.
 func (e *Enclave) Unlock(ctx context.Context, owner string) (int, error) {
 	waiting := 0
+	more := false
 	err := e.store.Tx(ctx, func(tx store.Tx) error {
 		now := e.now().UTC()
 		devices, err := e.deviceKeys(ctx, tx, owner, now)
@@ -103,7 +105,13 @@ func (e *Enclave) Unlock(ctx context.Context, owner string) (int, error) {
 				}
 			}
 		}
-		return nil
+		// The history's entries, a first batch in the same transaction.
+		var err2 error
+		more, err2 = e.wrapEntries(ctx, tx, owner, devices, now)
+		return err2
 	})
+	if err == nil && more {
+		err = e.unlockEntries(ctx, owner)
+	}
 	return waiting, transport(err)
 }

@@ -25,6 +25,7 @@ func (s *Server) routeInbox(r *mux.Router) {
 	r.HandleFunc("/inbox/tasks/{id}/reject", s.owner(s.reject)).Methods(http.MethodPost)
 	r.HandleFunc("/inbox/tasks/{id}/acknowledge", s.owner(s.acknowledge)).Methods(http.MethodPost)
 	r.HandleFunc("/inbox/unlock", s.owner(s.unlock)).Methods(http.MethodPost)
+	r.HandleFunc("/inbox/activity", s.owner(s.activity)).Methods(http.MethodGet)
 	r.HandleFunc("/inbox/mutes", s.owner(s.mute)).Methods(http.MethodPost)
 	r.HandleFunc("/inbox/mutes", s.owner(s.mutes)).Methods(http.MethodGet)
 	r.HandleFunc("/inbox/mutes", s.owner(s.unmute)).Methods(http.MethodDelete)

@@ -66,6 +66,10 @@ type (
 	fileAnswer struct {
 		Ciphertext []byte `json:"ciphertext"`
 	}
+	activityPage struct {
+		Entries []inbox.ActivityView `json:"entries"`
+		More    bool                 `json:"more"`
+	}
 	historyAnswer struct {
 		Events []inbox.HistoryEntry `json:"events"`
 	}

@@ -19,6 +19,10 @@
 //   - [SealTo] / [OpenWith]: ECIES to a P-256 public key, for device copies
 //     ([WrapContentKey]), the owner's answer, note and rejection reason
 //     ([Purpose]).
+//   - [Keyring.EntryKey]: the key of an entry of the owner's history (SPEC
+//     §6), derived from the project key so the enclave can seal an entry
+//     again when its task ends; the body is AES-256-GCM under it and the key
+//     is wrapped to each device ([WrapEntryKey], purpose [Activity]).
 //   - [ParseP256PublicKey] / [FormatP256PublicKey]: the "p256:" text form.
 //   - [Keyring.Seal] / [Keyring.Open] / [Keyring.Rewrap]: secrets that belong
 //     to a row rather than a task (project credentials, webhook secrets).
@@ -92,6 +96,7 @@
 //
 // testdata/vectors-local.json holds fixed-input vectors made by this package
 // for what the contract's vectors do not cover (note and rejection blobs, a
-// second file, an outcome record, a master-sealed secret); another
+// second file, an outcome record, a master-sealed secret, a history entry
+// with its device copy); another
 // implementation can be checked against them.
 package sealing

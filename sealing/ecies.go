@@ -29,11 +29,14 @@ const (
 	// Rejection is the owner's reason for a rejection, sealed to the task's
 	// reply key.
 	Rejection Purpose = "rejection"
+	// Activity is the key of an entry of the owner's history wrapped to one
+	// of the owner's devices (see EntryKey); its id is the entry's.
+	Activity Purpose = "activity"
 )
 
 func (p Purpose) check() error {
 	switch p {
-	case DeviceCopy, Answer, Note, Rejection:
+	case DeviceCopy, Answer, Note, Rejection, Activity:
 		return nil
 	}
 	return errors.New("sealing: unknown purpose for a blob sealed to a public key")

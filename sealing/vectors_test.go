@@ -410,6 +410,23 @@ type localVectors struct {
 	Outcome   localRecord     `json:"outcome"`
 	Secret    localSecret     `json:"secret"`
 	SecondKey localDerivation `json:"derivation_key_2"`
+	Entry     localEntry      `json:"activity_entry"`
+}
+
+// localEntry is an entry of the owner's history: its key derived from the
+// project key, its body sealed under it, and its device copy sealed to
+// inputs.reply_pubkey (standing for a device's key).
+type localEntry struct {
+	KeyID      uint32   `json:"key_id"`
+	ID         string   `json:"id"`
+	ProjectKey hexBytes `json:"project_key"`
+	EntryKey   hexBytes `json:"entry_key"`
+	Info       string   `json:"info"`
+	Nonce      hexBytes `json:"nonce"`
+	Plaintext  string   `json:"plaintext"`
+	Blob       hexBytes `json:"blob"`
+	CopyNonce  hexBytes `json:"device_copy_nonce"`
+	DeviceCopy hexBytes `json:"device_copy"`
 }
 
 type localInputs struct {
@@ -539,12 +556,35 @@ func makeLocalVectors(t testing.TB) *localVectors {
 	if err != nil {
 		t.Fatal(err)
 	}
+	master1, err := kr.key(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk1 := projectKey(master1, in.ProjectUUID, in.Owner)
+	ek, err := kr.EntryKey(1, in.ProjectUUID, in.Owner, in.TaskID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entryNonce := fixedBytes(0xa0, 12)
+	entryPlain := `{"result":{"text":"Committed 3f2a9c1 to main","url":"https://github.com/octo/app/commit/3f2a9c1"},"summary":"commit 2 files to main of octo/app","title":"Commit to octo/app"}`
+	entryBlob, err := ek.seal(entryNonce, []byte(entryPlain))
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyNonce := fixedBytes(0x90, 12)
+	entryCopy, err := sealTo(eph, copyNonce, reply, Activity, in.TaskID, ek.key[:])
+	if err != nil {
+		t.Fatal(err)
+	}
 	return &localVectors{
 		About: "Fixed-input vectors made by package sealing for SPEC §9 cases the contract's vectors do not cover. " +
 			"Hex unless a field says otherwise. ECIES blobs are sealed to inputs.reply_pubkey (the contract's reply key) " +
 			"with inputs.ephemeral_private_scalar; file and outcome use inputs.content_key and master key 1; " +
 			"the secret is sealed under master key 2 (the keyring's current one) with subkey = HMAC-SHA256(master, \"secret:v1:{purpose}\") " +
-			"and AAD \"countersign-secret:v1:{purpose}:{row_id}\".",
+			"and AAD \"countersign-secret:v1:{purpose}:{row_id}\". " +
+			"A history entry's key is HMAC-SHA256(project key, \"activity:\" ‖ id) under master key 1, its body AES-256-GCM " +
+			"0x01 ‖ nonce(12) ‖ ct ‖ tag with AAD = info, its device copy the key's 32 bytes sealed to inputs.reply_pubkey as the note is, with info " +
+			"\"countersign-task:v1:activity:{id}\".",
 		Inputs:    in,
 		Note:      ecies(Note, fixedBytes(0xb0, 12), "Please use the staging branch."),
 		Rejection: ecies(Rejection, fixedBytes(0xc0, 12), "Not this week — the budget is closed."),
@@ -560,6 +600,8 @@ func makeLocalVectors(t testing.TB) *localVectors {
 			ReplyPrivateScalar: tk2.ReplyKey().Bytes(),
 			ReplyPubkey:        FormatP256PublicKey(tk2.ReplyKey().PublicKey()),
 		},
+		Entry: localEntry{KeyID: 1, ID: in.TaskID, ProjectKey: pk1[:], EntryKey: ek.key[:], Info: string(EntryInfo(in.TaskID)),
+			Nonce: entryNonce, Plaintext: entryPlain, Blob: entryBlob, CopyNonce: copyNonce, DeviceCopy: entryCopy},
 	}
 }
 
@@ -630,6 +672,13 @@ func TestLocalVectors(t *testing.T) {
 	}
 	if got := FormatP256PublicKey(tk2.ReplyKey().PublicKey()); got != v.SecondKey.ReplyPubkey {
 		t.Errorf("key 2 reply pubkey = %s, want %s", got, v.SecondKey.ReplyPubkey)
+	}
+	ek, err := UnwrapEntryKey(tk1.ReplyKey(), v.Entry.ID, v.Entry.DeviceCopy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pt, err := ek.Open(v.Entry.Blob); err != nil || string(pt) != v.Entry.Plaintext {
+		t.Errorf("entry: opened %q, %v", pt, err)
 	}
 }
 
@@ -717,5 +766,52 @@ func TestLocalVectorsByHand(t *testing.T) {
 	pt, err = gcm.Open(nil, v.File1.Blob[1:13], v.File1.Blob[13:], []byte(v.File1.AAD))
 	if err != nil || !bytes.Equal(pt, v.File1.Plaintext) || v.File1.Blob[0] != 0x01 {
 		t.Errorf("file 1 by hand: %q, %v", pt, err)
+	}
+
+	// History entry: project key as SPEC §9, entry key = HMAC-SHA256(project
+	// key, "activity:" ‖ id), body AES-256-GCM with AAD = info.
+	mac = hmac.New(sha256.New, cv.Derivation.MasterKey)
+	mac.Write([]byte("task-key:v1:" + v.Inputs.ProjectUUID + ":" + v.Inputs.Owner))
+	equalHex(t, "entry's project key", mac.Sum(nil), v.Entry.ProjectKey)
+	mac = hmac.New(sha256.New, v.Entry.ProjectKey)
+	mac.Write([]byte("activity:" + v.Entry.ID))
+	equalHex(t, "entry key", mac.Sum(nil), v.Entry.EntryKey)
+	if want := "countersign-task:v1:activity:" + v.Entry.ID; v.Entry.Info != want {
+		t.Errorf("entry info = %q, want %q", v.Entry.Info, want)
+	}
+	block, err = aes.NewCipher(v.Entry.EntryKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gcm, err = cipher.NewGCM(block); err != nil {
+		t.Fatal(err)
+	}
+	pt, err = gcm.Open(nil, v.Entry.Blob[1:13], v.Entry.Blob[13:], []byte(v.Entry.Info))
+	if err != nil || string(pt) != v.Entry.Plaintext || v.Entry.Blob[0] != 0x01 || !bytes.Equal(v.Entry.Blob[1:13], v.Entry.Nonce) {
+		t.Errorf("entry by hand: %q, %v", pt, err)
+	}
+	blob := v.Entry.DeviceCopy
+	eph, err := ecdh.P256().NewPublicKey(blob[1:66])
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared, err := reply.ECDH(eph)
+	if err != nil {
+		t.Fatal(err)
+	}
+	salt := append(append([]byte{}, blob[1:66]...), reply.PublicKey().Bytes()...)
+	key, err := hkdf.Key(sha256.New, shared, salt, v.Entry.Info, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if block, err = aes.NewCipher(key); err != nil {
+		t.Fatal(err)
+	}
+	if gcm, err = cipher.NewGCM(block); err != nil {
+		t.Fatal(err)
+	}
+	pt, err = gcm.Open(nil, blob[66:78], blob[78:], []byte(v.Entry.Info))
+	if err != nil || !bytes.Equal(pt, v.Entry.EntryKey) || !bytes.Equal(blob[66:78], v.Entry.CopyNonce) {
+		t.Errorf("entry's device copy by hand: %x, %v", pt, err)
 	}
 }

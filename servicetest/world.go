@@ -112,7 +112,8 @@ type World struct {
 	API       *httpapi.Server
 	Catalogue connectors.Catalogue
 	// Ledger is a connector with a write "pay" that always asks (a confirm
-	// task) and its answer "confirm".
+	// task; its call may name the task's title and summary) and its answer
+	// "confirm".
 	Ledger  *connectors.Connector
 	Effects *Effects
 	Agent   string
@@ -211,16 +212,25 @@ func New(t testing.TB, db *sqlstore.DB, opts ...Option) *World {
 	w.Ledger = &connectors.Connector{Name: "ledger", Version: "1.0.0", Tasks: true, Operations: []connectors.Operation{
 		{Name: "pay", Kind: connectors.Write, Price: 1, Description: "Pays an amount, once the owner confirms it.",
 			Schema: json.RawMessage(`{"type": "object", "properties": {"amount": {"type": "integer", "minimum": 1, "maximum": 1000000},
-				"memo": {"type": "string", "maxLength": 500}, "invoice": {"type": "string"}}, "required": ["amount"], "additionalProperties": false}`),
+				"memo": {"type": "string", "maxLength": 500}, "invoice": {"type": "string"},
+				"title": {"type": "string", "maxLength": 80}, "summary": {"type": "string", "maxLength": 200}}, "required": ["amount"], "additionalProperties": false}`),
 			Examples: []json.RawMessage{json.RawMessage(`{"amount": 1}`), json.RawMessage(`{"amount": 5, "memo": "rent", "invoice": "INV-1"}`)},
 			Run: func(ctx context.Context, c *connectors.Call) (any, error) {
 				var args struct {
 					Amount  int    `json:"amount"`
 					Memo    string `json:"memo"`
 					Invoice string `json:"invoice"` // shown as the task's one file
+					// Title and Summary replace the task's title "Pay" and
+					// give it a summary.
+					Title   string `json:"title"`
+					Summary string `json:"summary"`
 				}
 				if err := c.Decode(&args); err != nil {
 					return nil, err
+				}
+				title := "Pay"
+				if args.Title != "" {
+					title = args.Title
 				}
 				state, _ := json.Marshal(args)
 				fields := []countersign.Field{{Kind: countersign.FieldMoney, Label: "Amount", Values: []string{"$1"}, WrittenBy: "agent"}}
@@ -228,7 +238,7 @@ func New(t testing.TB, db *sqlstore.DB, opts ...Option) *World {
 					fields = append(fields, countersign.Field{Kind: countersign.FieldText, Label: "Memo", Values: []string{args.Memo}, WrittenBy: "agent"})
 				}
 				spec := connectors.TaskSpec{Kind: countersign.KindConfirm,
-					Display:  countersign.Display{Title: "Pay", Fields: fields},
+					Display:  countersign.Display{Title: title, Summary: args.Summary, Fields: fields},
 					AnswerBy: &countersign.AnswerBy{Operation: "confirm", Supplies: countersign.SuppliesNone}, State: state}
 				if args.Invoice != "" {
 					spec.Files = []connectors.File{{Name: "invoice.txt", ContentType: "text/plain", Data: []byte(args.Invoice)}}

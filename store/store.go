@@ -88,6 +88,106 @@ type Tx interface {
 	SweepTx
 	WebhookTx
 	RewrapTx
+	ActivityTx
+}
+
+// ActivityTx holds the owner's history (SPEC §6, GET /inbox/activity): one
+// entry per write carried out, asked or not, and per task that ended. An
+// entry keeps in clear only ids, names, states and times; its title,
+// summary and result are sealed by the enclave side under the entry's key,
+// which is wrapped to each of the owner's devices (its copies).
+//
+// A task's entry is written when the task opens (its id is the task's) and
+// is listed only once the task has ended: the move that ends the task
+// (MoveTask) sets the entry's state, failure reason and time in the same
+// transaction, and its sealed body when the move carries one. An ended
+// device's copies go with it (EndDevice); entries ended 30 days ago go with
+// the outcomes (Purge).
+type ActivityTx interface {
+	// InsertActivity writes an entry and its key's copies, by device id.
+	// It goes with the transaction's next round trip (a statement, a batch
+	// or the commit), so it costs none of its own; a taken id is
+	// ErrConflict there.
+	InsertActivity(ctx context.Context, a Activity, copies map[string][]byte) error
+	// ActivityEntry returns an entry without its copies (ErrNotFound).
+	ActivityEntry(ctx context.Context, id string) (Activity, error)
+	// OwnerActivity lists an owner's ended entries, newest first (by time,
+	// then id), each with its copy for q.Device (nil when it has none).
+	OwnerActivity(ctx context.Context, q ActivityQuery) ([]Activity, error)
+	// ActivityToWrap lists, newest first, up to limit pairs of an entry of
+	// owner whose time is at or after since (ended or not) and one of
+	// devices (ids of the owner's) that has no copy of its key.
+	ActivityToWrap(ctx context.Context, owner string, devices []string, since time.Time, limit int) ([]EntryToWrap, error)
+	// PutActivityCopies stores copies of entries' keys; a copy a device
+	// has already is kept as it is. They go with the transaction's next
+	// round trip.
+	PutActivityCopies(ctx context.Context, copies []ActivityCopy) error
+}
+
+// How an entry of the history came about.
+const (
+	ViaTask   = "task"   // a task the owner was asked (or told)
+	ViaDirect = "direct" // a write carried out at once, not asked
+)
+
+// Activity is an entry of the owner's history.
+type Activity struct {
+	ID          string // the task's id (via task) or the run's (direct)
+	Owner       string
+	Project     string
+	ProjectUUID string
+	Connector   string
+	// Operation is the operation the run that made the entry called: the
+	// write carried out at once, or the one whose run opened the task.
+	Operation     string
+	Preparer      string
+	Via           string // ViaTask | ViaDirect
+	State         countersign.State
+	FailureReason countersign.FailureReason
+	// At is when it ended (a task's entry: when the task opened, until it
+	// ends).
+	At time.Time
+	// KeyID is the master key id the entry's key derives from; Sealed is
+	// {title, summary, result} under it.
+	KeyID  uint32
+	Sealed []byte
+	// DeviceCopy is the entry's key wrapped to the device a listing is
+	// for (OwnerActivity only; nil when it has none).
+	DeviceCopy []byte
+}
+
+// TaskID is the task an entry is of ("" for a write carried out at once).
+func (a Activity) TaskID() string {
+	if a.Via == ViaTask {
+		return a.ID
+	}
+	return ""
+}
+
+// ActivityQuery is one page of an owner's history.
+type ActivityQuery struct {
+	Owner string
+	// Device is the device whose copies are listed with the entries.
+	Device string
+	// Before, when set, lists only entries older than it (time, then id).
+	Before *Activity
+	// Project and Preparer, when set, list only that project's (by name)
+	// or that agent's entries.
+	Project, Preparer string
+	Limit             int
+}
+
+// EntryToWrap is an entry whose key a device has no copy of.
+type EntryToWrap struct {
+	ID, ProjectUUID string
+	KeyID           uint32
+	Device          string
+}
+
+// ActivityCopy is an entry's key wrapped to one device.
+type ActivityCopy struct {
+	EntryID, Device string
+	Blob            []byte
 }
 
 // RewrapTx finds and replaces what is sealed directly under a master key
@@ -204,9 +304,10 @@ type SweepTx interface {
 	// started before outcomesBefore that no task kept names (as the run that
 	// opened it or the task it answers) with their receipts, spent nonces
 	// expired at now, idempotent calls made before callsBefore, payments
-	// counted (ReserveSpend) before outcomesBefore, daily counts and
-	// heartbeats older than oldBefore. It returns how many rows it
-	// deleted.
+	// counted (ReserveSpend) before outcomesBefore, history entries ended
+	// before outcomesBefore with their copies, copies of history entries'
+	// keys wrapped to devices that ended, daily counts and heartbeats older
+	// than oldBefore. It returns how many rows it deleted.
 	Purge(ctx context.Context, now, outcomesBefore, callsBefore, oldBefore time.Time) (int, error)
 }
 
@@ -511,8 +612,8 @@ type IdentityTx interface {
 	// order of InsertDevice).
 	ActiveDevices(ctx context.Context, account string, now time.Time) ([]Device, error)
 	// EndDevice ends a device's session if it has not ended yet, deleting every
-	// copy of a content key wrapped to it in the same transaction; it reports
-	// whether it did.
+	// copy of a content key or of a history entry's key wrapped to it in the
+	// same transaction; it reports whether it did.
 	EndDevice(ctx context.Context, id, reason string, at time.Time) (bool, error)
 	// RecordKeyCheck stores when the device's signer key was last checked on
 	// chain and how many checks in a row found it gone.
@@ -654,7 +755,8 @@ type TaskCiphertext struct {
 // are deleted too unless the task moves to "approved", whose answer run
 // still needs them. Reaching a state a task ends in (any but open, approved
 // and answering) deletes the sealed copy, every file and every device copy,
-// and sets the closing time.
+// sets the closing time, and ends the task's history entry (its state,
+// failure reason and time, and its body when Entry is set).
 type Move struct {
 	ID        string
 	From, To  countersign.State
@@ -673,6 +775,9 @@ type Move struct {
 	Approval []byte
 	// Answer, when set, is kept by the move as RecordAnswer keeps it.
 	Answer *Answer
+	// Entry, when set on a move that ends the task, replaces the sealed
+	// body of the task's history entry (sealed again with its result).
+	Entry []byte
 }
 
 // Answer is what an answer run leaves on its task: the result sealed for

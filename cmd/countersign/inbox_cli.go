@@ -65,7 +65,7 @@ import (
 )
 
 func init() {
-	commands["inbox"] = command{"the owner's terminal inbox: inbox login|list|show|approve|reject|ack|watch|devices|mute|projects …", runInbox}
+	commands["inbox"] = command{"the owner's terminal inbox: inbox login|list|show|approve|reject|ack|activity|watch|devices|mute|projects …", runInbox}
 }
 
 const inboxUsage = `usage: countersign inbox <command> [flags]
@@ -79,6 +79,7 @@ const inboxUsage = `usage: countersign inbox <command> [flags]
   ack ID
   cancel ID
   unlock
+  activity [--project NAME] [--agent ACCOUNT] [--limit N] [--before ID]
   watch
   devices
   devices withdraw ID [--external]

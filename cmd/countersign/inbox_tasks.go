@@ -451,6 +451,11 @@ func inboxWatch(ctx context.Context, a *app, args []string) error {
 			}
 			connected, delay = true, watchRetryMin
 			for ev := range events {
+				if ev.State == string(countersign.StateFailed) {
+					// A failure after the owner's approval is said loudly.
+					fmt.Fprintf(a.stdout, "%s %s FAILED (countersign inbox activity says what happened)\n", time.Now().UTC().Format(countersign.TimeFormat), clean(ev.TaskID))
+					continue
+				}
 				fmt.Fprintf(a.stdout, "%s %s %s\n", time.Now().UTC().Format(countersign.TimeFormat), clean(ev.TaskID), clean(ev.State))
 			}
 			if ctx.Err() != nil {

@@ -84,11 +84,13 @@ func (t *tx) EndDevice(ctx context.Context, id, reason string, at time.Time) (bo
 	if err != nil || n != 1 {
 		return false, err
 	}
-	// An ended device's key copies go with it: whoever holds the database
-	// and the lost device's private key reads nothing more.
+	// An ended device's key copies go with it (its history entries' with
+	// the next round trip): whoever holds the database and the lost
+	// device's private key reads nothing more.
 	if _, err = t.q.exec(ctx, "DELETE FROM device_copies WHERE device_id = ?", id); err != nil {
 		return false, err
 	}
+	t.later(stmt{"DELETE FROM activity_copies WHERE device_id = ?", []any{id}})
 	// Its open event streams end on every process when this commits.
 	return true, t.signal(ctx, store.StreamSignal{Kind: store.SessionEnded, Device: id})
 }

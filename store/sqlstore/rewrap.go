@@ -113,6 +113,7 @@ var keyColumns = []struct{ table, col, what string }{
 	{"idempotency", "answer_key_id", "idempotent answers"},
 	{"idempotency", "body_key_id", "idempotent calls' hashes"},
 	{"runs", "receipt_key_id", "run receipts"},
+	{"activity", "key_id", "history entries"},
 }
 
 func (t *tx) KeyIDsInUse(ctx context.Context) (map[uint32][]string, error) {

@@ -73,6 +73,12 @@ func (t *tx) Purge(ctx context.Context, now, outcomesBefore, callsBefore, oldBef
 		{"DELETE FROM nonces WHERE expires_at < ?", []any{now.Unix()}},
 		{"DELETE FROM idempotency WHERE created_at < ?", []any{callsBefore.Unix()}},
 		{"DELETE FROM spend WHERE at < ?", []any{outcomesBefore.Unix()}},
+		// History entries go with the outcomes; so do the copies of their
+		// keys, and at once those of a device that ended (one a sign-in's
+		// unlock wrapped to while the device was being ended).
+		{"DELETE FROM activity_copies WHERE entry_id IN (SELECT id FROM activity WHERE at < ? AND state NOT IN " + stillGoing + ")", []any{outcomesBefore.Unix()}},
+		{"DELETE FROM activity WHERE at < ? AND state NOT IN " + stillGoing, []any{outcomesBefore.Unix()}},
+		{"DELETE FROM activity_copies WHERE device_id IN (SELECT id FROM devices WHERE ended_at IS NOT NULL)", nil},
 		{"DELETE FROM daily_counts WHERE day < ?", []any{oldBefore.UTC().Format("2006-01-02")}},
 		{"DELETE FROM runners WHERE seen_at < ?", []any{oldBefore.Unix()}},
 	} {

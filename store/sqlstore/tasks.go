@@ -213,6 +213,9 @@ func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 	}
 	stmts = append(stmts, stmt{`INSERT INTO task_events (task_id, owner, from_state, to_state, actor, run, at)
 		VALUES (?, ?, ?, ?, ?, ?, ?)`, []any{m.ID, owner, m.From, m.To, m.Actor, m.Run, m.At.Unix()}})
+	if m.To.Terminal() {
+		stmts = append(stmts, endEntry(m))
+	}
 	// Nothing waits for their results: they go with the next round trip.
 	t.later(t.notifying(stmts, store.TaskEvent{Owner: owner, TaskID: m.ID, State: m.To})...)
 	if webhookID == nil {

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"countersign"
+	"countersign/connectors"
+	"countersign/device"
+	"countersign/servicetest"
+	"countersign/store/storetest"
+)
+
+// TestInboxActivity: `inbox activity` on a terminal signed in after the
+// history was made opens every entry (time, project, agent, asked or not,
+// state, title, summary, what it did and its link), prints a failure after
+// approval loudly, filters by project and agent, pages, and says when an
+// entry is locked on this terminal.
+func TestInboxActivity(t *testing.T) {
+	t.Parallel()
+	db := storetest.Postgres(t)
+	fx := &servicetest.Effects{}
+	w := servicetest.New(t, db, servicetest.WithConnector(servicetest.Notes(fx)))
+	ctx := context.Background()
+	agent := w.AgentClient()
+	call := func(project, op string, args map[string]any) string {
+		raw, err := agent.Call(ctx, w.Owner.Account, project, op, args, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var a struct {
+			TaskID string `json:"task_id"`
+		}
+		_ = json.Unmarshal(raw, &a)
+		return a.TaskID
+	}
+	call("notes", "note", map[string]any{"title": "Note to self", "outcome": "Noted on page 3", "url": "https://notes.example/3"})
+	w.SetAnswer(func(context.Context, *connectors.AnswerCall) (connectors.Report, error) {
+		return connectors.Report{Result: map[string]any{"ok": true}, Outcome: connectors.Outcome{Text: "Payment sent: transaction tx-1",
+			URL: "https://ledger.example/tx-1"}}, nil
+	})
+	paid := call("ledger", "pay", map[string]any{"amount": 1, "title": "Pay Acme", "summary": "pay $1 to Acme Corp; it cannot be undone"})
+	if err := w.Enclave.Answer(ctx, paid, w.Approve(paid, nil)); err != nil {
+		t.Fatal(err)
+	}
+	w.SetAnswer(func(context.Context, *connectors.AnswerCall) (connectors.Report, error) {
+		return connectors.Report{}, connectors.Refused(countersign.Conflict, false, "README.md changed after you saw it.")
+	})
+	failed := call("ledger", "pay", map[string]any{"amount": 1, "title": "Commit to octo/app"})
+	if err := w.Enclave.Answer(ctx, failed, w.Approve(failed, nil)); err != nil {
+		t.Fatal(err)
+	}
+	rejected := call("ledger", "pay", map[string]any{"amount": 1, "title": "Pay Bob"})
+	if _, err := w.Owner.Client.Reject(ctx, rejected, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	// This terminal is a device of the same owner, signed in after all of it.
+	wallet := w.Owner.Signer.(device.WalletSigner).Wallet
+	path := filepath.Join(t.TempDir(), "wallet.json")
+	if err := wallet.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	o := &owner{t: t, wallet: path, account: wallet.AccountID, dir: filepath.Join(t.TempDir(), "inbox"),
+		env: map[string]string{"COUNTERSIGN_SERVER": w.URL}}
+	o.login()
+
+	out := o.ok("activity")
+	blocks := strings.Split(strings.TrimSpace(out), "\n\n")
+	if len(blocks) != 4 {
+		t.Fatalf("activity printed %d entries, want 4:\n%s", len(blocks), out)
+	}
+	for _, want := range []struct{ id, head, body string }{
+		{failed, "ledger  bot.near  asked  FAILED run_refused:conflict", "  Commit to octo/app\n  FAILED: README.md changed after you saw it. Nothing was written."},
+		{paid, "ledger  bot.near  asked  done", "  Pay Acme\n  pay $1 to Acme Corp; it cannot be undone\n  Payment sent: transaction tx-1\n  https://ledger.example/tx-1"},
+		{rejected, "ledger  bot.near  asked  rejected", "  Pay Bob\n  You rejected it. Nothing was written."},
+		{"", "notes  bot.near  not asked  done", "  Note to self\n  Noted on page 3\n  https://notes.example/3"},
+	} {
+		found := false
+		for _, b := range blocks {
+			head, body, _ := strings.Cut(b, "\n")
+			if strings.Contains(head, want.head) && strings.HasSuffix(head, want.id) && body == want.body &&
+				strings.HasPrefix(head, w.Clock.Now().Format("2006-01-02T")) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no entry reads %q / %q in:\n%s", want.head, want.body, out)
+		}
+	}
+
+	if got := o.ok("activity", "--project", "notes"); strings.Count(got, "not asked") != 1 || strings.Contains(got, "ledger") {
+		t.Errorf("--project notes:\n%s", got)
+	}
+	if got := o.ok("activity", "--agent", "other.near"); got != "nothing in the history\n" {
+		t.Errorf("--agent other.near: %q", got)
+	}
+	first := o.ok("activity", "--limit", "2")
+	i := strings.Index(first, "more: countersign inbox activity --before ")
+	if strings.Count(first, "\n\n") != 2 || i < 0 {
+		t.Fatalf("--limit 2:\n%s", first)
+	}
+	next := strings.Fields(first[i:])[5]
+	if rest := o.ok("activity", "--limit", "2", "--before", next); strings.Count(rest, "\n\n") != 1 || strings.Contains(rest, "more:") {
+		t.Errorf("the second page:\n%s", rest)
+	}
+
+	// An entry this terminal holds no copy of is said to be locked; a
+	// failure is still said loudly, in the words of its state.
+	device := o.session().DeviceID
+	if _, err := db.Postgres().Exec(ctx, "DELETE FROM activity_copies WHERE device_id = $1 AND entry_id = $2", device, failed); err != nil {
+		t.Fatal(err)
+	}
+	locked := o.ok("activity")
+	if !strings.Contains(locked, "  (pay of ledger; locked on this terminal)\n  FAILED: The write failed after your approval (conflict); whether it happened is not known.") ||
+		!strings.Contains(locked, "run `countersign inbox unlock`") {
+		t.Errorf("a locked entry:\n%s", locked)
+	}
+	o.ok("unlock")
+	if again := o.ok("activity"); !strings.Contains(again, "FAILED: README.md changed after you saw it.") || strings.Contains(again, "locked") {
+		t.Errorf("after unlock:\n%s", again)
+	}
+
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"activity", "extra"}, "usage: countersign inbox activity"},
+		{[]string{"activity", "--limit", "101"}, "--limit: 1 to 100"},
+		{[]string{"activity", "--before", "NOT AN ID"}, "--before: an entry's id is needed"},
+		{[]string{"activity", "--project", "a/b"}, "--project"},
+		{[]string{"activity", "--agent", "UPPER"}, "--agent"},
+	} {
+		o.fails(c.args, c.want)
+	}
+}

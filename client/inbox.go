@@ -134,9 +134,39 @@ type Project struct {
 	// it is not ok.
 	PolicyMode     string `json:"policy_mode"`
 	PolicySentence string `json:"policy_sentence,omitempty"`
-	Credentials    bool   `json:"credentials"`
-	CreatedAt      string `json:"created_at"`
-	UpdatedAt      string `json:"updated_at"`
+	// PolicyExplained is what the policy does, as the service's policy
+	// reader tells it.
+	PolicyExplained PolicyExplained `json:"policy_explained"`
+	Credentials     bool            `json:"credentials"`
+	CreatedAt       string          `json:"created_at"`
+	UpdatedAt       string          `json:"updated_at"`
+}
+
+// PolicyExplained is what a project's policy does: per write, one line
+// (Text) and its parts; one sentence per rule; the other keys as set.
+type PolicyExplained struct {
+	Writes []WriteExplained `json:"writes"`
+	Rules  []string         `json:"rules"`
+	Limits []string         `json:"limits"`
+}
+
+// WriteExplained is what a policy does with one write: Always (allow, ask
+// or refuse) when one outcome is all there is, else Cases in order and
+// Otherwise.
+type WriteExplained struct {
+	Op        string        `json:"op"`
+	Noun      string        `json:"noun"`
+	Always    string        `json:"always,omitempty"`
+	Cases     []CaseExplain `json:"cases"`
+	Otherwise string        `json:"otherwise,omitempty"`
+	Text      string        `json:"text"`
+}
+
+// CaseExplain is one step of a write's plan.
+type CaseExplain struct {
+	When    string `json:"when"`
+	Outcome string `json:"outcome"`
+	Because string `json:"because"`
 }
 
 // Connector is one entry of the public connector catalogue.

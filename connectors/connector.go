@@ -355,10 +355,17 @@ func (c Catalogue) Names() []string {
 // or "broken" with a sentence; known is false when there is no such
 // connector.
 func (c Catalogue) PolicyMode(connector string, raw []byte) (mode, sentence string, known bool) {
+	e, known := c.ExplainPolicy(connector, raw)
+	return string(e.Mode), e.Sentence, known
+}
+
+// ExplainPolicy reads a policy with a connector's schema and says what it
+// does with each write (policy.Policy.Explain); known is false when there
+// is no such connector.
+func (c Catalogue) ExplainPolicy(connector string, raw []byte) (policy.Explanation, bool) {
 	conn, ok := c[connector]
 	if !ok {
-		return "", "", false
+		return policy.Explanation{}, false
 	}
-	p := conn.ParsePolicy(raw)
-	return string(p.Mode()), p.Sentence(), true
+	return conn.ParsePolicy(raw).Explain(), true
 }

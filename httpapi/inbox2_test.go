@@ -154,6 +154,10 @@ func TestOwnerProjects(t *testing.T) {
 		if p.PolicyMode != "ok" || !p.Credentials || p.Connector != "ledger" || strings.Contains(fmt.Sprint(p), secret) {
 			t.Fatalf("project %+v", p)
 		}
+		// The owner is told what the policy does, write by write.
+		if ws := p.PolicyExplained.Writes; len(ws) == 0 || ws[0].Op != "pay" || ws[0].Always != "ask" || ws[0].Text != "pay: asks you first." {
+			t.Fatalf("the policy explained: %+v", p.PolicyExplained)
+		}
 		if _, err := c.PutProject(ctx, "payments", text, conf); reason(err) != "confirmation_required" {
 			t.Fatalf("a replayed confirmation: %v", err)
 		}
@@ -166,6 +170,9 @@ func TestOwnerProjects(t *testing.T) {
 		p, err = c.PutProject(ctx, "payments", bad, conf)
 		if err != nil || p.PolicyMode != "unreadable" || p.PolicySentence == "" || !p.Credentials {
 			t.Fatalf("an unreadable policy: %+v %v", p, err)
+		}
+		if ws := p.PolicyExplained.Writes; len(ws) == 0 || ws[0].Always != "refuse" {
+			t.Fatalf("an unreadable policy explained: %+v", p.PolicyExplained)
 		}
 		list, _ := c.Projects(ctx)
 		if len(list) != 3 {

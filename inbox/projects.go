@@ -8,15 +8,17 @@ import (
 
 	"countersign"
 	"countersign/approval"
+	"countersign/policy"
 	"countersign/store"
 )
 
 // Catalogue is what the door knows of the connectors: which there are, and
 // how each reads a policy.
 type Catalogue interface {
-	// PolicyMode reads a policy with a connector's schema: ok, unreadable or
-	// broken, with a sentence; known is false for no such connector.
-	PolicyMode(connector string, policy []byte) (mode, sentence string, known bool)
+	// ExplainPolicy reads a policy with a connector's schema: ok, unreadable
+	// or broken, with a sentence, and what it does with each write; known
+	// is false for no such connector.
+	ExplainPolicy(connector string, raw []byte) (e policy.Explanation, known bool)
 }
 
 // ProjectView is a project as its owner sees it: never its credentials.
@@ -28,19 +30,69 @@ type ProjectView struct {
 	Policy         string   `json:"policy"`
 	PolicyMode     string   `json:"policy_mode"`
 	PolicySentence string   `json:"policy_sentence,omitempty"`
-	Credentials    bool     `json:"credentials"`
-	CreatedAt      string   `json:"created_at"`
-	UpdatedAt      string   `json:"updated_at"`
+	// PolicyExplained is what the policy does, written by the code that
+	// decides (policy.Policy.Explain): the owner is told nothing else.
+	PolicyExplained PolicyExplained `json:"policy_explained"`
+	Credentials     bool            `json:"credentials"`
+	CreatedAt       string          `json:"created_at"`
+	UpdatedAt       string          `json:"updated_at"`
+}
+
+// PolicyExplained is what a project's policy does, for the owner: one
+// entry per write of its connector, one sentence per rule, and the other
+// keys as set.
+type PolicyExplained struct {
+	Writes []WriteExplained `json:"writes"`
+	Rules  []string         `json:"rules"`
+	Limits []string         `json:"limits"`
+}
+
+// WriteExplained is what the policy does with one write: Always when one
+// outcome is all there is, else Cases in order (the first that matches
+// decides) and Otherwise; Text says it all in one line.
+type WriteExplained struct {
+	Op        string        `json:"op"`
+	Noun      string        `json:"noun"`
+	Always    string        `json:"always,omitempty"` // allow, ask or refuse
+	Cases     []CaseExplain `json:"cases"`
+	Otherwise string        `json:"otherwise,omitempty"`
+	Text      string        `json:"text"`
+}
+
+// CaseExplain is one step of a write's plan: when it decides, what, and
+// where it comes from ("rule 2", "max_payment_usd").
+type CaseExplain struct {
+	When    string `json:"when"`
+	Outcome string `json:"outcome"`
+	Because string `json:"because"`
+}
+
+func explained(e policy.Explanation) PolicyExplained {
+	out := PolicyExplained{Writes: []WriteExplained{}, Rules: append([]string{}, e.Rules...), Limits: append([]string{}, e.Limits...)}
+	word := func(o policy.Outcome) string {
+		if o == 0 {
+			return ""
+		}
+		return o.String()
+	}
+	for _, w := range e.Writes {
+		v := WriteExplained{Op: w.Op, Noun: w.Noun, Always: word(w.Always), Cases: []CaseExplain{}, Otherwise: word(w.Otherwise), Text: w.Text}
+		for _, c := range w.Cases {
+			v.Cases = append(v.Cases, CaseExplain{When: c.When, Outcome: c.Outcome.String(), Because: c.Because})
+		}
+		out.Writes = append(out.Writes, v)
+	}
+	return out
 }
 
 func (s *Service) projectView(p store.Project) ProjectView {
-	mode, sentence, _ := s.catalogue.PolicyMode(p.Connector, p.Policy)
+	e, _ := s.catalogue.ExplainPolicy(p.Connector, p.Policy)
 	agents := p.Agents
 	if agents == nil {
 		agents = []string{}
 	}
 	return ProjectView{Name: p.Name, ProjectUUID: p.UUID, Connector: p.Connector, Agents: agents,
-		Policy: string(p.Policy), PolicyMode: mode, PolicySentence: sentence, Credentials: p.Creds != nil,
+		Policy: string(p.Policy), PolicyMode: string(e.Mode), PolicySentence: e.Sentence, PolicyExplained: explained(e), Credentials: p.Creds != nil,
 		CreatedAt: p.CreatedAt.Format(countersign.TimeFormat), UpdatedAt: p.UpdatedAt.Format(countersign.TimeFormat)}
 }
 
@@ -110,7 +162,7 @@ func (s *Service) PutProject(ctx context.Context, sess Session, name, text strin
 	if err != nil {
 		return ProjectView{}, err
 	}
-	if _, _, known := s.catalogue.PolicyMode(p.Connector, p.Policy); !known {
+	if _, known := s.catalogue.ExplainPolicy(p.Connector, p.Policy); !known {
 		return ProjectView{}, countersign.Errorf(countersign.InvalidRequest, "there is no such connector (GET /connectors lists them)")
 	}
 	var out ProjectView

@@ -492,7 +492,9 @@ func TestInboxTerminalOwner(t *testing.T) {
 	out = o.ok("projects", "put", "broken", "--connector", "probe", "--policy", badPolicy, "--agent", "bot.near")
 	containsAll(t, "a policy naming no write", out, "policy unreadable: ")
 	list := o.ok("projects", "list")
-	for _, re := range []string{`(?m)^game2\s+probe\s+bot\.near\s+no\s+\S+\s+ok$`, `(?m)^probe\s+probe\s+bot\.near\s+no\s+\S+\s+ok$`, `(?m)^broken\s+probe\s+bot\.near\s+no\s+\S+\s+unreadable: \S`} {
+	for _, re := range []string{`(?m)^game2\s+probe\s+bot\.near\s+no\s+\S+\s+ok$`, `(?m)^probe\s+probe\s+bot\.near\s+no\s+\S+\s+ok$`, `(?m)^broken\s+probe\s+bot\.near\s+no\s+\S+\s+unreadable: \S`,
+		// What each policy does, per write, as the policy reader says it.
+		`(?m)^game2:\n  guess_start: runs at once\.$`, `(?m)^broken:\n  guess_start: refused, because the policy cannot be applied \(`} {
 		if !regexp.MustCompile(re).MatchString(list) {
 			t.Errorf("projects list does not match %s:\n%s", re, list)
 		}

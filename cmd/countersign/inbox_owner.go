@@ -220,7 +220,23 @@ func projectsList(ctx context.Context, a *app, args []string) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", clean(p.Name), clean(p.Connector), first(strings.Join(agents, ","), "-"),
 			creds, clean(p.UpdatedAt), mode)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// What each policy does, in the words of the code that decides.
+	for _, p := range projects {
+		fmt.Fprintf(a.stdout, "\n%s:\n", clean(p.Name))
+		for _, w := range p.PolicyExplained.Writes {
+			fmt.Fprintf(a.stdout, "  %s\n", clean(w.Text))
+		}
+		for _, r := range p.PolicyExplained.Rules {
+			fmt.Fprintf(a.stdout, "  %s\n", clean(r))
+		}
+		for _, l := range p.PolicyExplained.Limits {
+			fmt.Fprintf(a.stdout, "  limit %s\n", clean(l))
+		}
+	}
+	return nil
 }
 
 // maxCredentialsBytes bounds a credentials file.

@@ -89,11 +89,11 @@ func TestServeRefusesAKeyringThatOpensNoneOfTheData(t *testing.T) {
 	}
 	for _, tc := range []struct{ name, key, serve, doctor string }{
 		{"another key under id 1", newKey(t),
-			"the master keyring opens none of the data sealed under key 1 (tasks, run receipts): it holds another key under that id; set COUNTERSIGN_MASTER_KEY (or its _FILE) to the keyring the data was sealed with",
-			"FAIL the master key against the data: the master keyring opens none of the data sealed under key 1 (tasks, run receipts)"},
+			"the master keyring opens none of the data sealed under key 1 (tasks, run receipts, history entries): it holds another key under that id; set COUNTERSIGN_MASTER_KEY (or its _FILE) to the keyring the data was sealed with",
+			"FAIL the master key against the data: the master keyring opens none of the data sealed under key 1 (tasks, run receipts, history entries)"},
 		{"a keyring without id 1", strings.SplitN(twoOnly.Export(), ",", 2)[1],
-			"the master keyring opens none of the data already stored: the data needs key 1 (tasks, run receipts), which it lacks; set COUNTERSIGN_MASTER_KEY",
-			"FAIL the master key against the data: the master keyring opens none of the data already stored: the data needs key 1 (tasks, run receipts)"},
+			"the master keyring opens none of the data already stored: the data needs key 1 (tasks, run receipts, history entries), which it lacks; set COUNTERSIGN_MASTER_KEY",
+			"FAIL the master key against the data: the master keyring opens none of the data already stored: the data needs key 1 (tasks, run receipts, history entries)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := map[string]string{"COUNTERSIGN_MASTER_KEY": tc.key, "COUNTERSIGN_LISTEN": "127.0.0.1:0", "COUNTERSIGN_METRICS_LISTEN": "off",

@@ -136,6 +136,17 @@ func ValidateSummary(s string) error {
 	return nil
 }
 
+// ValidateShownLine checks one line of shown text of at most maxChars
+// characters, by the rules of a summary (SPEC §12): the summaries of a
+// batch sentence, joined, are such a line. A refusal is display_invalid
+// and never quotes the text.
+func ValidateShownLine(s string, maxChars int) error {
+	if p := checkText(s, maxChars, false); p != "" {
+		return invalid("the text " + p)
+	}
+	return nil
+}
+
 // ValidateFiles checks the files of a task: at most MaxFiles, at most
 // MaxFilesBytes together (task_too_large), names and content types as SPEC
 // §12 allows, names unique ignoring case (Unicode simple folding). Other

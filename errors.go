@@ -64,6 +64,9 @@ type Error struct {
 	Message string
 	// State is the task's state, for TaskClosed.
 	State string
+	// Task names the task a refusal is about when a request names several
+	// (a batch approval).
+	Task string
 	// RetryAfter, when set, tells a client when to try again.
 	RetryAfter time.Duration
 }

@@ -47,6 +47,8 @@ type Error struct {
 	Terminal bool
 	// State is the task's state, for task_closed.
 	State string
+	// TaskID names the task a refusal of a batch approval is about.
+	TaskID string
 	// RetryAfter is the service's Retry-After, if it sent one.
 	RetryAfter time.Duration
 }
@@ -123,12 +125,13 @@ func decodeError(resp *http.Response, raw []byte) error {
 		Reason   string `json:"reason"`
 		Terminal *bool  `json:"terminal"`
 		State    string `json:"state"`
+		TaskID   string `json:"task_id"`
 		Success  *bool  `json:"success"`
 	}
 	if json.Unmarshal(raw, &owner) == nil {
 		switch {
 		case owner.Reason != "":
-			e.Reason, e.Message, e.State = owner.Reason, owner.Error, owner.State
+			e.Reason, e.Message, e.State, e.TaskID = owner.Reason, owner.Error, owner.State, owner.TaskID
 			e.Terminal = owner.Terminal == nil || *owner.Terminal
 		case owner.Success != nil:
 			// An agent-facing transport refusal: "<code>: <sentence>".

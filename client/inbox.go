@@ -284,6 +284,39 @@ func (c *Client) Approve(ctx context.Context, id string, req ApproveRequest) (Ta
 	return st, nil
 }
 
+// BatchLine is one task of a batch approval: the line
+// "{id} {task hash} {supply hash}\n" its sentence's hash covers.
+type BatchLine struct {
+	ID         string `json:"id"`
+	TaskHash   string `json:"task_hash"`
+	SupplyHash string `json:"supply_hash"`
+}
+
+// BatchApproveRequest is the body of a batch approval (SPEC §6, wave 3):
+// 2–10 open confirm tasks of one project, nothing supplied, one signature
+// over the batch sentence naming Summaries[i] for Tasks[i].
+type BatchApproveRequest struct {
+	Tasks     []BatchLine  `json:"tasks"`
+	Approval  Confirmation `json:"approval"`
+	Summaries []string     `json:"summaries"`
+}
+
+// BatchApproved is the answer to a batch approval: every task approved,
+// in the order of the request.
+type BatchApproved struct {
+	Tasks []TaskState `json:"tasks"`
+}
+
+// BatchApprove approves 2–10 tasks with one signature: all or none. A
+// refusal (an *Error) names the task it is about in TaskID.
+func (c *Client) BatchApprove(ctx context.Context, req BatchApproveRequest) (BatchApproved, error) {
+	var out BatchApproved
+	if err := c.do(ctx, http.MethodPost, "/inbox/tasks/approve", c.Session, req, &out); err != nil {
+		return BatchApproved{}, fmt.Errorf("approve %d tasks: %w", len(req.Tasks), err)
+	}
+	return out, nil
+}
+
 // Reject refuses a task. reason is the owner's reason sealed to the task's
 // reply key, or nil for none.
 func (c *Client) Reject(ctx context.Context, id string, reason []byte) (TaskState, error) {

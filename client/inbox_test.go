@@ -204,6 +204,18 @@ func TestInboxCalls(t *testing.T) {
 			want:   TaskState{ID: "abc-1", State: "approved", Run: "run2"},
 		},
 		{
+			name: "approve a batch",
+			call: func(ctx context.Context, c *Client) (any, error) {
+				return c.BatchApprove(ctx, BatchApproveRequest{Tasks: []BatchLine{{ID: "abc-1", TaskHash: "ab", SupplyHash: "cd"}, {ID: "abc-2", TaskHash: "ef", SupplyHash: "cd"}},
+					Approval: testConf, Summaries: []string{"pay $1", "pay $2; it cannot be undone"}})
+			},
+			method: "POST", path: "/inbox/tasks/approve",
+			body: `{"tasks":[{"id":"abc-1","task_hash":"ab","supply_hash":"cd"},{"id":"abc-2","task_hash":"ef","supply_hash":"cd"}],"approval":` + testConfJSON +
+				`,"summaries":["pay $1","pay $2; it cannot be undone"]}`,
+			answer: `{"tasks":[{"id":"abc-1","state":"approved","run":"run2"},{"id":"abc-2","state":"approved","run":"run3"}]}`,
+			want:   BatchApproved{Tasks: []TaskState{{ID: "abc-1", State: "approved", Run: "run2"}, {ID: "abc-2", State: "approved", Run: "run3"}}},
+		},
+		{
 			name: "approve with nothing supplied and a callback url",
 			call: func(ctx context.Context, c *Client) (any, error) {
 				return c.Approve(ctx, "abc-1", ApproveRequest{TaskHash: "ab", Approval: withCallback})
@@ -433,6 +445,15 @@ func TestInboxRefusals(t *testing.T) {
 			},
 			status: 409, answer: `{"error":"the task is approved","reason":"task_closed","terminal":true,"state":"approved"}`,
 			want: &Error{Status: 409, Reason: "task_closed", Message: "the task is approved", Terminal: true, State: "approved"},
+		},
+		{
+			name: "a replayed batch approval names its task",
+			call: func(ctx context.Context, c *Client) error {
+				_, err := c.BatchApprove(ctx, BatchApproveRequest{})
+				return err
+			},
+			status: 409, answer: `{"error":"task abc-2: the task is approved","reason":"task_closed","terminal":true,"state":"approved","task_id":"abc-2"}`,
+			want: &Error{Status: 409, Reason: "task_closed", Message: "task abc-2: the task is approved", Terminal: true, State: "approved", TaskID: "abc-2"},
 		},
 		{
 			name: "an approval that does not verify",

@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"countersign"
+	"countersign/approval"
 	"countersign/client"
 	"countersign/connectors"
 	"countersign/enclave"
@@ -195,6 +196,13 @@ func TestWireTypes(t *testing.T) {
 		{name: "approval (inbox.ApproveRequest)", server: inbox.ApproveRequest{TaskHash: taskHash, Summary: "merge pull request #12 of octo/app into main at 3f2a9c1", Approval: conf,
 			Supplied: []byte("sup"), Note: []byte("not")}, client: &client.ApproveRequest{}},
 		{name: "confirmation (inbox.Confirmation)", server: conf, client: &client.Confirmation{}},
+		{name: "batch approval (inbox.BatchApproveRequest)", server: inbox.BatchApproveRequest{
+			Tasks:    []approval.BatchLine{{ID: taskID, TaskHash: taskHash, SupplyHash: taskHash}, {ID: nextID, TaskHash: taskHash, SupplyHash: taskHash}},
+			Approval: conf, Summaries: []string{"pay $1.00 to Acme Corp; it cannot be undone", "pay $2.00 to Globex; it cannot be undone"}},
+			client: &client.BatchApproveRequest{}},
+		{name: "batch approved (inbox.BatchApproved)", server: inbox.BatchApproved{Tasks: []inbox.Approved{
+			{ID: taskID, State: string(countersign.StateApproved), Run: "r8k2m9q4x1z8c3v6b5n0p2w4s6"}}},
+			client: &client.BatchApproved{}},
 		{name: "approved (inbox.Approved)", server: inbox.Approved{ID: taskID, State: string(countersign.StateApproved), Run: "r8k2m9q4x1z8c3v6b5n0p2w4s6"},
 			client: &client.TaskState{}},
 		{name: "moved (inbox.Moved)", server: inbox.Moved{ID: taskID, State: string(countersign.StateRejected)}, client: &client.TaskState{},

@@ -31,6 +31,17 @@ type approvalRecord struct {
 	SupplyHash string `json:"supply_hash"`
 	Supplied   []byte `json:"supplied,omitempty"`
 	Note       []byte `json:"note,omitempty"`
+	// Batch is set for a task approved in a batch (SPEC §7, wave 3): the
+	// batch's tasks in order, and the summaries its sentence names, sealed
+	// to this task by the door's keeper (SealBatch).
+	Batch *batchRecord `json:"batch,omitempty"`
+}
+
+// batchRecord is what a task approved in a batch keeps for its run to
+// rebuild the batch sentence.
+type batchRecord struct {
+	Tasks     []approval.BatchLine `json:"tasks"`
+	Summaries []byte               `json:"summaries"`
 }
 
 // ending is how a task that cannot run ends: failed with a reason, or void.
@@ -241,8 +252,14 @@ func (e *Enclave) checkApproval(p *prepared) error {
 	if err := approval.CheckRun(e.clock(), at, p.envelope.ExpiresAt); err != nil {
 		return err
 	}
-	sentence, err := approval.Approval{Account: p.envelope.Owner, Summary: p.envelope.Display.Summary, TaskID: p.envelope.ID,
-		TaskHash: p.task.TaskHash, SupplyHash: supply, At: at}.Sentence()
+	var sentence string
+	var err error
+	if a.Batch != nil {
+		sentence, err = e.batchSentence(p, at)
+	} else {
+		sentence, err = approval.Approval{Account: p.envelope.Owner, Summary: p.envelope.Display.Summary, TaskID: p.envelope.ID,
+			TaskHash: p.task.TaskHash, SupplyHash: supply, At: at}.Sentence()
+	}
 	if err != nil {
 		return err
 	}
@@ -267,10 +284,40 @@ func (e *Enclave) checkApproval(p *prepared) error {
 	err = approval.Payload{Message: sentence, Nonce: nonce, Recipient: e.recipient, CallbackURL: a.CallbackURL}.VerifySignature(key, sig)
 	// Made for another deployment's recipient (or kept before the door
 	// named it), a signature that fails here says nothing of the summary.
-	if approval.KindOf(err) == approval.InvalidSignature && a.Recipient == e.recipient {
+	// A batch's own summary was compared already: its sentence is the one
+	// the door verified, or the approval was tampered with.
+	if approval.KindOf(err) == approval.InvalidSignature && a.Recipient == e.recipient && a.Batch == nil {
 		return errMismatch
 	}
 	return err
+}
+
+// batchSentence rebuilds the batch sentence a task approved in a batch was
+// signed over (SPEC §7): this task's line must be in the batch with the
+// approved hash and nothing supplied, and the summary at its place must be
+// the envelope's own (else errMismatch: the owner signed another summary
+// for it); the other tasks' lines and summaries are the batch's, as the
+// door checked the signature over them.
+func (e *Enclave) batchSentence(p *prepared, at time.Time) (string, error) {
+	b := p.approval.Batch
+	i := slices.IndexFunc(b.Tasks, func(l approval.BatchLine) bool { return l.ID == p.envelope.ID })
+	if i < 0 {
+		return "", errors.New("the batch does not name the task")
+	}
+	if l := b.Tasks[i]; l.TaskHash != p.task.TaskHash || l.SupplyHash != countersign.SupplyHash(nil, nil) || p.approval.Supplied != nil || p.approval.Note != nil {
+		return "", errors.New("the batch names another hash or a supply for the task")
+	}
+	summaries, err := openBatch(p.keys, b.Summaries)
+	if err != nil {
+		return "", fmt.Errorf("the batch's summaries: %w", err)
+	}
+	if len(summaries) != len(b.Tasks) {
+		return "", errors.New("the batch's summaries do not match its tasks")
+	}
+	if summaries[i] != p.envelope.Display.Summary {
+		return "", errMismatch
+	}
+	return approval.BatchApproval{Account: p.envelope.Owner, Project: p.task.Project, Tasks: b.Tasks, Summaries: summaries, At: at}.Sentence()
 }
 
 // endApproved ends, in tx, a task whose run cannot begin: failed with its

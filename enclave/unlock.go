@@ -115,3 +115,33 @@ func (e *Enclave) Unlock(ctx context.Context, owner string) (int, error) {
 	}
 	return waiting, transport(err)
 }
+
+// SealBatch seals, for the answer run of task t approved in a batch, the
+// summaries the batch sentence names (SPEC §7): under the task's own keys
+// (sealing.BatchRecord, bound to its id), so the run can rebuild the signed
+// sentence while nothing a task shows is kept in clear. The door keeps the
+// blob with the task's approval, which leaving approved drops.
+func (e *Enclave) SealBatch(t store.Task, summaries []string) ([]byte, error) {
+	tk, err := e.keys.TaskKeys(t.KeyID, t.ProjectUUID, t.Owner, t.ID)
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(summaries)
+	if err != nil {
+		return nil, err
+	}
+	return tk.Seal(sealing.BatchRecord, b)
+}
+
+// openBatch opens what SealBatch sealed for the task of tk.
+func openBatch(tk *sealing.TaskKeys, blob []byte) ([]string, error) {
+	plain, err := tk.Open(sealing.BatchRecord, blob)
+	if err != nil {
+		return nil, err
+	}
+	var summaries []string
+	if err := json.Unmarshal(plain, &summaries); err != nil {
+		return nil, err
+	}
+	return summaries, nil
+}

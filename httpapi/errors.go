@@ -34,6 +34,9 @@ type ownerError struct {
 	Reason   string `json:"reason"`
 	Terminal bool   `json:"terminal"`
 	State    string `json:"state,omitempty"`
+	// TaskID names the task a refusal of a request naming several (a
+	// batch approval) is about.
+	TaskID string `json:"task_id,omitempty"`
 }
 
 // writeOwnerError renders a refusal to an owner. Errors that are not
@@ -67,6 +70,7 @@ func writeOwnerError(w http.ResponseWriter, log *slog.Logger, err error) {
 		Reason:   string(e.Code),
 		Terminal: status < 500 && status != http.StatusTooManyRequests,
 		State:    e.State,
+		TaskID:   e.Task,
 	})
 }
 

@@ -16,6 +16,7 @@ import (
 func (s *Server) routeInbox(r *mux.Router) {
 	r.HandleFunc("/inbox/tasks", s.owner(s.tasks)).Methods(http.MethodGet)
 	r.HandleFunc("/inbox/tasks", s.owner(s.cancelMatching)).Methods(http.MethodDelete)
+	r.HandleFunc("/inbox/tasks/approve", s.owner(s.batchApprove)).Methods(http.MethodPost)
 	r.HandleFunc("/inbox/tasks/{id}", s.owner(s.task)).Methods(http.MethodGet)
 	r.HandleFunc("/inbox/tasks/{id}", s.owner(s.cancel)).Methods(http.MethodDelete)
 	r.HandleFunc("/inbox/tasks/{id}/files/{n:[0-9]+}", s.owner(s.file)).Methods(http.MethodGet)
@@ -134,6 +135,16 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request, sess inbox.Sess
 		return
 	}
 	a, err := s.opts.Inbox.Approve(r.Context(), sess, mux.Vars(r)["id"], req)
+	s.answer(w, a, err)
+}
+
+func (s *Server) batchApprove(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
+	var req inbox.BatchApproveRequest
+	if err := decode(w, r, smallBody, &req); err != nil {
+		writeOwnerError(w, s.opts.Logger, err)
+		return
+	}
+	a, err := s.opts.Inbox.BatchApprove(r.Context(), sess, req)
 	s.answer(w, a, err)
 }
 

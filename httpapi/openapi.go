@@ -80,6 +80,8 @@ var routeDocs = map[string]routeDoc{
 	"GET /inbox/tasks/{id}/events":    {summary: "The task's moves", auth: "owner", response: typ[historyAnswer]()},
 	"POST /inbox/tasks/{id}/approve": {summary: "Approve a task with a wallet signature over its summary, hash and supply (SPEC §7); the summary only rebuilds the sentence and is never kept", auth: "owner",
 		request: typ[inbox.ApproveRequest](), response: typ[inbox.Approved]()},
+	"POST /inbox/tasks/approve": {summary: "Approve 2–10 open confirm tasks of one project with one wallet signature over the batch sentence naming each summary (SPEC §6, §7); all are approved or none, a refusal names its task (task_id), and the summaries only rebuild the sentence", auth: "owner",
+		request: typ[inbox.BatchApproveRequest](), response: typ[inbox.BatchApproved]()},
 	"POST /inbox/tasks/{id}/reject": {summary: "Reject a task, with a reason sealed to its reply key", auth: "owner",
 		request: typ[rejectRequest](), optionalBody: true, response: typ[inbox.Moved]()},
 	"POST /inbox/tasks/{id}/acknowledge": {summary: "Got it: close a notice", auth: "owner", response: typ[inbox.Moved]()},

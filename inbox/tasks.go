@@ -21,6 +21,10 @@ type Keeper interface {
 	Unlock(ctx context.Context, owner string) (int, error)
 	// SealCredentials seals a project's credentials under the master key.
 	SealCredentials(projectUUID string, creds []byte) (keyID uint32, blob []byte, err error)
+	// SealBatch seals, for the answer run of task t approved in a batch,
+	// the summaries the batch sentence names, under the task's own keys:
+	// the door keeps the blob with the approval, never the summaries.
+	SealBatch(t store.Task, summaries []string) ([]byte, error)
 }
 
 // FileView is a file of a waiting task: its number and size.
@@ -278,6 +282,8 @@ type approvalRecord struct {
 	SupplyHash string `json:"supply_hash"`
 	Supplied   []byte `json:"supplied,omitempty"`
 	Note       []byte `json:"note,omitempty"`
+	// Batch is set for a task approved in a batch (BatchApprove).
+	Batch *batchRecord `json:"batch,omitempty"`
 }
 
 // Approved is the answer to an approval.

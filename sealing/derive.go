@@ -121,6 +121,10 @@ const (
 	// OutcomeRecord is what the task's outcome keeps for its preparer (the
 	// result, or the owner's rejection reason).
 	OutcomeRecord Record = "outcome"
+	// BatchRecord is what the answer run of a task approved in a batch
+	// needs to rebuild the batch sentence and is shown by the other tasks
+	// of the batch: their summaries, sealed at the approval.
+	BatchRecord Record = "batch"
 )
 
 // AAD returns "countersign-task:v1:{record}:{taskID}".
@@ -133,7 +137,7 @@ func (t *TaskKeys) check(r Record) error {
 	if t == nil || t.seal == nil {
 		return errors.New("sealing: task keys were not derived")
 	}
-	if r != TaskRecord && r != OutcomeRecord {
+	if r != TaskRecord && r != OutcomeRecord && r != BatchRecord {
 		return errors.New("sealing: unknown sealed record kind")
 	}
 	return nil

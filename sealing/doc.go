@@ -85,7 +85,10 @@
 //     the key id beside the hash and compares under that id.
 //   - A task's outcome for its preparer (the result, the decrypted rejection
 //     reason) is sealed with [TaskKeys.Seal] as [OutcomeRecord], bound to the
-//     task; [SecretPurpose] is for secrets that outlive tasks.
+//     task; [SecretPurpose] is for secrets that outlive tasks. The summaries
+//     of a batch approval, which the answer run of each task of the batch
+//     needs to rebuild the signed sentence, are sealed to each task as
+//     [BatchRecord] and dropped with its approval.
 //   - The size limits of SPEC §12 are the callers' to enforce; this package
 //     seals what it is given.
 //   - Randomness: nonces, content keys, master keys and ephemeral keys come

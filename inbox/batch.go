@@ -1,0 +1,220 @@
+package inbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"countersign"
+	"countersign/approval"
+	"countersign/store"
+)
+
+// BatchApproveRequest is the body of POST /inbox/tasks/approve (SPEC §6,
+// wave 3): 2–10 open confirm tasks of one project, nothing supplied, one
+// signature over the batch sentence (SPEC §7) naming Summaries[i] for
+// Tasks[i]. The summaries only rebuild the sentence: the door keeps none
+// of them, in clear or otherwise (it asks the keeper to seal them to each
+// task for its answer run).
+type BatchApproveRequest struct {
+	Tasks     []approval.BatchLine `json:"tasks"`
+	Approval  Confirmation         `json:"approval"`
+	Summaries []string             `json:"summaries"`
+}
+
+// BatchApproved is the answer to a batch approval: each task approved, in
+// the order of the request.
+type BatchApproved struct {
+	Tasks []Approved `json:"tasks"`
+}
+
+// batchRecord is what a task approved in a batch keeps beside its approval
+// for its answer run: the batch's tasks, in order (ids and hashes, which
+// the task rows hold in clear anyway), and the summaries the sentence
+// names, sealed by the keeper to this task.
+type batchRecord struct {
+	Tasks     []approval.BatchLine `json:"tasks"`
+	Summaries []byte               `json:"summaries"`
+}
+
+// noSupply is the supply hash of an approval that supplies nothing.
+var noSupply = countersign.SupplyHash(nil, nil)
+
+// refuseTask is a refusal about one task of a batch: its sentence starts
+// by naming the task, and the body names it (task_id).
+func refuseTask(id string, err error) error {
+	var ce *countersign.Error
+	if !errors.As(err, &ce) {
+		return err
+	}
+	out := *ce
+	out.Task = id
+	out.Message = "task " + id + ": " + ce.Message
+	return &out
+}
+
+// BatchApprove checks a batch approval at the door and, in one
+// transaction, moves every task open → approved with its approval, spends
+// the signature's nonce once and queues each task's answer run: all or
+// none. Each task is checked as if it were approved alone (it is the
+// owner's, open, unexpired, a confirm task that takes no supply, of the
+// batch's one project, with the hash signed), and every check that can
+// refuse without the chain comes before the signature is verified. A
+// refusal names the task it is about, writes nothing and spends nothing.
+func (s *Service) BatchApprove(ctx context.Context, sess Session, req BatchApproveRequest) (BatchApproved, error) {
+	now := s.clock()
+	n := len(req.Tasks)
+	switch {
+	case n < approval.MinBatchTasks || n > approval.MaxBatchTasks:
+		return BatchApproved{}, countersign.Errorf(countersign.InvalidRequest, "a batch approves %d to %d tasks; approve one task alone at /inbox/tasks/{id}/approve", approval.MinBatchTasks, approval.MaxBatchTasks)
+	case len(req.Summaries) != n:
+		return BatchApproved{}, countersign.Errorf(countersign.InvalidRequest, "a batch names one summary per task, in the order of the tasks")
+	}
+	for i, l := range req.Tasks {
+		if !countersign.ValidTaskID(l.ID) {
+			return BatchApproved{}, countersign.Errorf(countersign.TaskNotFound, "task %d of the batch: no such task", i+1)
+		}
+		for _, before := range req.Tasks[:i] {
+			if before.ID == l.ID {
+				return BatchApproved{}, refuseTask(l.ID, countersign.Errorf(countersign.InvalidRequest, "the batch names the task twice"))
+			}
+		}
+		if l.SupplyHash != noSupply {
+			return BatchApproved{}, refuseTask(l.ID, countersign.Errorf(countersign.InvalidRequest, "a batch supplies nothing: its supply hash is that of nothing supplied (%s)", noSupply))
+		}
+		if s := req.Summaries[i]; s == "" {
+			return BatchApproved{}, refuseTask(l.ID, countersign.Errorf(countersign.InvalidRequest, "a task approved in a batch has a summary: approve a task without one alone"))
+		} else if err := countersign.ValidateSummary(s); err != nil {
+			return BatchApproved{}, refuseTask(l.ID, countersign.Errorf(countersign.InvalidRequest, "%s", countersign.ErrorMessage(err)))
+		}
+	}
+	tasks := make([]store.Task, n)
+	err := s.store.Read(ctx, func(tx store.Tx) error {
+		for i, l := range req.Tasks {
+			t, err := ownTask(ctx, tx, sess, l.ID)
+			if err != nil {
+				return refuseTask(l.ID, err)
+			}
+			tasks[i] = t
+		}
+		return nil
+	})
+	if err != nil {
+		return BatchApproved{}, storeErr(err)
+	}
+	first := tasks[0]
+	for i, t := range tasks {
+		var refusal error
+		switch {
+		case t.State != countersign.StateOpen:
+			refusal = closed(string(t.State))
+		case !now.Before(t.ExpiresAt):
+			refusal = &countersign.Error{Code: countersign.TaskExpired, Message: "the task expired before the approval arrived", State: string(t.State)}
+		case t.Kind != countersign.KindConfirm:
+			refusal = countersign.Errorf(countersign.InvalidRequest, "a batch approves confirm tasks only, and this is a %s: approve it alone", t.Kind)
+		case t.Supplies != countersign.SuppliesNone:
+			refusal = countersign.Errorf(countersign.InvalidRequest, "this task needs the owner's %s: approve it alone", t.Supplies)
+		case t.ProjectUUID != first.ProjectUUID:
+			refusal = countersign.Errorf(countersign.InvalidRequest, "the task is of the project %s, not %s: a batch approves tasks of one project", t.Project, first.Project)
+		case req.Tasks[i].TaskHash != t.TaskHash:
+			refusal = countersign.Errorf(countersign.ConfirmationRequired, "the approval names another task hash")
+		}
+		if refusal != nil {
+			return BatchApproved{}, refuseTask(t.ID, refusal)
+		}
+	}
+	at := time.Unix(req.Approval.At, 0).UTC()
+	if err := approval.CheckConfirmation(now, at); err != nil {
+		return BatchApproved{}, countersign.Errorf(countersign.ConfirmationRequired, "the approval is older than 10 minutes or from the future; sign it again")
+	}
+	for _, t := range tasks {
+		if !at.Before(t.ExpiresAt) {
+			return BatchApproved{}, refuseTask(t.ID, &countersign.Error{Code: countersign.TaskExpired, Message: "the approval is dated at or after the task's expiry", State: string(t.State)})
+		}
+	}
+	sentence, err := approval.BatchApproval{Account: sess.AccountID, Project: first.Project, Tasks: req.Tasks, Summaries: req.Summaries, At: at}.Sentence()
+	if errors.Is(err, approval.ErrBatchTooLong) {
+		return BatchApproved{}, countersign.Errorf(countersign.InvalidRequest, "%s", err.Error())
+	}
+	if err != nil {
+		return BatchApproved{}, countersign.Errorf(countersign.InvalidRequest, "the batch approval cannot be built for these tasks")
+	}
+	v, err := approval.Verify(ctx, s.keys, s.claim(sess.AccountID, sentence, req.Approval.signed()))
+	if err != nil {
+		return BatchApproved{}, signatureRefusal(err, countersign.ConfirmationRequired)
+	}
+	records := make([][]byte, n)
+	for i, t := range tasks {
+		sealed, err := s.keeper.SealBatch(t, req.Summaries)
+		if err != nil {
+			return BatchApproved{}, fmt.Errorf("seal the batch's summaries for %s: %w", t.ID, err)
+		}
+		if records[i], err = json.Marshal(approvalRecord{Confirmation: req.Approval, Recipient: s.recipient, TaskHash: t.TaskHash, SupplyHash: noSupply,
+			Batch: &batchRecord{Tasks: req.Tasks, Summaries: sealed}}); err != nil {
+			return BatchApproved{}, err
+		}
+	}
+	out := BatchApproved{Tasks: make([]Approved, n)}
+	for i, t := range tasks {
+		run := countersign.NewRunID()
+		out.Tasks[i] = Approved{ID: t.ID, State: string(countersign.StateApproved), Run: run}
+	}
+	// Tasks are moved in the order of their ids, whatever the request's,
+	// so two batches sharing tasks take their rows in one order.
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		switch {
+		case tasks[a].ID < tasks[b].ID:
+			return -1
+		case tasks[a].ID > tasks[b].ID:
+			return 1
+		}
+		return 0
+	})
+	err = s.store.Tx(ctx, func(tx store.Tx) error {
+		for _, i := range order {
+			t, run := tasks[i], out.Tasks[i].Run
+			moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, From: countersign.StateOpen, To: countersign.StateApproved,
+				At: now, Actor: "owner", Run: run, AnswerRun: run, Unexpired: s.clock(), Approval: records[i]})
+			if err != nil {
+				return err
+			}
+			if !moved {
+				cur, err := tx.Task(ctx, t.ID)
+				if err != nil {
+					return err
+				}
+				if cur.State == countersign.StateOpen {
+					return refuseTask(t.ID, &countersign.Error{Code: countersign.TaskExpired, Message: "the task expired before the approval arrived", State: string(cur.State)})
+				}
+				return refuseTask(t.ID, closed(string(cur.State)))
+			}
+		}
+		fresh, err := tx.SpendNonce(ctx, sess.AccountID, v.Nonce[:], at.Add(approval.ConfirmationMaxAge+time.Minute))
+		if err != nil {
+			return err
+		}
+		if !fresh {
+			return countersign.Errorf(countersign.ConfirmationRequired, "this approval was used already; sign a new one")
+		}
+		for i, t := range tasks {
+			if err := tx.EnqueueAnswer(ctx, store.AnswerJob{TaskID: t.ID, Run: out.Tasks[i].Run}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return BatchApproved{}, storeErr(err)
+	}
+	for _, a := range out.Tasks {
+		s.log.Info("task approved", "task", a.ID, "owner", sess.AccountID, "run", a.Run, "batch", n)
+	}
+	return out, nil
+}

@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -37,8 +38,9 @@ func (o Outcome) String() string {
 // name, as the connector found them in the call: for Mercury's pay_invoice,
 // Amounts["amount"], Words["method"] and Words["payee"].
 type Facts struct {
-	Amounts map[string]Cents  // for AmountRange conditions
-	Words   map[string]string // for AnyOf and Equals conditions
+	Amounts map[string]Cents    // for AmountRange conditions
+	Words   map[string]string   // for AnyOf and Equals conditions
+	Names   map[string][]string // for Names conditions (may be empty: none)
 }
 
 // Decision is a policy's answer for one write.
@@ -126,8 +128,14 @@ func refusal(rule int, code, sentence string) Decision {
 
 // missing says what is wrong with the fact facts hold for c, or "".
 func (c *Condition) missing(facts Facts) string {
-	if c.kind == condRange {
+	switch c.kind {
+	case condRange:
 		if _, ok := facts.Amounts[c.name]; !ok {
+			return "gave no " + c.name
+		}
+		return ""
+	case condNames:
+		if _, ok := facts.Names[c.name]; !ok {
 			return "gave no " + c.name
 		}
 		return ""
@@ -153,9 +161,15 @@ func (r *rule) matches(op string, facts Facts, ix *index) bool {
 			return false
 		}
 		c := &ix.conds[t.cond]
-		if c.kind == condRange {
+		switch c.kind {
+		case condRange:
 			a := facts.Amounts[c.name]
 			if t.hasMin && a < t.min || t.hasMax && a > t.max {
+				return false
+			}
+			continue
+		case condNames:
+			if !c.allListed(facts.Names[c.name], t.words) {
 				return false
 			}
 			continue
@@ -178,6 +192,12 @@ func (r *rule) describe(ix *index) string {
 	for _, t := range r.tests {
 		c := &ix.conds[t.cond]
 		switch {
+		case c.kind == condNames && len(t.words) == 1:
+			parts = append(parts, c.name+" "+quoteName(t.words[0]))
+		case c.kind == condNames:
+			// Only what the write named may reach the agent, not the
+			// owner's other names.
+			parts = append(parts, fmt.Sprintf("%s one of %d named", c.name, len(t.words)))
 		case c.kind != condRange:
 			parts = append(parts, c.name+" "+orList(t.words))
 		case t.hasMin && t.hasMax:
@@ -192,4 +212,37 @@ func (r *rule) describe(ix *index) string {
 		return "every write"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// allListed reports whether the write carries at least one name and every
+// one of them is listed (ignoring case for a caseless condition).
+func (c *Condition) allListed(names, listed []string) bool {
+	if len(names) == 0 {
+		return false
+	}
+	for _, n := range names {
+		if !slices.ContainsFunc(listed, func(l string) bool { return l == n || c.caseless && strings.EqualFold(l, n) }) {
+			return false
+		}
+	}
+	return true
+}
+
+// quoteName shows a name the owner listed in a rule: in backticks when it
+// is made of plain characters (and "/"), else escaped to ASCII in double
+// quotes, so that no control, invisible or reordering character reaches a
+// sentence; cut to 100 characters.
+func quoteName(s string) string {
+	const room = 100
+	if s != "" && plain(strings.ReplaceAll(s, "/", "")) {
+		if len(s) > room {
+			return "`" + s[:room] + "…`"
+		}
+		return "`" + s + "`"
+	}
+	q := strconv.QuoteToASCII(s)
+	if len(q) > room+2 {
+		return q[:room+1] + `..."`
+	}
+	return q
 }

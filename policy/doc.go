@@ -6,7 +6,8 @@
 //
 // A connector declares a Schema: its writes and reads, its own policy keys
 // and their shapes, and the conditions its rules may test (Mercury's amount,
-// method and payee). Parse reads the policy's bytes as stored; it never
+// method, payee and the saved payee's id; GitHub's repository, branch and
+// paths; Gmail's recipients and their domains). Parse reads the policy's bytes as stored; it never
 // fails, and the Policy it returns is OK, Unreadable or Broken, with a
 // sentence for the last two. A connector serves reads whatever the mode; it
 // asks Decide about a write only once every other check of its own (allowed
@@ -100,6 +101,26 @@
 //     word, for a condition the write carries.
 //   - A policy that is not OK holds nothing: no `confirm`, no keys, no
 //     rules. Its Hash still covers its bytes as stored.
+//   - A Names condition (a repository, a branch, paths, recipients, a
+//     payee's id) matches a write that names at least one and only listed
+//     ones: a commit whose every path is listed, a message whose every
+//     recipient is. A write naming none (a payment to a new payee) matches
+//     no rule testing it. A refusal quotes the owner's name only when the
+//     rule lists one (the write's own); otherwise it counts them.
+//
+// "Always allow this" (AlwaysAllow):
+//   - The rule names the write's operation and every condition it
+//     carries, each with the write's own value (one method, the payee's
+//     id, the names), and the amount as a maximum; it is inserted first.
+//     A write carrying no condition is refused: the rule would allow every
+//     such write.
+//   - A rule never widens `confirm`; when `confirm` names the write, the
+//     write is taken out of it, every rule that would allow it gets an
+//     asking copy limited to it just before it, and a last rule asks about
+//     it, so that nothing else the policy decides changes.
+//   - The new text is the old one written compactly. WidenedBy recognises
+//     exactly such a text, so the service can keep tasks approved under the
+//     old policy (whose hash they name) from being void under the new one.
 //
 // Counting:
 //   - Direct and confirmed writes are two numbers per (owner, project,

@@ -28,7 +28,7 @@ const (
 // stands in the policy and can say so.
 type value struct {
 	kind    jsonKind
-	text    string // a string's contents, a number's literal text
+	text    string // a string's contents, a number's literal text, true or false
 	items   []value
 	members []member
 }
@@ -98,7 +98,10 @@ func (r *reader) from(tok json.Token, depth int) (value, error) {
 	case nil:
 		return value{kind: jsonNull}, nil
 	case bool:
-		return value{kind: jsonBool}, nil
+		if t {
+			return value{kind: jsonBool, text: "true"}, nil
+		}
+		return value{kind: jsonBool, text: "false"}, nil
 	case json.Number:
 		return value{kind: jsonNumber, text: string(t)}, nil
 	case string:

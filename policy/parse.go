@@ -437,6 +437,12 @@ func (p *Policy) readWhen(n int, v value, r *rule) string {
 				return fmt.Sprintf("rule %d's `%s` must be %s", n, m.name, orList(c.values))
 			}
 			t.words = []string{m.val.text}
+		case condNames:
+			names, ok := readStrings(m.val)
+			if !ok || len(names) == 0 {
+				return fmt.Sprintf("rule %d's `%s` must be a non-empty list of names without control characters", n, m.name)
+			}
+			t.words = dedupe(names)
 		}
 	}
 	for ci := range p.ix.conds {

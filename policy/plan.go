@@ -289,6 +289,16 @@ func (r *rule) when(ix *index) string {
 	for _, t := range r.tests {
 		c := &ix.conds[t.cond]
 		switch {
+		case c.kind == condNames:
+			quoted := make([]string, len(t.words))
+			for i, w := range t.words {
+				quoted[i] = quoteName(w)
+			}
+			if len(quoted) == 1 {
+				parts = append(parts, "the "+c.name+" is "+quoted[0])
+			} else {
+				parts = append(parts, "every "+c.name+" is one of "+orList(quoted))
+			}
 		case c.kind != condRange:
 			parts = append(parts, "the "+c.name+" is "+orList(t.words))
 		case t.hasMin && t.hasMax:

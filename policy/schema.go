@@ -85,16 +85,19 @@ const (
 	condRange conditionKind = iota + 1
 	condAnyOf
 	condEquals
+	condNames
 )
 
 // Condition is something a rule's `when` may test of a write besides its
-// operation, declared by the connector with AmountRange, AnyOf or Equals.
-// Its name is the name Schema.Carries and Facts use.
+// operation, declared by the connector with AmountRange, AnyOf, Equals or
+// Names. Its name is the name Schema.Carries and Facts use.
 type Condition struct {
 	name    string
 	kind    conditionKind
 	members []string // range: min, max; others: the one member
 	values  []string // the words a word condition may name
+	// caseless: a Names condition compares names ignoring case.
+	caseless bool
 }
 
 // AmountRange declares an amount condition: the `when` members minMember
@@ -118,6 +121,17 @@ func AnyOf(name, member string, values ...string) Condition {
 // its word is that value. Mercury declares Equals("payee", "payee", "saved", "new").
 func Equals(name, member string, values ...string) Condition {
 	return Condition{name: name, kind: condEquals, members: []string{member}, values: slices.Clone(values)}
+}
+
+// Names declares a condition on names the write carries that the connector
+// cannot list in advance (Facts.Names[name]: a repository, a branch, the
+// paths a commit changes, a message's recipients, a saved payee's id): the
+// `when` member holds a non-empty list of names, and the write matches when
+// it carries at least one name and every one of them is listed. With
+// caseless, names compare ignoring case (as GitHub compares repositories
+// and mail its domains). GitHub declares Names("repo", "repos", true).
+func Names(name, member string, caseless bool) Condition {
+	return Condition{name: name, kind: condNames, members: []string{member}, caseless: caseless}
 }
 
 // phrase says what a rule testing the condition does, completing
@@ -239,7 +253,7 @@ func (s *Schema) index() (*index, error) {
 			}
 			ix.byMember[m] = i
 		}
-		if c.kind != condRange {
+		if c.kind == condAnyOf || c.kind == condEquals {
 			if len(c.values) == 0 {
 				return nil, fmt.Errorf("condition %q declares no values", c.name)
 			}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"sort"
@@ -106,14 +107,55 @@ type Connector struct {
 	// PolicyKeys are the connector's own policy members besides confirm and
 	// rules, with their shape.
 	PolicyKeys map[string]policy.KeyKind
-	// Conditions are what rules may test (policy.AmountRange, AnyOf, Equals).
+	// Conditions are what rules may test (policy.AmountRange, AnyOf,
+	// Equals, Names).
 	Conditions []policy.Condition
+	// TaskFacts reads, from a confirm task the owner's device opened, the
+	// write it asks about and that write's facts, as the connector decided
+	// it (the agent's request as sealed, whose "operation" names the
+	// write, and the envelope the connector built): what "Always allow
+	// this" (SPEC §13) builds its rule from. nil: the connector offers no
+	// "Always allow this".
+	TaskFacts func(request []byte, env countersign.Envelope) (op string, facts policy.Facts, err error)
 	// Allowed names the policy key listing the writes allowed at all, and
 	// Caps the owner's maximum amounts (policy.Schema): the policy decides
 	// both, and tells the owner of them, with the rest of what it decides.
 	Allowed    string
 	Caps       []policy.Cap
 	Operations []Operation
+}
+
+// AlwaysAllow is "Always allow this" (SPEC §13) for a confirm task of c
+// that the owner's device opened (its request and envelope): the write's
+// facts (TaskFacts) and the narrow rule allowing writes like it, inserted
+// first in policyText, the project's policy as stored. It refuses, with a
+// sentence for the owner, a task that is not a confirm task, a connector
+// that declares no rule conditions or no TaskFacts, and whatever
+// policy.AlwaysAllow refuses.
+func (c *Connector) AlwaysAllow(policyText, request []byte, env countersign.Envelope) (string, policy.Allowance, error) {
+	if env.Kind != countersign.KindConfirm {
+		return "", policy.Allowance{}, fmt.Errorf("only a yes-or-no (confirm) task can be always allowed, and task %s is a %s task", env.ID, env.Kind)
+	}
+	if len(c.Conditions) == 0 || c.TaskFacts == nil {
+		return "", policy.Allowance{}, fmt.Errorf("%s declares no rule conditions, so none of its writes can be always allowed", c.Name)
+	}
+	op, facts, err := c.TaskFacts(request, env)
+	if err != nil {
+		return "", policy.Allowance{}, fmt.Errorf("the write of task %s cannot be read: %w", env.ID, err)
+	}
+	a, err := policy.AlwaysAllow(policyText, c.Schema(), op, facts)
+	return op, a, err
+}
+
+// RequestOperation is the "operation" member of an agent's request.
+func RequestOperation(request []byte) (string, error) {
+	var r struct {
+		Operation string `json:"operation"`
+	}
+	if err := json.Unmarshal(request, &r); err != nil || !opName.MatchString(r.Operation) {
+		return "", errors.New("the request names no operation")
+	}
+	return r.Operation, nil
 }
 
 // Build is the connector's build as envelopes name it: name@version.

@@ -112,6 +112,26 @@ func (p *Policy) Decide(op string, facts Facts) Decision {
 	return Decision{Outcome: pl.otherwise}
 }
 
+// Gate answers what Decide answers for op before it reads any fact: the
+// refusal of a policy that is not OK, of an operation that is not a write,
+// or of a write the schema's Allowed list does not name; the zero Decision
+// when none of these refuses (the write's facts then decide). A connector
+// that learns some facts only from the service it writes to (GitHub's
+// default branch) asks Gate before it asks the service anything, and
+// Decide once it knows them.
+func (p *Policy) Gate(op string) Decision {
+	if p.mode != OK {
+		return refusal(0, "policy_unreadable", p.sentence)
+	}
+	if !p.ix.writes[op] {
+		return refusal(0, "internal_error", fmt.Sprintf("the policy was asked about %s, which is not one of this connector's writes", quote(op)))
+	}
+	if pl := p.plans[op]; pl.refused != nil {
+		return *pl.refused
+	}
+	return Decision{}
+}
+
 // RuleText describes rule n (counting from 1) as a refusal by it does:
 // "rule 2 (pay_invoice, amount at least $500.01)"; "" when there is no such
 // rule.

@@ -220,7 +220,7 @@ func (g *GitHub) confirm(ctx context.Context, a *connectors.AnswerCall) (connect
 	if err != nil {
 		return connectors.Report{}, connectors.Refused(countersign.TaskUnreadable, false, "The sealed write does not read.")
 	}
-	if d := a.Decide(w.Op, policy.Facts{}); d.Outcome == policy.Refuse {
+	if d := a.Decide(w.Op, w.facts()); d.Outcome == policy.Refuse {
 		return connectors.Report{}, connectors.Refused(countersign.Code(d.Code), false, "%s.", d.Sentence)
 	}
 	if err := bounded(a.Policy, w); err != nil {

@@ -28,6 +28,15 @@
 //     refuse, and Explain lists them. Repository globs compare ignoring
 //     case (as GitHub does), branch and path globs exactly; "*" stays
 //     within one segment, "**" crosses any number.
+//   - Rules (SPEC §13) may name `repos` (compared ignoring case),
+//     `branches` and `paths` (exactly, not as globs) in their `when`: a
+//     write matches when its repository, the branch it changes and every
+//     path it changes are listed. Gists carry none of them. The branch is
+//     known once the write is prepared (the default branch, a merge's
+//     base), so `actions` is asked before GitHub is and the rules after
+//     what prepared the write was read. "Always allow this" names the
+//     task's repository, branch and paths (from the request, and the
+//     branch as the task shows it).
 //   - `branches` bounds the branch a write changes: branch_create's new
 //     branch, file_put's and commit's branch, pr_merge's base. pr_create,
 //     pr_review and the issue, gist and star writes change no branch.
@@ -93,9 +102,11 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -172,6 +183,15 @@ func New(o Options) *connectors.Connector {
 		// The policy refuses a write `actions` does not name, and tells
 		// the owner so.
 		Allowed: keyActions,
+		// What a rule may name: the repository (compared ignoring case,
+		// as GitHub does), the branch a write changes and the paths it
+		// changes (exactly).
+		Conditions: []policy.Condition{
+			policy.Names("repo", keyRepos, true),
+			policy.Names("branch", keyBranch, false),
+			policy.Names("path", keyPaths, false),
+		},
+		TaskFacts: taskFacts,
 	}
 	for _, d := range declarations {
 		op := connectors.Operation{Name: d.name, Kind: d.kind, Description: d.desc, Schema: json.RawMessage(d.schema), Result: json.RawMessage(d.result)}
@@ -184,6 +204,7 @@ func New(o Options) *connectors.Connector {
 		} else {
 			op.Price = WritePrice
 			op.Run = g.write
+			op.Carries = carries(d.name)
 		}
 		c.Operations = append(c.Operations, op)
 	}
@@ -302,6 +323,81 @@ func (w *write) branch() string {
 	return ""
 }
 
+// carries lists the rule conditions a write carries: the repository of
+// every write that has one, the branch of those that change one
+// (write.branch), the paths of those that change files in a repository
+// (write.paths).
+func carries(op string) []string {
+	var out []string
+	switch op {
+	case "gist_create", "gist_update":
+		return nil
+	}
+	out = append(out, "repo")
+	switch op {
+	case "branch_create", "file_put", "commit", "pr_merge":
+		out = append(out, "branch")
+	}
+	switch op {
+	case "file_put", "commit":
+		out = append(out, "path")
+	}
+	return out
+}
+
+// facts are the values of the conditions a write carries, as the policy
+// reads them: the repository, the branch it changes, the paths it changes.
+func (w *write) facts() policy.Facts {
+	f := policy.Facts{Names: map[string][]string{}}
+	for _, c := range carries(w.Op) {
+		switch c {
+		case "repo":
+			f.Names[c] = []string{w.Repo}
+		case "branch":
+			f.Names[c] = []string{w.branch()}
+		case "path":
+			f.Names[c] = w.paths()
+		}
+	}
+	return f
+}
+
+// taskFacts reads the write a task asks about, for "Always allow this":
+// its operation, repository and paths from the agent's request, and the
+// branch it changes as the task shows it (a write to the default branch,
+// or a merge, names it only there: "Branch", or pr_merge's "Branches",
+// "{head} into {base}").
+func taskFacts(request []byte, env countersign.Envelope) (string, policy.Facts, error) {
+	op, err := connectors.RequestOperation(request)
+	if err != nil {
+		return "", policy.Facts{}, err
+	}
+	w := &write{Op: op}
+	if err := json.Unmarshal(request, &w.callArgs); err != nil {
+		return "", policy.Facts{}, err
+	}
+	shown := func(label string) string {
+		for _, f := range env.Display.Fields {
+			if f.Label == label && len(f.Values) == 1 {
+				return f.Values[0]
+			}
+		}
+		return ""
+	}
+	switch op {
+	case "file_put", "commit":
+		w.Branch = shown("Branch")
+	case "pr_merge":
+		if _, base, ok := strings.Cut(shown("Branches"), " into "); ok {
+			w.Base = base
+		}
+	}
+	if b := w.branch(); slices.Contains(carries(op), "branch") && b == "" {
+		return "", policy.Facts{}, errors.New("the task does not show the branch it changes")
+	}
+	return op, w.facts(), nil
+}
+
 // bounded checks a write against the policy's globs, `repos`,
 // `branches` and `paths`, which only ever refuse. `actions` is the
 // policy's own gate (Connector.Allowed): Decide refuses a write it does
@@ -348,8 +444,10 @@ func (g *GitHub) write(ctx context.Context, c *connectors.Call) (any, error) {
 	if err := check(w); err != nil {
 		return nil, err
 	}
-	d := c.Decide(policy.Facts{})
-	if d.Outcome == policy.Refuse {
+	// What refuses without the write's values comes before GitHub is
+	// asked anything; the rules need the branch, which may be the default
+	// one, known once prepared.
+	if d := c.Policy.Gate(c.Operation); d.Outcome == policy.Refuse {
 		return nil, countersign.Errorf(countersign.Code(d.Code), "%s", d.Sentence)
 	}
 	if err := bounded(c.Policy, w); err != nil {
@@ -366,6 +464,10 @@ func (g *GitHub) write(ctx context.Context, c *connectors.Call) (any, error) {
 	// The default branch is known now: check the branch again.
 	if err := bounded(c.Policy, w); err != nil {
 		return nil, err
+	}
+	d := c.Decide(w.facts())
+	if d.Outcome == policy.Refuse {
+		return nil, countersign.Errorf(countersign.Code(d.Code), "%s", d.Sentence)
 	}
 	if d.Outcome == policy.Ask {
 		spec := show(w, old)

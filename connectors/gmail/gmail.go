@@ -36,6 +36,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -110,8 +111,17 @@ func New(cfg Config) *connectors.Connector {
 		Name: Name, Version: Version, Tasks: true,
 		PolicyKeys: map[string]policy.KeyKind{keyDomains: policy.List, keyRecipients: policy.List, keyMaxPerDay: policy.Count,
 			keyMaxRecipients: policy.Count, keyMaxAttachments: policy.Count, keyPrefix: policy.Text},
+		// What a rule may name: every recipient of a message (to, cc and
+		// bcc), one mailbox as sameAddress tells them (the local part as
+		// written, the domain in lower case), and every recipient's domain,
+		// ignoring case.
+		Conditions: []policy.Condition{
+			policy.Names("recipient", "recipients", false),
+			policy.Names("domain", "domains", true),
+		},
+		TaskFacts: taskFacts,
 		Operations: []connectors.Operation{
-			{Name: "send", Kind: connectors.Write, Price: SendPrice, Run: c.send, Noun: "message",
+			{Name: "send", Kind: connectors.Write, Price: SendPrice, Run: c.send, Noun: "message", Carries: []string{"recipient", "domain"},
 				Description: "Sends an email from the owner's Gmail: to, cc, bcc, subject, a plain-text body and attachments.",
 				Schema:      json.RawMessage(sendSchema), Result: json.RawMessage(sentSchema),
 				Examples: []json.RawMessage{
@@ -282,6 +292,47 @@ func allowed(addr string, domains, addrs []string) bool {
 	return false
 }
 
+// mailFacts are a message's facts for the rules: its recipients, each with
+// its domain in lower case (the local part is a mailbox's own), and their
+// domains, each once.
+func mailFacts(recipients []string) policy.Facts {
+	domains, mailboxes := []string{}, []string{}
+	for _, r := range recipients {
+		d := domain(r)
+		mailboxes = append(mailboxes, r[:strings.LastIndexByte(r, '@')+1]+d)
+		if !slices.Contains(domains, d) {
+			domains = append(domains, d)
+		}
+	}
+	return policy.Facts{Names: map[string][]string{"recipient": mailboxes, "domain": domains}}
+}
+
+// taskFacts reads the message a task asks about from the agent's request,
+// as send reads its recipients, for "Always allow this".
+func taskFacts(request []byte, _ countersign.Envelope) (string, policy.Facts, error) {
+	op, err := connectors.RequestOperation(request)
+	if err != nil {
+		return "", policy.Facts{}, err
+	}
+	var args struct {
+		To  []string `json:"to"`
+		Cc  []string `json:"cc"`
+		Bcc []string `json:"bcc"`
+	}
+	if err := json.Unmarshal(request, &args); err != nil {
+		return "", policy.Facts{}, err
+	}
+	var recipients []string
+	for _, s := range slices.Concat(args.To, args.Cc, args.Bcc) {
+		a, err := checkAddress(s)
+		if err != nil {
+			return "", policy.Facts{}, err
+		}
+		recipients = append(recipients, a)
+	}
+	return op, mailFacts(recipients), nil
+}
+
 // ---- send
 
 func (c *connector) send(ctx context.Context, call *connectors.Call) (any, error) {
@@ -351,7 +402,7 @@ func (c *connector) send(ctx context.Context, call *connectors.Call) (any, error
 	if err := check(call.Policy, recipients, d.Subject, sizes); err != nil {
 		return nil, err
 	}
-	dec := call.Decide(policy.Facts{})
+	dec := call.Decide(mailFacts(recipients))
 	if dec.Outcome == policy.Refuse {
 		return nil, connectors.Refuse(countersign.Code(dec.Code), "%s", dec.Sentence)
 	}
@@ -544,7 +595,7 @@ func (c *connector) confirm(ctx context.Context, a *connectors.AnswerCall) (conn
 	if err := check(a.Policy, st.Recipients, st.Subject, st.Attachments); err != nil {
 		return connectors.Report{}, connectors.Refused(countersign.ErrorCode(err), false, "%s; nothing was sent.", upper(countersign.ErrorMessage(err)))
 	}
-	if d := a.Decide("send", policy.Facts{}); d.Outcome == policy.Refuse {
+	if d := a.Decide("send", mailFacts(st.Recipients)); d.Outcome == policy.Refuse {
 		return connectors.Report{}, connectors.Refused(countersign.Code(d.Code), false, "%s; nothing was sent.", upper(d.Sentence))
 	}
 	if max, ok := a.Policy.Count(keyMaxPerDay); ok {

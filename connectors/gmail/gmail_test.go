@@ -144,7 +144,12 @@ func TestRefusals(t *testing.T) {
 		{"a body with a zero-width space", `{}`, `{"operation": "send", "to": ["dana@example.com"], "subject": "Hi", "body": "a\u200bb"}`,
 			"display_invalid: the body holds a zero-width or formatting character"},
 		{"unreadable policy", `{"confirm": ["messages_list"]}`, one, "policy_unreadable: `confirm` names `messages_list`, a read: only writes belong there"},
-		{"rules are not Gmail's", `{"rules": []}`, one, "policy_unreadable: this connector's policy takes no `rules`"},
+		{"a rule refusing a domain", `{"rules": [{"when": {"domains": ["Example.com"]}, "then": "refuse"}]}`, one,
+			"policy_denied: the owner's rule 1 (domain `Example.com`) refuses this message"},
+		{"a rule refusing a recipient among others", `{"rules": [{"when": {"recipients": ["dana@example.com", "eve@example.com"]}, "then": "refuse"}]}`, one,
+			"policy_denied: the owner's rule 1 (recipient one of 2 named) refuses this message"},
+		{"a rule naming a condition Gmail does not carry", `{"rules": [{"when": {"min_usd": 1}, "then": "refuse"}]}`, one,
+			"policy_unreadable: rule 1's `when` has an unknown member `min_usd`"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -125,10 +125,13 @@ func New(cfg Config) *connectors.Connector {
 			policy.AmountRange("amount", "min_usd", "max_usd"),
 			policy.AnyOf("method", "methods", "ach", "wire", "check"),
 			policy.Equals("payee", "payee", "saved", "new"),
+			// The saved payee's id in Mercury (a new payee has none yet).
+			policy.Names("recipient", "recipients", false),
 		},
+		TaskFacts: taskFacts,
 		Operations: []connectors.Operation{
 			{Name: "pay_invoice", Kind: connectors.Write, Price: WritePrice, Run: c.payInvoice,
-				Carries: []string{"amount", "method", "payee"}, Noun: "payment",
+				Carries: []string{"amount", "method", "payee", "recipient"}, Noun: "payment",
 				Description: "Pays a saved payee (recipient_id) or a new one (recipient) from a Mercury account, by ACH, wire or check.",
 				Schema:      json.RawMessage(paySchema), Result: json.RawMessage(paidSchema),
 				Examples: []json.RawMessage{
@@ -498,12 +501,64 @@ func monthly(p *policy.Policy) policy.Cents {
 func (w *write) facts() policy.Facts {
 	switch w.Op {
 	case "pay_invoice":
+		recipient := []string{}
+		if w.Payee == "saved" {
+			recipient = []string{w.RecipientID}
+		}
 		return policy.Facts{Amounts: map[string]policy.Cents{"amount": policy.Cents(w.Cents)},
-			Words: map[string]string{"method": w.Method, "payee": w.Payee}}
+			Words: map[string]string{"method": w.Method, "payee": w.Payee}, Names: map[string][]string{"recipient": recipient}}
 	case "send_invoice":
 		return policy.Facts{Amounts: map[string]policy.Cents{"amount": policy.Cents(w.Cents)}}
 	}
 	return policy.Facts{}
+}
+
+// taskFacts reads the write a task asks about from the agent's request,
+// as payInvoice and sendInvoice read it, for "Always allow this".
+func taskFacts(request []byte, _ countersign.Envelope) (string, policy.Facts, error) {
+	op, err := connectors.RequestOperation(request)
+	if err != nil {
+		return "", policy.Facts{}, err
+	}
+	w := &write{Op: op}
+	switch op {
+	case "pay_invoice":
+		var args struct {
+			RecipientID string          `json:"recipient_id"`
+			Recipient   json.RawMessage `json:"recipient"`
+			AmountUSD   json.RawMessage `json:"amount_usd"`
+			Method      string          `json:"method"`
+		}
+		if err := json.Unmarshal(request, &args); err != nil {
+			return "", policy.Facts{}, err
+		}
+		cents, err := policy.ParseCents(string(args.AmountUSD))
+		if err != nil {
+			return "", policy.Facts{}, err
+		}
+		w.Cents, w.Method, w.Payee, w.RecipientID = int64(cents), args.Method, "saved", args.RecipientID
+		if args.Recipient != nil {
+			w.Payee, w.RecipientID = "new", ""
+		}
+	case "send_invoice":
+		var args struct {
+			LineItems []struct {
+				Quantity     int64           `json:"quantity"`
+				UnitPriceUSD json.RawMessage `json:"unit_price_usd"`
+			} `json:"line_items"`
+		}
+		if err := json.Unmarshal(request, &args); err != nil {
+			return "", policy.Facts{}, err
+		}
+		for _, li := range args.LineItems {
+			price, err := policy.ParseCents(string(li.UnitPriceUSD))
+			if err != nil {
+				return "", policy.Facts{}, err
+			}
+			w.Cents += int64(price) * li.Quantity
+		}
+	}
+	return op, w.facts(), nil
 }
 
 // decide asks the policy about a write at prepare time: a refusal is the

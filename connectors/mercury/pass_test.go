@@ -287,7 +287,8 @@ func TestCapsAreThePolicys(t *testing.T) {
 	t.Parallel()
 	p := mercury.New(mercury.Config{}).ParsePolicy([]byte(`{"max_payment_usd": 1000, "max_spend_usd_month": 800.5}`))
 	facts := func(c policy.Cents) policy.Facts {
-		return policy.Facts{Amounts: map[string]policy.Cents{"amount": c}, Words: map[string]string{"method": "ach", "payee": "saved"}}
+		return policy.Facts{Amounts: map[string]policy.Cents{"amount": c}, Words: map[string]string{"method": "ach", "payee": "saved"},
+			Names: map[string][]string{"recipient": {mercurytest.AcmeID}}}
 	}
 	for _, tc := range []struct {
 		cents policy.Cents

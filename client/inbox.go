@@ -441,6 +441,32 @@ func (c *Client) Projects(ctx context.Context) ([]Project, error) {
 
 func projectPath(name string) string { return "/inbox/projects/" + url.PathEscape(name) }
 
+// AllowProposal is what "Always allow this" sets a project to (SPEC §13):
+// the project text to confirm and put as it is, the policy in it, the rule
+// inserted first and its sentence, and whether the write was taken out of
+// `confirm`.
+type AllowProposal struct {
+	Project  string `json:"project"`
+	Policy   string `json:"policy"`
+	Rule     string `json:"rule"`
+	Sentence string `json:"sentence"`
+	Moved    bool   `json:"moved"`
+}
+
+// ProposeAllow asks what project name becomes with the "Always allow this"
+// rule whose `when` (a JSON object) names a write and its values. It
+// changes nothing.
+func (c *Client) ProposeAllow(ctx context.Context, name string, when json.RawMessage) (AllowProposal, error) {
+	var out AllowProposal
+	body := struct {
+		When json.RawMessage `json:"when"`
+	}{when}
+	if err := c.do(ctx, http.MethodPost, projectPath(name)+"/allow", c.Session, body, &out); err != nil {
+		return AllowProposal{}, fmt.Errorf("always allow in project %s: %w", name, err)
+	}
+	return out, nil
+}
+
 // PutProject sets project name to projectText, the exact JSON text of
 // {connector, policy, credentials?, agents} that conf confirms
 // (approval.ActionSetProject(name, projectText)). It is sent as given,

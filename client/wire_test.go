@@ -196,6 +196,9 @@ func TestWireTypes(t *testing.T) {
 		{name: "approval (inbox.ApproveRequest)", server: inbox.ApproveRequest{TaskHash: taskHash, Summary: "merge pull request #12 of octo/app into main at 3f2a9c1", Approval: conf,
 			Supplied: []byte("sup"), Note: []byte("not")}, client: &client.ApproveRequest{}},
 		{name: "confirmation (inbox.Confirmation)", server: conf, client: &client.Confirmation{}},
+		{name: "always allow (inbox.AllowProposal)", server: inbox.AllowProposal{Project: `{"connector":"mercury","policy":{},"agents":[]}`, Policy: "{}",
+			Rule: `{"when":{"op":"pay_invoice"},"then":"allow"}`, Sentence: "Rule 1: pay_invoice runs at once.", Moved: true},
+			client: &client.AllowProposal{}},
 		{name: "batch approval (inbox.BatchApproveRequest)", server: inbox.BatchApproveRequest{
 			Tasks:    []approval.BatchLine{{ID: taskID, TaskHash: taskHash, SupplyHash: taskHash}, {ID: nextID, TaskHash: taskHash, SupplyHash: taskHash}},
 			Approval: conf, Summaries: []string{"pay $1.00 to Acme Corp; it cannot be undone", "pay $2.00 to Globex; it cannot be undone"}},

@@ -411,3 +411,23 @@ func (c Catalogue) ExplainPolicy(connector string, raw []byte) (policy.Explanati
 	}
 	return conn.ParsePolicy(raw).Explain(), true
 }
+
+// PolicyWidened reports whether updated is exactly what "Always allow
+// this" makes of old for a connector's write (policy.WidenedBy): it decides
+// every write as old did but the ones its first rule allows.
+func (c Catalogue) PolicyWidened(connector string, old, updated []byte) bool {
+	conn, ok := c[connector]
+	return ok && policy.WidenedBy(old, updated, conn.Schema())
+}
+
+// AlwaysAllow is policy.AlwaysAllowWhen with a connector's schema: the
+// policy raw with the rule allowing the write when names inserted first;
+// known is false for no such connector.
+func (c Catalogue) AlwaysAllow(connector string, raw, when []byte) (a policy.Allowance, known bool, err error) {
+	conn, ok := c[connector]
+	if !ok {
+		return policy.Allowance{}, false, nil
+	}
+	a, err = policy.AlwaysAllowWhen(raw, conn.Schema(), when)
+	return a, true, err
+}

@@ -169,8 +169,9 @@ func (e *Enclave) AnswerJob(ctx context.Context, job store.AnswerJob) error {
 // prepare makes every check that comes before the run begins, in the
 // approved state: the sealed copy opens and is the approved task, the
 // owner's approval verifies again, the operation exists and is free, the
-// preparer may still act, the policy and build are the ones the owner saw
-// and the preparer is still granted the project (else void).
+// preparer may still act, the policy (or one it only widens) and build are
+// the ones the owner saw and the preparer is still granted the project
+// (else void).
 // Everything it reads was read in one round trip (RunInputs).
 func (e *Enclave) prepare(in store.RunInputs) (*prepared, *ending, error) {
 	t := in.Task
@@ -223,7 +224,11 @@ func (e *Enclave) prepare(in store.RunInputs) (*prepared, *ending, error) {
 	if in.Preparer == nil || in.Preparer.Keys == 0 {
 		return p, fail(countersign.FailPreparerKeyUnavailable), nil
 	}
-	if h := sha256.Sum256(project.Policy); hex.EncodeToString(h[:]) != p.envelope.PolicyHash || conn.Build() != p.envelope.Build {
+	// The policy the task was opened under, or one the project's policy
+	// only widens ("Always allow this", SPEC §13): the answer operation
+	// decides the sealed write again with the policy as it is now.
+	h := sha256.Sum256(project.Policy)
+	if hex.EncodeToString(h[:]) != p.envelope.PolicyHash && !slices.Contains(project.PolicyWidens, p.envelope.PolicyHash) || conn.Build() != p.envelope.Build {
 		return p, &ending{void: true}, nil
 	}
 	// The owner changed the project: the preparer is no longer granted it,

@@ -33,6 +33,7 @@ func (s *Server) routeInbox(r *mux.Router) {
 	r.HandleFunc("/inbox/projects", s.owner(s.projects)).Methods(http.MethodGet)
 	r.HandleFunc("/inbox/projects/{name}", s.owner(s.putProject)).Methods(http.MethodPut)
 	r.HandleFunc("/inbox/projects/{name}", s.owner(s.deleteProject)).Methods(http.MethodDelete)
+	r.HandleFunc("/inbox/projects/{name}/allow", s.owner(s.proposeAllow)).Methods(http.MethodPost)
 	r.HandleFunc("/inbox/events", s.owner(s.events)).Methods(http.MethodGet)
 	r.HandleFunc("/inbox/webhook", s.owner(s.putWebhook)).Methods(http.MethodPut)
 	r.HandleFunc("/inbox/webhook", s.owner(s.webhook)).Methods(http.MethodGet)
@@ -221,6 +222,16 @@ func (s *Server) putProject(w http.ResponseWriter, r *http.Request, sess inbox.S
 		return
 	}
 	p, err := s.opts.Inbox.PutProject(r.Context(), sess, mux.Vars(r)["name"], req.Project, req.Confirmation)
+	s.answer(w, p, err)
+}
+
+func (s *Server) proposeAllow(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
+	var req inbox.AllowRequest
+	if err := decode(w, r, smallBody, &req); err != nil {
+		writeOwnerError(w, s.opts.Logger, err)
+		return
+	}
+	p, err := s.opts.Inbox.ProposeAllow(r.Context(), sess, mux.Vars(r)["name"], req)
 	s.answer(w, p, err)
 }
 

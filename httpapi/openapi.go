@@ -92,6 +92,8 @@ var routeDocs = map[string]routeDoc{
 	"GET /inbox/projects":                {summary: "The owner's projects", auth: "owner", response: typ[projectsAnswer]()},
 	"PUT /inbox/projects/{name}": {summary: "Set a project, with a confirmation", auth: "owner",
 		request: typ[projectRequest](), response: typ[inbox.ProjectView]()},
+	"POST /inbox/projects/{name}/allow": {summary: "What \"Always allow this\" sets the project to (SPEC §13): the project text to confirm and PUT, with the rule allowing the write `when` names inserted first, and its sentence; changes nothing", auth: "owner",
+		request: typ[inbox.AllowRequest](), response: typ[inbox.AllowProposal]()},
 	"DELETE /inbox/projects/{name}": {summary: "Remove a project, with a confirmation", auth: "owner",
 		request: typ[confirmationRequest](), response: typ[deletedAnswer]()},
 	"GET /inbox/events": {summary: "Server-Sent Events: task events {task_id, state}, a heartbeat every 15 s", auth: "owner", content: "text/event-stream"},

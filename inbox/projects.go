@@ -3,8 +3,11 @@ package inbox
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"strings"
 
 	"countersign"
 	"countersign/approval"
@@ -19,7 +22,19 @@ type Catalogue interface {
 	// or broken, with a sentence, and what it does with each write; known
 	// is false for no such connector.
 	ExplainPolicy(connector string, raw []byte) (e policy.Explanation, known bool)
+	// PolicyWidened reports whether updated is old with one "Always allow
+	// this" rule added, as the connector's policy reads it
+	// (policy.WidenedBy).
+	PolicyWidened(connector string, old, updated []byte) bool
+	// AlwaysAllow is the policy raw with the rule allowing the write when
+	// names inserted first (policy.AlwaysAllowWhen); known is false for no
+	// such connector.
+	AlwaysAllow(connector string, raw, when []byte) (a policy.Allowance, known bool, err error)
 }
+
+// MaxPolicyWidens bounds the policies a project's policy is kept as
+// widening: the last 50 "Always allow this" in a row (a task lives a day).
+const MaxPolicyWidens = 50
 
 // ProjectView is a project as its owner sees it: never its credentials.
 type ProjectView struct {
@@ -183,6 +198,7 @@ func (s *Service) PutProject(ctx context.Context, sess Session, name, text strin
 			if p.Credentials == nil {
 				proj.CredsKeyID, proj.Creds = old.CredsKeyID, old.Creds
 			}
+			proj.PolicyWidens = widens(s.catalogue, old, proj)
 		case !errors.Is(err, store.ErrNotFound):
 			return err
 		}
@@ -199,6 +215,103 @@ func (s *Service) PutProject(ctx context.Context, sess Session, name, text strin
 		return err
 	})
 	return out, err
+}
+
+// widens is what the policy of updated, replacing old, only widens: old's
+// list when the policy is the same; old's policy and its list when the new
+// one is old's with one "Always allow this" rule (SPEC §13: a task opened
+// under old and approved is still the owner's yes, not void); none after
+// any other change.
+func widens(c Catalogue, old, updated store.Project) []string {
+	switch {
+	case old.Connector != updated.Connector:
+		return nil
+	case bytes.Equal(old.Policy, updated.Policy):
+		return old.PolicyWidens
+	case c.PolicyWidened(updated.Connector, old.Policy, updated.Policy):
+		sum := sha256.Sum256(old.Policy)
+		out := append([]string{hex.EncodeToString(sum[:])}, old.PolicyWidens...)
+		return out[:min(len(out), MaxPolicyWidens)]
+	}
+	return nil
+}
+
+// AllowRequest is the body of POST /inbox/projects/{name}/allow: the
+// `when` of the rule "Always allow this" adds, naming the write of a task
+// the owner's device opened and its values (SPEC §13), e.g.
+// {"op": "pay_invoice", "max_usd": 120, "methods": ["ach"], "payee":
+// "saved", "recipients": ["…"]}.
+type AllowRequest struct {
+	When json.RawMessage `json:"when"`
+}
+
+// AllowProposal is what "Always allow this" would set the project to: the
+// project text to confirm ("set the project {name} to {sha256hex(project)}")
+// and PUT as it is, the policy in it, the rule inserted first and its
+// sentence, and whether the write was taken out of `confirm` (the rules
+// then keep asking about every other such write).
+type AllowProposal struct {
+	Project  string `json:"project"`
+	Policy   string `json:"policy"`
+	Rule     string `json:"rule"`
+	Sentence string `json:"sentence"`
+	Moved    bool   `json:"moved"`
+}
+
+// ProposeAllow answers what the project's text becomes with the "Always
+// allow this" rule req names inserted first. It changes nothing: the owner
+// confirms the text it answers with PutProject, and a project put so is
+// kept as widening its policy before (a task approved under it is carried
+// out, not void). It never holds or returns credentials: the text has no
+// "credentials" member, which keeps them.
+func (s *Service) ProposeAllow(ctx context.Context, sess Session, name string, req AllowRequest) (AllowProposal, error) {
+	if !countersign.ValidProjectName(name) {
+		return AllowProposal{}, countersign.Errorf(countersign.InvalidRequest, "no such project")
+	}
+	if len(req.When) == 0 || req.When[0] != '{' {
+		return AllowProposal{}, countersign.Errorf(countersign.InvalidRequest, "`when` is the JSON object of the rule's conditions")
+	}
+	var p store.Project
+	err := s.store.Read(ctx, func(tx store.Tx) (err error) {
+		p, err = tx.Project(ctx, sess.AccountID, name)
+		return err
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return AllowProposal{}, countersign.Errorf(countersign.InvalidRequest, "no such project")
+	}
+	if err != nil {
+		return AllowProposal{}, storeErr(err)
+	}
+	a, known, err := s.catalogue.AlwaysAllow(p.Connector, p.Policy, req.When)
+	if !known {
+		return AllowProposal{}, countersign.Errorf(countersign.InvalidRequest, "the project's connector is not served here")
+	}
+	if err != nil {
+		return AllowProposal{}, countersign.Errorf(countersign.InvalidRequest, "%s", err.Error())
+	}
+	text, err := ProjectText(p.Connector, a.Policy, p.Agents)
+	if err != nil {
+		return AllowProposal{}, err
+	}
+	return AllowProposal{Project: text, Policy: string(a.Policy), Rule: string(a.Rule), Sentence: a.Sentence, Moved: a.Moved}, nil
+}
+
+// ProjectText is the project text of a connector, a policy and the agents
+// it is granted to, without credentials (a project put with it keeps its
+// own): {"connector":…,"policy":…,"agents":[…]}.
+func ProjectText(connector string, policyText []byte, agents []string) (string, error) {
+	if agents == nil {
+		agents = []string{}
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(struct {
+		Connector string          `json:"connector"`
+		Policy    json.RawMessage `json:"policy"`
+		Agents    []string        `json:"agents"`
+	}{connector, json.RawMessage(policyText), agents})
+	return strings.TrimSuffix(b.String(), "\n"), err
 }
 
 // DeleteProject removes a project with the owner's confirmation ("remove

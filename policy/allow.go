@@ -154,6 +154,27 @@ func WidenedBy(old, updated []byte, s Schema) bool {
 	return err == nil && bytes.Equal(a.Policy, updated)
 }
 
+// AlwaysAllowWhen is AlwaysAllow for the write a rule's `when` names as
+// AlwaysAllow writes it (the JSON object {"op": write, …one value per
+// condition the write carries, an amount as its maximum}): what a client
+// that read the task's values sends to learn the exact policy text to
+// confirm.
+func AlwaysAllowWhen(raw []byte, s Schema, when []byte) (Allowance, error) {
+	ix, err := s.index()
+	if err != nil {
+		return Allowance{}, err
+	}
+	v, err := readJSON(when)
+	if err != nil || v.kind != jsonObject {
+		return Allowance{}, errors.New("`when` is not a JSON object")
+	}
+	op, facts, ok := factsOf(ix, value{kind: jsonObject, members: []member{{name: memberWhen, val: v}, {name: memberThen, val: str("allow")}}})
+	if !ok {
+		return Allowance{}, errors.New("`when` is not {\"op\": a write, and one value of each condition it carries}")
+	}
+	return AlwaysAllow(raw, s, op, facts)
+}
+
 // factsOf reads back the write an allow rule of AlwaysAllow's shape names:
 // `op` one write, each condition its one value (an amount its maximum).
 func factsOf(ix *index, r value) (string, Facts, bool) {
@@ -169,7 +190,7 @@ func factsOf(ix *index, r value) (string, Facts, bool) {
 	op := when[0].val.text
 	for _, m := range when[1:] {
 		ci, ok := ix.byMember[m.name]
-		if !ok {
+		if !ok || !ix.carried(op, ci) {
 			return "", facts, false
 		}
 		c := &ix.conds[ci]

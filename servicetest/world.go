@@ -354,7 +354,7 @@ func (w *World) PutProject(name, connector, policy string, creds []byte) string 
 		if old, err := tx.Project(ctx, w.Owner.Account, name); err == nil {
 			p = old
 		}
-		p.Policy, p.UpdatedAt = []byte(policy), now
+		p.Policy, p.UpdatedAt, p.PolicyWidens = []byte(policy), now, nil
 		p.Creds, p.CredsKeyID = nil, 0
 		if creds != nil {
 			id, sealed, err := w.Enclave.SealCredentials(p.UUID, creds)

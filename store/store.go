@@ -515,8 +515,12 @@ type Project struct {
 	CredsKeyID uint32
 	Creds      []byte
 	Agents     []string // granted agents, sorted, each once (nil: none)
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
+	// PolicyWidens are the SHA-256 hashes (lowercase hex, newest first) of
+	// the policies Policy only widens ("Always allow this", SPEC §13): a
+	// task naming one of them is not void for its policy.
+	PolicyWidens []string
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
 }
 
 // DailyKey names one day's count of one kind of write.

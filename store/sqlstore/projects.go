@@ -29,12 +29,13 @@ func (t *tx) PutProject(ctx context.Context, p store.Project) error {
 		credsKeyID, creds = int64(p.CredsKeyID), p.Creds
 	}
 	var uuid string
-	err := t.q.queryRow(ctx, `INSERT INTO projects (owner, name, project_uuid, connector, policy,
-		creds_key_id, creds, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+	err := t.q.queryRow(ctx, `INSERT INTO projects (owner, name, project_uuid, connector, policy, policy_widens,
+		creds_key_id, creds, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (owner, name) DO UPDATE SET connector = excluded.connector, policy = excluded.policy,
+		policy_widens = excluded.policy_widens,
 		creds_key_id = excluded.creds_key_id, creds = excluded.creds, updated_at = excluded.updated_at
 		RETURNING project_uuid`,
-		p.Owner, p.Name, p.UUID, p.Connector, p.Policy, credsKeyID, creds, created.Unix(), p.UpdatedAt.Unix()).
+		p.Owner, p.Name, p.UUID, p.Connector, p.Policy, strings.Join(p.PolicyWidens, " "), credsKeyID, creds, created.Unix(), p.UpdatedAt.Unix()).
 		Scan(&uuid)
 	if err != nil {
 		return fmt.Errorf("store: put project %s/%s: %w", p.Owner, p.Name, err)
@@ -61,6 +62,8 @@ func checkProject(p store.Project) error {
 		return fmt.Errorf("store: project %s/%s has no update time", p.Owner, p.Name)
 	case slices.Contains(p.Agents, ""):
 		return fmt.Errorf("store: project %s/%s grants an agent with no name", p.Owner, p.Name)
+	case slices.ContainsFunc(p.PolicyWidens, func(h string) bool { return h == "" || strings.ContainsAny(h, " \t\n") }):
+		return fmt.Errorf("store: project %s/%s names a policy it widens by no hash", p.Owner, p.Name)
 	}
 	return nil
 }
@@ -72,15 +75,19 @@ func sortedAgents(agents []string) []string {
 	return slices.Compact(out)
 }
 
-const projectColumns = `owner, name, project_uuid, connector, policy, creds_key_id, creds, created_at, updated_at`
+const projectColumns = `owner, name, project_uuid, connector, policy, policy_widens, creds_key_id, creds, created_at, updated_at`
 
 func scanProject(r row, extra ...any) (store.Project, error) {
 	var p store.Project
 	var credsKeyID *int64
 	var created, updated int64
-	if err := r.Scan(append([]any{&p.Owner, &p.Name, &p.UUID, &p.Connector, &p.Policy, &credsKeyID, &p.Creds,
+	var widens string
+	if err := r.Scan(append([]any{&p.Owner, &p.Name, &p.UUID, &p.Connector, &p.Policy, &widens, &credsKeyID, &p.Creds,
 		&created, &updated}, extra...)...); err != nil {
 		return store.Project{}, err
+	}
+	if widens != "" {
+		p.PolicyWidens = strings.Fields(widens)
 	}
 	if credsKeyID != nil {
 		p.CredsKeyID = uint32(*credsKeyID)
@@ -94,7 +101,7 @@ func scanProject(r row, extra ...any) (store.Project, error) {
 
 // projectAndAgents reads one project and its grants in one statement: a
 // row per agent granted (one with no agent when none is).
-const projectAndAgents = `SELECT p.owner, p.name, p.project_uuid, p.connector, p.policy, p.creds_key_id, p.creds,
+const projectAndAgents = `SELECT p.owner, p.name, p.project_uuid, p.connector, p.policy, p.policy_widens, p.creds_key_id, p.creds,
 	p.created_at, p.updated_at, a.agent
 	FROM projects p LEFT JOIN project_agents a ON a.project_uuid = p.project_uuid WHERE `
 

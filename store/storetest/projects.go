@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"strings"
 	"time"
 
 	"countersign/store"
@@ -63,6 +64,7 @@ func projectByName(t *testing.T, s store.Store, owner, name string) store.Projec
 
 func testProjectRoundTrip(t *testing.T, s store.Store) {
 	gh := NewProject("alice.near", "github", "uuid-github", "zed.near", "bot.near", "zed.near", "abc.near")
+	gh.PolicyWidens = []string{strings.Repeat("a", 64), strings.Repeat("b", 64)}
 	probe := NewProject("alice.near", "probe", "uuid-probe")
 	probe.Creds, probe.CredsKeyID = nil, 0
 	probe.CreatedAt = time.Time{} // a new project without a creation time is created at its update time

@@ -65,7 +65,7 @@ import (
 )
 
 func init() {
-	commands["inbox"] = command{"the owner's terminal inbox: inbox login|list|show|approve|reject|ack|activity|watch|devices|mute|projects …", runInbox}
+	commands["inbox"] = command{"the owner's terminal inbox: inbox login|list|show|approve|allow|reject|ack|activity|watch|devices|mute|projects …", runInbox}
 }
 
 const inboxUsage = `usage: countersign inbox <command> [flags]
@@ -75,6 +75,8 @@ const inboxUsage = `usage: countersign inbox <command> [flags]
   list [--closed] [--limit N] [--before ID]
   show ID [--raw | --request]
   approve ID [--text T | --file F] [--note N] [--hash H] [--external]
+  approve ID ID … [--external]          (several confirm tasks, one signature a project)
+  allow ID [--approve] [--external]     (Always allow this: a rule allowing writes like it)
   reject ID [--reason R]
   ack ID
   cancel ID
@@ -100,6 +102,7 @@ var inboxCommands = map[string]func(ctx context.Context, a *app, args []string) 
 	"list":     inboxList,
 	"show":     inboxShow,
 	"approve":  inboxApprove,
+	"allow":    inboxAllow,
 	"reject":   inboxReject,
 	"ack":      inboxAck,
 	"cancel":   inboxCancel,

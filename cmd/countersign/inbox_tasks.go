@@ -263,7 +263,15 @@ func inboxApprove(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	id, err := taskArg(pos, "countersign inbox approve ID [--text T | --file F] [--note N] [--hash H] [--external]")
+	if len(pos) > 1 {
+		for _, f := range []string{"text", "file", "note", "hash"} {
+			if isSet(fset, f) {
+				return fmt.Errorf("--%s approves one task: approve several only as they are (yes or no, nothing supplied)", f)
+			}
+		}
+		return approveMany(ctx, a, dirOf(), pos, *external)
+	}
+	id, err := taskArg(pos, "countersign inbox approve ID [ID …] [--text T | --file F] [--note N] [--hash H] [--external]")
 	if err != nil {
 		return err
 	}

@@ -66,6 +66,25 @@ func TestContractMatchesTheCode(t *testing.T) {
 				t.Errorf("the contract has no sentence that reads %q", want)
 			}
 		}
+		// The batch sentence (wave 3): two tasks, their summaries in the
+		// place of "{summary 1}; {summary 2}; …", the lines' hash in the
+		// place of its description.
+		lines := []approval.BatchLine{{ID: "r1-1", TaskHash: hash, SupplyHash: hash}, {ID: "r1-2", TaskHash: hash, SupplyHash: hash}}
+		batch, err := approval.BatchApproval{Account: "alice.near", Project: "bank", Tasks: lines, Summaries: []string{"pay $1", "pay $2"}, At: at}.Sentence()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fillBatch := strings.NewReplacer("{account}", "alice.near", "{n}", "2", "{project}", "bank", "{summary 1}; {summary 2}; …", "pay $1; pay $2",
+			`{sha256 hex of the lines "{id} {task_hash} {supply_hash}\n" in the order given}`, approval.LinesHash(lines), "{time}", "2026-12-01T12:00:00Z")
+		found := false
+		for _, line := range strings.Split(doc, "\n") {
+			if strings.Contains(line, "{n} tasks of") && fillBatch.Replace(line) == batch {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("the contract has no batch sentence that reads %q", batch)
+		}
 		actions := map[string]approval.Action{
 			"withdraw the device {id}":                            approval.ActionWithdrawDevice("d1"),
 			"name the webhook {sha256hex(url)}":                   approval.ActionNameWebhook("https://x.example/hook"),

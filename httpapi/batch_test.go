@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -335,4 +336,60 @@ func TestBatchApprovalSentTwiceAtOnce(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestBatchApprovalTimed measures, on PostgreSQL, the time from approving
+// ten tasks in one batch to all ten done, beside ten single approvals sent
+// one after another (the device signs each, as a page would after ten
+// clicks), each to all ten done. It asserts nothing about the times: it
+// logs them (docs/benchmarks.md).
+func TestBatchApprovalTimed(t *testing.T) {
+	t.Parallel()
+	w := servicetest.New(t, storetest.Postgres(t))
+	w.StartJobs()
+	open10 := func(round int) []*device.Opened {
+		var ids []string
+		for i := range 10 {
+			ids = append(ids, payIn(t, w, "ledger", fmt.Sprintf("pay $%d.00 to Acme Corp from Checking ••1234 by ACH; it cannot be undone", 100*round+i+1)))
+		}
+		return openAll(t, w.Owner, ids...)
+	}
+	allDone := func(opened []*device.Opened) {
+		for _, o := range opened {
+			if end := w.WaitState(o.Envelope.ID, countersign.StateDone, countersign.StateFailed, countersign.StateVoid); end.State != countersign.StateDone {
+				t.Fatalf("task %s ended %s", o.Envelope.ID, end.State)
+			}
+		}
+	}
+	const rounds = 5
+	var batch, single, batchDoor, singleDoor []time.Duration
+	for round := range rounds {
+		opened := open10(2 * round)
+		start := time.Now()
+		if _, err := w.Owner.BatchApprove(ctx, opened); err != nil {
+			t.Fatal(err)
+		}
+		batchDoor = append(batchDoor, time.Since(start))
+		allDone(opened)
+		batch = append(batch, time.Since(start))
+
+		opened = open10(2*round + 1)
+		start = time.Now()
+		for _, o := range opened {
+			if _, err := w.Owner.Approve(ctx, o, nil, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		singleDoor = append(singleDoor, time.Since(start))
+		allDone(opened)
+		single = append(single, time.Since(start))
+	}
+	median := func(d []time.Duration) time.Duration {
+		s := append([]time.Duration{}, d...)
+		slices.Sort(s)
+		return s[len(s)/2]
+	}
+	ms := func(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
+	t.Logf("approve → all ten done, median of %d: one batch of 10 %v (its request %v); ten single approvals %v (their requests %v)",
+		rounds, ms(median(batch)), ms(median(batchDoor)), ms(median(single)), ms(median(singleDoor)))
 }

@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"strings"
 	"time"
 
 	"countersign/store"

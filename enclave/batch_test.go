@@ -2,6 +2,7 @@ package enclave_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -159,5 +160,49 @@ func TestBatchRunsRefuseATamperedApproval(t *testing.T) {
 				t.Fatalf("the other task ended %s with %d writes", got.State, w.Effects.Count(b))
 			}
 		})
+	}
+}
+
+// TestBatchSummariesInNoClearColumn: the summaries a batch approval names
+// are in no clear column (every table read raw and dumped as text on
+// PostgreSQL) while the tasks wait approved with them sealed in their
+// approvals, nor after their runs, nor in a log line.
+func TestBatchSummariesInNoClearColumn(t *testing.T) {
+	t.Parallel()
+	db := storetest.Postgres(t)
+	w := servicetest.New(t, db)
+	var canaries, ids []string
+	for i := range 3 {
+		s := canary(t, fmt.Sprintf("batch%d", i))
+		canaries = append(canaries, s)
+		ids = append(ids, pay(t, w, "Pay", "pay $1 to "+s))
+	}
+	shown := canary(t, "shownother")
+	canaries = append(canaries, shown)
+	runs := batchOf(t, w, ids, map[string]string{ids[2]: "pay $1 to " + shown})
+	scan := func(when string) {
+		t.Helper()
+		if found := storetest.Find(t, db, canaries...); len(found) > 0 {
+			t.Errorf("%s, stored in clear:\n%s", when, strings.Join(found, "\n"))
+		}
+		if found := storetest.FindInText(t, db, canaries...); len(found) > 0 {
+			t.Errorf("%s, stored in clear:\n%s", when, strings.Join(found, "\n"))
+		}
+	}
+	scan("approved")
+	for _, id := range ids {
+		if err := w.Enclave.Answer(ctx, id, runs[id]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if w.Task(ids[0]).State != countersign.StateDone || w.Task(ids[2]).State != countersign.StateVoid {
+		t.Fatalf("the batch ended %s, %s, %s", w.Task(ids[0]).State, w.Task(ids[1]).State, w.Task(ids[2]).State)
+	}
+	scan("ended")
+	logs := w.Logs.String()
+	for _, s := range canaries {
+		if strings.Contains(logs, s) {
+			t.Errorf("the log holds %s", s)
+		}
 	}
 }

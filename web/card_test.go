@@ -80,10 +80,16 @@ func openCard(t testing.TB, ctx context.Context, id string) {
 	waitJS(t, ctx, "the receipt check", `!document.getElementById("receipt").textContent.startsWith("Checking")`)
 }
 
+// approveButton is the card's Approve button by its accessible name: its
+// text, "Approve", or "Approve: " and the task's summary when it has one.
+func approveButton() chromedp.Search {
+	return chromedp.Search(`//div[@id="card-actions"]//button[normalize-space(.)="Approve" or starts-with(normalize-space(.), "Approve: ")]`)
+}
+
 func approveDisabled(t testing.TB, ctx context.Context) bool {
 	t.Helper()
 	return run(t, ctx, "Approve's state", chromedp.Evaluate[bool](
-		`[...document.querySelectorAll("button")].find((b) => b.textContent.trim() === "Approve").disabled`))
+		`[...document.querySelectorAll("#card-actions button")].find((b) => /^Approve(: |$)/.test(b.textContent.trim())).disabled`))
 }
 
 func TestInboxPageTaskCard(t *testing.T) {
@@ -193,7 +199,7 @@ func TestInboxPageTaskCard(t *testing.T) {
 	// Approve with an answer and a note: the page shows the sentence, which
 	// the owner's wallet signs in Go; the task is carried out.
 	do(t, ctx, "answer", chromedp.SetValue(chromedp.ID("answer"), "42"), chromedp.SetValue(chromedp.ID("note"), "a guess"),
-		chromedp.Click(named("Approve")), chromedp.WaitVisible(chromedp.ID("approval-sentence")))
+		chromedp.Click(approveButton()), chromedp.WaitVisible(chromedp.ID("approval-sentence")))
 	sentence := run(t, ctx, "the approval sentence", chromedp.TextContent(chromedp.ID("approval-sentence")))
 	if !strings.HasPrefix(sentence, "Approve in Countersign as "+w.Owner.Account+": task "+guess+" with hash "+o.TaskHash+" and supply ") {
 		t.Fatalf("the approval sentence %q", sentence)

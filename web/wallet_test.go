@@ -143,7 +143,7 @@ func TestInboxPageWallet(t *testing.T) {
 
 	// Approve: one wallet prompt, over the sentence the card shows.
 	openCard(t, ctx, guess)
-	do(t, ctx, "approve", chromedp.SetValue(chromedp.ID("answer"), "7"), chromedp.Click(named("Approve")))
+	do(t, ctx, "approve", chromedp.SetValue(chromedp.ID("answer"), "7"), chromedp.Click(approveButton()))
 	waitJS(t, ctx, "approved", `document.getElementById("status").textContent.startsWith("Approved")`)
 	signed = walletSigned(t, ctx)
 	if len(signed) != 2 || !strings.HasPrefix(signed[1], "Approve in Countersign as "+w.Owner.Account+": task "+guess+" with hash ") {
@@ -156,7 +156,7 @@ func TestInboxPageWallet(t *testing.T) {
 	// A wallet that declines: a neutral notice, nothing sent, the task waits.
 	pay := w.Pay()
 	openCard(t, ctx, pay)
-	do(t, ctx, "decline", chromedp.Evaluate[chromedp.Void](`window.testWallet.decline = true`), chromedp.Click(named("Approve")))
+	do(t, ctx, "decline", chromedp.Evaluate[chromedp.Void](`window.testWallet.decline = true`), chromedp.Click(approveButton()))
 	waitJS(t, ctx, "the notice", `document.getElementById("status").textContent.includes("Nothing was sent")`)
 	if cls := run(t, ctx, "the notice's class", chromedp.Evaluate[string](`document.getElementById("status").className`)); strings.Contains(cls, "error") {
 		t.Fatalf("a declining wallet is shown as an error: %q", cls)
@@ -171,7 +171,7 @@ func TestInboxPageWallet(t *testing.T) {
 	// A wallet whose signature verifies for nothing asked: the page refuses
 	// it before sending anything, and the task still waits.
 	do(t, ctx, "a bad signature", chromedp.Evaluate[chromedp.Void](`window.testWallet.decline = false; window.testWallet.corrupt = true`),
-		chromedp.Click(named("Approve")))
+		chromedp.Click(approveButton()))
 	waitJS(t, ctx, "the refusal", `document.getElementById("status").textContent.includes("does not verify for the sentence shown")`)
 	if st := w.Task(pay); st.State != countersign.StateOpen {
 		t.Fatalf("after a signature that does not verify the task is %s", st.State)
@@ -182,7 +182,7 @@ func TestInboxPageWallet(t *testing.T) {
 	// it redirects): the page finds the form that verifies and sends
 	// callback_url; the service accepts it.
 	do(t, ctx, "approve again", chromedp.Evaluate[chromedp.Void](`window.testWallet.decline = false; window.testWallet.callback = true`),
-		chromedp.Click(named("Approve")))
+		chromedp.Click(approveButton()))
 	waitJS(t, ctx, "approved", `document.getElementById("status").textContent.startsWith("Approved")`)
 	if st := w.WaitState(pay, countersign.StateDone, countersign.StateFailed); st.State != countersign.StateDone {
 		t.Fatalf("the task approved with a callback URL is %s", st.State)
@@ -192,7 +192,7 @@ func TestInboxPageWallet(t *testing.T) {
 	// says so and offers the paste panel instead; the task still waits.
 	third := w.Pay()
 	openCard(t, ctx, third)
-	do(t, ctx, "forget the wallet", chromedp.Evaluate[chromedp.Void](`localStorage.removeItem("selected-wallet")`), chromedp.Click(named("Approve")))
+	do(t, ctx, "forget the wallet", chromedp.Evaluate[chromedp.Void](`localStorage.removeItem("selected-wallet")`), chromedp.Click(approveButton()))
 	waitJS(t, ctx, "the paste panel", `!!document.getElementById("approval-signed") && document.getElementById("status").textContent.includes("no longer connected")`)
 	do(t, ctx, "paste", chromedp.SetValue(chromedp.ID("approval-signed"), walletSign(t, ctx, w, textOf(t, ctx, "the sentence", "#approval-sentence"), "approval-nonce")),
 		chromedp.Click(named("Send approval")))
@@ -256,7 +256,7 @@ func TestInboxPageSandboxWallet(t *testing.T) {
 
 	// Approve: the wallet shows the whole sentence it is asked to sign,
 	// wrapped, with its buttons in view; Cancel signs nothing.
-	do(t, ctx, "approve at 360 px", chromedp.EmulateViewport(360, 900), chromedp.Click(named("Approve")), chromedp.WaitVisible(chromedp.ID("approval-sentence")))
+	do(t, ctx, "approve at 360 px", chromedp.EmulateViewport(360, 900), chromedp.Click(approveButton()), chromedp.WaitVisible(chromedp.ID("approval-sentence")))
 	sentence := textOf(t, ctx, "the sentence", "#approval-sentence")
 	prompt := inWalletFrame(t, ctx, `(() => {
   const dd = [...document.querySelectorAll("#root dd")];
@@ -287,7 +287,7 @@ func TestInboxPageSandboxWallet(t *testing.T) {
 	walletClosed(t, ctx)
 
 	// Esc cancels too: the focus is in the wallet's window.
-	do(t, ctx, "approve again", chromedp.Evaluate[chromedp.Void](`document.getElementById("status").textContent = ""`), chromedp.Click(named("Approve")))
+	do(t, ctx, "approve again", chromedp.Evaluate[chromedp.Void](`document.getElementById("status").textContent = ""`), chromedp.Click(approveButton()))
 	inWalletFrame(t, ctx, `document.querySelector("#root button") ? "shown" : ""`)
 	waitJS(t, ctx, "the wallet has the focus", `document.activeElement?.tagName === "IFRAME"`)
 	do(t, ctx, "Esc", chromedp.KeyEvent(kb.Escape))
@@ -298,7 +298,7 @@ func TestInboxPageSandboxWallet(t *testing.T) {
 	walletClosed(t, ctx)
 
 	// Signed, it is approved.
-	do(t, ctx, "approve once more", chromedp.Click(named("Approve")))
+	do(t, ctx, "approve once more", chromedp.Click(approveButton()))
 	clickInWalletFrame(t, ctx, "Sign")
 	waitJS(t, ctx, "approved", `document.getElementById("status").textContent.startsWith("Approved")`)
 	if st := w.WaitState(a.TaskID, countersign.StateDone, countersign.StateFailed); st.State != countersign.StateDone {

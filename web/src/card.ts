@@ -30,6 +30,8 @@ export interface CardHost {
   askSignature(req: SignRequest, host: HTMLElement, ids: PanelIDs, submit: string): Promise<Signature>;
   /** The card was answered (approved, rejected, closed): said says so. */
   answered(said: string): void;
+  /** The task was approved here: what happens is to be told when it ends. */
+  approved(id: string, title: string): void;
   /** The owner leaves the card (Back to the list, Esc). */
   leave(): void;
 }
@@ -37,6 +39,12 @@ export interface CardHost {
 type Field = { kind?: unknown; label?: unknown; values?: unknown; written_by?: unknown };
 
 const str = (v: unknown) => (typeof v === "string" ? v : String(v ?? ""));
+
+/** A task's title and summary (SPEC §8 display), "" where it has none. */
+export function displayOf(o: OpenedTask): { title: string; summary: string } {
+  const d = (o.envelope["display"] ?? {}) as { title?: unknown; summary?: unknown };
+  return { title: typeof d.title === "string" ? d.title : "", summary: typeof d.summary === "string" ? d.summary : "" };
+}
 
 /** The task card, drawn in root. */
 export class Card {
@@ -419,6 +427,7 @@ export class Card {
    */
   private async approve(account: string, o: OpenedTask, answer: Answer, note: HTMLTextAreaElement, step: HTMLElement): Promise<void> {
     const id = String(o.envelope["id"]);
+    const { title } = displayOf(o);
     const reply = o.replyPubkey;
     if (!reply || this.busy) {
       return;
@@ -480,7 +489,8 @@ export class Card {
       this.host.say("The approval was refused: " + refusal(e), true);
       return;
     }
-    this.host.answered("Approved: the service carries it out.");
+    this.host.approved(id, title);
+    this.host.answered("Approved: the service carries it out; what happens is told above the list.");
   }
 
   private async reject(o: OpenedTask, reason: HTMLTextAreaElement): Promise<void> {

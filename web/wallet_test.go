@@ -211,7 +211,9 @@ func TestInboxPageWallet(t *testing.T) {
 // connects and before it signs, and signs the owner in as that key's
 // implicit account, shown shortened in the middle with a Copy button. Each
 // ask shows the whole of what it signs, and can be cancelled (Cancel, or
-// Esc): a cancelled signature sends nothing and the task still waits.
+// Esc): a cancelled signature sends nothing and the task still waits. The
+// approval it is asked to sign names what approving does: the task's
+// summary.
 func TestInboxPageSandboxWallet(t *testing.T) {
 	t.Parallel()
 	w := servicetest.New(t, storetest.Postgres(t), servicetest.WithSandboxWallet())
@@ -247,7 +249,8 @@ func TestInboxPageSandboxWallet(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	raw, err := w.AgentClient().Call(context.Background(), who, "ledger", "pay", map[string]any{"amount": 1}, nil)
+	const summary = "pay $1.00 to Acme Corp from Checking ••1234 by ACH; it cannot be undone"
+	raw, err := w.AgentClient().Call(context.Background(), who, "ledger", "pay", map[string]any{"amount": 1, "summary": summary}, nil)
 	var a client.Awaiting
 	if err != nil || json.Unmarshal(raw, &a) != nil || a.TaskID == "" {
 		t.Fatalf("the pay call: %s, %v", raw, err)
@@ -262,10 +265,13 @@ func TestInboxPageSandboxWallet(t *testing.T) {
   const dd = [...document.querySelectorAll("#root dd")];
   const b = [...document.querySelectorAll("#root button")];
   if (!dd.length || b.length !== 2) return "";
+  const row = (name) => [...document.querySelectorAll("#root dt")].find((dt) => dt.textContent === name)?.nextElementSibling?.textContent ?? "";
   const cut = dd.some((d) => d.scrollWidth > d.clientWidth + 1 || d.getBoundingClientRect().right > innerWidth || d.getBoundingClientRect().left < 0) || b.some((x) => x.getBoundingClientRect().bottom > innerHeight);
-  return JSON.stringify({sentence: dd[0].textContent, cut, buttons: b.map((x) => x.textContent), focused: document.activeElement?.textContent ?? ""});
+  return JSON.stringify({sentence: row("Sentence"), does: row("Approving does"), first: document.querySelector("#root dt")?.textContent ?? "", cut, buttons: b.map((x) => x.textContent), focused: document.activeElement?.textContent ?? ""});
 })()`)
 	var p struct {
+		Does     string   `json:"does"`
+		First    string   `json:"first"`
 		Sentence string   `json:"sentence"`
 		Cut      bool     `json:"cut"`
 		Buttons  []string `json:"buttons"`
@@ -276,6 +282,9 @@ func TestInboxPageSandboxWallet(t *testing.T) {
 	}
 	if p.Sentence != sentence || p.Cut || strings.Join(p.Buttons, ",") != "Sign,Cancel" || p.Focused != "Sign" {
 		t.Fatalf("the wallet shows %+v; the card asks it to sign %q", p, sentence)
+	}
+	if !strings.HasPrefix(p.Sentence, "Approve in Countersign as "+who+": "+summary+". Task "+a.TaskID+" with hash ") || p.Does != summary || p.First != "Approving does" {
+		t.Fatalf("the wallet's prompt does not name what approving does first: %+v", p)
 	}
 	do(t, ctx, "1280 px", chromedp.EmulateViewport(1280, 900))
 	screen(t, ctx, "sandbox-wallet-sign")
@@ -301,7 +310,7 @@ func TestInboxPageSandboxWallet(t *testing.T) {
 	do(t, ctx, "approve once more", chromedp.Click(approveButton()))
 	clickInWalletFrame(t, ctx, "Sign")
 	waitJS(t, ctx, "approved", `document.getElementById("status").textContent.startsWith("Approved")`)
-	if st := w.WaitState(a.TaskID, countersign.StateDone, countersign.StateFailed); st.State != countersign.StateDone {
+	if st := w.WaitState(a.TaskID, countersign.StateDone, countersign.StateFailed, countersign.StateVoid); st.State != countersign.StateDone {
 		t.Fatalf("the approved task is %s", st.State)
 	}
 	walletClosed(t, ctx)

@@ -233,6 +233,8 @@ export const WORDS = {
   agentMarkNote: "Marked agent: the agent's own words, not the connector's.",
   longTextNote: "Shown as the plain text that will be sent: nothing in it is formatted or followed.",
   noFiles: "No files.",
+  /** Above a task's summary (SPEC §8 display.summary), the connector's line of what approving does. */
+  summaryLabel: "If you approve, it will",
 };
 
 /**

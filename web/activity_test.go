@@ -59,7 +59,9 @@ func TestInboxPageHistory(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// A payment Mercury makes at once: the project asks about nothing.
+	// A second later (entries of one second are in the order of their ids)
+	// a payment Mercury makes at once: the project asks about nothing.
+	time.Sleep(1100 * time.Millisecond)
 	raw, err := w.AgentClient().Call(ctxb, w.Owner.Account, "bank", "pay_invoice", map[string]any{"recipient_id": mercurytest.AcmeID, "amount_usd": 120, "method": "ach"}, nil)
 	if err != nil || !strings.Contains(string(raw), `"sent_via":"direct"`) {
 		t.Fatalf("the direct payment: %s, %v", raw, err)

@@ -83,8 +83,12 @@ export class History {
   private items = new Map<string, { key: string; li: HTMLLIElement; opened: Opened }>();
   /** How many entries the list shows: a refresh asks for as many. */
   private shown = 0;
-  /** Bumped by each fetch: only the last one draws. */
+  /** Bumped by each refresh: only the last one draws. */
   private gen = 0;
+  /** Bumped when what the list is of changes (a filter, signing out): a late page of before draws nothing. */
+  private epoch = 0;
+  /** Whether older entries follow the last one shown. */
+  private older = false;
   /** The projects and agents the filters offer. */
   private projects = new Set<string>();
   private agents = new Set<string>();
@@ -99,6 +103,7 @@ export class History {
     for (const s of [this.project, this.agent]) {
       s.addEventListener("change", () => {
         this.shown = 0;
+        this.epoch++;
         void this.refresh();
       });
     }
@@ -126,6 +131,7 @@ export class History {
   /** Forgets everything drawn (signing out). */
   clear(): void {
     this.gen++;
+    this.epoch++;
     this.items = new Map();
     this.list.replaceChildren();
     this.shown = 0;
@@ -150,7 +156,11 @@ export class History {
     return this.project.value !== "" || this.agent.value !== "";
   }
 
-  /** Fetches the history's first entries (as many as shown) under the filters and draws them. */
+  /**
+   * Fetches the history's first entries (as many as shown, at most 100)
+   * under the filters and draws them; older entries shown beyond those
+   * stay where they are.
+   */
   async refresh(): Promise<void> {
     const mine = ++this.gen;
     const limit = Math.min(MAX_PAGE, Math.max(PAGE, this.shown));
@@ -158,7 +168,13 @@ export class History {
     if (mine !== this.gen || got === null) {
       return;
     }
-    this.draw(got.entries, got.more, false);
+    const fresh = new Set(got.entries.map((o) => o.view.id));
+    const tail = [...this.items.values()].slice(limit).filter((x) => !fresh.has(x.opened.view.id));
+    if (tail.length && got.more) {
+      this.draw([...got.entries, ...tail.map((x) => x.opened)], this.older, false);
+    } else {
+      this.draw(got.entries, got.more, false);
+    }
     void this.loadFilters();
   }
 
@@ -178,11 +194,11 @@ export class History {
     if (!last) {
       return;
     }
-    const mine = ++this.gen;
+    const epoch = this.epoch;
     this.more.disabled = true;
     const got = await this.fetch({ limit: PAGE, before: last.opened.view.id });
     this.more.disabled = false;
-    if (mine !== this.gen || got === null) {
+    if (epoch !== this.epoch || got === null) {
       return;
     }
     this.draw(got.entries, got.more, true);
@@ -264,6 +280,7 @@ export class History {
     }
     this.items = next;
     this.shown = lis.length;
+    this.older = more;
     ul.hidden = lis.length === 0;
     this.empty.textContent = this.filtered ? "Nothing in the history of this project and agent." : "Nothing in your history yet: each write your agents carry out, and each task that ends, is listed here.";
     this.empty.hidden = lis.length > 0;

@@ -185,14 +185,15 @@ func TestSettingsMercuryReadmePolicy(t *testing.T) {
 	if !slices.Equal(rules, ex.Rules) {
 		t.Errorf("the page's rules %q, the service's %q", rules, ex.Rules)
 	}
+	do(t, ctx, "the project in view", chromedp.Evaluate[chromedp.Void](`document.querySelector('`+item+`').scrollIntoView({block: "start"})`))
+	screen(t, ctx, "settings-policy-explained")
+
 	// The editor says beside each row what the saved policy does with it.
 	do(t, ctx, "edit the bank", chromedp.Click(chromedp.CSS(item+` button[aria-label="Edit the project bank"]`)),
 		chromedp.WaitVisible(chromedp.ID("project-bank-write-pay_invoice-now")))
 	if got := textOf(t, ctx, "pay_invoice as saved", "#project-bank-write-pay_invoice-now"); got != "As saved: "+ex.Writes[0].Text {
 		t.Errorf("the editor says of pay_invoice %q", got)
 	}
-	do(t, ctx, "the project in view", chromedp.ScrollIntoView(chromedp.CSS(item)))
-	screen(t, ctx, "settings-policy-explained")
 
 	// What the page says holds for the agent.
 	call := func(body string) string {

@@ -221,3 +221,35 @@ func TestInboxPageHistory(t *testing.T) {
 	waitJS(t, ctx, "the rejected task joins", `document.querySelector("#history > li")?.dataset.entry === "`+waiting+`" && document.querySelectorAll("#tasks > li").length === 0`)
 	signOut(t, ctx)
 }
+
+// TestEndingWordsAsGo: the page says how a task or a write ended, when the
+// connector told nothing, in the Go device's words (device.Ending), for
+// every state and failure reason.
+func TestEndingWordsAsGo(t *testing.T) {
+	t.Parallel()
+	type end struct {
+		State  string `json:"state"`
+		Reason string `json:"reason"`
+	}
+	var ends []end
+	for _, s := range []countersign.State{countersign.StateDone, countersign.StateRejected, countersign.StateCancelled, countersign.StateExpired,
+		countersign.StateVoid, countersign.StateApproved, countersign.StateAnswering} {
+		ends = append(ends, end{State: string(s)})
+	}
+	for _, r := range []countersign.FailureReason{"", countersign.FailRunUnfinished, countersign.FailRunNotStarted, countersign.FailPreparerKeyUnavailable,
+		countersign.FailOperationUnknown, countersign.FailOperationPriced, countersign.FailOperationLimitReached, countersign.FailQueueUnavailable,
+		"run_refused:conflict", "run_refused:policy_denied", "run_refused:", "something_new"} {
+		ends = append(ends, end{State: string(countersign.StateFailed), Reason: string(r)})
+	}
+	in, _ := json.Marshal(ends)
+	ctx := tab(t)
+	got := run(t, ctx, "the words", chromedp.Evaluate[[]string](`(async () => {
+  const cs = await import(window.BUNDLE);
+  return `+string(in)+`.map((e) => cs.endingWords(e.state, e.reason));
+})()`, chromedp.EvalAwaitPromise))
+	for i, e := range ends {
+		if want := device.Ending(e.State, e.Reason); i >= len(got) || got[i] != want {
+			t.Errorf("%s %s: the page says %q, the Go device %q", e.State, e.Reason, got, want)
+		}
+	}
+}

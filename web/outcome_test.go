@@ -59,7 +59,7 @@ func TestInboxPageOutcome(t *testing.T) {
 	}
 	waitJS(t, ctx, "the failure told", `document.querySelector('#outcomes .outcome[data-outcome="`+readme+`"]')?.dataset.state === "failed"`)
 	got := banner(t, ctx, readme)
-	for _, s := range []string{"Failed after your approval: " + title, "README.md changed on main since the owner saw it", "Nothing was written."} {
+	for _, s := range []string{"Failed after your approval: " + title, "README.md changed on main after it was shown for approval", "Nothing was written."} {
 		if !strings.Contains(got, s) {
 			t.Errorf("the banner reads %q, without %q", got, s)
 		}
@@ -80,7 +80,7 @@ func TestInboxPageOutcome(t *testing.T) {
 	}
 	// The history says the same.
 	waitJS(t, ctx, "in the history", `document.querySelector('#history li[data-entry="`+readme+`"]')?.classList.contains("entry-failed")`)
-	if h := textOf(t, ctx, "the history's entry", `#history li[data-entry="`+readme+`"] .entry-outcome`); !strings.HasPrefix(h, "Failed: README.md changed on main since the owner saw it") || !strings.HasSuffix(h, "Nothing was written.") {
+	if h := textOf(t, ctx, "the history's entry", `#history li[data-entry="`+readme+`"] .entry-outcome`); !strings.HasPrefix(h, "Failed: README.md changed on main after it was shown for approval") || !strings.HasSuffix(h, "Nothing was written.") {
 		t.Errorf("the history says %q", h)
 	}
 	if content, _ := fake.File(repo, "main", "README.md"); content != "# hello\n\nChanged elsewhere.\n" {

@@ -317,7 +317,7 @@ func (s *settingsShop) connector() *connectors.Connector {
 						return nil, connectors.Refuse(countersign.Code(d.Code), "%s", d.Sentence)
 					case policy.Ask:
 						task, err := c.OpenTask(ctx, connectors.TaskSpec{Kind: countersign.KindConfirm,
-							Display:  countersign.Display{Title: "Order", Fields: []countersign.Field{{Kind: countersign.FieldText, Label: "Item", Values: []string{"tea"}, WrittenBy: "project"}}},
+							Display:  countersign.Display{Title: "Order", Summary: "order tea; it cannot be undone", Fields: []countersign.Field{{Kind: countersign.FieldText, Label: "Item", Values: []string{"tea"}, WrittenBy: "project"}}},
 							AnswerBy: &countersign.AnswerBy{Operation: "confirm", Supplies: countersign.SuppliesNone}})
 						if err != nil {
 							return nil, err

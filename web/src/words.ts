@@ -126,7 +126,7 @@ export function endingWords(state: string, reason = ""): string {
     case "expired":
       return "It expired before it was answered. Nothing was written.";
     case "void":
-      return "Not carried out: the project changed (its policy, its connector or its agents) after the task was made. Nothing was written.";
+      return "Not carried out: the project changed (its policy, its connector or its agents) after the task was made, or the approval did not match what was shown. Nothing was written.";
     case "failed":
       break;
     default:

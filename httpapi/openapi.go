@@ -54,7 +54,7 @@ var routeDocs = map[string]routeDoc{
 	"HEAD /assets/{file}":                  {summary: "The web inbox's bundle (headers only)", content: "text/javascript"},
 	"GET /healthz":                         {summary: "The service, its version and its schema", response: typ[healthAnswer]()},
 	"GET /readyz":                          {summary: "Whether the store answers (503 when it does not)", response: typ[readyAnswer]()},
-	"GET /connectors":                      {summary: "The connector catalogue: operations with kind, price, description, argument and result schemas; the task operations", response: typ[catalogueAnswer]()},
+	"GET /connectors":                      {summary: "The connector catalogue: operations with kind, price, description, argument and result schemas, and an answer operation's shape of the text the owner supplies; the task operations", response: typ[catalogueAnswer]()},
 	"GET /.well-known/countersign-run-key": {summary: "The run keys that sign receipts (SPEC §11)", response: typ[runKeysAnswer]()},
 	"GET /openapi.json":                    {summary: "This document", content: "application/json"},
 	"POST /call/{owner}/{project}": {summary: "Call an operation of a project (SPEC §5): the output, awaiting_owner with a task, or a refusal",

@@ -134,6 +134,9 @@ time[tabindex]:focus { outline: 2px solid var(--accent); outline-offset: 2px; bo
 .task-gist { display: block; }
 .summary { font-size: 1.05rem; }
 textarea.answer { min-height: 2.6rem; field-sizing: content; max-height: 20rem; font-family: inherit; font-size: 1rem; }
+input.answer.one-line { max-width: 24rem; font-size: 1rem; }
+.answer[aria-invalid="true"] { border: 2px solid var(--warn); }
+.answer-error { margin: .35rem 0 0; color: var(--warn); font-weight: 600; }
 .form-result { margin: .5rem 0 0; padding: .35rem .6rem; border-left: 4px solid var(--accent); }
 .form-result.failure { border-left-color: var(--warn); }
 details.precise { margin-top: .35rem; font-size: .9rem; }

@@ -6,6 +6,7 @@
 // (asked once more, with a reason), Got it. The technical words stay one
 // click away, under Details.
 
+import { fitsShape, shapeFor, type TextShape } from "./answer";
 import { FileMismatchError, MAX_SEALED_REPLY_BYTES, SEALED_OVERHEAD, sealTo, fromBase64, openTaskFile, sealText, sha256Hex, supplyHash, toBase64, type Bytes, type OpenedTask, type TaskView } from "./crypto";
 import { diffView, parseDiff } from "./diff";
 import { el, button, withKey, api, refusal, Refused, when, account as accountEl, type Child } from "./dom";
@@ -16,6 +17,9 @@ import { WORDS, FIELD_LABELS, buildWords, byteCount, countdown, kindWords, local
 
 /** The bytes an answer supplies (null: nothing), read when Approve is pressed. */
 type Answer = () => Promise<Bytes | null>;
+
+/** An answer that does not fit what the connector expects: told next to its box, and nothing signed. */
+class AnswerMismatch extends Error {}
 
 /** The largest file an answer can carry: the contract's 8 KiB sealed, less the sealing's overhead. */
 const MAX_ANSWER_FILE = MAX_SEALED_REPLY_BYTES - SEALED_OVERHEAD;
@@ -116,8 +120,10 @@ export class Card {
       : el("p", { id: "files" }, WORDS.noFiles);
 
     const rawText = new TextDecoder("utf-8", { fatal: false }).decode(o.envelopeBytes);
-    const rawHash = await sha256Hex(o.envelopeBytes);
-    const requestHash = await sha256Hex(o.request);
+    // What the answer operation expects of a text answer, from the
+    // catalogue, fetched while the hashes are computed.
+    const shaped = answerBy && str(answerBy.supplies) === "text" ? shapeFor(build, str(answerBy.operation)) : Promise.resolve(null);
+    const [rawHash, requestHash, shape] = await Promise.all([sha256Hex(o.envelopeBytes), sha256Hex(o.request), shaped]);
     if (this.id !== id) {
       return;
     }
@@ -210,7 +216,7 @@ export class Card {
       void this.checkReceipt(id, o, receipt, receiptPrecise, null);
       return;
     }
-    this.answers(account, o, answerBy, actions, receipt, receiptPrecise, expiresMs);
+    this.answers(account, o, answerBy, shape, actions, receipt, receiptPrecise, expiresMs);
   }
 
   /** The fields as a definition list: each with its label; the agent's marked; diffs drawn; long texts as plain text. */
@@ -262,6 +268,7 @@ export class Card {
     account: string,
     o: OpenedTask,
     answerBy: { operation?: unknown; supplies?: unknown },
+    shape: TextShape | null,
     actions: HTMLElement,
     receipt: HTMLElement,
     receiptPrecise: HTMLElement,
@@ -272,9 +279,12 @@ export class Card {
     let answer: Answer = async () => null;
     const parts: Child[] = [];
     if (supplies === "text") {
-      const box = el("textarea", { id: "answer", name: "answer", class: "answer", rows: "1", spellcheck: "false", "aria-describedby": "answer-help" });
-      answer = async () => new TextEncoder().encode(box.value);
-      parts.push(el("label", { for: "answer" }, "Your answer"), el("p", { id: "answer-help", class: "task-meta" }, "Sent to the agent exactly as typed, sealed on this device."), box);
+      const { box, hint, error, check } = this.textBox(shape);
+      answer = async () => {
+        check(true);
+        return new TextEncoder().encode(box.value);
+      };
+      parts.push(el("label", { for: "answer" }, "Your answer"), hint, box, error);
     } else if (supplies === "file") {
       const pick = el("input", { id: "answer-file", name: "answer-file", type: "file", "aria-describedby": "answer-file-help" });
       answer = async () => {
@@ -338,6 +348,53 @@ export class Card {
   }
 
   /**
+   * The box a text answer is typed in, fitted to what the connector
+   * expects (shape): one line for a short pattern-shaped answer (with a
+   * numeric keyboard for digits), several otherwise; the expectation as
+   * its hint. check(true) holds the text to the shape when Approve is
+   * pressed: a text that does not fit is told next to the box (and the box
+   * marked invalid) and throws AnswerMismatch, so the wallet is not asked.
+   * Once told, each change is checked again, and the mark goes when the
+   * text fits.
+   */
+  private textBox(shape: TextShape | null): { box: HTMLInputElement | HTMLTextAreaElement; hint: HTMLElement; error: HTMLElement; check: (strict: boolean) => void } {
+    const box = shape?.oneLine
+      ? el("input", { id: "answer", name: "answer", type: "text", class: "answer one-line", autocomplete: "off", spellcheck: "false", "aria-describedby": "answer-help" })
+      : el("textarea", { id: "answer", name: "answer", class: "answer", rows: "1", spellcheck: "false", "aria-describedby": "answer-help" });
+    if (shape?.oneLine && shape.numeric) {
+      box.setAttribute("inputmode", "numeric");
+    }
+    const hint = el("p", { id: "answer-help", class: "task-meta" }, shape ? WORDS.answerHint(shape.description) : WORDS.answerSent);
+    const error = el("p", { id: "answer-error", class: "answer-error" });
+    error.hidden = true;
+    const check = (strict: boolean): void => {
+      if (!shape || fitsShape(shape, box.value)) {
+        error.hidden = true;
+        error.replaceChildren();
+        box.removeAttribute("aria-invalid");
+        box.setAttribute("aria-describedby", "answer-help");
+        return;
+      }
+      if (!strict) {
+        return;
+      }
+      error.textContent = WORDS.answerExpected(shape.description);
+      error.hidden = false;
+      box.setAttribute("aria-invalid", "true");
+      box.setAttribute("aria-describedby", "answer-error answer-help");
+      box.focus();
+      throw new AnswerMismatch(WORDS.answerExpected(shape.description));
+    };
+    // Once told, the mark follows the text as it changes.
+    box.addEventListener("input", () => {
+      if (box.getAttribute("aria-invalid") === "true") {
+        check(false);
+      }
+    });
+    return { box, hint, error, check };
+  }
+
+  /**
    * At expires_at (by this device's clock) the card turns read-only: its
    * buttons off, its boxes read-only, and a sentence says the task expired.
    * The service refuses an answer then too (409 task_expired).
@@ -353,7 +410,7 @@ export class Card {
         b.disabled = true;
       }
     }
-    for (const t of this.root.querySelectorAll<HTMLTextAreaElement>("textarea")) {
+    for (const t of this.root.querySelectorAll<HTMLTextAreaElement | HTMLInputElement>("textarea, input.answer")) {
       t.readOnly = true;
     }
     const note = el("p", { id: "expired", class: "receipt error" }, `This task expired at ${localWords(expiresMs)} (${utcWords(expiresMs)}): it can no longer be answered, and the service refuses an answer now.`);
@@ -448,6 +505,10 @@ export class Card {
         sealedNote = await sealText(reply, "note", id, note.value);
       }
     } catch (e) {
+      if (e instanceof AnswerMismatch) {
+        this.host.say(`${e.message} ${WORDS.answerNotSent}`, true);
+        return;
+      }
       this.host.say("This answer cannot be sent: " + (e instanceof Error ? e.message : String(e)), true);
       return;
     }

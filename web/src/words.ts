@@ -235,6 +235,12 @@ export const WORDS = {
   noFiles: "No files.",
   /** Above a task's summary (SPEC §8 display.summary), the connector's line of what approving does. */
   summaryLabel: "If you approve, it will",
+  answerSent: "Sent to the agent exactly as typed, sealed on this device.",
+  /** The answer box's hint: what the connector expects of the text (its shape's description). */
+  answerHint: (expected: string) => `${expected.charAt(0).toUpperCase()}${expected.slice(1)}. Sent to the agent exactly as typed, sealed on this device.`,
+  /** Next to an answer that does not fit what the connector expects. */
+  answerExpected: (expected: string) => `Expected: ${expected}.`,
+  answerNotSent: "Nothing was signed or sent: the task still waits for you.",
 };
 
 /**

@@ -32,7 +32,7 @@ import (
 func TestAnswerShapeAsGo(t *testing.T) {
 	t.Parallel()
 	shapes := []struct {
-		schema            string
+		schema           string
 		oneLine, numeric bool
 	}{
 		{probe.GuessShape, true, true},

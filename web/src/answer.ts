@@ -85,20 +85,27 @@ type Catalogue = { connectors?: { build?: unknown; operations?: { name?: unknown
 /** The catalogue, fetched once while it answers (it changes only when the service does). */
 let catalogue: Promise<Catalogue> | null = null;
 
+/** How long a card waits for the catalogue before it draws a box that checks nothing. */
+const WAIT_MS = 3000;
+
 /**
  * The shape the answer operation of a task made by build declares of
  * supplied text, from the service's public catalogue; null when it declares
- * none, the catalogue no longer lists that build, or it cannot be fetched.
+ * none, the catalogue no longer lists that build, or it cannot be fetched
+ * (within WAIT_MS).
  */
 export async function shapeFor(build: string, operation: string): Promise<TextShape | null> {
   const cat = (catalogue ??= api("GET", "/connectors") as Promise<Catalogue>);
-  let c: Catalogue;
+  let c: Catalogue | null;
   try {
-    c = await cat;
+    c = await Promise.race([cat, new Promise<null>((resolve) => window.setTimeout(() => resolve(null), WAIT_MS))]);
   } catch {
     if (catalogue === cat) {
       catalogue = null;
     }
+    return null;
+  }
+  if (!c) {
     return null;
   }
   const conn = (c.connectors ?? []).find((x) => x.build === build);

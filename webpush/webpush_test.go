@@ -108,11 +108,11 @@ func TestEncryptLimits(t *testing.T) {
 func TestAudience(t *testing.T) {
 	t.Parallel()
 	for raw, want := range map[string]string{
-		"https://fcm.googleapis.com/fcm/send/abc":        "https://fcm.googleapis.com",
+		"https://fcm.googleapis.com/fcm/send/abc":         "https://fcm.googleapis.com",
 		"https://Web.Push.Apple.com:443/QGx?x=1":          "https://web.push.apple.com",
-		"http://127.0.0.1:8123/push/1":                   "http://127.0.0.1:8123",
+		"http://127.0.0.1:8123/push/1":                    "http://127.0.0.1:8123",
 		"https://wns2-par02p.notify.windows.com/w/?token": "https://wns2-par02p.notify.windows.com",
-		"http://[::1]:80/p":                              "http://[::1]",
+		"http://[::1]:80/p":                               "http://[::1]",
 	} {
 		u, _ := url.Parse(raw)
 		if got := Audience(u); got != want {

@@ -95,6 +95,10 @@ func (f *Effects) Total() int {
 	return n
 }
 
+// PushContact is the VAPID contact the world's pushes name; its push
+// endpoints may be on any host (a fake push service on loopback).
+const PushContact = "mailto:ops@example.com"
+
 // AgentKey is the test agent's first key.
 const AgentKey = "ak_test-agent-key-0123456789abcdefghijklmnop"
 
@@ -291,7 +295,7 @@ func New(t testing.TB, db *sqlstore.DB, opts ...Option) *World {
 	publicURL := "http://" + srv.Listener.Addr().String()
 	w.Enclave = enclave.New(enclave.Config{Keys: w.Keys, Store: db, Connectors: w.Catalogue, Now: w.Clock.Now, Logger: w.log,
 		PublicURL: publicURL, WebhookAllowPrivate: true, Jitter: func() float64 { return 0.5 },
-		TaskWaitPoll: set.taskWaitPoll})
+		TaskWaitPoll: set.taskWaitPoll, PushAllowAnyEndpoint: true, PushContact: PushContact})
 	w.RPC = neartest.New()
 	t.Cleanup(w.RPC.Close)
 	checker, err := approval.NewRPCChecker(approval.RPCConfig{URL: w.RPC.URL(), Client: &http.Client{Timeout: 2 * time.Second}, Now: w.Clock.Now})
@@ -299,6 +303,7 @@ func New(t testing.TB, db *sqlstore.DB, opts ...Option) *World {
 		t.Fatal(err)
 	}
 	w.Inbox = inbox.NewService(inbox.Config{Store: db, Keeper: w.Enclave, Tokens: w.Enclave, Webhooks: w.Enclave, WebhookAllowPrivate: true,
+		Push: w.Enclave, PushAllowAnyEndpoint: true,
 		Catalogue: w.Catalogue, Keys: checker, PublicURL: publicURL, Now: w.Clock.Now, Logger: w.log})
 	cur, keys, _ := w.Enclave.RunKeys()
 	api := httpapi.New(httpapi.Options{Version: "test", Store: db, Logger: w.log, Inbox: w.Inbox, Agents: w.Enclave,

@@ -32,11 +32,16 @@ func subscribe(t *testing.T, d *device.Device, fake *webpushtest.Server) (webpus
 		t.Fatal(err)
 	}
 	s := fake.Subscribe(key)
-	on, err := d.Client.PutPush(ctx, client.PushSubscription{Endpoint: s.Endpoint, Keys: client.PushKeys{P256dh: s.P256dh, Auth: s.Auth}})
+	on, err := d.Client.PutPush(ctx, pushSub(s))
 	if err != nil || !on {
 		t.Fatalf("PUT /inbox/push: %v %v", on, err)
 	}
 	return s, thisDevice(t, d)
+}
+
+// pushSub is a fake subscription as a browser hands it to the page.
+func pushSub(s webpushtest.Subscription) client.PushSubscription {
+	return client.PushSubscription{Endpoint: s.Endpoint, Keys: client.PushKeys{P256dh: s.P256dh, Auth: s.Auth}}
 }
 
 func thisDevice(t *testing.T, d *device.Device) string {

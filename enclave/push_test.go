@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"countersign"
 	"countersign/approval"
 	"countersign/client"
 	"countersign/device"
@@ -464,37 +463,4 @@ func mustKey(t *testing.T, w *servicetest.World) string {
 		t.Fatal(err)
 	}
 	return k
-}
-
-// TestPushRefusals: PUT /inbox/push refuses what is not a push service's
-// subscription, with a sentence and nothing stored; the test setting
-// widens the hosts, never the keys' rules.
-func TestPushRefusals(t *testing.T) {
-	t.Parallel()
-	w := servicetest.New(t, storetest.Postgres(t))
-	fake := webpushtest.New(t)
-	good := fake.Subscribe(mustKey(t, w))
-	dev := thisDevice(t, w.Owner)
-	for _, c := range []struct {
-		name           string
-		endpoint, p, a string
-		want           string
-	}{
-		{"no endpoint", "", good.P256dh, good.Auth, "the push endpoint is empty"},
-		{"ftp", "ftp://127.0.0.1/push/x", good.P256dh, good.Auth, "must use https"},
-		{"link-local", "http://169.254.169.254/latest/meta-data", good.P256dh, good.Auth, "public host"},
-		{"fragment", good.Endpoint + "#x", good.P256dh, good.Auth, "fragment"},
-		{"no keys", good.Endpoint, "", "", "keys.p256dh"},
-		{"short auth", good.Endpoint, good.P256dh, good.Auth[:10], "keys.auth"},
-		{"p256dh not a point", good.Endpoint, strings.Repeat("A", 87), good.Auth, "keys.p256dh"},
-	} {
-		_, err := w.Owner.Client.PutPush(ctx, client.PushSubscription{Endpoint: c.endpoint, Keys: client.PushKeys{P256dh: c.p, Auth: c.a}})
-		var e *client.Error
-		if !errors.As(err, &e) || e.Status != http.StatusBadRequest || e.Reason != string(countersign.InvalidRequest) || !strings.Contains(e.Message, c.want) {
-			t.Errorf("%s: %v, want 400 invalid_request saying %q", c.name, err, c.want)
-		}
-		if hasPush(t, w, dev) {
-			t.Fatalf("%s: a refused subscription was stored", c.name)
-		}
-	}
 }

@@ -464,3 +464,23 @@ func mustKey(t *testing.T, w *servicetest.World) string {
 	}
 	return k
 }
+
+// TestPushEndsWithARetiredDevice: a sixth sign-in retires the device signed
+// in longest ago, and its subscription with it.
+func TestPushEndsWithARetiredDevice(t *testing.T) {
+	t.Parallel()
+	w := servicetest.New(t, storetest.Postgres(t))
+	fake := webpushtest.New(t)
+	_, oldest := subscribe(t, w.Owner, fake)
+	for range 5 {
+		w.Clock.Add(time.Second)
+		otherDevice(t, w)
+	}
+	var d store.Device
+	if err := w.DB.Tx(ctx, func(tx store.Tx) (err error) { d, err = tx.Device(ctx, oldest); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if d.EndReason != "replaced" || d.Push != nil {
+		t.Fatalf("the oldest device: ended %q, subscription kept %v", d.EndReason, d.Push != nil)
+	}
+}

@@ -96,7 +96,10 @@ type Origin struct {
 // ApproveRequest is the body of an approval: the task hash, the signed
 // approval sentence and the sealed supply and note it covers.
 type ApproveRequest struct {
-	TaskHash string       `json:"task_hash"`
+	TaskHash string `json:"task_hash"`
+	// Summary is the summary the signed sentence names: the envelope's
+	// display.summary, "" (left out) for a task without one.
+	Summary  string       `json:"summary,omitzero"`
 	Approval Confirmation `json:"approval"`
 	// Supplied is the owner's answer sealed to the task's reply key; nil
 	// sends none (the member is left out).

@@ -194,6 +194,16 @@ func TestInboxCalls(t *testing.T) {
 			want:   TaskState{ID: "abc-1", State: "approved", Run: "run2"},
 		},
 		{
+			name: "approve with a summary",
+			call: func(ctx context.Context, c *Client) (any, error) {
+				return c.Approve(ctx, "abc-1", ApproveRequest{TaskHash: "ab", Summary: "send \"Q3\" to 3 recipients", Approval: testConf})
+			},
+			method: "POST", path: "/inbox/tasks/abc-1/approve",
+			body:   `{"task_hash":"ab","summary":"send \"Q3\" to 3 recipients","approval":` + testConfJSON + `}`,
+			answer: `{"id":"abc-1","state":"approved","run":"run2"}`,
+			want:   TaskState{ID: "abc-1", State: "approved", Run: "run2"},
+		},
+		{
 			name: "approve with nothing supplied and a callback url",
 			call: func(ctx context.Context, c *Client) (any, error) {
 				return c.Approve(ctx, "abc-1", ApproveRequest{TaskHash: "ab", Approval: withCallback})

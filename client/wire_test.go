@@ -192,7 +192,7 @@ func TestWireTypes(t *testing.T) {
 			client: &client.Origin{}},
 		{name: "history entry (inbox.HistoryEntry)", server: inbox.HistoryEntry{From: string(countersign.StateApproved), To: string(countersign.StateAnswering),
 			Actor: "platform", Run: "r8k2m9q4x1z8c3v6b5n0p2w4s6", At: at}, client: &client.HistoryEntry{}},
-		{name: "approval (inbox.ApproveRequest)", server: inbox.ApproveRequest{TaskHash: taskHash, Approval: conf,
+		{name: "approval (inbox.ApproveRequest)", server: inbox.ApproveRequest{TaskHash: taskHash, Summary: "merge pull request #12 of octo/app into main at 3f2a9c1", Approval: conf,
 			Supplied: []byte("sup"), Note: []byte("not")}, client: &client.ApproveRequest{}},
 		{name: "confirmation (inbox.Confirmation)", server: conf, client: &client.Confirmation{}},
 		{name: "approved (inbox.Approved)", server: inbox.Approved{ID: taskID, State: string(countersign.StateApproved), Run: "r8k2m9q4x1z8c3v6b5n0p2w4s6"},

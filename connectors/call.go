@@ -28,8 +28,12 @@ type TaskSpec struct {
 }
 
 // Check applies the contract's limits to a task its run opens after opened
-// others, whatever the connector asked, and returns how long it waits. The
-// platform checks the rest when it builds the envelope.
+// others, whatever the connector asked, and returns how long it waits: a
+// confirm or input task needs an answer operation and a summary
+// (Display.Summary, the one line of what approving does, SPEC §8), a
+// notice neither an answer operation nor a summary of what approving does
+// (it may still carry one). The platform checks the rest when it builds
+// the envelope.
 func (s TaskSpec) Check(opened int) (time.Duration, error) {
 	if opened >= countersign.MaxTasksPerRun {
 		return 0, countersign.Errorf(countersign.TaskRunLimit, "a run opens at most %d tasks", countersign.MaxTasksPerRun)
@@ -46,11 +50,23 @@ func (s TaskSpec) Check(opened int) (time.Duration, error) {
 	}
 	switch asks := s.Kind.Asks(); {
 	case asks && s.AnswerBy == nil:
-		return 0, countersign.Errorf(countersign.InvalidRequest, "a %s task needs an answer operation", s.Kind)
+		return 0, countersign.Errorf(countersign.InvalidRequest, "%s task needs an answer operation", aTask(s.Kind))
 	case !asks && s.AnswerBy != nil:
-		return 0, countersign.Errorf(countersign.InvalidRequest, "a %s task has no answer operation", s.Kind)
+		return 0, countersign.Errorf(countersign.InvalidRequest, "%s task has no answer operation", aTask(s.Kind))
+	case asks && s.Display.Summary == "":
+		// The owner approves what the summary says, and the wallet shows
+		// it in the sentence (SPEC §7, §8).
+		return 0, countersign.Errorf(countersign.DisplayInvalid, "%s task needs a summary: one line of what approving does", aTask(s.Kind))
 	}
 	return life, nil
+}
+
+// aTask is a kind with its article: "a confirm", "an input".
+func aTask(k countersign.Kind) string {
+	if k == countersign.KindInput {
+		return "an " + string(k)
+	}
+	return "a " + string(k)
 }
 
 // File is a file the owner is handed with a task.

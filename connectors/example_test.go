@@ -57,7 +57,7 @@ func Example() {
 						// Seal the exact write; show it whole.
 						task, err := c.OpenTask(ctx, connectors.TaskSpec{
 							Kind: countersign.KindConfirm,
-							Display: countersign.Display{Title: "Add a memo", Fields: []countersign.Field{
+							Display: countersign.Display{Title: "Add a memo", Summary: "add a memo to the notebook", Fields: []countersign.Field{
 								{Kind: countersign.FieldLongText, Label: "Memo", Values: []string{args.Text}, WrittenBy: countersign.WrittenByAgent},
 							}},
 							AnswerBy: &countersign.AnswerBy{Operation: "memo_confirm", Supplies: countersign.SuppliesNone},

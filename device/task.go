@@ -356,12 +356,15 @@ func SealRejection(o *Opened, text string) ([]byte, error) {
 // takes none, else ErrSupply); note is the owner's note for the agent (""
 // for none). Both are sealed to the task's reply key (see SealAnswer and
 // SealNote); the supply hash is countersign.SupplyHash over exactly the sealed
-// bytes the request carries; the sentence
+// bytes the request carries; the sentence, naming the summary of the
+// envelope the device decrypted (SPEC §7),
 //
-//	Approve in Countersign as {account}: task {id} with hash {task hash} and supply {supply hash}. At {now}.
+//	Approve in Countersign as {account}: {summary}. Task {id} with hash {task hash} and supply {supply hash}. At {now}.
 //
+// (or, for a task whose envelope has no summary, `…: task {id} with hash …`)
 // is signed by d.Signer for the device's recipient at the device's clock, to
-// the second.
+// the second, and the request carries the summary for the door to rebuild
+// the sentence.
 // Nothing is signed when a check refuses.
 func (d *Device) ApproveRequest(o *Opened, supplied []byte, note string) (client.ApproveRequest, error) {
 	ab, err := asks(o)
@@ -390,8 +393,10 @@ func (d *Device) ApproveRequest(o *Opened, supplied []byte, note string) (client
 		}
 	}
 	at := d.now()
+	summary := o.Envelope.Display.Summary
 	sentence, err := approval.Approval{
 		Account:    d.Account,
+		Summary:    summary,
 		TaskID:     id,
 		TaskHash:   o.TaskHash,
 		SupplyHash: countersign.SupplyHash(sealedNote, sealedSupply),
@@ -410,6 +415,7 @@ func (d *Device) ApproveRequest(o *Opened, supplied []byte, note string) (client
 	}
 	return client.ApproveRequest{
 		TaskHash: o.TaskHash,
+		Summary:  summary,
 		Approval: client.Confirmation{At: at.Unix(), Signed: signed},
 		Supplied: sealedSupply,
 		Note:     sealedNote,

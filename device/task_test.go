@@ -289,6 +289,7 @@ func (f fullAccess) CheckKey(_ context.Context, _ string, key approval.PublicKey
 // checkedApproval is what the door reads from an approval body.
 type checkedApproval struct {
 	TaskHash string
+	Summary  string
 	Supplied []byte
 	Note     []byte
 	At       time.Time
@@ -301,6 +302,7 @@ func checkAsTheService(t testing.TB, body []byte, account, taskID string, key ap
 	t.Helper()
 	var in struct {
 		TaskHash string `json:"task_hash"`
+		Summary  string `json:"summary"`
 		Approval struct {
 			At int64 `json:"at"`
 			approval.Signed
@@ -318,7 +320,7 @@ func checkAsTheService(t testing.TB, body []byte, account, taskID string, key ap
 		t.Errorf("approval time: %v", err)
 	}
 	sentence, err := approval.Approval{
-		Account: account, TaskID: taskID, TaskHash: in.TaskHash,
+		Account: account, Summary: in.Summary, TaskID: taskID, TaskHash: in.TaskHash,
 		SupplyHash: countersign.SupplyHash(in.Note, in.Supplied), At: at,
 	}.Sentence()
 	if err != nil {
@@ -347,7 +349,64 @@ func checkAsTheService(t testing.TB, body []byte, account, taskID string, key ap
 	}); err != nil {
 		t.Errorf("approval.Verify: %v", err)
 	}
-	return checkedApproval{TaskHash: in.TaskHash, Supplied: in.Supplied, Note: in.Note, At: at}
+	return checkedApproval{TaskHash: in.TaskHash, Summary: in.Summary, Supplied: in.Supplied, Note: in.Note, At: at}
+}
+
+// TestApproveRequestNamesTheSummary: a task whose envelope names a
+// summary is approved with the sentence naming it (SPEC §7), and the body
+// carries that summary for the door; a task without one is approved with
+// the sentence without one, and the body carries none.
+func TestApproveRequestNamesTheSummary(t *testing.T) {
+	t.Parallel()
+	d, signer := newDevice(t)
+	pub := signer.Signer.(WalletSigner).Wallet.Key.PublicKey()
+	const summary = `send "Quarterly numbers" to 3 recipients with 2 attachments`
+	task := newTask(t, d, countersign.KindConfirm, countersign.SuppliesNone, nil, func(e *countersign.Envelope) {
+		e.Display.Summary = summary
+	})
+	o, err := d.Open(task.view)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := d.ApproveRequest(o, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := checkAsTheService(t, body, d.Account, task.view.ID, pub); got.Summary != summary {
+		t.Errorf("the body carries the summary %q", got.Summary)
+	}
+	want, err := approval.Approval{Account: d.Account, Summary: summary, TaskID: task.view.ID, TaskHash: task.view.TaskHash,
+		SupplyHash: countersign.SupplyHash(nil, nil), At: testNow}.Sentence()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(want, "Approve in Countersign as "+d.Account+": "+summary+". Task "+task.view.ID+" with hash ") {
+		t.Fatalf("the sentence reads %q", want)
+	}
+	nonce, _ := approval.ParseNonce(req.Approval.Nonce)
+	sig, _ := approval.ParseSignature(req.Approval.Signature, approval.ED25519)
+	if err := (approval.Payload{Message: want, Nonce: nonce, Recipient: testRecipient}).VerifySignature(pub, sig); err != nil {
+		t.Errorf("not signed over %q: %v", want, err)
+	}
+
+	plain := newTask(t, d, countersign.KindConfirm, countersign.SuppliesNone, nil, nil)
+	o, err = d.Open(plain.view)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err = d.ApproveRequest(o, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = json.Marshal(req)
+	if bytes.Contains(body, []byte(`"summary"`)) {
+		t.Errorf("the body of a task without a summary names one: %s", body)
+	}
+	checkAsTheService(t, body, d.Account, plain.view.ID, pub)
 }
 
 func TestApproveRequestVectors(t *testing.T) {

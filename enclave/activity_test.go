@@ -123,11 +123,11 @@ func TestHistoryTellsEachEnd(t *testing.T) {
 
 		// Tasks that ended without running: rejected, cancelled, expired,
 		// approved but never run, and a notice read.
-		rejected := pay(t, w, "Pay Bob", "")
+		rejected := pay(t, w, "Pay Bob", "pay $1 to Bob")
 		if _, err := w.Owner.Client.Reject(ctx, rejected, nil); err != nil {
 			t.Fatal(err)
 		}
-		cancelled := pay(t, w, "Pay Carol", "")
+		cancelled := pay(t, w, "Pay Carol", "pay $1 to Carol")
 		if _, err := w.Owner.Client.Cancel(ctx, cancelled); err != nil {
 			t.Fatal(err)
 		}
@@ -135,9 +135,9 @@ func TestHistoryTellsEachEnd(t *testing.T) {
 		if _, err := w.Owner.Client.Acknowledge(ctx, notice); err != nil {
 			t.Fatal(err)
 		}
-		stranded := pay(t, w, "Pay Dave", "")
+		stranded := pay(t, w, "Pay Dave", "pay $1 to Dave")
 		w.Approve(stranded, nil)
-		expired := pay(t, w, "Pay Erin", "")
+		expired := pay(t, w, "Pay Erin", "pay $1 to Erin")
 		// What ended so far is listed; a task still open or approved is not.
 		for id := range history(t, w.Owner, client.ActivityQuery{}) {
 			if id == expired || id == stranded {
@@ -175,11 +175,11 @@ func TestHistoryTellsEachEnd(t *testing.T) {
 			{got[done], "task", "pay", "done", "", "Pay Acme", "pay $1 to Acme Corp; it cannot be undone", "Payment sent: transaction tx-1", link, "Payment sent: transaction tx-1", false},
 			{got[failed], "task", "pay", "failed", "run_refused:conflict", "Commit to octo/app", "commit 2 files to main of octo/app",
 				"README.md changed after you saw it. Nothing was written.", "", "README.md changed after you saw it. Nothing was written.", true},
-			{got[rejected], "task", "pay", "rejected", "", "Pay Bob", "", "", "", "You rejected it. Nothing was written.", false},
-			{got[cancelled], "task", "pay", "cancelled", "", "Pay Carol", "", "", "", "Cancelled before it was answered. Nothing was written.", false},
+			{got[rejected], "task", "pay", "rejected", "", "Pay Bob", "pay $1 to Bob", "", "", "You rejected it. Nothing was written.", false},
+			{got[cancelled], "task", "pay", "cancelled", "", "Pay Carol", "pay $1 to Carol", "", "", "Cancelled before it was answered. Nothing was written.", false},
 			{got[notice], "task", "tell", "done", "", "Paid", "", "", "", "Done.", false},
-			{got[stranded], "task", "pay", "failed", "run_not_started", "Pay Dave", "", "", "", "Approved, but the write did not start within 30 minutes. Nothing was written.", true},
-			{got[expired], "task", "pay", "expired", "", "Pay Erin", "", "", "", "It expired before it was answered. Nothing was written.", false},
+			{got[stranded], "task", "pay", "failed", "run_not_started", "Pay Dave", "pay $1 to Dave", "", "", "Approved, but the write did not start within 30 minutes. Nothing was written.", true},
+			{got[expired], "task", "pay", "expired", "", "Pay Erin", "pay $1 to Erin", "", "", "It expired before it was answered. Nothing was written.", false},
 		} {
 			e := c.e
 			if e == nil {

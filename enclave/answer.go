@@ -24,17 +24,23 @@ type approvalRecord struct {
 	Signature   string  `json:"signature"`
 	Nonce       string  `json:"nonce"`
 	CallbackURL *string `json:"callback_url,omitempty"`
-	TaskHash    string  `json:"task_hash"`
-	SupplyHash  string  `json:"supply_hash"`
-	Supplied    []byte  `json:"supplied,omitempty"`
-	Note        []byte  `json:"note,omitempty"`
+	// Recipient is the recipient the door checked the signature for; ""
+	// in an approval kept before the door named it.
+	Recipient  string `json:"recipient,omitempty"`
+	TaskHash   string `json:"task_hash"`
+	SupplyHash string `json:"supply_hash"`
+	Supplied   []byte `json:"supplied,omitempty"`
+	Note       []byte `json:"note,omitempty"`
 }
 
 // ending is how a task that cannot run ends: failed with a reason, or void.
 type ending struct {
 	void   bool
 	reason countersign.FailureReason
-	// refusal is the sentence for the agent of a run_refused reason.
+	// code and refusal are the code and sentence the agent's result and
+	// the owner's history are told: a run_refused reason's, or a void's
+	// that has one (approval_mismatch).
+	code    string
 	refusal string
 }
 
@@ -42,7 +48,24 @@ func fail(r countersign.FailureReason) *ending { return &ending{reason: r} }
 
 func refused(code countersign.Code, sentence string) *ending {
 	r, _ := countersign.RunRefused(code)
-	return &ending{reason: r, refusal: sentence}
+	return &ending{reason: r, code: string(code), refusal: sentence}
+}
+
+// ApprovalMismatch is the code of a task ended void because the owner's
+// signature, which the door checked against the summary the request
+// carried, does not verify over the envelope's own summary (SPEC §7): the
+// owner was shown, or signed, another summary than the task's.
+const ApprovalMismatch = "approval_mismatch"
+
+// errMismatch is checkApproval's answer to a signature that does not verify
+// over the sentence rebuilt from the sealed task.
+var errMismatch = errors.New("the signature does not verify over the sentence with the envelope's summary")
+
+// mismatch is the ending of an approval whose signature names another
+// summary: void, nothing written.
+func mismatch() *ending {
+	return &ending{void: true, code: ApprovalMismatch,
+		refusal: "The owner's approval was signed over another summary than the task's own, so it was not carried out."}
 }
 
 // prepared is everything an answer run needs, checked before it begins.
@@ -166,7 +189,10 @@ func (e *Enclave) prepare(in store.RunInputs) (*prepared, *ending, error) {
 	if err := json.Unmarshal(raw, &p.approval); err != nil {
 		return p, refused(countersign.ConfirmationRequired, "the owner's approval cannot be read."), nil
 	}
-	if err := e.checkApproval(p); err != nil {
+	if err := e.checkApproval(p); errors.Is(err, errMismatch) {
+		e.log.Warn("an approval's signature does not verify over the task's own summary; the task is void", "task", t.ID)
+		return p, mismatch(), nil
+	} else if err != nil {
 		e.log.Warn("an approval did not verify on the run side", "task", t.ID, "err", err)
 		return p, refused(countersign.ConfirmationRequired, "the owner's approval does not verify for this task now."), nil
 	}
@@ -197,10 +223,14 @@ func (e *Enclave) prepare(in store.RunInputs) (*prepared, *ending, error) {
 	return p, nil, nil
 }
 
-// checkApproval rebuilds the approval sentence from the sealed envelope and
-// the kept approval, and checks its signature for this deployment's
-// recipient, its callback URL (under the public origin, as the door
-// checks it) and the run-side window.
+// checkApproval rebuilds the approval sentence from the sealed envelope
+// (its display.summary included) and the kept approval, and checks its
+// signature for this deployment's recipient, its callback URL (under the
+// public origin, as the door checks it) and the run-side window. When the
+// door checked the signature for this recipient, one that does not verify
+// here is errMismatch: the door verified it over the sentence with the
+// summary its request carried, and everything else the payload holds is
+// rebuilt here from what the door kept, so the summary is what differs.
 func (e *Enclave) checkApproval(p *prepared) error {
 	a := p.approval
 	at := time.Unix(a.At, 0).UTC()
@@ -211,8 +241,8 @@ func (e *Enclave) checkApproval(p *prepared) error {
 	if err := approval.CheckRun(e.clock(), at, p.envelope.ExpiresAt); err != nil {
 		return err
 	}
-	sentence, err := approval.Approval{Account: p.envelope.Owner, TaskID: p.envelope.ID, TaskHash: p.task.TaskHash,
-		SupplyHash: supply, At: at}.Sentence()
+	sentence, err := approval.Approval{Account: p.envelope.Owner, Summary: p.envelope.Display.Summary, TaskID: p.envelope.ID,
+		TaskHash: p.task.TaskHash, SupplyHash: supply, At: at}.Sentence()
 	if err != nil {
 		return err
 	}
@@ -234,7 +264,13 @@ func (e *Enclave) checkApproval(p *prepared) error {
 	if a.CallbackURL != nil && !approval.CallbackUnder(e.origin, *a.CallbackURL) {
 		return errors.New("the approval's callback URL is not under the public origin")
 	}
-	return approval.Payload{Message: sentence, Nonce: nonce, Recipient: e.recipient, CallbackURL: a.CallbackURL}.VerifySignature(key, sig)
+	err = approval.Payload{Message: sentence, Nonce: nonce, Recipient: e.recipient, CallbackURL: a.CallbackURL}.VerifySignature(key, sig)
+	// Made for another deployment's recipient (or kept before the door
+	// named it), a signature that fails here says nothing of the summary.
+	if approval.KindOf(err) == approval.InvalidSignature && a.Recipient == e.recipient {
+		return errMismatch
+	}
+	return err
 }
 
 // endApproved ends, in tx, a task whose run cannot begin: failed with its
@@ -256,11 +292,15 @@ func (e *Enclave) endApproved(ctx context.Context, tx store.Tx, t store.Task, en
 	if err != nil || !moved {
 		return err
 	}
-	e.log.Info("answer run did not begin", "task", t.ID, "state", to, "reason", reason)
+	told := reason
+	if told == "" {
+		told = end.code
+	}
+	e.log.Info("answer run did not begin", "task", t.ID, "state", to, "reason", told)
 	if end.refusal == "" {
 		return nil
 	}
-	return e.recordResult(ctx, tx, t, map[string]any{"ok": false, "error": reason[len("run_refused:"):] + ": " + end.refusal + " Nothing was written.", "wrote": false}, "", "")
+	return e.recordResult(ctx, tx, t, map[string]any{"ok": false, "error": end.code + ": " + end.refusal + " Nothing was written.", "wrote": false}, "", "")
 }
 
 // recordResult seals an answer run's result for the preparer and keeps the

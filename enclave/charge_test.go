@@ -20,7 +20,7 @@ import (
 // refuser's writes, priced 10,000 µUSD, each refuse in their own way.
 func refuser() *connectors.Connector {
 	good := connectors.TaskSpec{Kind: countersign.KindConfirm,
-		Display:  countersign.Display{Title: "Pay", Fields: []countersign.Field{{Kind: countersign.FieldText, Label: "What", Values: []string{"a test"}, WrittenBy: countersign.WrittenByProject}}},
+		Display:  countersign.Display{Title: "Pay", Summary: "pay in a test", Fields: []countersign.Field{{Kind: countersign.FieldText, Label: "What", Values: []string{"a test"}, WrittenBy: countersign.WrittenByProject}}},
 		AnswerBy: &countersign.AnswerBy{Operation: "confirm", Supplies: countersign.SuppliesNone}}
 	bad := good
 	bad.Display.Title = "Pay\r\nBcc: everyone"

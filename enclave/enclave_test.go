@@ -47,7 +47,7 @@ func newRun(owner, agent string) *enclave.Run {
 func inputSpec(title string) connectors.TaskSpec {
 	return connectors.TaskSpec{
 		Kind: countersign.KindInput,
-		Display: countersign.Display{Title: title, Fields: []countersign.Field{
+		Display: countersign.Display{Title: title, Summary: "give the agent your guess", Fields: []countersign.Field{
 			{Kind: countersign.FieldText, Label: "Question", Values: []string{"Your guess?"}, WrittenBy: "project"},
 		}},
 		AnswerBy: &countersign.AnswerBy{Operation: "guess", Supplies: countersign.SuppliesText},
@@ -288,7 +288,7 @@ func TestCiphertextOnly(t *testing.T) {
 			run.Request = []byte(`{"operation":"send","to":"` + c("request") + `"}`)
 			spec := connectors.TaskSpec{
 				Kind: countersign.KindConfirm,
-				Display: countersign.Display{Title: "Send " + c("title"), Fields: []countersign.Field{
+				Display: countersign.Display{Title: "Send " + c("title"), Summary: "send " + c("summary"), Fields: []countersign.Field{
 					{Kind: countersign.FieldMoney, Label: "Amount " + c("label"), Values: []string{c("money")}, WrittenBy: "agent"},
 					{Kind: countersign.FieldAccount, Label: "To", Values: []string{c("account")}, WrittenBy: "agent"},
 					{Kind: countersign.FieldAddress, Label: "Where", Values: []string{c("address")}, WrittenBy: "project"},

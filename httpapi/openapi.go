@@ -78,7 +78,7 @@ var routeDocs = map[string]routeDoc{
 	"GET /inbox/tasks/{id}/files/{n}": {summary: "A task's file n, as ciphertext", auth: "owner", response: typ[fileAnswer]()},
 	"GET /inbox/tasks/{id}/origin":    {summary: "The receipt of the run that opened the task (SPEC §11)", auth: "owner", response: typ[inbox.Origin]()},
 	"GET /inbox/tasks/{id}/events":    {summary: "The task's moves", auth: "owner", response: typ[historyAnswer]()},
-	"POST /inbox/tasks/{id}/approve": {summary: "Approve a task with a wallet signature over its hash", auth: "owner",
+	"POST /inbox/tasks/{id}/approve": {summary: "Approve a task with a wallet signature over its summary, hash and supply (SPEC §7); the summary only rebuilds the sentence and is never kept", auth: "owner",
 		request: typ[inbox.ApproveRequest](), response: typ[inbox.Approved]()},
 	"POST /inbox/tasks/{id}/reject": {summary: "Reject a task, with a reason sealed to its reply key", auth: "owner",
 		request: typ[rejectRequest](), optionalBody: true, response: typ[inbox.Moved]()},

@@ -62,10 +62,10 @@ dd { margin: 0; }
 code, pre, .mono { font-family: ui-monospace, monospace; font-size: .85rem; overflow-wrap: anywhere; }
 pre { white-space: pre-wrap; background: var(--card); border: 1px solid var(--line); border-radius: .3rem; padding: .6rem; }
 .actions { display: flex; gap: .5rem; flex-wrap: wrap; margin-top: 1rem; }
-.status { min-height: 1.5em; color: var(--muted); }
+.status { min-height: 1.5em; color: var(--muted); overflow-wrap: anywhere; }
 .status.error { color: var(--warn); }
 ul.tasks { list-style: none; padding: 0; margin: 0; border-top: 1px solid var(--line); }
-ul.tasks li { padding: .75rem .25rem; border-bottom: 1px solid var(--line); }
+ul.tasks > li { padding: .75rem .25rem; border-bottom: 1px solid var(--line); }
 .task-title { font-weight: 600; display: block; }
 .task-meta { color: var(--muted); font-size: .9rem; }
 .task-locked .task-title { color: var(--warn); }
@@ -93,8 +93,8 @@ summary:focus-visible, .keys:focus-visible, a:focus-visible { outline: 3px solid
 .settings-part { margin-top: 1rem; }
 .settings-part > h3 { font-size: 1.1rem; }
 .settings h4 { font-size: .95rem; margin: 1rem 0 .3rem; }
-.settings ul.tasks li { display: flex; flex-direction: column; gap: .15rem; min-width: 0; }
-.settings ul.tasks li .actions { margin-top: .35rem; }
+.settings ul.tasks > li { display: flex; flex-direction: column; gap: .15rem; min-width: 0; }
+.settings ul.tasks > li .actions { margin-top: .35rem; }
 .settings { overflow-wrap: anywhere; }
 .settings input[type=checkbox], .settings input[type=radio] { width: auto; margin: 0; accent-color: var(--accent); }
 .settings input[type=checkbox]:focus-visible, .settings input[type=radio]:focus-visible, .settings select:focus-visible, .table-scroll:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
@@ -176,6 +176,39 @@ ul.overview li p { margin: .2rem 0 0; }
 .settings .write-row label.choice { margin: .15rem 0; }
 @media (max-width: 40rem) { .write-row { grid-template-columns: minmax(0, 1fr); } }
 ol.log li { display: flex; flex-direction: column; }
+select { font: inherit; max-width: 100%; padding: .3rem .4rem; border: 1px solid var(--line); border-radius: .3rem; background: var(--card); color: var(--fg); }
+select:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
+.outcomes:empty { display: none; }
+.outcome { margin: 1rem 0 0; padding: .25rem 1rem .75rem; border: 2px solid var(--accent); border-radius: .4rem; background: var(--card); overflow-wrap: anywhere; }
+.outcome.failure { border-color: var(--warn); border-left-width: 8px; }
+.outcome p { margin: .5rem 0 0; }
+.outcome-title { font-size: 1.05rem; }
+.outcome.failure .outcome-title strong, .outcome-text.failure { color: var(--warn); }
+.outcome-text.failure { font-weight: 600; }
+.history-filters { display: flex; flex-wrap: wrap; gap: .5rem 1.25rem; margin: .5rem 0 .75rem; }
+.history-filters .filter { display: flex; align-items: center; gap: .5rem; min-width: 0; max-width: 100%; }
+.history-filters label { margin: 0; }
+.history-locked { margin: 0 0 .75rem; padding: .25rem 1rem .75rem; border: 1px dashed var(--warn); border-radius: .4rem; }
+ul.history li { overflow-wrap: anywhere; }
+ul.history li.entry-failed { border-left: 6px solid var(--warn); padding-left: .6rem; }
+ul.history summary { display: block; list-style: none; cursor: pointer; color: inherit; border-radius: .3rem; }
+ul.history summary::-webkit-details-marker { display: none; }
+ul.history summary:hover { background: var(--card); }
+ul.history summary .task-title::before { content: "▸ " / ""; color: var(--accent); }
+ul.history details[open] > summary .task-title::before { content: "▾ " / ""; }
+.entry-outcome { display: block; }
+.entry-outcome.failure { color: var(--warn); }
+.not-asked { display: inline-block; font-size: .75rem; font-weight: 700; letter-spacing: .03em; padding: 0 .45rem; margin: .15rem .5rem .15rem 0; border: 1px solid var(--muted); border-radius: .6rem; color: var(--muted); }
+dl.entry-details { margin: .5rem 0 .25rem 1.1rem; }
+.explained { margin-top: .25rem; font-size: .9rem; }
+.explained-head { margin: .4rem 0 .1rem; font-weight: 600; }
+.explained ul, .explained ol { margin: 0; padding-left: 1.3rem; }
+.explained-writes > li { margin: .15rem 0; }
+.write-outcome-refuse { color: var(--warn); }
+.write-now { display: block; }
+.card-summary { margin: .5rem 0; padding: .5rem .75rem; border-left: 4px solid var(--accent); background: var(--card); font-size: 1.05rem; overflow-wrap: anywhere; }
+.card-summary .summary-label { display: block; font-size: .85rem; font-weight: 600; color: var(--muted); }
+button.approve-summary { text-align: left; max-width: 100%; overflow-wrap: anywhere; }
 `
 
 // pageNonce is a fresh CSP nonce: 16 random bytes in base64.

@@ -254,15 +254,26 @@ func closed(state string) error {
 
 // ApproveRequest is the body of POST /inbox/tasks/{id}/approve.
 type ApproveRequest struct {
-	TaskHash string       `json:"task_hash"`
+	TaskHash string `json:"task_hash"`
+	// Summary is the summary the signed sentence names (the envelope's
+	// display.summary, SPEC §7); "" (or absent) signs the sentence without
+	// one. The door only rebuilds the sentence with it: it is never kept
+	// or logged, and the answer run checks the signature again against the
+	// envelope's own summary.
+	Summary  string       `json:"summary,omitempty"`
 	Approval Confirmation `json:"approval"`
 	Supplied []byte       `json:"supplied,omitempty"`
 	Note     []byte       `json:"note,omitempty"`
 }
 
-// approvalRecord is what the answer run checks again.
+// approvalRecord is what the answer run checks again. Recipient is the
+// recipient the door checked the signature for, so the run can tell a
+// signature over another summary (the same recipient: void,
+// approval_mismatch) from one made for another deployment. The summary
+// itself is not kept.
 type approvalRecord struct {
 	Confirmation
+	Recipient  string `json:"recipient"`
 	TaskHash   string `json:"task_hash"`
 	SupplyHash string `json:"supply_hash"`
 	Supplied   []byte `json:"supplied,omitempty"`
@@ -279,9 +290,16 @@ type Approved struct {
 // Approve checks an approval at the door and, in one transaction, spends its
 // nonce, moves the task open → approved and queues its answer run. Every
 // check that can refuse without the chain comes before the signature is
-// verified, and every refusal writes nothing and spends nothing.
+// verified, and every refusal writes nothing and spends nothing. The
+// sentence is rebuilt with the request's summary, which the door cannot
+// compare with the task's (it holds only ciphertext): the answer run does.
 func (s *Service) Approve(ctx context.Context, sess Session, id string, req ApproveRequest) (Approved, error) {
 	now := s.clock()
+	if req.Summary != "" {
+		if err := countersign.ValidateSummary(req.Summary); err != nil {
+			return Approved{}, countersign.Errorf(countersign.InvalidRequest, "%s", countersign.ErrorMessage(err))
+		}
+	}
 	if len(req.Supplied) > countersign.MaxSuppliedBytes || len(req.Note) > countersign.MaxNoteBytes {
 		return Approved{}, countersign.Errorf(countersign.InvalidRequest, "a supply or a note is larger than 8 KiB")
 	}
@@ -318,7 +336,8 @@ func (s *Service) Approve(ctx context.Context, sess Session, id string, req Appr
 		return Approved{}, &countersign.Error{Code: countersign.TaskExpired, Message: "the approval is dated at or after the task's expiry", State: string(t.State)}
 	}
 	supplyHash := countersign.SupplyHash(req.Note, req.Supplied)
-	sentence, err := approval.Approval{Account: sess.AccountID, TaskID: t.ID, TaskHash: t.TaskHash, SupplyHash: supplyHash, At: at}.Sentence()
+	sentence, err := approval.Approval{Account: sess.AccountID, Summary: req.Summary, TaskID: t.ID, TaskHash: t.TaskHash,
+		SupplyHash: supplyHash, At: at}.Sentence()
 	if err != nil {
 		return Approved{}, countersign.Errorf(countersign.InvalidRequest, "the approval cannot be built for this task")
 	}
@@ -326,7 +345,7 @@ func (s *Service) Approve(ctx context.Context, sess Session, id string, req Appr
 	if err != nil {
 		return Approved{}, signatureRefusal(err, countersign.ConfirmationRequired)
 	}
-	record, err := json.Marshal(approvalRecord{Confirmation: req.Approval, TaskHash: t.TaskHash, SupplyHash: supplyHash, Supplied: req.Supplied, Note: req.Note})
+	record, err := json.Marshal(approvalRecord{Confirmation: req.Approval, Recipient: s.recipient, TaskHash: t.TaskHash, SupplyHash: supplyHash, Supplied: req.Supplied, Note: req.Note})
 	if err != nil {
 		return Approved{}, err
 	}

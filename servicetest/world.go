@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -232,16 +233,19 @@ func New(t testing.TB, db *sqlstore.DB, opts ...Option) *World {
 					Memo    string `json:"memo"`
 					Invoice string `json:"invoice"` // shown as the task's one file
 					// Title and Summary replace the task's title "Pay" and
-					// give it a summary.
+					// its summary "pay ${amount} from the ledger; …".
 					Title   string `json:"title"`
 					Summary string `json:"summary"`
 				}
 				if err := c.Decode(&args); err != nil {
 					return nil, err
 				}
-				title := "Pay"
+				title, summary := "Pay", fmt.Sprintf("pay $%d from the ledger; it cannot be undone", args.Amount)
 				if args.Title != "" {
 					title = args.Title
+				}
+				if args.Summary != "" {
+					summary = args.Summary
 				}
 				state, _ := json.Marshal(args)
 				fields := []countersign.Field{{Kind: countersign.FieldMoney, Label: "Amount", Values: []string{"$1"}, WrittenBy: "agent"}}
@@ -249,7 +253,7 @@ func New(t testing.TB, db *sqlstore.DB, opts ...Option) *World {
 					fields = append(fields, countersign.Field{Kind: countersign.FieldText, Label: "Memo", Values: []string{args.Memo}, WrittenBy: "agent"})
 				}
 				spec := connectors.TaskSpec{Kind: countersign.KindConfirm,
-					Display:  countersign.Display{Title: title, Summary: args.Summary, Fields: fields},
+					Display:  countersign.Display{Title: title, Summary: summary, Fields: fields},
 					AnswerBy: &countersign.AnswerBy{Operation: "confirm", Supplies: countersign.SuppliesNone}, State: state}
 				if args.Invoice != "" {
 					spec.Files = []connectors.File{{Name: "invoice.txt", ContentType: "text/plain", Data: []byte(args.Invoice)}}
@@ -264,7 +268,7 @@ func New(t testing.TB, db *sqlstore.DB, opts ...Option) *World {
 			Schema: json.RawMessage(`{"type":"object","additionalProperties":false}`),
 			Run: func(ctx context.Context, c *connectors.Call) (any, error) {
 				task, err := c.OpenTask(ctx, connectors.TaskSpec{Kind: countersign.KindInput,
-					Display:  countersign.Display{Title: "Send the receipt", Fields: []countersign.Field{{Kind: countersign.FieldText, Label: "Wanted", Values: []string{"the receipt, as a file"}, WrittenBy: "project"}}},
+					Display:  countersign.Display{Title: "Send the receipt", Summary: "send the agent the receipt, as a file", Fields: []countersign.Field{{Kind: countersign.FieldText, Label: "Wanted", Values: []string{"the receipt, as a file"}, WrittenBy: "project"}}},
 					AnswerBy: &countersign.AnswerBy{Operation: "confirm", Supplies: countersign.SuppliesFile}})
 				if err != nil {
 					return nil, err

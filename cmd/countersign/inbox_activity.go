@@ -93,8 +93,11 @@ func printEntry(w io.Writer, d *device.Device, e client.ActivityEntry) (locked b
 		asked = "not asked"
 	}
 	state := clean(e.State)
-	if e.State == string(countersign.StateFailed) {
+	switch e.State {
+	case string(countersign.StateFailed):
 		state = "FAILED"
+	case string(countersign.StateVoid):
+		state = "VOID"
 	}
 	if e.FailureReason != "" {
 		state += " " + clean(e.FailureReason)
@@ -104,8 +107,11 @@ func printEntry(w io.Writer, d *device.Device, e client.ActivityEntry) (locked b
 	switch {
 	case errors.Is(err, device.ErrNoEntryCopy):
 		fmt.Fprintf(w, "  (%s of %s; locked on this terminal)\n", clean(e.Operation), clean(e.Connector))
-		if e.State == string(countersign.StateFailed) {
+		switch e.State {
+		case string(countersign.StateFailed):
 			fmt.Fprintf(w, "  FAILED: %s\n", clean(device.Ending(e.State, e.FailureReason)))
+		case string(countersign.StateVoid):
+			fmt.Fprintln(w, "  NOT CARRIED OUT: nothing was written (unlock to read why)")
 		}
 		return true
 	case err != nil:
@@ -120,9 +126,13 @@ func printEntry(w io.Writer, d *device.Device, e client.ActivityEntry) (locked b
 	if o.Summary != "" {
 		fmt.Fprintf(w, "  %s\n", clean(o.Summary))
 	}
-	if o.Failed() {
+	switch {
+	case o.Failed():
 		fmt.Fprintf(w, "  FAILED: %s\n", clean(o.Told()))
-	} else {
+	case o.State == string(countersign.StateVoid):
+		// Approved and not carried out: as loud as a failure.
+		fmt.Fprintf(w, "  NOT CARRIED OUT: %s\n", clean(o.Told()))
+	default:
 		fmt.Fprintf(w, "  %s\n", clean(o.Told()))
 	}
 	if o.Result.URL != "" {

@@ -57,6 +57,28 @@ func TestInboxActivity(t *testing.T) {
 	if _, err := w.Owner.Client.Reject(ctx, rejected, nil); err != nil {
 		t.Fatal(err)
 	}
+	// Approved by a device shown another summary: not carried out.
+	mismatched := call("ledger", "pay", map[string]any{"amount": 1, "title": "Pay Carol", "summary": "pay $1 to Carol"})
+	view, err := w.Owner.Client.Task(ctx, mismatched)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened, err := w.Owner.Open(view)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened.Envelope.Display.Summary = "pay $1 to Mallory"
+	req, err := w.Owner.ApproveRequest(opened, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := w.Owner.Client.Approve(ctx, mismatched, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Enclave.Answer(ctx, mismatched, st.Run); err != nil {
+		t.Fatal(err)
+	}
 
 	// This terminal is a device of the same owner, signed in after all of it.
 	wallet := w.Owner.Signer.(device.WalletSigner).Wallet
@@ -70,13 +92,15 @@ func TestInboxActivity(t *testing.T) {
 
 	out := o.ok("activity")
 	blocks := strings.Split(strings.TrimSpace(out), "\n\n")
-	if len(blocks) != 4 {
-		t.Fatalf("activity printed %d entries, want 4:\n%s", len(blocks), out)
+	if len(blocks) != 5 {
+		t.Fatalf("activity printed %d entries, want 5:\n%s", len(blocks), out)
 	}
+	const ledgerSummary = "  pay $1 from the ledger; it cannot be undone\n"
 	for _, want := range []struct{ id, head, body string }{
-		{failed, "ledger  bot.near  asked  FAILED run_refused:conflict", "  Commit to octo/app\n  FAILED: README.md changed after you saw it. Nothing was written."},
+		{failed, "ledger  bot.near  asked  FAILED run_refused:conflict", "  Commit to octo/app\n" + ledgerSummary + "  FAILED: README.md changed after you saw it. Nothing was written."},
 		{paid, "ledger  bot.near  asked  done", "  Pay Acme\n  pay $1 to Acme Corp; it cannot be undone\n  Payment sent: transaction tx-1\n  https://ledger.example/tx-1"},
-		{rejected, "ledger  bot.near  asked  rejected", "  Pay Bob\n  You rejected it. Nothing was written."},
+		{rejected, "ledger  bot.near  asked  rejected", "  Pay Bob\n" + ledgerSummary + "  You rejected it. Nothing was written."},
+		{mismatched, "ledger  bot.near  asked  VOID", "  Pay Carol\n  pay $1 to Carol\n  NOT CARRIED OUT: The owner's approval was signed over another summary than the task's own, so it was not carried out. Nothing was written."},
 		{"", "notes  bot.near  not asked  done", "  Note to self\n  Noted on page 3\n  https://notes.example/3"},
 	} {
 		found := false
@@ -92,19 +116,30 @@ func TestInboxActivity(t *testing.T) {
 		}
 	}
 
+	// The closed task itself says so loudly too, and so does the list.
+	if got := o.ok("show", failed); !strings.Contains(got, "\nFAILED (run_refused:conflict): The write failed after your approval (conflict); whether it happened is not known.\ncountersign inbox activity says what happened\n") {
+		t.Errorf("show of a failed task:\n%s", got)
+	}
+	if got := o.ok("show", mismatched); !strings.Contains(got, "\nNOT CARRIED OUT (void): nothing was written; countersign inbox activity says why\n") {
+		t.Errorf("show of a void task:\n%s", got)
+	}
+	if got := o.ok("list", "--closed"); !strings.Contains(got, "FAILED (run_refused:conflict)") || !strings.Contains(got, "VOID") {
+		t.Errorf("list --closed:\n%s", got)
+	}
+
 	if got := o.ok("activity", "--project", "notes"); strings.Count(got, "not asked") != 1 || strings.Contains(got, "ledger") {
 		t.Errorf("--project notes:\n%s", got)
 	}
 	if got := o.ok("activity", "--agent", "other.near"); got != "nothing in the history\n" {
 		t.Errorf("--agent other.near: %q", got)
 	}
-	first := o.ok("activity", "--limit", "2")
+	first := o.ok("activity", "--limit", "3")
 	i := strings.Index(first, "more: countersign inbox activity --before ")
-	if strings.Count(first, "\n\n") != 2 || i < 0 {
-		t.Fatalf("--limit 2:\n%s", first)
+	if strings.Count(first, "\n\n") != 3 || i < 0 {
+		t.Fatalf("--limit 3:\n%s", first)
 	}
 	next := strings.Fields(first[i:])[5]
-	if rest := o.ok("activity", "--limit", "2", "--before", next); strings.Count(rest, "\n\n") != 1 || strings.Contains(rest, "more:") {
+	if rest := o.ok("activity", "--limit", "3", "--before", next); strings.Count(rest, "\n\n") != 1 || strings.Contains(rest, "more:") {
 		t.Errorf("the second page:\n%s", rest)
 	}
 

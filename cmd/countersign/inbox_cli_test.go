@@ -188,6 +188,9 @@ func TestInboxTerminalGame(t *testing.T) {
 	}
 
 	show := o.ok("show", first.TaskID)
+	if !strings.HasPrefix(show, "If you approve: give the agent your guess of a number from 1 to 100\nGuess my number\n") {
+		t.Errorf("show does not start with what approving does:\n%s", show)
+	}
 	containsAll(t, "show", show, "Guess my number\n", "task: "+first.TaskID+" (input, open)\n",
 		"from: bot.near in project probe (probe@", "receipt: verified (run "+runOf(t, first.TaskID)+")\n",
 		"\n  Question: I picked a number from 1 to 100. Your guess?\n", "files: none\n", "expires: "+first.ExpiresAt+" (in 2",
@@ -231,7 +234,7 @@ func TestInboxTerminalGame(t *testing.T) {
 		}
 		out := o.ok(args...)
 		m := runLine.FindStringSubmatch(out)
-		if m == nil || !strings.HasPrefix(out, "approved task "+id+" (Guess my number)") {
+		if m == nil || !strings.HasPrefix(out, "approved task "+id+" (Guess my number)") || !strings.Contains(out, "\nyou approved: give the agent your ") {
 			t.Fatalf("approve printed %q", out)
 		}
 		st := waitState(t, agent, o.account, "probe", id, string(countersign.StateDone), string(countersign.StateFailed))
@@ -524,7 +527,8 @@ func TestInboxTerminalOwner(t *testing.T) {
 }
 
 // TestInboxTerminalWatch: watch prints the event an agent's call causes,
-// and stops cleanly when interrupted.
+// says loudly when an approved task is not carried out, and stops cleanly
+// when interrupted.
 func TestInboxTerminalWatch(t *testing.T) {
 	t.Parallel()
 	s := newService(t)
@@ -549,6 +553,30 @@ func TestInboxTerminalWatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, &out, func(s string) bool { return strings.Contains(s, " "+task.TaskID+" cancelled\n") }, "the cancel event: %s")
+
+	// A turn approved over another summary than its own is not carried
+	// out, and watch says so loudly.
+	task = startGame(t, agent, o.account, "probe")
+	term, err := openTerminal(o.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := term.device(a, true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, opened, err := term.openTask(ctx, d, task.TaskID)
+	if err != nil || opened == nil {
+		t.Fatalf("open the turn: %v", err)
+	}
+	opened.Envelope.Display.Summary = "give the agent your guess of a number from 1 to 2"
+	if _, err := d.Approve(ctx, opened, []byte("1"), ""); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, &out, func(s string) bool {
+		return strings.Contains(s, " "+task.TaskID+" VOID, not carried out (countersign inbox activity says why)\n")
+	},
+		"the void event: %s")
 	cancel()
 	select {
 	case code := <-done:
@@ -667,7 +695,11 @@ func TestInboxTerminalExternalWallet(t *testing.T) {
 	// Approving signs externally too: the session names no wallet file.
 	task := startGame(t, agent, o.account, "probe")
 	r = o.interactive(func(m, rc string) string { asked = m; return o.walletSign(m, rc) }, "approve", task.TaskID, "--text", "50")
-	if r.code != 0 || !strings.HasPrefix(asked, "Approve in Countersign as "+o.account+": task "+task.TaskID+" with hash "+task.TaskHash+" and supply ") {
+	// The wallet's sentence names what approving does, and so does the
+	// prompt before it.
+	const summary = "give the agent your guess of a number from 1 to 100"
+	if r.code != 0 || !strings.HasPrefix(asked, "Approve in Countersign as "+o.account+": "+summary+". Task "+task.TaskID+" with hash "+task.TaskHash+" and supply ") ||
+		!strings.Contains(r.stderr, "Approving task "+task.TaskID+": "+summary+"\n") {
 		t.Fatalf("external approve: %+v (asked %q)", r, asked)
 	}
 	if st := waitState(t, agent, o.account, "probe", task.TaskID, string(countersign.StateDone), string(countersign.StateFailed)); st.State != string(countersign.StateDone) {

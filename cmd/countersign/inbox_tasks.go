@@ -72,6 +72,12 @@ func inboxList(ctx context.Context, a *app, args []string) error {
 	tw := a.table("ID\tKIND\tSTATE\tPREPARER\tPROJECT\tEXPIRES\tLOCKED")
 	for _, v := range page.Tasks {
 		state := v.State
+		switch v.State {
+		case string(countersign.StateFailed):
+			state = "FAILED"
+		case string(countersign.StateVoid):
+			state = "VOID"
+		}
 		if v.FailureReason != "" {
 			state += " (" + v.FailureReason + ")"
 		}
@@ -246,8 +252,13 @@ func writeClosed(w io.Writer, v client.TaskView) {
 	if v.Run != "" {
 		fmt.Fprintf(w, "run: %s\n", clean(v.Run))
 	}
-	if v.FailureReason != "" {
-		fmt.Fprintf(w, "failure: %s\n", clean(v.FailureReason))
+	switch v.State {
+	case string(countersign.StateFailed):
+		// A failure after the owner's approval is said loudly.
+		fmt.Fprintf(w, "FAILED (%s): %s\n", clean(v.FailureReason), clean(device.Ending(v.State, v.FailureReason)))
+		fmt.Fprintf(w, "countersign inbox activity says what happened\n")
+	case string(countersign.StateVoid):
+		fmt.Fprintln(w, "NOT CARRIED OUT (void): nothing was written; countersign inbox activity says why")
 	}
 	fmt.Fprintln(w, "It is no longer waiting and shows nothing any more: a task that leaves open loses its content.")
 }
@@ -309,11 +320,22 @@ func inboxApprove(ctx context.Context, a *app, args []string) error {
 	case ab.Supplies == countersign.SuppliesNone && supplied != nil:
 		return fmt.Errorf("task %s asks yes or no and takes no answer: approve it without --text or --file", id)
 	}
+	summary := o.Envelope.Display.Summary
+	if *external || t.sess.Wallet == "" {
+		// The wallet is elsewhere: say what its sentence approves before
+		// asking for it.
+		fmt.Fprintf(a.stderr, "Approving task %s: %s\n", id, clean(first(summary, o.Envelope.Display.Title)))
+	}
 	st, err := d.Approve(ctx, o, supplied, *note)
 	if err != nil {
 		return t.explain(err)
 	}
-	fmt.Fprintf(a.stdout, "approved task %s (%s), prepared by run %s\nrun: %s\n", id, clean(o.Envelope.Display.Title), run, clean(st.Run))
+	fmt.Fprintf(a.stdout, "approved task %s (%s), prepared by run %s\n", id, clean(o.Envelope.Display.Title), run)
+	if summary != "" {
+		fmt.Fprintf(a.stdout, "you approved: %s\n", clean(summary))
+	}
+	fmt.Fprintf(a.stdout, "run: %s\n", clean(st.Run))
+	fmt.Fprintln(a.stdout, "how it ends: countersign inbox activity (or watch); a failure is printed as FAILED")
 	return nil
 }
 
@@ -451,9 +473,14 @@ func inboxWatch(ctx context.Context, a *app, args []string) error {
 			}
 			connected, delay = true, watchRetryMin
 			for ev := range events {
-				if ev.State == string(countersign.StateFailed) {
+				switch ev.State {
+				case string(countersign.StateFailed):
 					// A failure after the owner's approval is said loudly.
 					fmt.Fprintf(a.stdout, "%s %s FAILED (countersign inbox activity says what happened)\n", time.Now().UTC().Format(countersign.TimeFormat), clean(ev.TaskID))
+					continue
+				case string(countersign.StateVoid):
+					// So is an approved task that was not carried out.
+					fmt.Fprintf(a.stdout, "%s %s VOID, not carried out (countersign inbox activity says why)\n", time.Now().UTC().Format(countersign.TimeFormat), clean(ev.TaskID))
 					continue
 				}
 				fmt.Fprintf(a.stdout, "%s %s %s\n", time.Now().UTC().Format(countersign.TimeFormat), clean(ev.TaskID), clean(ev.State))

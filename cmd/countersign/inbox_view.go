@@ -79,11 +79,19 @@ type preview struct {
 	Now      time.Time
 }
 
-// write prints the preview: the title, who prepared it and the receipt, each
-// field (the agent's marked), the files, the expiry, what an answer needs,
-// and the task hash.
+// write prints the preview: first what approving does (the summary, SPEC
+// §8), then the title, who prepared it and the receipt, each field (the
+// agent's marked), the files, the expiry, what an answer needs, and the
+// task hash.
 func (p preview) write(w io.Writer) {
 	e := p.Envelope
+	if s := e.Display.Summary; s != "" {
+		if e.AnswerBy != nil {
+			fmt.Fprintf(w, "If you approve: %s\n", clean(s))
+		} else {
+			fmt.Fprintf(w, "%s\n", clean(s))
+		}
+	}
 	fmt.Fprintf(w, "%s\n", clean(e.Display.Title))
 	fmt.Fprintf(w, "task: %s (%s, %s)\n", clean(e.ID), clean(string(e.Kind)), clean(p.State))
 	fmt.Fprintf(w, "from: %s in project %s (%s)\n", clean(e.Preparer), clean(e.Project), clean(e.Build))

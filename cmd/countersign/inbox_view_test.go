@@ -17,7 +17,7 @@ func testEnvelope() countersign.Envelope {
 		Build:    "github@1.2.0", CreatedAt: created, ExpiresAt: created.Add(24 * time.Hour),
 		ID: "0123456789abcdefghjkmnpqrs-1", Kind: countersign.KindConfirm, Owner: "alice.near", Preparer: "bot.near",
 		Project: "github", ProjectUUID: "6f1c0c39-2b7e-4a43-9d3e-3c2d2c1e8a11",
-		Display: countersign.Display{Title: "Merge pull request #12", Fields: []countersign.Field{
+		Display: countersign.Display{Title: "Merge pull request #12", Summary: "merge pull request #12 of alice/app into main at 3f2a9c1", Fields: []countersign.Field{
 			{Kind: countersign.FieldText, Label: "Repository", Values: []string{"alice/app"}, WrittenBy: countersign.WrittenByProject},
 			{Kind: countersign.FieldLongText, Label: "Why", Values: []string{"The tests pass.\n\tAll of them.\nShip it."}, WrittenBy: countersign.WrittenByAgent},
 			{Kind: countersign.FieldList, Label: "Files", Values: []string{"a.go", "b.go"}, WrittenBy: countersign.WrittenByProject},
@@ -26,16 +26,18 @@ func testEnvelope() countersign.Envelope {
 	}
 }
 
-// TestPreview: the agent's words are marked and the project's are not;
-// long texts keep their lines, indented; lists show one value a line; the
-// files, expiry, what an answer needs and the hash follow.
+// TestPreview: what approving does comes first; the agent's words are
+// marked and the project's are not; long texts keep their lines, indented;
+// lists show one value a line; the files, expiry, what an answer needs and
+// the hash follow.
 func TestPreview(t *testing.T) {
 	t.Parallel()
 	e := testEnvelope()
 	var b bytes.Buffer
 	preview{Envelope: e, TaskHash: strings.Repeat("f", 64), State: string(countersign.StateOpen), Receipt: "verified (run 0123456789abcdefghjkmnpqrs)",
 		Now: e.CreatedAt.Add(90 * time.Minute)}.write(&b)
-	want := `Merge pull request #12
+	want := `If you approve: merge pull request #12 of alice/app into main at 3f2a9c1
+Merge pull request #12
 task: 0123456789abcdefghjkmnpqrs-1 (confirm, open)
 from: bot.near in project github (github@1.2.0)
 receipt: verified (run 0123456789abcdefghjkmnpqrs)
@@ -55,6 +57,22 @@ hash: ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff
 `
 	if b.String() != want {
 		t.Fatalf("preview:\n%s\nwant:\n%s", b.String(), want)
+	}
+
+	// A summary that could drive the terminal is printed escaped.
+	e.Display.Summary = "merge \x1b[2Jnow"
+	b.Reset()
+	preview{Envelope: e, State: string(countersign.StateOpen), Receipt: "verified", Now: e.CreatedAt}.write(&b)
+	if !strings.HasPrefix(b.String(), "If you approve: merge \\u001b[2Jnow\nMerge pull request #12\n") {
+		t.Errorf("an escaped summary:\n%s", b.String())
+	}
+	// A task without a summary (opened before summaries) starts with its
+	// title.
+	e.Display.Summary = ""
+	b.Reset()
+	preview{Envelope: e, State: string(countersign.StateOpen), Receipt: "verified", Now: e.CreatedAt}.write(&b)
+	if !strings.HasPrefix(b.String(), "Merge pull request #12\ntask: ") {
+		t.Errorf("without a summary:\n%s", b.String())
 	}
 
 	// Without agent fields there is no mark and no legend; a notice says

@@ -84,7 +84,7 @@ func field(label, value string) countersign.Field {
 func confirmSpec(title string) connectors.TaskSpec {
 	return connectors.TaskSpec{
 		Kind:     countersign.KindConfirm,
-		Display:  countersign.Display{Title: title, Fields: []countersign.Field{field("What", "a test")}},
+		Display:  countersign.Display{Title: title, Summary: "confirm a test", Fields: []countersign.Field{field("What", "a test")}},
 		AnswerBy: &countersign.AnswerBy{Operation: "confirm_it", Supplies: countersign.SuppliesNone},
 		State:    []byte(`{"write":"the sealed one"}`),
 	}
@@ -93,7 +93,7 @@ func confirmSpec(title string) connectors.TaskSpec {
 func inputSpec(title string, supplies countersign.Supplies) connectors.TaskSpec {
 	return connectors.TaskSpec{
 		Kind:     countersign.KindInput,
-		Display:  countersign.Display{Title: title},
+		Display:  countersign.Display{Title: title, Summary: "give the test what it asks for"},
 		AnswerBy: &countersign.AnswerBy{Operation: "type_it", Supplies: supplies},
 		State:    []byte("input state"),
 	}

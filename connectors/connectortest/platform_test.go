@@ -147,6 +147,16 @@ func TestOpenTaskRefusals(t *testing.T) {
 		{"unknown kind", []connectors.TaskSpec{withSpec(func(s *connectors.TaskSpec) { s.Kind = "question" })}, countersign.InvalidRequest},
 		{"confirm without answer", []connectors.TaskSpec{withSpec(func(s *connectors.TaskSpec) { s.AnswerBy = nil })}, countersign.InvalidRequest},
 		{"notice with answer", []connectors.TaskSpec{withSpec(func(s *connectors.TaskSpec) { s.Kind = countersign.KindNotice })}, countersign.InvalidRequest},
+		{"confirm without a summary", []connectors.TaskSpec{withSpec(func(s *connectors.TaskSpec) { s.Display.Summary = "" })}, countersign.DisplayInvalid},
+		{"input without a summary", []connectors.TaskSpec{func() connectors.TaskSpec {
+			s := inputSpec("Type it", countersign.SuppliesText)
+			s.Display.Summary = ""
+			return s
+		}()}, countersign.DisplayInvalid},
+		{"summary with a line break", []connectors.TaskSpec{withSpec(func(s *connectors.TaskSpec) { s.Display.Summary = "pay\n$1" })}, countersign.DisplayInvalid},
+		{"summary over 200 characters", []connectors.TaskSpec{withSpec(func(s *connectors.TaskSpec) {
+			s.Display.Summary = strings.Repeat("x", countersign.MaxSummaryChars+1)
+		})}, countersign.DisplayInvalid},
 		{"answer operation unknown", []connectors.TaskSpec{withSpec(func(s *connectors.TaskSpec) { s.AnswerBy.Operation = "confirm" })},
 			countersign.InvalidRequest},
 		{"answer operation is a write", []connectors.TaskSpec{withSpec(func(s *connectors.TaskSpec) { s.AnswerBy.Operation = "open" })},
@@ -203,6 +213,8 @@ var openSentences = map[string]string{
 	"state over 256 KiB":          "the sealed state is larger than 256 KiB",
 	"confirm without answer":      "a confirm task needs an answer operation",
 	"notice with answer":          "a notice task has no answer operation",
+	"confirm without a summary":   "a confirm task needs a summary: one line of what approving does",
+	"input without a summary":     "an input task needs a summary: one line of what approving does",
 	"answer operation unknown":    `hook has no answer operation "confirm"`,
 	"answer operation is a write": `hook has no answer operation "open"`,
 	"answer operation is a read":  `hook has no answer operation "read"`,

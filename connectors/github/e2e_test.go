@@ -81,6 +81,11 @@ func (s *service) approve(id string) (countersign.Envelope, client.TaskStatus) {
 	if err != nil {
 		s.t.Fatal(err)
 	}
+	// The owner approves what the summary says: the device signs the
+	// sentence naming it, the door and the answer run check it.
+	if sum := o.Envelope.Display.Summary; sum == "" || countersign.ValidateSummary(sum) != nil {
+		s.t.Fatalf("task %s shows the summary %q", id, sum)
+	}
 	if _, err := s.w.Owner.Approve(ctx, o, nil, ""); err != nil {
 		s.t.Fatal(err)
 	}

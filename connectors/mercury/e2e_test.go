@@ -129,6 +129,51 @@ func TestSeedRulesEndToEnd(t *testing.T) {
 	}
 }
 
+// TestEveryWriteApprovedEndToEnd: each of the four writes, asked about,
+// shows its summary; the owner's device signs the sentence naming it, the
+// door and the answer run check it, and Mercury does the write once.
+func TestEveryWriteApprovedEndToEnd(t *testing.T) {
+	t.Parallel()
+	w, f := world(t, `{"confirm": ["pay_invoice", "add_recipient", "send_invoice", "cancel_invoice"]}`)
+	for _, tc := range []struct{ body, summary string }{
+		{pay(mercurytest.AcmeID, "750.25", "ach"), "pay $750.25 to Acme Supplies LLC from Checking ••1234 by ACH; it cannot be undone"},
+		{addRecipient, `save the payee "Hooli Inc" (ACH to account ••2333, routing 021000021); it can be deleted later in Mercury`},
+		{sendInvoice, "email an invoice of $450.75 to Initech, due 2026-12-31; it can be cancelled while unpaid"},
+		{cancelInvoice, "cancel invoice INV-0001 of $1,500.00, due 2026-12-01; it cannot be undone"},
+	} {
+		out, refused := agentCall(t, w, tc.body)
+		if refused != "" || out["status"] != "awaiting_owner" {
+			t.Fatalf("%s: %v %s", tc.body, out, refused)
+		}
+		id := out["task_id"].(string)
+		view, err := w.Owner.Client.Task(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := w.Owner.Open(view)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := o.Envelope.Display.Summary; got != tc.summary {
+			t.Fatalf("the task shows the summary %q, want %q", got, tc.summary)
+		}
+		req, err := w.Owner.ApproveRequest(o, nil, "")
+		if err != nil || req.Summary != tc.summary {
+			t.Fatalf("the approval sends the summary %q: %v", req.Summary, err)
+		}
+		if _, err := w.Owner.Client.Approve(ctx, id, req); err != nil {
+			t.Fatal(err)
+		}
+		w.WaitState(id, countersign.StateDone, countersign.StateFailed, countersign.StateVoid)
+		if st := w.Status("bank", id); st.State != "done" {
+			t.Fatalf("%s: %+v", tc.body, st)
+		}
+	}
+	if inv, _ := f.Invoice(mercurytest.InvoiceID); f.Payments() != 1 || len(f.Recipients()) != 3 || inv.Status != "Cancelled" {
+		t.Fatalf("Mercury made %d payments, holds %d payees, the invoice is %s", f.Payments(), len(f.Recipients()), inv.Status)
+	}
+}
+
 func TestBrokenRuleIsShownEndToEnd(t *testing.T) {
 	t.Parallel()
 	w, f := world(t, `{"rules": [{"when": {"op": "cancel_invoice", "max_usd": 100}, "then": "ask"}]}`)

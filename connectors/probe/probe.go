@@ -196,7 +196,7 @@ func start(ctx context.Context, c *connectors.Call) (any, error) {
 	}
 	task, err := c.OpenTask(ctx, connectors.TaskSpec{
 		Kind:     countersign.KindInput,
-		Display:  countersign.Display{Title: title, Fields: []countersign.Field{text("Question", question(maxN))}},
+		Display:  countersign.Display{Title: title, Summary: firstTurn(maxN), Fields: []countersign.Field{text("Question", question(maxN))}},
 		AnswerBy: &countersign.AnswerBy{Operation: "guess", Supplies: countersign.SuppliesText},
 		State:    raw,
 	})
@@ -261,7 +261,7 @@ func guess(ctx context.Context, a *connectors.AnswerCall) (connectors.Report, er
 	answer := map[string]string{Higher: "Higher", Lower: "Lower", NotANumber: "Not a number"}[j.verdict]
 	_, err = a.Next(ctx, connectors.TaskSpec{
 		Kind: countersign.KindInput,
-		Display: countersign.Display{Title: title, Fields: []countersign.Field{
+		Display: countersign.Display{Title: title, Summary: nextTurn(st.Attempts+1, st.Max), Fields: []countersign.Field{
 			text("Your guess", shown(typed)),
 			text("Answer", answer),
 			text("Attempts", strconv.Itoa(st.Attempts)),
@@ -274,6 +274,16 @@ func guess(ctx context.Context, a *connectors.AnswerCall) (connectors.Report, er
 		return connectors.Report{}, notOpened("the next turn", err)
 	}
 	return connectors.Report{Result: res}, nil
+}
+
+// firstTurn is the summary of a game's first turn: what answering it does.
+func firstTurn(maxN int) string {
+	return fmt.Sprintf("give the agent your guess of a number from 1 to %d", maxN)
+}
+
+// nextTurn is the summary of a later turn, the attempt-th.
+func nextTurn(attempt, maxN int) string {
+	return fmt.Sprintf("give the agent your next guess (attempt %d) of a number from 1 to %d", attempt, maxN)
 }
 
 // notOpened is guess's refusal when the thread cannot go on.

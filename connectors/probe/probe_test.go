@@ -200,7 +200,8 @@ func TestStartOpensTheFirstTurn(t *testing.T) {
 			h.Policy = []byte(pol)
 			o := start(t, h, `{"operation": "guess_start"`+tc.members+`}`)
 			want := []string{fmt.Sprintf("Question=I picked a number from 1 to %d. Your guess?", tc.max)}
-			if o.Spec.Display.Title != "Guess my number" || !equal(shown(t, o), want) {
+			if o.Spec.Display.Title != "Guess my number" || !equal(shown(t, o), want) ||
+				o.Spec.Display.Summary != fmt.Sprintf("give the agent your guess of a number from 1 to %d", tc.max) {
 				t.Fatalf("display %+v", o.Spec.Display)
 			}
 			if o.Task.Kind != countersign.KindInput || *o.Spec.AnswerBy != (countersign.AnswerBy{Operation: "guess", Supplies: countersign.SuppliesText}) ||
@@ -334,6 +335,7 @@ func TestWholeGameByBinarySearch(t *testing.T) {
 			t.Fatalf("attempt %d: %s for secret %d", attempt, out, secret)
 		}
 		if next.Task.Kind != countersign.KindInput || next.Spec.Display.Title != "Guess my number" ||
+			next.Spec.Display.Summary != fmt.Sprintf("give the agent your next guess (attempt %d) of a number from 1 to 1000", attempt+1) ||
 			*next.Spec.AnswerBy != (countersign.AnswerBy{Operation: "guess", Supplies: countersign.SuppliesText}) {
 			t.Fatalf("next turn %+v", next.Spec)
 		}

@@ -145,3 +145,52 @@ func each(t testing.TB, db *sqlstore.DB, look func(where string, b []byte)) {
 		}
 	}
 }
+
+// FindInText dumps every row of every table of a PostgreSQL store as text,
+// as PostgreSQL itself prints a row (`SELECT t::text FROM table t`: bytea as
+// \x hex, JSON and arrays as their text), and returns where any of the
+// secrets appears in it, in any of its Forms. It reads what someone with a
+// plain SQL client, or a text dump of the database, would read. A SQLite
+// store has no such form: Find reads its files whole.
+func FindInText(t testing.TB, db *sqlstore.DB, secrets ...string) []string {
+	t.Helper()
+	if db.Dir() != "" {
+		t.Fatal("storetest: FindInText reads a PostgreSQL store")
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, PostgresURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, "SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND table_type = 'BASE TABLE'", db.SchemaName())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || len(tables) == 0 {
+		t.Fatalf("no tables in schema %q: %v", db.SchemaName(), err)
+	}
+	var found []string
+	for _, table := range tables {
+		q := fmt.Sprintf("SELECT t::text FROM %s.%s t", pgx.Identifier{db.SchemaName()}.Sanitize(), pgx.Identifier{table}.Sanitize())
+		rows, err := conn.Query(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dumped, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.Join(dumped, "\n")
+		for _, s := range secrets {
+			for _, f := range Forms(s) {
+				if strings.Contains(text, string(f)) {
+					found = append(found, fmt.Sprintf("table %s, dumped as text, holds %q", table, s))
+					break
+				}
+			}
+		}
+	}
+	return found
+}

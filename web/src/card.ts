@@ -30,6 +30,8 @@ export interface CardHost {
   askSignature(req: SignRequest, host: HTMLElement, ids: PanelIDs, submit: string): Promise<Signature>;
   /** The card was answered (approved, rejected, closed): said says so. */
   answered(said: string): void;
+  /** The task was approved here: what happens is to be told when it ends. */
+  approved(id: string, title: string): void;
   /** The owner leaves the card (Back to the list, Esc). */
   leave(): void;
 }
@@ -37,6 +39,12 @@ export interface CardHost {
 type Field = { kind?: unknown; label?: unknown; values?: unknown; written_by?: unknown };
 
 const str = (v: unknown) => (typeof v === "string" ? v : String(v ?? ""));
+
+/** A task's title and summary (SPEC §8 display), "" where it has none. */
+export function displayOf(o: OpenedTask): { title: string; summary: string } {
+  const d = (o.envelope["display"] ?? {}) as { title?: unknown; summary?: unknown };
+  return { title: typeof d.title === "string" ? d.title : "", summary: typeof d.summary === "string" ? d.summary : "" };
+}
 
 /** The task card, drawn in root. */
 export class Card {
@@ -135,7 +143,7 @@ export class Card {
     const parts: Child[] = [
       el("div", { class: "actions" }, withKey(button("Back to the list", () => this.host.leave(), true), "Escape", "Esc")),
       el("h2", { id: "card-title", tabindex: "-1" }, title),
-      summary ? el("p", { class: "summary", id: "card-summary" }, summary) : null,
+      summary ? el("p", { class: "card-summary", id: "card-summary" }, el("span", { class: "summary-label" }, WORDS.summaryLabel), summary) : null,
       el(
         "p",
         { class: "task-meta", id: "card-meta" },
@@ -289,7 +297,12 @@ export class Card {
     parts.push(el("label", { for: "note" }, "A note for the agent (optional)"), note);
     const approveStep = el("div", { id: "approve-step" });
     approveStep.hidden = true;
-    const approve = button("Approve", () => void this.approve(account, o, answer, note, approveStep));
+    // The button says what approving does: "Approve: pay $750.25 to …".
+    const { summary } = displayOf(o);
+    const approve = button(summary ? `Approve: ${summary}` : "Approve", () => void this.approve(account, o, answer, note, approveStep));
+    if (summary) {
+      approve.classList.add("approve-summary");
+    }
     approve.disabled = true;
 
     // Reject asks once more: the reason, and a second, explicit Reject.
@@ -419,6 +432,7 @@ export class Card {
    */
   private async approve(account: string, o: OpenedTask, answer: Answer, note: HTMLTextAreaElement, step: HTMLElement): Promise<void> {
     const id = String(o.envelope["id"]);
+    const { title, summary } = displayOf(o);
     const reply = o.replyPubkey;
     if (!reply || this.busy) {
       return;
@@ -439,11 +453,13 @@ export class Card {
     }
     const supply = await supplyHash(sealedNote, sealedSupply);
     const atMs = Math.floor(Date.now() / 1000) * 1000;
-    const req: SignRequest = { account, sentence: approvalSentence(account, id, o.taskHash, supply, sentenceTime(atMs)), recipient: this.host.recipient, nonce: newNonce() };
+    // The sentence names the summary of the envelope decrypted here: the
+    // wallet shows what approving does, and the answer run checks it again.
+    const req: SignRequest = { account, sentence: approvalSentence(account, id, o.taskHash, supply, sentenceTime(atMs), summary), recipient: this.host.recipient, nonce: newNonce() };
     const host = el("div");
     step.replaceChildren(
       el("h3", {}, "Sign the approval"),
-      el("p", {}, "Your answer and note are sealed for the agent; this sentence covers them and exactly what you read here."),
+      el("p", {}, summary ? "Your answer and note are sealed for the agent; this sentence names what approving does and covers them and exactly what you read here." : "Your answer and note are sealed for the agent; this sentence covers them and exactly what you read here."),
       host,
     );
     step.hidden = false;
@@ -465,6 +481,9 @@ export class Card {
     }
     this.busy = true;
     const body: Record<string, unknown> = { task_hash: o.taskHash, approval: { at: atMs / 1000, ...sig } };
+    if (summary) {
+      body["summary"] = summary;
+    }
     if (sealedSupply) {
       body["supplied"] = toBase64(sealedSupply);
     }
@@ -480,7 +499,8 @@ export class Card {
       this.host.say("The approval was refused: " + refusal(e), true);
       return;
     }
-    this.host.answered("Approved: the service carries it out.");
+    this.host.approved(id, title);
+    this.host.answered("Approved: the service carries it out; what happens is told above the list.");
   }
 
   private async reject(o: OpenedTask, reason: HTMLTextAreaElement): Promise<void> {

@@ -210,7 +210,7 @@ func TestWireTypes(t *testing.T) {
 				Rules: []string{"Rule 1: pay refused."}, Limits: []string{"max_per_day: 3"}}},
 			client: &client.Project{}},
 		{name: "device (inbox.DeviceView)", server: inbox.DeviceView{ID: "0123456789abcdefghjkmnpqrs",
-			DevicePubkey: "p256:BJ2z", SignerPubkey: edKey, CreatedAt: at, ValidUntil: later, This: true},
+			DevicePubkey: "p256:BJ2z", SignerPubkey: edKey, CreatedAt: at, ValidUntil: later, This: true, Push: true},
 			client: &client.Device{}},
 		{name: "webhook (inbox.WebhookView)", server: inbox.WebhookView{URL: str("https://hooks.example/in"),
 			SetAt: at, SetByKey: edKey, Secret: "whsec_c2VjcmV0"}, client: &client.Webhook{}},

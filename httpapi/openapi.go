@@ -100,6 +100,12 @@ var routeDocs = map[string]routeDoc{
 		request: typ[confirmationRequest](), response: typ[removedAnswer]()},
 	"GET /inbox/webhook/deliveries": {summary: "The last 100 delivery attempts", auth: "owner", response: typ[deliveriesAnswer]()},
 	"POST /inbox/webhook/test":      {summary: "Send a ping event now", auth: "owner", response: typ[inbox.DeliveryView]()},
+	"PUT /inbox/push": {summary: "Set this device's Web Push subscription (SPEC §10): a known push service's endpoint and its keys, sealed at once",
+		auth: "owner", request: typ[inbox.PushRequest](), response: typ[inbox.PushView]()},
+	"DELETE /inbox/push":        {summary: "Remove this device's Web Push subscription", auth: "owner", response: typ[inbox.PushView]()},
+	"GET /inbox/push/key":       {summary: "The service's VAPID public key, the applicationServerKey browsers subscribe with", auth: "owner", response: typ[inbox.PushKeyView]()},
+	"GET /sw.js":                {summary: "The web inbox's service worker: shows a fixed notification for each push and opens the inbox", content: "text/javascript"},
+	"GET /manifest.webmanifest": {summary: "The web inbox's web app manifest (a Home Screen app on iOS receives pushes)", content: "application/manifest+json"},
 }
 
 // templateVar is a path variable with its pattern, as gorilla/mux writes it.

@@ -1,11 +1,13 @@
 package httpapi
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/base64"
 	"html"
 	"net/http"
 	"strings"
+	"time"
 
 	"countersign/approval"
 	"countersign/web"
@@ -19,6 +21,7 @@ const pageShell = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Countersign</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
+<link rel="manifest" href="/manifest.webmanifest">
 <meta name="countersign-recipient" content="{{recipient}}">
 <meta name="countersign-network" content="{{network}}">{{sandbox}}
 <style>` + pageStyle + `</style>
@@ -234,7 +237,9 @@ var walletHosts = []string{
 }
 
 // pageCSP is the page's Content-Security-Policy: the nonced scripts only
-// (the shell's, and those near-connect puts in its wallets' iframes);
+// (the shell's, and those near-connect puts in its wallets' iframes), and
+// as a worker only this origin's (the service worker at /sw.js) and its
+// manifest;
 // requests to this origin and the wallets' hosts only; images from data:
 // URLs (the wallets' icons); no framing, no base, no form posting
 // elsewhere. Styles are 'unsafe-inline' because near-connect's picker and
@@ -243,7 +248,37 @@ var walletHosts = []string{
 func pageCSP(nonce string) string {
 	return "default-src 'none'; script-src 'nonce-" + nonce + "'; style-src 'unsafe-inline'; img-src data:; " +
 		"connect-src 'self' " + strings.Join(walletHosts, " ") + "; " +
-		"frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+		"worker-src 'self'; manifest-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+}
+
+// workerCSP is the service worker's own policy: it fetches nothing and
+// loads no script (it shows a notification and opens a window).
+const workerCSP = "default-src 'none'"
+
+// worker serves the service worker (SPEC §10) at /sw.js, so that its scope
+// is the whole inbox. It is revalidated on every update check, never
+// cached for long: a fixed address serves whichever version the binary
+// holds.
+func (s *Server) worker(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Type", "text/javascript; charset=utf-8")
+	h.Set("Content-Security-Policy", workerCSP)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-cache")
+	http.ServeContent(w, r, "sw.js", time.Time{}, bytes.NewReader(web.Worker()))
+}
+
+// manifest is the web app manifest: a browser may install the inbox as an
+// app, which on iOS and iPadOS is the only way it receives pushes.
+const manifestJSON = `{"name":"Countersign","short_name":"Countersign","description":"Your owner-confirmation inbox",` +
+	`"start_url":"/","scope":"/","display":"standalone","background_color":"#fbfbfc","theme_color":"#1f5fbf"}`
+
+func (s *Server) manifest(w http.ResponseWriter, _ *http.Request) {
+	h := w.Header()
+	h.Set("Content-Type", "application/manifest+json")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-cache")
+	_, _ = w.Write([]byte(manifestJSON))
 }
 
 // recipient is the NEP-413 recipient the page has owners sign for: the

@@ -154,6 +154,8 @@ func New(opts Options) *Server {
 		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "method not allowed"})
 	})
 	r.HandleFunc("/", s.page).Methods(http.MethodGet)
+	r.HandleFunc("/sw.js", s.worker).Methods(http.MethodGet)
+	r.HandleFunc("/manifest.webmanifest", s.manifest).Methods(http.MethodGet)
 	r.PathPrefix(web.Prefix).Handler(web.Assets()).Methods(http.MethodGet, http.MethodHead)
 	r.HandleFunc("/healthz", s.healthz).Methods(http.MethodGet)
 	r.HandleFunc("/readyz", s.readyz).Methods(http.MethodGet)

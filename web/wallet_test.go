@@ -146,7 +146,7 @@ func TestInboxPageWallet(t *testing.T) {
 	do(t, ctx, "approve", chromedp.SetValue(chromedp.ID("answer"), "7"), chromedp.Click(approveButton()))
 	waitJS(t, ctx, "approved", `document.getElementById("status").textContent.startsWith("Approved")`)
 	signed = walletSigned(t, ctx)
-	if len(signed) != 2 || !strings.HasPrefix(signed[1], "Approve in Countersign as "+w.Owner.Account+": task "+guess+" with hash ") {
+	if len(signed) != 2 || !strings.HasPrefix(signed[1], "Approve in Countersign as "+w.Owner.Account+": give the agent your guess") || !strings.Contains(signed[1], ". Task "+guess+" with hash ") {
 		t.Fatalf("the wallet signed %q", signed)
 	}
 	if st := w.WaitState(guess, countersign.StateDone, countersign.StateFailed); st.State != countersign.StateDone {

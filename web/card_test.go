@@ -180,9 +180,14 @@ func TestInboxPageTaskCard(t *testing.T) {
 	if approveDisabled(t, ctx) {
 		t.Fatal("Approve is off for a task whose receipt verifies")
 	}
-	// The answer box fits a guess: one line, growing as more is typed.
-	heights := run(t, ctx, "the answer box", chromedp.Evaluate[[]float64](`(() => {
-  const a = document.getElementById("answer"), lh = parseFloat(getComputedStyle(a).lineHeight);
+	// The answer box fits a guess: one line (the guess's declared shape,
+	// answer_test.go); a text box (the note) starts at one line and grows
+	// as more is typed.
+	if tag := run(t, ctx, "the answer box", chromedp.Evaluate[string](`document.getElementById("answer").tagName`)); tag != "INPUT" {
+		t.Fatalf("the guess's answer box is a %s", tag)
+	}
+	heights := run(t, ctx, "the note's box", chromedp.Evaluate[[]float64](`(() => {
+  const a = document.getElementById("note"), lh = parseFloat(getComputedStyle(a).lineHeight);
   const one = a.getBoundingClientRect().height / lh;
   a.value = "1\n2\n3\n4\n5"; a.dispatchEvent(new Event("input"));
   const five = a.getBoundingClientRect().height / lh;
@@ -190,7 +195,7 @@ func TestInboxPageTaskCard(t *testing.T) {
   return [one, five];
 })()`))
 	if heights[0] > 2 || heights[1] < 4.5 {
-		t.Fatalf("the answer box is %.1f lines high empty and %.1f with five lines", heights[0], heights[1])
+		t.Fatalf("the note's box is %.1f lines high empty and %.1f with five lines", heights[0], heights[1])
 	}
 	do(t, ctx, "show the RAW form", chromedp.Click(chromedp.CSS("#raw-form summary")))
 	png := run(t, ctx, "a screenshot", chromedp.CaptureScreenshot())

@@ -127,7 +127,14 @@ class Inbox {
       device: () => this.device,
       say: (text: string, error?: boolean) => this.say(text, error),
       unlock: () => this.unlock(),
-      ended: (why: string) => this.ended(why),
+      // The history's fetches run in the background: one answered 401 after
+      // the session ended for a reason already told (this device withdrawn,
+      // signed out) must not tell another.
+      ended: (why: string) => {
+        if (this.account) {
+          this.ended(why);
+        }
+      },
     };
     this.history = new History(historyHost);
     this.outcomes = new Outcomes(this.history, historyHost);

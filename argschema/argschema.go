@@ -5,7 +5,10 @@
 // compiles the schemas of operations' results too (Operation.Result), and
 // checks answers against them and against the platform's own answers
 // (awaiting_owner, notified, a refusal): what the connectortest harness
-// holds every answer a connector's tests get to.
+// holds every answer a connector's tests get to. And it compiles the
+// shapes answer operations declare of the text an owner supplies
+// (Operation.SuppliedText), which the terminal inbox checks an answer
+// against before the wallet is asked.
 //
 // A refusal is invalid_request with a sentence naming the member and why,
 // never quoting the value sent (it may be anything the agent meant to keep
@@ -365,7 +368,8 @@ type Set struct {
 func newSet() *Set { return &Set{by: map[string]*Schema{}, results: map[string]*Result{}} }
 
 // NewSet compiles every read's and write's schema of every connector, and
-// the task operations', and every result schema declared.
+// the task operations', every result schema declared and every answer
+// operation's shape of supplied text (CompileTextShape).
 func NewSet(cat connectors.Catalogue) (*Set, error) {
 	s := newSet()
 	for i := range connectors.PlatformOperations {
@@ -405,6 +409,11 @@ func (s *Set) add(conn *connectors.Connector) error {
 			s.results[conn.Name+"\x00"+op.Name] = r
 		}
 		if op.Kind == connectors.Answer {
+			if op.SuppliedText != nil {
+				if _, err := CompileTextShape(conn.Name+":"+op.Name, op.SuppliedText); err != nil {
+					return fmt.Errorf("%s: answer operation %s: %w", conn.Name, op.Name, err)
+				}
+			}
 			continue
 		}
 		c, err := Compile(conn.Name, op)
@@ -417,8 +426,8 @@ func (s *Set) add(conn *connectors.Connector) error {
 }
 
 // CheckConnector compiles every schema a connector declares, its results'
-// too, and checks its examples: what a connector's author runs in its tests (the connectortest
-// harness does).
+// and its shapes of supplied text too, and checks their examples: what a
+// connector's author runs in its tests (the connectortest harness does).
 func CheckConnector(conn *connectors.Connector) error {
 	if err := conn.Validate(); err != nil {
 		return err

@@ -185,16 +185,19 @@ type Connector struct {
 
 // ConnectorOperation is an operation of a connector: its kind (read, write
 // or answer), its price in micro-USD, what it does in one line, the JSON
-// Schema of its arguments with examples (none for an answer), and the
-// JSON Schema of its result when it declares one.
+// Schema of its arguments with examples (none for an answer), the JSON
+// Schema of its result when it declares one, and for an answer operation
+// the shape of the text the owner supplies when it declares one (a JSON
+// Schema of a string with a description of what is expected).
 type ConnectorOperation struct {
-	Name        string            `json:"name"`
-	Kind        string            `json:"kind"`
-	Price       int64             `json:"price"`
-	Description string            `json:"description"`
-	Schema      json.RawMessage   `json:"schema,omitempty"`
-	Examples    []json.RawMessage `json:"examples,omitempty"`
-	Result      json.RawMessage   `json:"result,omitempty"`
+	Name         string            `json:"name"`
+	Kind         string            `json:"kind"`
+	Price        int64             `json:"price"`
+	Description  string            `json:"description"`
+	Schema       json.RawMessage   `json:"schema,omitempty"`
+	Examples     []json.RawMessage `json:"examples,omitempty"`
+	Result       json.RawMessage   `json:"result,omitempty"`
+	SuppliedText json.RawMessage   `json:"supplied_text,omitempty"`
 }
 
 // Catalogue is the public catalogue: the connectors, and the task

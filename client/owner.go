@@ -44,6 +44,8 @@ type Device struct {
 	CreatedAt    string `json:"created_at"`
 	ValidUntil   string `json:"valid_until"`
 	This         bool   `json:"this"`
+	// Push says whether the device has a Web Push subscription.
+	Push bool `json:"push"`
 }
 
 // SignIn opens a session and, on success, keeps its token in c.Session.

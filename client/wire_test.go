@@ -165,7 +165,8 @@ func TestWireTypes(t *testing.T) {
 	api := httpapi.New(httpapi.Options{Logger: slog.New(slog.DiscardHandler),
 		Connectors: connectors.Catalogue{"ledger": &connectors.Connector{Name: "ledger", Version: "1.2.0", Tasks: true,
 			PolicyKeys: map[string]policy.KeyKind{"max_payment_usd": policy.Amount, "actions": policy.WriteList}, Allowed: "actions",
-			Operations: []connectors.Operation{{Name: "pay", Kind: connectors.Write, Description: "pay in a test.", Schema: anyArgs, Price: 10_000}, {Name: "confirm", Kind: connectors.Answer, Description: "confirm in a test.", Price: 1}}}},
+			Operations: []connectors.Operation{{Name: "pay", Kind: connectors.Write, Description: "pay in a test.", Schema: anyArgs, Price: 10_000}, {Name: "confirm", Kind: connectors.Answer, Description: "confirm in a test.", Price: 1,
+				SuppliedText: json.RawMessage(`{"type": "string", "pattern": "^[0-9]+$", "description": "a whole number in digits", "examples": ["7"]}`)}}}},
 		RunKey: httpapi.RunKeys{Current: 2, Keys: map[uint32]string{1: edKey, 2: edKey2}},
 	})
 	link := connectors.Task{ID: taskID, Kind: countersign.KindInput, Hash: taskHash, Thread: taskID,
@@ -220,7 +221,7 @@ func TestWireTypes(t *testing.T) {
 				Rules: []string{"Rule 1: pay refused."}, Limits: []string{"max_per_day: 3"}}},
 			client: &client.Project{}},
 		{name: "device (inbox.DeviceView)", server: inbox.DeviceView{ID: "0123456789abcdefghjkmnpqrs",
-			DevicePubkey: "p256:BJ2z", SignerPubkey: edKey, CreatedAt: at, ValidUntil: later, This: true},
+			DevicePubkey: "p256:BJ2z", SignerPubkey: edKey, CreatedAt: at, ValidUntil: later, This: true, Push: true},
 			client: &client.Device{}},
 		{name: "webhook (inbox.WebhookView)", server: inbox.WebhookView{URL: str("https://hooks.example/in"),
 			SetAt: at, SetByKey: edKey, Secret: "whsec_c2VjcmV0"}, client: &client.Webhook{}},
@@ -249,7 +250,7 @@ func TestWireTypes(t *testing.T) {
 				"json[task_operations][][schema][additionalProperties]", "json[task_operations][][schema][properties][timeout_s][minimum]",
 				"json[task_operations][][examples][]", "json[task_operations][][result][additionalProperties]",
 				"json[task_operations][][result][properties][tasks][items][additionalProperties]"},
-			allowed: []string{"ConnectorOperation.Examples", "ConnectorOperation.Schema", "ConnectorOperation.Price", "ConnectorOperation.Result"}},
+			allowed: []string{"ConnectorOperation.Examples", "ConnectorOperation.Schema", "ConnectorOperation.Price", "ConnectorOperation.Result", "ConnectorOperation.SuppliedText"}},
 		{name: "granted projects (GET /agent/projects)", server: map[string]any{"projects": []countersign.Grant{{Owner: "alice.near", Project: "probe", Connector: "probe"}}},
 			client: &struct {
 				Projects []client.Grant `json:"projects"`

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"countersign/approval"
+	"countersign/webpush"
 )
 
 // Prefix starts every environment variable the service reads.
@@ -53,8 +54,15 @@ type Config struct {
 	// WebhookAllowPrivate lets webhooks reach loopback and private addresses
 	// over http or https: for development and tests only.
 	WebhookAllowPrivate bool
-	DataDir             string
-	LogLevel            string
+	// PushAllowAnyEndpoint lets Web Push reach endpoints on any host, over
+	// http and at loopback and private addresses too: for development and
+	// tests only (a fake push service on loopback).
+	PushAllowAnyEndpoint bool
+	// PushContact is the VAPID JWT's sub (mailto: or an https URL); empty:
+	// the public URL.
+	PushContact string
+	DataDir     string
+	LogLevel    string
 	// AgentCallsPerMinute bounds one agent key's calls.
 	AgentCallsPerMinute int
 
@@ -170,6 +178,30 @@ var table = []setting{
 			b, err := parseBool(v)
 			c.WebhookAllowPrivate = b
 			return err
+		},
+	},
+	{
+		name: "PUSH_ALLOW_ANY_ENDPOINT", flag: "push-allow-any-endpoint", def: func(*Config) string { return "false" },
+		usage: "let Web Push reach endpoints on any host, loopback and private ones too (development and tests only)",
+		apply: func(c *Config, v string) error {
+			b, err := parseBool(v)
+			c.PushAllowAnyEndpoint = b
+			return err
+		},
+	},
+	{
+		name: "PUSH_CONTACT", flag: "push-contact",
+		usage: "the operator's contact push services are given with each push: mailto:<address> or an https URL (default: the public URL)",
+		apply: func(c *Config, v string) error {
+			if v == "" {
+				c.PushContact = ""
+				return nil
+			}
+			if err := webpush.CheckSubject(v); err != nil {
+				return err
+			}
+			c.PushContact = v
+			return nil
 		},
 	},
 	{

@@ -168,6 +168,10 @@ func TestRefusals(t *testing.T) {
 		{"metrics listen bad port", []string{"--metrics-listen", "127.0.0.1:70000"}, nil, "--metrics-listen: the port"},
 		{"near rpc garbage", nil, map[string]string{"COUNTERSIGN_NEAR_RPC": "maybe"}, "COUNTERSIGN_NEAR_RPC: expected an http(s) URL or off"},
 		{"bool garbage", nil, map[string]string{"COUNTERSIGN_WEBHOOK_ALLOW_PRIVATE": "perhaps"}, "COUNTERSIGN_WEBHOOK_ALLOW_PRIVATE: expected true or false"},
+		{"push contact without a scheme", nil, map[string]string{"COUNTERSIGN_PUSH_CONTACT": "ops@example.com"}, "COUNTERSIGN_PUSH_CONTACT: the push contact must be mailto:<address> or an https URL"},
+		{"push contact over http", []string{"--push-contact", "http://inbox.example"}, nil, "--push-contact: the push contact must be"},
+		{"push contact mailto without an address", nil, map[string]string{"COUNTERSIGN_PUSH_CONTACT": "mailto:ops"}, "the push contact's mailto: is not an email address"},
+		{"push bool garbage", nil, map[string]string{"COUNTERSIGN_PUSH_ALLOW_ANY_ENDPOINT": "sometimes"}, "COUNTERSIGN_PUSH_ALLOW_ANY_ENDPOINT: expected true or false"},
 		{"log level", []string{"--log-level", "loud"}, nil, "--log-level: expected debug"},
 		{"empty data dir flag", []string{"--data-dir", ""}, nil, "--data-dir: expected a directory"},
 	}

@@ -63,6 +63,15 @@ type Operation struct {
 	// connectortest harness checks every answer a test gets against it.
 	// nil: not declared.
 	Result json.RawMessage
+	// SuppliedText is, for an answer operation whose tasks take text from
+	// the owner (answer_by supplies "text", SPEC §8), the shape of that
+	// text (see TextShape): a small JSON Schema (2020-12) of a string, with
+	// a description in plain words of what is expected and examples. The
+	// catalogue publishes it, and the web page and the terminal inbox check
+	// the owner's text against it before the wallet is asked (the service
+	// cannot: the text is sealed to the task's reply key). Answer must
+	// still judge whatever text reaches it. nil: any text.
+	SuppliedText json.RawMessage
 	// Limit is the run's compute limit (0: DefaultLimit; at most MaxLimit).
 	Limit time.Duration
 	// Carries names the rule conditions a write carries (policy.Schema).
@@ -264,22 +273,36 @@ func PlatformOperation(name string) (*Operation, bool) {
 // MaxDescription is the longest operation description, in characters.
 const MaxDescription = 200
 
+// oneLine tells whether d is one line of at most MaxDescription
+// characters, not blank.
+func oneLine(d string) bool {
+	return strings.TrimSpace(d) != "" && utf8.ValidString(d) && utf8.RuneCountInString(d) <= MaxDescription &&
+		strings.IndexFunc(d, unicode.IsControl) < 0
+}
+
 // CheckDeclaration checks what an operation declares for agents: a
 // description of one line; a result schema, when declared, that is one
-// JSON object (never TaskOnly for an answer operation); and for a read or
-// a write a schema that is one JSON object saying "type": "object" and not
-// naming "operation", with examples that are JSON objects. Whether the
-// schemas compile, and the examples fit, the platform checks (it holds the
-// validator).
+// JSON object (never TaskOnly for an answer operation); for a read or a
+// write a schema that is one JSON object saying "type": "object" and not
+// naming "operation", with examples that are JSON objects; and the shape
+// of supplied text only on an answer operation, as ReadTextShape reads it.
+// Whether the schemas compile, and the examples fit, the platform checks
+// (it holds the validator).
 func (o *Operation) CheckDeclaration() error {
 	d := o.Description
 	switch {
 	case strings.TrimSpace(d) == "":
 		return fmt.Errorf("operation %s has no description", o.Name)
-	case !utf8.ValidString(d) || utf8.RuneCountInString(d) > MaxDescription:
+	case !oneLine(d):
 		return fmt.Errorf("operation %s: its description is not one line of at most %d characters", o.Name, MaxDescription)
-	case strings.IndexFunc(d, unicode.IsControl) >= 0:
-		return fmt.Errorf("operation %s: its description is not one line of at most %d characters", o.Name, MaxDescription)
+	}
+	if o.SuppliedText != nil {
+		if o.Kind != Answer {
+			return fmt.Errorf("operation %s: only an answer operation declares the shape of the text the owner supplies", o.Name)
+		}
+		if _, err := ReadTextShape(o.SuppliedText); err != nil {
+			return fmt.Errorf("answer operation %s: %w", o.Name, err)
+		}
 	}
 	if o.Result != nil && !isObject(o.Result) {
 		return fmt.Errorf("operation %s: its result schema is not a JSON object", o.Name)
@@ -311,6 +334,62 @@ func (o *Operation) CheckDeclaration() error {
 		}
 	}
 	return nil
+}
+
+// TextShape is the shape of the text an owner supplies to an answer
+// operation (Operation.SuppliedText), a JSON Schema (2020-12) of a string
+// that uses these keywords only, so that every checker (the platform's
+// validator, the web page, the terminal inbox) reads it alike:
+//
+//	{"type": "string", "pattern": "^[0-9]+$", "minLength": 1, "maxLength": 4,
+//	 "description": "a whole number in digits, such as 7", "examples": ["7", "42"]}
+//
+// The description, required, says in plain words what is expected: the
+// page shows it beside the answer box, and "Expected: " and it when the
+// text does not fit. The examples, at least one, must fit the shape. The
+// pattern is searched for in the text as JSON Schema says (anchor it with
+// ^ and $ to hold the whole text), in the subset of regular expressions
+// Go and ECMAScript read alike: the platform refuses escapes other than
+// \d, \D, \w, \W, \t, \n, \r and an escaped ^$\.*+?()[]{}|/, groups
+// other than ( and (?:, POSIX classes, and a brace or a bracket that
+// stands for itself. Lengths count characters (Unicode code points).
+type TextShape struct {
+	Type        string   `json:"type"`
+	Pattern     string   `json:"pattern,omitempty"`
+	MinLength   *int     `json:"minLength,omitempty"`
+	MaxLength   *int     `json:"maxLength,omitempty"`
+	Description string   `json:"description"`
+	Examples    []string `json:"examples"`
+}
+
+// ReadTextShape reads a declared shape of supplied text by the one strict
+// rule for JSON (countersign.DecodeStrict): only TextShape's keywords,
+// "type" "string", a description of one line, lengths that are whole
+// numbers from 0 with the least not above the most, and at least one
+// example. Whether the pattern compiles and the examples fit, the
+// platform checks.
+func ReadTextShape(raw json.RawMessage) (TextShape, error) {
+	var s TextShape
+	if err := countersign.DecodeStrict(raw, &s); err != nil {
+		var je *countersign.JSONError
+		if errors.As(err, &je) && je.Problem == countersign.JSONUnknown {
+			return TextShape{}, fmt.Errorf("the shape of its supplied text uses a keyword other than type, pattern, minLength, maxLength, description and examples (%s)", je.Member)
+		}
+		return TextShape{}, fmt.Errorf("the shape of its supplied text does not read: %s", err)
+	}
+	switch {
+	case s.Type != "string":
+		return TextShape{}, errors.New(`the shape of its supplied text is not a string's ("type": "string")`)
+	case !oneLine(s.Description):
+		return TextShape{}, fmt.Errorf("the shape of its supplied text has no description of what is expected, in one line of at most %d characters", MaxDescription)
+	case s.MinLength != nil && *s.MinLength < 0, s.MaxLength != nil && *s.MaxLength < 0:
+		return TextShape{}, errors.New("the shape of its supplied text has a negative length")
+	case s.MinLength != nil && s.MaxLength != nil && *s.MinLength > *s.MaxLength:
+		return TextShape{}, errors.New("the shape of its supplied text asks for at least more characters than it allows")
+	case len(s.Examples) == 0:
+		return TextShape{}, errors.New("the shape of its supplied text has no examples (at least one text it accepts)")
+	}
+	return s, nil
 }
 
 // isObject tells whether b is one JSON object.

@@ -39,10 +39,18 @@ func valid() *connectors.Connector {
 	}
 }
 
+// textShape is a shape of supplied text the SDK reads.
+var textShape = json.RawMessage(`{"type": "string", "pattern": "^[0-9]+$", "maxLength": 4, "description": "a whole number in digits, such as 7", "examples": ["7"]}`)
+
 func TestValidate(t *testing.T) {
 	t.Parallel()
 	if err := valid().Validate(); err != nil {
 		t.Fatalf("the valid connector: %v", err)
+	}
+	withShape := valid()
+	withShape.Operations[3].SuppliedText = textShape
+	if err := withShape.Validate(); err != nil {
+		t.Fatalf("an answer operation with the shape of its supplied text: %v", err)
 	}
 	op := func(i int, f func(o *connectors.Operation)) func(c *connectors.Connector) {
 		return func(c *connectors.Connector) { f(&c.Operations[i]) }
@@ -98,6 +106,23 @@ func TestValidate(t *testing.T) {
 		{"an answer with a schema", op(3, func(o *connectors.Operation) { o.Schema = anyArgs }), "takes no arguments from agents"},
 		{"a result not an object", op(0, func(o *connectors.Operation) { o.Result = json.RawMessage(`true`) }), "result schema is not a JSON object"},
 		{"an answer's result task only", op(3, func(o *connectors.Operation) { o.Result = connectors.TaskOnly }), "cannot be TaskOnly"},
+		{"a write with a shape of supplied text", op(1, func(o *connectors.Operation) { o.SuppliedText = textShape }), "only an answer operation declares the shape of the text the owner supplies"},
+		{"a shape of supplied text not JSON", op(3, func(o *connectors.Operation) { o.SuppliedText = json.RawMessage(`{"type":`) }), "answer operation confirm: the shape of its supplied text does not read"},
+		{"a shape of supplied text of a number", op(3, func(o *connectors.Operation) {
+			o.SuppliedText = json.RawMessage(`{"type": "integer", "description": "a number", "examples": ["1"]}`)
+		}), `is not a string's ("type": "string")`},
+		{"a shape of supplied text with another keyword", op(3, func(o *connectors.Operation) {
+			o.SuppliedText = json.RawMessage(`{"type": "string", "description": "a number", "examples": ["1"], "const": "1"}`)
+		}), "uses a keyword other than type, pattern, minLength, maxLength, description and examples (`const`)"},
+		{"a shape of supplied text without a description", op(3, func(o *connectors.Operation) {
+			o.SuppliedText = json.RawMessage(`{"type": "string", "examples": ["1"]}`)
+		}), "has no description of what is expected"},
+		{"a shape of supplied text without examples", op(3, func(o *connectors.Operation) {
+			o.SuppliedText = json.RawMessage(`{"type": "string", "description": "a number"}`)
+		}), "has no examples"},
+		{"a shape of supplied text that accepts nothing", op(3, func(o *connectors.Operation) {
+			o.SuppliedText = json.RawMessage(`{"type": "string", "description": "a number", "examples": ["1"], "minLength": 5, "maxLength": 4}`)
+		}), "asks for at least more characters than it allows"},
 		{"task only without tasks", func(c *connectors.Connector) {
 			c.Tasks = false
 			c.Operations = c.Operations[:3]

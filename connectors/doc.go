@@ -38,7 +38,12 @@
 //     write and nothing else, reports a result for the agent, and may open
 //     the next turn of the thread ([AnswerCall.Next]) or a notice
 //     ([AnswerCall.Notice]). A write refused after the approval is reported
-//     with [Refused], which says whether the write happened.
+//     with [Refused], which says whether the write happened. One whose
+//     tasks take text from the owner may declare what that text looks like
+//     (Operation.SuppliedText, a [TextShape]: a pattern, lengths and a
+//     description in plain words), so the owner's inbox tells a text that
+//     does not fit before the wallet is asked; Answer still judges any
+//     text it gets.
 //
 // A write counted against a daily number reserves its place just before it
 // happens ([Call.Reserve], [AnswerCall.Reserve]); a payment bounded over

@@ -138,7 +138,7 @@ func Ending(state, failureReason string) string {
 	case countersign.StateExpired:
 		return "It expired before it was answered. Nothing was written."
 	case countersign.StateVoid:
-		return "Not carried out: the project changed (its policy, its connector or its agents) after the task was made. Nothing was written."
+		return "Not carried out: the project changed (its policy, its connector or its agents) after the task was made, or the approval did not match what was shown. Nothing was written."
 	case countersign.StateFailed:
 	default:
 		return "It is " + state + "."

@@ -111,7 +111,7 @@ func TestEnding(t *testing.T) {
 		{"rejected", "", "You rejected it. Nothing was written."},
 		{"cancelled", "", "Cancelled before it was answered. Nothing was written."},
 		{"expired", "", "It expired before it was answered. Nothing was written."},
-		{"void", "", "Not carried out: the project changed (its policy, its connector or its agents) after the task was made. Nothing was written."},
+		{"void", "", "Not carried out: the project changed (its policy, its connector or its agents) after the task was made, or the approval did not match what was shown. Nothing was written."},
 		{"failed", "run_unfinished", "The write began but did not report back: it may or may not have happened."},
 		{"failed", "run_not_started", "Approved, but the write did not start within 30 minutes. Nothing was written."},
 		{"failed", "preparer_key_unavailable", "Approved, but the agent no longer has a key, so nothing ran. Nothing was written."},

@@ -63,6 +63,7 @@ func (e *Enclave) Workers() *river.Workers {
 	river.AddWorker(w, &answerWorker{e: e})
 	river.AddWorker(w, &sweepWorker{e: e})
 	river.AddWorker(w, &deliveryWorker{e: e})
+	river.AddWorker(w, &pushWorker{e: e})
 	return w
 }
 

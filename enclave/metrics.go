@@ -7,11 +7,12 @@ import (
 )
 
 // metrics are what the enclave counts for /metrics: how long answer runs
-// take, and how webhook attempts end. Labels carry connector names and
+// take, and how webhook and push attempts end. Labels carry connector names and
 // outcomes only: never an owner, an agent or anything a task shows.
 type metrics struct {
 	answerRuns      *prometheus.HistogramVec
 	webhookAttempts *prometheus.CounterVec
+	pushAttempts    *prometheus.CounterVec
 }
 
 func newMetrics() metrics {
@@ -25,18 +26,25 @@ func newMetrics() metrics {
 			Name: "countersign_webhook_attempts_total",
 			Help: "Webhook delivery attempts by outcome: delivered (2xx), refused (another status), unreachable (no answer), unusable (the webhook's URL or secret no longer serves).",
 		}, []string{"outcome"}),
+		pushAttempts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "countersign_push_attempts_total",
+			Help: "Web Push attempts by outcome: delivered (2xx), retry (no answer, 408, 413, 429, 5xx), gone (the push service ended the subscription, which is deleted), unsendable (refused before sending).",
+		}, []string{"outcome"}),
 	}
 	// Every outcome has a series from the start, so a rate over it works
 	// before the first attempt of its kind.
 	for _, o := range []string{"delivered", "refused", "unreachable", "unusable"} {
 		m.webhookAttempts.WithLabelValues(o)
 	}
+	for _, o := range []string{"delivered", "retry", "gone", "unsendable"} {
+		m.pushAttempts.WithLabelValues(o)
+	}
 	return m
 }
 
 // Collectors are the enclave's metrics, to register where /metrics is served.
 func (e *Enclave) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{e.metrics.answerRuns, e.metrics.webhookAttempts}
+	return []prometheus.Collector{e.metrics.answerRuns, e.metrics.webhookAttempts, e.metrics.pushAttempts}
 }
 
 func (e *Enclave) observeAnswer(connector string, since time.Time) {

@@ -20,6 +20,7 @@ import (
 	"countersign/sealing"
 	"countersign/store"
 	"countersign/webhook"
+	"countersign/webpush"
 )
 
 // Enclave runs connectors and opens and carries out tasks with the master
@@ -48,6 +49,11 @@ type Enclave struct {
 	// loopback and private addresses (development and tests only).
 	webhooks       *webhook.Sender
 	webhookPrivate bool
+	// push sends owners' devices their pushes (SPEC §10), signed with the
+	// VAPID key (made once, kept in vapid) naming pushContact.
+	push        *webpush.Sender
+	pushContact string
+	vapid       vapidCache
 	// jitter picks the retry schedule's jitter (nil: random).
 	jitter func() float64
 	// metrics count answer runs and webhook attempts.
@@ -73,6 +79,15 @@ type Config struct {
 	WebhookAllowPrivate bool
 	// WebhookSender sends webhooks (nil: a sender under the rule above).
 	WebhookSender *webhook.Sender
+	// PushAllowAnyEndpoint lets pushes reach endpoints on any host, over
+	// http and to loopback and private addresses too (development and
+	// tests only; SPEC §10).
+	PushAllowAnyEndpoint bool
+	// PushSender sends pushes (nil: a sender under the rule above).
+	PushSender *webpush.Sender
+	// PushContact is the VAPID JWT's sub: mailto: or an https URL (empty:
+	// the public URL).
+	PushContact string
 	// Jitter picks retry jitter (nil: random).
 	Jitter func() float64
 	// TaskWaitPoll is how often task_wait looks at a task besides listening
@@ -101,6 +116,12 @@ func New(c Config) *Enclave {
 	if c.WebhookSender == nil {
 		c.WebhookSender = webhook.NewSender(c.WebhookAllowPrivate)
 	}
+	if c.PushSender == nil {
+		c.PushSender = webpush.NewSender(c.PushAllowAnyEndpoint)
+	}
+	if c.PushContact == "" {
+		c.PushContact = strings.TrimSuffix(c.PublicURL, "/")
+	}
 	if c.TaskWaitPoll == 0 {
 		c.TaskWaitPoll = DefaultTaskWaitPoll
 	}
@@ -111,7 +132,7 @@ func New(c Config) *Enclave {
 	return &Enclave{keys: c.Keys, store: c.Store, connectors: c.Connectors, schemas: schemas, recipient: c.Recipient,
 		publicURL: strings.TrimSuffix(c.PublicURL, "/"), origin: origin, now: c.Now, log: c.Logger, taskWaitPoll: c.TaskWaitPoll,
 		instance: "p" + countersign.NewRunID(), webhooks: c.WebhookSender, webhookPrivate: c.WebhookAllowPrivate, jitter: c.Jitter,
-		metrics: newMetrics()}
+		push: c.PushSender, pushContact: c.PushContact, metrics: newMetrics()}
 }
 
 // clock is the time in whole seconds, UTC.
@@ -323,6 +344,11 @@ func (e *Enclave) OpenTask(ctx context.Context, tx store.Tx, run *Run, spec conn
 		return Opened{}, err
 	}
 	if err := tx.InsertTask(ctx, row, ct); err != nil {
+		return Opened{}, err
+	}
+	// Each device with a push subscription is told, once this commits,
+	// that a task waits (nothing of it).
+	if err := tx.QueuePushes(ctx, id, pushDevices(gate.Devices, devices), now); err != nil {
 		return Opened{}, err
 	}
 	run.opened++

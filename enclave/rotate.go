@@ -16,11 +16,15 @@ var purposes = map[string]sealing.SecretPurpose{
 	"project": sealing.ProjectCredentials,
 	"webhook": sealing.WebhookSecret,
 	"call":    callAnswer,
+	"push":    pushSubscription,
+	"vapid":   vapidKey,
 }
 
 // Rewrap seals again, under the keyring's current key, every secret sealed
 // directly under an older master key (project credentials, webhooks,
-// idempotent answers), and returns how many it moved. A secret that does
+// idempotent answers, push subscriptions, the VAPID key: the same key
+// pair, so browsers' subscriptions stay good), and returns how many it
+// moved. A secret that does
 // not open is left as it is and counted in skipped (its row id is logged). Task blobs stay under
 // the key id that made them (see package sealing), so older ids must stay
 // in the keyring until the tasks they made are purged.

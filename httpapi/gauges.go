@@ -23,7 +23,7 @@ type gauges struct {
 func newGauges(s store.Store) *gauges {
 	return &gauges{store: s,
 		tasks:  prometheus.NewDesc("countersign_tasks", "Tasks held now, by state.", []string{"state"}, nil),
-		queued: prometheus.NewDesc("countersign_queued_jobs", "Jobs waiting in the queue (to run now, scheduled, or to retry), by kind: answer_run, webhook_delivery.", []string{"kind"}, nil),
+		queued: prometheus.NewDesc("countersign_queued_jobs", "Jobs waiting in the queue (to run now, scheduled, or to retry), by kind: answer_run, webhook_delivery, push_delivery.", []string{"kind"}, nil),
 		up:     prometheus.NewDesc("countersign_store_up", "1 when the store answered the scrape's count, 0 when it did not.", nil, nil),
 	}
 }

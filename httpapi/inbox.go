@@ -40,6 +40,29 @@ func (s *Server) routeInbox(r *mux.Router) {
 	r.HandleFunc("/inbox/webhook", s.owner(s.deleteWebhook)).Methods(http.MethodDelete)
 	r.HandleFunc("/inbox/webhook/deliveries", s.owner(s.deliveries)).Methods(http.MethodGet)
 	r.HandleFunc("/inbox/webhook/test", s.owner(s.testWebhook)).Methods(http.MethodPost)
+	r.HandleFunc("/inbox/push", s.owner(s.putPush)).Methods(http.MethodPut)
+	r.HandleFunc("/inbox/push", s.owner(s.deletePush)).Methods(http.MethodDelete)
+	r.HandleFunc("/inbox/push/key", s.owner(s.pushKey)).Methods(http.MethodGet)
+}
+
+func (s *Server) putPush(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
+	var req inbox.PushRequest
+	if err := decode(w, r, smallBody, &req); err != nil {
+		writeOwnerError(w, s.opts.Logger, err)
+		return
+	}
+	v, err := s.opts.Inbox.PutPush(r.Context(), sess, req)
+	s.answer(w, v, err)
+}
+
+func (s *Server) deletePush(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
+	v, err := s.opts.Inbox.DeletePush(r.Context(), sess)
+	s.answer(w, v, err)
+}
+
+func (s *Server) pushKey(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
+	v, err := s.opts.Inbox.PushKey(r.Context(), sess)
+	s.answer(w, v, err)
 }
 
 func (s *Server) putWebhook(w http.ResponseWriter, r *http.Request, sess inbox.Session) {

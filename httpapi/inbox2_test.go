@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -18,7 +19,9 @@ import (
 
 	"countersign"
 	"countersign/approval"
+	"countersign/argschema"
 	"countersign/client"
+	"countersign/connectors/probe"
 	"countersign/device"
 	"countersign/httpapi"
 	"countersign/inbox"
@@ -218,6 +221,74 @@ func TestConnectorCatalogue(t *testing.T) {
 	if err != nil || len(cat.TaskOperations) != 5 || cat.TaskOperations[1].Name != "task_wait" ||
 		!strings.Contains(string(cat.TaskOperations[1].Schema), `"timeout_s"`) {
 		t.Fatalf("task operations %+v %v", cat.TaskOperations, err)
+	}
+	// The answer operation guess says what shape of text a guess is, as
+	// the probe declares it: what the page and the terminal inbox check
+	// an owner's text against. No other operation has one.
+	var want bytes.Buffer
+	if err := json.Compact(&want, []byte(probe.GuessShape)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cs {
+		for _, o := range c.Operations {
+			switch {
+			case c.Name == "probe" && o.Name == "guess":
+				if string(o.SuppliedText) != want.String() {
+					t.Fatalf("guess's supplied text is %s, want %s", o.SuppliedText, want.String())
+				}
+				shape, err := argschema.CompileTextShape("guess", o.SuppliedText)
+				if err != nil || shape.Description() != "a whole number in digits, such as 7" || shape.Check([]byte("abc")) == nil || shape.Check([]byte("42")) != nil {
+					t.Fatalf("the catalogue's shape of a guess: %v", err)
+				}
+			case o.SuppliedText != nil:
+				t.Fatalf("%s %s declares supplied text %s", c.Name, o.Name, o.SuppliedText)
+			}
+		}
+	}
+	for _, o := range cat.TaskOperations {
+		if o.SuppliedText != nil {
+			t.Fatalf("task operation %s declares supplied text", o.Name)
+		}
+	}
+	// The OpenAPI document says what the member is.
+	resp, err := http.Get(w.URL + "/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var doc map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	get, _ := doc["paths"].(map[string]any)["/connectors"].(map[string]any)["get"].(map[string]any)
+	if s, _ := get["summary"].(string); !strings.Contains(s, "an answer operation's shape of the text the owner supplies") {
+		t.Errorf("GET /connectors is described %q", s)
+	}
+	found := 0
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if props, ok := v["properties"].(map[string]any); ok {
+				if p, ok := props["supplied_text"].(map[string]any); ok {
+					found++
+					if d, _ := p["description"].(string); !strings.Contains(d, "the shape of the text the owner supplies") || !strings.Contains(d, "before the wallet is asked") {
+						t.Errorf("supplied_text is described %q", d)
+					}
+				}
+			}
+			for _, x := range v {
+				walk(x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	walk(doc["components"])
+	if found == 0 {
+		t.Error("the OpenAPI document has no supplied_text member")
 	}
 }
 

@@ -54,7 +54,7 @@ var routeDocs = map[string]routeDoc{
 	"HEAD /assets/{file}":                  {summary: "The web inbox's bundle (headers only)", content: "text/javascript"},
 	"GET /healthz":                         {summary: "The service, its version and its schema", response: typ[healthAnswer]()},
 	"GET /readyz":                          {summary: "Whether the store answers (503 when it does not)", response: typ[readyAnswer]()},
-	"GET /connectors":                      {summary: "The connector catalogue: operations with kind, price, description, argument and result schemas; the task operations", response: typ[catalogueAnswer]()},
+	"GET /connectors":                      {summary: "The connector catalogue: operations with kind, price, description, argument and result schemas, and an answer operation's shape of the text the owner supplies; the task operations", response: typ[catalogueAnswer]()},
 	"GET /.well-known/countersign-run-key": {summary: "The run keys that sign receipts (SPEC §11)", response: typ[runKeysAnswer]()},
 	"GET /openapi.json":                    {summary: "This document", content: "application/json"},
 	"POST /call/{owner}/{project}": {summary: "Call an operation of a project (SPEC §5): the output, awaiting_owner with a task, or a refusal",
@@ -104,6 +104,12 @@ var routeDocs = map[string]routeDoc{
 		request: typ[confirmationRequest](), response: typ[removedAnswer]()},
 	"GET /inbox/webhook/deliveries": {summary: "The last 100 delivery attempts", auth: "owner", response: typ[deliveriesAnswer]()},
 	"POST /inbox/webhook/test":      {summary: "Send a ping event now", auth: "owner", response: typ[inbox.DeliveryView]()},
+	"PUT /inbox/push": {summary: "Set this device's Web Push subscription (SPEC §10): a known push service's endpoint and its keys, sealed at once",
+		auth: "owner", request: typ[inbox.PushRequest](), response: typ[inbox.PushView]()},
+	"DELETE /inbox/push":        {summary: "Remove this device's Web Push subscription", auth: "owner", response: typ[inbox.PushView]()},
+	"GET /inbox/push/key":       {summary: "The service's VAPID public key, the applicationServerKey browsers subscribe with", auth: "owner", response: typ[inbox.PushKeyView]()},
+	"GET /sw.js":                {summary: "The web inbox's service worker: shows a fixed notification for each push and opens the inbox", content: "text/javascript"},
+	"GET /manifest.webmanifest": {summary: "The web inbox's web app manifest (a Home Screen app on iOS receives pushes)", content: "application/manifest+json"},
 }
 
 // templateVar is a path variable with its pattern, as gorilla/mux writes it.

@@ -1,11 +1,13 @@
 package httpapi
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/base64"
 	"html"
 	"net/http"
 	"strings"
+	"time"
 
 	"countersign/approval"
 	"countersign/web"
@@ -19,6 +21,7 @@ const pageShell = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Countersign</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
+<link rel="manifest" href="/manifest.webmanifest">
 <meta name="countersign-recipient" content="{{recipient}}">
 <meta name="countersign-network" content="{{network}}">{{sandbox}}
 <style>` + pageStyle + `</style>
@@ -59,10 +62,10 @@ dd { margin: 0; }
 code, pre, .mono { font-family: ui-monospace, monospace; font-size: .85rem; overflow-wrap: anywhere; }
 pre { white-space: pre-wrap; background: var(--card); border: 1px solid var(--line); border-radius: .3rem; padding: .6rem; }
 .actions { display: flex; gap: .5rem; flex-wrap: wrap; margin-top: 1rem; }
-.status { min-height: 1.5em; color: var(--muted); }
+.status { min-height: 1.5em; color: var(--muted); overflow-wrap: anywhere; }
 .status.error { color: var(--warn); }
 ul.tasks { list-style: none; padding: 0; margin: 0; border-top: 1px solid var(--line); }
-ul.tasks li { padding: .75rem .25rem; border-bottom: 1px solid var(--line); }
+ul.tasks > li { padding: .75rem .25rem; border-bottom: 1px solid var(--line); }
 .task-title { font-weight: 600; display: block; }
 .task-meta { color: var(--muted); font-size: .9rem; }
 .task-locked .task-title { color: var(--warn); }
@@ -90,8 +93,8 @@ summary:focus-visible, .keys:focus-visible, a:focus-visible { outline: 3px solid
 .settings-part { margin-top: 1rem; }
 .settings-part > h3 { font-size: 1.1rem; }
 .settings h4 { font-size: .95rem; margin: 1rem 0 .3rem; }
-.settings ul.tasks li { display: flex; flex-direction: column; gap: .15rem; min-width: 0; }
-.settings ul.tasks li .actions { margin-top: .35rem; }
+.settings ul.tasks > li { display: flex; flex-direction: column; gap: .15rem; min-width: 0; }
+.settings ul.tasks > li .actions { margin-top: .35rem; }
 .settings { overflow-wrap: anywhere; }
 .settings input[type=checkbox], .settings input[type=radio] { width: auto; margin: 0; accent-color: var(--accent); }
 .settings input[type=checkbox]:focus-visible, .settings input[type=radio]:focus-visible, .settings select:focus-visible, .table-scroll:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
@@ -134,6 +137,9 @@ time[tabindex]:focus { outline: 2px solid var(--accent); outline-offset: 2px; bo
 .task-gist { display: block; }
 .summary { font-size: 1.05rem; }
 textarea.answer { min-height: 2.6rem; field-sizing: content; max-height: 20rem; font-family: inherit; font-size: 1rem; }
+input.answer.one-line { max-width: 24rem; font-size: 1rem; }
+.answer[aria-invalid="true"] { border: 2px solid var(--warn); }
+.answer-error { margin: .35rem 0 0; color: var(--warn); font-weight: 600; }
 .form-result { margin: .5rem 0 0; padding: .35rem .6rem; border-left: 4px solid var(--accent); }
 .form-result.failure { border-left-color: var(--warn); }
 details.precise { margin-top: .35rem; font-size: .9rem; }
@@ -173,6 +179,39 @@ ul.overview li p { margin: .2rem 0 0; }
 .settings .write-row label.choice { margin: .15rem 0; }
 @media (max-width: 40rem) { .write-row { grid-template-columns: minmax(0, 1fr); } }
 ol.log li { display: flex; flex-direction: column; }
+select { font: inherit; max-width: 100%; padding: .3rem .4rem; border: 1px solid var(--line); border-radius: .3rem; background: var(--card); color: var(--fg); }
+select:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
+.outcomes:empty { display: none; }
+.outcome { margin: 1rem 0 0; padding: .25rem 1rem .75rem; border: 2px solid var(--accent); border-radius: .4rem; background: var(--card); overflow-wrap: anywhere; }
+.outcome.failure { border-color: var(--warn); border-left-width: 8px; }
+.outcome p { margin: .5rem 0 0; }
+.outcome-title { font-size: 1.05rem; }
+.outcome.failure .outcome-title strong, .outcome-text.failure { color: var(--warn); }
+.outcome-text.failure { font-weight: 600; }
+.history-filters { display: flex; flex-wrap: wrap; gap: .5rem 1.25rem; margin: .5rem 0 .75rem; }
+.history-filters .filter { display: flex; align-items: center; gap: .5rem; min-width: 0; max-width: 100%; }
+.history-filters label { margin: 0; }
+.history-locked { margin: 0 0 .75rem; padding: .25rem 1rem .75rem; border: 1px dashed var(--warn); border-radius: .4rem; }
+ul.history li { overflow-wrap: anywhere; }
+ul.history li.entry-failed { border-left: 6px solid var(--warn); padding-left: .6rem; }
+ul.history summary { display: block; list-style: none; cursor: pointer; color: inherit; border-radius: .3rem; }
+ul.history summary::-webkit-details-marker { display: none; }
+ul.history summary:hover { background: var(--card); }
+ul.history summary .task-title::before { content: "▸ " / ""; color: var(--accent); }
+ul.history details[open] > summary .task-title::before { content: "▾ " / ""; }
+.entry-outcome { display: block; }
+.entry-outcome.failure { color: var(--warn); }
+.not-asked { display: inline-block; font-size: .75rem; font-weight: 700; letter-spacing: .03em; padding: 0 .45rem; margin: .15rem .5rem .15rem 0; border: 1px solid var(--muted); border-radius: .6rem; color: var(--muted); }
+dl.entry-details { margin: .5rem 0 .25rem 1.1rem; }
+.explained { margin-top: .25rem; font-size: .9rem; }
+.explained-head { margin: .4rem 0 .1rem; font-weight: 600; }
+.explained ul, .explained ol { margin: 0; padding-left: 1.3rem; }
+.explained-writes > li { margin: .15rem 0; }
+.write-outcome-refuse { color: var(--warn); }
+.write-now { display: block; }
+.card-summary { margin: .5rem 0; padding: .5rem .75rem; border-left: 4px solid var(--accent); background: var(--card); font-size: 1.05rem; overflow-wrap: anywhere; }
+.card-summary .summary-label { display: block; font-size: .85rem; font-weight: 600; color: var(--muted); }
+button.approve-summary { text-align: left; max-width: 100%; overflow-wrap: anywhere; }
 `
 
 // pageNonce is a fresh CSP nonce: 16 random bytes in base64.
@@ -198,7 +237,9 @@ var walletHosts = []string{
 }
 
 // pageCSP is the page's Content-Security-Policy: the nonced scripts only
-// (the shell's, and those near-connect puts in its wallets' iframes);
+// (the shell's, and those near-connect puts in its wallets' iframes), and
+// as a worker only this origin's (the service worker at /sw.js) and its
+// manifest;
 // requests to this origin and the wallets' hosts only; images from data:
 // URLs (the wallets' icons); no framing, no base, no form posting
 // elsewhere. Styles are 'unsafe-inline' because near-connect's picker and
@@ -207,7 +248,37 @@ var walletHosts = []string{
 func pageCSP(nonce string) string {
 	return "default-src 'none'; script-src 'nonce-" + nonce + "'; style-src 'unsafe-inline'; img-src data:; " +
 		"connect-src 'self' " + strings.Join(walletHosts, " ") + "; " +
-		"frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+		"worker-src 'self'; manifest-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+}
+
+// workerCSP is the service worker's own policy: it fetches nothing and
+// loads no script (it shows a notification and opens a window).
+const workerCSP = "default-src 'none'"
+
+// worker serves the service worker (SPEC §10) at /sw.js, so that its scope
+// is the whole inbox. It is revalidated on every update check, never
+// cached for long: a fixed address serves whichever version the binary
+// holds.
+func (s *Server) worker(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Type", "text/javascript; charset=utf-8")
+	h.Set("Content-Security-Policy", workerCSP)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-cache")
+	http.ServeContent(w, r, "sw.js", time.Time{}, bytes.NewReader(web.Worker()))
+}
+
+// manifest is the web app manifest: a browser may install the inbox as an
+// app, which on iOS and iPadOS is the only way it receives pushes.
+const manifestJSON = `{"name":"Countersign","short_name":"Countersign","description":"Your owner-confirmation inbox",` +
+	`"start_url":"/","scope":"/","display":"standalone","background_color":"#fbfbfc","theme_color":"#1f5fbf"}`
+
+func (s *Server) manifest(w http.ResponseWriter, _ *http.Request) {
+	h := w.Header()
+	h.Set("Content-Type", "application/manifest+json")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-cache")
+	_, _ = w.Write([]byte(manifestJSON))
 }
 
 // recipient is the NEP-413 recipient the page has owners sign for: the

@@ -154,6 +154,8 @@ func New(opts Options) *Server {
 		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "method not allowed"})
 	})
 	r.HandleFunc("/", s.page).Methods(http.MethodGet)
+	r.HandleFunc("/sw.js", s.worker).Methods(http.MethodGet)
+	r.HandleFunc("/manifest.webmanifest", s.manifest).Methods(http.MethodGet)
 	r.PathPrefix(web.Prefix).Handler(web.Assets()).Methods(http.MethodGet, http.MethodHead)
 	r.HandleFunc("/healthz", s.healthz).Methods(http.MethodGet)
 	r.HandleFunc("/readyz", s.readyz).Methods(http.MethodGet)
@@ -309,13 +311,16 @@ type catalogueOp struct {
 	Schema      json.RawMessage   `json:"schema,omitempty"`
 	Examples    []json.RawMessage `json:"examples,omitempty"`
 	Result      json.RawMessage   `json:"result,omitempty"`
+	// SuppliedText is an answer operation's shape of the text the owner
+	// supplies (connectors.TextShape), when it declares one.
+	SuppliedText json.RawMessage `json:"supplied_text,omitempty" jsonschema:"for an answer operation: the shape of the text the owner supplies to its tasks, a JSON Schema (2020-12) of a string with type, pattern, minLength, maxLength, a description of what is expected in plain words, and examples; the web page and the terminal inbox check the owner's text against it before the wallet is asked. Absent: any text."`
 }
 
 func catalogueOps(ops []connectors.Operation) []catalogueOp {
 	out := []catalogueOp{}
 	for _, o := range ops {
 		out = append(out, catalogueOp{Name: o.Name, Kind: string(o.Kind), Price: o.Price, Description: o.Description,
-			Schema: compactJSON(o.Schema), Examples: o.Examples, Result: compactJSON(o.Result)})
+			Schema: compactJSON(o.Schema), Examples: o.Examples, Result: compactJSON(o.Result), SuppliedText: compactJSON(o.SuppliedText)})
 	}
 	return out
 }
@@ -333,8 +338,10 @@ func compactJSON(raw json.RawMessage) json.RawMessage {
 }
 
 // connectors serves the public catalogue: each connector's build and
-// operations with their kind, price, description and argument schema, its
-// policy keys, and the task operations every project answers.
+// operations with their kind, price, description, argument and result
+// schemas and, for an answer operation, the shape of the text the owner
+// supplies, its policy keys, and the task operations every project
+// answers.
 func (s *Server) connectors(w http.ResponseWriter, _ *http.Request) {
 	out := []catalogueConnector{}
 	for _, name := range s.opts.Connectors.Names() {

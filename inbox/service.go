@@ -23,8 +23,13 @@ type Service struct {
 	// webhookPrivate admits loopback and private webhook URLs (development
 	// and tests only).
 	webhookPrivate bool
-	catalogue      Catalogue
-	keys           approval.KeyChecker
+	// push seals devices' push subscriptions and knows the VAPID key (nil:
+	// no push); pushAny admits endpoints on any host (development and
+	// tests only).
+	push      PushKeeper
+	pushAny   bool
+	catalogue Catalogue
+	keys      approval.KeyChecker
 	// origin is the public origin, canonical; recipient the NEP-413
 	// recipient (SPEC §7).
 	origin    string
@@ -46,6 +51,12 @@ type Config struct {
 	// WebhookAllowPrivate admits loopback and private webhook URLs
 	// (development and tests only).
 	WebhookAllowPrivate bool
+	// Push seals push subscriptions and gives the VAPID key (nil: the
+	// service sends no pushes).
+	Push PushKeeper
+	// PushAllowAnyEndpoint admits push endpoints on any host, over http and
+	// on loopback and private addresses too (development and tests only).
+	PushAllowAnyEndpoint bool
 	// Catalogue tells which connectors there are and reads their policies.
 	Catalogue Catalogue
 	// Keys answers whether a wallet key may act for an account (NEAR RPC, or
@@ -87,7 +98,8 @@ func NewService(c Config) *Service {
 		}
 		c.Recipient, _ = approval.RecipientOf(origin)
 	}
-	return &Service{store: c.Store, keeper: c.Keeper, tokens: c.Tokens, webhooks: c.Webhooks, webhookPrivate: c.WebhookAllowPrivate, catalogue: c.Catalogue,
+	return &Service{store: c.Store, keeper: c.Keeper, tokens: c.Tokens, webhooks: c.Webhooks, webhookPrivate: c.WebhookAllowPrivate,
+		push: c.Push, pushAny: c.PushAllowAnyEndpoint, catalogue: c.Catalogue,
 		keys: c.Keys, origin: origin, recipient: c.Recipient, now: c.Now, log: c.Logger}
 }
 

@@ -313,6 +313,8 @@ type DeviceView struct {
 	CreatedAt    string `json:"created_at"`
 	ValidUntil   string `json:"valid_until"`
 	This         bool   `json:"this"`
+	// Push says whether the device has a push subscription.
+	Push bool `json:"push"`
 }
 
 // Devices lists the owner's signed-in devices.
@@ -328,7 +330,8 @@ func (s *Service) Devices(ctx context.Context, sess Session) ([]DeviceView, erro
 	out := make([]DeviceView, 0, len(active))
 	for _, d := range active {
 		out = append(out, DeviceView{ID: d.ID, DevicePubkey: d.DevicePubkey, SignerPubkey: d.SignerPubkey,
-			CreatedAt: d.CreatedAt.Format(countersign.TimeFormat), ValidUntil: d.ValidUntil.Format(countersign.TimeFormat), This: d.ID == sess.DeviceID})
+			CreatedAt: d.CreatedAt.Format(countersign.TimeFormat), ValidUntil: d.ValidUntil.Format(countersign.TimeFormat), This: d.ID == sess.DeviceID,
+			Push: d.Push != nil})
 	}
 	return out, nil
 }

@@ -19,7 +19,7 @@ var (
 		s := mercury
 		s.Caps = []Cap{
 			{Key: "max_payment_usd", Condition: "amount", Writes: []string{"pay_invoice"}},
-			{Key: "max_spend_usd_month", Condition: "amount", Writes: []string{"pay_invoice"}},
+			{Key: "max_spend_usd_month", Condition: "amount", Writes: []string{"pay_invoice"}, Counted: "with the last 30 days' payments"},
 		}
 		return s
 	}()
@@ -42,7 +42,7 @@ func TestExplainReadmeMercuryPolicy(t *testing.T) {
 	e := mustParse(t, readmeMercury, mercuryCapped).Explain()
 	want := []string{
 		"pay_invoice, the first that applies: refused when the amount is above $5,000.00 (max_payment_usd); " +
-			"refused when the amount is above $20,000.00 (max_spend_usd_month); " +
+			"refused when the amount, with the last 30 days' payments, is above $20,000.00 (max_spend_usd_month); " +
 			"refused when the amount is at least $1,000.01 and the payee is new (rule 1); " +
 			"asks you first when the amount is at least $500.01 (rule 2); " +
 			"asks you first when the method is wire (rule 3); " +

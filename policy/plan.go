@@ -187,6 +187,9 @@ func (p *Policy) Explain() Explanation {
 			c := Case{Rule: s.n, Outcome: s.outcome}
 			if s.cap != nil {
 				c.When = fmt.Sprintf("the %s is above %s", s.cap.Condition, s.amount.dollars())
+				if s.cap.Counted != "" {
+					c.When = fmt.Sprintf("the %s, %s, is above %s", s.cap.Condition, s.cap.Counted, s.amount.dollars())
+				}
 				c.Because = s.cap.Key
 			} else {
 				c.When = s.rule.when(p.ix)

@@ -48,6 +48,12 @@ type Cap struct {
 	Key       string
 	Condition string
 	Writes    []string
+	// Counted, when set, says what the connector adds to the amount when
+	// it carries the write out ("with the last 30 days' payments"): the
+	// policy refuses an amount above the cap on its own, the connector
+	// refuses one that the counted writes take past it, and the policy's
+	// explanation names both.
+	Counted string
 }
 
 // KeyKind is the shape of a connector's own policy key.
@@ -304,6 +310,9 @@ func (s *Schema) index() (*index, error) {
 		if !ok || ix.conds[i].kind != condRange {
 			return nil, fmt.Errorf("the cap %q names %q, which is not an AmountRange condition", c.Key, c.Condition)
 		}
+		if hasControl(c.Counted) {
+			return nil, fmt.Errorf("the cap %q has a control character in Counted", c.Key)
+		}
 		if len(c.Writes) == 0 {
 			return nil, fmt.Errorf("the cap %q names no write", c.Key)
 		}
@@ -312,7 +321,7 @@ func (s *Schema) index() (*index, error) {
 				return nil, fmt.Errorf("the cap %q names %q, which is not a write carrying %s", c.Key, w, c.Condition)
 			}
 		}
-		ix.caps = append(ix.caps, Cap{Key: c.Key, Condition: c.Condition, Writes: slices.Clone(c.Writes)})
+		ix.caps = append(ix.caps, Cap{Key: c.Key, Condition: c.Condition, Writes: slices.Clone(c.Writes), Counted: c.Counted})
 	}
 	return ix, nil
 }

@@ -96,6 +96,10 @@ func (f *Effects) Total() int {
 	return n
 }
 
+// PushContact is the VAPID contact the world's pushes name; its push
+// endpoints may be on any host (a fake push service on loopback).
+const PushContact = "mailto:ops@example.com"
+
 // AgentKey is the test agent's first key.
 const AgentKey = "ak_test-agent-key-0123456789abcdefghijklmnop"
 
@@ -163,6 +167,9 @@ type settings struct {
 	answerLimit  time.Duration
 	// sandboxWallet offers the page's sandbox wallet.
 	sandboxWallet bool
+	// pushHostsOnly keeps push endpoints to the push services' hosts, as
+	// in production (default: any host, for a fake on loopback).
+	pushHostsOnly bool
 	mcpGrantPoll  time.Duration
 	mcpIdle       time.Duration
 	// extra are connectors besides probe and ledger, each with a project
@@ -189,6 +196,10 @@ func WithHeartbeat(d time.Duration) Option { return func(s *settings) { s.heartb
 // WithTaskWaitPoll sets how often task_wait looks at a task besides
 // listening to its events; negative: never (default: the service's).
 func WithTaskWaitPoll(d time.Duration) Option { return func(s *settings) { s.taskWaitPoll = d } }
+
+// WithPushHostsOnly keeps push endpoints to the push services' hosts, as
+// in production: no fake push service is reachable then.
+func WithPushHostsOnly() Option { return func(s *settings) { s.pushHostsOnly = true } }
 
 // WithSandboxWallet has the page offer its sandbox wallet, as serve --dev does.
 func WithSandboxWallet() Option { return func(s *settings) { s.sandboxWallet = true } }
@@ -295,7 +306,7 @@ func New(t testing.TB, db *sqlstore.DB, opts ...Option) *World {
 	publicURL := "http://" + srv.Listener.Addr().String()
 	w.Enclave = enclave.New(enclave.Config{Keys: w.Keys, Store: db, Connectors: w.Catalogue, Now: w.Clock.Now, Logger: w.log,
 		PublicURL: publicURL, WebhookAllowPrivate: true, Jitter: func() float64 { return 0.5 },
-		TaskWaitPoll: set.taskWaitPoll})
+		TaskWaitPoll: set.taskWaitPoll, PushAllowAnyEndpoint: !set.pushHostsOnly, PushContact: PushContact})
 	w.RPC = neartest.New()
 	t.Cleanup(w.RPC.Close)
 	checker, err := approval.NewRPCChecker(approval.RPCConfig{URL: w.RPC.URL(), Client: &http.Client{Timeout: 2 * time.Second}, Now: w.Clock.Now})
@@ -303,6 +314,7 @@ func New(t testing.TB, db *sqlstore.DB, opts ...Option) *World {
 		t.Fatal(err)
 	}
 	w.Inbox = inbox.NewService(inbox.Config{Store: db, Keeper: w.Enclave, Tokens: w.Enclave, Webhooks: w.Enclave, WebhookAllowPrivate: true,
+		Push: w.Enclave, PushAllowAnyEndpoint: !set.pushHostsOnly,
 		Catalogue: w.Catalogue, Keys: checker, PublicURL: publicURL, Now: w.Clock.Now, Logger: w.log})
 	cur, keys, _ := w.Enclave.RunKeys()
 	api := httpapi.New(httpapi.Options{Version: "test", Store: db, Logger: w.log, Inbox: w.Inbox, Agents: w.Enclave,

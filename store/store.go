@@ -89,7 +89,65 @@ type Tx interface {
 	WebhookTx
 	RewrapTx
 	ActivityTx
+	PushTx
 }
+
+// PushTx holds Web Push (SPEC §10, wave 3): the service's VAPID key pair,
+// each device's one subscription (on its row, sealed under the master key;
+// EndDevice deletes it with the device's copies) and the outbox of pushes.
+// A task's opening writes a delivery for each of the owner's devices with a
+// subscription, and queues its job, in the task's transaction
+// (QueuePushes): a push is sent only once the task's creation commits.
+type PushTx interface {
+	// PushKey returns the VAPID key pair (ErrNotFound before one is made).
+	PushKey(ctx context.Context) (PushKey, error)
+	// InsertPushKey stores the VAPID key pair unless one is stored
+	// already; it reports whether it did.
+	InsertPushKey(ctx context.Context, k PushKey) (bool, error)
+	// PutPush sets (or replaces) the subscription of a device whose
+	// session has not ended; it reports whether it did.
+	PutPush(ctx context.Context, deviceID string, keyID uint32, sealed []byte) (bool, error)
+	// DeletePush removes a device's subscription (with sealed not nil,
+	// only if it is still that one); it reports whether it did.
+	DeletePush(ctx context.Context, deviceID string, sealed []byte) (bool, error)
+	// QueuePushes writes a delivery of task taskID to each device, and
+	// queues its job, in this transaction.
+	QueuePushes(ctx context.Context, taskID string, devices []string, at time.Time) error
+	// PushDelivery returns a delivery (ErrNotFound once it is done).
+	PushDelivery(ctx context.Context, taskID, deviceID string) (PushDelivery, error)
+	// ClaimPushAttempt counts one more attempt of a delivery if it has had
+	// exactly attempts so far; it reports whether it did, so that of two
+	// workers holding the same delivery one sends.
+	ClaimPushAttempt(ctx context.Context, taskID, deviceID string, attempts int) (bool, error)
+	// DeletePushDelivery removes a delivery that is done.
+	DeletePushDelivery(ctx context.Context, taskID, deviceID string) error
+}
+
+// PushKey is the service's VAPID key pair: the public key (unpadded
+// base64url of the point) in clear, the private key sealed under master
+// key KeyID.
+type PushKey struct {
+	PublicKey string
+	KeyID     uint32
+	Sealed    []byte
+	CreatedAt time.Time
+}
+
+// PushDelivery is an outbox row of a push: ids and a count only.
+type PushDelivery struct {
+	TaskID, DeviceID string
+	Attempts         int
+	CreatedAt        time.Time
+}
+
+// PushJob sends one task's push to one device.
+type PushJob struct {
+	TaskID   string `json:"task_id"`
+	DeviceID string `json:"device_id"`
+}
+
+// Kind names the job for the queue.
+func (PushJob) Kind() string { return "push_delivery" }
 
 // ActivityTx holds the owner's history (SPEC §6, GET /inbox/activity): one
 // entry per write carried out, asked or not, and per task that ended. An
@@ -191,7 +249,8 @@ type ActivityCopy struct {
 }
 
 // RewrapTx finds and replaces what is sealed directly under a master key
-// (project credentials, webhooks, idempotent answers), for key rotation.
+// (project credentials, webhooks, idempotent answers, push subscriptions,
+// the VAPID key), for key rotation.
 // Task blobs are not among them: their keys derive from the key id that
 // made the task, which stays in the keyring until they are purged.
 type RewrapTx interface {
@@ -215,11 +274,12 @@ type RewrapTx interface {
 
 // Sealed is one secret sealed under a master key.
 type Sealed struct {
-	// Kind is "project" (credentials), "webhook" or "call" (an idempotent
-	// answer); SealedSamples also gives "run" and "task".
+	// Kind is "project" (credentials), "webhook", "call" (an idempotent
+	// answer), "push" (a device's push subscription) or "vapid" (the VAPID
+	// private key); SealedSamples also gives "run" and "task".
 	Kind string
-	// Row is the sealing row id (the AAD's): the project uuid, the owner, or
-	// agent NUL owner NUL project NUL key.
+	// Row is the sealing row id (the AAD's): the project uuid, the owner,
+	// agent NUL owner NUL project NUL key, the device id, or "vapid".
 	Row   string
 	KeyID uint32
 	Blob  []byte
@@ -306,8 +366,10 @@ type SweepTx interface {
 	// expired at now, idempotent calls made before callsBefore, payments
 	// counted (ReserveSpend) before outcomesBefore, history entries ended
 	// before outcomesBefore with their copies, copies of history entries'
-	// keys wrapped to devices that ended, daily counts and heartbeats older
-	// than oldBefore. It returns how many rows it deleted.
+	// keys wrapped to devices that ended, the push subscriptions of
+	// devices whose session ran out at now, push deliveries written before
+	// outcomesBefore, daily counts and heartbeats older than oldBefore. It
+	// returns how many rows it deleted or cleared.
 	Purge(ctx context.Context, now, outcomesBefore, callsBefore, oldBefore time.Time) (int, error)
 }
 
@@ -616,8 +678,9 @@ type IdentityTx interface {
 	// order of InsertDevice).
 	ActiveDevices(ctx context.Context, account string, now time.Time) ([]Device, error)
 	// EndDevice ends a device's session if it has not ended yet, deleting every
-	// copy of a content key or of a history entry's key wrapped to it in the
-	// same transaction; it reports whether it did.
+	// copy of a content key or of a history entry's key wrapped to it, and
+	// its push subscription, in the same transaction; it reports whether it
+	// did.
 	EndDevice(ctx context.Context, id, reason string, at time.Time) (bool, error)
 	// RecordKeyCheck stores when the device's signer key was last checked on
 	// chain and how many checks in a row found it gone.
@@ -638,6 +701,10 @@ type Device struct {
 	EndReason    string    // signed_out | replaced | withdrawn | key_gone
 	KeyCheckedAt time.Time
 	KeyGone      int
+	// Push is the device's Web Push subscription sealed under master key
+	// PushKeyID (nil: none).
+	PushKeyID uint32
+	Push      []byte
 }
 
 // TaskTx holds the task rows and their ciphertext.

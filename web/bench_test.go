@@ -8,7 +8,7 @@ package web_test
 //     (its device copy unwrapped, its content opened and hashed), timed by
 //     the page's own clock from the navigation's start;
 //   - from the Approve click on a guessing-game turn to the task shown as
-//     done in the closed list, the injected test wallet signing at once.
+//     done in the history, the injected test wallet signing at once.
 //
 //	go test ./web -run '^$' -bench . -benchtime 20x
 
@@ -82,9 +82,9 @@ func BenchmarkInboxPageList20(b *testing.B) {
 }
 
 // approveToDone clicks Approve on the open card and resolves with the
-// milliseconds until the closed list shows the task done.
+// milliseconds until the history shows the task done.
 const approveToDone = `new Promise((resolve) => {
-  const sel = '#closed li[data-closed="%s"][data-state="done"]';
+  const sel = '#history li[data-entry="%s"][data-state="done"]';
   const t0 = performance.now();
   const obs = new MutationObserver(() => {
     if (document.querySelector(sel)) {
@@ -93,7 +93,7 @@ const approveToDone = `new Promise((resolve) => {
     }
   });
   obs.observe(document, {subtree: true, childList: true, attributes: true});
-  [...document.querySelectorAll("button")].find((b) => b.textContent.trim() === "Approve").click();
+  [...document.querySelectorAll("#card-actions button")].find((b) => /^Approve(: |$)/.test(b.textContent.trim())).click();
 })`
 
 func BenchmarkInboxPageApproveToDone(b *testing.B) {

@@ -15,10 +15,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/accessibility"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"countersign"
 	"countersign/approval"
+	"countersign/client"
 	"countersign/device"
 	"countersign/servicetest"
 	"countersign/store"
@@ -80,10 +83,16 @@ func openCard(t testing.TB, ctx context.Context, id string) {
 	waitJS(t, ctx, "the receipt check", `!document.getElementById("receipt").textContent.startsWith("Checking")`)
 }
 
+// approveButton is the card's Approve button by its accessible name: its
+// text, "Approve", or "Approve: " and the task's summary when it has one.
+func approveButton() chromedp.Search {
+	return chromedp.Search(`//div[@id="card-actions"]//button[normalize-space(.)="Approve" or starts-with(normalize-space(.), "Approve: ")]`)
+}
+
 func approveDisabled(t testing.TB, ctx context.Context) bool {
 	t.Helper()
 	return run(t, ctx, "Approve's state", chromedp.Evaluate[bool](
-		`[...document.querySelectorAll("button")].find((b) => b.textContent.trim() === "Approve").disabled`))
+		`[...document.querySelectorAll("#card-actions button")].find((b) => /^Approve(: |$)/.test(b.textContent.trim())).disabled`))
 }
 
 func TestInboxPageTaskCard(t *testing.T) {
@@ -171,9 +180,14 @@ func TestInboxPageTaskCard(t *testing.T) {
 	if approveDisabled(t, ctx) {
 		t.Fatal("Approve is off for a task whose receipt verifies")
 	}
-	// The answer box fits a guess: one line, growing as more is typed.
-	heights := run(t, ctx, "the answer box", chromedp.Evaluate[[]float64](`(() => {
-  const a = document.getElementById("answer"), lh = parseFloat(getComputedStyle(a).lineHeight);
+	// The answer box fits a guess: one line (the guess's declared shape,
+	// answer_test.go); a text box (the note) starts at one line and grows
+	// as more is typed.
+	if tag := run(t, ctx, "the answer box", chromedp.Evaluate[string](`document.getElementById("answer").tagName`)); tag != "INPUT" {
+		t.Fatalf("the guess's answer box is a %s", tag)
+	}
+	heights := run(t, ctx, "the note's box", chromedp.Evaluate[[]float64](`(() => {
+  const a = document.getElementById("note"), lh = parseFloat(getComputedStyle(a).lineHeight);
   const one = a.getBoundingClientRect().height / lh;
   a.value = "1\n2\n3\n4\n5"; a.dispatchEvent(new Event("input"));
   const five = a.getBoundingClientRect().height / lh;
@@ -181,7 +195,7 @@ func TestInboxPageTaskCard(t *testing.T) {
   return [one, five];
 })()`))
 	if heights[0] > 2 || heights[1] < 4.5 {
-		t.Fatalf("the answer box is %.1f lines high empty and %.1f with five lines", heights[0], heights[1])
+		t.Fatalf("the note's box is %.1f lines high empty and %.1f with five lines", heights[0], heights[1])
 	}
 	do(t, ctx, "show the RAW form", chromedp.Click(chromedp.CSS("#raw-form summary")))
 	png := run(t, ctx, "a screenshot", chromedp.CaptureScreenshot())
@@ -193,9 +207,13 @@ func TestInboxPageTaskCard(t *testing.T) {
 	// Approve with an answer and a note: the page shows the sentence, which
 	// the owner's wallet signs in Go; the task is carried out.
 	do(t, ctx, "answer", chromedp.SetValue(chromedp.ID("answer"), "42"), chromedp.SetValue(chromedp.ID("note"), "a guess"),
-		chromedp.Click(named("Approve")), chromedp.WaitVisible(chromedp.ID("approval-sentence")))
+		chromedp.Click(approveButton()), chromedp.WaitVisible(chromedp.ID("approval-sentence")))
 	sentence := run(t, ctx, "the approval sentence", chromedp.TextContent(chromedp.ID("approval-sentence")))
-	if !strings.HasPrefix(sentence, "Approve in Countersign as "+w.Owner.Account+": task "+guess+" with hash "+o.TaskHash+" and supply ") {
+	names := "task " + guess
+	if sum := o.Envelope.Display.Summary; sum != "" {
+		names = sum + ". Task " + guess
+	}
+	if !strings.HasPrefix(sentence, "Approve in Countersign as "+w.Owner.Account+": "+names+" with hash "+o.TaskHash+" and supply ") {
 		t.Fatalf("the approval sentence %q", sentence)
 	}
 	if got := run(t, ctx, "the recipient", chromedp.TextContent(chromedp.ID("approval-recipient"))); got != w.Inbox.Recipient() {
@@ -281,4 +299,86 @@ func TestInboxPageTaskCard(t *testing.T) {
 	if c := sessionCookie(t, ctx, w.URL); c != nil {
 		t.Fatalf("after signing out the browser keeps %+v", c)
 	}
+}
+
+// accessibleName is the accessible name Chromium computes for the element
+// css selects.
+func accessibleName(t testing.TB, ctx context.Context, css string) string {
+	t.Helper()
+	q, _ := json.Marshal(css)
+	r, err := chromedp.Call(ctx, runtime.Evaluate, runtime.EvaluateParams{Expression: "document.querySelector(" + string(q) + ")"})
+	if err != nil || r.Result == nil || r.Result.ObjectID == "" {
+		t.Fatalf("no element %s: %v", css, err)
+	}
+	relatives := false
+	ax, err := chromedp.Call(ctx, accessibility.GetPartialAXTree, accessibility.GetPartialAXTreeParams{ObjectID: runtime.RemoteObjectID(r.Result.ObjectID), FetchRelatives: &relatives})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range ax.Nodes {
+		if n.Name != nil {
+			var name string
+			if err := json.Unmarshal(n.Name.Value, &name); err == nil {
+				return name
+			}
+		}
+	}
+	return ""
+}
+
+// The consequence on the card, the button and in the wallet (SPEC §7, §8):
+// a task whose envelope has display.summary shows it first, above its
+// fields; Approve reads "Approve: {summary}" (its accessible name begins
+// with Approve); the wallet is asked to sign the sentence that names the
+// summary, the approval carries it to the door, and the answer run, which
+// checks the signature again against the envelope's own summary, carries
+// the task out.
+func TestInboxPageCardSummary(t *testing.T) {
+	t.Parallel()
+	w := servicetest.New(t, storetest.Postgres(t))
+	followClock(t, w)
+	w.StartJobs()
+	const summary = "pay $1.00 to Acme Corp from Checking ••1234 by ACH; it cannot be undone"
+	raw, err := w.AgentClient().Call(context.Background(), w.Owner.Account, "ledger", "pay", map[string]any{"amount": 1, "title": "Pay Acme Corp", "summary": summary}, nil)
+	var a client.Awaiting
+	if err != nil || json.Unmarshal(raw, &a) != nil || a.TaskID == "" {
+		t.Fatalf("the pay call: %s, %v", raw, err)
+	}
+
+	ctx := blankTab(t, 120*time.Second)
+	injectWallet(t, ctx, w)
+	signInWithWallet(t, ctx, w)
+	openCard(t, ctx, a.TaskID)
+	// First: right under the title, above the fields.
+	got := run(t, ctx, "the summary", chromedp.Evaluate[[]string](`(() => {
+  const s = document.getElementById("card-summary");
+  return [s.textContent, s.previousElementSibling.id, String(!!(s.compareDocumentPosition(document.getElementById("fields")) & Node.DOCUMENT_POSITION_FOLLOWING))];
+})()`))
+	if got[0] != "If you approve, it will"+summary || got[1] != "card-title" || got[2] != "true" {
+		t.Fatalf("the card's summary reads %q, after #%s, above the fields %s", got[0], got[1], got[2])
+	}
+	// The button says the consequence; its name begins with Approve.
+	if text := textOf(t, ctx, "Approve", `#card-actions button[aria-keyshortcuts="a"]`); text != "Approve: "+summary {
+		t.Fatalf("the Approve button reads %q", text)
+	}
+	if name := accessibleName(t, ctx, `#card-actions button[aria-keyshortcuts="a"]`); name != "Approve: "+summary {
+		t.Fatalf("the Approve button's accessible name is %q", name)
+	}
+	do(t, ctx, "the card at the top", chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
+	screen(t, ctx, "inbox-card-summary")
+	do(t, ctx, "approve", chromedp.Click(approveButton()))
+	waitJS(t, ctx, "approved", `document.getElementById("status").textContent.startsWith("Approved")`)
+	signed := walletSigned(t, ctx)
+	if len(signed) == 0 {
+		t.Fatal("the wallet signed nothing")
+	}
+	ap, err := approval.ParseApproval(signed[len(signed)-1])
+	if err != nil || ap.Summary != summary || ap.TaskID != a.TaskID || ap.Account != w.Owner.Account {
+		t.Fatalf("the wallet signed %q (%+v, %v)", signed[len(signed)-1], ap, err)
+	}
+	if st := w.WaitState(a.TaskID, countersign.StateDone, countersign.StateFailed, countersign.StateVoid); st.State != countersign.StateDone {
+		t.Fatalf("the task approved with its summary is %s", st.State)
+	}
+	waitJS(t, ctx, "the outcome", `document.querySelector('#outcomes .outcome[data-outcome="`+a.TaskID+`"]')?.dataset.state === "done"`)
+
 }

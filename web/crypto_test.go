@@ -17,6 +17,8 @@ import (
 	"testing"
 
 	"countersign"
+	"countersign/client"
+	"countersign/device"
 	"countersign/sealing"
 )
 
@@ -521,5 +523,109 @@ func TestBrowserKeepsDeviceKey(t *testing.T) {
 	call(t, ctx, "keep", db, &next)
 	if !forgotten || next.Pubkey == first.Pubkey {
 		t.Errorf("forgotten %v; the next key is %s, the first %s; want a new one", forgotten, next.Pubkey, first.Pubkey)
+	}
+}
+
+// TestBrowserOpensHistoryEntries: an entry of the owner's history that Go
+// seals under its entry key, wrapped to the page's device key, opens in the
+// page to what the Go device opens (title, summary, result and link), and
+// the page refuses what the Go device refuses: a copy of another entry's
+// key, a damaged body, a body of another shape, words a task may not show,
+// a link that is not https; an entry without a copy is locked.
+func TestBrowserOpensHistoryEntries(t *testing.T) {
+	t.Parallel()
+	ctx := tab(t)
+	var dev newDevice
+	call(t, ctx, "newDevice", nil, &dev)
+	pagePub, err := sealing.ParseP256PublicKey(dev.Pubkey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	goKey, err := device.NewKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	goDevice := &device.Device{Key: goKey}
+	keys := sealing.GenerateKeyring()
+	const project, owner = "0b7c9a52-3c1e-4d7a-9f00-5e2d1c4b6a80", "alice.near"
+	type entry struct {
+		ID         string  `json:"id"`
+		Sealed     string  `json:"sealed"`
+		DeviceCopy *string `json:"device_copy"`
+	}
+	cases := []struct {
+		name, body string
+		// change the entry as the page is given it (its copy is the page's).
+		change func(e *entry, goEntry *client.ActivityEntry)
+		want   string
+	}{
+		{name: "whole", body: `{"title":"Pay Acme Corp","summary":"pay $750.25 to Acme Corp from Checking ••1234 by ACH; it cannot be undone","result":{"text":"Payment sent: transaction t-1 (sent) — 🤖 <b>","url":"https://app.mercury.com/transactions/t-1"}}`,
+			want: `{"title":"Pay Acme Corp","summary":"pay $750.25 to Acme Corp from Checking ••1234 by ACH; it cannot be undone","result":"Payment sent: transaction t-1 (sent) — 🤖 <b>","url":"https://app.mercury.com/transactions/t-1"}`},
+		{name: "told nothing", body: `{"title":"","summary":"","result":{"text":""}}`, want: `{"title":"","summary":"","result":"","url":""}`},
+		{name: "a failure's sentence", body: `{"title":"Write a file","summary":"","result":{"text":"README.md changed on main after it was shown for approval. Nothing was written."}}`,
+			want: `{"title":"Write a file","summary":"","result":"README.md changed on main after it was shown for approval. Nothing was written.","url":""}`},
+		{name: "no copy", body: `{"title":"t","summary":"","result":{"text":""}}`, want: "refused locked",
+			change: func(e *entry, g *client.ActivityEntry) { e.DeviceCopy, g.DeviceCopy = nil, nil }},
+		{name: "another entry's copy", body: `{"title":"t","summary":"","result":{"text":""}}`, want: "refused unreadable",
+			change: func(e *entry, g *client.ActivityEntry) { e.ID += "0"; g.ID += "0" }},
+		{name: "a damaged body", body: `{"title":"t","summary":"","result":{"text":""}}`, want: "refused unreadable",
+			change: func(e *entry, g *client.ActivityEntry) {
+				b := unb64(t, e.Sealed)
+				b[len(b)-1] ^= 1
+				e.Sealed, g.Sealed = b64(b), b
+			}},
+		{name: "another member", body: `{"title":"t","summary":"","result":{"text":""},"more":1}`, want: "refused unreadable"},
+		{name: "a result's other member", body: `{"title":"t","summary":"","result":{"text":"","html":"<b>"}}`, want: "refused unreadable"},
+		{name: "a number", body: `{"title":1,"summary":"","result":{"text":""}}`, want: "refused unreadable"},
+		{name: "a result of two lines", body: `{"title":"t","summary":"","result":{"text":"one\ntwo"}}`, want: "refused unreadable"},
+		{name: "a bidi control in the title", body: `{"title":"Pay \u202eevil","summary":"","result":{"text":""}}`, want: "refused unreadable"},
+		{name: "a title too long", body: `{"title":"` + strings.Repeat("t", 81) + `","summary":"","result":{"text":""}}`, want: "refused unreadable"},
+		{name: "a summary too long", body: `{"title":"t","summary":"` + strings.Repeat("s", 201) + `","result":{"text":""}}`, want: "refused unreadable"},
+		{name: "a plain http link", body: `{"title":"t","summary":"","result":{"text":"x","url":"http://example.com/"}}`, want: "refused unreadable"},
+		{name: "a link with credentials", body: `{"title":"t","summary":"","result":{"text":"x","url":"https://u:p@example.com/"}}`, want: "refused unreadable"},
+		{name: "not JSON", body: `title`, want: "refused unreadable"},
+	}
+	var list []entry
+	goAccepts := make([]bool, len(cases))
+	for i, c := range cases {
+		id := fmt.Sprintf("r%s-%d", hex.EncodeToString(randomBytes(t, 5)), i+1)
+		ek, err := keys.EntryKey(keys.Current(), project, owner, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sealed, err := ek.Seal([]byte(c.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pageCopy, err := sealing.WrapEntryKey(pagePub, ek)
+		if err != nil {
+			t.Fatal(err)
+		}
+		goCopy, err := sealing.WrapEntryKey(goKey.PublicKey(), ek)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pc := b64(pageCopy)
+		e := entry{ID: id, Sealed: b64(sealed), DeviceCopy: &pc}
+		g := client.ActivityEntry{ID: id, State: "done", Sealed: sealed, DeviceCopy: goCopy}
+		if c.change != nil {
+			c.change(&e, &g)
+		}
+		list = append(list, e)
+		_, err = goDevice.OpenEntry(g)
+		goAccepts[i] = err == nil
+	}
+	var got []string
+	call(t, ctx, "openEntries", list, &got)
+	if len(got) != len(cases) {
+		t.Fatalf("the page answered %d of %d entries", len(got), len(cases))
+	}
+	for i, c := range cases {
+		if got[i] != c.want {
+			t.Errorf("%s: the page says %s, want %s", c.name, got[i], c.want)
+		}
+		if pageAccepts := !strings.HasPrefix(got[i], "refused"); pageAccepts != goAccepts[i] {
+			t.Errorf("%s: the page opens it %v, the Go device %v", c.name, pageAccepts, goAccepts[i])
+		}
 	}
 }

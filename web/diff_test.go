@@ -242,7 +242,7 @@ func TestSettingsGitHubRows(t *testing.T) {
 	do(t, ctx, "the rows in view", chromedp.ScrollIntoView(chromedp.ID("project-gh-writes")))
 	screen(t, ctx, "settings-policy")
 	do(t, ctx, "save", chromedp.Click(named("Save the new project")))
-	waitJS(t, ctx, "saved", `!!document.querySelector('#projects-list li[data-project="gh"] [data-rows]')`)
+	waitJS(t, ctx, "saved", `!!document.querySelector('#projects-list li[data-project="gh"] [data-explained]')`)
 	projects, err := w.Owner.Client.Projects(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -261,7 +261,7 @@ func TestSettingsGitHubRows(t *testing.T) {
 	if strings.Join(pol.Confirm, ",") != "file_put" || len(pol.Actions) != 2 || !slices.Contains(pol.Actions, "file_put") || !slices.Contains(pol.Actions, "issue_comment") {
 		t.Fatalf("the saved policy: %+v", pol)
 	}
-	if got := textOf(t, ctx, "the project", `#projects-list li[data-project="gh"] [data-rows]`); !strings.Contains(got, "Allowed at once: issue_comment.") || !strings.Contains(got, "Asks you first: file_put.") || !strings.Contains(got, "Refused: ") {
+	if got := textOf(t, ctx, "the project", `#projects-list li[data-project="gh"] [data-explained]`); !strings.Contains(got, "issue_comment: runs at once.") || !strings.Contains(got, "file_put: asks you first.") || !strings.Contains(got, "pr_merge: refused (it is not in `actions`).") {
 		t.Errorf("the project reads %q", got)
 	}
 

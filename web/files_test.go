@@ -153,7 +153,7 @@ func TestInboxPageFileAnswer(t *testing.T) {
 	injectWallet(t, ctx, w)
 	signInWithWallet(t, ctx, w)
 	openCard(t, ctx, a.TaskID)
-	do(t, ctx, "a file too large", chromedp.SetUploadFiles(chromedp.ID("answer-file"), []string{big}), chromedp.Click(named("Approve")))
+	do(t, ctx, "a file too large", chromedp.SetUploadFiles(chromedp.ID("answer-file"), []string{big}), chromedp.Click(approveButton()))
 	waitJS(t, ctx, "the refusal", `document.getElementById("status").textContent.includes("an answer holds at most")`)
 	if st := w.Task(a.TaskID); st.State != countersign.StateOpen {
 		t.Fatalf("after a refused file the task is %s", st.State)
@@ -161,7 +161,7 @@ func TestInboxPageFileAnswer(t *testing.T) {
 	if n := len(walletSigned(t, ctx)); n != 1 {
 		t.Fatalf("the wallet was asked %d times, want only the sign-in", n)
 	}
-	do(t, ctx, "the file", chromedp.SetUploadFiles(chromedp.ID("answer-file"), []string{small}), chromedp.Click(named("Approve")))
+	do(t, ctx, "the file", chromedp.SetUploadFiles(chromedp.ID("answer-file"), []string{small}), chromedp.Click(approveButton()))
 	waitJS(t, ctx, "approved", `document.getElementById("status").textContent.startsWith("Approved")`)
 	select {
 	case b := <-got:

@@ -84,7 +84,7 @@ func TestInboxPageMoves(t *testing.T) {
 		t.Fatalf("two tasks read the same: %q", names)
 	}
 	for _, n := range names {
-		if !strings.Contains(n, "Pay") || !strings.Contains(n, "Amount: $1") || !strings.Contains(n, "from "+w.Agent) || !strings.Contains(n, " at ") {
+		if !strings.Contains(n, "Pay") || !strings.Contains(n, "pay $1 from the ledger") || !strings.Contains(n, "from "+w.Agent) || !strings.Contains(n, " at ") {
 			t.Errorf("a task reads %q", n)
 		}
 	}

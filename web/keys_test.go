@@ -70,7 +70,13 @@ func TestInboxPageKeyboard(t *testing.T) {
 	waitJS(t, ctx, "the receipt check", `!document.getElementById("receipt").textContent.startsWith("Checking")`)
 	hints := run(t, ctx, "the key hints", chromedp.Evaluate[map[string]string](
 		`Object.fromEntries([...document.querySelectorAll("#card-actions button[aria-keyshortcuts]")].map((b) => [b.textContent.trim(), b.getAttribute("aria-keyshortcuts") + "|" + (b.nextElementSibling?.textContent ?? "")]))`))
-	if hints["Approve"] != "a|a" || hints["Reject"] != "r|r" {
+	approve := ""
+	for name, hint := range hints {
+		if strings.HasPrefix(name, "Approve") {
+			approve = hint
+		}
+	}
+	if approve != "a|a" || hints["Reject"] != "r|r" {
 		t.Fatalf("the buttons' keys: %v", hints)
 	}
 	// r asks once more, with the reason box focused; the second Reject sends it.

@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -76,5 +77,64 @@ func TestReceiptAsGo(t *testing.T) {
 	}
 	if got.Run != "run1|null" {
 		t.Fatalf("preparingRun: %s", got.Run)
+	}
+}
+
+// TestApprovalSentenceVectors: the page builds the contract's approval
+// sentences byte for byte, the one naming the task's summary (SPEC §7,
+// wave 3) and the one without, from their parts.
+func TestApprovalSentenceVectors(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile(vectorFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		NEP413 struct {
+			Signed []struct {
+				Sentence string `json:"sentence"`
+				Message  string `json:"message"`
+			} `json:"signed"`
+		} `json:"nep413"`
+	}
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatal(err)
+	}
+	type parts struct {
+		Account    string `json:"account"`
+		TaskID     string `json:"task_id"`
+		TaskHash   string `json:"task_hash"`
+		SupplyHash string `json:"supply_hash"`
+		AtMs       int64  `json:"at_ms"`
+		Summary    string `json:"summary"`
+	}
+	var in []parts
+	var want []string
+	withSummary := false
+	for _, s := range v.NEP413.Signed {
+		if s.Sentence != "approval" && s.Sentence != "approve_with_summary" {
+			continue
+		}
+		a, err := approval.ParseApproval(s.Message)
+		if err != nil {
+			t.Fatalf("the vector %s: %v", s.Sentence, err)
+		}
+		withSummary = withSummary || a.Summary != ""
+		in = append(in, parts{a.Account, a.TaskID, a.TaskHash, a.SupplyHash, a.At.UnixMilli(), a.Summary})
+		want = append(want, s.Message)
+	}
+	if len(in) != 2 || !withSummary {
+		t.Fatalf("the vectors hold %d approval sentences (one with a summary: %v), want both forms", len(in), withSummary)
+	}
+	b, _ := json.Marshal(in)
+	ctx := tab(t)
+	got := run(t, ctx, "the sentences", chromedp.Evaluate[[]string](`(async () => {
+  const cs = await import(window.BUNDLE);
+  return `+string(b)+`.map((p) => cs.approvalSentence(p.account, p.task_id, p.task_hash, p.supply_hash, cs.sentenceTime(p.at_ms), p.summary));
+})()`, chromedp.EvalAwaitPromise))
+	for i := range want {
+		if i >= len(got) || got[i] != want[i] {
+			t.Errorf("the page's sentence %q, the vector's %q", got, want[i])
+		}
 	}
 }

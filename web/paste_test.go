@@ -228,7 +228,7 @@ func TestInboxPagePastedAnswersChecked(t *testing.T) {
 	// Approving: each refused, the task still open.
 	pay := w.Pay()
 	openCard(t, ctx, pay)
-	do(t, ctx, "approve", chromedp.Click(named("Approve")), chromedp.WaitVisible(chromedp.ID("approval-sentence")))
+	do(t, ctx, "approve", chromedp.Click(approveButton()), chromedp.WaitVisible(chromedp.ID("approval-sentence")))
 	refusePastes(t, ctx, w, "approval-", "Send approval", writes, func(what string) {
 		if st := w.Task(pay); st.State != countersign.StateOpen {
 			t.Fatalf("%s: the task is %s", what, st.State)

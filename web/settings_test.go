@@ -317,7 +317,7 @@ func (s *settingsShop) connector() *connectors.Connector {
 						return nil, connectors.Refuse(countersign.Code(d.Code), "%s", d.Sentence)
 					case policy.Ask:
 						task, err := c.OpenTask(ctx, connectors.TaskSpec{Kind: countersign.KindConfirm,
-							Display:  countersign.Display{Title: "Order", Fields: []countersign.Field{{Kind: countersign.FieldText, Label: "Item", Values: []string{"tea"}, WrittenBy: "project"}}},
+							Display:  countersign.Display{Title: "Order", Summary: "order tea; it cannot be undone", Fields: []countersign.Field{{Kind: countersign.FieldText, Label: "Item", Values: []string{"tea"}, WrittenBy: "project"}}},
 							AnswerBy: &countersign.AnswerBy{Operation: "confirm", Supplies: countersign.SuppliesNone}})
 						if err != nil {
 							return nil, err
@@ -377,7 +377,7 @@ func TestSettingsPolicy(t *testing.T) {
 	signInWithWallet(t, ctx, w)
 	settingsOpen(t, ctx, "projects")
 	item := `#projects-list li[data-project="shop"]`
-	if got := textOf(t, ctx, "the project", item); !strings.Contains(got, "The policy is in force.") || !strings.Contains(got, "Allowed at once: order.") {
+	if got := textOf(t, ctx, "the project", item); !strings.Contains(got, "The policy is in force.") || !strings.Contains(got, "order: runs at once.") {
 		t.Fatalf("the shop project reads %q", got)
 	}
 	if got := textOf(t, ctx, "the catalogue", `#catalogue li[data-connector="shop"]`); !strings.Contains(got, "order: Orders tea, at once or once the owner confirms it.") || !strings.Contains(got, "order $0.000005") || !strings.Contains(got, "max_orders_per_day") {
@@ -416,7 +416,7 @@ func TestSettingsPolicy(t *testing.T) {
 	}
 	do(t, ctx, "save", chromedp.Click(chromedp.CSS(item+" form button[type=submit]")))
 	waitJS(t, ctx, "saved", `document.querySelector('`+item+` [data-mode]')?.dataset.mode === "ok" && document.getElementById("status").textContent.includes("is saved")`)
-	if got := textOf(t, ctx, "the project", item); !strings.Contains(got, "Asks you first: order.") || !strings.Contains(got, "credentials: set") {
+	if got := textOf(t, ctx, "the project", item); !strings.Contains(got, "order: asks you first.") || !strings.Contains(got, "credentials: set") {
 		t.Fatalf("the saved project reads %q", got)
 	}
 	projects, err := w.Owner.Client.Projects(context.Background())
@@ -708,7 +708,10 @@ func TestSettingsRules(t *testing.T) {
 	// rules editor holds the other rule alone.
 	do(t, ctx, "edit to refuse cancel", edit, chromedp.WaitVisible(chromedp.ID("project-till-write-cancel-refuse")),
 		chromedp.Click(chromedp.ID("project-till-write-cancel-refuse")), save)
-	waitJS(t, ctx, "saved", `document.querySelector('`+item+` [data-rows]')?.textContent === "Allowed at once: pay. Refused: cancel."`)
+	waitJS(t, ctx, "saved", `document.querySelector('`+item+` [data-explained] li[data-write="cancel"]')?.textContent === "cancel: refused (rule 1)."`)
+	if got := textOf(t, ctx, "what pay does", item+` [data-explained] li[data-write="pay"]`); !strings.HasPrefix(got, "pay, the first that applies:") || !strings.Contains(got, "refused when ") || !strings.Contains(got, "(rule 2)") || !strings.HasSuffix(got, "otherwise runs at once") {
+		t.Fatalf("the project says of pay %q", got)
+	}
 	settingsConfirmed(t, ctx, w, approval.ActionSetProject("till", `{"connector":"till","policy":{"rules":[{"when":{"op":"cancel"},"then":"refuse"},{"when":{"op":"pay","min_usd":100},"then":"refuse"}]},"agents":["`+w.Agent+`"]}`))
 	if _, err := w.AgentClient().Call(context.Background(), w.Owner.Account, "till", "cancel", map[string]any{}, nil); err == nil || !strings.Contains(err.Error(), string(countersign.PolicyDenied)) {
 		t.Fatalf("a cancel the row refuses: %v", err)

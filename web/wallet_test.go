@@ -143,10 +143,10 @@ func TestInboxPageWallet(t *testing.T) {
 
 	// Approve: one wallet prompt, over the sentence the card shows.
 	openCard(t, ctx, guess)
-	do(t, ctx, "approve", chromedp.SetValue(chromedp.ID("answer"), "7"), chromedp.Click(named("Approve")))
+	do(t, ctx, "approve", chromedp.SetValue(chromedp.ID("answer"), "7"), chromedp.Click(approveButton()))
 	waitJS(t, ctx, "approved", `document.getElementById("status").textContent.startsWith("Approved")`)
 	signed = walletSigned(t, ctx)
-	if len(signed) != 2 || !strings.HasPrefix(signed[1], "Approve in Countersign as "+w.Owner.Account+": task "+guess+" with hash ") {
+	if len(signed) != 2 || !strings.HasPrefix(signed[1], "Approve in Countersign as "+w.Owner.Account+": give the agent your guess") || !strings.Contains(signed[1], ". Task "+guess+" with hash ") {
 		t.Fatalf("the wallet signed %q", signed)
 	}
 	if st := w.WaitState(guess, countersign.StateDone, countersign.StateFailed); st.State != countersign.StateDone {
@@ -156,7 +156,7 @@ func TestInboxPageWallet(t *testing.T) {
 	// A wallet that declines: a neutral notice, nothing sent, the task waits.
 	pay := w.Pay()
 	openCard(t, ctx, pay)
-	do(t, ctx, "decline", chromedp.Evaluate[chromedp.Void](`window.testWallet.decline = true`), chromedp.Click(named("Approve")))
+	do(t, ctx, "decline", chromedp.Evaluate[chromedp.Void](`window.testWallet.decline = true`), chromedp.Click(approveButton()))
 	waitJS(t, ctx, "the notice", `document.getElementById("status").textContent.includes("Nothing was sent")`)
 	if cls := run(t, ctx, "the notice's class", chromedp.Evaluate[string](`document.getElementById("status").className`)); strings.Contains(cls, "error") {
 		t.Fatalf("a declining wallet is shown as an error: %q", cls)
@@ -171,7 +171,7 @@ func TestInboxPageWallet(t *testing.T) {
 	// A wallet whose signature verifies for nothing asked: the page refuses
 	// it before sending anything, and the task still waits.
 	do(t, ctx, "a bad signature", chromedp.Evaluate[chromedp.Void](`window.testWallet.decline = false; window.testWallet.corrupt = true`),
-		chromedp.Click(named("Approve")))
+		chromedp.Click(approveButton()))
 	waitJS(t, ctx, "the refusal", `document.getElementById("status").textContent.includes("does not verify for the sentence shown")`)
 	if st := w.Task(pay); st.State != countersign.StateOpen {
 		t.Fatalf("after a signature that does not verify the task is %s", st.State)
@@ -182,7 +182,7 @@ func TestInboxPageWallet(t *testing.T) {
 	// it redirects): the page finds the form that verifies and sends
 	// callback_url; the service accepts it.
 	do(t, ctx, "approve again", chromedp.Evaluate[chromedp.Void](`window.testWallet.decline = false; window.testWallet.callback = true`),
-		chromedp.Click(named("Approve")))
+		chromedp.Click(approveButton()))
 	waitJS(t, ctx, "approved", `document.getElementById("status").textContent.startsWith("Approved")`)
 	if st := w.WaitState(pay, countersign.StateDone, countersign.StateFailed); st.State != countersign.StateDone {
 		t.Fatalf("the task approved with a callback URL is %s", st.State)
@@ -192,7 +192,7 @@ func TestInboxPageWallet(t *testing.T) {
 	// says so and offers the paste panel instead; the task still waits.
 	third := w.Pay()
 	openCard(t, ctx, third)
-	do(t, ctx, "forget the wallet", chromedp.Evaluate[chromedp.Void](`localStorage.removeItem("selected-wallet")`), chromedp.Click(named("Approve")))
+	do(t, ctx, "forget the wallet", chromedp.Evaluate[chromedp.Void](`localStorage.removeItem("selected-wallet")`), chromedp.Click(approveButton()))
 	waitJS(t, ctx, "the paste panel", `!!document.getElementById("approval-signed") && document.getElementById("status").textContent.includes("no longer connected")`)
 	do(t, ctx, "paste", chromedp.SetValue(chromedp.ID("approval-signed"), walletSign(t, ctx, w, textOf(t, ctx, "the sentence", "#approval-sentence"), "approval-nonce")),
 		chromedp.Click(named("Send approval")))
@@ -211,7 +211,9 @@ func TestInboxPageWallet(t *testing.T) {
 // connects and before it signs, and signs the owner in as that key's
 // implicit account, shown shortened in the middle with a Copy button. Each
 // ask shows the whole of what it signs, and can be cancelled (Cancel, or
-// Esc): a cancelled signature sends nothing and the task still waits.
+// Esc): a cancelled signature sends nothing and the task still waits. The
+// approval it is asked to sign names what approving does: the task's
+// summary.
 func TestInboxPageSandboxWallet(t *testing.T) {
 	t.Parallel()
 	w := servicetest.New(t, storetest.Postgres(t), servicetest.WithSandboxWallet())
@@ -247,7 +249,8 @@ func TestInboxPageSandboxWallet(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	raw, err := w.AgentClient().Call(context.Background(), who, "ledger", "pay", map[string]any{"amount": 1}, nil)
+	const summary = "pay $1.00 to Acme Corp from Checking ••1234 by ACH; it cannot be undone"
+	raw, err := w.AgentClient().Call(context.Background(), who, "ledger", "pay", map[string]any{"amount": 1, "summary": summary}, nil)
 	var a client.Awaiting
 	if err != nil || json.Unmarshal(raw, &a) != nil || a.TaskID == "" {
 		t.Fatalf("the pay call: %s, %v", raw, err)
@@ -256,16 +259,19 @@ func TestInboxPageSandboxWallet(t *testing.T) {
 
 	// Approve: the wallet shows the whole sentence it is asked to sign,
 	// wrapped, with its buttons in view; Cancel signs nothing.
-	do(t, ctx, "approve at 360 px", chromedp.EmulateViewport(360, 900), chromedp.Click(named("Approve")), chromedp.WaitVisible(chromedp.ID("approval-sentence")))
+	do(t, ctx, "approve at 360 px", chromedp.EmulateViewport(360, 900), chromedp.Click(approveButton()), chromedp.WaitVisible(chromedp.ID("approval-sentence")))
 	sentence := textOf(t, ctx, "the sentence", "#approval-sentence")
 	prompt := inWalletFrame(t, ctx, `(() => {
   const dd = [...document.querySelectorAll("#root dd")];
   const b = [...document.querySelectorAll("#root button")];
   if (!dd.length || b.length !== 2) return "";
+  const row = (name) => [...document.querySelectorAll("#root dt")].find((dt) => dt.textContent === name)?.nextElementSibling?.textContent ?? "";
   const cut = dd.some((d) => d.scrollWidth > d.clientWidth + 1 || d.getBoundingClientRect().right > innerWidth || d.getBoundingClientRect().left < 0) || b.some((x) => x.getBoundingClientRect().bottom > innerHeight);
-  return JSON.stringify({sentence: dd[0].textContent, cut, buttons: b.map((x) => x.textContent), focused: document.activeElement?.textContent ?? ""});
+  return JSON.stringify({sentence: row("Sentence"), does: row("Approving does"), first: document.querySelector("#root dt")?.textContent ?? "", cut, buttons: b.map((x) => x.textContent), focused: document.activeElement?.textContent ?? ""});
 })()`)
 	var p struct {
+		Does     string   `json:"does"`
+		First    string   `json:"first"`
 		Sentence string   `json:"sentence"`
 		Cut      bool     `json:"cut"`
 		Buttons  []string `json:"buttons"`
@@ -277,6 +283,9 @@ func TestInboxPageSandboxWallet(t *testing.T) {
 	if p.Sentence != sentence || p.Cut || strings.Join(p.Buttons, ",") != "Sign,Cancel" || p.Focused != "Sign" {
 		t.Fatalf("the wallet shows %+v; the card asks it to sign %q", p, sentence)
 	}
+	if !strings.HasPrefix(p.Sentence, "Approve in Countersign as "+who+": "+summary+". Task "+a.TaskID+" with hash ") || p.Does != summary || p.First != "Approving does" {
+		t.Fatalf("the wallet's prompt does not name what approving does first: %+v", p)
+	}
 	do(t, ctx, "1280 px", chromedp.EmulateViewport(1280, 900))
 	screen(t, ctx, "sandbox-wallet-sign")
 	clickInWalletFrame(t, ctx, "Cancel")
@@ -287,7 +296,7 @@ func TestInboxPageSandboxWallet(t *testing.T) {
 	walletClosed(t, ctx)
 
 	// Esc cancels too: the focus is in the wallet's window.
-	do(t, ctx, "approve again", chromedp.Evaluate[chromedp.Void](`document.getElementById("status").textContent = ""`), chromedp.Click(named("Approve")))
+	do(t, ctx, "approve again", chromedp.Evaluate[chromedp.Void](`document.getElementById("status").textContent = ""`), chromedp.Click(approveButton()))
 	inWalletFrame(t, ctx, `document.querySelector("#root button") ? "shown" : ""`)
 	waitJS(t, ctx, "the wallet has the focus", `document.activeElement?.tagName === "IFRAME"`)
 	do(t, ctx, "Esc", chromedp.KeyEvent(kb.Escape))
@@ -298,10 +307,10 @@ func TestInboxPageSandboxWallet(t *testing.T) {
 	walletClosed(t, ctx)
 
 	// Signed, it is approved.
-	do(t, ctx, "approve once more", chromedp.Click(named("Approve")))
+	do(t, ctx, "approve once more", chromedp.Click(approveButton()))
 	clickInWalletFrame(t, ctx, "Sign")
 	waitJS(t, ctx, "approved", `document.getElementById("status").textContent.startsWith("Approved")`)
-	if st := w.WaitState(a.TaskID, countersign.StateDone, countersign.StateFailed); st.State != countersign.StateDone {
+	if st := w.WaitState(a.TaskID, countersign.StateDone, countersign.StateFailed, countersign.StateVoid); st.State != countersign.StateDone {
 		t.Fatalf("the approved task is %s", st.State)
 	}
 	walletClosed(t, ctx)

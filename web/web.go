@@ -10,7 +10,7 @@
 // and commit dist/; CI rebuilds it and fails if it differs.
 package web
 
-//go:generate sh -c "rm -rf dist && go tool esbuild src/inbox.ts src/sandboxwallet.ts --bundle --minify --format=esm --target=es2022 --platform=browser --charset=utf8 --legal-comments=none --outdir=dist --entry-names=[name]-[hash] --log-level=warning"
+//go:generate sh -c "rm -rf dist && go tool esbuild src/inbox.ts src/sandboxwallet.ts src/sw.ts --bundle --minify --format=esm --target=es2022 --platform=browser --charset=utf8 --legal-comments=none --outdir=dist --entry-names=[name]-[hash] --log-level=warning"
 
 import (
 	"bytes"
@@ -60,6 +60,11 @@ func Script() string { return bundled("inbox") }
 // wallet's code (src/sandboxwallet.ts), which near-connect runs in a
 // sandboxed iframe when serve --dev offers it.
 func SandboxWallet() string { return bundled("sandboxwallet") }
+
+// Worker returns the service worker's code, the bundle of src/sw.ts, which
+// the binary serves at a fixed address of its own (a worker's scope is its
+// path's directory, and browsers look for updates at the same address).
+func Worker() []byte { return files[strings.TrimPrefix(bundled("sw"), Prefix)] }
 
 func bundled(entry string) string {
 	for name := range files {

@@ -82,6 +82,14 @@ func runDoctor(ctx context.Context, a *app, args []string) error {
 	default:
 		report("webhook egress", errors.New("COUNTERSIGN_WEBHOOK_ALLOW_PRIVATE is on: webhooks may reach this machine and its network; turn it off outside development"))
 	}
+	switch {
+	case !cfg.PushAllowAnyEndpoint:
+		report("push egress: the push services' hosts only (Apple, Google, Mozilla, Microsoft), public addresses checked at dial time", nil)
+	case *dev:
+		report("push egress: endpoints on any host allowed (development)", nil)
+	default:
+		report("push egress", errors.New("COUNTERSIGN_PUSH_ALLOW_ANY_ENDPOINT is on: pushes may reach this machine and its network; turn it off outside development"))
+	}
 	if failed {
 		return exitError{1}
 	}

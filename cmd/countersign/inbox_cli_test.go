@@ -706,3 +706,59 @@ func TestInboxTerminalExternalWallet(t *testing.T) {
 		t.Fatalf("the externally approved turn ended %+v", st)
 	}
 }
+
+// TestInboxTerminalAnswerShape: a text that does not fit the shape the
+// answer operation declares (a guess is a whole number) is told before the
+// wallet is asked, and nothing is signed or sent; show says what is
+// expected; a text that fits is signed once and the game goes on.
+func TestInboxTerminalAnswerShape(t *testing.T) {
+	t.Parallel()
+	s := newService(t)
+	s.start()
+	agent := s.agent("bot.near", 1_000_000)
+	o := newOwner(t, s)
+	s.project(o.account, "probe", "{}", "bot.near")
+	// A wallet elsewhere: every sentence it is asked to sign is seen here.
+	var asked []string
+	sign := func(m, rc string) string { asked = append(asked, m); return o.walletSign(m, rc) }
+	if r := o.interactive(sign, "login", "--external", "--account", o.account); r.code != 0 {
+		t.Fatalf("external login: %+v", r)
+	}
+	asked = nil
+
+	task := startGame(t, agent, o.account, "probe")
+	containsAll(t, "show", o.ok("show", task.TaskID), "answer: text (guess): approve with --text\nexpected: a whole number in digits, such as 7\nhash: ")
+
+	file := filepath.Join(t.TempDir(), "guess.txt")
+	if err := os.WriteFile(file, []byte("abc\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"approve", task.TaskID, "--text", "abc"},
+		{"approve", task.TaskID, "--text", "4 2", "--note", "a note"},
+		{"approve", task.TaskID, "--text", ""},
+		{"approve", task.TaskID, "--file", file},
+	} {
+		r := o.interactive(sign, args...)
+		if r.code != 1 || r.stderr != "countersign inbox: the answer does not fit task "+task.TaskID+": expected a whole number in digits, such as 7; nothing was signed, and the task still waits\n" {
+			t.Fatalf("%v: %+v", args, r)
+		}
+	}
+	if len(asked) != 0 {
+		t.Fatalf("the wallet was asked to sign %q", asked)
+	}
+	if st, err := agent.Status(context.Background(), o.account, "probe", task.TaskID, 0); err != nil || st.State != string(countersign.StateOpen) {
+		t.Fatalf("after the refused answers the task is %+v %v", st, err)
+	}
+
+	r := o.interactive(sign, "approve", task.TaskID, "--text", "42")
+	if r.code != 0 || len(asked) != 1 || !strings.HasPrefix(asked[0], "Approve in Countersign as "+o.account+": ") {
+		t.Fatalf("approve 42: %+v (asked %q)", r, asked)
+	}
+	st := waitState(t, agent, o.account, "probe", task.TaskID, string(countersign.StateDone), string(countersign.StateFailed))
+	var res guessResult
+	if st.State != string(countersign.StateDone) || json.Unmarshal(st.Result, &res) != nil || string(res.Guess) != "42" || res.Attempt != 1 ||
+		(st.NextTaskID == "") == (st.NoticeTaskID == "") {
+		t.Fatalf("the guess 42 ended %+v", st)
+	}
+}

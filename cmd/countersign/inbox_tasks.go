@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"countersign"
+	"countersign/argschema"
 	"countersign/client"
+	"countersign/connectors"
 	"countersign/device"
 	"countersign/inbox"
 	"countersign/origin"
@@ -122,6 +124,37 @@ func (t *terminal) openTask(ctx context.Context, d *device.Device, id string) (c
 		return v, nil, err
 	}
 	return v, o, nil
+}
+
+// textShape is the shape the answer operation of an opened task declares
+// of the text the owner supplies, as the service's catalogue shows it for
+// the build that made the task; nil when the task takes no text, the
+// operation declares none, or the catalogue cannot tell (it cannot be
+// fetched, no longer lists that build, or its shape does not compile
+// here): the answer run still judges whatever text it gets.
+func (t *terminal) textShape(ctx context.Context, e countersign.Envelope) *argschema.TextShape {
+	if e.AnswerBy == nil || e.AnswerBy.Supplies != countersign.SuppliesText {
+		return nil
+	}
+	cs, err := t.client.Connectors(ctx)
+	if err != nil {
+		return nil
+	}
+	for _, c := range cs {
+		if c.Build != e.Build {
+			continue
+		}
+		for _, op := range c.Operations {
+			if op.Name == e.AnswerBy.Operation && op.Kind == string(connectors.Answer) && op.SuppliedText != nil {
+				shape, err := argschema.CompileTextShape(op.Name, op.SuppliedText)
+				if err != nil {
+					return nil
+				}
+				return shape
+			}
+		}
+	}
+	return nil
 }
 
 // notWaiting is the refusal for a task that shows nothing any more.
@@ -241,7 +274,11 @@ func inboxShow(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	preview{Envelope: o.Envelope, TaskHash: o.TaskHash, State: v.State, Receipt: verdict(run, why), Now: time.Now()}.write(a.stdout)
+	p := preview{Envelope: o.Envelope, TaskHash: o.TaskHash, State: v.State, Receipt: verdict(run, why), Now: time.Now()}
+	if shape := t.textShape(ctx, o.Envelope); shape != nil {
+		p.Expected = shape.Description()
+	}
+	p.write(a.stdout)
 	return nil
 }
 
@@ -327,6 +364,15 @@ func inboxApprove(ctx context.Context, a *app, args []string) error {
 		return fmt.Errorf("task %s needs a %s answer: --text T or --file F", id, ab.Supplies)
 	case ab.Supplies == countersign.SuppliesNone && supplied != nil:
 		return fmt.Errorf("task %s asks yes or no and takes no answer: approve it without --text or --file", id)
+	}
+	// The text is held to the shape the connector declares before the
+	// wallet is asked: the service cannot read it (it is sealed to the
+	// task's reply key), and the answer run would refuse it only after a
+	// signature.
+	if shape := t.textShape(ctx, o.Envelope); shape != nil && supplied != nil {
+		if err := shape.Check(supplied); err != nil {
+			return fmt.Errorf("the answer does not fit task %s: expected %s; nothing was signed, and the task still waits", id, clean(shape.Description()))
+		}
 	}
 	summary := o.Envelope.Display.Summary
 	if *external || t.sess.Wallet == "" {

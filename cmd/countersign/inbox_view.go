@@ -76,13 +76,16 @@ type preview struct {
 	TaskHash string
 	State    string
 	Receipt  string // "verified (run …)" or "NOT VERIFIED: …"
+	// Expected says what text the answer operation expects, when it
+	// declares the shape of supplied text.
+	Expected string
 	Now      time.Time
 }
 
 // write prints the preview: first what approving does (the summary, SPEC
 // §8), then the title, who prepared it and the receipt, each field (the
 // agent's marked), the files, the expiry, what an answer needs, and the
-// task hash.
+// task hash (with the text it expects, when its answer operation says).
 func (p preview) write(w io.Writer) {
 	e := p.Envelope
 	if s := e.Display.Summary; s != "" {
@@ -123,6 +126,9 @@ func (p preview) write(w io.Writer) {
 		fmt.Fprintf(w, "answer: none, approve or reject (%s)\n", clean(e.AnswerBy.Operation))
 	default:
 		fmt.Fprintf(w, "answer: %s (%s): approve with --%s\n", clean(string(e.AnswerBy.Supplies)), clean(e.AnswerBy.Operation), clean(string(e.AnswerBy.Supplies)))
+		if p.Expected != "" {
+			fmt.Fprintf(w, "expected: %s\n", clean(p.Expected))
+		}
 	}
 	fmt.Fprintf(w, "hash: %s\n", p.TaskHash)
 }

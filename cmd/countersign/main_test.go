@@ -347,12 +347,18 @@ func TestServeDev(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(string(scraped), `countersign_http_requests_total{code="200",route="/healthz"} 1`) {
 		t.Errorf("the metrics listener: %d %s", resp.StatusCode, scraped)
 	}
+	// The binary serves the page's service worker at the root of its scope.
+	if resp, err := http.Get(base + "/sw.js"); err != nil || resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/javascript") {
+		t.Errorf("/sw.js: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
 	r := stop()
 	if r.code != 0 {
 		t.Fatalf("serve exited %d: %s", r.code, r.stderr)
 	}
 	recipient := strings.TrimPrefix(base, "http://")
-	for _, want := range []string{"dev: storage: the embedded store", "dev: master key: generated", "dev: NEAR RPC: off", "dev: webhooks: loopback",
+	for _, want := range []string{"dev: storage: the embedded store", "dev: master key: generated", "dev: NEAR RPC: off", "dev: webhooks: loopback", "dev: pushes: endpoints on any host",
 		`dev: recipient: owners sign for "` + recipient + `" (the public origin ` + base + `; COUNTERSIGN_RECIPIENT sets another)`} {
 		if strings.Count(r.stderr, want) != 1 {
 			t.Errorf("stderr does not say %q once:\n%s", want, r.stderr)
@@ -395,6 +401,7 @@ func TestMigrateServeDoctorOnPostgres(t *testing.T) {
 		t.Fatalf("second migrate: %+v", r)
 	}
 	if r := run(t, context.Background(), env, "doctor"); r.code != 0 || strings.Contains(r.stdout, "FAIL") || !strings.Contains(r.stdout, "ok   webhook egress: https to public") ||
+		!strings.Contains(r.stdout, "ok   push egress: the push services' hosts only") ||
 		!strings.Contains(r.stdout, `ok   public origin http://127.0.0.1:8080: owners sign for the recipient "127.0.0.1:8080"`) ||
 		!strings.Contains(r.stdout, "ok   metrics: /metrics on 127.0.0.1:9090, apart from the public listener") {
 		t.Fatalf("doctor after migrate: %+v", r)
@@ -404,6 +411,11 @@ func TestMigrateServeDoctorOnPostgres(t *testing.T) {
 		t.Fatalf("doctor with private webhooks: %+v", r)
 	}
 	delete(env, "COUNTERSIGN_WEBHOOK_ALLOW_PRIVATE")
+	env["COUNTERSIGN_PUSH_ALLOW_ANY_ENDPOINT"] = "true"
+	if r := run(t, context.Background(), env, "doctor"); r.code != 1 || !strings.Contains(r.stdout, "FAIL push egress: COUNTERSIGN_PUSH_ALLOW_ANY_ENDPOINT is on") {
+		t.Fatalf("doctor with pushes to any host: %+v", r)
+	}
+	delete(env, "COUNTERSIGN_PUSH_ALLOW_ANY_ENDPOINT")
 	base, stop := serve(t, env)
 	var health map[string]any
 	if code := getJSON(t, base+"/healthz", &health); code != 200 || health["schema"] != float64(migrations.Latest()) {

@@ -87,6 +87,9 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	if cfg.WebhookAllowPrivate {
 		log.Warn("COUNTERSIGN_WEBHOOK_ALLOW_PRIVATE is on: webhooks may reach loopback and private addresses; never use this in production")
 	}
+	if cfg.PushAllowAnyEndpoint {
+		log.Warn("COUNTERSIGN_PUSH_ALLOW_ANY_ENDPOINT is on: pushes may go to any host, loopback and private ones too; never use this in production")
+	}
 
 	if *dev {
 		if note, err := devAgent(ctx, db); err != nil {
@@ -118,9 +121,11 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	// The enclave side holds the master keyring; the door reaches it only
 	// through inbox.Keeper.
 	agents := enclave.New(enclave.Config{Keys: keys, Store: db, Connectors: cat, Recipient: cfg.Recipient,
-		PublicURL: cfg.PublicURL, Logger: log, WebhookAllowPrivate: cfg.WebhookAllowPrivate})
-	owners := inbox.NewService(inbox.Config{Store: db, Keeper: agents, Tokens: agents, Webhooks: agents, Catalogue: cat, Keys: wallets,
-		PublicURL: cfg.PublicURL, Recipient: cfg.Recipient, Logger: log, WebhookAllowPrivate: cfg.WebhookAllowPrivate})
+		PublicURL: cfg.PublicURL, Logger: log, WebhookAllowPrivate: cfg.WebhookAllowPrivate,
+		PushAllowAnyEndpoint: cfg.PushAllowAnyEndpoint, PushContact: cfg.PushContact})
+	owners := inbox.NewService(inbox.Config{Store: db, Keeper: agents, Tokens: agents, Webhooks: agents, Push: agents, Catalogue: cat, Keys: wallets,
+		PublicURL: cfg.PublicURL, Recipient: cfg.Recipient, Logger: log, WebhookAllowPrivate: cfg.WebhookAllowPrivate,
+		PushAllowAnyEndpoint: cfg.PushAllowAnyEndpoint})
 	runKey, runKeys, err := agents.RunKeys()
 	if err != nil {
 		return err
@@ -139,7 +144,7 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	stopJobs, err := db.StartJobs(jobsCtx, sqlstore.Jobs{Workers: agents.Workers(), Periodic: agents.PeriodicJobs(), Logger: log,
 		HandOff: agents.AnswerJob, HandOffTimeout: enclave.AnswerTimeout})
 	if err != nil {
-		return fmt.Errorf("cannot start running approved tasks and webhook deliveries (the job queue): %s", oneLine(err))
+		return fmt.Errorf("cannot start running approved tasks, webhook deliveries and pushes (the job queue): %s", oneLine(err))
 	}
 	// Long-held requests (event streams, task_wait) end when shutdown starts,
 	// so shutdown need not wait for them.

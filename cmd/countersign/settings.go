@@ -58,6 +58,10 @@ func devDefaults(cfg *config.Config) ([]string, error) {
 		cfg.WebhookAllowPrivate = true
 		notes = append(notes, "webhooks: loopback and private receivers allowed")
 	}
+	if !cfg.Explicit("PUSH_ALLOW_ANY_ENDPOINT") {
+		cfg.PushAllowAnyEndpoint = true
+		notes = append(notes, "pushes: endpoints on any host allowed, loopback and private ones too")
+	}
 	return notes, nil
 }
 

@@ -47,7 +47,7 @@ func TestAnswerRefusals(t *testing.T) {
 		}, want: "internal_error: GitHub failed opening the issue (503: Service unavailable); the write may or may not have happened: look on GitHub before preparing it again. Whether the write happened is not known."},
 		{name: "merge head moved", body: merge, between: func(h *connectortest.Harness, f *githubtest.Server) {
 			f.Push("octocat/hello", "add-greeting", "More", map[string]string{"greeting.txt": "Hi\n"})
-		}, want: "conflict: The pull request's head moved since the owner saw ", moved: func(f *githubtest.Server) bool {
+		}, want: "conflict: The pull request's head moved from ", moved: func(f *githubtest.Server) bool {
 			_, ok := f.File("octocat/hello", "main", "greeting.txt")
 			return ok
 		}},
@@ -57,14 +57,14 @@ func TestAnswerRefusals(t *testing.T) {
 		{name: "file moved", body: `{"operation": "file_put", "repo": "octocat/hello", "path": "README.md", "content": "x\n", "message": "m"}`,
 			between: func(h *connectortest.Harness, f *githubtest.Server) {
 				f.Push("octocat/hello", "main", "Theirs", map[string]string{"README.md": "theirs\n"})
-			}, want: "conflict: README.md changed on main since the owner saw it (GitHub: README.md does not match ", moved: func(f *githubtest.Server) bool {
+			}, want: "conflict: README.md changed on main after it was shown for approval (GitHub: README.md does not match ", moved: func(f *githubtest.Server) bool {
 				c, _ := f.File("octocat/hello", "main", "README.md")
 				return c != "theirs\n"
 			}},
 		{name: "file appeared", body: `{"operation": "file_put", "repo": "octocat/hello", "path": "NEW.md", "content": "x\n", "message": "m"}`,
 			between: func(h *connectortest.Harness, f *githubtest.Server) {
 				f.Push("octocat/hello", "main", "Theirs", map[string]string{"NEW.md": "theirs\n"})
-			}, want: "conflict: NEW.md changed on main since the owner saw it"},
+			}, want: "conflict: NEW.md changed on main after it was shown for approval"},
 		{name: "branch moved", body: `{"operation": "commit", "repo": "octocat/hello", "message": "m", "changes": [{"path": "c.txt", "content": "c"}]}`,
 			between: func(h *connectortest.Harness, f *githubtest.Server) {
 				f.Push("octocat/hello", "main", "Theirs", map[string]string{"d.txt": "d"})

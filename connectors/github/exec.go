@@ -265,13 +265,13 @@ func failed(w *write, err error) error {
 	}
 	switch {
 	case w.Op == "pr_merge" && e.Status == http.StatusConflict:
-		return connectors.Refused(countersign.Conflict, false, "The pull request's head moved since the owner saw %s, so GitHub merged nothing (GitHub: %s).", w.SHA, e.what())
+		return connectors.Refused(countersign.Conflict, false, "The pull request's head moved from %s after it was shown for approval, so GitHub merged nothing (GitHub: %s).", w.SHA, e.what())
 	case w.Op == "pr_merge" && e.Status == http.StatusMethodNotAllowed:
 		return connectors.Refused(countersign.Conflict, false, "GitHub would not merge the pull request (GitHub: %s).", e.what())
 	case w.Op == "file_put" && (e.Status == http.StatusConflict || e.Status == http.StatusUnprocessableEntity && w.SHA == ""):
-		return connectors.Refused(countersign.Conflict, false, "%s changed on %s since the owner saw it (GitHub: %s).", w.Path, w.Branch, e.what())
+		return connectors.Refused(countersign.Conflict, false, "%s changed on %s after it was shown for approval (GitHub: %s).", w.Path, w.Branch, e.what())
 	case w.Op == "commit" && e.Status == http.StatusUnprocessableEntity:
-		return connectors.Refused(countersign.Conflict, false, "%s moved on from %s since the owner saw it, so the commit was not added to it (GitHub: %s).", w.Branch, w.SHA, e.what())
+		return connectors.Refused(countersign.Conflict, false, "%s moved on from %s after it was shown for approval, so the commit was not added to it (GitHub: %s).", w.Branch, w.SHA, e.what())
 	}
 	return notWritten(r)
 }

@@ -119,7 +119,7 @@ func New(cfg Config) *connectors.Connector {
 		// it the connector counts when it pays.
 		Caps: []policy.Cap{
 			{Key: keyMaxPayment, Condition: "amount", Writes: []string{"pay_invoice"}},
-			{Key: keyMaxMonth, Condition: "amount", Writes: []string{"pay_invoice"}},
+			{Key: keyMaxMonth, Condition: "amount", Writes: []string{"pay_invoice"}, Counted: "with the last 30 days' payments"},
 		},
 		Conditions: []policy.Condition{
 			policy.AmountRange("amount", "min_usd", "max_usd"),

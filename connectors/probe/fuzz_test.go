@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"countersign"
+	"countersign/argschema"
 	"countersign/connectors/connectortest"
 	"countersign/connectors/probe"
 )
@@ -55,10 +56,16 @@ func FuzzStart(f *testing.F) {
 
 // FuzzGuess answers a game with any text: the run never fails, its result is
 // one the platform accepts, and the game goes on in a turn the platform
-// accepts, or ends with a notice.
+// accepts, or ends with a notice. A text the guess's declared shape
+// accepts (what the page and the terminal let through) is a number.
 func FuzzGuess(f *testing.F) {
-	for _, s := range []string{"5", " +007 ", "-0", "abc", "", "\u202e5", "\xff", "99999999999999999999", "1e3", strings.Repeat("x", 600)} {
+	for _, s := range []string{"5", " +007 ", "-0", "abc", "", "\u202e5", "\xff", "99999999999999999999", "1e3", strings.Repeat("x", 600),
+		"42\n", "\t 7 \r\n", "0", "٤٢"} {
 		f.Add([]byte(s))
+	}
+	shape, err := argschema.CompileTextShape("guess", json.RawMessage(probe.GuessShape))
+	if err != nil {
+		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, text []byte) {
 		h := connectortest.New(t, probe.New())
@@ -83,6 +90,9 @@ func FuzzGuess(f *testing.F) {
 			}
 		default:
 			t.Fatalf("verdict %q", r.Verdict)
+		}
+		if shape.Check(text) == nil && r.Verdict == probe.NotANumber {
+			t.Fatalf("guess %q fits the guess's shape but is not a number", text)
 		}
 		var s string
 		if json.Unmarshal(r.Guess, &s) == nil && utf8.RuneCountInString(s) > 64 {

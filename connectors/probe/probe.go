@@ -40,6 +40,12 @@
 //     connectors.TaskOnly); guess declares the schema of what it reports,
 //     {attempt, guess, verdict, max, detail}, with guess an integer or a
 //     string as above.
+//   - guess declares the shape of a guess (GuessShape): digits, with white
+//     space around them allowed (a file answer ends in a line break), so
+//     the page and the terminal inbox tell "abc" before the wallet is
+//     asked. It is narrower than what guess reads as a number (no sign):
+//     a game's numbers are from 1 up. guess still judges any text that
+//     reaches it, "abc" as not_a_number.
 //   - When the next turn or the notice cannot be opened (the owner's inbox is
 //     full, say), guess refuses with that refusal's code: the game ends there
 //     and nothing outside it was written.
@@ -126,6 +132,16 @@ const guessResult = `{
   "additionalProperties": false
 }`
 
+// GuessShape is the shape of the text an owner supplies to guess: what the
+// page and the terminal inbox check a guess against before the wallet is
+// asked.
+const GuessShape = `{
+  "type": "string",
+  "pattern": "^[ \\t\\r\\n]*[0-9]+[ \\t\\r\\n]*$",
+  "description": "a whole number in digits, such as 7",
+  "examples": ["7", "42", "50\n"]
+}`
+
 // errMax is guess_start's refusal of a max it does not take.
 func errMax() error {
 	return connectors.Refuse(countersign.InvalidRequest, "`max` is a whole number from %d to %d", MinMax, MaxMax)
@@ -145,8 +161,9 @@ func New() *connectors.Connector {
 				Examples:    []json.RawMessage{json.RawMessage(`{}`), json.RawMessage(`{"max": 100}`)},
 				Result:      connectors.TaskOnly},
 			{Name: "guess", Kind: connectors.Answer, Answer: guess,
-				Description: "Judges the owner's guess and opens the next turn, or the notice of a win.",
-				Result:      json.RawMessage(guessResult)},
+				Description:  "Judges the owner's guess and opens the next turn, or the notice of a win.",
+				SuppliedText: json.RawMessage(GuessShape),
+				Result:       json.RawMessage(guessResult)},
 		},
 	}
 }

@@ -23,17 +23,20 @@ func (t *tx) InsertDevice(ctx context.Context, d store.Device) error {
 }
 
 const deviceColumns = `id, account, device_pubkey, signer_pubkey, token_hash, statement, created_at,
-	valid_until, ended_at, end_reason, key_checked_at, key_gone`
+	valid_until, ended_at, end_reason, key_checked_at, key_gone, push_key_id, push_sealed`
 
 func scanDevice(r row) (store.Device, error) {
 	var d store.Device
 	var created, validUntil, checked int64
-	var ended *int64
+	var ended, pushKeyID *int64
 	var reason *string
 	err := r.Scan(&d.ID, &d.Account, &d.DevicePubkey, &d.SignerPubkey, &d.TokenHash, &d.Statement,
-		&created, &validUntil, &ended, &reason, &checked, &d.KeyGone)
+		&created, &validUntil, &ended, &reason, &checked, &d.KeyGone, &pushKeyID, &d.Push)
 	if err != nil {
 		return store.Device{}, err
+	}
+	if pushKeyID != nil {
+		d.PushKeyID = uint32(*pushKeyID)
 	}
 	d.CreatedAt, d.ValidUntil, d.KeyCheckedAt = unix(created), unix(validUntil), unix(checked)
 	if ended != nil {
@@ -79,8 +82,9 @@ func scanDevices(r rows) ([]store.Device, error) {
 }
 
 func (t *tx) EndDevice(ctx context.Context, id, reason string, at time.Time) (bool, error) {
-	n, err := t.q.exec(ctx, "UPDATE devices SET ended_at = ?, end_reason = ? WHERE id = ? AND ended_at IS NULL",
-		at.Unix(), reason, id)
+	// Its push subscription goes with it.
+	n, err := t.q.exec(ctx, `UPDATE devices SET ended_at = ?, end_reason = ?, push_key_id = NULL, push_sealed = NULL
+		WHERE id = ? AND ended_at IS NULL`, at.Unix(), reason, id)
 	if err != nil || n != 1 {
 		return false, err
 	}

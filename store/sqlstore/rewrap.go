@@ -18,6 +18,8 @@ var sealedTables = []struct {
 	{"project", "projects", "project_uuid", "creds_key_id", "creds", "project_uuid = ?"},
 	{"webhook", "webhooks", "owner", "key_id", "sealed", "owner = ?"},
 	{"call", "idempotency", "agent, owner, project, key", "answer_key_id", "answer", "agent = ? AND owner = ? AND project = ? AND key = ?"},
+	{"push", "devices", "id", "push_key_id", "push_sealed", "id = ?"},
+	{"vapid", "push_keys", "id", "key_id", "sealed", "id = ?"},
 }
 
 // sampledTables are sealedTables and the other rows sealed under a master
@@ -114,6 +116,8 @@ var keyColumns = []struct{ table, col, what string }{
 	{"idempotency", "body_key_id", "idempotent calls' hashes"},
 	{"runs", "receipt_key_id", "run receipts"},
 	{"activity", "key_id", "history entries"},
+	{"devices", "push_key_id", "push subscriptions"},
+	{"push_keys", "key_id", "the push key"},
 }
 
 func (t *tx) KeyIDsInUse(ctx context.Context) (map[uint32][]string, error) {

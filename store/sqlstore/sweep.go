@@ -79,6 +79,11 @@ func (t *tx) Purge(ctx context.Context, now, outcomesBefore, callsBefore, oldBef
 		{"DELETE FROM activity_copies WHERE entry_id IN (SELECT id FROM activity WHERE at < ? AND state NOT IN " + stillGoing + ")", []any{outcomesBefore.Unix()}},
 		{"DELETE FROM activity WHERE at < ? AND state NOT IN " + stillGoing, []any{outcomesBefore.Unix()}},
 		{"DELETE FROM activity_copies WHERE device_id IN (SELECT id FROM devices WHERE ended_at IS NOT NULL)", nil},
+		// A device's push subscription ends with its session, when it runs
+		// out as when it is ended; a delivery left behind (its job lost)
+		// goes with the outcomes.
+		{"UPDATE devices SET push_key_id = NULL, push_sealed = NULL WHERE push_sealed IS NOT NULL AND valid_until <= ?", []any{now.Unix()}},
+		{"DELETE FROM push_deliveries WHERE created_at < ?", []any{outcomesBefore.Unix()}},
 		{"DELETE FROM daily_counts WHERE day < ?", []any{oldBefore.UTC().Format("2006-01-02")}},
 		{"DELETE FROM runners WHERE seen_at < ?", []any{oldBefore.Unix()}},
 	} {

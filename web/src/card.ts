@@ -6,6 +6,7 @@
 // (asked once more, with a reason), Got it. The technical words stay one
 // click away, under Details.
 
+import { fitsShape, shapeFor, type TextShape } from "./answer";
 import { FileMismatchError, MAX_SEALED_REPLY_BYTES, SEALED_OVERHEAD, sealTo, fromBase64, openTaskFile, sealText, sha256Hex, supplyHash, toBase64, type Bytes, type OpenedTask, type TaskView } from "./crypto";
 import { diffView, parseDiff } from "./diff";
 import { el, button, withKey, api, refusal, Refused, when, account as accountEl, type Child } from "./dom";
@@ -16,6 +17,9 @@ import { WORDS, FIELD_LABELS, buildWords, byteCount, countdown, kindWords, local
 
 /** The bytes an answer supplies (null: nothing), read when Approve is pressed. */
 type Answer = () => Promise<Bytes | null>;
+
+/** An answer that does not fit what the connector expects: told next to its box, and nothing signed. */
+class AnswerMismatch extends Error {}
 
 /** The largest file an answer can carry: the contract's 8 KiB sealed, less the sealing's overhead. */
 const MAX_ANSWER_FILE = MAX_SEALED_REPLY_BYTES - SEALED_OVERHEAD;
@@ -30,6 +34,8 @@ export interface CardHost {
   askSignature(req: SignRequest, host: HTMLElement, ids: PanelIDs, submit: string): Promise<Signature>;
   /** The card was answered (approved, rejected, closed): said says so. */
   answered(said: string): void;
+  /** The task was approved here: what happens is to be told when it ends. */
+  approved(id: string, title: string): void;
   /** The owner leaves the card (Back to the list, Esc). */
   leave(): void;
 }
@@ -37,6 +43,12 @@ export interface CardHost {
 type Field = { kind?: unknown; label?: unknown; values?: unknown; written_by?: unknown };
 
 const str = (v: unknown) => (typeof v === "string" ? v : String(v ?? ""));
+
+/** A task's title and summary (SPEC §8 display), "" where it has none. */
+export function displayOf(o: OpenedTask): { title: string; summary: string } {
+  const d = (o.envelope["display"] ?? {}) as { title?: unknown; summary?: unknown };
+  return { title: typeof d.title === "string" ? d.title : "", summary: typeof d.summary === "string" ? d.summary : "" };
+}
 
 /** The task card, drawn in root. */
 export class Card {
@@ -108,8 +120,10 @@ export class Card {
       : el("p", { id: "files" }, WORDS.noFiles);
 
     const rawText = new TextDecoder("utf-8", { fatal: false }).decode(o.envelopeBytes);
-    const rawHash = await sha256Hex(o.envelopeBytes);
-    const requestHash = await sha256Hex(o.request);
+    // What the answer operation expects of a text answer, from the
+    // catalogue, fetched while the hashes are computed.
+    const shaped = answerBy && str(answerBy.supplies) === "text" ? shapeFor(build, str(answerBy.operation)) : Promise.resolve(null);
+    const [rawHash, requestHash, shape] = await Promise.all([sha256Hex(o.envelopeBytes), sha256Hex(o.request), shaped]);
     if (this.id !== id) {
       return;
     }
@@ -135,7 +149,7 @@ export class Card {
     const parts: Child[] = [
       el("div", { class: "actions" }, withKey(button("Back to the list", () => this.host.leave(), true), "Escape", "Esc")),
       el("h2", { id: "card-title", tabindex: "-1" }, title),
-      summary ? el("p", { class: "summary", id: "card-summary" }, summary) : null,
+      summary ? el("p", { class: "card-summary", id: "card-summary" }, el("span", { class: "summary-label" }, WORDS.summaryLabel), summary) : null,
       el(
         "p",
         { class: "task-meta", id: "card-meta" },
@@ -202,7 +216,7 @@ export class Card {
       void this.checkReceipt(id, o, receipt, receiptPrecise, null);
       return;
     }
-    this.answers(account, o, answerBy, actions, receipt, receiptPrecise, expiresMs);
+    this.answers(account, o, answerBy, shape, actions, receipt, receiptPrecise, expiresMs);
   }
 
   /** The fields as a definition list: each with its label; the agent's marked; diffs drawn; long texts as plain text. */
@@ -254,6 +268,7 @@ export class Card {
     account: string,
     o: OpenedTask,
     answerBy: { operation?: unknown; supplies?: unknown },
+    shape: TextShape | null,
     actions: HTMLElement,
     receipt: HTMLElement,
     receiptPrecise: HTMLElement,
@@ -264,9 +279,12 @@ export class Card {
     let answer: Answer = async () => null;
     const parts: Child[] = [];
     if (supplies === "text") {
-      const box = el("textarea", { id: "answer", name: "answer", class: "answer", rows: "1", spellcheck: "false", "aria-describedby": "answer-help" });
-      answer = async () => new TextEncoder().encode(box.value);
-      parts.push(el("label", { for: "answer" }, "Your answer"), el("p", { id: "answer-help", class: "task-meta" }, "Sent to the agent exactly as typed, sealed on this device."), box);
+      const { box, hint, error, check } = this.textBox(shape);
+      answer = async () => {
+        check(true);
+        return new TextEncoder().encode(box.value);
+      };
+      parts.push(el("label", { for: "answer" }, "Your answer"), hint, box, error);
     } else if (supplies === "file") {
       const pick = el("input", { id: "answer-file", name: "answer-file", type: "file", "aria-describedby": "answer-file-help" });
       answer = async () => {
@@ -289,7 +307,12 @@ export class Card {
     parts.push(el("label", { for: "note" }, "A note for the agent (optional)"), note);
     const approveStep = el("div", { id: "approve-step" });
     approveStep.hidden = true;
-    const approve = button("Approve", () => void this.approve(account, o, answer, note, approveStep));
+    // The button says what approving does: "Approve: pay $750.25 to …".
+    const { summary } = displayOf(o);
+    const approve = button(summary ? `Approve: ${summary}` : "Approve", () => void this.approve(account, o, answer, note, approveStep));
+    if (summary) {
+      approve.classList.add("approve-summary");
+    }
     approve.disabled = true;
 
     // Reject asks once more: the reason, and a second, explicit Reject.
@@ -325,6 +348,53 @@ export class Card {
   }
 
   /**
+   * The box a text answer is typed in, fitted to what the connector
+   * expects (shape): one line for a short pattern-shaped answer (with a
+   * numeric keyboard for digits), several otherwise; the expectation as
+   * its hint. check(true) holds the text to the shape when Approve is
+   * pressed: a text that does not fit is told next to the box (and the box
+   * marked invalid) and throws AnswerMismatch, so the wallet is not asked.
+   * Once told, each change is checked again, and the mark goes when the
+   * text fits.
+   */
+  private textBox(shape: TextShape | null): { box: HTMLInputElement | HTMLTextAreaElement; hint: HTMLElement; error: HTMLElement; check: (strict: boolean) => void } {
+    const box = shape?.oneLine
+      ? el("input", { id: "answer", name: "answer", type: "text", class: "answer one-line", autocomplete: "off", spellcheck: "false", "aria-describedby": "answer-help" })
+      : el("textarea", { id: "answer", name: "answer", class: "answer", rows: "1", spellcheck: "false", "aria-describedby": "answer-help" });
+    if (shape?.oneLine && shape.numeric) {
+      box.setAttribute("inputmode", "numeric");
+    }
+    const hint = el("p", { id: "answer-help", class: "task-meta" }, shape ? WORDS.answerHint(shape.description) : WORDS.answerSent);
+    const error = el("p", { id: "answer-error", class: "answer-error" });
+    error.hidden = true;
+    const check = (strict: boolean): void => {
+      if (!shape || fitsShape(shape, box.value)) {
+        error.hidden = true;
+        error.replaceChildren();
+        box.removeAttribute("aria-invalid");
+        box.setAttribute("aria-describedby", "answer-help");
+        return;
+      }
+      if (!strict) {
+        return;
+      }
+      error.textContent = WORDS.answerExpected(shape.description);
+      error.hidden = false;
+      box.setAttribute("aria-invalid", "true");
+      box.setAttribute("aria-describedby", "answer-error answer-help");
+      box.focus();
+      throw new AnswerMismatch(WORDS.answerExpected(shape.description));
+    };
+    // Once told, the mark follows the text as it changes.
+    box.addEventListener("input", () => {
+      if (box.getAttribute("aria-invalid") === "true") {
+        check(false);
+      }
+    });
+    return { box, hint, error, check };
+  }
+
+  /**
    * At expires_at (by this device's clock) the card turns read-only: its
    * buttons off, its boxes read-only, and a sentence says the task expired.
    * The service refuses an answer then too (409 task_expired).
@@ -340,7 +410,7 @@ export class Card {
         b.disabled = true;
       }
     }
-    for (const t of this.root.querySelectorAll<HTMLTextAreaElement>("textarea")) {
+    for (const t of this.root.querySelectorAll<HTMLTextAreaElement | HTMLInputElement>("textarea, input.answer")) {
       t.readOnly = true;
     }
     const note = el("p", { id: "expired", class: "receipt error" }, `This task expired at ${localWords(expiresMs)} (${utcWords(expiresMs)}): it can no longer be answered, and the service refuses an answer now.`);
@@ -419,6 +489,7 @@ export class Card {
    */
   private async approve(account: string, o: OpenedTask, answer: Answer, note: HTMLTextAreaElement, step: HTMLElement): Promise<void> {
     const id = String(o.envelope["id"]);
+    const { title, summary } = displayOf(o);
     const reply = o.replyPubkey;
     if (!reply || this.busy) {
       return;
@@ -434,16 +505,22 @@ export class Card {
         sealedNote = await sealText(reply, "note", id, note.value);
       }
     } catch (e) {
+      if (e instanceof AnswerMismatch) {
+        this.host.say(`${e.message} ${WORDS.answerNotSent}`, true);
+        return;
+      }
       this.host.say("This answer cannot be sent: " + (e instanceof Error ? e.message : String(e)), true);
       return;
     }
     const supply = await supplyHash(sealedNote, sealedSupply);
     const atMs = Math.floor(Date.now() / 1000) * 1000;
-    const req: SignRequest = { account, sentence: approvalSentence(account, id, o.taskHash, supply, sentenceTime(atMs)), recipient: this.host.recipient, nonce: newNonce() };
+    // The sentence names the summary of the envelope decrypted here: the
+    // wallet shows what approving does, and the answer run checks it again.
+    const req: SignRequest = { account, sentence: approvalSentence(account, id, o.taskHash, supply, sentenceTime(atMs), summary), recipient: this.host.recipient, nonce: newNonce() };
     const host = el("div");
     step.replaceChildren(
       el("h3", {}, "Sign the approval"),
-      el("p", {}, "Your answer and note are sealed for the agent; this sentence covers them and exactly what you read here."),
+      el("p", {}, summary ? "Your answer and note are sealed for the agent; this sentence names what approving does and covers them and exactly what you read here." : "Your answer and note are sealed for the agent; this sentence covers them and exactly what you read here."),
       host,
     );
     step.hidden = false;
@@ -465,6 +542,9 @@ export class Card {
     }
     this.busy = true;
     const body: Record<string, unknown> = { task_hash: o.taskHash, approval: { at: atMs / 1000, ...sig } };
+    if (summary) {
+      body["summary"] = summary;
+    }
     if (sealedSupply) {
       body["supplied"] = toBase64(sealedSupply);
     }
@@ -480,7 +560,8 @@ export class Card {
       this.host.say("The approval was refused: " + refusal(e), true);
       return;
     }
-    this.host.answered("Approved: the service carries it out.");
+    this.host.approved(id, title);
+    this.host.answered("Approved: the service carries it out; what happens is told above the list.");
   }
 
   private async reject(o: OpenedTask, reason: HTMLTextAreaElement): Promise<void> {

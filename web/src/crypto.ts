@@ -22,8 +22,12 @@
 /** Bytes backed by a plain ArrayBuffer, as WebCrypto takes them. */
 export type Bytes = Uint8Array<ArrayBuffer>;
 
-/** What a blob sealed to a P-256 public key carries (part of its info and AAD). */
-export type Purpose = "device-copy" | "answer" | "note" | "rejection";
+/**
+ * What a blob sealed to a P-256 public key carries (part of its info and
+ * AAD): "activity" is a history entry's key, wrapped to a device (the id
+ * is then the entry's).
+ */
+export type Purpose = "device-copy" | "answer" | "note" | "rejection" | "activity";
 
 /** A failure of this module: a blob that does not open, a malformed input. */
 export class CryptoError extends Error {
@@ -63,7 +67,7 @@ function checkTaskID(id: string): void {
 }
 
 function checkPurpose(p: string): asserts p is Purpose {
-  if (p !== "device-copy" && p !== "answer" && p !== "note" && p !== "rejection") {
+  if (p !== "device-copy" && p !== "answer" && p !== "note" && p !== "rejection" && p !== "activity") {
     throw new CryptoError("unknown purpose for a blob sealed to a public key");
   }
 }
@@ -719,7 +723,7 @@ export class TooLargeError extends CryptoError {
  * for purpose p to the task's reply key and holds the sealed bytes to the
  * service's limit of 8 KiB, as the Go device does.
  */
-export async function sealReply(replyPubkey: string, p: Exclude<Purpose, "device-copy">, taskID: string, plain: Bytes): Promise<Bytes> {
+export async function sealReply(replyPubkey: string, p: Exclude<Purpose, "device-copy" | "activity">, taskID: string, plain: Bytes): Promise<Bytes> {
   if (plain.length + SEALED_OVERHEAD > MAX_SEALED_REPLY_BYTES) {
     throw new TooLargeError(
       `the ${p} is ${plain.length} bytes; the service takes at most ${MAX_SEALED_REPLY_BYTES - SEALED_OVERHEAD} bytes`,
@@ -729,6 +733,153 @@ export async function sealReply(replyPubkey: string, p: Exclude<Purpose, "device
 }
 
 /** Seals text (an answer, a note or a reason) as UTF-8 for purpose p. */
-export function sealText(replyPubkey: string, p: Exclude<Purpose, "device-copy">, taskID: string, text: string): Promise<Bytes> {
+export function sealText(replyPubkey: string, p: Exclude<Purpose, "device-copy" | "activity">, taskID: string, text: string): Promise<Bytes> {
   return sealReply(replyPubkey, p, taskID, utf8.encode(text));
+}
+
+// ---- the owner's history ----
+
+/** An entry of the owner's history as GET /inbox/activity lists it (SPEC §6). */
+export interface EntryView {
+  id: string;
+  at: string;
+  project: string;
+  connector: string;
+  operation: string;
+  preparer: string;
+  /** "task": a task the owner was asked (or told); "direct": a write carried out at once, not asked. */
+  via: string;
+  task_id?: string;
+  state: string;
+  failure_reason?: string;
+  /** Base64 of the sealed {title, summary, result: {text, url?}}. */
+  sealed: string;
+  /** Base64 of the entry's key wrapped to this device; null when this device has none. */
+  device_copy: string | null;
+}
+
+/** What an entry's sealed body tells, opened and checked on this device. */
+export interface EntryBody {
+  /** The task's title (or what the connector told of a write carried out at once); may be "". */
+  title: string;
+  /** The connector's one line of what the write does; may be "". */
+  summary: string;
+  /** What the write did, in the connector's words (or a failure's sentence); "" when it told nothing. */
+  result: string;
+  /** Where to see it: an https address, or "". */
+  url: string;
+}
+
+/** Why a history entry cannot be shown on this device. */
+export class EntryError extends CryptoError {
+  override name = "EntryError";
+  constructor(
+    readonly reason: "locked" | "unreadable",
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Bounds of an entry's words, as the Go device holds them (device/activity.go). */
+const ENTRY_TITLE_CHARS = 80;
+const ENTRY_SUMMARY_CHARS = 200;
+const ENTRY_RESULT_CHARS = 500;
+const ENTRY_LINK_BYTES = 2048;
+
+/**
+ * Whether s is one line of text a page may show: no control, line or
+ * paragraph separator, bidirectional control or zero-width character, at
+ * most max characters, not blank.
+ */
+function shownLine(s: string, max: number): boolean {
+  if ([...s].length > max || s.trim() === "") {
+    return false;
+  }
+  return !/[\p{Cc}\u2028\u2029\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u061c]/u.test(s);
+}
+
+/** Whether s is an absolute https address with a host and no credentials. */
+function httpsLink(s: string): boolean {
+  if (utf8.encode(s).length > ENTRY_LINK_BYTES) {
+    return false;
+  }
+  try {
+    const u = new URL(s);
+    return u.protocol === "https:" && u.hostname !== "" && u.username === "" && u.password === "";
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Opens a history entry as device.OpenEntry does: the entry's key from this
+ * device's copy (info and AAD "countersign-task:v1:activity:{id}"), its
+ * body opened under it (AES-256-GCM, 0x01 ‖ nonce(12) ‖ ct ‖ tag, the same
+ * AAD), read as exactly {title, summary, result: {text, url?}} of strings,
+ * each held to what a task may show (the result one line of at most 500
+ * characters, the link https). EntryError says why not: "locked" when this
+ * device holds no copy, else "unreadable".
+ */
+export async function openEntry(device: KeyPair, e: Pick<EntryView, "id" | "sealed" | "device_copy">): Promise<EntryBody> {
+  if (!TASK_ID.test(e.id)) {
+    throw new EntryError("unreadable", "the entry's id is malformed");
+  }
+  if (e.device_copy == null) {
+    throw new EntryError("locked", `history entry ${e.id} is locked on this device`);
+  }
+  const inf = info("activity", e.id);
+  let plain: Bytes;
+  try {
+    const raw = await openWith(device, "activity", e.id, fromBase64(e.device_copy));
+    if (raw.length !== KEY_SIZE) {
+      raw.fill(0);
+      throw new CryptoError("the entry's copy is not a key");
+    }
+    let key: CryptoKey;
+    try {
+      key = await subtle().importKey("raw", raw, "AES-GCM", false, ["decrypt"]);
+    } finally {
+      raw.fill(0);
+    }
+    const blob = fromBase64(e.sealed);
+    checkFrame(blob, GCM_NONCE_SIZE);
+    plain = await gcmOpen(key, blob.slice(1, 1 + GCM_NONCE_SIZE), blob.slice(1 + GCM_NONCE_SIZE), inf);
+  } catch (err) {
+    throw new EntryError("unreadable", `history entry ${e.id} cannot be read: ${err instanceof Error ? err.message : "?"}`);
+  }
+  const bad = (what: string) => new EntryError("unreadable", `history entry ${e.id}: ${what}`);
+  let v: unknown;
+  try {
+    v = JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(plain));
+  } catch {
+    throw bad("the entry is not JSON");
+  }
+  const only = (o: unknown, keys: string[]): o is Record<string, unknown> =>
+    typeof o === "object" && o !== null && !Array.isArray(o) && Object.keys(o).every((k) => keys.includes(k));
+  if (!only(v, ["title", "summary", "result"]) || !only(v["result"] ?? {}, ["text", "url"])) {
+    throw bad("the entry is not {title, summary, result}");
+  }
+  const r = (v["result"] ?? {}) as Record<string, unknown>;
+  const str = (x: unknown): string | null => (x === undefined ? "" : typeof x === "string" ? x : null);
+  const title = str(v["title"]);
+  const summary = str(v["summary"]);
+  const text = str(r["text"]);
+  const url = str(r["url"]);
+  if (title === null || summary === null || text === null || url === null) {
+    throw bad("the entry is not {title, summary, result} of text");
+  }
+  if (title !== "" && !shownLine(title, ENTRY_TITLE_CHARS)) {
+    throw bad("the entry's title is not a task's title");
+  }
+  if (summary !== "" && !shownLine(summary, ENTRY_SUMMARY_CHARS)) {
+    throw bad("the entry's summary is not one line of shown text");
+  }
+  if (text !== "" && !shownLine(text, ENTRY_RESULT_CHARS)) {
+    throw bad("the entry's result is not one line of shown text");
+  }
+  if (url !== "" && !httpsLink(url)) {
+    throw bad("the entry's link is not an https URL");
+  }
+  return { title, summary, result: text, url };
 }

@@ -3,15 +3,17 @@
 // It also exports the device's crypto and its kept key, which the browser
 // tests load from the shipped bundle and check against the contract's
 // vectors and against the Go side, the pasted answers' check, the wallets'
-// manifest and the diff reader, which they check as shipped.
+// manifest, the diff reader, the words of a history entry's end and the
+// check of an answer against its shape, which they check as shipped.
 import { mountInbox } from "./page";
 
 export * from "./crypto";
 export * from "./devicekey";
 export { approvalSentence, signInSentence } from "./sign";
 export { pasted, RPC, WALLETS } from "./wallet";
-export { sentenceTime } from "./words";
+export { endingWords, sentenceTime } from "./words";
 export { parseDiff, diffView } from "./diff";
+export { fitsShape, readTextShape } from "./answer";
 export { fromBase58, preparingRun, readSigned, receiptBytes, runKeys, verifyReceipt } from "./origin";
 
 mountInbox();

@@ -1,6 +1,8 @@
 // The web inbox's page (issue 12): signing in (a wallet through the page's
 // own picker, or another wallet by pasting its answer), then the waiting
-// list, each task opened on this device, its card, and Settings. Every view
+// list, each task opened on this device, its card, the history (what was
+// carried out and how each task ended, opened on this device too), and
+// Settings. Every view
 // has an address (#/, #/tasks/{id}, #/settings/{section}) and is a history
 // entry: the browser's Back and Forward move between them. Everything the
 // service or a task supplies is put in the page as text (textContent),
@@ -14,7 +16,8 @@ import { el, button, withKey, api, refusal, Refused, when, refreshTimes, account
 import { pickWallet } from "./picker";
 import { ACCOUNT, newNonce, sessionBody, signInSentence } from "./sign";
 import { Declined, NotConnected, closeWalletFrame, pastePanel, Wallets, type PanelIDs, type Signature, type WalletOptions, type SignRequest } from "./wallet";
-import { clockWords, failureWords, kindWords, sentenceTime, stateWords } from "./words";
+import { clockWords, sentenceTime, stateWords } from "./words";
+import { History, Outcomes } from "./history";
 import { Settings, SECTIONS } from "./settings";
 
 /** Where the page remembers which account it signed in as (never the token). */
@@ -92,7 +95,6 @@ class Inbox {
   private seen: Set<string> | null = null;
   private relistTimer: number | undefined;
   private items = new Map<string, Item>();
-  private closedItems = new Map<string, { key: string; li: HTMLLIElement }>();
   private readonly header = el("header");
   private readonly status = el("p", { class: "status", role: "status", "aria-live": "polite", id: "status" });
   private readonly body = el("div");
@@ -110,9 +112,8 @@ class Inbox {
     ),
     el("p", {}, el("a", { href: "#/settings/projects", id: "give-a-project" }, "Give an agent a project"), ": name the agent, and choose which of its writes happen at once and which ask you first."),
   );
-  private readonly closedTitle = el("h2", { id: "closed-title" }, "Closed");
-  private readonly closedList = el("ul", { class: "tasks closed", id: "closed", "aria-labelledby": "closed-title" });
-  private readonly closedEmpty = el("p", { class: "empty", id: "closed-empty" }, "No closed tasks yet.");
+  private readonly history: History;
+  private readonly outcomes: Outcomes;
   private readonly card: Card;
   private readonly settings: Settings;
 
@@ -122,6 +123,21 @@ class Inbox {
     walletOptions: WalletOptions,
   ) {
     this.wallets = new Wallets(walletOptions);
+    const historyHost = {
+      device: () => this.device,
+      say: (text: string, error?: boolean) => this.say(text, error),
+      unlock: () => this.unlock(),
+      // The history's fetches run in the background: one answered 401 after
+      // the session ended for a reason already told (this device withdrawn,
+      // signed out) must not tell another.
+      ended: (why: string) => {
+        if (this.account) {
+          this.ended(why);
+        }
+      },
+    };
+    this.history = new History(historyHost);
+    this.outcomes = new Outcomes(this.history, historyHost);
     this.card = new Card({
       recipient,
       account: () => this.account,
@@ -129,6 +145,7 @@ class Inbox {
       say: (text, error) => this.say(text, error),
       askSignature: (req, host, ids, submit) => this.askSignature(req, host, ids, submit),
       answered: (said) => this.answered(said),
+      approved: (id, title) => this.outcomes.approved(id, title),
       leave: () => this.leaveCard(),
     });
     this.settings = new Settings({
@@ -139,13 +156,12 @@ class Inbox {
       ended: (why) => this.ended(why),
     });
     this.listBox.append(
+      this.outcomes.root,
       this.waitingTitle,
       el("p", { class: "keys-hint", id: "keys-hint" }, "Keys: ", el("kbd", {}, "j"), " and ", el("kbd", {}, "k"), " move, ", el("kbd", {}, "Enter"), " opens, ", el("kbd", {}, "?"), " lists them all."),
       this.waitingList,
       this.emptyInbox,
-      this.closedTitle,
-      this.closedEmpty,
-      this.closedList,
+      this.history.root,
     );
     root.replaceChildren(this.header, this.status, this.body, this.keysBox);
     document.addEventListener("keydown", (ev) => this.onKey(ev));
@@ -153,6 +169,10 @@ class Inbox {
     window.addEventListener("popstate", () => this.route());
     window.addEventListener("hashchange", () => this.route());
     window.setInterval(() => refreshTimes(document), 20_000);
+    // Writes carried out at once raise no task event: the history is asked
+    // again now and then while it is in sight, and when the tab comes back.
+    window.setInterval(() => this.refreshHistory(), 30_000);
+    document.addEventListener("visibilitychange", () => this.refreshHistory());
   }
 
   /** The keys the page answers to, as the ? list shows them. */
@@ -271,6 +291,13 @@ class Inbox {
       return;
     }
     this.say(text);
+  }
+
+  /** Asks for the history again while the list is in sight. */
+  private refreshHistory(): void {
+    if (this.account && this.listBox.isConnected && !this.listBox.hidden && document.visibilityState === "visible") {
+      void this.history.refresh().then(() => this.outcomes.check());
+    }
   }
 
   private renderHeader(): void {
@@ -527,9 +554,9 @@ class Inbox {
     this.seen = null;
     this.wanted = null;
     this.items = new Map();
-    this.closedItems = new Map();
     this.waitingList.replaceChildren();
-    this.closedList.replaceChildren();
+    this.history.clear();
+    this.outcomes.clear();
     this.listBox.hidden = false;
     if (location.hash) {
       history.replaceState(null, "", location.pathname + location.search);
@@ -570,6 +597,7 @@ class Inbox {
       this.say("The inbox cannot be listed now: " + (e instanceof Error ? e.message : String(e)), true);
       return true;
     }
+    const historyDrawn = this.history.refresh();
     const closed = await closedList;
     const turns = turnsOf(tasks, closed ?? []);
     const items = await Promise.all(tasks.map((t) => this.item(device, account, t, turns.get(t.id) ?? 0)));
@@ -582,8 +610,8 @@ class Inbox {
       this.listBox.hidden = true;
     }
     this.drawWaiting(items);
-    this.drawClosed(closed);
     this.setTitle();
+    void historyDrawn.then(() => (mine === this.listing ? this.outcomes.check() : undefined));
 
     // The live region tells of tasks that arrived since the last listing
     // (not of those there when the page opened, nor of redraws).
@@ -657,45 +685,6 @@ class Inbox {
       const b = ul.children[Math.min(focusedAt, ul.children.length - 1)]?.querySelector<HTMLElement>("button");
       (b ?? this.waitingTitle).focus();
     }
-  }
-
-  private drawClosed(closed: Closed[] | null): void {
-    if (closed === null) {
-      this.closedEmpty.textContent = "The closed tasks cannot be listed now.";
-      this.closedEmpty.hidden = false;
-      return;
-    }
-    const next = new Map<string, { key: string; li: HTMLLIElement }>();
-    const lis = closed.map((c) => {
-      const key = `${c.state}|${c.failure_reason ?? ""}`;
-      const had = this.closedItems.get(c.id);
-      const li = had && had.key === key ? had.li : this.closedItem(c);
-      next.set(c.id, { key, li });
-      return li;
-    });
-    const ul = this.closedList;
-    lis.forEach((li, i) => {
-      if (ul.children[i] !== li) {
-        ul.insertBefore(li, ul.children[i] ?? null);
-      }
-    });
-    while (ul.children.length > lis.length) {
-      ul.lastElementChild?.remove();
-    }
-    this.closedItems = next;
-    this.closedEmpty.textContent = "No closed tasks yet.";
-    this.closedEmpty.hidden = closed.length > 0;
-    ul.hidden = !closed.length;
-  }
-
-  private closedItem(c: Closed): HTMLLIElement {
-    return el(
-      "li",
-      { class: "task", "data-closed": String(c.id), "data-state": String(c.state), title: `task ${c.id}` },
-      el("span", { class: "task-title" }, stateWords(String(c.state))),
-      el("span", { class: "task-meta" }, `${c.project} · from `, accountEl(c.preparer), ` · ${kindWords(c.kind)} · asked `, when(c.created_at, "", false)),
-      c.state === "failed" && c.failure_reason ? el("span", { class: "failure" }, failureWords(String(c.failure_reason))) : null,
-    );
   }
 
   /** A waiting task's item: the one drawn before while it is the same, else drawn anew (opened on this device). */

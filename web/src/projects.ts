@@ -1,6 +1,12 @@
 // Settings → Projects: the owner's projects, each with what its policy does
 // to each write, an editor, and the connectors the service runs.
 //
+// What a policy does is told in the words of the code that decides (the
+// service's policy_explained, SPEC §13): for each write, the one outcome
+// it always has, or its cases in order (the first that applies decides);
+// then each rule as a sentence, and the other limits. The page works out
+// none of it.
+//
 // The editor shows one row per write of the project's connector: Allowed
 // (at once), Ask me (the write waits for the owner), or Refused. Those rows
 // are the page's way of writing the policy (SPEC §13):
@@ -32,8 +38,87 @@ interface Project {
   policy: string;
   policy_mode: string;
   policy_sentence?: string;
+  /** What the policy does, written by the service's policy reader (absent from an older service). */
+  policy_explained?: Explained;
   credentials: boolean;
   updated_at: string;
+}
+
+/** What a policy does, as the service's policy reader writes it. */
+export interface Explained {
+  writes: WriteExplained[];
+  rules: string[];
+  limits: string[];
+}
+
+/** What the policy does with one write: always one outcome, or cases in order and otherwise. */
+export interface WriteExplained {
+  op: string;
+  noun: string;
+  always?: string;
+  cases: { when: string; outcome: string; because: string }[];
+  otherwise?: string;
+  /** The whole of it as one line. */
+  text: string;
+}
+
+/** What an outcome does to a write, as the policy reader says it in a sentence. */
+function verb(outcome: string): string {
+  switch (outcome) {
+    case "allow":
+      return "runs at once";
+    case "ask":
+      return "asks you first";
+    case "refuse":
+      return "refused";
+  }
+  return outcome;
+}
+
+/**
+ * What a policy does, as the service wrote it: a row per write (its one
+ * outcome, or its cases in order), its rules one sentence each, its other
+ * limits. ids are prefixed by prefix.
+ */
+export function explainedView(ex: Explained, prefix: string, name: string): HTMLElement {
+  const writes = el(
+    "ul",
+    { class: "explained-writes", id: `${prefix}-writes`, "aria-label": `What ${name} does with each write` },
+    ...ex.writes.map((w) => {
+      const li = el("li", { "data-write": w.op, "data-outcome": w.always ?? "depends" });
+      const op = el("span", { class: "mono write-name" }, w.op);
+      if (w.always) {
+        // The reader's own line, after the write's name: "refused (it is not in `actions`)."
+        const rest = w.text.startsWith(w.op + ": ") ? w.text.slice(w.op.length + 2) : w.text;
+        li.append(op, ": ", el("span", { class: `write-outcome write-outcome-${w.always}` }, rest));
+        return li;
+      }
+      // Cases in order, as the reader writes them; one that tests nothing ("always") ends them.
+      const cases = el("ol", { class: "explained-cases" });
+      let last = false;
+      for (const c of w.cases) {
+        if (c.when === "always") {
+          cases.append(el("li", { "data-outcome": c.outcome }, `otherwise ${verb(c.outcome)} (${c.because})`));
+          last = true;
+          break;
+        }
+        cases.append(el("li", { "data-outcome": c.outcome }, `${verb(c.outcome)} when ${c.when} (${c.because})`));
+      }
+      if (!last && w.otherwise) {
+        cases.append(el("li", { "data-outcome": w.otherwise }, `otherwise ${verb(w.otherwise)}`));
+      }
+      li.append(op, ", the first that applies:", cases);
+      return li;
+    }),
+  );
+  const box = el("div", { class: "explained", id: prefix, "data-explained": "" }, el("p", { class: "explained-head" }, "What it does"), writes);
+  if (ex.rules.length) {
+    box.append(el("p", { class: "explained-head" }, "Its rules, in order (the first that matches decides)"), el("ol", { class: "explained-rules", id: `${prefix}-rules`, "aria-label": `The rules of ${name}` }, ...ex.rules.map((r) => el("li", {}, r))));
+  }
+  if (ex.limits.length) {
+    box.append(el("p", { class: "explained-head" }, "Its limits"), el("ul", { class: "explained-limits", id: `${prefix}-limits`, "aria-label": `The limits of ${name}` }, ...ex.limits.map((l) => el("li", { class: "mono" }, l))));
+  }
+  return box;
 }
 
 interface Operation {
@@ -198,23 +283,6 @@ export function writePolicy(shape: PolicyShape, rows: Map<string, WriteRule>, st
   return out;
 }
 
-/** The sentence a project's summary says of its rows. */
-export function rowsWords(rows: Map<string, WriteRule>): string {
-  const of = (r: WriteRule) => [...rows].filter(([, v]) => v === r).map(([w]) => w);
-  const parts: string[] = [];
-  for (const [r, words] of [
-    ["allow", "Allowed at once"],
-    ["ask", "Asks you first"],
-    ["refuse", "Refused"],
-  ] as const) {
-    const list = of(r);
-    if (list.length) {
-      parts.push(`${words}: ${list.join(", ")}.`);
-    }
-  }
-  return parts.length ? parts.join(" ") : "No writes.";
-}
-
 /** A project name as a part of element ids, one to one: "_" is "__", "." is "_d". */
 function idPart(name: string): string {
   return name.replace(/_/g, "__").replace(/\./g, "_d");
@@ -305,24 +373,14 @@ export class Projects {
     edit.setAttribute("aria-expanded", "false");
     const del = button("Delete", () => void this.remove(box, p, step, out), true);
     del.setAttribute("aria-label", `Delete the project ${p.name}`);
-    let does = "";
-    if (p.policy_mode === "ok") {
-      try {
-        const v = JSON.parse(p.policy) as unknown;
-        if (v && typeof v === "object" && !Array.isArray(v) && this.connector(p.connector)) {
-          does = rowsWords(readPolicy(v as Record<string, unknown>, shapeOf(this.connector(p.connector))).rows);
-        }
-      } catch {
-        // said by its mode
-      }
-    }
+    const does = p.policy_explained?.writes.length ? explainedView(p.policy_explained, `project-${idPart(p.name)}-explained`, p.name) : null;
     return el(
       "li",
       { class: "setting-item", "data-project": p.name },
       el("span", { class: "task-title" }, p.name),
       el("span", { class: "task-meta" }, `${p.connector} · agents: ${p.agents.length ? p.agents.join(", ") : "none"} · credentials: ${p.credentials ? "set" : "none"}`),
-      does ? el("span", { class: "task-meta", "data-rows": "" }, does) : null,
       el("span", { class: p.policy_mode === "ok" ? "policy-mode" : "policy-mode failure", "data-mode": p.policy_mode }, policyWords(p.policy_mode, p.policy_sentence)),
+      does,
       el("div", { class: "actions" }, edit, del),
       out,
       step,
@@ -370,8 +428,10 @@ export class Projects {
             ? `${p.connector} has no write.`
             : `The service runs no connector ${p.connector}.`
           : canRefuse
-            ? "Allowed: the agent's write happens at once. Ask me: it waits in your inbox until you approve it. Refused: the agent is told no."
-            : `Allowed: the agent's write happens at once. Ask me: it waits in your inbox until you approve it. ${p.connector} cannot refuse a write by policy: to stop an agent, take it off the project or mute it.`,
+            ? `Allowed: the agent's write happens at once. Ask me: it waits in your inbox until you approve it. Refused: the agent is told no.${shape.rules ? " A rule below may still ask about or refuse a write its row allows." : ""}`
+            : shape.rules
+              ? "Allowed: the agent's write happens at once, unless a rule says otherwise. Ask me: it waits in your inbox until you approve it. This policy's rules cannot be edited row by row here: they stay in the JSON below, as the policy holds them, and a rule there may still ask about or refuse a write its row allows."
+              : `Allowed: the agent's write happens at once. Ask me: it waits in your inbox until you approve it. ${p.connector} cannot refuse a write by policy: to stop an agent, take it off the project or mute it.`,
       ),
       ...shape.writes.map((w) => {
         const o = op(w);
@@ -384,14 +444,23 @@ export class Projects {
           w,
           inputs.map(([i]) => i),
         );
+        // What the saved policy does with it now, in the words of the code that decides.
+        const now = fresh ? undefined : p.policy_explained?.writes.find((x) => x.op === w)?.text;
         return el(
           "div",
-          { class: "write-row", role: "radiogroup", "aria-labelledby": id(`write-${w}-name`), "aria-describedby": id(`write-${w}-about`), "data-write": w },
+          {
+            class: "write-row",
+            role: "radiogroup",
+            "aria-labelledby": id(`write-${w}-name`),
+            "aria-describedby": id(`write-${w}-about`) + (now ? " " + id(`write-${w}-now`) : ""),
+            "data-write": w,
+          },
           el(
             "div",
             { class: "write-about" },
             el("span", { class: "mono write-name", id: id(`write-${w}-name`) }, w),
             el("span", { class: "task-meta", id: id(`write-${w}-about`) }, `${o?.description ?? ""}${o?.price ? ` (${price(o.price)})` : ""}`),
+            now ? el("span", { class: "task-meta write-now", id: id(`write-${w}-now`) }, `As saved: ${now}`) : null,
           ),
           el("div", { class: "row-choices" }, ...inputs.map(([, l]) => l)),
         );

@@ -159,6 +159,9 @@ async function account(): Promise<{ accountId: string; publicKey: string }> {
   return { accountId: toHex(k.pub), publicKey: "ed25519:" + base58(k.pub) };
 }
 
+/** An approval sentence naming a summary (SPEC §7): its summary is group 1. */
+const APPROVAL_WITH_SUMMARY = /^Approve in Countersign as [^ :]+: (.+)\. Task [a-z0-9-]{1,80} with hash [0-9a-f]{64} and supply [0-9a-f]{64}\. At \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\.$/s;
+
 const noTransactions = async (): Promise<never> => {
   throw new Error("The sandbox wallet signs messages only.");
 };
@@ -178,7 +181,11 @@ void selector.ready({
   },
   async signMessage(p: { message: string; recipient: string; nonce: Uint8Array }) {
     const a = await account();
-    await ask("Sign this sentence?", [["Sentence", p.message], ["For", p.recipient], ["As", a.accountId]], "Sign");
+    // An approval naming what approving does (SPEC §7) says it first, as
+    // the sentence has it.
+    const does = APPROVAL_WITH_SUMMARY.exec(p.message)?.[1];
+    const rows: [string, string][] = does ? [["Approving does", does]] : [];
+    await ask("Sign this sentence?", [...rows, ["Sentence", p.message], ["For", p.recipient], ["As", a.accountId]], "Sign");
     const k = await key();
     const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", payload(p.message, new Uint8Array(p.nonce), p.recipient, null)));
     const sig = new Uint8Array(await crypto.subtle.sign({ name: "Ed25519" }, k.priv, digest));

@@ -12,6 +12,7 @@
 import { sha256Hex } from "./crypto";
 import { el, button, api, refusal, Refused, when, account as accountEl, copyButton, type Child } from "./dom";
 import { Projects } from "./projects";
+import { pushSwitch } from "./push";
 import { ACCOUNT, confirmationSentence, newNonce } from "./sign";
 import { Declined, type PanelIDs, type Signature, type SignRequest } from "./wallet";
 import { sentenceTime, utcWords } from "./words";
@@ -62,6 +63,7 @@ interface Device {
   created_at: string;
   valid_until: string;
   this: boolean;
+  push?: boolean;
 }
 
 interface Mute {
@@ -330,6 +332,8 @@ export class Settings implements SectionContext {
         el("span", { class: "task-title" }, d.this ? el("span", { class: "this-device" }, "This device") : "Another device", " ", el("span", { class: "mono" }, d.id)),
         el("span", { class: "task-meta" }, "Signed in ", when(d.created_at), " · ends ", when(d.valid_until)),
         d.this ? el("span", { class: "task-meta" }, "Withdrawing this device signs this page out.") : null,
+        !d.this && d.push ? el("span", { class: "task-meta" }, "Told when a task is waiting.") : null,
+        d.this ? pushSwitch(d.push === true, { say: (t, err) => this.result(out, t, err), failed: (what, e) => this.failed(out, what, e) }) : null,
         el(
           "details",
           { class: "precise" },

@@ -20,8 +20,15 @@ export function newNonce(): Uint8Array {
   return n;
 }
 
-/** The approval sentence (SPEC §7), exactly. */
-export function approvalSentence(account: string, taskID: string, taskHash: string, supply: string, at: string): string {
+/**
+ * The approval sentence (SPEC §7), exactly: with the task's summary (the
+ * envelope's display.summary) when it has one, so the wallet shows what
+ * approving does; without, for a task that has none.
+ */
+export function approvalSentence(account: string, taskID: string, taskHash: string, supply: string, at: string, summary = ""): string {
+  if (summary !== "") {
+    return `Approve in Countersign as ${account}: ${summary}. Task ${taskID} with hash ${taskHash} and supply ${supply}. At ${at}.`;
+  }
   return `Approve in Countersign as ${account}: task ${taskID} with hash ${taskHash} and supply ${supply}. At ${at}.`;
 }
 

@@ -108,28 +108,73 @@ export function stateWords(state: string): string {
   }
 }
 
-/** Why a task failed (SPEC §3), in plain words. */
-export function failureWords(reason: string): string {
+/**
+ * How a task or a write ended, in the owner's words, from its state and
+ * failure reason alone: for ends the service, not the connector, decides
+ * (the owner's no, a cancel, an expiry, the platform's failures) and for
+ * ends the connector told nothing of. Word for word the Go device's
+ * device.Ending, so the terminal inbox says the same.
+ */
+export function endingWords(state: string, reason = ""): string {
+  switch (state) {
+    case "done":
+      return "Done.";
+    case "rejected":
+      return "You rejected it. Nothing was written.";
+    case "cancelled":
+      return "Cancelled before it was answered. Nothing was written.";
+    case "expired":
+      return "It expired before it was answered. Nothing was written.";
+    case "void":
+      return "Not carried out: the project changed (its policy, its connector or its agents) after the task was made, or the approval did not match what was shown. Nothing was written.";
+    case "failed":
+      break;
+    default:
+      return `It is ${state}.`;
+  }
   switch (reason) {
-    case "preparer_key_unavailable":
-      return "The agent's key was no longer available, so the approved write was not made.";
-    case "operation_priced":
-      return "The write now has a price the approval did not cover, so it was not made.";
-    case "operation_unknown":
-      return "The connector no longer has that operation, so the write was not made.";
-    case "operation_limit_reached":
-      return "The operation's limit was reached, so the write was not made.";
-    case "queue_unavailable":
-      return "The service could not queue the write, so it was not made.";
-    case "run_not_started":
-      return "The write did not start within 30 minutes of the approval, so it was not made.";
     case "run_unfinished":
       return "The write began but did not report back: it may or may not have happened.";
+    case "run_not_started":
+      return "Approved, but the write did not start within 30 minutes. Nothing was written.";
+    case "preparer_key_unavailable":
+      return "Approved, but the agent no longer has a key, so nothing ran. Nothing was written.";
+    case "operation_unknown":
+      return "Approved, but the connector no longer has the operation that carries it out. Nothing was written.";
+    case "operation_priced":
+      return "Approved, but the operation that carries it out has a price, which an answer may not. Nothing was written.";
+    case "operation_limit_reached":
+      return "Approved, but the operation's limit was reached. Nothing was written.";
+    case "queue_unavailable":
+      return "Approved, but the write could not be queued. Nothing was written.";
   }
-  if (reason.startsWith("run_refused:")) {
-    return `The connector refused the write after your approval (${reason.slice("run_refused:".length)}); its answer to the agent says whether anything was written.`;
+  const code = /^run_refused:([a-z0-9_]{1,64})$/.exec(reason)?.[1];
+  if (code) {
+    return `The write failed after your approval (${code}); whether it happened is not known.`;
   }
-  return `It failed (${reason}).`;
+  return reason ? `It failed (${reason}).` : "It failed.";
+}
+
+/**
+ * The word an entry of the history leads with: how it ended (a failure
+ * said as one).
+ */
+export function endedWord(state: string): string {
+  switch (state) {
+    case "done":
+      return "Done";
+    case "failed":
+      return "Failed";
+    case "rejected":
+      return "Rejected by you";
+    case "cancelled":
+      return "Cancelled";
+    case "expired":
+      return "Expired unanswered";
+    case "void":
+      return "Not carried out";
+  }
+  return state;
 }
 
 /** What a task of a kind asks of the owner (the precise word is the kind itself). */
@@ -188,6 +233,14 @@ export const WORDS = {
   agentMarkNote: "Marked agent: the agent's own words, not the connector's.",
   longTextNote: "Shown as the plain text that will be sent: nothing in it is formatted or followed.",
   noFiles: "No files.",
+  /** Above a task's summary (SPEC §8 display.summary), the connector's line of what approving does. */
+  summaryLabel: "If you approve, it will",
+  answerSent: "Sent to the agent exactly as typed, sealed on this device.",
+  /** The answer box's hint: what the connector expects of the text (its shape's description). */
+  answerHint: (expected: string) => `${expected.charAt(0).toUpperCase()}${expected.slice(1)}. Sent to the agent exactly as typed, sealed on this device.`,
+  /** Next to an answer that does not fit what the connector expects. */
+  answerExpected: (expected: string) => `Expected: ${expected}.`,
+  answerNotSent: "Nothing was signed or sent: the task still waits for you.",
 };
 
 /**

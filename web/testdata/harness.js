@@ -289,4 +289,18 @@ async function strict(t) {
   };
 }
 
-window.harness = { vectors, newDevice, keep, keepAtOnce, forget, open, seal, tamper, strict };
+// openEntries opens history entries Go sealed, with their key wrapped to
+// the page's device key, as the page does: each body, or why not.
+async function openEntries(list) {
+  const out = [];
+  for (const e of list) {
+    try {
+      out.push(JSON.stringify(await cs.openEntry(device, e)));
+    } catch (err) {
+      out.push(err instanceof cs.EntryError ? "refused " + err.reason : "threw " + String(err));
+    }
+  }
+  return out;
+}
+
+window.harness = { vectors, newDevice, keep, keepAtOnce, forget, open, seal, tamper, strict, openEntries };

@@ -65,6 +65,12 @@ type Config struct {
 	LogLevel    string
 	// AgentCallsPerMinute bounds one agent key's calls.
 	AgentCallsPerMinute int
+	// ConnectorsDir is a directory of WebAssembly connectors (SPEC §14),
+	// one subdirectory each, loaded at start; empty: none.
+	ConnectorsDir string
+	// ConnectorsCache is where compiled connector modules are kept across
+	// starts; empty: DataDir/connectors-cache.
+	ConnectorsCache string
 
 	// set records which settings were given explicitly (by flag, variable or
 	// file), so that --dev fills in only the others.
@@ -226,6 +232,16 @@ var table = []setting{
 			c.AgentCallsPerMinute = n
 			return nil
 		},
+	},
+	{
+		name: "CONNECTORS_DIR", flag: "connectors-dir",
+		usage: "directory of WebAssembly connectors, one subdirectory each (manifest.json and its module), loaded at start",
+		apply: func(c *Config, v string) error { c.ConnectorsDir = v; return nil },
+	},
+	{
+		name: "CONNECTORS_CACHE", flag: "connectors-cache",
+		usage: "directory where compiled WebAssembly connectors are kept across starts (default: connectors-cache in the data directory)",
+		apply: func(c *Config, v string) error { c.ConnectorsCache = v; return nil },
 	},
 	{
 		name: "LOG_LEVEL", flag: "log-level", def: func(*Config) string { return "info" },

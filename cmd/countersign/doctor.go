@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"countersign/config"
+	"countersign/connectors"
+	"countersign/connectors/wasm"
 	"countersign/enclave"
 	"countersign/sealing"
 	"countersign/store"
@@ -89,6 +91,19 @@ func runDoctor(ctx context.Context, a *app, args []string) error {
 		report("push egress: endpoints on any host allowed (development)", nil)
 	default:
 		report("push egress", errors.New("COUNTERSIGN_PUSH_ALLOW_ANY_ENDPOINT is on: pushes may reach this machine and its network; turn it off outside development"))
+	}
+	if cfg.ConnectorsDir != "" {
+		// The manifests, schemas and module hashes; compiling the modules
+		// is serve's and connector check's.
+		declared, err := wasm.Declared(cfg.ConnectorsDir)
+		if err == nil {
+			_, err = withConnectors(catalogueOrEmpty(), declared...)
+		}
+		var builds []string
+		for _, c := range declared {
+			builds = append(builds, c.Build())
+		}
+		report(fmt.Sprintf("WebAssembly connectors in %s: %s", cfg.ConnectorsDir, strings.Join(builds, ", ")), err)
 	}
 	if failed {
 		return exitError{1}
@@ -168,4 +183,14 @@ func keyringProblem(c enclave.KeyringCheck) error {
 		return fmt.Errorf("the master keyring opens none of the data already stored: the data needs %s, which it lacks; %s", c.Needs(c.Missing), fix)
 	}
 	return nil
+}
+
+// catalogueOrEmpty is the compiled-in catalogue, or none when it does not
+// build (which serve reports).
+func catalogueOrEmpty() connectors.Catalogue {
+	cat, err := catalogue()
+	if err != nil {
+		return connectors.Catalogue{}
+	}
+	return cat
 }

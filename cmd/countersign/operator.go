@@ -17,6 +17,7 @@ import (
 	"countersign/connectors/gmail"
 	"countersign/connectors/mercury"
 	"countersign/connectors/probe"
+	"countersign/connectors/wasm"
 	"countersign/enclave"
 	"countersign/policy"
 	"countersign/store"
@@ -165,6 +166,15 @@ func runProject(ctx context.Context, a *app, args []string) error {
 	cat, err := catalogue()
 	if err != nil {
 		return err
+	}
+	if cfg.ConnectorsDir != "" {
+		declared, err := wasm.Declared(cfg.ConnectorsDir)
+		if err != nil {
+			return fmt.Errorf("CONNECTORS_DIR: %s", oneLine(err))
+		}
+		if cat, err = withConnectors(cat, declared...); err != nil {
+			return err
+		}
 	}
 	c, ok := cat[*conn]
 	switch {

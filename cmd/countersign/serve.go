@@ -49,6 +49,18 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	} else if cat, err = catalogue(); err != nil {
 		return err
 	}
+	if cfg.ConnectorsDir != "" {
+		mods, closeModules, err := loadModules(ctx, cfg, *dev, a.stderr)
+		if err != nil {
+			return err
+		}
+		defer closeModules()
+		for _, m := range mods {
+			if cat, err = withConnectors(cat, m.Connector); err != nil {
+				return err
+			}
+		}
+	}
 	mode := existingStore
 	if *dev {
 		mode = createStore

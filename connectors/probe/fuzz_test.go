@@ -21,7 +21,7 @@ func FuzzStart(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, max string) {
-		h := connectortest.New(t, probe.New())
+		h := connectortest.New(t, newProbe(t))
 		body := `{"operation":"guess_start","max":` + max + `}`
 		out, err := h.Call(ctx, body)
 		if err != nil {
@@ -68,7 +68,7 @@ func FuzzGuess(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, text []byte) {
-		h := connectortest.New(t, probe.New())
+		h := connectortest.New(t, newProbe(t))
 		h.SupplyLimit = 1 << 20
 		first := start(t, h, `{"operation":"guess_start","max":1000}`)
 		out, opened, err := h.Answer(ctx, first, text, "")

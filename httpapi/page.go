@@ -73,6 +73,13 @@ ul.tasks > li { padding: .75rem .25rem; border-bottom: 1px solid var(--line); }
 ul.tasks button.task-open { display: block; width: 100%; text-align: left; font: inherit; color: inherit; background: transparent; border: 0; border-radius: .3rem; padding: 0; cursor: pointer; }
 ul.tasks button.task-open:hover { background: var(--card); }
 ul.tasks button.task-open:focus { outline: 3px solid var(--accent); outline-offset: 2px; }
+ul.tasks > li.pickable { display: flex; gap: .6rem; align-items: flex-start; }
+ul.tasks > li.pickable > button.task-open { flex: 1; min-width: 0; }
+ul.tasks > li.picked { background: var(--card); }
+input.task-pick { width: 1.4rem; height: 1.4rem; margin: .1rem 0 0; flex: none; accent-color: var(--accent); cursor: pointer; }
+.batch { margin: .75rem 0; }
+.batch-why { color: var(--muted); font-size: .9rem; margin: .35rem 0 0; }
+#batch-step code { overflow-wrap: anywhere; }
 h3 { font-size: 1rem; margin: 1.25rem 0 .4rem; }
 .receipt { padding: .5rem .75rem; border: 1px solid var(--line); border-radius: .3rem; }
 .receipt.ok { border-color: var(--accent); }

@@ -45,6 +45,8 @@ export class Refused extends Error {
     readonly status: number,
     readonly reason: string,
     message: string,
+    /** The task a refusal is about, when its body names one (task_id). */
+    readonly taskID = "",
   ) {
     super(message);
   }
@@ -64,8 +66,8 @@ export async function api(method: string, path: string, body?: unknown): Promise
     v = null;
   }
   if (!r.ok) {
-    const o = (v ?? {}) as { error?: unknown; reason?: unknown };
-    throw new Refused(r.status, typeof o.reason === "string" ? o.reason : "", typeof o.error === "string" ? o.error : `the service answered ${r.status}`);
+    const o = (v ?? {}) as { error?: unknown; reason?: unknown; task_id?: unknown };
+    throw new Refused(r.status, typeof o.reason === "string" ? o.reason : "", typeof o.error === "string" ? o.error : `the service answered ${r.status}`, typeof o.task_id === "string" ? o.task_id : "");
   }
   return v;
 }

@@ -19,6 +19,7 @@ import { Declined, NotConnected, closeWalletFrame, pastePanel, Wallets, type Pan
 import { clockWords, sentenceTime, stateWords } from "./words";
 import { History, Outcomes } from "./history";
 import { Settings, SECTIONS } from "./settings";
+import { Batch, type Pickable } from "./batch";
 
 /** Where the page remembers which account it signed in as (never the token). */
 const ACCOUNT_ITEM = "countersign.account";
@@ -95,6 +96,9 @@ class Inbox {
   private seen: Set<string> | null = null;
   private relistTimer: number | undefined;
   private items = new Map<string, Item>();
+  /** The confirm tasks selected in the list, to approve with one signature. */
+  private picked = new Set<string>();
+  private readonly batch: Batch;
   private readonly header = el("header");
   private readonly status = el("p", { class: "status", role: "status", "aria-live": "polite", id: "status" });
   private readonly body = el("div");
@@ -155,11 +159,27 @@ class Inbox {
       askSignature: (req, host, ids, submit) => this.askSignature(req, host, ids, submit),
       ended: (why) => this.ended(why),
     });
+    this.batch = new Batch({
+      account: () => this.account,
+      recipient,
+      say: (text, error) => this.say(text, error),
+      askSignature: (req, host, ids, submit) => this.askSignature(req, host, ids, submit),
+      approved: (id, title) => this.outcomes.approved(id, title),
+      selected: () => this.selected(),
+      done: () => {
+        this.picked.clear();
+        for (const box of this.waitingList.querySelectorAll<HTMLInputElement>("input.task-pick")) {
+          box.checked = false;
+        }
+        this.relist();
+      },
+    });
     this.listBox.append(
       this.outcomes.root,
       this.waitingTitle,
       el("p", { class: "keys-hint", id: "keys-hint" }, "Keys: ", el("kbd", {}, "j"), " and ", el("kbd", {}, "k"), " move, ", el("kbd", {}, "Enter"), " opens, ", el("kbd", {}, "?"), " lists them all."),
       this.waitingList,
+      this.batch.root,
       this.emptyInbox,
       this.history.root,
     );
@@ -180,6 +200,7 @@ class Inbox {
     ["j", "next task in the list"],
     ["k", "previous task in the list"],
     ["Enter", "open the task"],
+    ["x", "select the task (or not), to approve several with one signature"],
     ["a", "Approve the open task"],
     ["r", "Reject the open task (it asks once more)"],
     ["g", "Got it: close the open notice"],
@@ -238,6 +259,14 @@ class Inbox {
       const at = items.indexOf(document.activeElement as HTMLElement);
       const next = at < 0 ? (ev.key === "j" ? 0 : items.length - 1) : Math.min(items.length - 1, Math.max(0, at + (ev.key === "j" ? 1 : -1)));
       items[next]?.focus();
+      return;
+    }
+    if (ev.key === "x" && !this.listBox.hidden) {
+      const box = (document.activeElement as HTMLElement | null)?.closest("ul.tasks > li")?.querySelector<HTMLInputElement>("input.task-pick");
+      if (box && this.waitingList.contains(box) && !box.disabled) {
+        ev.preventDefault();
+        box.click();
+      }
       return;
     }
     if (ev.key === "u" && !this.listBox.hidden) {
@@ -554,6 +583,7 @@ class Inbox {
     this.seen = null;
     this.wanted = null;
     this.items = new Map();
+    this.picked.clear();
     this.waitingList.replaceChildren();
     this.history.clear();
     this.outcomes.clear();
@@ -655,6 +685,17 @@ class Inbox {
     return true;
   }
 
+  /** The confirm tasks selected, in the list's order. */
+  private selected(): Pickable[] {
+    const out: Pickable[] = [];
+    for (const it of this.items.values()) {
+      if (this.picked.has(it.view.id) && it.opened && it.view.kind === "confirm") {
+        out.push({ id: it.view.id, project: it.view.project, opened: it.opened });
+      }
+    }
+    return out;
+  }
+
   /** Puts the items in the waiting list in order, keeping those already there (and the focus and pointer on them). */
   private drawWaiting(items: Item[]): void {
     const ul = this.waitingList;
@@ -668,6 +709,13 @@ class Inbox {
       ul.lastElementChild?.remove();
     }
     this.items = new Map(items.map((it) => [it.view.id, it]));
+    for (const id of [...this.picked]) {
+      if (!this.items.get(id)?.opened) {
+        this.picked.delete(id);
+      }
+    }
+    this.batch.root.hidden = items.filter((it) => it.opened && it.view.kind === "confirm").length < 2 && this.picked.size === 0;
+    this.batch.update();
     // Items that would read the same show when each was asked, to the second.
     const count = new Map<string, number>();
     for (const it of items) {
@@ -725,6 +773,23 @@ class Inbox {
       open.append(meta(at));
       open.addEventListener("click", () => this.go(`#/tasks/${encodeURIComponent(t.id)}`, "list"));
       const li = el("li", { class: "task", "data-task": t.id }, open);
+      if (t.kind === "confirm") {
+        // A check box beside it: selected, it is approved with others of its project by one signature.
+        const box = el("input", { type: "checkbox", class: "task-pick", "data-task": t.id, "aria-label": `Select: ${title}` }) as HTMLInputElement;
+        box.checked = this.picked.has(t.id);
+        box.addEventListener("change", () => {
+          if (box.checked) {
+            this.picked.add(t.id);
+          } else {
+            this.picked.delete(t.id);
+          }
+          li.classList.toggle("picked", box.checked);
+          this.batch.update();
+        });
+        li.classList.add("pickable");
+        li.classList.toggle("picked", box.checked);
+        li.prepend(box);
+      }
       return { key, li, view: t, opened: o, same: `${title}|${about}|${t.project}|${t.preparer}|${turn}|${Math.round(Date.parse(t.created_at) / 60000)}`, at };
     } catch (e) {
       if (e instanceof OpenError && e.reason === "locked") {

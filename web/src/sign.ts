@@ -32,6 +32,11 @@ export function approvalSentence(account: string, taskID: string, taskHash: stri
   return `Approve in Countersign as ${account}: task ${taskID} with hash ${taskHash} and supply ${supply}. At ${at}.`;
 }
 
+/** The batch approval sentence (SPEC §7): n tasks of one project, each summary named, in order. */
+export function batchSentence(account: string, project: string, summaries: string[], linesHash: string, at: string): string {
+  return `Approve in Countersign as ${account}: ${summaries.length} tasks of ${project}: ${summaries.join("; ")}. Tasks ${linesHash}. At ${at}.`;
+}
+
 /** A NEAR account id as the contract reads it (the service checks it again). */
 export const ACCOUNT = /^(?=.{2,64}$)(([a-z\d]+[-_])*[a-z\d]+\.)*([a-z\d]+[-_])*[a-z\d]+$/;
 

@@ -115,3 +115,44 @@ func TestInboxPageBatchApprove(t *testing.T) {
 		t.Fatalf("the other project's task is %s", st.State)
 	}
 }
+
+// TestInboxPageBatchRefused: a batch the door refuses because of one task
+// (here its task hash, altered on the way) is told naming that task, and
+// no task of the batch is approved.
+func TestInboxPageBatchRefused(t *testing.T) {
+	t.Parallel()
+	w := servicetest.New(t, storetest.Postgres(t))
+	followClock(t, w)
+	a := payTask(t, w, "ledger", 1, "Pay Acme Corp", "pay $1.00 to Acme Corp by ACH")
+	b := payTask(t, w, "ledger", 2, "Pay Bolt Ltd", "pay $2.00 to Bolt Ltd by ACH")
+
+	ctx := blankTab(t, 120*time.Second)
+	injectWallet(t, ctx, w)
+	signInWithWallet(t, ctx, w)
+	for _, id := range []string{a, b} {
+		do(t, ctx, "select "+id, chromedp.WaitVisible(chromedp.CSS(`input.task-pick[data-task="`+id+`"]`)), chromedp.Click(chromedp.CSS(`input.task-pick[data-task="`+id+`"]`)))
+	}
+	// The batch leaves the page with Bolt's task hash changed.
+	do(t, ctx, "alter the batch on the way", chromedp.Evaluate[chromedp.Void](`(() => {
+  const f = window.fetch;
+  window.fetch = (url, init) => {
+    if (String(url).endsWith("/inbox/tasks/approve") && init && init.body) {
+      const body = JSON.parse(init.body);
+      for (const l of body.tasks) if (l.id === "`+b+`") l.task_hash = "0".repeat(64);
+      init = { ...init, body: JSON.stringify(body) };
+    }
+    return f(url, init);
+  };
+})()`))
+	do(t, ctx, "approve selected", chromedp.Click(chromedp.CSS("#batch-approve")))
+	waitJS(t, ctx, "refused", `document.getElementById("status").textContent.startsWith("The approval was refused")`)
+	said := textOf(t, ctx, "the status", "#status")
+	if !strings.Contains(said, `"Pay Bolt Ltd" (task `+b+`)`) || !strings.Contains(said, "None of these 2 tasks was approved") {
+		t.Fatalf("the refusal reads %q", said)
+	}
+	for _, id := range []string{a, b} {
+		if st := w.Task(id); st.State != countersign.StateOpen {
+			t.Fatalf("task %s after the refused batch is %s", id, st.State)
+		}
+	}
+}

@@ -34,17 +34,9 @@ func approveMany(ctx context.Context, a *app, dir string, ids []string, external
 	}
 	opened := make([]*device.Opened, len(ids))
 	for i, id := range ids {
-		v, o, err := t.openTask(ctx, d, id)
+		o, _, err := t.openVerified(ctx, d, id, "approve", "approve task %s", " (nothing was signed)")
 		if err != nil {
 			return err
-		}
-		if o == nil {
-			return fmt.Errorf("task %s is %s: there is nothing to approve (nothing was signed)", clean(v.ID), clean(v.State))
-		}
-		if _, why, err := t.receipt(ctx, o); err != nil {
-			return err
-		} else if why != "" {
-			return fmt.Errorf("refusing to approve task %s: its receipt is NOT VERIFIED: %s (nothing was signed)", id, why)
 		}
 		ab := o.Envelope.AnswerBy
 		switch {
@@ -142,17 +134,9 @@ func inboxAllow(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	v, o, err := t.openTask(ctx, d, id)
+	o, _, err := t.openVerified(ctx, d, id, "allow", "allow what task %s asks", "")
 	if err != nil {
 		return err
-	}
-	if o == nil {
-		return fmt.Errorf("task %s is %s: there is nothing to allow", clean(v.ID), clean(v.State))
-	}
-	if _, why, err := t.receipt(ctx, o); err != nil {
-		return err
-	} else if why != "" {
-		return fmt.Errorf("refusing to allow what task %s asks: its receipt is NOT VERIFIED: %s", id, why)
 	}
 	projects, err := t.client.Projects(ctx)
 	if err != nil {

@@ -166,6 +166,29 @@ func notWaiting(v client.TaskView) error {
 // keys pinned at login. It returns the preparing run when the receipt
 // verifies, or why not as a verdict; err is for a failure to ask the
 // service at all.
+// openVerified opens a waiting task to act on it (verb: "approve",
+// "allow") and verifies its receipt, refusing a task that is not open or
+// whose receipt does not verify: refusing is "refusing to {refusing}: its
+// receipt is NOT VERIFIED", with tail (" (nothing was signed)") after
+// each refusal's sentence. It returns the task and the run that made it.
+func (t *terminal) openVerified(ctx context.Context, d *device.Device, id, verb, refusing, tail string) (*device.Opened, string, error) {
+	v, o, err := t.openTask(ctx, d, id)
+	if err != nil {
+		return nil, "", err
+	}
+	if o == nil {
+		return nil, "", fmt.Errorf("task %s is %s: there is nothing to %s%s", clean(v.ID), clean(v.State), verb, tail)
+	}
+	run, why, err := t.receipt(ctx, o)
+	if err != nil {
+		return nil, "", err
+	}
+	if why != "" {
+		return nil, "", fmt.Errorf("refusing to "+refusing+": its receipt is NOT VERIFIED: %s%s", id, why, tail)
+	}
+	return o, run, nil
+}
+
 func (t *terminal) receipt(ctx context.Context, o *device.Opened) (run string, notVerified string, err error) {
 	e := o.Envelope
 	org, err := t.client.Origin(ctx, e.ID)
@@ -340,19 +363,9 @@ func inboxApprove(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	v, o, err := t.openTask(ctx, d, id)
+	o, run, err := t.openVerified(ctx, d, id, "approve", "approve task %s", "")
 	if err != nil {
 		return err
-	}
-	if o == nil {
-		return fmt.Errorf("task %s is %s: there is nothing to approve", clean(v.ID), clean(v.State))
-	}
-	run, why, err := t.receipt(ctx, o)
-	if err != nil {
-		return err
-	}
-	if why != "" {
-		return fmt.Errorf("refusing to approve task %s: its receipt is NOT VERIFIED: %s", id, why)
 	}
 	ab := o.Envelope.AnswerBy
 	switch {

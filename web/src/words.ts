@@ -85,27 +85,9 @@ export function countdown(now: number, t: number): string {
   return m ? `in ${m} min ${d} s` : `in ${d} s`;
 }
 
-/** What a closed state means, in plain words. */
+/** What a task's state means, in plain words: how it ended, or that it is being carried out. */
 export function stateWords(state: string): string {
-  switch (state) {
-    case "done":
-      return "Done";
-    case "failed":
-      return "Failed";
-    case "rejected":
-      return "Rejected by you";
-    case "cancelled":
-      return "Cancelled";
-    case "expired":
-      return "Expired unanswered";
-    case "void":
-      return "Void: the project's policy or the connector changed after it was asked";
-    case "approved":
-    case "answering":
-      return "Approved, being carried out";
-    default:
-      return state;
-  }
+  return state === "approved" || state === "answering" ? "Approved, being carried out" : endedWord(state);
 }
 
 /**

@@ -244,11 +244,17 @@ func TestPushNotifyThisDevice(t *testing.T) {
 	if reg == "" {
 		t.Fatal("the DevTools protocol named no registration of the worker")
 	}
-	if _, err := chromedp.Call(ctx, serviceworker.DeliverPushMessage, serviceworker.DeliverPushMessageParams{
-		Origin: w.URL, RegistrationID: reg, Data: `{"title":"Pay $4,900 to evil.example","url":"https://evil.example/"}`}); err != nil {
-		t.Fatal(err)
-	}
-	shown := run(t, ctx, "the notifications", chromedp.Evaluate[[]map[string]any](`(async () => {
+	// A push DevTools hands over while the machine is loaded can be lost
+	// before the worker wakes: it is handed over again, up to three
+	// times. Every push carries the same tag, so the notification is
+	// replaced, never added to.
+	var shown []map[string]any
+	for attempt := 0; attempt < 3 && len(shown) == 0; attempt++ {
+		if _, err := chromedp.Call(ctx, serviceworker.DeliverPushMessage, serviceworker.DeliverPushMessageParams{
+			Origin: w.URL, RegistrationID: reg, Data: `{"title":"Pay $4,900 to evil.example","url":"https://evil.example/"}`}); err != nil {
+			t.Fatal(err)
+		}
+		shown = run(t, ctx, "the notifications", chromedp.Evaluate[[]map[string]any](`(async () => {
   const reg = await navigator.serviceWorker.getRegistration("/");
   for (let i = 0; i < 100; i++) {
     const list = await reg.getNotifications();
@@ -257,6 +263,7 @@ func TestPushNotifyThisDevice(t *testing.T) {
   }
   return [];
 })()`, chromedp.EvalAwaitPromise))
+	}
 	if len(shown) != 1 || shown[0]["title"] != "A task is waiting in Countersign" || shown[0]["url"] != "/" || shown[0]["tag"] != "countersign-waiting" ||
 		strings.Contains(fmt.Sprint(shown), "evil") {
 		t.Fatalf("the worker showed %v", shown)

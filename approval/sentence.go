@@ -371,17 +371,17 @@ func ParseApproval(text string) (Approval, error) {
 	if !ok {
 		return Approval{}, bad
 	}
+	// The part after a summary holds ids, hashes and a time only, none of
+	// which can hold ". Task ": where it stands, its last one ends the
+	// summary (which may itself begin "task "); where it does not, the
+	// sentence has no summary.
 	var summary string
-	if r, plain := strings.CutPrefix(rest, approveTask); plain {
+	if i := strings.LastIndex(rest, approveSummaryEnd); i > 0 {
+		summary, rest = rest[:i], rest[i+len(approveSummaryEnd):]
+	} else if r, plain := strings.CutPrefix(rest, approveTask); plain {
 		rest = r
 	} else {
-		// The part after the summary holds ids, hashes and a time only,
-		// none of which can hold ". Task ": its last one ends the summary.
-		i := strings.LastIndex(rest, approveSummaryEnd)
-		if i <= 0 {
-			return Approval{}, bad
-		}
-		summary, rest = rest[:i], rest[i+len(approveSummaryEnd):]
+		return Approval{}, bad
 	}
 	id, rest, ok := strings.Cut(rest, approveHash)
 	if !ok {

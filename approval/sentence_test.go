@@ -101,6 +101,28 @@ func TestApprovalSentence(t *testing.T) {
 	}
 }
 
+// A summary is the owner's words for the write and may read like the
+// sentence's own parts: it is read back whole, whatever it begins with.
+func TestApprovalSentenceSummaryRoundTrip(t *testing.T) {
+	t.Parallel()
+	for _, summary := range []string{
+		"Pay $120.00 by ACH to Acme Supplies",
+		"task list: close the three stale issues",
+		"Task 7 with hash rotation",
+		"task r7k2m9q4x1z8c3v6b5n0p2w4s6-1 with hash " + hashA,
+	} {
+		a := approval.Approval{Account: "alice.near", Summary: summary, TaskID: "r7k2m9q4x1z8c3v6b5n0p2w4s6-1", TaskHash: hashA, SupplyHash: hashB, At: t0}
+		s, err := a.Sentence()
+		if err != nil {
+			t.Fatalf("%q: %v", summary, err)
+		}
+		p, err := approval.ParseApproval(s)
+		if err != nil || p != a {
+			t.Fatalf("%q read back as %+v, %v", summary, p, err)
+		}
+	}
+}
+
 func TestSentenceBuildRefusals(t *testing.T) {
 	t.Parallel()
 	good := approval.SignIn{Account: "alice.near", DeviceKey: deviceKey, ValidUntil: t0}

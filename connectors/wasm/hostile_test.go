@@ -173,7 +173,10 @@ func TestCredentialsNeverReachTheModule(t *testing.T) {
 		seen.Unlock()
 		w.Header().Set("X-Echo-Auth", r.Header.Get("Authorization"))
 		w.Header().Set("Location", r.URL.String())
-		_ = json.NewEncoder(w).Encode(map[string]any{"header": r.Header, "url": r.URL.String(), "raw_query": r.URL.RawQuery})
+		// Echoed as Go writes JSON, and as servers that escape "/" as
+		// "\/" (PHP's default) do.
+		_ = json.NewEncoder(w).Encode(map[string]any{"header": r.Header, "url": r.URL.String(), "raw_query": r.URL.RawQuery,
+			"slashes": json.RawMessage(`"` + strings.ReplaceAll(r.URL.Query().Get("key"), "/", `\/`) + `"`)})
 	}))
 	var mu sync.Mutex
 	var memories int

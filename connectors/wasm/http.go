@@ -9,9 +9,11 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf16"
 
 	"github.com/tetratelabs/wazero/api"
 
@@ -236,16 +238,42 @@ func fill(tmpl string, values map[string]string) string {
 	return templateRE.ReplaceAllStringFunc(tmpl, func(m string) string { return values[m[1:len(m)-1]] })
 }
 
-// redact replaces every credential value in b, as sent and as a query
-// escapes it, so that an answer echoing what it was sent does not hand the
-// module the credentials.
+// redact replaces every credential value in b, as sent, as a query or a
+// path escapes it, and as any JSON encoder may write it inside a string
+// ("\/", "\uXXXX" in either case, surrogate pairs), so that an answer
+// echoing what it was sent does not hand the module the credentials.
 func redact(b []byte, secrets map[string]string) []byte {
 	for _, s := range secrets {
-		for _, form := range []string{s, url.QueryEscape(s), strings.ReplaceAll(url.QueryEscape(s), "+", "%20"), url.PathEscape(s)} {
-			if form != "" {
-				b = bytes.ReplaceAll(b, []byte(form), []byte(redacted))
-			}
+		if s == "" {
+			continue
 		}
+		for _, form := range []string{url.QueryEscape(s), strings.ReplaceAll(url.QueryEscape(s), "+", "%20"), url.PathEscape(s)} {
+			b = bytes.ReplaceAll(b, []byte(form), []byte(redacted))
+		}
+		b = jsonForms(s).ReplaceAll(b, []byte(redacted))
 	}
 	return b
 }
+
+// jsonForms matches s written as is or as a JSON string's contents in any
+// of the escapes JSON allows for each of its characters.
+func jsonForms(s string) *regexp.Regexp {
+	var re strings.Builder
+	for _, c := range s {
+		alts := []string{regexp.QuoteMeta(string(c))}
+		if c < 0x10000 {
+			alts = append(alts, fmt.Sprintf(`\\u(?i:%04x)`, c))
+		} else {
+			hi, lo := utf16.EncodeRune(c)
+			alts = append(alts, fmt.Sprintf(`\\u(?i:%04x)\\u(?i:%04x)`, hi, lo))
+		}
+		if short, ok := jsonShort[c]; ok {
+			alts = append(alts, regexp.QuoteMeta(short))
+		}
+		re.WriteString("(?:" + strings.Join(alts, "|") + ")")
+	}
+	return regexp.MustCompile(re.String())
+}
+
+// jsonShort is JSON's two-character escapes.
+var jsonShort = map[rune]string{'"': `\"`, '\\': `\\`, '/': `\/`, '\b': `\b`, '\f': `\f`, '\n': `\n`, '\r': `\r`, '\t': `\t`}

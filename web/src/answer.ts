@@ -80,13 +80,27 @@ export function fitsShape(shape: TextShape, text: string): boolean {
   return shape.pattern === null || shape.pattern.test(text);
 }
 
-type Catalogue = { connectors?: { build?: unknown; operations?: { name?: unknown; kind?: unknown; supplied_text?: unknown }[] }[] };
+/** The service's public catalogue (GET /connectors), as the page reads it. */
+export type Catalogue = { connectors?: { build?: unknown; policy_keys?: unknown; operations?: { name?: unknown; kind?: unknown; supplied_text?: unknown }[] }[] };
 
 /** The catalogue, fetched once while it answers (it changes only when the service does). */
 let catalogue: Promise<Catalogue> | null = null;
 
 /** How long a card waits for the catalogue before it draws a box that checks nothing. */
 const WAIT_MS = 3000;
+
+/** The catalogue, fetched once for the page; null when it cannot be fetched (within WAIT_MS). */
+export async function connectorCatalogue(): Promise<Catalogue | null> {
+  const cat = (catalogue ??= api("GET", "/connectors") as Promise<Catalogue>);
+  try {
+    return await Promise.race([cat, new Promise<null>((resolve) => window.setTimeout(() => resolve(null), WAIT_MS))]);
+  } catch {
+    if (catalogue === cat) {
+      catalogue = null;
+    }
+    return null;
+  }
+}
 
 /**
  * The shape the answer operation of a task made by build declares of
@@ -95,16 +109,7 @@ const WAIT_MS = 3000;
  * (within WAIT_MS).
  */
 export async function shapeFor(build: string, operation: string): Promise<TextShape | null> {
-  const cat = (catalogue ??= api("GET", "/connectors") as Promise<Catalogue>);
-  let c: Catalogue | null;
-  try {
-    c = await Promise.race([cat, new Promise<null>((resolve) => window.setTimeout(() => resolve(null), WAIT_MS))]);
-  } catch {
-    if (catalogue === cat) {
-      catalogue = null;
-    }
-    return null;
-  }
+  const c = await connectorCatalogue();
   if (!c) {
     return null;
   }

@@ -4,8 +4,10 @@
 // request, the countdown to its expiry, the check of the run's receipt
 // before Approve, and the answers: Approve (one wallet prompt), Reject
 // (asked once more, with a reason), Got it. The technical words stay one
-// click away, under Details.
+// click away, under Details. Always allow this (allow.ts) adds a rule from
+// a confirm task, and may approve it in the same step.
 
+import { AllowStep, allowWhen, connectorOf, declaresRules, readsWrites, type PreparedApproval } from "./allow";
 import { fitsShape, shapeFor, type TextShape } from "./answer";
 import { FileMismatchError, MAX_SEALED_REPLY_BYTES, SEALED_OVERHEAD, sealTo, fromBase64, openTaskFile, sealText, sha256Hex, supplyHash, toBase64, type Bytes, type OpenedTask, type TaskView } from "./crypto";
 import { diffView, parseDiff } from "./diff";
@@ -57,6 +59,8 @@ export class Card {
   id: string | null = null;
   /** Set while an answer is on its way: a listing does not close the card then. */
   busy = false;
+  /** A task to start Always allow this on once its card is open and its receipt checked (Shift+A in the list). */
+  wantAllow: string | null = null;
   /** Whether the open card reached its expires_at and is read-only. */
   private expired = false;
   private timer: number | undefined;
@@ -71,12 +75,12 @@ export class Card {
     this.root.hidden = true;
   }
 
-  /** a approves, r rejects, g closes a notice: the card's buttons by their keys. */
+  /** a approves, Shift+A always allows (k "A"), r rejects, g closes a notice: the card's buttons by their keys. */
   key(k: string): boolean {
     if (!this.id || this.root.hidden) {
       return false;
     }
-    const b = this.root.querySelector<HTMLButtonElement>(`#card-actions button[aria-keyshortcuts="${k}"]`);
+    const b = this.root.querySelector<HTMLButtonElement>(`#card-actions button[aria-keyshortcuts="${k === "A" ? "Shift+A" : k}"]`);
     if (!b || b.disabled || b.offsetParent === null) {
       return false;
     }
@@ -92,6 +96,9 @@ export class Card {
       return;
     }
     window.clearInterval(this.timer);
+    if (this.wantAllow !== view.id) {
+      this.wantAllow = null;
+    }
     this.id = view.id;
     this.busy = false;
     this.expired = false;
@@ -213,10 +220,10 @@ export class Card {
     if (!answerBy || view.kind === "notice") {
       actions.append(el("div", { class: "actions" }, withKey(button("Got it", () => void this.acknowledge(id)), "g")));
       this.checkExpiry(id, expiresMs);
-      void this.checkReceipt(id, o, receipt, receiptPrecise, null);
+      void this.checkReceipt(id, o, receipt, receiptPrecise, []);
       return;
     }
-    this.answers(account, o, answerBy, shape, actions, receipt, receiptPrecise, expiresMs);
+    this.answers(account, view.kind, o, answerBy, shape, actions, receipt, receiptPrecise, expiresMs);
   }
 
   /** The fields as a definition list: each with its label; the agent's marked; diffs drawn; long texts as plain text. */
@@ -266,6 +273,7 @@ export class Card {
   /** The answer a task asks for, Approve, and Reject asked once more. */
   private answers(
     account: string,
+    kind: string,
     o: OpenedTask,
     answerBy: { operation?: unknown; supplies?: unknown },
     shape: TextShape | null,
@@ -308,7 +316,7 @@ export class Card {
     const approveStep = el("div", { id: "approve-step" });
     approveStep.hidden = true;
     // The button says what approving does: "Approve: pay $750.25 to …".
-    const { summary } = displayOf(o);
+    const { title, summary } = displayOf(o);
     const approve = button(summary ? `Approve: ${summary}` : "Approve", () => void this.approve(account, o, answer, note, approveStep));
     if (summary) {
       approve.classList.add("approve-summary");
@@ -342,9 +350,68 @@ export class Card {
     rejectForGood.classList.add("danger");
     rejectStep.append(el("div", { class: "actions" }, rejectForGood, keep));
 
-    actions.append(...parts.filter((p): p is Node => p instanceof Node), el("div", { class: "actions" }, withKey(approve, "a"), withKey(reject, "r")), approveStep, rejectStep);
+    // Always allow this: offered on a confirm task of a connector whose
+    // writes the page reads for a rule, once the catalogue says it reads rules.
+    const build = str(o.envelope["build"]);
+    const connector = connectorOf(build);
+    const allow =
+      kind === "confirm" && readsWrites(connector)
+        ? new AllowStep(
+            {
+              recipient: this.host.recipient,
+              account: () => this.host.account(),
+              say: (t, err) => this.host.say(t, err),
+              askSignature: (req, host, ids, submit) => this.host.askSignature(req, host, ids, submit),
+              prepareApproval: () => this.prepareApproval(account, o, answer, note),
+              showing: () => this.id === id,
+              setBusy: (b) => {
+                if (this.id === id) {
+                  this.busy = b;
+                }
+              },
+              approved: (said) => {
+                this.host.approved(id, title);
+                this.host.answered(said);
+              },
+            },
+            id,
+            title,
+            str(o.envelope["project_uuid"]),
+            () => allowWhen(connector, o.request, o.envelope),
+          )
+        : null;
+    const allowKey = allow ? withKey(allow.button, "Shift+A", "Shift+A") : null;
+    if (allow && allowKey) {
+      allow.button.disabled = true;
+      allowKey.hidden = true;
+    }
+
+    actions.append(...parts.filter((p): p is Node => p instanceof Node), el("div", { class: "actions" }, withKey(approve, "a"), allowKey, withKey(reject, "r")), approveStep, ...(allow ? [allow.root] : []), rejectStep);
     this.checkExpiry(id, expiresMs);
-    void this.checkReceipt(id, o, receipt, receiptPrecise, approve);
+    const verified = this.checkReceipt(id, o, receipt, receiptPrecise, allow ? [approve, allow.button] : [approve]);
+    if (!allow || !allowKey) {
+      if (this.wantAllow === id) {
+        this.wantAllow = null;
+        this.host.say("This task cannot be always allowed: only a yes-or-no task of a connector whose policy takes rules (Mercury, GitHub, Gmail) can.", true);
+      }
+      return;
+    }
+    void Promise.all([verified, declaresRules(build)]).then(([ok, rules]) => {
+      if (this.id !== id) {
+        return;
+      }
+      allowKey.hidden = rules !== true;
+      if (this.wantAllow !== id) {
+        return;
+      }
+      this.wantAllow = null;
+      if (rules !== true) {
+        this.host.say(rules === null ? "This task cannot be always allowed now: the service's catalogue could not be read." : `This task cannot be always allowed: ${connector}'s policy takes no rules here.`, true);
+      } else if (ok && !allow.button.disabled) {
+        allow.button.focus();
+        allow.button.click();
+      }
+    });
   }
 
   /**
@@ -451,48 +518,54 @@ export class Card {
     }
   }
 
-  /** Fetches the proof of origin and the run keys; enables Approve only when the receipt proves the task. */
-  private async checkReceipt(id: string, o: OpenedTask, out: HTMLElement, precise: HTMLElement, approve: HTMLButtonElement | null): Promise<void> {
+  /** Fetches the proof of origin and the run keys; enables Approve (and Always allow) only when the receipt proves the task. */
+  private async checkReceipt(id: string, o: OpenedTask, out: HTMLElement, precise: HTMLElement, enable: HTMLButtonElement[]): Promise<boolean> {
     let why: string;
     try {
       const [org, doc] = await Promise.all([api("GET", `/inbox/tasks/${encodeURIComponent(id)}/origin`), api("GET", "/.well-known/countersign-run-key")]);
       const r = await verifyReceipt(runKeys(doc), (org as { receipt?: unknown }).receipt, o);
       if (this.id !== id) {
-        return;
+        return false;
       }
       out.textContent = WORDS.receiptOK;
       precise.textContent = WORDS.receiptPrecise(r.run, r.build);
       out.classList.remove("error");
       out.classList.add("ok");
-      if (approve && !this.expired) {
-        approve.disabled = false;
+      for (const b of enable) {
+        b.disabled = this.expired;
       }
-      return;
+      return true;
     } catch (e) {
       why = e instanceof ReceiptError || e instanceof Refused ? e.message : "the receipt could not be checked: " + (e instanceof Error ? e.message : String(e));
     }
     if (this.id !== id) {
-      return;
+      return false;
     }
     out.textContent = WORDS.receiptBad(why);
     precise.textContent = `Receipt not verified: ${why}.`;
     out.classList.add("error");
-    if (approve) {
-      approve.disabled = true;
+    for (const b of enable) {
+      b.disabled = true;
     }
+    if (this.wantAllow === id) {
+      this.wantAllow = null;
+      this.host.say(`This task cannot be always allowed: ${WORDS.receiptBad(why)}`, true);
+    }
+    return false;
   }
 
   /**
-   * Seals the answer and note to the task's reply key, then has the wallet
-   * sign the approval sentence that covers them: the connected wallet (one
-   * prompt), or a wallet elsewhere through the paste panel.
+   * Seals the answer and note to the task's reply key and builds the
+   * approval sentence that covers them, sending nothing: what the wallet is
+   * asked, and how the approval is sent once signed. Null when the answer
+   * cannot be sent (said why).
    */
-  private async approve(account: string, o: OpenedTask, answer: Answer, note: HTMLTextAreaElement, step: HTMLElement): Promise<void> {
+  private async prepareApproval(account: string, o: OpenedTask, answer: Answer, note: HTMLTextAreaElement): Promise<PreparedApproval | null> {
     const id = String(o.envelope["id"]);
-    const { title, summary } = displayOf(o);
+    const { summary } = displayOf(o);
     const reply = o.replyPubkey;
-    if (!reply || this.busy) {
-      return;
+    if (!reply) {
+      return null;
     }
     let sealedSupply: Bytes | null = null;
     let sealedNote: Bytes | null = null;
@@ -507,16 +580,47 @@ export class Card {
     } catch (e) {
       if (e instanceof AnswerMismatch) {
         this.host.say(`${e.message} ${WORDS.answerNotSent}`, true);
-        return;
+        return null;
       }
       this.host.say("This answer cannot be sent: " + (e instanceof Error ? e.message : String(e)), true);
-      return;
+      return null;
     }
     const supply = await supplyHash(sealedNote, sealedSupply);
     const atMs = Math.floor(Date.now() / 1000) * 1000;
     // The sentence names the summary of the envelope decrypted here: the
     // wallet shows what approving does, and the answer run checks it again.
     const req: SignRequest = { account, sentence: approvalSentence(account, id, o.taskHash, supply, sentenceTime(atMs), summary), recipient: this.host.recipient, nonce: newNonce() };
+    const send = async (sig: Signature): Promise<void> => {
+      const body: Record<string, unknown> = { task_hash: o.taskHash, approval: { at: atMs / 1000, ...sig } };
+      if (summary) {
+        body["summary"] = summary;
+      }
+      if (sealedSupply) {
+        body["supplied"] = toBase64(sealedSupply);
+      }
+      if (sealedNote) {
+        body["note"] = toBase64(sealedNote);
+      }
+      await api("POST", `/inbox/tasks/${encodeURIComponent(id)}/approve`, body);
+    };
+    return { req, send };
+  }
+
+  /**
+   * Seals the answer and note to the task's reply key, then has the wallet
+   * sign the approval sentence that covers them: the connected wallet (one
+   * prompt), or a wallet elsewhere through the paste panel.
+   */
+  private async approve(account: string, o: OpenedTask, answer: Answer, note: HTMLTextAreaElement, step: HTMLElement): Promise<void> {
+    const id = String(o.envelope["id"]);
+    const { title, summary } = displayOf(o);
+    if (this.busy) {
+      return;
+    }
+    const prepared = await this.prepareApproval(account, o, answer, note);
+    if (!prepared) {
+      return;
+    }
     const host = el("div");
     step.replaceChildren(
       el("h3", {}, "Sign the approval"),
@@ -529,7 +633,7 @@ export class Card {
       if (this.host.walletName()) {
         this.busy = true;
       }
-      sig = await this.host.askSignature(req, host, { sentence: "approval-sentence", recipient: "approval-recipient", nonce: "approval-nonce", command: "approval-command", answer: "approval-signed" }, "Send approval");
+      sig = await this.host.askSignature(prepared.req, host, { sentence: "approval-sentence", recipient: "approval-recipient", nonce: "approval-nonce", command: "approval-command", answer: "approval-signed" }, "Send approval");
     } catch (e) {
       this.busy = false;
       step.hidden = true;
@@ -541,19 +645,9 @@ export class Card {
       return;
     }
     this.busy = true;
-    const body: Record<string, unknown> = { task_hash: o.taskHash, approval: { at: atMs / 1000, ...sig } };
-    if (summary) {
-      body["summary"] = summary;
-    }
-    if (sealedSupply) {
-      body["supplied"] = toBase64(sealedSupply);
-    }
-    if (sealedNote) {
-      body["note"] = toBase64(sealedNote);
-    }
     this.host.say("Sending the approval…");
     try {
-      await api("POST", `/inbox/tasks/${encodeURIComponent(id)}/approve`, body);
+      await prepared.send(sig);
     } catch (e) {
       this.busy = false;
       step.hidden = true;

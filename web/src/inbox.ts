@@ -3,8 +3,9 @@
 // It also exports the device's crypto and its kept key, which the browser
 // tests load from the shipped bundle and check against the contract's
 // vectors and against the Go side, the pasted answers' check, the wallets'
-// manifest, the diff reader, the words of a history entry's end and the
-// check of an answer against its shape, which they check as shipped.
+// manifest, the diff reader, the words of a history entry's end, the
+// check of an answer against its shape and the reading of a task's write
+// for "Always allow this", which they check as shipped.
 import { mountInbox } from "./page";
 
 export * from "./crypto";
@@ -14,6 +15,7 @@ export { pasted, RPC, WALLETS } from "./wallet";
 export { endingWords, sentenceTime } from "./words";
 export { parseDiff, diffView } from "./diff";
 export { fitsShape, readTextShape } from "./answer";
+export { allowWhen } from "./allow";
 export { fromBase58, preparingRun, readSigned, receiptBytes, runKeys, verifyReceipt } from "./origin";
 
 mountInbox();

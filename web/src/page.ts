@@ -202,6 +202,7 @@ class Inbox {
     ["Enter", "open the task"],
     ["x", "select the task (or not), to approve several with one signature"],
     ["a", "Approve the open task"],
+    ["Shift+A", "Always allow this: a rule that lets writes like the open or focused task run at once (it asks once more)"],
     ["r", "Reject the open task (it asks once more)"],
     ["g", "Got it: close the open notice"],
     ["u", "Unlock the tasks locked on this device"],
@@ -216,7 +217,7 @@ class Inbox {
     el("dl", {}, ...Inbox.KEYS.flatMap(([k, what]) => [el("dt", {}, el("kbd", {}, k)), el("dd", {}, what)])),
   );
 
-  /** j/k move between tasks, a approves, r rejects, Esc goes back, ? lists the keys; not while typing. */
+  /** j/k move between tasks, a approves, Shift+A always allows, r rejects, Esc goes back, ? lists the keys; not while typing. */
   private onKey(ev: KeyboardEvent): void {
     if (ev.ctrlKey || ev.metaKey || ev.altKey || ev.defaultPrevented) {
       return;
@@ -277,7 +278,18 @@ class Inbox {
       }
       return;
     }
-    if ((ev.key === "a" || ev.key === "r" || ev.key === "g") && this.card.key(ev.key)) {
+    if (ev.key === "A" && !this.listBox.hidden) {
+      // Shift+A on a task in the list: its card opens with Always allow this.
+      const id = (document.activeElement as HTMLElement | null)?.closest("ul.tasks > li")?.getAttribute("data-task");
+      const it = id ? this.items.get(id) : undefined;
+      if (id && it?.opened && this.waitingList.contains(document.activeElement)) {
+        ev.preventDefault();
+        this.card.wantAllow = id;
+        this.go(`#/tasks/${encodeURIComponent(id)}`, "list");
+      }
+      return;
+    }
+    if ((ev.key === "a" || ev.key === "A" || ev.key === "r" || ev.key === "g") && this.card.key(ev.key)) {
       ev.preventDefault();
     }
   }

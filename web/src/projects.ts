@@ -113,12 +113,17 @@ export function explainedView(ex: Explained, prefix: string, name: string): HTML
   );
   const box = el("div", { class: "explained", id: prefix, "data-explained": "" }, el("p", { class: "explained-head" }, "What it does"), writes);
   if (ex.rules.length) {
-    box.append(el("p", { class: "explained-head" }, "Its rules, in order (the first that matches decides)"), el("ol", { class: "explained-rules", id: `${prefix}-rules`, "aria-label": `The rules of ${name}` }, ...ex.rules.map((r) => el("li", {}, r))));
+    box.append(el("p", { class: "explained-head" }, "Its rules, in order (the first that matches decides)"), rulesList(ex.rules, `${prefix}-rules`, `The rules of ${name}`));
   }
   if (ex.limits.length) {
     box.append(el("p", { class: "explained-head" }, "Its limits"), el("ul", { class: "explained-limits", id: `${prefix}-limits`, "aria-label": `The limits of ${name}` }, ...ex.limits.map((l) => el("li", { class: "mono" }, l))));
   }
   return box;
+}
+
+/** Rules as the policy reader writes them, one sentence each ("Rule 1: …"), as Settings lists every rule. */
+export function rulesList(rules: string[], id: string, label: string): HTMLElement {
+  return el("ol", { class: "explained-rules", id, "aria-label": label }, ...rules.map((r) => el("li", {}, r)));
 }
 
 interface Operation {

@@ -4,8 +4,10 @@
 // with a known ed25519 key. The test sets TEST_WALLET first:
 // {account, publicKey, seed (hex of the 32-byte seed), callback (sign the
 // page's URL as the callback, as MyNearWallet does when it redirects)}.
-// window.testWallet records what it signed and can be told to decline, or
-// to answer with a signature that verifies for nothing (corrupt).
+// window.testWallet records what it signed and can be told to decline
+// (every message, or those declineIf(message) is true of), to wait until
+// released (hold, a promise), or to answer with a signature that verifies
+// for nothing (corrupt).
 (() => {
   const W = TEST_WALLET;
   const hex = (s) => Uint8Array.from(s.match(/../g), (h) => parseInt(h, 16));
@@ -20,7 +22,7 @@
     const b = new TextEncoder().encode(s);
     return [...u32(b.length), ...b];
   };
-  const state = { signed: [], signIns: 0, decline: false, callback: !!W.callback, corrupt: false };
+  const state = { signed: [], signIns: 0, decline: false, declineIf: null, hold: null, callback: !!W.callback, corrupt: false };
   window.testWallet = state;
   const account = { accountId: W.account, publicKey: W.publicKey };
   const wallet = {
@@ -46,7 +48,12 @@
       return [account];
     },
     async signMessage({ message, recipient, nonce }) {
-      if (state.decline) {
+      if (state.hold) {
+        // A wallet that has not answered yet: it declines once released.
+        await state.hold;
+        throw new Error("User rejected the request");
+      }
+      if (state.decline || (state.declineIf && state.declineIf(message))) {
         throw new Error("User rejected the request");
       }
       const cb = state.callback ? [1, ...str(location.href)] : [0];

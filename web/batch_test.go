@@ -18,7 +18,7 @@ import (
 
 // payTask asks the owner to confirm a ledger payment in project, with a
 // summary, and returns the task's id.
-func payTask(t *testing.T, w *servicetest.World, project string, amount int, title, summary string) string {
+func payTask(t testing.TB, w *servicetest.World, project string, amount int, title, summary string) string {
 	t.Helper()
 	raw, err := w.AgentClient().Call(context.Background(), w.Owner.Account, project, "pay", map[string]any{"amount": amount, "title": title, "summary": summary}, nil)
 	var a client.Awaiting

@@ -8,16 +8,25 @@ package web_test
 //     (its device copy unwrapped, its content opened and hashed), timed by
 //     the page's own clock from the navigation's start;
 //   - from the Approve click on a guessing-game turn to the task shown as
-//     done in the history, the injected test wallet signing at once.
+//     done in the history, the injected test wallet signing at once;
+//   - ten payments approved through the page: from the Approve selected
+//     click (all ten selected) to all ten shown done (the banner above the
+//     list that tells each approved task's end),
+//     beside ten single approvals, from the first card's Approve click,
+//     each next card opened from the list and approved, to all ten done.
 //
-//	go test ./web -run '^$' -bench . -benchtime 20x
+//	go test ./web -run '^$' -bench 'BundleSize|List20|ApproveToDone' -benchtime 20x
+//	go test ./web -run '^$' -bench ApproveTen -benchtime 5x
 
 import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -148,4 +157,125 @@ func commitFloor(b *testing.B, w *servicetest.World) float64 {
 		}
 	}
 	return float64(time.Since(start).Microseconds()) / 1000 / n
+}
+
+// approveTenBatch selects the ten tasks (ids) in the list, clicks Approve
+// selected, and resolves with [ms until the approval was accepted, ms
+// until all ten are shown done (each one's banner above the list, drawn
+// from the history, says it was carried out)].
+const approveTenBatch = `(async (ids) => {
+  const until = async (f) => { while (!f()) await new Promise((r) => setTimeout(r, 2)); };
+  const done = (id) => document.querySelector('#outcomes .outcome[data-outcome="' + id + '"]')?.dataset.state === "done";
+  const told = (id) => !!document.querySelector('#outcomes .outcome[data-outcome="' + id + '"]');
+  window.benchStage = "selecting";
+  for (const id of ids) {
+    const box = document.querySelector('input.task-pick[data-task="' + id + '"]');
+    if (!box.checked) box.click();
+  }
+  const b = document.getElementById("batch-approve");
+  await until(() => !b.disabled && b.textContent === "Approve 10 selected");
+  const t0 = performance.now();
+  b.click();
+  window.benchStage = "batch sent";
+  await until(() => ids.every(told));
+  const accepted = performance.now() - t0;
+  window.benchStage = "batch accepted";
+  await until(() => ids.every(done));
+  return [accepted, performance.now() - t0];
+})(%s)`
+
+// approveTenSingly approves the ten tasks (ids) one by one: the first
+// card is open; from its Approve click, each next card is opened from the
+// list, its receipt checked, and approved. It resolves with [ms until the
+// tenth approval was accepted, ms until all ten are shown done].
+const approveTenSingly = `(async (ids) => {
+  const until = async (f) => { while (!f()) await new Promise((r) => setTimeout(r, 2)); };
+  const done = (id) => document.querySelector('#outcomes .outcome[data-outcome="' + id + '"]')?.dataset.state === "done";
+  const approve = () => [...document.querySelectorAll("#card-actions button")].find((b) => /^Approve(: |$)/.test(b.textContent.trim()));
+  const told = (id) => !!document.querySelector('#outcomes .outcome[data-outcome="' + id + '"]');
+  const ready = (id) => !document.getElementById("card").hidden && document.getElementById("card-task-id")?.textContent === id && approve() && !approve().disabled;
+  await until(() => ready(ids[0]));
+  const t0 = performance.now();
+  for (const [i, id] of ids.entries()) {
+    window.benchStage = "single " + i;
+    if (i > 0) {
+      await until(() => !document.getElementById("list").hidden && document.querySelector('button.task-open[data-task="' + id + '"]'));
+      document.querySelector('button.task-open[data-task="' + id + '"]').click();
+      await until(() => ready(id));
+    }
+    approve().click();
+    await until(() => document.getElementById("card").hidden && told(id));
+  }
+  const accepted = performance.now() - t0;
+  window.benchStage = "singles accepted";
+  await until(() => ids.every(done));
+  return [accepted, performance.now() - t0];
+})(%s)`
+
+// BenchmarkInboxPageApproveTen: ten ledger payments approved through the
+// page with one Approve selected (one signature), beside the same ten
+// approved one card at a time (ten signatures); each iteration does both,
+// in alternating order, on fresh tasks.
+func BenchmarkInboxPageApproveTen(b *testing.B) {
+	w := servicetest.New(b, storetest.Postgres(b))
+	followClock(b, w)
+	w.StartJobs()
+	ctx := blankTab(b, 10*time.Minute)
+	injectWallet(b, ctx, w)
+	signInWithWallet(b, ctx, w)
+	ten := func() []string {
+		var ids []string
+		for i := range 10 {
+			ids = append(ids, payTask(b, w, "ledger", i+1, fmt.Sprintf("Pay Acme Corp %d", i+1), fmt.Sprintf("pay $%d.00 to Acme Corp by ACH", i+1)))
+		}
+		for _, id := range ids {
+			do(b, ctx, "task "+id+" listed", chromedp.WaitVisible(chromedp.CSS(`input.task-pick[data-task="`+id+`"]`)))
+		}
+		return ids
+	}
+	timed := func(script string, ids []string) (accepted, done float64) {
+		arg, _ := json.Marshal(ids)
+		actx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		defer cancel()
+		got, err := chromedp.Run(actx, chromedp.Evaluate[[]float64](strings.Replace(script, "%s", string(arg), 1), chromedp.EvalAwaitPromise))
+		if err != nil || len(got) != 2 {
+			stage, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`window.benchStage + " | " + document.getElementById("status").textContent + " | " + JSON.stringify(`+string(arg)+`.map((id) => document.querySelector('#outcomes .outcome[data-outcome="' + id + '"]')?.dataset.state ?? "absent"))`))
+			b.Fatalf("%v %v at %s", got, err, stage)
+		}
+		return got[0], got[1]
+	}
+	var batch, single, batchAccepted, singleAccepted []float64
+	n := 0
+	for b.Loop() {
+		for _, singly := range []bool{n%2 == 1, n%2 == 0} {
+			b.StopTimer()
+			ids := ten()
+			if singly {
+				openCard(b, ctx, ids[0])
+			}
+			b.StartTimer()
+			if singly {
+				a, d := timed(approveTenSingly, ids)
+				single, singleAccepted = append(single, d), append(singleAccepted, a)
+			} else {
+				a, d := timed(approveTenBatch, ids)
+				batch, batchAccepted = append(batch, d), append(batchAccepted, a)
+			}
+		}
+		n++
+	}
+	mean := func(xs []float64) float64 {
+		t := 0.0
+		for _, x := range xs {
+			t += x
+		}
+		return t / float64(len(xs))
+	}
+	b.ReportMetric(mean(batch), "ms-batch-to-done")
+	b.ReportMetric(mean(batchAccepted), "ms-batch-accepted")
+	b.ReportMetric(mean(single), "ms-10-singles-to-done")
+	b.ReportMetric(mean(singleAccepted), "ms-10-singles-accepted")
+	b.ReportMetric(mean(single)/mean(batch), "x-singles-over-batch")
+	b.Logf("batch to done %.0f–%.0f ms, ten singles to done %.0f–%.0f ms over %d rounds", slices.Min(batch), slices.Max(batch), slices.Min(single), slices.Max(single), len(batch))
+	b.ReportMetric(0, "ns/op")
 }

@@ -15,7 +15,9 @@ type watch struct {
 	ended  map[string]time.Time
 	wake   chan struct{} // closed at the next event
 	closed bool
-	stop   context.CancelFunc
+	// gone closes when the stream has ended.
+	gone chan struct{}
+	stop context.CancelFunc
 }
 
 // terminal says whether a state is an end.
@@ -35,7 +37,7 @@ func (o *owner) watchEvents(ctx context.Context) (*watch, error) {
 		cancel()
 		return nil, err
 	}
-	w := &watch{states: map[string]string{}, ended: map[string]time.Time{}, wake: make(chan struct{}), stop: cancel}
+	w := &watch{states: map[string]string{}, ended: map[string]time.Time{}, wake: make(chan struct{}), gone: make(chan struct{}), stop: cancel}
 	go func() {
 		for ev := range events {
 			now := time.Now()
@@ -52,6 +54,7 @@ func (o *owner) watchEvents(ctx context.Context) (*watch, error) {
 		w.closed = true
 		close(w.wake)
 		w.mu.Unlock()
+		close(w.gone)
 	}()
 	return w, nil
 }

@@ -126,6 +126,42 @@ func TestBenchScaleQuick(t *testing.T) {
 	}
 }
 
+// TestBenchReplicasQuick runs `countersign bench --replicas --quick`: one
+// then two serve processes on one database, each process serving writes,
+// and approvals sent to one process reaching done on a stream held by the
+// other.
+func TestBenchReplicasQuick(t *testing.T) {
+	t.Parallel()
+	_ = pgURL(t)
+	bin := buildBinary(t)
+	env := map[string]string{"COUNTERSIGN_DATABASE_URL": storetest.PostgresURL()}
+	r := run(t, context.Background(), env, "bench", "--replicas", "--quick", "--json", "--binary", bin)
+	if r.code != 0 {
+		t.Fatalf("bench --replicas --quick: %+v", r)
+	}
+	var rep loadtest.ReplicasReport
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("the report is not JSON: %v\n%s", err, r.stdout)
+	}
+	q := loadtest.QuickReplicas()
+	if len(rep.Rounds) != len(q.Rounds) || !rep.Dropped {
+		t.Fatalf("report %+v", rep)
+	}
+	for i, rd := range rep.Rounds {
+		if rd.Processes != q.Rounds[i] || len(rd.PerProcess) != rd.Processes || rd.Errors != 0 || rd.FirstError != "" || rd.Ratio <= 0 {
+			t.Errorf("round %d: %+v", i+1, rd)
+		}
+		for _, w := range rd.PerProcess {
+			if w <= 0 {
+				t.Errorf("round %d: a process served no writes: %+v", i+1, rd)
+			}
+		}
+		if rd.Samples != q.Samples || rd.DoneMS <= 0 || rd.ApprovedMS <= 0 || rd.DoneMS < rd.ApprovedMS {
+			t.Errorf("round %d's approvals: %+v", i+1, rd)
+		}
+	}
+}
+
 // TestBenchRefusesRemoteDatabases: the bench loads only this machine.
 func TestBenchRefusesRemoteDatabases(t *testing.T) {
 	t.Parallel()

@@ -339,6 +339,7 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 	// What each request was answered, by phase.
 	phases := map[string]map[string]int{}
 	var wrong []string
+	ownersRefused := 0
 	for _, o := range log {
 		phase := "before"
 		switch {
@@ -362,6 +363,9 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 		phases[phase][o.kind+": "+answer]++
 		unavailable := status(o.err) == http.StatusServiceUnavailable &&
 			(refusalCode(o.err) == "upstream_unavailable" || refusalCode(o.err) == "task_store_unavailable")
+		if unavailable && refusalCode(o.err) == "upstream_unavailable" {
+			ownersRefused++
+		}
 		switch {
 		case isTransport(o.err):
 			wrong = append(wrong, fmt.Sprintf("%s %s: no answer after %s: %v", phase, o.kind, o.ended.Sub(o.sent).Round(time.Millisecond), o.err))
@@ -384,6 +388,11 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 	}
 	if phases["down"] == nil {
 		t.Error("no request was sent and answered while PostgreSQL was down")
+	}
+	// An owner told the store is unavailable is told no more; the
+	// operator's log says what the store answered.
+	if ownersRefused > 0 && !strings.Contains(srv.log.String(), "an owner's request was refused: the store is unavailable") {
+		t.Errorf("%d owners' requests were refused upstream_unavailable and the service's log does not say why", ownersRefused)
 	}
 
 	// Approve what is still waiting, then every task ends done, once.

@@ -43,6 +43,10 @@ type ownerError struct {
 // refusals are logged and shown as an internal error, never their text.
 func writeOwnerError(w http.ResponseWriter, log *slog.Logger, err error) {
 	var e *countersign.Error
+	if errors.Is(err, store.ErrUnavailable) {
+		// The owner is told to try again; the operator, why.
+		log.Warn("an owner's request was refused: the store is unavailable", "err", err)
+	}
 	switch {
 	case errors.As(err, &e):
 	case errors.Is(err, store.ErrUnavailable):

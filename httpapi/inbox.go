@@ -3,6 +3,8 @@ package httpapi
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -279,13 +281,18 @@ const DefaultHeartbeat = 15 * time.Second
 func (s *Server) events(w http.ResponseWriter, r *http.Request, sess inbox.Session) {
 	token, _, _ := s.sessionToken(r) // it authenticated this request
 	st := s.streams.register(sess)
-	defer s.streams.close(st)
 	// The session is looked at again now that the stream listens for its
 	// end: an end that committed before is seen here, one after ends it.
 	if _, err := s.opts.Inbox.Authenticate(r.Context(), token); err != nil {
+		s.streams.close(st)
 		writeOwnerError(w, s.opts.Logger, err)
 		return
 	}
+	if s.fan != nil && canHandOff(w, r) {
+		s.handOff(w, r, sess, st, token)
+		return
+	}
+	defer s.streams.close(st)
 	ch, stop, err := s.opts.Inbox.Events(sess)
 	if err != nil {
 		writeOwnerError(w, s.opts.Logger, err)
@@ -342,6 +349,41 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, sess inbox.Sessi
 			}
 		}
 	}
+}
+
+// handOff serves an event stream as events does, but gives its connection
+// to the fan-out once the header is sent (see fanout.go).
+func (s *Server) handOff(w http.ResponseWriter, r *http.Request, sess inbox.Session, st *stream, token string) {
+	c := s.fan.open(st, token)
+	s.streams.whenEnded(st, func() { s.fan.end(c) })
+	if err := s.streams.announce(r.Context(), st, sess.ValidUntil); err != nil {
+		s.fan.abandon(c)
+		writeOwnerError(w, s.opts.Logger, err)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	// No chunks: the stream's body ends when its connection closes.
+	h.Set("Transfer-Encoding", "identity")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Now().Add(s.opts.Heartbeat))
+	_, err := io.WriteString(w, ": connected\n\n")
+	if err == nil {
+		err = rc.Flush()
+	}
+	var conn net.Conn
+	if err == nil {
+		conn, _, err = rc.Hijack()
+	}
+	if err != nil {
+		s.fan.abandon(c)
+		return
+	}
+	srv, _ := r.Context().Value(http.ServerContextKey).(*http.Server)
+	s.fan.attach(c, conn, srv, sess.ValidUntil)
 }
 
 // nonNil is a list as JSON shows an empty one: [], never null.

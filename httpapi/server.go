@@ -101,6 +101,7 @@ type Server struct {
 	failedAuth      *limiter
 	goodCredentials *credentials
 	streams         *streams
+	fan             *fanout // nil: every event stream keeps its handler
 	browser         browserOrigin
 	mcp             *agentmcp.Pool
 	docCache
@@ -133,6 +134,13 @@ func New(opts Options) *Server {
 		failedAuth:      newLimiter(opts.Limits.FailedAuthPerMinute, opts.Limits.FailedAuthPerMinute),
 		goodCredentials: newCredentials(), browser: newBrowserOrigin(opts.PublicURL)}
 	s.streams = newStreams(opts.Store, opts.Logger)
+	if sub, ok := opts.Store.(store.FuncSubscriber); ok && opts.Inbox != nil && handOffSupported {
+		check := func(ctx context.Context, token string) error {
+			_, err := opts.Inbox.Authenticate(ctx, token)
+			return err
+		}
+		s.fan = newFanout(sub.SubscribeFunc, check, s.streams.close, opts.Heartbeat, opts.Logger)
+	}
 	s.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "countersign_http_requests_total",
 		Help: "HTTP requests by route and status code.",
@@ -178,10 +186,15 @@ func New(opts Options) *Server {
 }
 
 // Close stops the server's background work (the MCP transport's look at
-// grants); the routes still answer.
+// grants) and ends its event streams, waiting a few seconds at most for
+// them to close; the routes still answer, but an event stream opened from
+// now on ends at once.
 func (s *Server) Close() {
 	if s.mcp != nil {
 		s.mcp.Close()
+	}
+	if s.fan != nil {
+		s.fan.close(5 * time.Second)
 	}
 }
 

@@ -57,6 +57,8 @@ type stream struct {
 	id, owner, device string
 	done              chan struct{}
 	ended             bool
+	// onEnd, if set, is called (under the lock) when done closes.
+	onEnd func()
 }
 
 func newStreams(st store.Store, log *slog.Logger) *streams {
@@ -206,5 +208,19 @@ func (s *streams) end(st *stream) {
 	if !st.ended {
 		st.ended = true
 		close(st.done)
+		if st.onEnd != nil {
+			st.onEnd()
+		}
+	}
+}
+
+// whenEnded has fn called, without waiting, when the stream must end (at
+// once if it must already).
+func (s *streams) whenEnded(st *stream, fn func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st.onEnd = fn
+	if st.ended {
+		fn()
 	}
 }

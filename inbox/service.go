@@ -114,10 +114,11 @@ func (s *Service) claim(account, sentence string, signed approval.Signed) approv
 
 func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Second) }
 
-// storeErr turns an unreachable store into the owner's transient refusal.
+// storeErr turns an unreachable store into the owner's transient refusal,
+// which still carries the store's error for the operator's log.
 func storeErr(err error) error {
 	if errors.Is(err, store.ErrUnavailable) {
-		return &countersign.Error{Code: countersign.UpstreamUnavailable, Message: "the store is unavailable; try again shortly", RetryAfter: 5 * time.Second}
+		return fmt.Errorf("%w: %w", &countersign.Error{Code: countersign.UpstreamUnavailable, Message: "the store is unavailable; try again shortly", RetryAfter: 5 * time.Second}, err)
 	}
 	return err
 }

@@ -83,7 +83,7 @@ func (b *bench) newOwner(ctx context.Context) (*owner, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &device.Device{Account: w.AccountID, Key: key, Signer: device.WalletSigner{Wallet: w},
+	d := &device.Device{Account: w.AccountID, Key: key, Signer: device.WalletSigner{Wallet: w}, Recipient: b.recipient,
 		Client: &client.Client{BaseURL: b.svc.base, HTTP: b.addrs.next()}}
 	if _, err := d.SignIn(ctx, 24*time.Hour); err != nil {
 		return nil, fmt.Errorf("an owner's sign-in: %w", err)

@@ -115,6 +115,8 @@ type bench struct {
 	addrs *addresses
 	// t0 is when the run began; progress lines say how long ago.
 	t0 time.Time
+	// recipient is what owners sign for ("": the service's host and port).
+	recipient string
 }
 
 func (b *bench) progress(format string, args ...any) {

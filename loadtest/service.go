@@ -23,8 +23,10 @@ type service struct {
 	env    []string
 	cmd    *exec.Cmd
 	base   string
-	log    *logTail
-	exited chan struct{}
+	// metrics is its /metrics URL, when it serves one.
+	metrics string
+	log     *logTail
+	exited  chan struct{}
 }
 
 // serviceEnv is the environment of every command the bench runs: this
@@ -63,11 +65,24 @@ func command(ctx context.Context, binary string, env []string, args ...string) (
 	return out.String(), nil
 }
 
-var listening = regexp.MustCompile(`listening on (http://\S+)`)
+var (
+	listening        = regexp.MustCompile(`listening on (http://\S+)`)
+	metricsListening = regexp.MustCompile(`metrics on (http://\S+/metrics)`)
+)
 
 // startService migrates the database, makes a master key and starts serve
 // on a free loopback port, returning once it listens.
 func startService(ctx context.Context, binary, dbURL string, progress func(string, ...any)) (*service, error) {
+	env, err := prepareService(ctx, binary, dbURL)
+	if err != nil {
+		return nil, err
+	}
+	return launch(ctx, binary, env, false, progress)
+}
+
+// prepareService migrates the database and makes a master key: the
+// environment of every serve process on it.
+func prepareService(ctx context.Context, binary, dbURL string) ([]string, error) {
 	env := serviceEnv(dbURL, "")
 	if _, err := command(ctx, binary, env, "migrate"); err != nil {
 		return nil, err
@@ -76,8 +91,18 @@ func startService(ctx context.Context, binary, dbURL string, progress func(strin
 	if err != nil {
 		return nil, err
 	}
-	s := &service{binary: binary, env: serviceEnv(dbURL, strings.TrimSpace(key)), log: &logTail{}, exited: make(chan struct{})}
-	s.cmd = exec.Command(binary, "serve", "--listen", "127.0.0.1:0", "--metrics-listen", "off")
+	return serviceEnv(dbURL, strings.TrimSpace(key)), nil
+}
+
+// launch starts one serve process with env on a free loopback port (and,
+// when metrics is set, its /metrics on another), returning once it listens.
+func launch(ctx context.Context, binary string, env []string, metrics bool, progress func(string, ...any)) (*service, error) {
+	s := &service{binary: binary, env: env, log: &logTail{}, exited: make(chan struct{})}
+	metricsAddr := "off"
+	if metrics {
+		metricsAddr = "127.0.0.1:0"
+	}
+	s.cmd = exec.Command(binary, "serve", "--listen", "127.0.0.1:0", "--metrics-listen", metricsAddr)
 	s.cmd.Env = s.env
 	stderr, err := s.cmd.StderrPipe()
 	if err != nil {
@@ -87,6 +112,7 @@ func startService(ctx context.Context, binary, dbURL string, progress func(strin
 		return nil, fmt.Errorf("cannot start %s serve: %w", binary, err)
 	}
 	addr := make(chan string, 1)
+	metricsURL := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
@@ -98,25 +124,39 @@ func startService(ctx context.Context, binary, dbURL string, progress func(strin
 				default:
 				}
 			}
+			if m := metricsListening.FindStringSubmatch(line); m != nil {
+				select {
+				case metricsURL <- m[1]:
+				default:
+				}
+			}
 			s.log.add(line)
 		}
 		_, _ = io.Copy(io.Discard, stderr)
 		_ = s.cmd.Wait()
 		close(s.exited)
 	}()
-	select {
-	case s.base = <-addr:
-		progress("the service (pid %d) listens on %s", s.cmd.Process.Pid, s.base)
-		return s, nil
-	case <-s.exited:
-		return nil, fmt.Errorf("the service ended before it listened: %s", s.log.last())
-	case <-time.After(30 * time.Second):
-		_ = s.stop()
-		return nil, errors.New("the service did not listen within 30 s: " + s.log.last())
-	case <-ctx.Done():
-		_ = s.stop()
-		return nil, ctx.Err()
+	timeout := time.After(30 * time.Second)
+	for s.base == "" || (metrics && s.metrics == "") {
+		select {
+		case s.base = <-addr:
+		case s.metrics = <-metricsURL:
+		case <-s.exited:
+			return nil, fmt.Errorf("the service ended before it listened: %s", s.log.last())
+		case <-timeout:
+			_ = s.stop()
+			return nil, errors.New("the service did not listen within 30 s: " + s.log.last())
+		case <-ctx.Done():
+			_ = s.stop()
+			return nil, ctx.Err()
+		}
 	}
+	if metrics {
+		progress("the service (pid %d) listens on %s, its metrics on %s", s.cmd.Process.Pid, s.base, s.metrics)
+	} else {
+		progress("the service (pid %d) listens on %s", s.cmd.Process.Pid, s.base)
+	}
+	return s, nil
 }
 
 func (s *service) pid() string { return strconv.Itoa(s.cmd.Process.Pid) }

@@ -13,9 +13,13 @@ type watch struct {
 	mu     sync.Mutex
 	states map[string]string
 	ended  map[string]time.Time
-	wake   chan struct{} // closed at the next event
-	closed bool
-	stop   context.CancelFunc
+	// approved is when each task's approved event was seen.
+	approved map[string]time.Time
+	wake     chan struct{} // closed at the next event
+	closed   bool
+	// gone closes when the stream has ended.
+	gone chan struct{}
+	stop context.CancelFunc
 }
 
 // terminal says whether a state is an end.
@@ -35,12 +39,15 @@ func (o *owner) watchEvents(ctx context.Context) (*watch, error) {
 		cancel()
 		return nil, err
 	}
-	w := &watch{states: map[string]string{}, ended: map[string]time.Time{}, wake: make(chan struct{}), stop: cancel}
+	w := &watch{states: map[string]string{}, ended: map[string]time.Time{}, approved: map[string]time.Time{}, wake: make(chan struct{}), gone: make(chan struct{}), stop: cancel}
 	go func() {
 		for ev := range events {
 			now := time.Now()
 			w.mu.Lock()
 			w.states[ev.TaskID] = ev.State
+			if ev.State == "approved" {
+				w.approved[ev.TaskID] = now
+			}
 			if terminal(ev.State) {
 				w.ended[ev.TaskID] = now
 			}
@@ -52,6 +59,7 @@ func (o *owner) watchEvents(ctx context.Context) (*watch, error) {
 		w.closed = true
 		close(w.wake)
 		w.mu.Unlock()
+		close(w.gone)
 	}()
 	return w, nil
 }
@@ -98,4 +106,11 @@ func orNone(state string) string {
 		return "nothing"
 	}
 	return state
+}
+
+// approvedAt is when the task's approved event was seen (zero: not seen).
+func (w *watch) approvedAt(id string) time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.approved[id]
 }

@@ -462,6 +462,16 @@ type Subscriber interface {
 	Subscribe(owner string) (<-chan TaskEvent, func())
 }
 
+// FuncSubscriber gives one owner's task events to a function rather than a
+// channel, so that one subscription serves many readers with no goroutine
+// or buffer of its own.
+type FuncSubscriber interface {
+	// SubscribeFunc calls fn with each of the owner's task events as they
+	// commit, one at a time and in the order they are heard, until stop is
+	// called. fn must not block, nor subscribe or stop a subscription.
+	SubscribeFunc(owner string, fn func(TaskEvent)) (stop func())
+}
+
 // AgentTx holds agents, their keys and their money.
 type AgentTx interface {
 	// AddAgentKey records a new key (by its SHA-256, 32 bytes) for an

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -20,11 +21,16 @@ func runBench(ctx context.Context, a *app, args []string) error {
 	quick := fs.Bool("quick", false, "tiny sizes: a few seconds, for tests")
 	asJSON := fs.Bool("json", false, "print the report as JSON instead of a table")
 	binary := fs.String("binary", "", "the countersign binary to run as the service (default this one)")
+	scale := fs.Bool("scale", false, "the memory ladder instead: owners signed in, tasks waiting and event streams open at growing counts (5,000 owners, up to 100,000 tasks and 5,000 streams), the service's memory read at each")
+	replicas := fs.Bool("replicas", false, "rounds against one, two, three and again one serve process on one database instead: their writes/s together ÷ one process's, and approvals sent to one process with the owner's event stream on another")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q: countersign bench [--quick] [--json] [--database URL]", fs.Args())
+		return fmt.Errorf("unexpected arguments %q: countersign bench [--scale | --replicas] [--quick] [--json] [--database URL] [--binary PATH]", fs.Args())
+	}
+	if *scale && *replicas {
+		return errors.New("--scale and --replicas are two benches: run one at a time")
 	}
 	cfg := loadtest.Config{DatabaseURL: *database, Binary: *binary, Progress: a.stderr}
 	if cfg.DatabaseURL == "" {
@@ -46,17 +52,47 @@ func runBench(ctx context.Context, a *app, args []string) error {
 	pipe := make(chan os.Signal, 1)
 	signal.Notify(pipe, syscall.SIGPIPE)
 	defer signal.Stop(pipe)
-	rep, err := loadtest.Run(ctx, cfg)
-	if err != nil {
-		if ctx.Err() != nil && rep != nil && rep.Dropped {
-			return errors.New("interrupted (the bench's database is dropped and its service stopped)")
+	switch {
+	case *scale:
+		sizes := loadtest.DefaultScale()
+		if *quick {
+			sizes = loadtest.QuickScale()
 		}
-		if rep != nil && rep.ServiceLog.Lines > 0 {
-			fmt.Fprintf(a.stderr, "the service logged %d warning or error line(s), the first: %s\n", rep.ServiceLog.Lines, rep.ServiceLog.First[0])
+		rep, err := loadtest.RunScale(ctx, cfg, sizes)
+		if rep != nil {
+			return benchDone(ctx, a, *asJSON, rep, rep.Dropped, rep.ServiceLog, err)
+		}
+		return err
+	case *replicas:
+		sizes := loadtest.DefaultReplicas()
+		if *quick {
+			sizes = loadtest.QuickReplicas()
+		}
+		rep, err := loadtest.RunReplicas(ctx, cfg, sizes)
+		if rep != nil {
+			return benchDone(ctx, a, *asJSON, rep, rep.Dropped, rep.ServiceLog, err)
 		}
 		return err
 	}
-	if *asJSON {
+	rep, err := loadtest.Run(ctx, cfg)
+	if rep != nil {
+		return benchDone(ctx, a, *asJSON, rep, rep.Dropped, rep.ServiceLog, err)
+	}
+	return err
+}
+
+// benchDone prints a bench's report, or says why it failed.
+func benchDone(ctx context.Context, a *app, asJSON bool, rep interface{ WriteTable(io.Writer) error }, dropped bool, log loadtest.ServiceLog, err error) error {
+	if err != nil {
+		if ctx.Err() != nil && dropped {
+			return errors.New("interrupted (the bench's database is dropped and its service stopped)")
+		}
+		if log.Lines > 0 {
+			fmt.Fprintf(a.stderr, "the service logged %d warning or error line(s), the first: %s\n", log.Lines, log.First[0])
+		}
+		return err
+	}
+	if asJSON {
 		enc := json.NewEncoder(a.stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)

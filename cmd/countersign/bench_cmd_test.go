@@ -82,6 +82,86 @@ func TestBenchQuick(t *testing.T) {
 	}
 }
 
+// TestBenchScaleQuick runs `countersign bench --scale --quick`: every step
+// of the ladder is read, the streams hold no goroutine of the service, each
+// probed stream still carries its event, none was lost, and the table says
+// what each stream and task added.
+func TestBenchScaleQuick(t *testing.T) {
+	t.Parallel()
+	_ = pgURL(t)
+	bin := buildBinary(t)
+	env := map[string]string{"COUNTERSIGN_DATABASE_URL": storetest.PostgresURL()}
+	r := run(t, context.Background(), env, "bench", "--scale", "--quick", "--json", "--binary", bin)
+	if r.code != 0 {
+		t.Fatalf("bench --scale --quick: %+v", r)
+	}
+	var rep loadtest.ScaleReport
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("the report is not JSON: %v\n%s", err, r.stdout)
+	}
+	q := loadtest.QuickScale()
+	if len(rep.Steps) != len(q.Steps) || !rep.Dropped || rep.SignInErrors != 0 || rep.FirstError != "" {
+		t.Fatalf("report %+v", rep)
+	}
+	for i, st := range rep.Steps {
+		if st.Tasks != q.Steps[i].Tasks || st.Streams != q.Steps[i].Streams || st.RSS < 1<<20 || st.HeapInUse <= 0 || st.Goroutines <= 0 {
+			t.Errorf("step %d: %+v, want %+v", i+1, st, q.Steps[i])
+		}
+	}
+	// Steps 2 to 4 add 20 streams to the same tasks.
+	if added := rep.Steps[3].Goroutines - rep.Steps[1].Goroutines; added >= 10 {
+		t.Errorf("20 streams added %d goroutines to the service", added)
+	}
+	if rep.Probes != q.Probes || rep.Heard != rep.Probes || rep.StreamsLost != 0 {
+		t.Errorf("probes %d, heard %d, lost %d", rep.Probes, rep.Heard, rep.StreamsLost)
+	}
+	var table bytes.Buffer
+	if err := rep.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"PER ADDED STREAM", "PER ADDED TASK", "signed in", "5 of 5 probed"} {
+		if !strings.Contains(table.String(), want) {
+			t.Errorf("the table lacks %q:\n%s", want, table.String())
+		}
+	}
+}
+
+// TestBenchReplicasQuick runs `countersign bench --replicas --quick`: one
+// then two serve processes on one database, each process serving writes,
+// and approvals sent to one process reaching done on a stream held by the
+// other.
+func TestBenchReplicasQuick(t *testing.T) {
+	t.Parallel()
+	_ = pgURL(t)
+	bin := buildBinary(t)
+	env := map[string]string{"COUNTERSIGN_DATABASE_URL": storetest.PostgresURL()}
+	r := run(t, context.Background(), env, "bench", "--replicas", "--quick", "--json", "--binary", bin)
+	if r.code != 0 {
+		t.Fatalf("bench --replicas --quick: %+v", r)
+	}
+	var rep loadtest.ReplicasReport
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("the report is not JSON: %v\n%s", err, r.stdout)
+	}
+	q := loadtest.QuickReplicas()
+	if len(rep.Rounds) != len(q.Rounds) || !rep.Dropped {
+		t.Fatalf("report %+v", rep)
+	}
+	for i, rd := range rep.Rounds {
+		if rd.Processes != q.Rounds[i] || len(rd.PerProcess) != rd.Processes || rd.Errors != 0 || rd.FirstError != "" || rd.Ratio <= 0 {
+			t.Errorf("round %d: %+v", i+1, rd)
+		}
+		for _, w := range rd.PerProcess {
+			if w <= 0 {
+				t.Errorf("round %d: a process served no writes: %+v", i+1, rd)
+			}
+		}
+		if rd.Samples != q.Samples || rd.DoneMS <= 0 || rd.ApprovedMS <= 0 || rd.DoneMS < rd.ApprovedMS {
+			t.Errorf("round %d's approvals: %+v", i+1, rd)
+		}
+	}
+}
+
 // TestBenchRefusesRemoteDatabases: the bench loads only this machine.
 func TestBenchRefusesRemoteDatabases(t *testing.T) {
 	t.Parallel()

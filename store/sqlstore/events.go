@@ -24,8 +24,12 @@ const subscriberBuffer = 64
 type hub struct {
 	mu       sync.Mutex
 	subs     map[string]map[*subscription]struct{}
+	funcs    map[string]map[*funcSub]struct{}
 	watchers map[*watcher]struct{}
 }
+
+// funcSub is a subscription that calls a function.
+type funcSub struct{ fn func(store.TaskEvent) }
 
 type watcher struct{ fn func(store.StreamSignal) }
 
@@ -52,11 +56,33 @@ func (h *hub) subscribe(owner string) (<-chan store.TaskEvent, func()) {
 	}
 }
 
+// subscribeFunc calls fn with the owner's events until stop.
+func (h *hub) subscribeFunc(owner string, fn func(store.TaskEvent)) func() {
+	s := &funcSub{fn: fn}
+	h.mu.Lock()
+	if h.funcs == nil {
+		h.funcs = map[string]map[*funcSub]struct{}{}
+	}
+	if h.funcs[owner] == nil {
+		h.funcs[owner] = map[*funcSub]struct{}{}
+	}
+	h.funcs[owner][s] = struct{}{}
+	h.mu.Unlock()
+	return func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		delete(h.funcs[owner], s)
+		if len(h.funcs[owner]) == 0 {
+			delete(h.funcs, owner)
+		}
+	}
+}
+
 // count is how many subscriptions an owner has.
 func (h *hub) count(owner string) int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return len(h.subs[owner])
+	return len(h.subs[owner]) + len(h.funcs[owner])
 }
 
 // drop ends a subscription; the caller holds h.mu.
@@ -83,6 +109,9 @@ func (h *hub) publish(ev store.TaskEvent) {
 		default:
 			h.drop(ev.Owner, s)
 		}
+	}
+	for s := range h.funcs[ev.Owner] {
+		s.fn(ev)
 	}
 }
 
@@ -134,6 +163,15 @@ func (db *DB) Subscribe(owner string) (<-chan store.TaskEvent, func()) {
 		db.listenOnce.Do(db.listen)
 	}
 	return db.hub.subscribe(owner)
+}
+
+// SubscribeFunc calls fn with the owner's task events as they commit (see
+// Subscribe), until stop; fn must not block.
+func (db *DB) SubscribeFunc(owner string, fn func(store.TaskEvent)) func() {
+	if db.pg != nil {
+		db.listenOnce.Do(db.listen)
+	}
+	return db.hub.subscribeFunc(owner, fn)
 }
 
 // WatchStreams calls fn with every stream signal on the database from now

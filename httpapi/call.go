@@ -159,7 +159,7 @@ func writeAgentError(w http.ResponseWriter, log interface{ Error(string, ...any)
 	case errors.Is(err, context.Canceled):
 		// The request ended (its client went away, or the server is
 		// stopping) before its answer: nothing failed.
-		e = &countersign.Error{Code: countersign.TaskStoreUnavailable, Message: "the request ended before its answer; try again", RetryAfter: 5e9}
+		e = &countersign.Error{Code: countersign.TaskStoreUnavailable, Message: "the request ended before its answer; try again", RetryAfter: countersign.RetryShortly}
 	default:
 		log.Error("internal error", "err", err)
 		e = countersign.Errorf(countersign.Internal, "internal error")

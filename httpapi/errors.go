@@ -46,11 +46,11 @@ func writeOwnerError(w http.ResponseWriter, log *slog.Logger, err error) {
 	switch {
 	case errors.As(err, &e):
 	case errors.Is(err, store.ErrUnavailable):
-		e = &countersign.Error{Code: countersign.UpstreamUnavailable, Message: "the store is unavailable; try again shortly", RetryAfter: 5e9}
+		e = &countersign.Error{Code: countersign.UpstreamUnavailable, Message: "the store is unavailable; try again shortly", RetryAfter: countersign.RetryShortly}
 	case errors.Is(err, context.Canceled):
 		// The request ended (its client went away, or the server is
 		// stopping) before its answer: nothing failed.
-		e = &countersign.Error{Code: countersign.UpstreamUnavailable, Message: "the request ended before its answer; try again", RetryAfter: 5e9}
+		e = &countersign.Error{Code: countersign.UpstreamUnavailable, Message: "the request ended before its answer; try again", RetryAfter: countersign.RetryShortly}
 	default:
 		log.Error("internal error", "err", err)
 		e = &countersign.Error{Code: countersign.Internal, Message: "internal error"}

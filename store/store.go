@@ -832,7 +832,7 @@ type Move struct {
 	ID        string
 	From, To  countersign.State
 	At        time.Time
-	Actor     string // owner|agent|platform
+	Actor     countersign.Actor
 	Run       string // the run concerned, if any, for the event
 	AnswerRun string // set as the task's answer run when not empty
 	// Unexpired, when set, also requires the task not to have expired by
@@ -863,7 +863,7 @@ type Event struct {
 	TaskID string
 	From   countersign.State
 	To     countersign.State
-	Actor  string
+	Actor  string // a countersign.Actor
 	Run    string
 	At     time.Time
 }

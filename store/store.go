@@ -92,7 +92,7 @@ type Tx interface {
 	PushTx
 }
 
-// PushTx holds Web Push (SPEC §10, wave 3): the service's VAPID key pair,
+// PushTx holds Web Push (SPEC §10): the service's VAPID key pair,
 // each device's one subscription (on its row, sealed under the master key;
 // EndDevice deletes it with the device's copies) and the outbox of pushes.
 // A task's opening writes a delivery for each of the owner's devices with a

@@ -66,7 +66,7 @@ func TestContractMatchesTheCode(t *testing.T) {
 				t.Errorf("the contract has no sentence that reads %q", want)
 			}
 		}
-		// The batch sentence (wave 3): two tasks, their summaries in the
+		// The batch sentence: two tasks, their summaries in the
 		// place of "{summary 1}; {summary 2}; …", the lines' hash in the
 		// place of its description.
 		lines := []approval.BatchLine{{ID: "r1-1", TaskHash: hash, SupplyHash: hash}, {ID: "r1-2", TaskHash: hash, SupplyHash: hash}}

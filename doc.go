@@ -1,7 +1,7 @@
 // Package countersign is the domain of the service, a leaf every other
 // package shares: the one error type with the contract's refusal codes (SPEC
-// §4); the task model — kinds, states and the one state machine with what
-// each move drops, the task events each state sends (SPEC §3, §10); the ids
+// §4); the task model — kinds, states, the transitions the contract allows
+// and what each move drops, the task events each state sends (SPEC §3, §10); the ids
 // and their rules, one rule each (task, run, account, project, device); the
 // envelope (SPEC §8) with its canonical bytes, task hash and supply hash; the
 // validation of what a task shows (SPEC §12); and the contract's limits as
@@ -15,7 +15,8 @@
 //
 // # States
 //
-// CanMove and Move allow exactly these transitions and nothing else:
+// CanMove and Move state the transitions the contract allows, and nothing
+// else:
 //
 //	confirm, input: open → approved | rejected | cancelled | expired | void
 //	                approved → answering | failed | void
@@ -38,6 +39,16 @@
 //     begun run may have acted; such a task ends done or failed
 //     (run_refused:<code> when the connector, re-checking the policy, refuses;
 //     run_unfinished when it never reports).
+//
+// They state the rule; they do not enforce it. The store moves a task from
+// the state its caller names to the one it asks for (store.Move), checking
+// only that the task is still in the first (and, when asked, not expired).
+// An owner's rejection or acknowledgement and an agent's cancellation ask
+// Move first; approvals, answer runs and sweeps name their moves
+// themselves. Outcome and CheckFailure likewise state the outcome
+// class and the failure reasons that go with each end, while the answer
+// runs and the sweeps set both themselves. Drops is what the store applies
+// for every move.
 //
 // Expiry applies to open tasks only: an approval accepted before expires_at is
 // carried out, and the 30-minute deadline bounds it. Only open tasks are

@@ -71,6 +71,11 @@ type Error struct {
 	RetryAfter time.Duration
 }
 
+// RetryShortly is the wait a refusal names when the service, not the
+// request, stopped it (the store unavailable, the request ended before its
+// answer): it is expected to answer again soon.
+const RetryShortly = 5 * time.Second
+
 func (e *Error) Error() string {
 	if e.Message == "" {
 		return string(e.Code)

@@ -1,5 +1,15 @@
 package countersign
 
+// Actor is who moved a task, as its audit trail records it.
+type Actor string
+
+// The actors.
+const (
+	ActorOwner    Actor = "owner"    // the owner: an approval, a rejection, an acknowledgement
+	ActorAgent    Actor = "agent"    // the preparer: a cancellation
+	ActorPlatform Actor = "platform" // the service: answer runs, sweeps, expiry
+)
+
 // EventType names a task event an owner's webhook is told of (SPEC §10).
 type EventType string
 

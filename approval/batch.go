@@ -11,7 +11,7 @@ import (
 	"countersign"
 )
 
-// Limits of a batch approval (SPEC §12, wave 3).
+// Limits of a batch approval (SPEC §12).
 const (
 	// MinBatchTasks and MaxBatchTasks bound the tasks one batch approves.
 	MinBatchTasks = 2
@@ -45,7 +45,7 @@ func LinesHash(lines []BatchLine) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// BatchApproval is the batch approval sentence (SPEC §7, wave 3): one
+// BatchApproval is the batch approval sentence (SPEC §7): one
 // signature over 2–10 confirm tasks of one project, naming each task's
 // summary, in the order of the tasks:
 //

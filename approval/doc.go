@@ -48,7 +48,7 @@
 // project names in confirmation actions are 1–128 characters of
 // [A-Za-z0-9._-]; task ids are 1–80 of [a-z0-9-] as the contract says.
 //
-// BatchApproval builds the batch sentence of wave 3 (2–10 tasks, each
+// BatchApproval builds the batch sentence (2–10 tasks, each
 // summary in the order of the tasks, LinesHash of their lines, at most
 // 1,000 bytes: ErrBatchTooLong otherwise) and BatchPlan splits a client's
 // tasks into batches that fit. ParseBatchApproval cannot split the

@@ -313,7 +313,7 @@ func ParseConfirmation(text string) (Confirmation, error) {
 }
 
 // Approval is the approval sentence, in one of two forms. With a summary
-// (the envelope's display.summary, SPEC §7 wave 3), the wallet shows what
+// (the envelope's display.summary, SPEC §7), the wallet shows what
 // approving does:
 //
 //	Approve in Countersign as {account}: {summary}. Task {id} with hash {task hash} and supply {supply hash}. At {time}.

@@ -295,7 +295,7 @@ type BatchLine struct {
 	SupplyHash string `json:"supply_hash"`
 }
 
-// BatchApproveRequest is the body of a batch approval (SPEC §6, wave 3):
+// BatchApproveRequest is the body of a batch approval (SPEC §6):
 // 2–10 open confirm tasks of one project, nothing supplied, one signature
 // over the batch sentence naming Summaries[i] for Tasks[i].
 type BatchApproveRequest struct {

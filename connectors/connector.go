@@ -87,7 +87,7 @@ type Operation struct {
 // Uncharged tells whether a run that ended refused with err is not charged
 // its price: a call refused for its own arguments (invalid_request,
 // display_invalid) is not, wherever in the connector the refusal arose
-// (SPEC §14, wave 3) — unless the run opened a task or did its write
+// (SPEC §14) — unless the run opened a task or did its write
 // (Call.Did), which the platform checks besides. Any other refusal keeps
 // the charge.
 func Uncharged(err error) bool {

@@ -9,7 +9,7 @@ import (
 // besides the operation's own output (Operation.Result), as JSON Schemas
 // (2020-12): a task opened (AwaitingOwner, Notified) and a refusal. The
 // OpenAPI document and the MCP tools' output schemas are made of these and
-// the operations' Result (SPEC §14, wave 3).
+// the operations' Result (SPEC §14).
 var (
 	// AwaitingOwnerSchema is the answer AwaitingOwner writes.
 	AwaitingOwnerSchema = taskAnswerSchema("awaiting_owner",

@@ -8,7 +8,7 @@ import (
 	"countersign/inbox"
 )
 
-// The owner's history (SPEC §6, wave 3): GET /inbox/activity.
+// The owner's history (SPEC §6): GET /inbox/activity.
 
 func init() {
 	routeDocs["GET /inbox/activity"] = routeDoc{summary: "One page of the owner's history: an entry per write carried out, asked or not, and per task that ended (sealed to the devices)",

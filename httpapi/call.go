@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -142,32 +141,4 @@ func plausibleKey(key string) bool {
 		}
 	}
 	return true
-}
-
-// agentStatus is the status of a transport-level refusal to an agent.
-var agentStatus = map[countersign.Code]int{
-	countersign.Unauthorized:         http.StatusUnauthorized,
-	countersign.InvalidRequest:       http.StatusBadRequest,
-	countersign.TaskStoreUnavailable: http.StatusServiceUnavailable,
-	countersign.RateLimited:          http.StatusTooManyRequests,
-}
-
-func writeAgentError(w http.ResponseWriter, log interface{ Error(string, ...any) }, err error) {
-	var e *countersign.Error
-	switch {
-	case errors.As(err, &e):
-	case errors.Is(err, context.Canceled):
-		// The request ended (its client went away, or the server is
-		// stopping) before its answer: nothing failed.
-		e = &countersign.Error{Code: countersign.TaskStoreUnavailable, Message: "the request ended before its answer; try again", RetryAfter: 5e9}
-	default:
-		log.Error("internal error", "err", err)
-		e = countersign.Errorf(countersign.Internal, "internal error")
-	}
-	status, ok := agentStatus[e.Code]
-	if !ok {
-		status = http.StatusInternalServerError
-	}
-	setRetryAfter(w, e.RetryAfter)
-	writeJSON(w, status, agentRefusal{Success: false, Error: string(e.Code) + ": " + e.Message})
 }

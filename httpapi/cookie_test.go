@@ -193,7 +193,7 @@ func TestBrowserSession(t *testing.T) {
 	}
 }
 
-// TestSecureSessionCookie: SPEC §6 (wave 3). On a public origin where the
+// TestSecureSessionCookie: SPEC §6. On a public origin where the
 // cookie is Secure (here https://inbox.example, configured with its
 // default port, which the browser's Origin never names), a sign-in from the
 // page sets __Host-countersign_session (Secure, HttpOnly, SameSite=Strict,

@@ -22,20 +22,47 @@ const (
 // written in another case than v's are refused. A malformed body is
 // invalid_request with a sentence naming the member, never quoting a value.
 func decode(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
+	body, err := readBody(w, r, limit)
+	if err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return countersign.Errorf(countersign.InvalidRequest, "the body is empty; a JSON object is expected")
+	}
+	return decodeBody(body, v)
+}
+
+// decodeOptional is decode for a body that may be empty (or white space
+// alone).
+func decodeOptional(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
+	if r.ContentLength == 0 {
+		return nil
+	}
+	body, err := readBody(w, r, limit)
+	if err != nil || len(bytes.TrimSpace(body)) == 0 {
+		return err
+	}
+	return decodeBody(body, v)
+}
+
+// readBody reads a JSON body of at most limit bytes.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
-		return countersign.Errorf(countersign.InvalidRequest, "the body must be application/json")
+		return nil, countersign.Errorf(countersign.InvalidRequest, "the body must be application/json")
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return countersign.Errorf(countersign.InvalidRequest, "the body is larger than %d bytes", limit)
+			return nil, countersign.Errorf(countersign.InvalidRequest, "the body is larger than %d bytes", limit)
 		}
-		return countersign.Errorf(countersign.InvalidRequest, "the body could not be read")
+		return nil, countersign.Errorf(countersign.InvalidRequest, "the body could not be read")
 	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		return countersign.Errorf(countersign.InvalidRequest, "the body is empty; a JSON object is expected")
-	}
+	return body, nil
+}
+
+// decodeBody decodes a body that is not empty into v.
+func decodeBody(body []byte, v any) error {
 	if err := countersign.DecodeStrict(body, v); err != nil {
 		var je *countersign.JSONError
 		if !errors.As(err, &je) {
@@ -52,17 +79,4 @@ func decode(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
 		return countersign.Errorf(countersign.InvalidRequest, "%s", je.Sentence("the body"))
 	}
 	return nil
-}
-
-// decodeOptional is decode for a body that may be empty.
-func decodeOptional(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
-	if r.ContentLength == 0 {
-		return nil
-	}
-	err := decode(w, r, limit, v)
-	var e *countersign.Error
-	if errors.As(err, &e) && e.Message == "the body is empty; a JSON object is expected" {
-		return nil
-	}
-	return err
 }

@@ -42,7 +42,7 @@ func ownerRefusal(err error) string {
 	return err.Error()
 }
 
-// TestStatementsAreBoundToThisDeployment: SPEC §7 (wave 3). The recipient
+// TestStatementsAreBoundToThisDeployment: SPEC §7. The recipient
 // is the public origin's host, so a sign-in, a confirmation or an approval
 // signed for another deployment (or for the recipient every deployment once
 // shared) is refused; a signed callback URL outside the public origin makes

@@ -12,8 +12,10 @@ import (
 	"countersign/store"
 )
 
-// ownerStatus is SPEC §4's owner-facing table: the one place a refusal code
-// becomes an HTTP status.
+// The two tables by which a refusal code becomes an HTTP status, the
+// owner's and the agent's, are here and nowhere else.
+
+// ownerStatus is SPEC §4's owner-facing table.
 var ownerStatus = map[countersign.Code]int{
 	countersign.InvalidRequest:       http.StatusBadRequest,
 	countersign.InvalidStatement:     http.StatusBadRequest,
@@ -50,11 +52,11 @@ func writeOwnerError(w http.ResponseWriter, log *slog.Logger, err error) {
 	switch {
 	case errors.As(err, &e):
 	case errors.Is(err, store.ErrUnavailable):
-		e = &countersign.Error{Code: countersign.UpstreamUnavailable, Message: "the store is unavailable; try again shortly", RetryAfter: 5e9}
+		e = &countersign.Error{Code: countersign.UpstreamUnavailable, Message: "the store is unavailable; try again shortly", RetryAfter: countersign.RetryShortly}
 	case errors.Is(err, context.Canceled):
 		// The request ended (its client went away, or the server is
 		// stopping) before its answer: nothing failed.
-		e = &countersign.Error{Code: countersign.UpstreamUnavailable, Message: "the request ended before its answer; try again", RetryAfter: 5e9}
+		e = &countersign.Error{Code: countersign.UpstreamUnavailable, Message: "the request ended before its answer; try again", RetryAfter: countersign.RetryShortly}
 	default:
 		log.Error("internal error", "err", err)
 		e = &countersign.Error{Code: countersign.Internal, Message: "internal error"}
@@ -83,4 +85,35 @@ func setRetryAfter(w http.ResponseWriter, d time.Duration) {
 	if d > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int((d+time.Second-1)/time.Second)))
 	}
+}
+
+// agentStatus is the agent-facing table: the status of a transport-level
+// refusal to an agent (a refusal by a connector or the task layer is a 200).
+var agentStatus = map[countersign.Code]int{
+	countersign.Unauthorized:         http.StatusUnauthorized,
+	countersign.InvalidRequest:       http.StatusBadRequest,
+	countersign.TaskStoreUnavailable: http.StatusServiceUnavailable,
+	countersign.RateLimited:          http.StatusTooManyRequests,
+}
+
+// writeAgentError renders a refusal to an agent. Errors that are not
+// refusals are logged and shown as an internal error, never their text.
+func writeAgentError(w http.ResponseWriter, log interface{ Error(string, ...any) }, err error) {
+	var e *countersign.Error
+	switch {
+	case errors.As(err, &e):
+	case errors.Is(err, context.Canceled):
+		// The request ended (its client went away, or the server is
+		// stopping) before its answer: nothing failed.
+		e = &countersign.Error{Code: countersign.TaskStoreUnavailable, Message: "the request ended before its answer; try again", RetryAfter: countersign.RetryShortly}
+	default:
+		log.Error("internal error", "err", err)
+		e = countersign.Errorf(countersign.Internal, "internal error")
+	}
+	status, ok := agentStatus[e.Code]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
+	setRetryAfter(w, e.RetryAfter)
+	writeJSON(w, status, agentRefusal{Success: false, Error: string(e.Code) + ": " + e.Message})
 }

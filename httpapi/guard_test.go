@@ -315,7 +315,7 @@ func TestOddBytesAreRefused(t *testing.T) {
 	}
 }
 
-// TestFreshSessionIsNeverLockedOut: SPEC §6 (wave 3). From one address
+// TestFreshSessionIsNeverLockedOut: SPEC §6. From one address
 // (as behind a shared proxy), well over the budget of bad session tokens —
 // random ones, ones shaped like tokens of another deployment, a signed-out
 // device's, an expired one's, none at all — are each refused 401, never

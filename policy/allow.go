@@ -8,7 +8,7 @@ import (
 	"slices"
 )
 
-// Allowance is what "Always allow this" (SPEC §13, wave 3) does to a
+// Allowance is what "Always allow this" (SPEC §13) does to a
 // policy: the narrow rule built from one write's own values, inserted
 // first, and the policy text that holds it.
 type Allowance struct {

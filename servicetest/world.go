@@ -248,9 +248,9 @@ func New(t testing.TB, db *sqlstore.DB, opts ...Option) *World {
 					summary = args.Summary
 				}
 				state, _ := json.Marshal(args)
-				fields := []countersign.Field{{Kind: countersign.FieldMoney, Label: "Amount", Values: []string{"$1"}, WrittenBy: "agent"}}
+				fields := []countersign.Field{{Kind: countersign.FieldMoney, Label: "Amount", Values: []string{"$1"}, WrittenBy: countersign.WrittenByAgent}}
 				if args.Memo != "" {
-					fields = append(fields, countersign.Field{Kind: countersign.FieldText, Label: "Memo", Values: []string{args.Memo}, WrittenBy: "agent"})
+					fields = append(fields, countersign.Field{Kind: countersign.FieldText, Label: "Memo", Values: []string{args.Memo}, WrittenBy: countersign.WrittenByAgent})
 				}
 				spec := connectors.TaskSpec{Kind: countersign.KindConfirm,
 					Display:  countersign.Display{Title: title, Summary: summary, Fields: fields},

@@ -92,7 +92,7 @@ type Tx interface {
 	PushTx
 }
 
-// PushTx holds Web Push (SPEC §10, wave 3): the service's VAPID key pair,
+// PushTx holds Web Push (SPEC §10): the service's VAPID key pair,
 // each device's one subscription (on its row, sealed under the master key;
 // EndDevice deletes it with the device's copies) and the outbox of pushes.
 // A task's opening writes a delivery for each of the owner's devices with a
@@ -842,7 +842,7 @@ type Move struct {
 	ID        string
 	From, To  countersign.State
 	At        time.Time
-	Actor     string // owner|agent|platform
+	Actor     countersign.Actor
 	Run       string // the run concerned, if any, for the event
 	AnswerRun string // set as the task's answer run when not empty
 	// Unexpired, when set, also requires the task not to have expired by
@@ -873,7 +873,7 @@ type Event struct {
 	TaskID string
 	From   countersign.State
 	To     countersign.State
-	Actor  string
+	Actor  string // a countersign.Actor
 	Run    string
 	At     time.Time
 }

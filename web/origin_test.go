@@ -81,8 +81,8 @@ func TestReceiptAsGo(t *testing.T) {
 }
 
 // TestApprovalSentenceVectors: the page builds the contract's approval
-// sentences byte for byte, the one naming the task's summary (SPEC §7,
-// wave 3) and the one without, from their parts.
+// sentences byte for byte, the one naming the task's summary (SPEC §7)
+// and the one without, from their parts.
 func TestApprovalSentenceVectors(t *testing.T) {
 	t.Parallel()
 	raw, err := os.ReadFile(vectorFile)

@@ -1,7 +1,10 @@
 // Package web is the web inbox's page as the binary serves it: the bundle
 // built from the TypeScript in src/ by esbuild (run as a Go tool, so neither
 // building the bundle nor go build needs Node), committed in dist/ under
-// names that carry a hash of their content, and embedded here.
+// names that carry a hash of their content, and embedded here; and the
+// page's shell (shell/page.html, an html/template, with its style sheet
+// shell/style.css written inline), which WriteShell fills in for each
+// answer.
 //
 // Rebuild the bundle after changing src/ with
 //

@@ -1,4 +1,4 @@
-// Package webpush sends Web Push messages (SPEC §10, wave 3) with the
+// Package webpush sends Web Push messages (SPEC §10) with the
 // standard library alone: RFC 8030's push protocol, RFC 8291's message
 // encryption with RFC 8188's aes128gcm content coding (ECDH P-256, HKDF,
 // AES-128-GCM) and RFC 8292's VAPID (an ES256 JWT). Besides the standard

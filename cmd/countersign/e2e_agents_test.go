@@ -126,7 +126,7 @@ func refusalCode(err error) string {
 	return "not a refusal: " + fmt.Sprint(err)
 }
 
-// TestAgentsCallProbe is issue 4's end-to-end journey over HTTP on
+// TestAgentsCallProbe is an agent's end-to-end journey over HTTP on
 // PostgreSQL, from operator commands to task operations.
 func TestAgentsCallProbe(t *testing.T) {
 	t.Parallel()

@@ -60,7 +60,7 @@ func TestKeysRotate(t *testing.T) {
 	}
 }
 
-// TestServeRefusesAKeyringThatOpensNoneOfTheData: SPEC §15 (wave 3). Once
+// TestServeRefusesAKeyringThatOpensNoneOfTheData: SPEC §15. Once
 // an agent's call has sealed a task and its run under key 1, serve with a
 // well-formed but wrong key under id 1, or with a keyring lacking id 1,
 // refuses to start in one line naming the key id the data needs, and

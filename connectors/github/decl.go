@@ -1,12 +1,9 @@
 package github
 
 import (
-	"context"
-	"fmt"
 	"slices"
 	"strings"
 
-	"countersign"
 	"countersign/connectors"
 )
 
@@ -36,11 +33,46 @@ func obj(props string, required ...string) string {
 	return `{"type": "object", "properties": {` + props + `}, "required": [` + req + `], "additionalProperties": false}`
 }
 
+// declaration is one operation: what an agent is told of it, and the
+// type that serves it.
 type declaration struct {
 	name, desc, schema, result string
 	kind                       connectors.OpKind
 	examples                   []string
+	// A write's type, the title of its tasks and the conditions its
+	// rules may name (scope gives their values).
+	write   func() write
+	title   string
+	carries []string
+	// A read's type.
+	read func() read
 }
+
+// declared is the declaration of the operation op.
+func declared(op string) (declaration, bool) {
+	for _, d := range declarations {
+		if d.name == op {
+			return d, true
+		}
+	}
+	return declaration{}, false
+}
+
+// The conditions a rule may name (Connector.Conditions), and the sets of
+// them the writes carry: the repository of every write that has one, the
+// branch of those that change one, the paths of those that change files
+// in a repository. Gists carry none.
+const (
+	condRepo   = "repo"
+	condBranch = "branch"
+	condPath   = "path"
+)
+
+var (
+	carriesRepo   = []string{condRepo}
+	carriesBranch = []string{condRepo, condBranch}
+	carriesPaths  = []string{condRepo, condBranch, condPath}
+)
 
 // Result fragments: what an operation answers when it opens no task.
 const (
@@ -103,101 +135,66 @@ var confirmResult = func() string {
 }()
 
 var declarations = []declaration{
-	{name: "branch_create", result: resBranch, kind: connectors.Write, desc: "Creates a branch from another branch or commit (default: the default branch's head), at the commit read when prepared.",
+	{name: "branch_create", title: "Create a branch", write: func() write { return new(branchCreate) }, carries: carriesBranch,
+		result: resBranch, kind: connectors.Write, desc: "Creates a branch from another branch or commit (default: the default branch's head), at the commit read when prepared.",
 		schema:   obj(sRepo+`, `+sBranch+`, "from": {"type": "string", "minLength": 1, "maxLength": 250, "description": "a branch or a 40-hex commit id"}`, "repo", "branch"),
 		examples: []string{`{"repo": "octocat/hello", "branch": "fix-typo"}`, `{"repo": "octocat/hello", "branch": "fix-typo", "from": "main"}`}},
-	{name: "file_put", result: resFile, kind: connectors.Write, desc: "Writes one file on a branch in one commit, shown as a diff; fails if the file changes before it is written.",
+	{name: "file_put", title: "Write a file", write: func() write { return new(filePut) }, carries: carriesPaths,
+		result: resFile, kind: connectors.Write, desc: "Writes one file on a branch in one commit, shown as a diff; fails if the file changes before it is written.",
 		schema:   obj(sRepo+`, `+sBranch+`, `+sPath+`, `+sMessage+`, "content": {"type": "string", "maxLength": 60000, "description": "the file's whole new content (UTF-8 text)"}`, "repo", "path", "content", "message"),
 		examples: []string{`{"repo": "octocat/hello", "path": "README.md", "content": "# hello\n", "message": "Shorten the README"}`}},
-	{name: "commit", result: resCommit, kind: connectors.Write, desc: "Commits up to 20 file changes to a branch in one commit, moving it only forward from the commit shown.",
+	{name: "commit", title: "Commit files", write: func() write { return new(commit) }, carries: carriesPaths,
+		result: resCommit, kind: connectors.Write, desc: "Commits up to 20 file changes to a branch in one commit, moving it only forward from the commit shown.",
 		schema: obj(sRepo+`, `+sBranch+`, `+sMessage+`, "changes": {"type": "array", "minItems": 1, "items": {"type": "object", "properties": {`+sPath+`, `+
 			`"content": {"type": "string", "maxLength": 60000}, "delete": {"const": true}}, "required": ["path"], "additionalProperties": false}, `+
 			`"description": "each change: path and content, or path and \"delete\": true"}`, "repo", "message", "changes"),
 		examples: []string{`{"repo": "octocat/hello", "branch": "fix-typo", "message": "Fix typos", "changes": [{"path": "a.md", "content": "a\n"}, {"path": "b.md", "delete": true}]}`}},
-	{name: "issue_create", result: resIssue, kind: connectors.Write, desc: "Opens an issue.",
+	{name: "issue_create", title: "Open an issue", write: func() write { return new(issueCreate) }, carries: carriesRepo,
+		result: resIssue, kind: connectors.Write, desc: "Opens an issue.",
 		schema: obj(sRepo+`, `+sTitle+`, `+sBody+`, `+sLabels, "repo", "title"), examples: []string{`{"repo": "octocat/hello", "title": "It breaks", "body": "Steps: …"}`}},
-	{name: "issue_comment", result: resComment, kind: connectors.Write, desc: "Comments on an issue or a pull request.",
+	{name: "issue_comment", title: "Comment on an issue or pull request", write: func() write { return new(issueComment) }, carries: carriesRepo,
+		result: resComment, kind: connectors.Write, desc: "Comments on an issue or a pull request.",
 		schema: obj(sRepo+`, `+sNumber+`, "body": {"type": "string", "minLength": 1, "maxLength": 60000}`, "repo", "number", "body"), examples: []string{`{"repo": "octocat/hello", "number": 1, "body": "Thanks!"}`}},
-	{name: "issue_update", result: resIssue, kind: connectors.Write, desc: "Changes an issue's title, body, state, labels or assignees.",
+	{name: "issue_update", title: "Change an issue", write: func() write { return new(issueUpdate) }, carries: carriesRepo,
+		result: resIssue, kind: connectors.Write, desc: "Changes an issue's title, body, state, labels or assignees.",
 		schema:   obj(sRepo+`, `+sNumber+`, `+sTitle+`, `+sBody+`, "state": {"enum": ["open", "closed"]}, "state_reason": {"enum": ["completed", "not_planned", "duplicate", "reopened"]}, `+sLabels, "repo", "number"),
 		examples: []string{`{"repo": "octocat/hello", "number": 2, "state": "closed", "state_reason": "completed"}`}},
-	{name: "pr_create", result: resPull, kind: connectors.Write, desc: "Opens a pull request of a branch into another (default: the default branch).",
+	{name: "pr_create", title: "Open a pull request", write: func() write { return new(prCreate) }, carries: carriesRepo,
+		result: resPull, kind: connectors.Write, desc: "Opens a pull request of a branch into another (default: the default branch).",
 		schema:   obj(sRepo+`, `+sTitle+`, `+sBody+`, "head": {"type": "string", "minLength": 1, "maxLength": 250}, "base": {"type": "string", "minLength": 1, "maxLength": 250}, "draft": {"type": "boolean"}`, "repo", "title", "head"),
 		examples: []string{`{"repo": "octocat/hello", "title": "Fix typos", "head": "fix-typo"}`}},
-	{name: "pr_review", result: resReview, kind: connectors.Write, desc: "Reviews a pull request at the head commit shown; an approval is refused if the head moved.",
+	{name: "pr_review", title: "Review a pull request", write: func() write { return new(prReview) }, carries: carriesRepo,
+		result: resReview, kind: connectors.Write, desc: "Reviews a pull request at the head commit shown; an approval is refused if the head moved.",
 		schema:   obj(sRepo+`, `+sNumber+`, "event": {"enum": ["APPROVE", "REQUEST_CHANGES", "COMMENT"]}, `+sBody, "repo", "number", "event"),
 		examples: []string{`{"repo": "octocat/hello", "number": 1, "event": "APPROVE"}`}},
-	{name: "pr_merge", result: resMerge, kind: connectors.Write, desc: "Merges a pull request at the head commit shown; GitHub refuses if it moved.",
+	{name: "pr_merge", title: "Merge a pull request", write: func() write { return new(prMerge) }, carries: carriesBranch,
+		result: resMerge, kind: connectors.Write, desc: "Merges a pull request at the head commit shown; GitHub refuses if it moved.",
 		schema: obj(sRepo+`, `+sNumber+`, "method": {"enum": ["merge", "squash", "rebase"]}, "title": {"type": "string", "minLength": 1, "maxLength": 256, "description": "the merge commit's title"}, `+
 			`"message": {"type": "string", "maxLength": 10000, "description": "the merge commit's message"}`, "repo", "number"),
 		examples: []string{`{"repo": "octocat/hello", "number": 1, "method": "squash"}`}},
-	{name: "gist_create", result: resGist, kind: connectors.Write, desc: "Creates a gist of up to 20 files, secret unless public is true.",
+	{name: "gist_create", title: "Create a gist", write: func() write { return new(gistCreate) },
+		result: resGist, kind: connectors.Write, desc: "Creates a gist of up to 20 files, secret unless public is true.",
 		schema: obj(`"description": {"type": "string", "maxLength": 1000}, "public": {"type": "boolean"}, `+
 			`"files": {"type": "object", "minProperties": 1, "propertyNames": {"minLength": 1, "maxLength": 200, "pattern": "^[^/\\\\]+$"}, "additionalProperties": {"type": "string", "minLength": 1, "maxLength": 60000}}`, "files"),
 		examples: []string{`{"description": "notes", "files": {"notes.md": "# notes\n"}}`}},
-	{name: "gist_update", result: resGist, kind: connectors.Write, desc: "Changes a gist's description or files (null deletes a file).",
+	{name: "gist_update", title: "Change a gist", write: func() write { return new(gistUpdate) },
+		result: resGist, kind: connectors.Write, desc: "Changes a gist's description or files (null deletes a file).",
 		schema:   obj(`"gist_id": {"type": "string", "pattern": "^[0-9a-f]{1,64}$"}, "description": {"type": "string", "maxLength": 1000}, `+sFiles, "gist_id"),
 		examples: []string{`{"gist_id": "aa5a315d61ae9438b18d", "files": {"notes.md": "# notes, again\n"}}`}},
-	{name: "repo_star", result: resStar, kind: connectors.Write, desc: "Stars a repository as the token's user.", schema: obj(sRepo, "repo"), examples: []string{`{"repo": "octocat/hello"}`}},
-	{name: "repo_unstar", result: resStar, kind: connectors.Write, desc: "Unstars a repository as the token's user.", schema: obj(sRepo, "repo"), examples: []string{`{"repo": "octocat/hello"}`}},
-	{name: "pr_get", result: resPRGet, kind: connectors.Read, desc: "Reads a pull request: state, branches, head commit, mergeability.",
+	{name: "repo_star", title: "Star a repository", write: func() write { return &star{on: true} }, carries: carriesRepo,
+		result: resStar, kind: connectors.Write, desc: "Stars a repository as the token's user.", schema: obj(sRepo, "repo"), examples: []string{`{"repo": "octocat/hello"}`}},
+	{name: "repo_unstar", title: "Unstar a repository", write: func() write { return &star{on: false} }, carries: carriesRepo,
+		result: resStar, kind: connectors.Write, desc: "Unstars a repository as the token's user.", schema: obj(sRepo, "repo"), examples: []string{`{"repo": "octocat/hello"}`}},
+	{name: "pr_get", read: func() read { return new(prGet) },
+		result: resPRGet, kind: connectors.Read, desc: "Reads a pull request: state, branches, head commit, mergeability.",
 		schema: obj(sRepo+`, `+sNumber, "repo", "number"), examples: []string{`{"repo": "octocat/hello", "number": 1}`}},
-	{name: "issue_get", result: resIssueGet, kind: connectors.Read, desc: "Reads an issue.", schema: obj(sRepo+`, `+sNumber, "repo", "number"), examples: []string{`{"repo": "octocat/hello", "number": 2}`}},
-	{name: "repo_get", result: resRepoGet, kind: connectors.Read, desc: "Reads a repository: its default branch, visibility, whether it is archived.",
+	{name: "issue_get", read: func() read { return new(issueGet) },
+		result: resIssueGet, kind: connectors.Read, desc: "Reads an issue.", schema: obj(sRepo+`, `+sNumber, "repo", "number"), examples: []string{`{"repo": "octocat/hello", "number": 2}`}},
+	{name: "repo_get", read: func() read { return new(repoGet) },
+		result: resRepoGet, kind: connectors.Read, desc: "Reads a repository: its default branch, visibility, whether it is archived.",
 		schema: obj(sRepo, "repo"), examples: []string{`{"repo": "octocat/hello"}`}},
-	{name: "file_get", result: resFileGet, kind: connectors.Read, desc: "Reads a file (up to 1 MB) at a branch, tag or commit (default: the default branch).",
+	{name: "file_get", read: func() read { return new(fileGet) },
+		result: resFileGet, kind: connectors.Read, desc: "Reads a file (up to 1 MB) at a branch, tag or commit (default: the default branch).",
 		schema:   obj(sRepo+`, `+sPath+`, "ref": {"type": "string", "minLength": 1, "maxLength": 250}`, "repo", "path"),
 		examples: []string{`{"repo": "octocat/hello", "path": "README.md"}`}},
-}
-
-// read serves the four reads.
-func (g *GitHub) read(ctx context.Context, c *connectors.Call) (any, error) {
-	w, err := args(c)
-	if err != nil {
-		return nil, err
-	}
-	if err := names(w); err != nil {
-		return nil, err
-	}
-	cl, err := g.client(c.Credentials)
-	if err != nil {
-		return nil, err
-	}
-	switch c.Operation {
-	case "pr_get":
-		p, err := getPull(ctx, cl, w.Repo, w.Number)
-		if err != nil {
-			return nil, err
-		}
-		return map[string]any{"ok": true, "number": p.Number, "state": p.State, "title": p.Title, "body": p.Body, "draft": p.Draft, "merged": p.Merged,
-			"mergeable": p.Mergeable, "head": map[string]string{"ref": p.Head.Ref, "sha": p.Head.SHA}, "base": map[string]string{"ref": p.Base.Ref, "sha": p.Base.SHA}, "html_url": p.HTMLURL}, nil
-	case "issue_get":
-		is, err := getIssue(ctx, cl, w.Repo, w.Number)
-		if err != nil {
-			return nil, err
-		}
-		labels := []string{}
-		for _, l := range is.Labels {
-			labels = append(labels, l.Name)
-		}
-		return map[string]any{"ok": true, "number": is.Number, "state": is.State, "title": is.Title, "body": is.Body, "labels": labels,
-			"is_pull_request": is.PullRequest != nil, "html_url": is.HTMLURL}, nil
-	case "repo_get":
-		r, err := getRepo(ctx, cl, w.Repo)
-		if err != nil {
-			return nil, err
-		}
-		return map[string]any{"ok": true, "full_name": r.FullName, "private": r.Private, "default_branch": r.DefaultBranch, "archived": r.Archived,
-			"description": r.Description, "html_url": r.HTMLURL}, nil
-	case "file_get":
-		f, content, err := readFile(ctx, cl, w.Repo, w.Path, w.Ref)
-		if err != nil {
-			return nil, err
-		}
-		if f == nil {
-			return nil, countersign.Errorf(countersign.InvalidRequest, "there is no file %s", w.Path)
-		}
-		return map[string]any{"ok": true, "path": f.Path, "sha": f.SHA, "size": f.Size, "content": *content, "html_url": f.HTMLURL}, nil
-	}
-	return nil, fmt.Errorf("no read %s", c.Operation)
 }

@@ -77,8 +77,8 @@ func FuzzState(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if _, ok := titles[w.Op]; !ok {
-			t.Fatal(w.Op)
+		if title(w) == "" {
+			t.Fatal(w.name())
 		}
 	})
 }

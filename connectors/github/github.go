@@ -187,9 +187,9 @@ func New(o Options) *connectors.Connector {
 		// as GitHub does), the branch a write changes and the paths it
 		// changes (exactly).
 		Conditions: []policy.Condition{
-			policy.Names("repo", keyRepos, true),
-			policy.Names("branch", keyBranch, false),
-			policy.Names("path", keyPaths, false),
+			policy.Names(condRepo, keyRepos, true),
+			policy.Names(condBranch, keyBranch, false),
+			policy.Names(condPath, keyPaths, false),
 		},
 		TaskFacts: taskFacts,
 	}
@@ -204,7 +204,7 @@ func New(o Options) *connectors.Connector {
 		} else {
 			op.Price = WritePrice
 			op.Run = g.write
-			op.Carries = carries(d.name)
+			op.Carries = slices.Clone(d.carries)
 		}
 		c.Operations = append(c.Operations, op)
 	}
@@ -213,22 +213,100 @@ func New(o Options) *connectors.Connector {
 	return c
 }
 
-// write is an agent's write, as called and then as sealed in the task,
-// with what was read when it was prepared.
-type write struct {
-	Op string `json:"op"`
-	callArgs
+// write is one of the thirteen writes: the agent's call, then, once
+// prepared, what was read for it, sealed in its task as one JSON object
+// whose "op" names the write. Each write is a type of its own (branch.go,
+// files.go, issues.go, pulls.go, gists.go, stars.go), and decl.go's table
+// says which.
+type write interface {
+	// name is the write's operation; setName is called once, by newWrite.
+	name() string
+	setName(op string)
+	// args is what the agent's call decodes into: its arguments alone,
+	// so a call cannot set what prepare reads.
+	args() any
+	// scope is what the write changes, for the policy and the limits.
+	scope() scope
+	// check refuses, before GitHub is asked, what the schema cannot say:
+	// names GitHub would not take (names.go), then the write's own rules.
+	check() error
+	// prepare reads what the write is built from and fills it in; it
+	// returns the old contents of the files it changes (nil: no such
+	// file).
+	prepare(ctx context.Context, cl *client) (map[string]*string, error)
+	// show adds every value the write will use, after its repository, to
+	// what the task shows, the agent's marked; for file writes the diff
+	// against old, and the new content.
+	show(d *display, old map[string]*string)
+	// summary is the one line of what approving does (summary.go).
+	summary(old map[string]*string) line
+	// execute carries out the prepared write and returns what GitHub
+	// answered.
+	execute(ctx context.Context, cl *client) (map[string]any, error)
+	// outcome tells the owner's history what the write did, from what
+	// execute returned.
+	outcome(res answered) line
+	// doing names the write in a refusal.
+	doing() string
+}
 
-	// Read when the task was made.
-	SHA    string `json:"sha,omitempty"` // start, head or replaced blob
-	Title0 string `json:"shown_title,omitempty"`
-	// Page is the web page of what the write changes, as GitHub answered
-	// it: the repository's (branch_create, repo_star, repo_unstar) or the
-	// pull request's (pr_merge).
-	Page string `json:"page,omitempty"`
-	// Modes are the git modes of a commit's paths that exist at SHA
-	// (100644 or 100755), kept by the commit.
-	Modes map[string]string `json:"modes,omitempty"`
+// Some writes do more at one step; each says so by one of these.
+type (
+	// linked is a write whose outcome links to another page than the
+	// html_url GitHub answered.
+	linked interface{ link(res answered) string }
+	// conflicting words, after an approval, the refusals of GitHub that
+	// mean what the owner saw changed; nil for any other.
+	conflicting interface{ conflict(e *apiError) error }
+	// rechecked reads again, after an approval, what the write is bound
+	// to and GitHub does not check itself.
+	rechecked interface {
+		recheck(ctx context.Context, cl *client) error
+	}
+	// shownBranch is a write whose branch only its task shows (the default
+	// branch, a merge's base): taskFacts reads it there.
+	shownBranch interface {
+		fromTask(shown func(label string) string)
+	}
+)
+
+// named is the first member of every sealed write: its operation.
+type named struct {
+	Op string `json:"op"`
+}
+
+func (n *named) name() string      { return n.Op }
+func (n *named) setName(op string) { n.Op = op }
+
+// scope is what a write changes.
+type scope struct {
+	repo   string   // "" for a gist
+	branch string   // the branch it changes, "" for none
+	paths  []string // the repository paths it changes
+	files  int      // how many files it changes (a gist's too)
+}
+
+// newWrite is a new write of the operation op; false when op is no write.
+func newWrite(op string) (write, bool) {
+	d, ok := declared(op)
+	if !ok || d.write == nil {
+		return nil, false
+	}
+	w := d.write()
+	w.setName(op)
+	return w, true
+}
+
+// args decodes a call into a write.
+func args(c *connectors.Call) (write, error) {
+	w, ok := newWrite(c.Operation)
+	if !ok {
+		return nil, fmt.Errorf("no write %s", c.Operation)
+	}
+	if err := c.Decode(w.args()); err != nil {
+		return nil, err
+	}
+	return w, nil
 }
 
 // Git's modes of a tree's entries.
@@ -240,123 +318,21 @@ const (
 	modeTree       = "040000"
 )
 
-// callArgs are the members of an agent's call, of every operation.
-type callArgs struct {
-	Repo        string             `json:"repo,omitempty"`
-	Branch      string             `json:"branch,omitempty"`
-	From        string             `json:"from,omitempty"`
-	Path        string             `json:"path,omitempty"`
-	Content     *string            `json:"content,omitempty"`
-	Message     string             `json:"message,omitempty"`
-	Changes     []change           `json:"changes,omitempty"`
-	Number      int                `json:"number,omitempty"`
-	Title       *string            `json:"title,omitempty"`
-	Body        *string            `json:"body,omitempty"`
-	State       *string            `json:"state,omitempty"`
-	StateReason *string            `json:"state_reason,omitempty"`
-	Labels      *[]string          `json:"labels,omitempty"`
-	Assignees   *[]string          `json:"assignees,omitempty"`
-	Head        string             `json:"head,omitempty"`
-	Base        string             `json:"base,omitempty"`
-	Draft       bool               `json:"draft,omitempty"`
-	Event       string             `json:"event,omitempty"`
-	Method      string             `json:"method,omitempty"`
-	GistID      string             `json:"gist_id,omitempty"`
-	Description *string            `json:"description,omitempty"`
-	Public      bool               `json:"public,omitempty"`
-	Files       map[string]*string `json:"files,omitempty"`
-	Ref         string             `json:"ref,omitempty"` // file_get's
-}
-
-// change is one file of a commit: new content, or a deletion.
-type change struct {
-	Path    string  `json:"path"`
-	Content *string `json:"content,omitempty"`
-	Delete  bool    `json:"delete,omitempty"`
-}
-
-// args decodes a call into a write.
-func args(c *connectors.Call) (*write, error) {
-	w := &write{Op: c.Operation}
-	if err := c.Decode(&w.callArgs); err != nil {
-		return nil, err
-	}
-	return w, nil
-}
-
-// changed counts the files a write changes.
-func (w *write) changed() int {
-	switch w.Op {
-	case "file_put":
-		return 1
-	case "commit":
-		return len(w.Changes)
-	case "gist_create", "gist_update":
-		return len(w.Files)
-	}
-	return 0
-}
-
-// paths lists the repository paths a write changes.
-func (w *write) paths() []string {
-	switch w.Op {
-	case "file_put":
-		return []string{w.Path}
-	case "commit":
-		var out []string
-		for _, ch := range w.Changes {
-			out = append(out, ch.Path)
-		}
-		return out
-	}
-	return nil
-}
-
-// branch is the branch a write changes, "" for none.
-func (w *write) branch() string {
-	switch w.Op {
-	case "branch_create", "file_put", "commit":
-		return w.Branch
-	case "pr_merge":
-		return w.Base
-	}
-	return ""
-}
-
-// carries lists the rule conditions a write carries: the repository of
-// every write that has one, the branch of those that change one
-// (write.branch), the paths of those that change files in a repository
-// (write.paths).
-func carries(op string) []string {
-	var out []string
-	switch op {
-	case "gist_create", "gist_update":
-		return nil
-	}
-	out = append(out, "repo")
-	switch op {
-	case "branch_create", "file_put", "commit", "pr_merge":
-		out = append(out, "branch")
-	}
-	switch op {
-	case "file_put", "commit":
-		out = append(out, "path")
-	}
-	return out
-}
-
-// facts are the values of the conditions a write carries, as the policy
-// reads them: the repository, the branch it changes, the paths it changes.
-func (w *write) facts() policy.Facts {
+// facts are the values of the conditions a write carries (its
+// declaration's carries), as the policy reads them: the repository, the
+// branch it changes, the paths it changes.
+func facts(w write) policy.Facts {
 	f := policy.Facts{Names: map[string][]string{}}
-	for _, c := range carries(w.Op) {
+	s := w.scope()
+	d, _ := declared(w.name())
+	for _, c := range d.carries {
 		switch c {
-		case "repo":
-			f.Names[c] = []string{w.Repo}
-		case "branch":
-			f.Names[c] = []string{w.branch()}
-		case "path":
-			f.Names[c] = w.paths()
+		case condRepo:
+			f.Names[c] = []string{s.repo}
+		case condBranch:
+			f.Names[c] = []string{s.branch}
+		case condPath:
+			f.Names[c] = s.paths
 		}
 	}
 	return f
@@ -372,51 +348,49 @@ func taskFacts(request []byte, env countersign.Envelope) (string, policy.Facts, 
 	if err != nil {
 		return "", policy.Facts{}, err
 	}
-	w := &write{Op: op}
-	if err := json.Unmarshal(request, &w.callArgs); err != nil {
+	w, ok := newWrite(op)
+	if !ok {
+		return "", policy.Facts{}, fmt.Errorf("the task asks about %s, which is no write", op)
+	}
+	if err := json.Unmarshal(request, w.args()); err != nil {
 		return "", policy.Facts{}, err
 	}
-	shown := func(label string) string {
-		for _, f := range env.Display.Fields {
-			if f.Label == label && len(f.Values) == 1 {
-				return f.Values[0]
+	if sb, ok := w.(shownBranch); ok {
+		sb.fromTask(func(label string) string {
+			for _, f := range env.Display.Fields {
+				if f.Label == label && len(f.Values) == 1 {
+					return f.Values[0]
+				}
 			}
-		}
-		return ""
+			return ""
+		})
 	}
-	switch op {
-	case "file_put", "commit":
-		w.Branch = shown("Branch")
-	case "pr_merge":
-		if _, base, ok := strings.Cut(shown("Branches"), " into "); ok {
-			w.Base = base
-		}
-	}
-	if b := w.branch(); slices.Contains(carries(op), "branch") && b == "" {
+	if d, _ := declared(op); slices.Contains(d.carries, condBranch) && w.scope().branch == "" {
 		return "", policy.Facts{}, errors.New("the task does not show the branch it changes")
 	}
-	return op, w.facts(), nil
+	return op, facts(w), nil
 }
 
 // bounded checks a write against the policy's globs, `repos`,
 // `branches` and `paths`, which only ever refuse. `actions` is the
 // policy's own gate (Connector.Allowed): Decide refuses a write it does
-// not name. The write's names are checked first (names), so the globs
-// only ever match names GitHub takes as they are.
-func bounded(p *policy.Policy, w *write) error {
-	if err := names(w); err != nil {
+// not name. The write is checked first (its names among the rest), so
+// the globs only ever match names GitHub takes as they are.
+func bounded(p *policy.Policy, w write) error {
+	if err := w.check(); err != nil {
 		return err
 	}
-	if repos, set := p.List(keyRepos); set && w.Repo != "" && !matchAny(repos, w.Repo, true) {
-		return countersign.Errorf(countersign.PolicyDenied, "the owner's policy does not allow writes to %s (not in `repos`)", w.Repo)
+	s := w.scope()
+	if repos, set := p.List(keyRepos); set && s.repo != "" && !matchAny(repos, s.repo, true) {
+		return countersign.Errorf(countersign.PolicyDenied, "the owner's policy does not allow writes to %s (not in `repos`)", s.repo)
 	}
-	if b := w.branch(); b != "" {
+	if b := s.branch; b != "" {
 		if branches, set := p.List(keyBranch); set && !matchAny(branches, b, false) {
 			return countersign.Errorf(countersign.PolicyDenied, "the owner's policy does not allow writes to the branch %s (not in `branches`)", b)
 		}
 	}
 	if paths, set := p.List(keyPaths); set {
-		for _, path := range w.paths() {
+		for _, path := range s.paths {
 			if !matchAny(paths, path, false) {
 				return countersign.Errorf(countersign.PolicyDenied, "the owner's policy does not allow writes to the path %s (not in `paths`)", path)
 			}
@@ -430,134 +404,6 @@ func writesPerDay(p *policy.Policy) int {
 		return n
 	}
 	return DefaultWritesPerDay
-}
-
-// write serves the thirteen writes.
-func (g *GitHub) write(ctx context.Context, c *connectors.Call) (any, error) {
-	w, err := args(c)
-	if err != nil {
-		return nil, err
-	}
-	if n := w.changed(); n > MaxChangedFiles {
-		return nil, countersign.Errorf(countersign.TaskTooLarge, "this write changes %d files; a task covers at most %d: split it", n, MaxChangedFiles)
-	}
-	if err := check(w); err != nil {
-		return nil, err
-	}
-	// What refuses without the write's values comes before GitHub is
-	// asked anything; the rules need the branch, which may be the default
-	// one, known once prepared.
-	if d := c.Policy.Gate(c.Operation); d.Outcome == policy.Refuse {
-		return nil, countersign.Errorf(countersign.Code(d.Code), "%s", d.Sentence)
-	}
-	if err := bounded(c.Policy, w); err != nil {
-		return nil, err
-	}
-	cl, err := g.client(c.Credentials)
-	if err != nil {
-		return nil, err
-	}
-	old, err := prepare(ctx, cl, w)
-	if err != nil {
-		return nil, err
-	}
-	// The default branch is known now: check the branch again.
-	if err := bounded(c.Policy, w); err != nil {
-		return nil, err
-	}
-	d := c.Decide(w.facts())
-	if d.Outcome == policy.Refuse {
-		return nil, countersign.Errorf(countersign.Code(d.Code), "%s", d.Sentence)
-	}
-	if d.Outcome == policy.Ask {
-		spec := show(w, old)
-		state, err := json.Marshal(w)
-		if err != nil {
-			return nil, err
-		}
-		spec.Kind, spec.State = countersign.KindConfirm, state
-		spec.AnswerBy = &countersign.AnswerBy{Operation: "confirm", Supplies: countersign.SuppliesNone}
-		task, err := c.OpenTask(ctx, spec)
-		if err != nil {
-			return nil, err
-		}
-		return connectors.AwaitingOwner(task), nil
-	}
-	if ok, err := c.Reserve(ctx, policy.Direct, writesPerDay(c.Policy)); err != nil {
-		return nil, err
-	} else if !ok {
-		return nil, countersign.Errorf(countersign.PolicyDenied, "the day's %d direct writes of this agent in this project are made", writesPerDay(c.Policy))
-	}
-	res, err := execute(ctx, cl, w)
-	if err != nil {
-		e := refusal(err, doing(w))
-		if mayHaveWritten(err) {
-			return nil, countersign.Errorf(countersign.Internal, "%s; the write may or may not have happened: read before writing again", countersign.ErrorMessage(e))
-		}
-		return nil, e
-	}
-	res["ok"] = true
-	c.Did(connectors.Did{Title: titles[w.Op], Summary: summary(w, old), Outcome: g.outcome(w, res)})
-	return res, nil
-}
-
-// check refuses what the schema cannot say.
-func check(w *write) error {
-	if err := names(w); err != nil {
-		return err
-	}
-	seen := map[string]bool{}
-	for _, p := range w.paths() {
-		if seen[p] {
-			return countersign.Errorf(countersign.InvalidRequest, "the path %s is changed twice", p)
-		}
-		seen[p] = true
-	}
-	for _, ch := range w.Changes {
-		if (ch.Content == nil) == !ch.Delete {
-			return countersign.Errorf(countersign.InvalidRequest, "each change has either content or \"delete\": true")
-		}
-	}
-	if w.Op == "gist_update" && w.Description == nil && len(w.Files) == 0 {
-		return countersign.Errorf(countersign.InvalidRequest, "gist_update changes the description or files")
-	}
-	if w.Op == "issue_update" && w.Title == nil && w.Body == nil && w.State == nil && w.Labels == nil && w.Assignees == nil {
-		return countersign.Errorf(countersign.InvalidRequest, "issue_update changes at least one of title, body, state, labels, assignees")
-	}
-	return nil
-}
-
-// doing names a write in a refusal.
-func doing(w *write) string {
-	switch w.Op {
-	case "branch_create":
-		return "creating the branch " + w.Branch
-	case "file_put":
-		return "writing " + w.Path
-	case "commit":
-		return "committing to " + w.Branch
-	case "issue_create":
-		return "opening the issue"
-	case "issue_comment":
-		return fmt.Sprintf("commenting on #%d", w.Number)
-	case "issue_update":
-		return fmt.Sprintf("changing #%d", w.Number)
-	case "pr_create":
-		return "opening the pull request"
-	case "pr_review":
-		return fmt.Sprintf("reviewing #%d", w.Number)
-	case "pr_merge":
-		return fmt.Sprintf("merging #%d", w.Number)
-	case "gist_create":
-		return "creating the gist"
-	case "gist_update":
-		return "changing the gist"
-	case "repo_star":
-		return "starring " + w.Repo
-	case "repo_unstar":
-		return "unstarring " + w.Repo
-	}
-	return w.Op
 }
 
 // Wire types of the answers the connector reads.
@@ -671,69 +517,6 @@ func readFile(ctx context.Context, cl *client, repo, path, ref string) (*content
 	return &f, &s, nil
 }
 
-// readModes reads, from the tree of the commit head, the mode of each path
-// w changes that exists there, walking down one directory at a time (each
-// read once). A path that is a symbolic link, a submodule or a directory
-// is refused: a write changes regular files only, and a commit keeps
-// their modes.
-func readModes(ctx context.Context, cl *client, w *write, head string) (map[string]string, error) {
-	var c gitCommit
-	if _, err := cl.do(ctx, http.MethodGet, repoAt(w.Repo, "git", "commits", head), nil, &c, http.StatusOK); err != nil {
-		return nil, refusal(err, "reading the commit "+head)
-	}
-	trees := map[string]*gitTree{}
-	tree := func(sha string) (*gitTree, error) {
-		if t, ok := trees[sha]; ok {
-			return t, nil
-		}
-		var t gitTree
-		if _, err := cl.do(ctx, http.MethodGet, repoAt(w.Repo, "git", "trees", sha), nil, &t, http.StatusOK); err != nil {
-			return nil, refusal(err, "reading the tree of "+w.Branch)
-		}
-		if t.Truncated {
-			return nil, countersign.Errorf(countersign.InvalidRequest, "a directory on %s has too many entries for GitHub to list", w.Branch)
-		}
-		trees[sha] = &t
-		return &t, nil
-	}
-	modes := map[string]string{}
-	for _, p := range w.paths() {
-		sha, segs := c.Tree.SHA, parts(p)
-	walk:
-		for i, seg := range segs {
-			t, err := tree(sha)
-			if err != nil {
-				return nil, err
-			}
-			for _, e := range t.Tree {
-				if e.Path != seg {
-					continue
-				}
-				if i == len(segs)-1 {
-					modes[p] = e.Mode
-				} else if e.Type == "tree" {
-					sha = e.SHA
-					continue walk
-				}
-				break walk
-			}
-			break // not there: a new file
-		}
-		switch modes[p] {
-		case "", modeFile, modeExecutable:
-		case modeSymlink:
-			return nil, countersign.Errorf(countersign.InvalidRequest, "%s is a symbolic link on %s: a write changes regular files only", p, w.Branch)
-		case modeSubmodule:
-			return nil, countersign.Errorf(countersign.InvalidRequest, "%s is a submodule on %s: a write changes regular files only", p, w.Branch)
-		case modeTree:
-			return nil, countersign.Errorf(countersign.InvalidRequest, "%s is a directory on %s: a write changes files only", p, w.Branch)
-		default:
-			return nil, countersign.Errorf(countersign.InvalidRequest, "%s has the mode %s on %s, which a write does not change", p, modes[p], w.Branch)
-		}
-	}
-	return modes, nil
-}
-
 func headOf(ctx context.Context, cl *client, repo, branch string) (string, error) {
 	var ref gitRef
 	if _, err := cl.do(ctx, http.MethodGet, repoAt(repo, append([]string{"git", "ref", "heads"}, parts(branch)...)...), nil, &ref, http.StatusOK); err != nil {
@@ -772,117 +555,4 @@ func getPull(ctx context.Context, cl *client, repo string, n int) (*pullRequest,
 		return nil, refusal(err, fmt.Sprintf("reading the pull request #%d", n))
 	}
 	return &p, nil
-}
-
-// prepare reads what a write is built from and fills it in; it returns the
-// old contents of the files it changes (nil: no such file).
-func prepare(ctx context.Context, cl *client, w *write) (map[string]*string, error) {
-	old := map[string]*string{}
-	var err error
-	switch w.Op {
-	case "branch_create":
-		r, err := getRepo(ctx, cl, w.Repo)
-		if err != nil {
-			return nil, err
-		}
-		w.Page = r.HTMLURL
-		from := w.From
-		if from == "" {
-			from, w.From = r.DefaultBranch, r.DefaultBranch
-		}
-		if isSHA(from) {
-			var c gitCommit
-			if _, err := cl.do(ctx, http.MethodGet, repoAt(w.Repo, "git", "commits", from), nil, &c, http.StatusOK); err != nil {
-				return nil, refusal(err, "reading the commit "+from)
-			}
-			w.SHA = c.SHA
-		} else if w.SHA, err = headOf(ctx, cl, w.Repo, from); err != nil {
-			return nil, err
-		}
-	case "file_put", "commit":
-		if w.Branch == "" {
-			if w.Branch, err = defaultBranch(ctx, cl, w.Repo); err != nil {
-				return nil, err
-			}
-		}
-		head, err := headOf(ctx, cl, w.Repo, w.Branch)
-		if err != nil {
-			return nil, err
-		}
-		modes, err := readModes(ctx, cl, w, head)
-		if err != nil {
-			return nil, err
-		}
-		if w.Op == "commit" {
-			w.SHA, w.Modes = head, modes
-		} else if modes[w.Path] == modeExecutable {
-			// The contents API takes no mode: it would write the file as
-			// a plain one, a change the task could not show.
-			return nil, countersign.Errorf(countersign.InvalidRequest, "%s is executable (mode 100755) on %s, and file_put would make it a plain file: use commit, which keeps its mode", w.Path, w.Branch)
-		}
-		for _, p := range w.paths() {
-			f, content, err := readFile(ctx, cl, w.Repo, p, head)
-			if err != nil {
-				return nil, err
-			}
-			old[p] = content
-			if w.Op == "file_put" && f != nil {
-				w.SHA = f.SHA
-			}
-		}
-		if w.Op == "commit" {
-			for _, ch := range w.Changes {
-				if ch.Delete && old[ch.Path] == nil {
-					return nil, countersign.Errorf(countersign.InvalidRequest, "%s is not on %s: there is nothing to delete", ch.Path, w.Branch)
-				}
-			}
-		}
-	case "pr_create":
-		if w.Base == "" {
-			if w.Base, err = defaultBranch(ctx, cl, w.Repo); err != nil {
-				return nil, err
-			}
-		}
-	case "pr_review", "pr_merge":
-		p, err := getPull(ctx, cl, w.Repo, w.Number)
-		if err != nil {
-			return nil, err
-		}
-		if p.State != "open" || p.Merged {
-			return nil, countersign.Errorf(countersign.InvalidRequest, "the pull request #%d is %s", w.Number, map[bool]string{true: "merged", false: "closed"}[p.Merged])
-		}
-		w.SHA, w.Title0, w.Head, w.Base = p.Head.SHA, p.Title, p.Head.Ref, p.Base.Ref
-		if w.Op == "pr_merge" {
-			w.Page = p.HTMLURL
-		}
-	case "repo_star", "repo_unstar":
-		r, err := getRepo(ctx, cl, w.Repo)
-		if err != nil {
-			return nil, err
-		}
-		w.Page = r.HTMLURL
-	case "issue_comment", "issue_update":
-		is, err := getIssue(ctx, cl, w.Repo, w.Number)
-		if err != nil {
-			return nil, err
-		}
-		w.Title0 = is.Title
-	case "gist_update":
-		var gj gistJSON
-		if _, err := cl.do(ctx, http.MethodGet, at{"gists", w.GistID}, nil, &gj, http.StatusOK); err != nil {
-			return nil, refusal(err, "reading the gist")
-		}
-		for name := range w.Files {
-			if f, ok := gj.Files[name]; ok {
-				if f.Truncated {
-					return nil, countersign.Errorf(countersign.InvalidRequest, "the gist's file %s is too large to show", name)
-				}
-				s := f.Content
-				old[name] = &s
-			} else if w.Files[name] == nil {
-				return nil, countersign.Errorf(countersign.InvalidRequest, "the gist has no file %s to delete", name)
-			}
-		}
-	}
-	return old, nil
 }

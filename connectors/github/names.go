@@ -85,41 +85,76 @@ const (
 	errRef    = "`%s` is not a valid branch, tag or commit: git's rules (check-ref-format) allow no empty, . or .. component, no component starting with . or ending with .lock, no .., @{, space, control character or any of ~^:?*[\\, and no trailing / or ."
 )
 
-// names refuses a write whose names GitHub would not take, or which could
-// move a request to another resource: the repository, every branch and
-// ref, every path. The policy's globs are matched against these names only
-// once they pass.
-func names(w *write) error {
-	if w.Repo != "" && !validRepo(w.Repo) {
+// The checks of names, before GitHub is asked: each refuses a name GitHub
+// would not take, or which could move a request to another resource (the
+// repository, every branch and ref, every path). A write's check runs
+// them in the order of its members: the repository, its branches, then
+// its paths. The policy's globs are matched against these names only once
+// they pass.
+
+// checkRepo refuses a repository that is not owner/name ("": none).
+func checkRepo(repo string) error {
+	if repo != "" && !validRepo(repo) {
 		return countersign.Errorf(countersign.InvalidRequest, errRepo)
 	}
-	for _, b := range []struct{ member, name string }{{"branch", w.Branch}, {"base", w.Base}} {
-		if b.name != "" && !validBranch(b.name) {
-			return countersign.Errorf(countersign.InvalidRequest, errBranch, b.member)
-		}
+	return nil
+}
+
+// checkBranch refuses the branch a member names ("": none).
+func checkBranch(member, branch string) error {
+	if branch != "" && !validBranch(branch) {
+		return countersign.Errorf(countersign.InvalidRequest, errBranch, member)
 	}
-	if w.From != "" && !isSHA(w.From) && !validBranch(w.From) {
+	return nil
+}
+
+// checkFrom refuses branch_create's from, a branch or a commit id.
+func checkFrom(from string) error {
+	if from != "" && !isSHA(from) && !validBranch(from) {
 		return countersign.Errorf(countersign.InvalidRequest, errRef, "from")
 	}
-	if w.Head != "" {
-		// A head in another account's fork is "owner:branch".
-		owner, branch, fork := strings.Cut(w.Head, ":")
-		if !fork {
-			branch = owner
-		}
-		if fork && !validLogin(owner) || !validBranch(branch) {
-			return countersign.Errorf(countersign.InvalidRequest, errBranch, "head")
-		}
+	return nil
+}
+
+// checkHead refuses a pull request's head: a branch, or "owner:branch" in
+// another account's fork.
+func checkHead(head string) error {
+	if head == "" {
+		return nil
 	}
-	if w.Ref != "" && !isSHA(w.Ref) && !validRef(w.Ref) {
+	owner, branch, fork := strings.Cut(head, ":")
+	if !fork {
+		branch = owner
+	}
+	if fork && !validLogin(owner) || !validBranch(branch) {
+		return countersign.Errorf(countersign.InvalidRequest, errBranch, "head")
+	}
+	return nil
+}
+
+// checkRef refuses file_get's ref, a branch, tag or commit id.
+func checkRef(ref string) error {
+	if ref != "" && !isSHA(ref) && !validRef(ref) {
 		return countersign.Errorf(countersign.InvalidRequest, errRef, "ref")
 	}
-	if w.Op == "file_get" && !validPath(w.Path) {
-		return countersign.Errorf(countersign.InvalidRequest, errPath)
-	}
-	for _, p := range w.paths() {
+	return nil
+}
+
+// checkPaths refuses a path that is not a relative file path.
+func checkPaths(paths ...string) error {
+	for _, p := range paths {
 		if !validPath(p) {
 			return countersign.Errorf(countersign.InvalidRequest, errPath)
+		}
+	}
+	return nil
+}
+
+// firstError is the first of errs that is not nil.
+func firstError(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
 		}
 	}
 	return nil

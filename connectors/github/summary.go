@@ -3,7 +3,6 @@ package github
 import (
 	"fmt"
 	"net/url"
-	"sort"
 	"strconv"
 	"strings"
 	"unicode"
@@ -149,202 +148,33 @@ const (
 	undoRestore = "; it can be changed back"
 )
 
-// summary is the one line a task of w shows above its fields, and a write
-// carried out at once tells the owner's history: what approving does,
-// with the values the owner must check, and whether it can be undone.
-// old holds the files w replaces, as read when it was prepared (nil: a
-// new file).
-func summary(w *write, old map[string]*string) string {
-	var l line
-	at := func(branch string) line { return line{name(branch), words(" of "), name(w.Repo)} }
-	switch w.Op {
-	case "branch_create":
-		l = line{words("create the branch "), name(w.Branch), words(" in "), name(w.Repo), words(" at " + short(w.SHA))}
-		if !isSHA(w.From) {
-			l = append(l, words(", the head of "), name(w.From))
-		}
-		l = append(l, words("; it can be deleted"))
-	case "file_put":
-		verb, prep := "replace ", " on "
-		if w.SHA == "" {
-			verb, prep = "add ", " to "
-		}
-		l = append(append(line{words(verb), quoted(w.Path), words(prep)}, at(w.Branch)...), words(" in one commit"+undoCommit))
-	case "commit":
-		var add, rep, del int
-		for _, ch := range w.Changes {
-			switch {
-			case ch.Delete:
-				del++
-			case old[ch.Path] == nil:
-				add++
-			default:
-				rep++
-			}
-		}
-		if len(w.Changes) == 1 {
-			what := map[bool]string{true: "replaced", false: "new"}[old[w.Changes[0].Path] != nil]
-			if w.Changes[0].Delete {
-				what = "deleted"
-			}
-			l = line{words("commit "), quoted(w.Changes[0].Path), words(" (" + what + ") to ")}
-		} else {
-			var kinds []string
-			for _, k := range []struct {
-				n    int
-				what string
-			}{{add, "new"}, {rep, "replaced"}, {del, "deleted"}} {
-				if k.n > 0 {
-					kinds = append(kinds, fmt.Sprintf("%d %s", k.n, k.what))
-				}
-			}
-			l = line{words(fmt.Sprintf("commit %d files (%s) to ", len(w.Changes), strings.Join(kinds, ", ")))}
-		}
-		l = append(append(l, at(w.Branch)...), words(" after "+short(w.SHA)+undoCommit))
-	case "issue_create":
-		l = line{words("open an issue "), quoted(opt(w.Title)), words(" in "), name(w.Repo), words("; it can be closed later" + undoNotify)}
-	case "issue_comment":
-		l = line{words(fmt.Sprintf("comment on #%d of ", w.Number)), name(w.Repo), words("; it can be deleted later" + undoNotify)}
-	case "issue_update":
-		l = line{words(fmt.Sprintf("change issue #%d of ", w.Number)), name(w.Repo), words(": ")}
-		var parts []line
-		if w.State != nil {
-			s := map[string]string{"open": "reopen it", "closed": "close it"}[*w.State]
-			if w.StateReason != nil {
-				s += " (" + strings.ReplaceAll(*w.StateReason, "_", " ") + ")"
-			}
-			parts = append(parts, line{words(s)})
-		}
-		if w.Title != nil {
-			parts = append(parts, line{words("retitle it "), quoted(*w.Title)})
-		}
-		if w.Body != nil {
-			parts = append(parts, line{words("replace its body")})
-		}
-		for _, set := range []struct {
-			what string
-			v    *[]string
-		}{{"labels", w.Labels}, {"assignees", w.Assignees}} {
-			switch {
-			case set.v == nil:
-			case len(*set.v) == 0:
-				parts = append(parts, line{words("remove its " + set.what)})
-			default:
-				parts = append(parts, few(line{words("set its " + set.what + " to ")}, each(*set.v, quoted)))
-			}
-		}
-		for i, p := range parts {
-			if i > 0 {
-				l = append(l, words(", "))
-			}
-			l = append(l, p...)
-		}
-		l = append(l, words(undoRestore))
-	case "pr_create":
-		what := "open a pull request "
-		if w.Draft {
-			what = "open a draft pull request "
-		}
-		l = append(line{words(what), quoted(opt(w.Title)), words(" to merge "), name(w.Head), words(" into ")}, at(w.Base)...)
-		l = append(l, words("; it can be closed later"+undoNotify))
-	case "pr_review":
-		verb := map[string]string{"APPROVE": "approve", "REQUEST_CHANGES": "request changes on", "COMMENT": "comment on"}[w.Event]
-		l = line{words(fmt.Sprintf("%s pull request #%d of ", verb, w.Number)), name(w.Repo), words(" at " + short(w.SHA) + undoReview)}
-	case "pr_merge":
-		how := map[string]string{"merge": " by a merge commit", "squash": " squashed into one commit", "rebase": " rebased"}[method(w)]
-		l = line{words(fmt.Sprintf("merge pull request #%d of ", w.Number)), name(w.Repo), words(" into "), name(w.Base), words(" at " + short(w.SHA) + how + undoMerge)}
-	case "gist_create":
-		names := sortedFiles(w.Files)
-		seen := map[bool]string{true: "a public gist", false: "a secret gist"}[w.Public]
-		l = few(line{words("create " + seen + " of " + plural(len(names), "file") + ": ")}, each(names, quoted))
-		l = append(l, words(map[bool]string{true: "; anyone can find it", false: "; anyone with its link can read it"}[w.Public]+", and it can be deleted"))
-	case "gist_update":
-		l = line{words("change the gist "), name(w.GistID), words(": ")}
-		var acts []line
-		for _, n := range sortedFiles(w.Files) {
-			verb := "replace "
-			switch {
-			case w.Files[n] == nil:
-				verb = "delete "
-			case old[n] == nil:
-				verb = "add "
-			}
-			acts = append(acts, line{words(verb), quoted(n)})
-		}
-		if w.Description != nil {
-			acts = append(acts, line{words("set its description")})
-		}
-		l = few(l, acts)
-		l = append(l, words("; its earlier versions stay in its history"))
-	case "repo_star":
-		l = line{words("star "), name(w.Repo), words(" as the token's user; it can be unstarred")}
-	case "repo_unstar":
-		l = line{words("unstar "), name(w.Repo), words(" as the token's user; it can be starred again")}
-	}
-	return l.String()
-}
+// A write's summary (write.summary) is the one line a task of it shows
+// above its fields, and a write carried out at once tells the owner's
+// history: what approving does, with the values the owner must check, and
+// whether it can be undone. old holds the files it replaces, as read when
+// it was prepared (nil: a new file).
 
-func sortedFiles(files map[string]*string) []string {
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+// onBranch is "branch of repo".
+func onBranch(branch, repo string) line { return line{name(branch), words(" of "), name(repo)} }
 
-// outcome tells the owner's history what w did, from what GitHub
-// answered (res, as execute returns it), and where to see it.
-func (g *GitHub) outcome(w *write, res map[string]any) connectors.Outcome {
-	str := func(k string) string { s, _ := res[k].(string); return s }
-	num := func(k string) int { n, _ := res[k].(int); return n }
-	var l line
-	at := line{words(" of "), name(w.Repo)}
-	link := str("html_url")
-	switch w.Op {
-	case "branch_create":
-		l = line{words("Created the branch "), name(w.Branch), words(" in "), name(w.Repo), words(" at " + short(str("sha")))}
-	case "file_put":
-		verb := ": replaced "
-		if w.SHA == "" {
-			verb = ": added "
-		}
-		l = append(append(line{words("Committed " + short(str("sha")) + " to "), name(w.Branch)}, at...), words(verb), quoted(w.Path))
-		link = str("commit_url")
-	case "commit":
-		l = append(line{words("Committed " + short(str("sha")) + " to "), name(w.Branch)}, at...)
-		if len(w.Changes) == 1 {
-			l = append(l, words(", changing "), quoted(w.Changes[0].Path))
-		} else {
-			l = append(l, words(fmt.Sprintf(", changing %d files", len(w.Changes))))
-		}
-	case "issue_create":
-		l = line{words(fmt.Sprintf("Opened issue #%d ", num("number"))), quoted(opt(w.Title)), words(" in "), name(w.Repo)}
-	case "issue_comment":
-		l = append(line{words(fmt.Sprintf("Commented on #%d", w.Number))}, at...)
-	case "issue_update":
-		l = append(line{words(fmt.Sprintf("Changed issue #%d", w.Number))}, at...)
-		l = append(l, words("; it is "+str("state")))
-	case "pr_create":
-		l = line{words(fmt.Sprintf("Opened pull request #%d ", num("number"))), quoted(opt(w.Title)), words(" to merge "), name(w.Head), words(" into "), name(w.Base)}
-		l = append(l, at...)
-	case "pr_review":
-		verb := map[string]string{"APPROVE": "Approved", "REQUEST_CHANGES": "Requested changes on", "COMMENT": "Commented on"}[w.Event]
-		l = append(line{words(fmt.Sprintf("%s pull request #%d", verb, w.Number))}, at...)
-		l = append(l, words(" at "+short(str("commit_id"))))
-	case "pr_merge":
-		l = append(line{words(fmt.Sprintf("Merged pull request #%d", w.Number))}, at...)
-		l = append(l, words(" into "), name(w.Base), words(" as "+short(str("sha"))))
-	case "gist_create":
-		l = line{words(fmt.Sprintf("Created %s of %s", map[bool]string{true: "a public gist", false: "a secret gist"}[w.Public], plural(len(w.Files), "file")))}
-	case "gist_update":
-		l = line{words("Changed the gist "), name(w.GistID)}
-	case "repo_star":
-		l = line{words("Starred "), name(w.Repo)}
-	case "repo_unstar":
-		l = line{words("Unstarred "), name(w.Repo)}
+// of is " of repo".
+func of(repo string) line { return line{words(" of "), name(repo)} }
+
+// answered is what a write answered, as execute returns it.
+type answered map[string]any
+
+func (r answered) str(k string) string { s, _ := r[k].(string); return s }
+func (r answered) num(k string) int    { n, _ := r[k].(int); return n }
+
+// outcome tells the owner's history what w did (write.outcome), from what
+// GitHub answered, and where to see it: the html_url GitHub answered,
+// unless w links elsewhere.
+func (g *GitHub) outcome(w write, res map[string]any) connectors.Outcome {
+	link := answered(res).str("html_url")
+	if l, ok := w.(linked); ok {
+		link = l.link(res)
 	}
-	return connectors.Outcome{Text: l.String(), URL: g.page(link)}
+	return connectors.Outcome{Text: w.outcome(res).String(), URL: g.page(link)}
 }
 
 // page keeps a URL GitHub answered for the owner to open: https (or http

@@ -24,7 +24,8 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+	"modernc.org/sqlite" // registers the "sqlite" database/sql driver
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"countersign/migrations"
 	"countersign/store"
@@ -714,13 +715,20 @@ func classify(err error) error {
 		}
 		return err
 	}
-	if strings.Contains(err.Error(), "UNIQUE constraint failed") || strings.Contains(err.Error(), "constraint failed: UNIQUE") {
-		return fmt.Errorf("%w: %v", store.ErrConflict, err)
+	var liteErr *sqlite.Error
+	if errors.As(err, &liteErr) {
+		// Extended result codes are on (the driver turns them on).
+		switch code := liteErr.Code(); {
+		case code == sqlite3.SQLITE_CONSTRAINT_UNIQUE, code == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+			return fmt.Errorf("%w: %v", store.ErrConflict, err)
+		case code&0xff == sqlite3.SQLITE_BUSY:
+			return fmt.Errorf("%w: %v", store.ErrUnavailable, err)
+		}
+		return err
 	}
 	var netErr net.Error
 	var connectErr *pgconn.ConnectError
-	if errors.As(err, &netErr) || errors.As(err, &connectErr) || errors.Is(err, syscall.ECONNREFUSED) ||
-		pgconn.Timeout(err) || strings.Contains(err.Error(), "database is locked") {
+	if errors.As(err, &netErr) || errors.As(err, &connectErr) || errors.Is(err, syscall.ECONNREFUSED) || pgconn.Timeout(err) {
 		return fmt.Errorf("%w: %v", store.ErrUnavailable, err)
 	}
 	return err

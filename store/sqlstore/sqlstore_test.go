@@ -101,7 +101,7 @@ func TestOutboxFollowsCommittedChanges(t *testing.T) {
 		}
 		move := func(id string, from, to countersign.State, terminal bool) {
 			tx(func(tx store.Tx) error {
-				_, err := tx.MoveTask(ctx, store.Move{ID: id, From: from, To: to, At: t0, Actor: "platform", AnswerRun: "run2"})
+				_, err := tx.MoveTask(ctx, store.Move{ID: id, From: from, To: to, At: t0, Actor: countersign.ActorPlatform, AnswerRun: "run2"})
 				return err
 			})
 		}

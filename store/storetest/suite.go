@@ -214,20 +214,20 @@ func testTaskIDTaken(t *testing.T, s store.Store) {
 func testMoveIsCompareAndSet(t *testing.T, s store.Store) {
 	k, c := NewTask("run1-1", "alice.near", "bot.near")
 	insert(t, s, k, c)
-	if move(t, s, store.Move{ID: k.ID, From: countersign.StateApproved, To: countersign.StateAnswering, At: t0, Actor: "platform"}) {
+	if move(t, s, store.Move{ID: k.ID, From: countersign.StateApproved, To: countersign.StateAnswering, At: t0, Actor: countersign.ActorPlatform}) {
 		t.Fatal("a move from a state the task is not in happened")
 	}
-	if move(t, s, store.Move{ID: "other", From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: "owner"}) {
+	if move(t, s, store.Move{ID: "other", From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: countersign.ActorOwner}) {
 		t.Fatal("a move of a missing task happened")
 	}
-	if !move(t, s, store.Move{ID: k.ID, From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: "owner", Run: "run2", AnswerRun: "run2"}) {
+	if !move(t, s, store.Move{ID: k.ID, From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: countersign.ActorOwner, Run: "run2", AnswerRun: "run2"}) {
 		t.Fatal("open → approved did not happen")
 	}
-	if !move(t, s, store.Move{ID: k.ID, From: countersign.StateApproved, To: countersign.StateAnswering, At: t0.Add(time.Second), Actor: "platform", Run: "run2"}) {
+	if !move(t, s, store.Move{ID: k.ID, From: countersign.StateApproved, To: countersign.StateAnswering, At: t0.Add(time.Second), Actor: countersign.ActorPlatform, Run: "run2"}) {
 		t.Fatal("approved → answering did not happen")
 	}
 	if !move(t, s, store.Move{ID: k.ID, From: countersign.StateAnswering, To: countersign.StateDone, At: t0.Add(2 * time.Second),
-		Actor: "platform", Run: "run2", OutcomeClass: "claimed"}) {
+		Actor: countersign.ActorPlatform, Run: "run2", OutcomeClass: "claimed"}) {
 		t.Fatal("answering → done did not happen")
 	}
 	_ = s.Tx(ctx, func(tx store.Tx) error {
@@ -261,7 +261,7 @@ func testLeavingOpenDrops(t *testing.T, s store.Store) {
 	for _, to := range []countersign.State{countersign.StateRejected, countersign.StateCancelled, countersign.StateExpired, countersign.StateVoid} {
 		k, c := NewTask("run1-"+string(to), "alice.near", "bot.near")
 		insert(t, s, k, c)
-		if !move(t, s, store.Move{ID: k.ID, From: countersign.StateOpen, To: to, At: t0, Actor: "owner", OutcomeClass: "observed"}) {
+		if !move(t, s, store.Move{ID: k.ID, From: countersign.StateOpen, To: to, At: t0, Actor: countersign.ActorOwner, OutcomeClass: "observed"}) {
 			t.Fatalf("open → %s did not happen", to)
 		}
 		_ = s.Tx(ctx, func(tx store.Tx) error {
@@ -285,7 +285,7 @@ func testLeavingOpenDrops(t *testing.T, s store.Store) {
 func testApprovedKeepsFiles(t *testing.T, s store.Store) {
 	k, c := NewTask("run1-1", "alice.near", "bot.near")
 	insert(t, s, k, c)
-	move(t, s, store.Move{ID: k.ID, From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: "owner"})
+	move(t, s, store.Move{ID: k.ID, From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: countersign.ActorOwner})
 	_ = s.Tx(ctx, func(tx store.Tx) error {
 		if _, err := tx.Content(ctx, k.ID); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("approved: content kept (%v)", err)
@@ -301,7 +301,7 @@ func testApprovedKeepsFiles(t *testing.T, s store.Store) {
 		}
 		return nil
 	})
-	move(t, s, store.Move{ID: k.ID, From: countersign.StateApproved, To: countersign.StateFailed, At: t0, Actor: "platform",
+	move(t, s, store.Move{ID: k.ID, From: countersign.StateApproved, To: countersign.StateFailed, At: t0, Actor: countersign.ActorPlatform,
 		OutcomeClass: "observed", FailureReason: "run_not_started"})
 	_ = s.Tx(ctx, func(tx store.Tx) error {
 		if sizes, _ := tx.Files(ctx, k.ID); len(sizes) != 0 {
@@ -325,7 +325,7 @@ func testMoveOnceUnderConcurrency(t *testing.T, s store.Store) {
 		go func() {
 			defer wg.Done()
 			err := s.Tx(ctx, func(tx store.Tx) error {
-				moved, err := tx.MoveTask(ctx, store.Move{ID: k.ID, From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: "owner"})
+				moved, err := tx.MoveTask(ctx, store.Move{ID: k.ID, From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: countersign.ActorOwner})
 				if moved {
 					wins.Add(1)
 				}
@@ -392,8 +392,8 @@ func testOwnerLoad(t *testing.T, s store.Store) {
 	}
 	k, c := NewTask("runx-1", "bob.near", "bot.near")
 	insert(t, s, k, c)
-	move(t, s, store.Move{ID: "run0-1", From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: "owner"})
-	move(t, s, store.Move{ID: "run1-1", From: countersign.StateOpen, To: countersign.StateRejected, At: t0, Actor: "owner"})
+	move(t, s, store.Move{ID: "run0-1", From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: countersign.ActorOwner})
+	move(t, s, store.Move{ID: "run1-1", From: countersign.StateOpen, To: countersign.StateRejected, At: t0, Actor: countersign.ActorOwner})
 	_ = s.Tx(ctx, func(tx store.Tx) error {
 		l, err := tx.OwnerLoad(ctx, "alice.near", "bot.near")
 		if err != nil {
@@ -505,7 +505,7 @@ func testOwnerGate(t *testing.T, s store.Store) {
 func testMoveKeepsApprovalAndAnswer(t *testing.T, s store.Store) {
 	k, c := NewTask("keep1-1", "alice.near", "bot.near")
 	insert(t, s, k, c)
-	move(t, s, store.Move{ID: k.ID, From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: "owner",
+	move(t, s, store.Move{ID: k.ID, From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: countersign.ActorOwner,
 		AnswerRun: "run2", Approval: []byte(`{"signed":1}`)})
 	inTx(t, s, func(tx store.Tx) error {
 		in, err := tx.RunInputs(ctx, k.ID, 0)
@@ -514,7 +514,7 @@ func testMoveKeepsApprovalAndAnswer(t *testing.T, s store.Store) {
 		}
 		return err
 	})
-	move(t, s, store.Move{ID: k.ID, From: countersign.StateApproved, To: countersign.StateAnswering, At: t0, Actor: "platform"})
+	move(t, s, store.Move{ID: k.ID, From: countersign.StateApproved, To: countersign.StateAnswering, At: t0, Actor: countersign.ActorPlatform})
 	inTx(t, s, func(tx store.Tx) error {
 		result, _, err := tx.Outcome(ctx, k.ID)
 		if err == nil && result != nil {
@@ -522,7 +522,7 @@ func testMoveKeepsApprovalAndAnswer(t *testing.T, s store.Store) {
 		}
 		return err
 	})
-	move(t, s, store.Move{ID: k.ID, From: countersign.StateAnswering, To: countersign.StateDone, At: t0, Actor: "platform",
+	move(t, s, store.Move{ID: k.ID, From: countersign.StateAnswering, To: countersign.StateDone, At: t0, Actor: countersign.ActorPlatform,
 		Answer: &store.Answer{Result: []byte("sealed result"), NextTaskID: "next-1"}})
 	var got store.Task
 	inTx(t, s, func(tx store.Tx) (err error) {
@@ -552,7 +552,7 @@ func testRunInputs(t *testing.T, s store.Store) {
 	insert(t, s, lone, lc)
 	putProject(t, s, NewProject("alice.near", "probe", k.ProjectUUID, "zed.near", "bot.near"))
 	addKey(t, s, "bot.near", "ak_runinputs", t0)
-	move(t, s, store.Move{ID: k.ID, From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: "owner",
+	move(t, s, store.Move{ID: k.ID, From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: countersign.ActorOwner,
 		AnswerRun: "run2", Approval: []byte("approved")})
 	inTx(t, s, func(tx store.Tx) error {
 		in, err := tx.RunInputs(ctx, k.ID, 0)
@@ -585,7 +585,7 @@ func testRunInputs(t *testing.T, s store.Store) {
 		}
 		return nil
 	})
-	move(t, s, store.Move{ID: k.ID, From: countersign.StateApproved, To: countersign.StateVoid, At: t0, Actor: "platform"})
+	move(t, s, store.Move{ID: k.ID, From: countersign.StateApproved, To: countersign.StateVoid, At: t0, Actor: countersign.ActorPlatform})
 	inTx(t, s, func(tx store.Tx) error {
 		in, err := tx.RunInputs(ctx, k.ID, 0)
 		if err == nil && (in.Sealed != nil || in.Task.State != countersign.StateVoid) {

@@ -11,6 +11,7 @@ import (
 	"countersign/servicetest"
 	"countersign/store"
 	"countersign/store/storetest"
+	"countersign/webpush/webpushtest"
 )
 
 // The answer run of a shared task (SPEC §7, §13 `approvers`) counts and
@@ -174,5 +175,41 @@ func TestSharedSummaryMismatch(t *testing.T) {
 	}
 	if got := w.Task(id); got.State != countersign.StateVoid || w.Effects.Count(id) != 0 {
 		t.Fatalf("ended %s with %d writes", got.State, w.Effects.Count(id))
+	}
+}
+
+// TestSharedTaskPushedToApprovers: a shared task is pushed, once, to each
+// subscribed device of the owner and of each approver; a task the owner
+// alone approves is pushed to the owner's alone.
+func TestSharedTaskPushedToApprovers(t *testing.T) {
+	t.Parallel()
+	w := servicetest.New(t, storetest.Postgres(t))
+	fake := webpushtest.New(t)
+	bob, carol := w.NewOwner(), w.NewOwner()
+	w.PutProject("ledger", "ledger", fmt.Sprintf(`{"confirm":["pay"],"approvers":{"accounts":["%s","%s"],"threshold":2}}`,
+		bob.Account, carol.Account), nil)
+	subOwner, _ := subscribe(t, w.Owner, fake)
+	subBob, _ := subscribe(t, bob, fake) // carol subscribes nothing
+	w.StartJobs()
+	id := w.Pay()
+	pushes := fake.Wait(2, 15*time.Second)
+	if len(pushes) != 2 {
+		t.Fatalf("%d pushes for a shared task", len(pushes))
+	}
+	left := int(w.Task(id).ExpiresAt.Sub(w.Clock.Now()) / time.Second)
+	bySub := map[string]webpushtest.Push{}
+	for _, p := range pushes {
+		bySub[p.Subscription] = p
+	}
+	checkPush(t, bySub[subOwner.ID], subOwner, "high", left)
+	checkPush(t, bySub[subBob.ID], subBob, "high", left)
+	// An input task of the same project is the owner's alone.
+	if _, err := w.AgentClient().Call(ctx, w.Owner.Account, "ledger", "collect", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	_ = fake.Wait(3, 15*time.Second)
+	time.Sleep(time.Second)
+	if got := fake.Pushes(); len(got) != 3 || got[2].Subscription != subOwner.ID {
+		t.Fatalf("pushes after an input task: %d", len(got))
 	}
 }

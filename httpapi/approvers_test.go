@@ -561,3 +561,106 @@ func TestApproverAuthorizationMatrix(t *testing.T) {
 }
 
 func jsonUnmarshal(raw []byte, v any) error { return json.Unmarshal(raw, v) }
+
+// TestApproversWebhooks: every approver's own webhook hears of a shared
+// task's moves as the owner's does, the same events with the same members
+// (nothing more), each logged among that account's deliveries; a task the
+// owner alone approves reaches the owner's webhook alone.
+func TestApproversWebhooks(t *testing.T) {
+	t.Parallel()
+	w, ap := shared(t, 2, 2)
+	bob := ap[0] // carol names no webhook
+	w.StartJobs()
+	receivers := map[string]*receiver{}
+	for _, d := range []*device.Device{w.Owner, bob} {
+		r := newReceiver(t)
+		url := r.srv.URL + "/hooks/" + d.Account[:8]
+		conf, err := d.Confirm(approval.ActionNameWebhook(url))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wh, err := d.Client.PutWebhook(ctx, url, conf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.mu.Lock()
+		r.secret = wh.Secret
+		r.mu.Unlock()
+		receivers[d.Account] = r
+	}
+	id := w.Pay()
+	mustApprove(t, bob, id)
+	mustApprove(t, w.Owner, id)
+	w.WaitState(id, countersign.StateDone)
+	types := func(events []map[string]any) map[string]map[string]any {
+		out := map[string]map[string]any{}
+		for _, e := range events {
+			if e["task_id"] == id {
+				out[fmt.Sprint(e["type"])] = e
+			}
+		}
+		return out
+	}
+	owners := types(waitEvents(t, receivers[w.Owner.Account], 3))
+	bobs := types(waitEvents(t, receivers[bob.Account], 3))
+	for _, typ := range []string{"task_created", "task_approved", "task_answered"} {
+		o, b := owners[typ], bobs[typ]
+		if o == nil || b == nil {
+			t.Fatalf("%s: the owner heard %v, bob %v", typ, o, b)
+		}
+		if b["owner"] != w.Owner.Account || b["project"] != "ledger" || b["preparer"] != w.Agent {
+			t.Errorf("bob's %s names %v", typ, b)
+		}
+		for k, v := range o {
+			if k != "id" && k != "at" && fmt.Sprint(b[k]) != fmt.Sprint(v) {
+				t.Errorf("%s: bob's %s is %v, the owner's %v", typ, k, b[k], v)
+			}
+		}
+		if len(b) != len(o) {
+			t.Errorf("%s: bob's event has members %v, the owner's %v", typ, b, o)
+		}
+	}
+	deliveries, err := bob.Client.Deliveries(ctx)
+	if err != nil || len(deliveries) < 3 || deliveries[0].TaskID != id {
+		t.Fatalf("bob's deliveries %+v %v", deliveries, err)
+	}
+	// An input task of the same project is the owner's alone.
+	if _, err := w.AgentClient().Call(ctx, w.Owner.Account, "ledger", "collect", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitEvents(t, receivers[w.Owner.Account], 4)
+	time.Sleep(time.Second)
+	if n := len(receivers[bob.Account].events()); n != 3 {
+		t.Fatalf("bob's webhook heard %d events, want the shared task's 3", n)
+	}
+}
+
+// TestApproverUnlock: an approver's device signed in after a shared task
+// opened is given its key at sign-in, as an owner's is; the unlock counts
+// the approver's waiting tasks among its own.
+func TestApproverUnlock(t *testing.T) {
+	t.Parallel()
+	w, ap := shared(t, 2, 1)
+	bob := ap[0]
+	id := w.Pay()
+	later := w.Device(bob.Signer.(device.WalletSigner).Wallet)
+	if _, err := later.SignIn(ctx, 24*time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	v, err := later.Client.Task(ctx, id)
+	if err != nil || v.Locked || v.DeviceCopy == nil {
+		t.Fatalf("bob's later device: locked %v (%v)", v.Locked, err)
+	}
+	if _, err := later.Open(v); err != nil {
+		t.Fatalf("bob's later device opens the task: %v", err)
+	}
+	if n, err := later.Client.Unlock(ctx); err != nil || n != 1 {
+		t.Fatalf("unlock: %d %v", n, err)
+	}
+	// A stranger's device, told it is an approver by a lying listing,
+	// would open nothing: it holds no copy.
+	stranger := w.NewOwner()
+	if _, err := stranger.Client.Task(ctx, id); reason(err) != "task_not_found" {
+		t.Fatalf("a stranger reads the task: %v", err)
+	}
+}

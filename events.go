@@ -6,6 +6,7 @@ type Actor string
 // The actors.
 const (
 	ActorOwner    Actor = "owner"    // the owner: an approval, a rejection, an acknowledgement
+	ActorApprover Actor = "approver" // an approver of a shared task: an approval, a rejection
 	ActorAgent    Actor = "agent"    // the preparer: a cancellation
 	ActorPlatform Actor = "platform" // the service: answer runs, sweeps, expiry
 )

@@ -85,6 +85,17 @@ type TaskStatus struct {
 	FailureReason string          `json:"failure_reason,omitempty"`
 	NextTaskID    string          `json:"next_task_id,omitempty"`
 	NoticeTaskID  string          `json:"notice_task_id,omitempty"`
+	// Status ("awaiting_owner") and Approvals are set while a task that
+	// needs the approvals of several accounts waits.
+	Status    string          `json:"status,omitempty"`
+	Approvals *ApprovalsCount `json:"approvals,omitempty"`
+}
+
+// ApprovalsCount is how many distinct accounts approved a task and how
+// many must.
+type ApprovalsCount struct {
+	Have int `json:"have"`
+	Need int `json:"need"`
 }
 
 // Awaiting is the answer of a call that opened a task.

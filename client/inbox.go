@@ -47,7 +47,12 @@ type TaskFile struct {
 // Nothing in it but the ciphertext is trusted by a device: device.Open checks
 // every member a device relies on against the envelope it decrypts.
 type TaskView struct {
-	ID            string `json:"id"`
+	ID string `json:"id"`
+	// Owner is the task's owner. Role is this account's part in it:
+	// RoleOwner, or RoleApprover for a task of another owner whose
+	// project names this account among its approvers.
+	Owner         string `json:"owner"`
+	Role          string `json:"role"`
 	Project       string `json:"project"`
 	ProjectUUID   string `json:"project_uuid"`
 	Connector     string `json:"connector"`
@@ -72,6 +77,38 @@ type TaskView struct {
 	// key for (Unlock wraps it to every current device).
 	Locked bool       `json:"locked"`
 	Files  []TaskFile `json:"files"`
+	// Approvals is, for a task that needs the approvals of several
+	// accounts, who approved it so far and how many it needs; nil for a
+	// task its owner alone approves.
+	Approvals *Approvals `json:"approvals,omitempty"`
+	// RejectedBy names the account that rejected a rejected task.
+	RejectedBy string `json:"rejected_by,omitempty"`
+}
+
+// A task view's Role.
+const (
+	RoleOwner    = "owner"
+	RoleApprover = "approver"
+)
+
+// Approvals is how far a task that needs the approvals of several
+// accounts (its project's approvers) is from being approved.
+type Approvals struct {
+	// Have distinct accounts approved it; it needs Need.
+	Have int `json:"have"`
+	Need int `json:"need"`
+	// Approvers may approve it: the owner first, then the others.
+	Approvers []string `json:"approvers"`
+	// By is who approved it, oldest first.
+	By []ApprovalBy `json:"by"`
+	// Approved tells whether this account approved it.
+	Approved bool `json:"approved"`
+}
+
+// ApprovalBy is one account's approval, and when the service accepted it.
+type ApprovalBy struct {
+	Account string `json:"account"`
+	At      string `json:"at"`
 }
 
 // TaskPage is one page of the task list.
@@ -115,6 +152,10 @@ type TaskState struct {
 	ID    string `json:"id"`
 	State string `json:"state"`
 	Run   string `json:"run,omitempty"`
+	// Approvals is set in the answer to an approval of a task that needs
+	// the approvals of several accounts: State stays open until enough
+	// have approved.
+	Approvals *Approvals `json:"approvals,omitempty"`
 }
 
 // Mute is a silenced preparer or project.
@@ -151,6 +192,16 @@ type PolicyExplained struct {
 	Writes []WriteExplained `json:"writes"`
 	Rules  []string         `json:"rules"`
 	Limits []string         `json:"limits"`
+	// Approvers is who approves besides the owner; nil when nobody does.
+	Approvers *ApproversExplained `json:"approvers,omitempty"`
+}
+
+// ApproversExplained is a policy's approvers: the accounts besides the
+// owner, how many distinct accounts must approve, and that in a sentence.
+type ApproversExplained struct {
+	Accounts  []string `json:"accounts"`
+	Threshold int      `json:"threshold"`
+	Text      string   `json:"text"`
 }
 
 // WriteExplained is what a policy does with one write: Always (allow, ask

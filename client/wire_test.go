@@ -152,7 +152,10 @@ var (
 		Preparer: "bot.near", Kind: string(countersign.KindInput), State: string(countersign.StateFailed), Thread: taskID,
 		CreatedAt: at, ExpiresAt: later, Run: "r8k2m9q4x1z8c3v6b5n0p2w4s6", FailureReason: "run_refused:conflict",
 		ReplyPubkey: str("p256:BJ2z"), TaskHash: taskHash, Content: []byte{1, 2, 3}, DeviceCopy: []byte{4, 5, 6},
-		Locked: true, Files: []inbox.FileView{{N: 1, Size: 17}, {N: 2, Size: 3}}}
+		Locked: true, Files: []inbox.FileView{{N: 1, Size: 17}, {N: 2, Size: 3}}, Owner: "alice.near", Role: inbox.RoleApprover,
+		Approvals: approvals, RejectedBy: "bob.near"}
+	approvals = &inbox.ApprovalsView{Have: 1, Need: 2, Approvers: []string{"alice.near", "bob.near"},
+		By: []inbox.ApprovalBy{{Account: "bob.near", At: at}}, Approved: true}
 	activityView = inbox.ActivityView{ID: taskID, At: at, Project: "ledger", Connector: "ledger", Operation: "pay",
 		Preparer: "bot.near", Via: "task", TaskID: taskID, State: string(countersign.StateFailed),
 		FailureReason: "run_refused:conflict", Sealed: []byte{1, 2, 3}, DeviceCopy: []byte{4, 5, 6}}
@@ -205,12 +208,12 @@ func TestWireTypes(t *testing.T) {
 			Approval: conf, Summaries: []string{"pay $1.00 to Acme Corp; it cannot be undone", "pay $2.00 to Globex; it cannot be undone"}},
 			client: &client.BatchApproveRequest{}},
 		{name: "batch approved (inbox.BatchApproved)", server: inbox.BatchApproved{Tasks: []inbox.Approved{
-			{ID: taskID, State: string(countersign.StateApproved), Run: "r8k2m9q4x1z8c3v6b5n0p2w4s6"}}},
+			{ID: taskID, State: string(countersign.StateApproved), Run: "r8k2m9q4x1z8c3v6b5n0p2w4s6", Approvals: approvals}}},
 			client: &client.BatchApproved{}},
-		{name: "approved (inbox.Approved)", server: inbox.Approved{ID: taskID, State: string(countersign.StateApproved), Run: "r8k2m9q4x1z8c3v6b5n0p2w4s6"},
+		{name: "approved (inbox.Approved)", server: inbox.Approved{ID: taskID, State: string(countersign.StateApproved), Run: "r8k2m9q4x1z8c3v6b5n0p2w4s6", Approvals: approvals},
 			client: &client.TaskState{}},
 		{name: "moved (inbox.Moved)", server: inbox.Moved{ID: taskID, State: string(countersign.StateRejected)}, client: &client.TaskState{},
-			allowed: []string{"TaskState.Run"}},
+			allowed: []string{"TaskState.Run", "TaskState.Approvals"}},
 		{name: "mute (inbox.MuteView)", server: inbox.MuteView{SubjectIs: "agent", Subject: "bot.near", CreatedAt: at},
 			client: &client.Mute{}},
 		{name: "project (inbox.ProjectView)", server: inbox.ProjectView{Name: "probe", ProjectUUID: projectID,
@@ -218,7 +221,8 @@ func TestWireTypes(t *testing.T) {
 			PolicySentence: "guess is not a write of probe", Credentials: true, CreatedAt: at, UpdatedAt: later,
 			PolicyExplained: inbox.PolicyExplained{Writes: []inbox.WriteExplained{{Op: "pay", Noun: "payment", Always: "ask", Otherwise: "allow",
 				Cases: []inbox.CaseExplain{{When: "the amount is above $5,000.00", Outcome: "refuse", Because: "max_payment_usd"}}, Text: "pay: asks you first."}},
-				Rules: []string{"Rule 1: pay refused."}, Limits: []string{"max_per_day: 3"}}},
+				Rules: []string{"Rule 1: pay refused."}, Limits: []string{"max_per_day: 3"},
+				Approvers: &inbox.ApproversExplained{Accounts: []string{"bob.near"}, Threshold: 2, Text: "A write that asks waits for each of you and bob.near to approve it."}}},
 			client: &client.Project{}},
 		{name: "device (inbox.DeviceView)", server: inbox.DeviceView{ID: "0123456789abcdefghjkmnpqrs",
 			DevicePubkey: "p256:BJ2z", SignerPubkey: edKey, CreatedAt: at, ValidUntil: later, This: true, Push: true},
@@ -238,7 +242,8 @@ func TestWireTypes(t *testing.T) {
 		{name: "task status (enclave.TaskStatus)", server: enclave.TaskStatus{TaskID: taskID, Kind: "input",
 			State: string(countersign.StateDone), Thread: taskID, CreatedAt: at, ExpiresAt: later, OutcomeClass: "claimed",
 			Result: json.RawMessage(`{"ok":true}`), Reason: str("not now"), Run: "r8k2m9q4x1z8c3v6b5n0p2w4s6",
-			FailureReason: "run_refused:conflict", NextTaskID: nextID, NoticeTaskID: nextID},
+			FailureReason: "run_refused:conflict", NextTaskID: nextID, NoticeTaskID: nextID, Status: "awaiting_owner",
+			Approvals: &enclave.ApprovalsCount{Have: 1, Need: 2}},
 			client: &client.TaskStatus{}},
 		{name: "awaiting owner (connectors.AwaitingOwner)", server: connectors.AwaitingOwner(link), client: &client.Awaiting{}},
 		{name: "notified (connectors.Notified)", server: connectors.Notified(link), client: &client.Awaiting{}},
@@ -249,7 +254,9 @@ func TestWireTypes(t *testing.T) {
 			client: &client.Catalogue{}, serverZeros: []string{"json[task_operations][][price]",
 				"json[task_operations][][schema][additionalProperties]", "json[task_operations][][schema][properties][timeout_s][minimum]",
 				"json[task_operations][][examples][]", "json[task_operations][][result][additionalProperties]",
-				"json[task_operations][][result][properties][tasks][items][additionalProperties]"},
+				"json[task_operations][][result][properties][tasks][items][additionalProperties]",
+				"json[task_operations][][result][properties][approvals][additionalProperties]",
+				"json[task_operations][][result][properties][approvals][properties][have][minimum]"},
 			allowed: []string{"ConnectorOperation.Examples", "ConnectorOperation.Schema", "ConnectorOperation.Price", "ConnectorOperation.Result", "ConnectorOperation.SuppliedText"}},
 		{name: "granted projects (GET /agent/projects)", server: map[string]any{"projects": []countersign.Grant{{Owner: "alice.near", Project: "probe", Connector: "probe"}}},
 			client: &struct {
@@ -319,7 +326,7 @@ func TestWireTypesSeeEveryMember(t *testing.T) {
 	if err := json.Unmarshal(serverJSON(t, inbox.Moved{ID: taskID, State: string(countersign.StateRejected)}), &st); err != nil {
 		t.Fatal(err)
 	}
-	if z := zeros(reflect.ValueOf(st), "client", nil); !reflect.DeepEqual(z, []string{"client.Run"}) {
-		t.Errorf("a client field the service does not send: zeros %v, want [client.Run]", z)
+	if z := zeros(reflect.ValueOf(st), "client", nil); !reflect.DeepEqual(z, []string{"client.Run", "client.Approvals"}) {
+		t.Errorf("a client field the service does not send: zeros %v, want [client.Run client.Approvals]", z)
 	}
 }

@@ -73,7 +73,11 @@ const (
     "run": {"type": "string", "description": "the answer run's id"},
     "failure_reason": {"type": "string", "pattern": "^[a-z0-9_]+(:[a-z0-9_]+)?$", "description": "why a failed task failed, e.g. run_unfinished or run_refused:<code>"},
     "next_task_id": ` + taskIDResult + `,
-    "notice_task_id": ` + taskIDResult + `
+    "notice_task_id": ` + taskIDResult + `,
+    "status": {"const": "awaiting_owner", "description": "while a task that needs the approvals of several accounts waits (the project's approvers)"},
+    "approvals": {"type": "object", "description": "while a task that needs the approvals of several accounts waits: how many distinct accounts approved it, and how many must",
+      "properties": {"have": {"type": "integer", "minimum": 0}, "need": {"type": "integer", "minimum": 1}},
+      "required": ["have", "need"], "additionalProperties": false}
   },
   "required": ["task_id", "kind", "state", "thread", "created_at", "expires_at"], "additionalProperties": false}`
 	tasksResult = `{"type": "object",

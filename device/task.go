@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"unicode/utf8"
 
 	"countersign"
@@ -84,7 +85,9 @@ type Opened struct {
 //   - the envelope's exact bytes must hash to the view's task_hash
 //     (ErrHashMismatch), and parse strictly and canonically
 //     (countersign.ParseEnvelope; ErrUnreadable);
-//   - the envelope must be addressed to this device's account and agree with
+//   - the envelope must be addressed to this device's account (or the
+//     service must list the account as an approver of the envelope's
+//     owner's task, SPEC §13) and agree with
 //     the view on id, kind, preparer, project, project_uuid, thread,
 //     reply_pubkey, created_at and expires_at (ErrMismatch).
 //
@@ -132,7 +135,7 @@ func (d *Device) Open(view client.TaskView) (*Opened, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: task %s: the envelope: %w", ErrUnreadable, id, err)
 	}
-	if env.Owner != d.Account {
+	if env.Owner != d.Account && !approverOf(view, env, d.Account) {
 		return nil, fmt.Errorf("%w: task %s is addressed to another owner than this device's account", ErrMismatch, id)
 	}
 	for _, c := range []struct {
@@ -160,6 +163,18 @@ func (d *Device) Open(view client.TaskView) (*Opened, error) {
 		}
 	}
 	return o, nil
+}
+
+// approverOf reports whether the service lists account as an approver of
+// a task of another owner (SPEC §13 `approvers`): the view names the
+// envelope's owner, this account's part as approver, and this account
+// among the task's approvers. Whom an owner's policy names is the
+// service's word (the device cannot read another owner's project); what
+// the device signs is its own account's approval, which counts for
+// nothing unless the owner's policy names it.
+func approverOf(view client.TaskView, env countersign.Envelope, account string) bool {
+	return view.Owner == env.Owner && view.Role == client.RoleApprover && view.Approvals != nil &&
+		slices.Contains(view.Approvals.Approvers, account)
 }
 
 // ReceiptInputMatches reports whether inputSHA256, the input_sha256 of the

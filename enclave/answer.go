@@ -17,33 +17,6 @@ import (
 	"countersign/store"
 )
 
-// approvalRecord is the owner's approval as the door kept it.
-type approvalRecord struct {
-	At          int64   `json:"at"`
-	PublicKey   string  `json:"public_key"`
-	Signature   string  `json:"signature"`
-	Nonce       string  `json:"nonce"`
-	CallbackURL *string `json:"callback_url,omitempty"`
-	// Recipient is the recipient the door checked the signature for; ""
-	// in an approval kept before the door named it.
-	Recipient  string `json:"recipient,omitempty"`
-	TaskHash   string `json:"task_hash"`
-	SupplyHash string `json:"supply_hash"`
-	Supplied   []byte `json:"supplied,omitempty"`
-	Note       []byte `json:"note,omitempty"`
-	// Batch is set for a task approved in a batch (SPEC §7, wave 3): the
-	// batch's tasks in order, and the summaries its sentence names, sealed
-	// to this task by the door's keeper (SealBatch).
-	Batch *batchRecord `json:"batch,omitempty"`
-}
-
-// batchRecord is what a task approved in a batch keeps for its run to
-// rebuild the batch sentence.
-type batchRecord struct {
-	Tasks     []approval.BatchLine `json:"tasks"`
-	Summaries []byte               `json:"summaries"`
-}
-
 // ending is how a task that cannot run ends: failed with a reason, or void.
 type ending struct {
 	void   bool
@@ -88,7 +61,9 @@ type prepared struct {
 	envelope countersign.Envelope
 	sealed   sealedCopy
 	keys     *sealing.TaskKeys
-	approval approvalRecord
+	// approval is the owner's approval of a task the owner alone approves
+	// (zero for a shared task, whose approvals are counted apart).
+	approval approval.Record
 }
 
 // Answer runs the answer operation of an approved task, exactly once. It is
@@ -182,7 +157,7 @@ func (e *Enclave) prepare(in store.RunInputs) (*prepared, *ending, error) {
 	project := *in.Project
 	p.project = project
 	raw := in.Approval
-	if raw == nil || in.Sealed == nil {
+	if raw == nil && !t.Shared() || in.Sealed == nil {
 		return nil, nil, store.ErrNotFound
 	}
 	sc, tk, err := e.openSealedBlob(t, in.Sealed, in.KeyID)
@@ -198,15 +173,17 @@ func (e *Enclave) prepare(in store.RunInputs) (*prepared, *ending, error) {
 	if p.envelope, err = countersign.ParseEnvelope([]byte(sc.Envelope)); err != nil {
 		return p, refused(countersign.TaskUnreadable, "decryption failed."), nil
 	}
-	if err := json.Unmarshal(raw, &p.approval); err != nil {
-		return p, refused(countersign.ConfirmationRequired, "the owner's approval cannot be read."), nil
-	}
-	if err := e.checkApproval(p); errors.Is(err, errMismatch) {
-		e.log.Warn("an approval's signature does not verify over the task's own summary; the task is void", "task", t.ID)
-		return p, mismatch(), nil
-	} else if err != nil {
-		e.log.Warn("an approval did not verify on the run side", "task", t.ID, "err", err)
-		return p, refused(countersign.ConfirmationRequired, "the owner's approval does not verify for this task now."), nil
+	if !t.Shared() {
+		if p.approval, err = approval.ParseRecord(raw); err != nil {
+			return p, refused(countersign.ConfirmationRequired, "the owner's approval cannot be read."), nil
+		}
+		if err := e.checkApproval(p, p.approval, t.Owner, false); errors.Is(err, errMismatch) {
+			e.log.Warn("an approval's signature does not verify over the task's own summary; the task is void", "task", t.ID)
+			return p, mismatch(), nil
+		} else if err != nil {
+			e.log.Warn("an approval did not verify on the run side", "task", t.ID, "err", err)
+			return p, refused(countersign.ConfirmationRequired, "the owner's approval does not verify for this task now."), nil
+		}
 	}
 	conn, ok := e.connectors[project.Connector]
 	if !ok {
@@ -236,33 +213,101 @@ func (e *Enclave) prepare(in store.RunInputs) (*prepared, *ending, error) {
 	if !slices.Contains(project.Agents, t.Preparer) {
 		return p, &ending{void: true}, nil
 	}
+	// A shared task's approvals are counted and verified again under the
+	// approvers of the policy the envelope names (or one that only widens
+	// it): never the door's word for who approved.
+	if t.Shared() {
+		return p, e.checkShared(p, in.Approvals), nil
+	}
 	return p, nil, nil
 }
 
-// checkApproval rebuilds the approval sentence from the sealed envelope
-// (its display.summary included) and the kept approval, and checks its
+// checkShared counts the approvals of a shared task again (SPEC §7, §13
+// `approvers`): each kept approval must be one the project's policy lets
+// approve (its owner or a listed approver, never the task's preparer),
+// read, signed by that account over the approve sentence rebuilt from the
+// envelope (its own summary, nothing supplied) for this deployment, and
+// dated while the task waited; distinct accounts so verified must reach
+// the policy's threshold, and the newest approval, which moved the task,
+// must be within the run-side window. A signature over another summary
+// voids the task (approval_mismatch); too few approvals refuse it.
+func (e *Enclave) checkShared(p *prepared, rows []store.Approval) *ending {
+	t := p.task
+	rule := p.conn.ParsePolicy(p.project.Policy).For(t.Owner)
+	var counted []string
+	var newest time.Time
+	for _, row := range rows {
+		rec, err := approval.ParseRecord(row.Record)
+		if err != nil || rec.SignedBy(t.Owner) != row.Account {
+			e.log.Warn("a kept approval cannot be read; it does not count", "task", t.ID, "account", row.Account)
+			continue
+		}
+		if !rule.Includes(row.Account) || row.Account == t.Preparer {
+			e.log.Warn("an approval by an account the policy does not let approve; it does not count", "task", t.ID, "account", row.Account)
+			continue
+		}
+		if err := e.checkApproval(p, rec, row.Account, true); errors.Is(err, errMismatch) {
+			e.log.Warn("an approval's signature does not verify over the task's own summary; the task is void", "task", t.ID, "account", row.Account)
+			return mismatch()
+		} else if err != nil {
+			e.log.Warn("an approval did not verify on the run side; it does not count", "task", t.ID, "account", row.Account, "err", err)
+			continue
+		}
+		counted = append(counted, row.Account)
+		if rec.Time().After(newest) {
+			newest = rec.Time()
+		}
+	}
+	if n := rule.Count(counted, t.Preparer); n < rule.Threshold || !rule.Shared() {
+		e.log.Warn("a shared task's approvals do not reach its threshold on the run side", "task", t.ID, "have", n, "need", rule.Threshold)
+		return refused(countersign.ConfirmationRequired, fmt.Sprintf("the task's approvals (%d) do not reach the %d the project's approvers need now.", n, rule.Threshold))
+	}
+	if err := approval.CheckRun(e.clock(), newest, p.envelope.ExpiresAt); err != nil {
+		e.log.Warn("a shared task's last approval is out of the run-side window", "task", t.ID, "err", err)
+		return refused(countersign.ConfirmationRequired, "the approvals do not verify for this task now.")
+	}
+	return nil
+}
+
+// checkApproval rebuilds the approval sentence of account (the owner, or
+// an approver of a shared task) from the sealed envelope (its
+// display.summary included) and the kept approval a, and checks its
 // signature for this deployment's recipient, its callback URL (under the
-// public origin, as the door checks it) and the run-side window. When the
-// door checked the signature for this recipient, one that does not verify
-// here is errMismatch: the door verified it over the sentence with the
-// summary its request carried, and everything else the payload holds is
-// rebuilt here from what the door kept, so the summary is what differs.
-func (e *Enclave) checkApproval(p *prepared) error {
-	a := p.approval
-	at := time.Unix(a.At, 0).UTC()
+// public origin, as the door checks it) and its time. An owner's approval
+// is checked in the run-side window; one of several approvals of a shared
+// task, which may have been given hours before the threshold was reached,
+// only for being dated while the task waited (the door checked each when
+// it came; checkShared holds the newest to the window). When the door
+// checked the signature for this recipient, one that does not verify here
+// is errMismatch: the door verified it over the sentence with the summary
+// its request carried, and everything else the payload holds is rebuilt
+// here from what the door kept, so the summary is what differs.
+func (e *Enclave) checkApproval(p *prepared, a approval.Record, account string, shared bool) error {
+	at := a.Time()
 	supply := countersign.SupplyHash(a.Note, a.Supplied)
 	if a.TaskHash != p.task.TaskHash || a.SupplyHash != supply {
 		return errors.New("the approval names another hash or supply")
 	}
-	if err := approval.CheckRun(e.clock(), at, p.envelope.ExpiresAt); err != nil {
+	if shared {
+		switch {
+		case a.Batch != nil || a.Supplied != nil || a.Note != nil:
+			return errors.New("an approval of a shared task supplies nothing and is given alone")
+		case !at.Before(p.envelope.ExpiresAt):
+			return errors.New("the approval is dated at or after the task's expiry")
+		case at.After(e.clock().Add(approval.RunMaxAhead)):
+			return errors.New("the approval is dated more than 10 minutes ahead")
+		case at.Before(p.envelope.CreatedAt.Add(-approval.ConfirmationMaxAge)):
+			return errors.New("the approval is dated before the task was opened")
+		}
+	} else if err := approval.CheckRun(e.clock(), at, p.envelope.ExpiresAt); err != nil {
 		return err
 	}
 	var sentence string
 	var err error
 	if a.Batch != nil {
-		sentence, err = e.batchSentence(p, at)
+		sentence, err = e.batchSentence(p, a, at)
 	} else {
-		sentence, err = approval.Approval{Account: p.envelope.Owner, Summary: p.envelope.Display.Summary, TaskID: p.envelope.ID,
+		sentence, err = approval.Approval{Account: account, Summary: p.envelope.Display.Summary, TaskID: p.envelope.ID,
 			TaskHash: p.task.TaskHash, SupplyHash: supply, At: at}.Sentence()
 	}
 	if err != nil {
@@ -303,13 +348,13 @@ func (e *Enclave) checkApproval(p *prepared) error {
 // the envelope's own (else errMismatch: the owner signed another summary
 // for it); the other tasks' lines and summaries are the batch's, as the
 // door checked the signature over them.
-func (e *Enclave) batchSentence(p *prepared, at time.Time) (string, error) {
-	b := p.approval.Batch
+func (e *Enclave) batchSentence(p *prepared, a approval.Record, at time.Time) (string, error) {
+	b := a.Batch
 	i := slices.IndexFunc(b.Tasks, func(l approval.BatchLine) bool { return l.ID == p.envelope.ID })
 	if i < 0 {
 		return "", errors.New("the batch does not name the task")
 	}
-	if l := b.Tasks[i]; l.TaskHash != p.task.TaskHash || l.SupplyHash != countersign.SupplyHash(nil, nil) || p.approval.Supplied != nil || p.approval.Note != nil {
+	if l := b.Tasks[i]; l.TaskHash != p.task.TaskHash || l.SupplyHash != countersign.SupplyHash(nil, nil) || a.Supplied != nil || a.Note != nil {
 		return "", errors.New("the batch names another hash or a supply for the task")
 	}
 	summaries, err := openBatch(p.keys, b.Summaries)
@@ -384,7 +429,7 @@ func (e *Enclave) answer(ctx context.Context, p *prepared, run string, limit tim
 	ac, end := e.answerCall(ctx, p, run)
 	r := &Run{ID: run, Agent: t.Preparer, Request: input, ComputeLimit: limit, receipt: rk, Operation: p.op.Name,
 		Project: Project{Owner: t.Owner, Name: p.project.Name, UUID: t.ProjectUUID, Connector: p.conn.Name,
-			Build: p.conn.Build(), PolicyHash: p.envelope.PolicyHash}}
+			Build: p.conn.Build(), PolicyHash: p.envelope.PolicyHash, Approvers: p.conn.ParsePolicy(p.project.Policy).For(t.Owner)}}
 	plat := &platform{e: e, run: r, conn: p.conn}
 	var out any
 	var runErr error

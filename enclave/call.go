@@ -227,7 +227,7 @@ func (e *Enclave) runOperation(ctx context.Context, agent store.Agent, project s
 	run := &Run{
 		ID: countersign.NewRunID(), Agent: agent.Account, Request: req.Body, ComputeLimit: op.ComputeLimit(), Operation: op.Name,
 		Project: Project{Owner: project.Owner, Name: project.Name, UUID: project.UUID, Connector: conn.Name,
-			Build: conn.Build(), PolicyHash: pol.Hash()},
+			Build: conn.Build(), PolicyHash: pol.Hash(), Approvers: pol.For(project.Owner)},
 	}
 	// The body's hash is keyed under the master key (SPEC §11): the same body
 	// is recognised, and no reader of the database can test guesses of it.

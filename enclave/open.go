@@ -146,6 +146,10 @@ type Project struct {
 	Connector  string
 	Build      string // <connector>@<version>
 	PolicyHash string
+	// Approvers is who approves its confirm tasks (SPEC §13 `approvers`):
+	// a confirm task of a project whose policy names approvers is shared
+	// with them.
+	Approvers countersign.Approvers
 }
 
 // Run is one execution of an operation that may open tasks.
@@ -324,6 +328,26 @@ func (e *Enclave) OpenTask(ctx context.Context, tx store.Tx, run *Run, spec conn
 			return Opened{}, err
 		}
 	}
+	pushTo := pushDevices(gate.Devices, devices)
+	// A confirm task of a project whose policy names approvers is shared
+	// (SPEC §13): sealed to each approver's devices too, and listed, told
+	// and pushed to them as to the owner. An input task's answer and a
+	// notice stay the owner's.
+	rule := run.Project.Approvers
+	shared := spec.Kind == countersign.KindConfirm && rule.Shared()
+	if shared {
+		theirs, err := tx.DevicesOf(ctx, rule.Accounts, now)
+		if err != nil {
+			return Opened{}, err
+		}
+		keys := e.checkedKeys(theirs, now)
+		for deviceID, pub := range keys {
+			if ct.DeviceCopies[deviceID], err = sealing.WrapContentKey(pub, id, ck); err != nil {
+				return Opened{}, err
+			}
+		}
+		pushTo = append(pushTo, pushDevices(theirs, keys)...)
+	}
 	row := store.Task{
 		ID: id, Owner: run.Project.Owner, Preparer: run.Agent, Project: run.Project.Name,
 		ProjectUUID: run.Project.UUID, Connector: run.Project.Connector, Kind: countersign.Kind(string(spec.Kind)),
@@ -333,6 +357,9 @@ func (e *Enclave) OpenTask(ctx context.Context, tx store.Tx, run *Run, spec conn
 	}
 	if spec.AnswerBy != nil {
 		row.Operation, row.Supplies = spec.AnswerBy.Operation, countersign.Supplies(string(spec.AnswerBy.Supplies))
+	}
+	if shared {
+		row.Threshold = rule.Threshold
 	}
 	// The task's history entry, listed once the task ends, goes with the
 	// task's rows.
@@ -346,9 +373,14 @@ func (e *Enclave) OpenTask(ctx context.Context, tx store.Tx, run *Run, spec conn
 	if err := tx.InsertTask(ctx, row, ct); err != nil {
 		return Opened{}, err
 	}
+	if shared {
+		if err := tx.ShareTask(ctx, row, rule.Accounts); err != nil {
+			return Opened{}, err
+		}
+	}
 	// Each device with a push subscription is told, once this commits,
 	// that a task waits (nothing of it).
-	if err := tx.QueuePushes(ctx, id, pushDevices(gate.Devices, devices), now); err != nil {
+	if err := tx.QueuePushes(ctx, id, pushTo, now); err != nil {
 		return Opened{}, err
 	}
 	run.opened++

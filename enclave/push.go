@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -152,6 +153,9 @@ func (e *Enclave) DeliverPush(ctx context.Context, taskID, deviceID string) (tim
 		d    store.PushDelivery
 		task store.Task
 		dev  store.Device
+		// theirs: the device's account is the task's owner or, for a
+		// shared task, still one of its approvers.
+		theirs bool
 	)
 	err := e.store.Tx(ctx, func(tx store.Tx) (err error) {
 		if d, err = tx.PushDelivery(ctx, taskID, deviceID); err != nil {
@@ -160,8 +164,18 @@ func (e *Enclave) DeliverPush(ctx context.Context, taskID, deviceID string) (tim
 		if task, err = tx.Task(ctx, taskID); err != nil {
 			return err
 		}
-		dev, err = tx.Device(ctx, deviceID)
-		return err
+		if dev, err = tx.Device(ctx, deviceID); err != nil {
+			return err
+		}
+		theirs = dev.Account == task.Owner
+		if !theirs && task.Shared() {
+			approvers, err := tx.TaskApprovers(ctx, taskID)
+			if err != nil {
+				return err
+			}
+			theirs = slices.Contains(approvers, dev.Account)
+		}
+		return nil
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		if d.TaskID != "" { // the task or the device is gone
@@ -176,7 +190,7 @@ func (e *Enclave) DeliverPush(ctx context.Context, taskID, deviceID string) (tim
 	switch {
 	case task.State != countersign.StateOpen || !now.Before(task.ExpiresAt):
 		return 0, false, e.pushDone(ctx, taskID, deviceID, "task_closed")
-	case !dev.EndedAt.IsZero() || !now.Before(dev.ValidUntil) || dev.Push == nil || dev.Account != task.Owner:
+	case !dev.EndedAt.IsZero() || !now.Before(dev.ValidUntil) || dev.Push == nil || !theirs:
 		return 0, false, e.pushDone(ctx, taskID, deviceID, "no_subscription")
 	case d.Attempts >= webhook.MaxAttempts:
 		return 0, false, e.pushDone(ctx, taskID, deviceID, "attempts_spent")

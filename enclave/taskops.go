@@ -49,6 +49,17 @@ type TaskStatus struct {
 	FailureReason string          `json:"failure_reason,omitempty"`
 	NextTaskID    string          `json:"next_task_id,omitempty"`
 	NoticeTaskID  string          `json:"notice_task_id,omitempty"`
+	// Status and Approvals are set while a shared task waits (SPEC §13
+	// `approvers`): awaiting_owner, with how many distinct accounts have
+	// approved it and how many must.
+	Status    string          `json:"status,omitempty"`
+	Approvals *ApprovalsCount `json:"approvals,omitempty"`
+}
+
+// ApprovalsCount is how far a shared task is from its threshold.
+type ApprovalsCount struct {
+	Have int `json:"have"`
+	Need int `json:"need"`
 }
 
 // taskOperation serves the task operations of SPEC §5.
@@ -152,6 +163,13 @@ func (e *Enclave) taskStatus(ctx context.Context, agent string, project store.Pr
 			CreatedAt: t.CreatedAt.Format(countersign.TimeFormat), ExpiresAt: t.ExpiresAt.Format(countersign.TimeFormat),
 			OutcomeClass: string(t.OutcomeClass), Run: t.AnswerRun, FailureReason: string(t.FailureReason),
 			NextTaskID: t.NextTaskID, NoticeTaskID: t.NoticeTaskID}
+		if t.Shared() && state == countersign.StateOpen {
+			have, err := approvalsHave(ctx, tx, t)
+			if err != nil {
+				return err
+			}
+			st.Status, st.Approvals = "awaiting_owner", &ApprovalsCount{Have: have, Need: t.Threshold}
+		}
 		result, reason, err := tx.Outcome(ctx, t.ID)
 		if err != nil {
 			return err
@@ -315,4 +333,23 @@ func closed(state string) error {
 		e.State = state
 	}
 	return e
+}
+
+// approvalsHave counts the distinct accounts that approved shared task t
+// so far among those listed to (its owner and its approvers, never its
+// preparer).
+func approvalsHave(ctx context.Context, tx store.Tx, t store.Task) (int, error) {
+	others, err := tx.TaskApprovers(ctx, t.ID)
+	if err != nil {
+		return 0, err
+	}
+	list, err := tx.Approvals(ctx, t.ID)
+	if err != nil {
+		return 0, err
+	}
+	accounts := make([]string, 0, len(list))
+	for _, a := range list {
+		accounts = append(accounts, a.Account)
+	}
+	return countersign.Approvers{Owner: t.Owner, Accounts: others, Threshold: t.Threshold}.Count(accounts, t.Preparer), nil
 }

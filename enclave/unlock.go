@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"countersign"
 	"countersign/sealing"
@@ -37,10 +38,16 @@ func (e *Enclave) openSealedBlob(t store.Task, blob []byte, keyID uint32) (seale
 	return sc, tk, nil
 }
 
-// Unlock wraps the content key of each of the owner's waiting tasks to each
-// current device (whose sign-in statement checks out) that has no copy yet,
-// and then the key of each entry of the owner's history of the last 30
-// days. It returns how many tasks are waiting.
+// maxUnlocked bounds the waiting tasks one unlock wraps keys of: an
+// account's own (at most 20) and those it approves for others.
+const maxUnlocked = 200
+
+// Unlock wraps the content key of each waiting task in the account's
+// inbox (its own, and those of others' it is listed an approver of, SPEC
+// §13) to each of its current devices (whose sign-in statement checks
+// out) that has no copy yet, and then the key of each entry of the
+// account's own history of the last 30 days. It returns how many tasks
+// are waiting.
 func (e *Enclave) Unlock(ctx context.Context, owner string) (int, error) {
 	waiting := 0
 	more := false
@@ -50,7 +57,7 @@ func (e *Enclave) Unlock(ctx context.Context, owner string) (int, error) {
 		if err != nil {
 			return err
 		}
-		tasks, err := tx.OwnerTasks(ctx, owner, true, nil, countersign.MaxOpenTasksPerOwner*2)
+		tasks, err := tx.InboxTasks(ctx, owner, true, nil, maxUnlocked)
 		if err != nil {
 			return err
 		}
@@ -67,6 +74,18 @@ func (e *Enclave) Unlock(ctx context.Context, owner string) (int, error) {
 			}
 			if !open {
 				continue
+			}
+			if t.Owner != owner {
+				// Still its approver, now that the task is locked: an
+				// approver taken off meanwhile gets nothing.
+				approvers, err := tx.TaskApprovers(ctx, t.ID)
+				if err != nil {
+					return err
+				}
+				if !slices.Contains(approvers, owner) {
+					waiting--
+					continue
+				}
 			}
 			have, err := tx.DeviceCopies(ctx, t.ID)
 			if err != nil {

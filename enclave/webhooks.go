@@ -68,7 +68,9 @@ func (e *Enclave) Deliver(ctx context.Context, eventID, webhookID string) (time.
 		if ev, err = tx.WebhookEvent(ctx, eventID); err != nil {
 			return err
 		}
-		if w, err = tx.Webhook(ctx, ev.Owner); err != nil {
+		// The owner's webhook, or the approver's the event was written
+		// for (a shared task's events reach every approver's own).
+		if w, err = tx.Webhook(ctx, ev.Account()); err != nil {
 			return err
 		}
 		attempts, err = tx.AttemptCount(ctx, eventID)
@@ -94,7 +96,8 @@ func (e *Enclave) Deliver(ctx context.Context, eventID, webhookID string) (time.
 	return delay, again, nil
 }
 
-// send signs and sends one event to an owner's webhook and logs the attempt.
+// send signs and sends one event to an account's webhook (the task's
+// owner's, or an approver's) and logs the attempt for that account.
 func (e *Enclave) send(ctx context.Context, w store.Webhook, ev webhook.Event, attempt int) (webhook.Attempt, error) {
 	var a webhook.Attempt
 	unusable := true
@@ -116,10 +119,10 @@ func (e *Enclave) send(ctx context.Context, w store.Webhook, ev webhook.Event, a
 	e.metrics.webhookAttempts.WithLabelValues(attemptOutcome(a, unusable)).Inc()
 	bg := context.WithoutCancel(ctx)
 	err = e.store.Tx(bg, func(tx store.Tx) error {
-		return tx.RecordAttempt(bg, store.WebhookAttempt{Owner: ev.Owner, EventID: ev.ID, Type: string(ev.Type), TaskID: ev.TaskID,
+		return tx.RecordAttempt(bg, store.WebhookAttempt{Owner: w.Owner, EventID: ev.ID, Type: string(ev.Type), TaskID: ev.TaskID,
 			Attempt: attempt, StatusCode: a.StatusCode, Error: a.Error, At: a.At})
 	})
-	e.log.Info("webhook attempt", "owner", ev.Owner, "event", ev.ID, "type", ev.Type, "attempt", attempt,
+	e.log.Info("webhook attempt", "owner", w.Owner, "event", ev.ID, "type", ev.Type, "attempt", attempt,
 		"status", a.StatusCode, "delivered", a.Delivered())
 	return a, err
 }

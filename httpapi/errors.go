@@ -26,6 +26,7 @@ var ownerStatus = map[countersign.Code]int{
 	countersign.TaskNotFound:         http.StatusNotFound,
 	countersign.TaskClosed:           http.StatusConflict,
 	countersign.TaskExpired:          http.StatusConflict,
+	countersign.Conflict:             http.StatusConflict,
 	countersign.RateLimited:          http.StatusTooManyRequests,
 	countersign.UpstreamUnavailable:  http.StatusServiceUnavailable,
 }

@@ -2,7 +2,6 @@ package inbox
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -29,15 +28,6 @@ type BatchApproveRequest struct {
 // the order of the request.
 type BatchApproved struct {
 	Tasks []Approved `json:"tasks"`
-}
-
-// batchRecord is what a task approved in a batch keeps beside its approval
-// for its answer run: the batch's tasks, in order (ids and hashes, which
-// the task rows hold in clear anyway), and the summaries the sentence
-// names, sealed by the keeper to this task.
-type batchRecord struct {
-	Tasks     []approval.BatchLine `json:"tasks"`
-	Summaries []byte               `json:"summaries"`
 }
 
 // noSupply is the supply hash of an approval that supplies nothing.
@@ -113,6 +103,8 @@ func (s *Service) BatchApprove(ctx context.Context, sess Session, req BatchAppro
 			refusal = closed(string(t.State))
 		case !now.Before(t.ExpiresAt):
 			refusal = &countersign.Error{Code: countersign.TaskExpired, Message: "the task expired before the approval arrived", State: string(t.State)}
+		case t.Shared():
+			refusal = countersign.Errorf(countersign.InvalidRequest, "this task waits for %d approvals of several accounts: approve it alone", t.Threshold)
 		case t.Kind != countersign.KindConfirm:
 			refusal = countersign.Errorf(countersign.InvalidRequest, "a batch approves confirm tasks only, and this is a %s: approve it alone", t.Kind)
 		case t.Supplies != countersign.SuppliesNone:
@@ -152,8 +144,9 @@ func (s *Service) BatchApprove(ctx context.Context, sess Session, req BatchAppro
 		if err != nil {
 			return BatchApproved{}, fmt.Errorf("seal the batch's summaries for %s: %w", t.ID, err)
 		}
-		if records[i], err = json.Marshal(approvalRecord{Confirmation: req.Approval, Recipient: s.recipient, TaskHash: t.TaskHash, SupplyHash: noSupply,
-			Batch: &batchRecord{Tasks: req.Tasks, Summaries: sealed}}); err != nil {
+		r := s.record(sess.AccountID, req.Approval, t.TaskHash, noSupply, nil, nil)
+		r.Batch = &approval.BatchRecord{Tasks: req.Tasks, Summaries: sealed}
+		if records[i], err = r.Marshal(); err != nil {
 			return BatchApproved{}, err
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"maps"
+	"slices"
 	"strings"
 
 	"countersign"
@@ -60,6 +62,18 @@ type PolicyExplained struct {
 	Writes []WriteExplained `json:"writes"`
 	Rules  []string         `json:"rules"`
 	Limits []string         `json:"limits"`
+	// Approvers is who approves the project's confirm tasks besides the
+	// owner (SPEC §13 `approvers`); absent when the owner alone does.
+	Approvers *ApproversExplained `json:"approvers,omitempty" jsonschema:"the policy's approvers (SPEC §13): the accounts besides the owner who approve its confirm tasks and the threshold; absent when the owner alone approves"`
+}
+
+// ApproversExplained is a policy's `approvers`: the other accounts, how
+// many distinct accounts (the owner counting as one) must approve, and
+// that in one sentence.
+type ApproversExplained struct {
+	Accounts  []string `json:"accounts"`
+	Threshold int      `json:"threshold"`
+	Text      string   `json:"text"`
 }
 
 // WriteExplained is what the policy does with one write: Always when one
@@ -89,6 +103,9 @@ func explained(e policy.Explanation) PolicyExplained {
 			return ""
 		}
 		return o.String()
+	}
+	if a := e.Approvers; a != nil {
+		out.Approvers = &ApproversExplained{Accounts: append([]string{}, a.Accounts...), Threshold: a.Threshold, Text: a.Text}
 	}
 	for _, w := range e.Writes {
 		v := WriteExplained{Op: w.Op, Noun: w.Noun, Always: word(w.Always), Cases: []CaseExplain{}, Otherwise: word(w.Otherwise), Text: w.Text}
@@ -177,8 +194,12 @@ func (s *Service) PutProject(ctx context.Context, sess Session, name, text strin
 	if err != nil {
 		return ProjectView{}, err
 	}
-	if _, known := s.catalogue.ExplainPolicy(p.Connector, p.Policy); !known {
+	explainedNew, known := s.catalogue.ExplainPolicy(p.Connector, p.Policy)
+	if !known {
 		return ProjectView{}, countersign.Errorf(countersign.InvalidRequest, "there is no such connector (GET /connectors lists them)")
+	}
+	if a := explainedNew.Approvers; a != nil && slices.Contains(a.Accounts, sess.AccountID) {
+		return ProjectView{}, countersign.Errorf(countersign.InvalidRequest, "the policy's `approvers` names you, the owner, who approves already: list the other accounts")
 	}
 	var out ProjectView
 	err = s.confirmed(ctx, sess.AccountID, approval.ActionSetProject(name, text), c, func(tx store.Tx, _ approval.PublicKey) error {
@@ -209,6 +230,13 @@ func (s *Service) PutProject(ctx context.Context, sess Session, name, text strin
 		}
 		if err := tx.PutProject(ctx, proj); err != nil {
 			return err
+		}
+		if old.UUID != "" {
+			// An approver the new policy no longer names is taken off the
+			// project's waiting tasks, with its approvals, at once.
+			if err := s.dropApprovers(ctx, tx, old, approversOf(s.catalogue, old), approversOf(s.catalogue, proj)); err != nil {
+				return err
+			}
 		}
 		saved, err := tx.Project(ctx, sess.AccountID, name)
 		out = s.projectView(saved)
@@ -328,9 +356,58 @@ func (s *Service) DeleteProject(ctx context.Context, sess Session, name string, 
 		return err
 	}
 	return s.confirmed(ctx, sess.AccountID, approval.ActionRemoveProject(name), c, func(tx store.Tx, _ approval.PublicKey) error {
-		_, err := tx.DeleteProject(ctx, sess.AccountID, name)
+		old, err := tx.Project(ctx, sess.AccountID, name)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		// Its waiting tasks will never run (void): its approvers are
+		// taken off them at once.
+		if err := s.dropApprovers(ctx, tx, old, approversOf(s.catalogue, old), nil); err != nil {
+			return err
+		}
+		_, err = tx.DeleteProject(ctx, sess.AccountID, name)
 		return err
 	})
+}
+
+// approversOf lists the accounts besides the owner p's policy names as
+// approvers.
+func approversOf(c Catalogue, p store.Project) []string {
+	e, _ := c.ExplainPolicy(p.Connector, p.Policy)
+	if e.Approvers == nil {
+		return nil
+	}
+	return e.Approvers.Accounts
+}
+
+// dropApprovers takes each account of before that after does not name off
+// the waiting tasks of project p (store.ApproverTx.DropApprover), and tells
+// everyone who still sees such a task that its approvals changed.
+func (s *Service) dropApprovers(ctx context.Context, tx store.Tx, p store.Project, before, after []string) error {
+	touched := map[string]bool{}
+	for _, acc := range before {
+		if slices.Contains(after, acc) {
+			continue
+		}
+		ids, err := tx.DropApprover(ctx, p.UUID, acc)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			touched[id] = true
+		}
+		if len(ids) > 0 {
+			s.log.Info("approver taken off waiting tasks", "owner", p.Owner, "project", p.Name, "approver", acc, "tasks", len(ids))
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(touched)) {
+		if err := tx.NotifyTask(ctx, id, countersign.StateOpen); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // MuteView is one of the owner's mutes.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"time"
 
 	"countersign"
@@ -15,9 +16,10 @@ import (
 // Keeper is what the door asks of the part of the service that holds the
 // master key. The door itself never holds it.
 type Keeper interface {
-	// Unlock wraps the content key of each of the owner's waiting tasks to
-	// each current device that has no copy yet; it returns how many tasks
-	// are waiting.
+	// Unlock wraps the content key of each waiting task in the account's
+	// inbox (its own, and the shared tasks it is listed an approver of)
+	// to each of its current devices that has no copy yet; it returns how
+	// many tasks are waiting.
 	Unlock(ctx context.Context, owner string) (int, error)
 	// SealCredentials seals a project's credentials under the master key.
 	SealCredentials(projectUUID string, creds []byte) (keyID uint32, blob []byte, err error)
@@ -33,10 +35,15 @@ type FileView struct {
 	Size int64 `json:"size"`
 }
 
-// TaskView is a task as the owner's device sees it: metadata in clear, what
-// it shows as ciphertext only.
+// TaskView is a task as the device of its owner, or of one of its
+// approvers, sees it: metadata in clear, what it shows as ciphertext only.
 type TaskView struct {
-	ID            string     `json:"id"`
+	ID string `json:"id"`
+	// Owner is the task's owner; Role is the session's account's part in
+	// it: RoleOwner, or RoleApprover for a shared task of another owner
+	// (SPEC §13 `approvers`).
+	Owner         string     `json:"owner" jsonschema:"the task's owner (the account whose project it is)"`
+	Role          string     `json:"role" jsonschema:"this session's part in the task: owner, or approver for a task of another owner whose project's policy names this account among its approvers (SPEC §13 approvers); an approver may see, approve and reject it, nothing else"`
 	Project       string     `json:"project"`
 	ProjectUUID   string     `json:"project_uuid"`
 	Connector     string     `json:"connector"`
@@ -54,7 +61,18 @@ type TaskView struct {
 	DeviceCopy    []byte     `json:"device_copy"`
 	Locked        bool       `json:"locked"`
 	Files         []FileView `json:"files"`
+	// Approvals is who approved a shared task so far and how many it
+	// needs (absent for a task its owner alone approves).
+	Approvals *ApprovalsView `json:"approvals,omitempty" jsonschema:"for a task that needs the approvals of several accounts (its project's approvers): who approved it so far and how many it needs; absent for a task its owner alone approves"`
+	// RejectedBy names the account that rejected a rejected task.
+	RejectedBy string `json:"rejected_by,omitempty" jsonschema:"the account that rejected a rejected task: the owner or one of its approvers"`
 }
+
+// The parts an account has in a task it sees.
+const (
+	RoleOwner    = "owner"
+	RoleApprover = "approver"
+)
 
 // List limits.
 const (
@@ -65,7 +83,9 @@ const (
 var errTaskNotFound = countersign.Errorf(countersign.TaskNotFound, "no such task")
 
 // ownTask loads a task of the session's owner; another owner's task is
-// task_not_found, exactly as a missing one.
+// task_not_found, exactly as a missing one, even one the session's account
+// approves: what only the owner does (cancel, Got it, a task's history, a
+// batch) is refused so.
 func ownTask(ctx context.Context, tx store.Tx, sess Session, id string) (store.Task, error) {
 	if !countersign.ValidTaskID(id) {
 		return store.Task{}, errTaskNotFound
@@ -77,6 +97,51 @@ func ownTask(ctx context.Context, tx store.Tx, sess Session, id string) (store.T
 	return t, err
 }
 
+// inboxTask loads a task the session's account sees in its inbox: its
+// own, or a shared task it is listed an approver of (SPEC §13). Any other
+// task is task_not_found, exactly as a missing one.
+func inboxTask(ctx context.Context, tx store.Tx, sess Session, id string) (store.Task, error) {
+	if !countersign.ValidTaskID(id) {
+		return store.Task{}, errTaskNotFound
+	}
+	t, err := tx.Task(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Task{}, errTaskNotFound
+	}
+	if err != nil || t.Owner == sess.AccountID {
+		return t, err
+	}
+	if listed, err := approverOf(ctx, tx, t, sess.AccountID); err != nil || !listed {
+		return store.Task{}, orNotFound(err)
+	}
+	return t, nil
+}
+
+// approverOf reports whether account is listed an approver of t (never
+// for a task its owner alone approves).
+func approverOf(ctx context.Context, tx store.Tx, t store.Task, account string) (bool, error) {
+	if !t.Shared() {
+		return false, nil
+	}
+	approvers, err := tx.TaskApprovers(ctx, t.ID)
+	return slices.Contains(approvers, account), err
+}
+
+func orNotFound(err error) error {
+	if err == nil {
+		return errTaskNotFound
+	}
+	return err
+}
+
+// role is the session's account's part in a task it sees.
+func role(sess Session, t store.Task) string {
+	if t.Owner == sess.AccountID {
+		return RoleOwner
+	}
+	return RoleApprover
+}
+
 // view renders a task for the session's device, with its ciphertext when it
 // is waiting at now (a task past its expiry is shown expired, without it).
 // errLeftOpen is view's word for a task read as open whose content was
@@ -86,17 +151,25 @@ var errLeftOpen = errors.New("inbox: the task left open while it was read")
 
 func view(ctx context.Context, tx store.Tx, sess Session, t store.Task, now time.Time) (TaskView, error) {
 	state := countersign.StateAt(t.State, t.ExpiresAt, now)
-	v := TaskView{ID: t.ID, Project: t.Project, ProjectUUID: t.ProjectUUID, Connector: t.Connector,
+	v := TaskView{ID: t.ID, Owner: t.Owner, Role: role(sess, t), Project: t.Project, ProjectUUID: t.ProjectUUID, Connector: t.Connector,
 		Preparer: t.Preparer, Kind: string(t.Kind), State: string(state), Thread: t.Thread,
 		CreatedAt: t.CreatedAt.Format(countersign.TimeFormat), ExpiresAt: t.ExpiresAt.Format(countersign.TimeFormat),
 		Run: t.AnswerRun, FailureReason: string(t.FailureReason), TaskHash: t.TaskHash, Files: []FileView{}}
 	if t.ReplyPubkey != "" {
 		v.ReplyPubkey = &t.ReplyPubkey
 	}
+	if t.State == countersign.StateRejected {
+		v.RejectedBy = t.RejectedBy
+	}
+	var err error
+	if t.Shared() {
+		if v.Approvals, err = approvalsView(ctx, tx, sess, t); err != nil {
+			return v, err
+		}
+	}
 	if state != countersign.StateOpen {
 		return v, nil
 	}
-	var err error
 	if v.Content, err = tx.Content(ctx, t.ID); errors.Is(err, store.ErrNotFound) {
 		return v, errLeftOpen // moved since its row was read: its content is gone
 	} else if err != nil {
@@ -116,8 +189,9 @@ func view(ctx context.Context, tx store.Tx, sess Session, t store.Task, now time
 	return v, err
 }
 
-// Tasks lists the owner's waiting tasks (with their ciphertext) or closed
-// ones (without), newest first, limit at a time after the task before.
+// Tasks lists the waiting tasks (with their ciphertext) or closed ones
+// (without) in the account's inbox, its own and those it approves for
+// others, newest first, limit at a time after the task before.
 func (s *Service) Tasks(ctx context.Context, sess Session, show, before string, limit int) ([]TaskView, bool, error) {
 	if show == "" {
 		show = "waiting"
@@ -137,13 +211,13 @@ func (s *Service) Tasks(ctx context.Context, sess Session, show, before string, 
 	err := s.store.Tx(ctx, func(tx store.Tx) error {
 		var cursor *store.Task
 		if before != "" {
-			t, err := ownTask(ctx, tx, sess, before)
+			t, err := inboxTask(ctx, tx, sess, before)
 			if err != nil {
 				return countersign.Errorf(countersign.InvalidRequest, "before names no task of yours")
 			}
 			cursor = &t
 		}
-		tasks, err := tx.OwnerTasks(ctx, sess.AccountID, show == "waiting", cursor, limit+1)
+		tasks, err := tx.InboxTasks(ctx, sess.AccountID, show == "waiting", cursor, limit+1)
 		if err != nil {
 			return err
 		}
@@ -165,19 +239,19 @@ func (s *Service) Tasks(ctx context.Context, sess Session, show, before string, 
 	return out, more, storeErr(err)
 }
 
-// Task returns one task of the owner.
+// Task returns one task of the account's inbox.
 func (s *Service) Task(ctx context.Context, sess Session, id string) (TaskView, error) {
 	var v TaskView
 	now := s.clock()
 	err := s.store.Tx(ctx, func(tx store.Tx) error {
-		t, err := ownTask(ctx, tx, sess, id)
+		t, err := inboxTask(ctx, tx, sess, id)
 		if err != nil {
 			return err
 		}
 		v, err = view(ctx, tx, sess, t, now)
 		if errors.Is(err, errLeftOpen) {
 			// It moved meanwhile: show it as it is now.
-			if t, err = ownTask(ctx, tx, sess, id); err != nil {
+			if t, err = inboxTask(ctx, tx, sess, id); err != nil {
 				return err
 			}
 			v, err = view(ctx, tx, sess, t, now)
@@ -191,7 +265,7 @@ func (s *Service) Task(ctx context.Context, sess Session, id string) (TaskView, 
 func (s *Service) File(ctx context.Context, sess Session, id string, n int) ([]byte, error) {
 	var blob []byte
 	err := s.store.Tx(ctx, func(tx store.Tx) error {
-		t, err := ownTask(ctx, tx, sess, id)
+		t, err := inboxTask(ctx, tx, sess, id)
 		if err != nil {
 			return err
 		}
@@ -220,7 +294,7 @@ type Origin struct {
 func (s *Service) Origin(ctx context.Context, sess Session, id string) (Origin, error) {
 	var o Origin
 	err := s.store.Tx(ctx, func(tx store.Tx) error {
-		t, err := ownTask(ctx, tx, sess, id)
+		t, err := inboxTask(ctx, tx, sess, id)
 		if err != nil {
 			return err
 		}
@@ -270,27 +344,21 @@ type ApproveRequest struct {
 	Note     []byte       `json:"note,omitempty"`
 }
 
-// approvalRecord is what the answer run checks again. Recipient is the
-// recipient the door checked the signature for, so the run can tell a
-// signature over another summary (the same recipient: void,
-// approval_mismatch) from one made for another deployment. The summary
-// itself is not kept.
-type approvalRecord struct {
-	Confirmation
-	Recipient  string `json:"recipient"`
-	TaskHash   string `json:"task_hash"`
-	SupplyHash string `json:"supply_hash"`
-	Supplied   []byte `json:"supplied,omitempty"`
-	Note       []byte `json:"note,omitempty"`
-	// Batch is set for a task approved in a batch (BatchApprove).
-	Batch *batchRecord `json:"batch,omitempty"`
+// record is the approval the door keeps for the answer run to check again
+// (approval.Record), signed by account.
+func (s *Service) record(account string, c Confirmation, taskHash, supplyHash string, supplied, note []byte) approval.Record {
+	return approval.Record{Account: account, At: c.At, PublicKey: c.PublicKey, Signature: c.Signature, Nonce: c.Nonce,
+		CallbackURL: c.CallbackURL, Recipient: s.recipient, TaskHash: taskHash, SupplyHash: supplyHash, Supplied: supplied, Note: note}
 }
 
-// Approved is the answer to an approval.
+// Approved is the answer to an approval: the task's state after it
+// (approved with its run, or, for a shared task short of its threshold,
+// still open) and, for a shared task, its approvals.
 type Approved struct {
-	ID    string `json:"id"`
-	State string `json:"state"`
-	Run   string `json:"run"`
+	ID        string         `json:"id"`
+	State     string         `json:"state" jsonschema:"approved, or open while a task that needs the approvals of several accounts has fewer than it needs (this approval was recorded)"`
+	Run       string         `json:"run,omitempty" jsonschema:"the answer run, once the task is approved"`
+	Approvals *ApprovalsView `json:"approvals,omitempty" jsonschema:"for a task that needs the approvals of several accounts: its approvals, this one included"`
 }
 
 // Approve checks an approval at the door and, in one transaction, spends its
@@ -314,44 +382,23 @@ func (s *Service) Approve(ctx context.Context, sess Session, id string, req Appr
 	}
 	var t store.Task
 	err := s.store.Read(ctx, func(tx store.Tx) (err error) {
-		t, err = ownTask(ctx, tx, sess, id)
+		t, err = inboxTask(ctx, tx, sess, id)
 		return err
 	})
 	if err != nil {
 		return Approved{}, storeErr(err)
 	}
-	switch {
-	case t.State != countersign.StateOpen:
-		return Approved{}, closed(string(t.State))
-	case !now.Before(t.ExpiresAt):
-		return Approved{}, &countersign.Error{Code: countersign.TaskExpired, Message: "the task expired before the approval arrived", State: string(t.State)}
-	case t.Kind == countersign.KindNotice:
-		return Approved{}, countersign.Errorf(countersign.InvalidRequest, "a notice asks nothing: acknowledge it instead")
-	case t.Supplies == countersign.SuppliesNone && req.Supplied != nil:
-		return Approved{}, countersign.Errorf(countersign.InvalidRequest, "this task takes no supply; approve it without one")
-	case t.Supplies != countersign.SuppliesNone && req.Supplied == nil:
-		return Approved{}, countersign.Errorf(countersign.InvalidRequest, "this task needs the owner's %s", t.Supplies)
-	case req.TaskHash != t.TaskHash:
-		return Approved{}, countersign.Errorf(countersign.ConfirmationRequired, "the approval names another task hash")
+	if t.Shared() {
+		return s.approveShared(ctx, sess, t, req, now)
 	}
-	at := time.Unix(req.Approval.At, 0).UTC()
-	if err := approval.CheckConfirmation(now, at); err != nil {
-		return Approved{}, countersign.Errorf(countersign.ConfirmationRequired, "the approval is older than 10 minutes or from the future; sign it again")
+	if err := checkApproval(now, t, req); err != nil {
+		return Approved{}, err
 	}
-	if !at.Before(t.ExpiresAt) {
-		return Approved{}, &countersign.Error{Code: countersign.TaskExpired, Message: "the approval is dated at or after the task's expiry", State: string(t.State)}
-	}
-	supplyHash := countersign.SupplyHash(req.Note, req.Supplied)
-	sentence, err := approval.Approval{Account: sess.AccountID, Summary: req.Summary, TaskID: t.ID, TaskHash: t.TaskHash,
-		SupplyHash: supplyHash, At: at}.Sentence()
+	v, at, supplyHash, err := s.verifyApproval(ctx, sess, t, req)
 	if err != nil {
-		return Approved{}, countersign.Errorf(countersign.InvalidRequest, "the approval cannot be built for this task")
+		return Approved{}, err
 	}
-	v, err := approval.Verify(ctx, s.keys, s.claim(sess.AccountID, sentence, req.Approval.signed()))
-	if err != nil {
-		return Approved{}, signatureRefusal(err, countersign.ConfirmationRequired)
-	}
-	record, err := json.Marshal(approvalRecord{Confirmation: req.Approval, Recipient: s.recipient, TaskHash: t.TaskHash, SupplyHash: supplyHash, Supplied: req.Supplied, Note: req.Note})
+	record, err := s.record(sess.AccountID, req.Approval, t.TaskHash, supplyHash, req.Supplied, req.Note).Marshal()
 	if err != nil {
 		return Approved{}, err
 	}
@@ -390,6 +437,52 @@ func (s *Service) Approve(ctx context.Context, sess Session, id string, req Appr
 	return Approved{ID: t.ID, State: string(countersign.StateApproved), Run: run}, nil
 }
 
+// checkApproval is every check of an approval of t that needs neither the
+// chain nor a write, in the order their refusals are told.
+func checkApproval(now time.Time, t store.Task, req ApproveRequest) error {
+	switch {
+	case t.State != countersign.StateOpen:
+		return closed(string(t.State))
+	case !now.Before(t.ExpiresAt):
+		return &countersign.Error{Code: countersign.TaskExpired, Message: "the task expired before the approval arrived", State: string(t.State)}
+	case t.Kind == countersign.KindNotice:
+		return countersign.Errorf(countersign.InvalidRequest, "a notice asks nothing: acknowledge it instead")
+	case t.Supplies == countersign.SuppliesNone && req.Supplied != nil:
+		return countersign.Errorf(countersign.InvalidRequest, "this task takes no supply; approve it without one")
+	case t.Supplies != countersign.SuppliesNone && req.Supplied == nil:
+		return countersign.Errorf(countersign.InvalidRequest, "this task needs the owner's %s", t.Supplies)
+	case req.TaskHash != t.TaskHash:
+		return countersign.Errorf(countersign.ConfirmationRequired, "the approval names another task hash")
+	}
+	at := time.Unix(req.Approval.At, 0).UTC()
+	if err := approval.CheckConfirmation(now, at); err != nil {
+		return countersign.Errorf(countersign.ConfirmationRequired, "the approval is older than 10 minutes or from the future; sign it again")
+	}
+	if !at.Before(t.ExpiresAt) {
+		return &countersign.Error{Code: countersign.TaskExpired, Message: "the approval is dated at or after the task's expiry", State: string(t.State)}
+	}
+	return nil
+}
+
+// verifyApproval checks the approval's signature over the approve sentence
+// of the session's account (the summary the request names), its key a
+// full-access key of that account on chain. It returns what verified, the
+// approval's time and its supply hash.
+func (s *Service) verifyApproval(ctx context.Context, sess Session, t store.Task, req ApproveRequest) (approval.Verified, time.Time, string, error) {
+	at := time.Unix(req.Approval.At, 0).UTC()
+	supplyHash := countersign.SupplyHash(req.Note, req.Supplied)
+	sentence, err := approval.Approval{Account: sess.AccountID, Summary: req.Summary, TaskID: t.ID, TaskHash: t.TaskHash,
+		SupplyHash: supplyHash, At: at}.Sentence()
+	if err != nil {
+		return approval.Verified{}, at, "", countersign.Errorf(countersign.InvalidRequest, "the approval cannot be built for this task")
+	}
+	v, err := approval.Verify(ctx, s.keys, s.claim(sess.AccountID, sentence, req.Approval.signed()))
+	if err != nil {
+		return approval.Verified{}, at, "", signatureRefusal(err, countersign.ConfirmationRequired)
+	}
+	return v, at, supplyHash, nil
+}
+
 // Moved is the answer to a reject, acknowledge or cancel.
 type Moved struct {
 	ID    string `json:"id"`
@@ -397,11 +490,13 @@ type Moved struct {
 }
 
 // Reject refuses a task, with an optional reason sealed to its reply key.
+// Any approver of a shared task may reject it, as its owner may (SPEC §13):
+// one rejection ends it, naming who rejected it.
 func (s *Service) Reject(ctx context.Context, sess Session, id string, reason []byte) (Moved, error) {
 	if len(reason) > countersign.MaxReasonBytes {
 		return Moved{}, countersign.Errorf(countersign.InvalidRequest, "the reason is larger than 8 KiB")
 	}
-	return s.move(ctx, sess, id, countersign.StateRejected, func(tx store.Tx, t store.Task) error {
+	return s.move(ctx, sess, id, countersign.StateRejected, inboxTask, func(tx store.Tx, t store.Task) error {
 		if t.Kind == countersign.KindNotice {
 			return countersign.Errorf(countersign.InvalidRequest, "a notice asks nothing: acknowledge it instead")
 		}
@@ -414,7 +509,7 @@ func (s *Service) Reject(ctx context.Context, sess Session, id string, reason []
 
 // Acknowledge is the owner's "Got it" on a notice.
 func (s *Service) Acknowledge(ctx context.Context, sess Session, id string) (Moved, error) {
-	return s.move(ctx, sess, id, countersign.StateDone, func(_ store.Tx, t store.Task) error {
+	return s.move(ctx, sess, id, countersign.StateDone, ownTask, func(_ store.Tx, t store.Task) error {
 		if t.Kind != countersign.KindNotice {
 			return countersign.Errorf(countersign.InvalidRequest, "only a notice is acknowledged; approve or reject this task")
 		}
@@ -424,14 +519,16 @@ func (s *Service) Acknowledge(ctx context.Context, sess Session, id string) (Mov
 
 // Cancel deletes a waiting task.
 func (s *Service) Cancel(ctx context.Context, sess Session, id string) (Moved, error) {
-	return s.move(ctx, sess, id, countersign.StateCancelled, nil)
+	return s.move(ctx, sess, id, countersign.StateCancelled, ownTask, nil)
 }
 
-// move closes an open task of the owner in one transaction.
-func (s *Service) move(ctx context.Context, sess Session, id string, to countersign.State, check func(store.Tx, store.Task) error) (Moved, error) {
+// move closes an open task the session's account may close (lookup: its
+// own, or one of its inbox) in one transaction.
+func (s *Service) move(ctx context.Context, sess Session, id string, to countersign.State,
+	lookup func(context.Context, store.Tx, Session, string) (store.Task, error), check func(store.Tx, store.Task) error) (Moved, error) {
 	now := s.clock()
 	err := s.store.Tx(ctx, func(tx store.Tx) error {
-		t, err := ownTask(ctx, tx, sess, id)
+		t, err := lookup(ctx, tx, sess, id)
 		if err != nil {
 			return err
 		}
@@ -450,7 +547,7 @@ func (s *Service) move(ctx context.Context, sess Session, id string, to counters
 			return err
 		}
 		moved, err := tx.MoveTask(ctx, store.Move{ID: id, From: countersign.StateOpen, To: to,
-			At: now, Actor: "owner", OutcomeClass: countersign.OutcomeObserved, Unexpired: now})
+			At: now, Actor: countersign.Actor(role(sess, t)), By: sess.AccountID, OutcomeClass: countersign.OutcomeObserved, Unexpired: now})
 		if err == nil && !moved {
 			cur, err := tx.Task(ctx, id)
 			if err != nil {
@@ -503,13 +600,16 @@ func cancelWaiting(ctx context.Context, tx store.Tx, owner, preparer, project st
 	return n, nil
 }
 
-// Unlock wraps the content keys of the owner's waiting tasks to every
-// current device, through the keeper.
+// Unlock wraps the content keys of the waiting tasks in the account's inbox
+// (its own and those it approves) to every current device of its, through
+// the keeper.
 func (s *Service) Unlock(ctx context.Context, sess Session) (int, error) {
 	return s.keeper.Unlock(ctx, sess.AccountID)
 }
 
-// Events gives the owner's task events as they commit.
+// Events gives the task events of the account's inbox as they commit: its
+// own tasks' and those of the shared tasks it approves (a task's approvals
+// changing is told as an event of its state, open).
 func (s *Service) Events(sess Session) (<-chan store.TaskEvent, func(), error) {
 	sub, ok := s.store.(store.Subscriber)
 	if !ok {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"countersign"
 )
 
 // Mode says whether a policy can be applied. The inbox shows it as
@@ -47,6 +49,11 @@ type Policy struct {
 	keys     map[string]keyValue
 	rules    []rule
 	plans    map[string]*plan // per write, what Decide reads (OK only)
+	// approvers and threshold are `approvers` (SPEC §13): the accounts
+	// besides the owner who approve confirm tasks, and how many distinct
+	// accounts must; threshold 0 when the policy names none.
+	approvers []string
+	threshold int
 }
 
 // keyValue is the value of one of the connector's own keys; kind says which
@@ -189,10 +196,12 @@ func (p *Policy) read(raw []byte) string {
 			sentence = p.readRules(m.val)
 		case m.name == memberRules:
 			sentence = "this connector's policy takes no `rules`"
+		case m.name == memberApprovers:
+			sentence = p.readApprovers(m.val)
 		default:
 			kind, ok := p.ix.keys[m.name]
 			if !ok {
-				known := append([]string{memberConfirm, memberRules}, slices.Collect(maps.Keys(p.ix.keys))...)
+				known := append([]string{memberConfirm, memberRules, memberApprovers}, slices.Collect(maps.Keys(p.ix.keys))...)
 				if own := inAnotherCase(m.name, known...); own != "" {
 					return fmt.Sprintf("the policy writes %s in another case", quote(own))
 				}
@@ -222,6 +231,69 @@ func (p *Policy) readConfirm(v value) string {
 		p.confirm[item.text] = true
 	}
 	return ""
+}
+
+// readApprovers reads `approvers`: {"accounts": [NEAR account ids], "threshold": k},
+// each account once, at most countersign.MaxApprovers of them, k from 1 to
+// 1 + the number of accounts. Whether the owner is among them is for the
+// one who knows the owner (For; the inbox refuses such a policy).
+func (p *Policy) readApprovers(v value) string {
+	const shape = "`approvers` must be {\"accounts\": [NEAR account ids], \"threshold\": a number}"
+	if v.kind != jsonObject {
+		return shape
+	}
+	if name, other, ok := v.repeated(); ok {
+		return fmt.Sprintf("`approvers` names %s twice%s", quote(name), inCases(other))
+	}
+	var accounts []string
+	threshold, haveAccounts, haveThreshold := 0, false, false
+	for _, m := range v.members {
+		switch m.name {
+		case memberAccounts:
+			list, ok := readStrings(m.val)
+			if !ok {
+				return "`approvers`' `accounts` must be a list of NEAR account ids"
+			}
+			accounts, haveAccounts = list, true
+		case memberThreshold:
+			n, ok := readCount(m.val)
+			if !ok {
+				return "`approvers`' `threshold` must be a whole number"
+			}
+			threshold, haveThreshold = n, true
+		default:
+			if own := inAnotherCase(m.name, memberAccounts, memberThreshold); own != "" {
+				return fmt.Sprintf("`approvers` writes %s in another case", quote(own))
+			}
+			return fmt.Sprintf("`approvers` has an unknown member %s", quote(m.name))
+		}
+	}
+	if !haveAccounts || !haveThreshold {
+		return shape
+	}
+	if err := (countersign.Approvers{Accounts: accounts, Threshold: threshold}).Check(); err != nil {
+		return countersign.ErrorMessage(err)
+	}
+	p.approvers, p.threshold = accounts, threshold
+	return ""
+}
+
+// For is who approves the confirm tasks of a project of owner under the
+// policy (SPEC §13 `approvers`): the owner alone when the policy names no
+// approvers or is not OK. A policy that lists the owner among its
+// approvers (which the inbox refuses) counts the owner once and keeps its
+// threshold, so it never asks fewer accounts than it says.
+func (p *Policy) For(owner string) countersign.Approvers {
+	if p.mode != OK || p.threshold == 0 {
+		return countersign.OwnerAlone(owner)
+	}
+	a := countersign.Approvers{Owner: owner, Threshold: p.threshold}
+	for _, acc := range p.approvers {
+		if acc != owner {
+			a.Accounts = append(a.Accounts, acc)
+		}
+	}
+	return a
 }
 
 // notAWrite says why name, found where `where` says, is not one of the

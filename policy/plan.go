@@ -129,6 +129,21 @@ type Explanation struct {
 	// Limits holds one sentence per other key the owner set, as the
 	// connector declares it ("max_spend_usd_month: $20,000.00").
 	Limits []string
+	// Approvers is `approvers` when the policy names other accounts (nil
+	// otherwise, and for a policy that is not OK).
+	Approvers *ApproversExplanation
+}
+
+// ApproversExplanation is who approves the writes the policy asks about
+// besides the owner (SPEC §13 `approvers`).
+type ApproversExplanation struct {
+	// Accounts are the approvers besides the owner, in the policy's order.
+	Accounts []string
+	// Threshold is how many distinct accounts, the owner counting as one,
+	// must approve.
+	Threshold int
+	// Text says it in one sentence, to the owner.
+	Text string
 }
 
 // WriteExplanation is what the policy does with one write.
@@ -208,6 +223,15 @@ func (p *Policy) Explain() Explanation {
 		r := &p.rules[i]
 		e.Rules = append(e.Rules, fmt.Sprintf("Rule %d: %s %s.", i+1, r.subject(p.ix), r.then.verb()))
 	}
+	if len(p.approvers) > 0 {
+		who := append([]string{"you"}, p.approvers...)
+		e.Approvers = &ApproversExplanation{Accounts: slices.Clone(p.approvers), Threshold: p.threshold,
+			Text: fmt.Sprintf("A write that asks waits for %d of %s to approve it (any of them may reject it); an answer you supply, and a notice, stay yours alone.",
+				p.threshold, andList(who))}
+		if p.threshold == len(who) {
+			e.Approvers.Text = fmt.Sprintf("A write that asks waits for each of %s to approve it (any of them may reject it); an answer you supply, and a notice, stay yours alone.", andList(who))
+		}
+	}
 	for _, k := range p.ix.keyOrder {
 		if k == p.ix.allowed || p.ix.capKey(k) {
 			continue
@@ -217,6 +241,14 @@ func (p *Policy) Explain() Explanation {
 		}
 	}
 	return e
+}
+
+// andList joins words as "a", "a and b", "a, b and c".
+func andList(words []string) string {
+	if len(words) <= 1 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }
 
 // always is the one outcome of a plan, or zero when it depends on the

@@ -193,11 +193,14 @@ func (ix *index) capKey(key string) bool {
 // reserved names the members every policy may hold, and the one every rule's
 // `when` may hold.
 const (
-	memberConfirm = "confirm"
-	memberRules   = "rules"
-	memberWhen    = "when"
-	memberThen    = "then"
-	memberOp      = "op"
+	memberConfirm   = "confirm"
+	memberRules     = "rules"
+	memberApprovers = "approvers"
+	memberAccounts  = "accounts"
+	memberThreshold = "threshold"
+	memberWhen      = "when"
+	memberThen      = "then"
+	memberOp        = "op"
 )
 
 func (s *Schema) index() (*index, error) {
@@ -231,7 +234,7 @@ func (s *Schema) index() (*index, error) {
 		ix.reads[r] = true
 	}
 	for k, kind := range s.Keys {
-		if !isName(k) || k == memberConfirm || k == memberRules {
+		if !isName(k) || k == memberConfirm || k == memberRules || k == memberApprovers {
 			return nil, fmt.Errorf("key %q cannot be a policy key", k)
 		}
 		if !kind.valid() {

@@ -90,6 +90,65 @@ type Tx interface {
 	RewrapTx
 	ActivityTx
 	PushTx
+	ApproverTx
+}
+
+// ApproverTx holds what M-of-N approval keeps (SPEC §13 `approvers`, wave
+// 3): the accounts besides the owner listed as approvers of a shared task
+// (a confirm task of a project whose policy names approvers, its Threshold
+// set), and each account's approval while the task waits for the
+// threshold. A listed account sees the task in its inbox, sealed to its
+// own devices, and is told of its moves as the owner is (event streams,
+// its own webhook); it is given nothing else of the owner's.
+//
+// An approval is recorded once per account; the approvals' signed records
+// are dropped when the task ends (as the owner's approval is), and who
+// approved when is kept with the task's outcome until it is purged.
+type ApproverTx interface {
+	// ShareTask lists accounts as approvers of t, a task inserted in this
+	// transaction with its Threshold set, and tells each of them of the
+	// task as InsertTask tells its owner: a task event, and a
+	// task_created event in the outbox of an account that has a webhook.
+	ShareTask(ctx context.Context, t Task, accounts []string) error
+	// TaskApprovers lists the accounts besides the owner listed as
+	// approvers of a task, in byte order (none: nil).
+	TaskApprovers(ctx context.Context, id string) ([]string, error)
+	// InboxTasks lists the tasks an account sees in its inbox, newest
+	// first: its own and those it is listed an approver of, waiting
+	// (open) or the others (closed); before, when set, lists only tasks
+	// older than that task (created_at, id).
+	InboxTasks(ctx context.Context, account string, waiting bool, before *Task, limit int) ([]Task, error)
+	// AddApproval records one account's approval of a task; it reports
+	// false, changing nothing, when that account has approved it
+	// already.
+	AddApproval(ctx context.Context, a Approval) (bool, error)
+	// Approvals lists a task's approvals, oldest first (by time, then
+	// account); a Record is nil once the task ended.
+	Approvals(ctx context.Context, id string) ([]Approval, error)
+	// DropApprover takes account off the approvers of the waiting tasks
+	// of a project, with its approvals of them and the copies of their
+	// content keys wrapped to its devices, under each task's row lock;
+	// it returns the ids of the tasks it was taken off.
+	DropApprover(ctx context.Context, projectUUID, account string) ([]string, error)
+	// DevicesOf lists the devices of several accounts not ended and valid
+	// at now (as ActiveDevices does for one), by account then sign-in.
+	DevicesOf(ctx context.Context, accounts []string, now time.Time) ([]Device, error)
+	// NotifyTask tells the owner and every approver of a task, on their
+	// event streams, that it is in state now (its approvals changed):
+	// no webhook event, which only state changes send.
+	NotifyTask(ctx context.Context, id string, state countersign.State) error
+}
+
+// Approval is one account's approval of a shared task.
+type Approval struct {
+	TaskID  string
+	Account string
+	// At is when the door accepted it.
+	At time.Time
+	// Record is the signed approval as the door checked it
+	// (approval.Record's bytes), for the answer run to check again; nil
+	// once the task ended.
+	Record []byte
 }
 
 // PushTx holds Web Push (SPEC §10): the service's VAPID key pair,
@@ -289,7 +348,9 @@ type Sealed struct {
 // delivery attempts. Every task state change that has a webhook event
 // (task_created on opening; task_approved, task_answered — not a notice's
 // Got it —, task_failed, task_expired) writes its event, and queues its
-// delivery, in the transaction of the change, when the owner has a webhook.
+// delivery, in the transaction of the change, when the owner has a webhook;
+// for a shared task, also one for each approver that has a webhook (the
+// same body, the event's Receiver naming the approver).
 type WebhookTx interface {
 	// PutWebhook names (or renames) an owner's webhook.
 	PutWebhook(ctx context.Context, w Webhook) error
@@ -324,6 +385,17 @@ type WebhookEvent struct {
 	Type                                                                countersign.EventType
 	Kind                                                                countersign.Kind
 	At                                                                  time.Time
+	// Receiver is the account whose webhook the event is for: "" for the
+	// task's owner, else an approver of the task (the body is the same).
+	Receiver string
+}
+
+// Account is the account whose webhook the event is for.
+func (e WebhookEvent) Account() string {
+	if e.Receiver != "" {
+		return e.Receiver
+	}
+	return e.Owner
 }
 
 // WebhookAttempt is one delivery attempt, for the owner's log.
@@ -730,7 +802,9 @@ type TaskTx interface {
 	Task(ctx context.Context, id string) (Task, error)
 	// MoveTask changes a task's state if and only if it is in m.From
 	// (compare-and-set), appends the event, and drops what the new state may
-	// no longer hold (see Move). It reports whether the move happened.
+	// no longer hold (see Move). It reports whether the move happened. The
+	// owner is told (a task event, the webhook's event) and, for a shared
+	// task, each of its approvers as well.
 	MoveTask(ctx context.Context, m Move) (bool, error)
 	// Sealed returns the task's sealed copy and the key id that sealed it
 	// (ErrNotFound once the task is closed).
@@ -781,7 +855,9 @@ type RunInputs struct {
 	Sealed   []byte
 	KeyID    uint32
 	Approval []byte
-	Preparer *Agent
+	// Approvals are the approvals of a shared task (Threshold set).
+	Approvals []Approval
+	Preparer  *Agent
 }
 
 // Gate is what OwnerGate reads under the owner's lock.
@@ -820,7 +896,18 @@ type Task struct {
 	AnswerRun     string
 	NextTaskID    string
 	NoticeTaskID  string
+
+	// Threshold is, for a shared task (SPEC §13 `approvers`), how many
+	// distinct accounts among the owner and the approvers ShareTask listed
+	// must approve it; 0 for a task its owner alone approves.
+	Threshold int
+	// RejectedBy is the account that rejected the task ("" unless it was
+	// rejected, and in tasks rejected before it was kept).
+	RejectedBy string
 }
+
+// Shared reports whether others than the owner approve the task.
+func (t Task) Shared() bool { return t.Threshold > 0 }
 
 // TaskCiphertext is what a task shows, sealed.
 type TaskCiphertext struct {
@@ -837,13 +924,16 @@ type TaskCiphertext struct {
 // still needs them. Reaching a state a task ends in (any but open, approved
 // and answering) deletes the sealed copy, every file and every device copy,
 // sets the closing time, and ends the task's history entry (its state,
-// failure reason and time, and its body when Entry is set).
+// failure reason and time, and its body when Entry is set); a shared
+// task's approvals lose their signed records.
 type Move struct {
-	ID        string
-	From, To  countersign.State
-	At        time.Time
-	Actor     countersign.Actor
-	Run       string // the run concerned, if any, for the event
+	ID       string
+	From, To countersign.State
+	At       time.Time
+	Actor    countersign.Actor
+	Run      string // the run concerned, if any, for the event
+	// By, on a move to rejected, is the account that rejected the task.
+	By        string
 	AnswerRun string // set as the task's answer run when not empty
 	// Unexpired, when set, also requires the task not to have expired by
 	// then (an approval must arrive before expires_at).

@@ -59,6 +59,8 @@ func (t *tx) Purge(ctx context.Context, now, outcomesBefore, callsBefore, oldBef
 		{"DELETE FROM task_events WHERE task_id IN (SELECT id FROM tasks WHERE closed_at IS NOT NULL AND closed_at < ?)", []any{outcomesBefore.Unix()}},
 		{"DELETE FROM task_files WHERE task_id IN (SELECT id FROM tasks WHERE closed_at IS NOT NULL AND closed_at < ?)", []any{outcomesBefore.Unix()}},
 		{"DELETE FROM device_copies WHERE task_id IN (SELECT id FROM tasks WHERE closed_at IS NOT NULL AND closed_at < ?)", []any{outcomesBefore.Unix()}},
+		{"DELETE FROM task_approvers WHERE task_id IN (SELECT id FROM tasks WHERE closed_at IS NOT NULL AND closed_at < ?)", []any{outcomesBefore.Unix()}},
+		{"DELETE FROM task_approvals WHERE task_id IN (SELECT id FROM tasks WHERE closed_at IS NOT NULL AND closed_at < ?)", []any{outcomesBefore.Unix()}},
 		{"DELETE FROM tasks WHERE closed_at IS NOT NULL AND closed_at < ?", []any{outcomesBefore.Unix()}},
 		// A run, with its receipt, goes with the last task it opened or the
 		// task it answers; a run that has neither once it is as old as a

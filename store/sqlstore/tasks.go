@@ -72,11 +72,11 @@ func (t *tx) InsertTask(ctx context.Context, k store.Task, c store.TaskCiphertex
 	// look-up of the owner's webhook go in one round trip.
 	stmts := []stmt{{`INSERT INTO tasks (id, owner, preparer, project, project_uuid, connector,
 		kind, state, thread, run, operation, supplies, reply_pubkey, task_hash, key_id, content_size,
-		created_at, expires_at, state_at, sealed, content)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, []any{
+		created_at, expires_at, state_at, sealed, content, threshold)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, []any{
 		k.ID, k.Owner, k.Preparer, k.Project, k.ProjectUUID, k.Connector,
 		k.Kind, k.State, k.Thread, k.Run, k.Operation, k.Supplies, k.ReplyPubkey, k.TaskHash,
-		int64(k.KeyID), k.ContentSize, k.CreatedAt.Unix(), k.ExpiresAt.Unix(), k.CreatedAt.Unix(), c.Sealed, c.Content}}}
+		int64(k.KeyID), k.ContentSize, k.CreatedAt.Unix(), k.ExpiresAt.Unix(), k.CreatedAt.Unix(), c.Sealed, c.Content, k.Threshold}}}
 	for n, f := range c.Files {
 		stmts = append(stmts, stmt{"INSERT INTO task_files (task_id, n, size, blob) VALUES (?, ?, ?, ?)",
 			[]any{k.ID, n, int64(len(f)), f}})
@@ -91,26 +91,29 @@ func (t *tx) InsertTask(ctx context.Context, k store.Task, c store.TaskCiphertex
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
-	return t.outbox(ctx, k.ID, k.Kind, webhookID, k.State, k.CreatedAt.Unix())
+	return t.outbox(ctx, k.ID, k.Kind, webhookID, "", k.State, k.CreatedAt.Unix())
 }
 
 const taskColumns = `id, owner, preparer, project, project_uuid, connector, kind, state, thread, run,
 	operation, supplies, reply_pubkey, task_hash, key_id, content_size, created_at, expires_at,
-	closed_at, outcome_class, failure_reason, answer_run, next_task_id, notice_task_id, forgotten, state_at`
+	closed_at, outcome_class, failure_reason, answer_run, next_task_id, notice_task_id, forgotten, state_at,
+	threshold, rejected_by`
 
 func scanTask(r row) (store.Task, error) {
 	var k store.Task
 	var keyID, created, expires int64
 	var closed *int64
 	var outcome, failure, answerRun, next, notice *string
-	var forgotten, stateAt int64
+	var forgotten, stateAt, threshold int64
 	err := r.Scan(&k.ID, &k.Owner, &k.Preparer, &k.Project, &k.ProjectUUID, &k.Connector, &k.Kind,
 		&k.State, &k.Thread, &k.Run, &k.Operation, &k.Supplies, &k.ReplyPubkey, &k.TaskHash, &keyID,
-		&k.ContentSize, &created, &expires, &closed, &outcome, &failure, &answerRun, &next, &notice, &forgotten, &stateAt)
+		&k.ContentSize, &created, &expires, &closed, &outcome, &failure, &answerRun, &next, &notice, &forgotten, &stateAt,
+		&threshold, &k.RejectedBy)
 	if err != nil {
 		return store.Task{}, err
 	}
 	k.KeyID = uint32(keyID)
+	k.Threshold = int(threshold)
 	k.Forgotten = forgotten != 0
 	k.StateAt = time.Unix(stateAt, 0).UTC()
 	k.CreatedAt = time.Unix(created, 0).UTC()
@@ -174,7 +177,7 @@ func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 	drops := countersign.Drops(m.From, m.To)
 	q := `UPDATE tasks SET state = ?, closed_at = ?, state_at = ?,
 		outcome_class = COALESCE(?, outcome_class), failure_reason = COALESCE(?, failure_reason),
-		answer_run = COALESCE(?, answer_run),
+		answer_run = COALESCE(?, answer_run), rejected_by = COALESCE(?, rejected_by),
 		content = CASE WHEN ? THEN NULL ELSE content END,
 		sealed = CASE WHEN ? THEN NULL ELSE sealed END,
 		approval = CASE WHEN ? THEN NULL ELSE COALESCE(?, approval) END,
@@ -187,18 +190,23 @@ func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 		a = &store.Answer{}
 	}
 	answered := m.Answer != nil
-	args := []any{m.To, closed, m.At.Unix(), null(string(m.OutcomeClass)), null(string(m.FailureReason)), null(m.AnswerRun),
+	var by any
+	if m.To == countersign.StateRejected {
+		by = null(m.By)
+	}
+	args := []any{m.To, closed, m.At.Unix(), null(string(m.OutcomeClass)), null(string(m.FailureReason)), null(m.AnswerRun), by,
 		drops.Content, drops.Sealed, drops.Sealed, m.Approval,
 		answered, a.Result, answered, null(a.NextTaskID), answered, null(a.NoticeID), m.ID, m.From}
 	if !m.Unexpired.IsZero() {
 		q += " AND expires_at > ?"
 		args = append(args, m.Unexpired.Unix())
 	}
-	q += " RETURNING owner, kind, (SELECT id FROM webhooks WHERE webhooks.owner = tasks.owner)"
+	q += " RETURNING owner, kind, (SELECT id FROM webhooks WHERE webhooks.owner = tasks.owner), threshold"
 	var owner string
 	var kind countersign.Kind
 	var webhookID *string
-	err := t.q.queryRow(ctx, q, args...).Scan(&owner, &kind, &webhookID)
+	var threshold int64
+	err := t.q.queryRow(ctx, q, args...).Scan(&owner, &kind, &webhookID, &threshold)
 	if errors.Is(err, store.ErrNotFound) {
 		return false, nil
 	} else if err != nil {
@@ -216,12 +224,21 @@ func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 	if m.To.Terminal() {
 		stmts = append(stmts, endEntry(m))
 	}
+	if drops.Sealed && threshold > 0 {
+		// A shared task's approvals lose their signed records with it.
+		stmts = append(stmts, stmt{"UPDATE task_approvals SET approval = NULL WHERE task_id = ?", []any{m.ID}})
+	}
 	// Nothing waits for their results: they go with the next round trip.
 	t.later(t.notifying(stmts, store.TaskEvent{Owner: owner, TaskID: m.ID, State: m.To})...)
-	if webhookID == nil {
+	if webhookID != nil {
+		if err := t.outbox(ctx, m.ID, kind, *webhookID, "", m.To, m.At.Unix()); err != nil {
+			return true, err
+		}
+	}
+	if threshold == 0 {
 		return true, nil
 	}
-	return true, t.outbox(ctx, m.ID, kind, *webhookID, m.To, m.At.Unix())
+	return true, t.toApprovers(ctx, m.ID, kind, m.To, m.At.Unix())
 }
 
 func (t *tx) Sealed(ctx context.Context, id string) ([]byte, uint32, error) {
@@ -263,6 +280,9 @@ func (t *tx) RunInputs(ctx context.Context, id string, dropJob int64) (store.Run
 			return in, err
 		}
 		in.KeyID = uint32(keyID)
+		if in.Approvals, err = t.Approvals(ctx, id); err != nil {
+			return in, err
+		}
 		a, err := t.Agent(ctx, in.Task.Preparer)
 		if err == nil {
 			in.Preparer = &a
@@ -281,6 +301,7 @@ func (t *tx) RunInputs(ctx context.Context, id string, dropJob int64) (store.Run
 	b.Queue(rebind("SELECT "+taskColumns+" FROM tasks WHERE id = ?"), id)
 	b.Queue(rebind(projectAndAgents+"p.project_uuid = (SELECT project_uuid FROM tasks WHERE id = ?)"), id)
 	b.Queue(rebind(sealedAndApprovalQuery), id)
+	b.Queue(rebind(approvalsQuery), id)
 	b.Queue(rebind("SELECT "+agentColumns+" FROM agents a WHERE a.account = (SELECT preparer FROM tasks WHERE id = ?)"), id)
 	br := pq.q.SendBatch(ctx, b)
 	defer br.Close()
@@ -306,6 +327,12 @@ func (t *tx) RunInputs(ctx context.Context, id string, dropJob int64) (store.Run
 		return in, err
 	}
 	in.KeyID = uint32(keyID)
+	if r, err = br.Query(); err != nil {
+		return in, classify(err)
+	}
+	if in.Approvals, err = scanApprovals(pgRows{r}); err != nil {
+		return in, err
+	}
 	a, err := scanAgent(pgRow{br.QueryRow()})
 	if err == nil {
 		in.Preparer = &a

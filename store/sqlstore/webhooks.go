@@ -39,9 +39,9 @@ func (t *tx) DeleteWebhook(ctx context.Context, owner string) (bool, error) {
 func (t *tx) WebhookEvent(ctx context.Context, id string) (store.WebhookEvent, error) {
 	var e store.WebhookEvent
 	var at int64
-	err := t.q.queryRow(ctx, `SELECT id, owner, webhook_id, type, task_id, preparer, project, kind, run, failure_reason, at
+	err := t.q.queryRow(ctx, `SELECT id, owner, webhook_id, type, task_id, preparer, project, kind, run, failure_reason, at, receiver
 		FROM webhook_events WHERE id = ?`, id).
-		Scan(&e.ID, &e.Owner, &e.WebhookID, &e.Type, &e.TaskID, &e.Preparer, &e.Project, &e.Kind, &e.Run, &e.FailureReason, &at)
+		Scan(&e.ID, &e.Owner, &e.WebhookID, &e.Type, &e.TaskID, &e.Preparer, &e.Project, &e.Kind, &e.Run, &e.FailureReason, &at, &e.Receiver)
 	e.At = unix(at)
 	return e, err
 }
@@ -86,8 +86,9 @@ var deliveryJobOpts = &river.InsertOpts{MaxAttempts: 3}
 const webhookOf = "SELECT id FROM webhooks WHERE owner = ?"
 
 // outbox writes the webhook event of a task reaching state, and queues its
-// delivery, when the owner has a webhook and the move has an event.
-func (t *tx) outbox(ctx context.Context, id string, kind countersign.Kind, webhookID string, state countersign.State, at int64) error {
+// delivery, when the account has a webhook and the move has an event: the
+// owner's (receiver ""), or an approver's of a shared task.
+func (t *tx) outbox(ctx context.Context, id string, kind countersign.Kind, webhookID, receiver string, state countersign.State, at int64) error {
 	typ := countersign.EventFor(kind, state)
 	if webhookID == "" || typ == "" {
 		return nil
@@ -97,9 +98,9 @@ func (t *tx) outbox(ctx context.Context, id string, kind countersign.Kind, webho
 		return err
 	}
 	eventID := "evt_" + hex.EncodeToString(b[:])
-	if _, err := t.q.exec(ctx, `INSERT INTO webhook_events (id, owner, webhook_id, type, task_id, preparer, project, kind, run, failure_reason, at)
-		SELECT ?, owner, ?, ?, id, preparer, project, kind, COALESCE(answer_run, ''), COALESCE(failure_reason, ''), ?
-		FROM tasks WHERE id = ?`, eventID, webhookID, typ, at, id); err != nil {
+	if _, err := t.q.exec(ctx, `INSERT INTO webhook_events (id, owner, webhook_id, type, task_id, preparer, project, kind, run, failure_reason, at, receiver)
+		SELECT ?, owner, ?, ?, id, preparer, project, kind, COALESCE(answer_run, ''), COALESCE(failure_reason, ''), ?, ?
+		FROM tasks WHERE id = ?`, eventID, webhookID, typ, at, receiver, id); err != nil {
 		return err
 	}
 	job := store.DeliveryJob{EventID: eventID, WebhookID: webhookID}

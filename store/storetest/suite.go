@@ -18,7 +18,7 @@ import (
 // returns a fresh, migrated store for one test.
 func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	var tests []storeTest
-	for _, group := range [][]storeTest{taskTests(), identityTests(), agentTests(), projectTests(), runTests(), inboxTests(), sweepTests(), webhookTests(), rewrapTests(), activityTests(), pushTests()} {
+	for _, group := range [][]storeTest{taskTests(), identityTests(), agentTests(), projectTests(), runTests(), inboxTests(), sweepTests(), webhookTests(), rewrapTests(), activityTests(), pushTests(), approverTests()} {
 		tests = append(tests, group...)
 	}
 	for _, tc := range tests {

@@ -34,6 +34,7 @@ import (
 	"countersign/inbox"
 	"countersign/sealing"
 	"countersign/store"
+	"countersign/store/jobs"
 	"countersign/store/sqlstore"
 )
 
@@ -487,7 +488,7 @@ func StartJobs(t testing.TB, db *sqlstore.DB, e *enclave.Enclave) {
 	t.Helper()
 	jctx, cancel := context.WithCancel(context.Background())
 	go e.KeepAlive(jctx)
-	stop, err := db.StartJobs(jctx, sqlstore.Jobs{Workers: e.Workers(), Periodic: e.PeriodicJobs(),
+	stop, err := jobs.Start(jctx, db, jobs.Config{Workers: e.Workers(), Periodic: e.PeriodicJobs(),
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), HandOff: e.AnswerJob, HandOffTimeout: enclave.AnswerTimeout})
 	if err != nil {
 		t.Fatal(err)

@@ -458,7 +458,7 @@ type InboxTx interface {
 	// transaction: the job carries ids only. Where this process runs
 	// answers itself, the job is handed to it the moment the transaction
 	// commits, and waits in the queue, for any process, only as the
-	// fallback (see sqlstore.Jobs).
+	// fallback (see sqlstore.HandOff and package jobs).
 	EnqueueAnswer(ctx context.Context, job AnswerJob) error
 	// DropAnswerJob deletes a handed-off answer job's fallback from the
 	// queue while it is still waiting there (its run was claimed); a job a

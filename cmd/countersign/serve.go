@@ -13,7 +13,7 @@ import (
 	"countersign/enclave"
 	"countersign/httpapi"
 	"countersign/inbox"
-	"countersign/store/sqlstore"
+	"countersign/store/jobs"
 )
 
 func runServe(ctx context.Context, a *app, args []string) error {
@@ -153,7 +153,7 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	jobsCtx, stopBeating := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopBeating()
 	go agents.KeepAlive(jobsCtx)
-	stopJobs, err := db.StartJobs(jobsCtx, sqlstore.Jobs{Workers: agents.Workers(), Periodic: agents.PeriodicJobs(), Logger: log,
+	stopJobs, err := jobs.Start(jobsCtx, db, jobs.Config{Workers: agents.Workers(), Periodic: agents.PeriodicJobs(), Logger: log,
 		HandOff: agents.AnswerJob, HandOffTimeout: enclave.AnswerTimeout})
 	if err != nil {
 		return fmt.Errorf("cannot start running approved tasks, webhook deliveries and pushes (the job queue): %s", oneLine(err))
@@ -210,9 +210,9 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	}
 	// Running answer runs finish (up to their compute limit) before the
 	// process goes: one cut off would end run_unfinished.
-	jobs, cancelJobs := context.WithTimeout(context.WithoutCancel(ctx), connectors.MaxLimit+30*time.Second)
+	draining, cancelJobs := context.WithTimeout(context.WithoutCancel(ctx), connectors.MaxLimit+30*time.Second)
 	defer cancelJobs()
-	if err := stopJobs(jobs); err != nil {
+	if err := stopJobs(draining); err != nil {
 		log.Warn("the job queue did not stop cleanly", "err", err)
 	}
 	return nil

@@ -52,9 +52,9 @@ type DB struct {
 	// trips counts the round trips to PostgreSQL.
 	trips roundTrips
 
-	// handoff, while this process works answer jobs itself (StartJobs
-	// with a HandOff), takes the answer jobs its transactions queue.
-	handoff atomic.Pointer[handOff]
+	// handoff, while this process works answer jobs itself (SetHandOff),
+	// takes the answer jobs its transactions queue.
+	handoff atomic.Pointer[HandOff]
 }
 
 var (

@@ -54,12 +54,12 @@ func (t *tx) DeviceCopies(ctx context.Context, id string) ([]string, error) {
 
 // answerJobOpts: a failed attempt (the store down mid-run) is tried again;
 // the task row decides whether the run may start at all.
-func answerJobOpts(h *handOff) *river.InsertOpts {
+func answerJobOpts(h *HandOff) *river.InsertOpts {
 	opts := &river.InsertOpts{MaxAttempts: 10}
 	if h != nil {
 		// Handed off in this process at commit: the queue's copy waits
 		// out the grace, for whichever process is alive then.
-		opts.ScheduledAt = time.Now().Add(h.grace)
+		opts.ScheduledAt = time.Now().Add(h.Grace)
 	}
 	return opts
 }

@@ -1,4 +1,4 @@
-package sqlstore_test
+package jobs_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"countersign/store"
+	"countersign/store/jobs"
 	"countersign/store/sqlstore"
 	"countersign/store/storetest"
 )
@@ -60,7 +61,7 @@ func TestAnswerHandOff(t *testing.T) {
 		workers := river.NewWorkers()
 		river.AddWorker(workers, fromQueue)
 		const grace = 1500 * time.Millisecond
-		stop, err := db.StartJobs(ctx, sqlstore.Jobs{Workers: workers, HandOffGrace: grace,
+		stop, err := jobs.Start(ctx, db, jobs.Config{Workers: workers, HandOffGrace: grace,
 			HandOff: func(_ context.Context, j store.AnswerJob) error { handed <- j; return nil }})
 		if err != nil {
 			t.Fatal(err)

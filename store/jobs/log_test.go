@@ -1,4 +1,4 @@
-package sqlstore
+package jobs
 
 import (
 	"bytes"

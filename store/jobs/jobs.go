@@ -1,0 +1,179 @@
+// Package jobs works the job queue (River) on a sqlstore database: the
+// workers and periodic jobs a process runs, and the in-process hand-off of
+// the answer jobs its own transactions queue (sqlstore.HandOff), which run
+// at once rather than through the queue. Jobs are queued by the store,
+// inside the transactions that make them (store.Tx.EnqueueAnswer).
+package jobs
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+
+	"countersign/store"
+	"countersign/store/sqlstore"
+)
+
+// Config is the queue's working side: which workers, which periodic jobs.
+type Config struct {
+	Workers  *river.Workers
+	Periodic []*river.PeriodicJob
+	// MaxWorkers bounds jobs run at once by this process (0: 4).
+	MaxWorkers int
+	Logger     *slog.Logger
+	// HandOff, when set, runs the answer jobs this process's own
+	// transactions queue, as soon as each commits (sqlstore.HandOff), on
+	// HandOffWorkers workers (0: 16), each within HandOffTimeout (0: an
+	// hour); the queue's fallback copy of each waits HandOffGrace (0:
+	// 10 s).
+	HandOff        func(context.Context, store.AnswerJob) error
+	HandOffWorkers int
+	HandOffTimeout time.Duration
+	HandOffGrace   time.Duration
+}
+
+// DefaultHandOffGrace is how long a handed-off answer job's fallback waits
+// in the queue, unless Config says otherwise, before any process may take
+// it.
+const DefaultHandOffGrace = 10 * time.Second
+
+// handOffBacklog bounds the jobs waiting for this process's hand-off
+// workers; past it, a job is left to its fallback in the queue.
+const handOffBacklog = 1024
+
+// quiet is the queue's logger when Config names none.
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// Start starts working the job queue on db. On PostgreSQL several
+// processes share the queue, and one of them, the leader, runs the
+// periodic jobs. It returns the function that stops it, letting running
+// jobs finish while ctx lasts.
+func Start(ctx context.Context, db *sqlstore.DB, j Config) (func(context.Context) error, error) {
+	if j.MaxWorkers == 0 {
+		j.MaxWorkers = 4
+	}
+	if j.Logger == nil {
+		j.Logger = quiet
+	}
+	cfg := &river.Config{
+		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: j.MaxWorkers}},
+		Workers:           j.Workers,
+		PeriodicJobs:      j.Periodic,
+		Logger:            slog.New(demoted{j.Logger.Handler()}),
+		Schema:            db.SchemaName(),
+		FetchCooldown:     20 * time.Millisecond,
+		FetchPollInterval: 100 * time.Millisecond,
+	}
+	var stopQueue func(context.Context) error
+	if pool := db.Postgres(); pool != nil {
+		c, err := river.NewClient[pgx.Tx](riverpgxv5.New(pool), cfg)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.Start(ctx); err != nil {
+			return nil, err
+		}
+		stopQueue = c.Stop
+	} else {
+		// The embedded store has no notifications: poll often.
+		cfg.FetchPollInterval = 200 * time.Millisecond
+		cfg.Schema = ""
+		c, err := river.NewClient[*sql.Tx](riversqlite.New(db.SQLite()), cfg)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.Start(ctx); err != nil {
+			return nil, err
+		}
+		stopQueue = c.Stop
+	}
+	if j.HandOff == nil {
+		return stopQueue, nil
+	}
+	if j.HandOffWorkers == 0 {
+		j.HandOffWorkers = 16
+	}
+	if j.HandOffTimeout == 0 {
+		j.HandOffTimeout = time.Hour
+	}
+	if j.HandOffGrace == 0 {
+		j.HandOffGrace = DefaultHandOffGrace
+	}
+	stopHandOff := startHandOff(ctx, db, j)
+	return func(ctx context.Context) error {
+		return errors.Join(stopHandOff(ctx), stopQueue(ctx))
+	}, nil
+}
+
+// startHandOff starts cfg.HandOffWorkers workers running the answer jobs
+// db hands off with cfg.HandOff, each within cfg.HandOffTimeout; the
+// function it returns stops taking jobs and waits for the running ones
+// while ctx lasts. Jobs still waiting are left to their fallbacks.
+func startHandOff(ctx context.Context, db *sqlstore.DB, cfg Config) func(context.Context) error {
+	jobs := make(chan store.AnswerJob, handOffBacklog)
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	for range cfg.HandOffWorkers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-quit:
+					return
+				case <-ctx.Done():
+					return
+				case j := <-jobs:
+					jctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.HandOffTimeout)
+					// An error leaves the job to its fallback.
+					_ = cfg.HandOff(jctx, j)
+					cancel()
+				}
+			}
+		}()
+	}
+	unset := db.SetHandOff(&sqlstore.HandOff{Jobs: jobs, Grace: cfg.HandOffGrace})
+	return func(stopCtx context.Context) error {
+		unset()
+		close(quit)
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		select {
+		case <-done:
+			return nil
+		case <-stopCtx.Done():
+			return stopCtx.Err()
+		}
+	}
+}
+
+// demoted hands the job queue's records to h one level lower: its routine
+// INFO lines (elections, maintenance) become DEBUG, so a service's log shows
+// them only when asked; warnings and errors stay as they are.
+type demoted struct{ h slog.Handler }
+
+func (d demoted) level(l slog.Level) slog.Level {
+	if l == slog.LevelInfo {
+		return slog.LevelDebug
+	}
+	return l
+}
+
+func (d demoted) Enabled(ctx context.Context, l slog.Level) bool { return d.h.Enabled(ctx, d.level(l)) }
+
+func (d demoted) Handle(ctx context.Context, r slog.Record) error {
+	r.Level = d.level(r.Level)
+	return d.h.Handle(ctx, r)
+}
+
+func (d demoted) WithAttrs(as []slog.Attr) slog.Handler { return demoted{d.h.WithAttrs(as)} }
+func (d demoted) WithGroup(name string) slog.Handler    { return demoted{d.h.WithGroup(name)} }

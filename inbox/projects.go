@@ -383,7 +383,7 @@ func approversOf(c Catalogue, p store.Project) []string {
 }
 
 // dropApprovers takes each account of before that after does not name off
-// the waiting tasks of project p (store.ApproverTx.DropApprover), and tells
+// the waiting tasks of project p (store.Approvals.DropApprover), and tells
 // everyone who still sees such a task that its approvals changed.
 func (s *Service) dropApprovers(ctx context.Context, tx store.Tx, p store.Project, before, after []string) error {
 	touched := map[string]bool{}

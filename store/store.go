@@ -77,47 +77,82 @@ func (s SchemaStatus) Behind() bool { return s.Current < s.Needed || !s.JobsCurr
 // Ahead reports whether the database was migrated by a newer binary.
 func (s SchemaStatus) Ahead() bool { return s.Current > s.Needed }
 
-// Tx is one transaction.
+// Tx is one transaction: every aggregate the store keeps, each an
+// interface of its own below. No consumer takes a whole Tx: each declares
+// the aggregates it may touch as an interface made of them and is given its
+// transactions through it (Narrow), and its functions take the aggregates
+// they use.
 type Tx interface {
-	TaskTx
-	IdentityTx
-	AgentTx
-	ProjectTx
-	RunTx
-	InboxTx
-	SweepTx
-	WebhookTx
-	RewrapTx
-	ActivityTx
-	PushTx
-	ApproverTx
+	// Tasks
+	Tasks
+	TaskLists
+	Openings
+	TaskContent
+	TaskKeys
+	Outcomes
+	Approvals
+	// Owners
+	Devices
+	Sessions
+	Mutes
+	Webhooks
+	Outbox
+	PushSubscriptions
+	Pushes
+	History
+	// Agents and projects
+	Agents
+	Balances
+	Runs
+	Calls
+	Projects
+	Counts
+	// The job queue and the platform
+	AnswerJobs
+	Upkeep
+	Metrics
+	Rewrap
 }
 
-// ApproverTx holds what M-of-N approval keeps (SPEC §13 `approvers`, wave
+// Port is a store whose transactions a consumer is given as P, the
+// interface of the aggregates it may touch. Store's other methods are
+// Port's as they are.
+type Port[P any] struct {
+	Store
+	as func(Tx) P
+}
+
+// Narrow gives s's transactions as P. as is func(tx store.Tx) P { return
+// tx }, which compiles only while Tx has every method of P.
+func Narrow[P any](s Store, as func(Tx) P) Port[P] { return Port[P]{Store: s, as: as} }
+
+// Tx runs fn in one transaction, as Store.Tx does.
+func (p Port[P]) Tx(ctx context.Context, fn func(P) error) error {
+	return p.Store.Tx(ctx, func(tx Tx) error { return fn(p.as(tx)) })
+}
+
+// Read runs fn's lookups outside a transaction, as Store.Read does.
+func (p Port[P]) Read(ctx context.Context, fn func(P) error) error {
+	return p.Store.Read(ctx, func(tx Tx) error { return fn(p.as(tx)) })
+}
+
+// Approvals holds what M-of-N approval keeps (SPEC §13 `approvers`, wave
 // 3): the accounts besides the owner listed as approvers of a shared task
 // (a confirm task of a project whose policy names approvers, its Threshold
 // set), and each account's approval while the task waits for the
 // threshold. A listed account sees the task in its inbox, sealed to its
 // own devices, and is told of its moves as the owner is (event streams,
-// its own webhook); it is given nothing else of the owner's.
+// its own webhook); it is given nothing else of the owner's. A shared task
+// is listed by Openings.ShareTask and read by TaskLists.InboxTasks; its
+// approvers' devices by Devices.DevicesOf.
 //
 // An approval is recorded once per account; the approvals' signed records
 // are dropped when the task ends (as the owner's approval is), and who
 // approved when is kept with the task's outcome until it is purged.
-type ApproverTx interface {
-	// ShareTask lists accounts as approvers of t, a task inserted in this
-	// transaction with its Threshold set, and tells each of them of the
-	// task as InsertTask tells its owner: a task event, and a
-	// task_created event in the outbox of an account that has a webhook.
-	ShareTask(ctx context.Context, t Task, accounts []string) error
+type Approvals interface {
 	// TaskApprovers lists the accounts besides the owner listed as
 	// approvers of a task, in byte order (none: nil).
 	TaskApprovers(ctx context.Context, id string) ([]string, error)
-	// InboxTasks lists the tasks an account sees in its inbox, newest
-	// first: its own and those it is listed an approver of, waiting
-	// (open) or the others (closed); before, when set, lists only tasks
-	// older than that task (created_at, id).
-	InboxTasks(ctx context.Context, account string, waiting bool, before *Task, limit int) ([]Task, error)
 	// AddApproval records one account's approval of a task; it reports
 	// false, changing nothing, when that account has approved it
 	// already.
@@ -130,9 +165,6 @@ type ApproverTx interface {
 	// content keys wrapped to its devices, under each task's row lock;
 	// it returns the ids of the tasks it was taken off.
 	DropApprover(ctx context.Context, projectUUID, account string) ([]string, error)
-	// DevicesOf lists the devices of several accounts not ended and valid
-	// at now (as ActiveDevices does for one), by account then sign-in.
-	DevicesOf(ctx context.Context, accounts []string, now time.Time) ([]Device, error)
 	// NotifyTask tells the owner and every approver of a task, on their
 	// event streams, that it is in state now (its approvals changed):
 	// no webhook event, which only state changes send.
@@ -151,24 +183,29 @@ type Approval struct {
 	Record []byte
 }
 
-// PushTx holds Web Push (SPEC §10): the service's VAPID key pair,
-// each device's one subscription (on its row, sealed under the master key;
-// EndDevice deletes it with the device's copies) and the outbox of pushes.
-// A task's opening writes a delivery for each of the owner's devices with a
-// subscription, and queues its job, in the task's transaction
-// (QueuePushes): a push is sent only once the task's creation commits.
-type PushTx interface {
-	// PushKey returns the VAPID key pair (ErrNotFound before one is made).
-	PushKey(ctx context.Context) (PushKey, error)
-	// InsertPushKey stores the VAPID key pair unless one is stored
-	// already; it reports whether it did.
-	InsertPushKey(ctx context.Context, k PushKey) (bool, error)
+// PushSubscriptions holds each device's one Web Push subscription (SPEC
+// §10), on its row, sealed under the master key; EndDevice deletes it with
+// the device's copies.
+type PushSubscriptions interface {
 	// PutPush sets (or replaces) the subscription of a device whose
 	// session has not ended; it reports whether it did.
 	PutPush(ctx context.Context, deviceID string, keyID uint32, sealed []byte) (bool, error)
 	// DeletePush removes a device's subscription (with sealed not nil,
 	// only if it is still that one); it reports whether it did.
 	DeletePush(ctx context.Context, deviceID string, sealed []byte) (bool, error)
+}
+
+// Pushes holds the rest of Web Push (SPEC §10): the service's VAPID key
+// pair and the outbox of pushes. A task's opening writes a delivery for
+// each of the owner's devices with a subscription, and queues its job, in
+// the task's transaction (QueuePushes): a push is sent only once the
+// task's creation commits.
+type Pushes interface {
+	// PushKey returns the VAPID key pair (ErrNotFound before one is made).
+	PushKey(ctx context.Context) (PushKey, error)
+	// InsertPushKey stores the VAPID key pair unless one is stored
+	// already; it reports whether it did.
+	InsertPushKey(ctx context.Context, k PushKey) (bool, error)
 	// QueuePushes writes a delivery of task taskID to each device, and
 	// queues its job, in this transaction.
 	QueuePushes(ctx context.Context, taskID string, devices []string, at time.Time) error
@@ -208,7 +245,7 @@ type PushJob struct {
 // Kind names the job for the queue.
 func (PushJob) Kind() string { return "push_delivery" }
 
-// ActivityTx holds the owner's history (SPEC §6, GET /inbox/activity): one
+// History holds the owner's history (SPEC §6, GET /inbox/activity): one
 // entry per write carried out, asked or not, and per task that ended. An
 // entry keeps in clear only ids, names, states and times; its title,
 // summary and result are sealed by the enclave side under the entry's key,
@@ -220,7 +257,7 @@ func (PushJob) Kind() string { return "push_delivery" }
 // transaction, and its sealed body when the move carries one. An ended
 // device's copies go with it (EndDevice); entries ended 30 days ago go with
 // the outcomes (Purge).
-type ActivityTx interface {
+type History interface {
 	// InsertActivity writes an entry and its key's copies, by device id.
 	// It goes with the transaction's next round trip (a statement, a batch
 	// or the commit), so it costs none of its own; a taken id is
@@ -307,12 +344,12 @@ type ActivityCopy struct {
 	Blob            []byte
 }
 
-// RewrapTx finds and replaces what is sealed directly under a master key
+// Rewrap finds and replaces what is sealed directly under a master key
 // (project credentials, webhooks, idempotent answers, push subscriptions,
 // the VAPID key), for key rotation.
 // Task blobs are not among them: their keys derive from the key id that
 // made the task, which stays in the keyring until they are purged.
-type RewrapTx interface {
+type Rewrap interface {
 	// SealedUnder lists up to limit secrets sealed under another key id than
 	// current.
 	SealedUnder(ctx context.Context, current uint32, limit int) ([]Sealed, error)
@@ -344,26 +381,30 @@ type Sealed struct {
 	Blob  []byte
 }
 
-// WebhookTx holds owners' webhooks, the outbox of task events and the log of
-// delivery attempts. Every task state change that has a webhook event
-// (task_created on opening; task_approved, task_answered — not a notice's
-// Got it —, task_failed, task_expired) writes its event, and queues its
-// delivery, in the transaction of the change, when the owner has a webhook;
-// for a shared task, also one for each approver that has a webhook (the
-// same body, the event's Receiver naming the approver).
-type WebhookTx interface {
+// Webhooks holds owners' webhooks and the log of delivery attempts.
+type Webhooks interface {
 	// PutWebhook names (or renames) an owner's webhook.
 	PutWebhook(ctx context.Context, w Webhook) error
 	// Webhook returns an owner's webhook (ErrNotFound).
 	Webhook(ctx context.Context, owner string) (Webhook, error)
 	// DeleteWebhook removes it; it reports whether there was one.
 	DeleteWebhook(ctx context.Context, owner string) (bool, error)
+	// Attempts lists an owner's latest attempts, newest first.
+	Attempts(ctx context.Context, owner string, limit int) ([]WebhookAttempt, error)
+}
+
+// Outbox holds the outbox of task events and what their deliveries
+// record. Every task state change that has a webhook event (task_created
+// on opening; task_approved, task_answered — not a notice's Got it —,
+// task_failed, task_expired) writes its event, and queues its delivery, in
+// the transaction of the change, when the owner has a webhook; for a
+// shared task, also one for each approver that has a webhook (the same
+// body, the event's Receiver naming the approver).
+type Outbox interface {
 	// WebhookEvent returns an event of the outbox (ErrNotFound).
 	WebhookEvent(ctx context.Context, id string) (WebhookEvent, error)
 	// RecordAttempt logs a delivery attempt.
 	RecordAttempt(ctx context.Context, a WebhookAttempt) error
-	// Attempts lists an owner's latest attempts, newest first.
-	Attempts(ctx context.Context, owner string, limit int) ([]WebhookAttempt, error)
 	// AttemptCount is how many attempts an event had.
 	AttemptCount(ctx context.Context, eventID string) (int, error)
 }
@@ -415,22 +456,20 @@ type DeliveryJob struct {
 // Kind names the job for the queue.
 func (DeliveryJob) Kind() string { return "webhook_delivery" }
 
-// SweepTx holds what answer runs record and what the platform's sweeps read
-// and purge.
-type SweepTx interface {
-	// RecordAnswer keeps what an answer run reported for the preparer (the
-	// result sealed for it) and the tasks it opened next.
-	RecordAnswer(ctx context.Context, id string, result []byte, nextTaskID, noticeTaskID string) error
-	// SetTaskReceipt keeps the signed receipt of the run that made a task.
-	SetTaskReceipt(ctx context.Context, id, receipt string) error
-	// TaskReceipt returns it ("" while the run has not finished).
-	TaskReceipt(ctx context.Context, id string) (string, error)
+// Upkeep holds what the platform's sweeps read and purge, and the
+// heartbeats of the processes that run answers.
+type Upkeep interface {
 	// Heartbeat says a process that runs answers is alive.
 	Heartbeat(ctx context.Context, runner string, at time.Time) error
 	// Stale lists tasks a sweep must end: open past expires_at,
 	// approved since approvedBefore, and answering since answeringBefore or
 	// whose runner's last heartbeat is before deadBefore.
 	Stale(ctx context.Context, now, approvedBefore, answeringBefore, deadBefore time.Time, limit int) ([]Task, error)
+	// StrandedApprovals lists approved tasks, approved before before, whose
+	// answer job no process will take: none waits in the queue (the one
+	// there was lost with a process that died working it). The sweep
+	// queues them again; the task row keeps the run once.
+	StrandedApprovals(ctx context.Context, before time.Time, limit int) ([]AnswerJob, error)
 	// Purge deletes what is past its keeping: outcomes of tasks closed
 	// before outcomesBefore (with their events, and their receipts), runs
 	// started before outcomesBefore that no task kept names (as the run that
@@ -445,15 +484,8 @@ type SweepTx interface {
 	Purge(ctx context.Context, now, outcomesBefore, callsBefore, oldBefore time.Time) (int, error)
 }
 
-// InboxTx holds what the owner's inbox reads and changes besides tasks'
-// states: the task list, approvals, mutes, and the job an approval queues.
-type InboxTx interface {
-	// OwnerTasks lists an owner's tasks, newest first: waiting (open) ones,
-	// or the others (closed); before, when set, lists only tasks older than
-	// that task (created_at, id).
-	OwnerTasks(ctx context.Context, owner string, waiting bool, before *Task, limit int) ([]Task, error)
-	// DeviceCopies lists the devices a task's content key is wrapped to.
-	DeviceCopies(ctx context.Context, id string) ([]string, error)
+// AnswerJobs holds the job an approval queues.
+type AnswerJobs interface {
 	// EnqueueAnswer queues the answer run of an approved task, in this
 	// transaction: the job carries ids only. Where this process runs
 	// answers itself, the job is handed to it the moment the transaction
@@ -464,13 +496,10 @@ type InboxTx interface {
 	// queue while it is still waiting there (its run was claimed); a job a
 	// process is already working is left alone.
 	DropAnswerJob(ctx context.Context, queued int64) error
-	// StrandedApprovals lists approved tasks, approved before before, whose
-	// answer job no process will take: none waits in the queue (the one
-	// there was lost with a process that died working it). The sweep
-	// queues them again; the task row keeps the run once.
-	StrandedApprovals(ctx context.Context, before time.Time, limit int) ([]AnswerJob, error)
-	// Gauges counts what the service holds now, for its metrics.
-	Gauges(ctx context.Context) (Gauges, error)
+}
+
+// Mutes holds the agents and projects owners muted.
+type Mutes interface {
 	// PutMute mutes an agent or a project for an owner (idempotent).
 	PutMute(ctx context.Context, m Mute) error
 	// DeleteMute lifts a mute; it reports whether there was one.
@@ -479,6 +508,12 @@ type InboxTx interface {
 	Mutes(ctx context.Context, owner string) ([]Mute, error)
 	// Muted reports whether an owner muted the agent or the project.
 	Muted(ctx context.Context, owner, agent, project string) (bool, error)
+}
+
+// Metrics counts what the service holds.
+type Metrics interface {
+	// Gauges counts what the service holds now, for its metrics.
+	Gauges(ctx context.Context) (Gauges, error)
 }
 
 // Gauges is what the service holds at one moment: its tasks by state, and
@@ -544,8 +579,8 @@ type FuncSubscriber interface {
 	SubscribeFunc(owner string, fn func(TaskEvent)) (stop func())
 }
 
-// AgentTx holds agents, their keys and their money.
-type AgentTx interface {
+// Agents holds agents and their keys.
+type Agents interface {
 	// AddAgentKey records a new key (by its SHA-256, 32 bytes) for an
 	// account, making the agent, with a zero balance, if it is new. A hash
 	// recorded already, for any account, is ErrConflict.
@@ -560,6 +595,10 @@ type AgentTx interface {
 	// RevokeAgentKeys revokes every key of an account not revoked yet; it
 	// reports how many. The agent and its balance stay.
 	RevokeAgentKeys(ctx context.Context, account string, at time.Time) (int, error)
+}
+
+// Balances holds agents' money: their balances and ledgers.
+type Balances interface {
 	// Credit adds micro-USD to an agent's balance (ErrNotFound for no such
 	// agent), with a ledger entry, and returns the new balance. A negative
 	// amount, or one that would take the balance past the largest int64, is
@@ -596,8 +635,8 @@ type LedgerEntry struct {
 	At     time.Time
 }
 
-// ProjectTx holds owners' projects and the agents granted them.
-type ProjectTx interface {
+// Projects holds owners' projects and the agents granted them.
+type Projects interface {
 	// PutProject creates a project or replaces its connector, policy,
 	// credentials (nil: none), update time and grants. A project keeps its
 	// uuid and creation time for life: p.UUID and p.CreatedAt are used only
@@ -618,6 +657,11 @@ type ProjectTx interface {
 	// DeleteProject removes a project and its grants; it reports whether
 	// there was one.
 	DeleteProject(ctx context.Context, owner, name string) (bool, error)
+}
+
+// Counts holds what connectors count against a project's bounds: writes
+// per day and payments.
+type Counts interface {
 	// ReserveDaily counts one write of a kind for (owner, project, agent,
 	// day) if fewer than limit were counted; it reports whether it did.
 	// Concurrent reservations for one key admit at most limit in all; a
@@ -672,8 +716,8 @@ type DailyKey struct {
 	Owner, ProjectUUID, Agent, Day, Kind string
 }
 
-// RunTx holds runs, idempotent calls and what agents see of their tasks.
-type RunTx interface {
+// Runs holds runs: each one's start, end and receipt.
+type Runs interface {
 	// InsertRun records a run as it starts.
 	InsertRun(ctx context.Context, r Run) error
 	// FinishRun records a run's end, its output's hash and its receipt,
@@ -683,6 +727,10 @@ type RunTx interface {
 	FinishRun(ctx context.Context, id string, at time.Time, outputSHA256, receipt string, tasks ...TaskReceipt) error
 	// Run returns a run (ErrNotFound).
 	Run(ctx context.Context, id string) (Run, error)
+}
+
+// Calls holds agents' idempotent calls and their answers.
+type Calls interface {
 	// ClaimCall records the first call with an idempotency key (for one
 	// agent, owner and project), or returns the call that claimed it first
 	// (claimed false), whose Answer is nil while that call runs. Comparing
@@ -693,14 +741,6 @@ type RunTx interface {
 	// ErrNotFound if no call claimed that key with that body's hash,
 	// ErrConflict if it was answered already.
 	AnswerCall(ctx context.Context, c IdempotentCall) error
-	// PreparerTasks lists the tasks one agent prepared for one owner, in
-	// one project ("" for any), that it has not forgotten, newest first,
-	// optionally in one state.
-	PreparerTasks(ctx context.Context, owner, projectUUID, preparer string, state countersign.State, limit int) ([]Task, error)
-	// ForgetTask hides a closed task from its preparer's list; it reports
-	// whether it did (false for an open, approved or answering task, one
-	// forgotten already, or none).
-	ForgetTask(ctx context.Context, id string) (bool, error)
 }
 
 // Run is one execution of one operation.
@@ -742,14 +782,8 @@ type IdempotentCall struct {
 	CreatedAt   time.Time
 }
 
-// IdentityTx holds owners' devices and spent signature nonces.
-type IdentityTx interface {
-	// SpendNonce records a signature nonce of an account as used, until
-	// expires. It reports false, and changes nothing, if it was used already.
-	SpendNonce(ctx context.Context, account string, nonce []byte, expires time.Time) (bool, error)
-	// InsertDevice signs a device in, after every device the account signed in
-	// before (the caller holds the owner's lock).
-	InsertDevice(ctx context.Context, d Device) error
+// Devices holds owners' devices as they are read.
+type Devices interface {
 	// Device returns a device by id (ErrNotFound).
 	Device(ctx context.Context, id string) (Device, error)
 	// DeviceByToken returns the device whose session token hashes to hash
@@ -759,6 +793,20 @@ type IdentityTx interface {
 	// in the order they signed in (oldest first; within one second, in the
 	// order of InsertDevice).
 	ActiveDevices(ctx context.Context, account string, now time.Time) ([]Device, error)
+	// DevicesOf lists the devices of several accounts not ended and valid
+	// at now (as ActiveDevices does for one), by account then sign-in.
+	DevicesOf(ctx context.Context, accounts []string, now time.Time) ([]Device, error)
+}
+
+// Sessions holds what signing a device in and out changes: the devices
+// and the spent signature nonces.
+type Sessions interface {
+	// SpendNonce records a signature nonce of an account as used, until
+	// expires. It reports false, and changes nothing, if it was used already.
+	SpendNonce(ctx context.Context, account string, nonce []byte, expires time.Time) (bool, error)
+	// InsertDevice signs a device in, after every device the account signed in
+	// before (the caller holds the owner's lock).
+	InsertDevice(ctx context.Context, d Device) error
 	// EndDevice ends a device's session if it has not ended yet, deleting every
 	// copy of a content key or of a history entry's key wrapped to it, and
 	// its push subscription, in the same transaction; it reports whether it
@@ -789,15 +837,13 @@ type Device struct {
 	Push      []byte
 }
 
-// TaskTx holds the task rows and their ciphertext.
-type TaskTx interface {
+// Tasks holds the task rows: each one read, locked and moved, and its
+// state changes.
+type Tasks interface {
 	// LockOwner serializes, until the transaction ends, every transaction
 	// that counts or changes one owner's tasks, so per-owner limits hold
 	// under concurrency.
 	LockOwner(ctx context.Context, owner string) error
-	// InsertTask writes a new task with its ciphertext. ErrConflict if the id
-	// is taken.
-	InsertTask(ctx context.Context, t Task, c TaskCiphertext) error
 	// Task returns a task's metadata (ErrNotFound).
 	Task(ctx context.Context, id string) (Task, error)
 	// MoveTask changes a task's state if and only if it is in m.From
@@ -806,6 +852,74 @@ type TaskTx interface {
 	// owner is told (a task event, the webhook's event) and, for a shared
 	// task, each of its approvers as well.
 	MoveTask(ctx context.Context, m Move) (bool, error)
+	// LockWaiting locks a task's row until the transaction ends if it is
+	// still open, and reports whether it is: a move out of open waits for
+	// the lock, so a device copy written under it cannot outlive open.
+	LockWaiting(ctx context.Context, id string) (bool, error)
+	// Events lists a task's state changes, oldest first.
+	Events(ctx context.Context, id string) ([]Event, error)
+}
+
+// TaskLists holds the lists of tasks that owners, approvers and agents
+// read.
+type TaskLists interface {
+	// OwnerTasks lists an owner's tasks, newest first: waiting (open) ones,
+	// or the others (closed); before, when set, lists only tasks older than
+	// that task (created_at, id).
+	OwnerTasks(ctx context.Context, owner string, waiting bool, before *Task, limit int) ([]Task, error)
+	// InboxTasks lists the tasks an account sees in its inbox, newest
+	// first: its own and those it is listed an approver of, waiting
+	// (open) or the others (closed); before, when set, lists only tasks
+	// older than that task (created_at, id).
+	InboxTasks(ctx context.Context, account string, waiting bool, before *Task, limit int) ([]Task, error)
+	// PreparerTasks lists the tasks one agent prepared for one owner, in
+	// one project ("" for any), that it has not forgotten, newest first,
+	// optionally in one state.
+	PreparerTasks(ctx context.Context, owner, projectUUID, preparer string, state countersign.State, limit int) ([]Task, error)
+	// ForgetTask hides a closed task from its preparer's list; it reports
+	// whether it did (false for an open, approved or answering task, one
+	// forgotten already, or none).
+	ForgetTask(ctx context.Context, id string) (bool, error)
+}
+
+// Openings holds what opening a task reads and writes: what counts against
+// its owner, under the owner's lock, and the new task's rows.
+type Openings interface {
+	// OwnerGate is what opening a task for an owner needs, in one round
+	// trip: it takes the owner's lock (as LockOwner), then reads whether
+	// the owner muted the preparer or the project (as Muted), the owner's
+	// load (as OwnerLoad) and active devices at now (as ActiveDevices).
+	OwnerGate(ctx context.Context, owner, preparer, project string, now time.Time) (Gate, error)
+	// OwnerLoad counts an owner's open tasks, the open and approved tasks of
+	// one preparer for that owner, and the bytes of waiting content.
+	OwnerLoad(ctx context.Context, owner, preparer string) (Load, error)
+	// InsertTask writes a new task with its ciphertext. ErrConflict if the id
+	// is taken.
+	InsertTask(ctx context.Context, t Task, c TaskCiphertext) error
+	// ShareTask lists accounts as approvers of t, a task inserted in this
+	// transaction with its Threshold set, and tells each of them of the
+	// task as InsertTask tells its owner: a task event, and a
+	// task_created event in the outbox of an account that has a webhook.
+	ShareTask(ctx context.Context, t Task, accounts []string) error
+}
+
+// TaskContent holds what a waiting task shows, as the owner's devices
+// fetch it: ciphertext only.
+type TaskContent interface {
+	// Content returns a waiting task's content blob (ErrNotFound if none).
+	Content(ctx context.Context, id string) ([]byte, error)
+	// Files lists the sizes of a task's files, in order.
+	Files(ctx context.Context, id string) ([]int64, error)
+	// File returns file n of a task (ErrNotFound if none).
+	File(ctx context.Context, id string, n int) ([]byte, error)
+	// DeviceCopy returns the content key wrapped to a device (ErrNotFound).
+	DeviceCopy(ctx context.Context, id, deviceID string) ([]byte, error)
+}
+
+// TaskKeys holds what the enclave side opens and wraps: a task's sealed
+// copy, what its answer run reads with it, and the copies of its content
+// key wrapped to devices.
+type TaskKeys interface {
 	// Sealed returns the task's sealed copy and the key id that sealed it
 	// (ErrNotFound once the task is closed).
 	Sealed(ctx context.Context, id string) ([]byte, uint32, error)
@@ -815,36 +929,29 @@ type TaskTx interface {
 	// no such task); with dropJob set it also drops that handed-off job's
 	// fallback (as DropAnswerJob).
 	RunInputs(ctx context.Context, id string, dropJob int64) (RunInputs, error)
-	// Content returns a waiting task's content blob (ErrNotFound if none).
-	Content(ctx context.Context, id string) ([]byte, error)
-	// File returns file n of a task (ErrNotFound if none).
-	File(ctx context.Context, id string, n int) ([]byte, error)
-	// Files lists the sizes of a task's files, in order.
-	Files(ctx context.Context, id string) ([]int64, error)
-	// DeviceCopy returns the content key wrapped to a device (ErrNotFound).
-	DeviceCopy(ctx context.Context, id, deviceID string) ([]byte, error)
+	// DeviceCopies lists the devices a task's content key is wrapped to.
+	DeviceCopies(ctx context.Context, id string) ([]string, error)
 	// PutDeviceCopy stores (or replaces) a device copy of a waiting task.
 	PutDeviceCopy(ctx context.Context, id, deviceID string, blob []byte) error
-	// LockWaiting locks a task's row until the transaction ends if it is
-	// still open, and reports whether it is: a move out of open waits for
-	// the lock, so a device copy written under it cannot outlive open.
-	LockWaiting(ctx context.Context, id string) (bool, error)
+}
+
+// Outcomes holds what a task keeps for its preparer: the result its answer
+// run reported and the tasks that run opened, the owner's rejection reason,
+// and the receipt of the run that opened it.
+type Outcomes interface {
+	// RecordAnswer keeps what an answer run reported for the preparer (the
+	// result sealed for it) and the tasks it opened next.
+	RecordAnswer(ctx context.Context, id string, result []byte, nextTaskID, noticeTaskID string) error
 	// Outcome returns what a closed task keeps for its preparer: the result
 	// sealed for it and the owner's rejection reason (sealed to the reply
 	// key); nil when there is none.
 	Outcome(ctx context.Context, id string) (result, reason []byte, err error)
 	// SetReason keeps the owner's rejection reason of a task.
 	SetReason(ctx context.Context, id string, reason []byte) error
-	// Events lists a task's state changes, oldest first.
-	Events(ctx context.Context, id string) ([]Event, error)
-	// OwnerLoad counts an owner's open tasks, the open and approved tasks of
-	// one preparer for that owner, and the bytes of waiting content.
-	OwnerLoad(ctx context.Context, owner, preparer string) (Load, error)
-	// OwnerGate is what opening a task for an owner needs, in one round
-	// trip: it takes the owner's lock (as LockOwner), then reads whether
-	// the owner muted the preparer or the project (as Muted), the owner's
-	// load (as OwnerLoad) and active devices at now (as ActiveDevices).
-	OwnerGate(ctx context.Context, owner, preparer, project string, now time.Time) (Gate, error)
+	// SetTaskReceipt keeps the signed receipt of the run that made a task.
+	SetTaskReceipt(ctx context.Context, id, receipt string) error
+	// TaskReceipt returns it ("" while the run has not finished).
+	TaskReceipt(ctx context.Context, id string) (string, error)
 }
 
 // RunInputs is what RunInputs reads; a project or preparer that is not

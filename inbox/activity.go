@@ -56,7 +56,7 @@ func (s *Service) Activity(ctx context.Context, sess Session, q ActivityQuery) (
 	}
 	out := []ActivityView{}
 	more := false
-	err := s.store.Read(ctx, func(tx store.Tx) error {
+	err := s.store.Read(ctx, func(tx doorTx) error {
 		sq := store.ActivityQuery{Owner: sess.AccountID, Device: sess.DeviceID, Project: q.Project, Preparer: q.Preparer, Limit: q.Limit + 1}
 		if q.Before != "" {
 			// Another owner's entry is as unknown as a missing one.

@@ -39,7 +39,7 @@ type ApprovalBy struct {
 }
 
 // approvalsView reads who approved shared task t so far.
-func approvalsView(ctx context.Context, tx store.Tx, sess Session, t store.Task) (*ApprovalsView, error) {
+func approvalsView(ctx context.Context, tx store.Approvals, sess Session, t store.Task) (*ApprovalsView, error) {
 	others, err := tx.TaskApprovers(ctx, t.ID)
 	if err != nil {
 		return nil, err
@@ -87,7 +87,7 @@ func (s *Service) approveShared(ctx context.Context, sess Session, t store.Task,
 		return Approved{}, countersign.Errorf(countersign.ConfirmationRequired, "the agent that prepared this task cannot approve it")
 	}
 	var list []store.Approval
-	if err := s.store.Read(ctx, func(tx store.Tx) (err error) {
+	if err := s.store.Read(ctx, func(tx doorTx) (err error) {
 		list, err = tx.Approvals(ctx, t.ID)
 		return err
 	}); err != nil {
@@ -106,7 +106,7 @@ func (s *Service) approveShared(ctx context.Context, sess Session, t store.Task,
 	}
 	out := Approved{ID: t.ID, State: string(countersign.StateOpen)}
 	run := countersign.NewRunID()
-	err = s.store.Tx(ctx, func(tx store.Tx) error {
+	err = s.store.Tx(ctx, func(tx doorTx) error {
 		out = Approved{ID: t.ID, State: string(countersign.StateOpen)}
 		// The task's row, locked while open: a parallel approval waits
 		// here and then counts this one, so the threshold is crossed once.

@@ -82,7 +82,7 @@ func (s *Service) BatchApprove(ctx context.Context, sess Session, req BatchAppro
 		}
 	}
 	tasks := make([]store.Task, n)
-	err := s.store.Read(ctx, func(tx store.Tx) error {
+	err := s.store.Read(ctx, func(tx doorTx) error {
 		for i, l := range req.Tasks {
 			t, err := ownTask(ctx, tx, sess, l.ID)
 			if err != nil {
@@ -170,7 +170,7 @@ func (s *Service) BatchApprove(ctx context.Context, sess Session, req BatchAppro
 		}
 		return 0
 	})
-	err = s.store.Tx(ctx, func(tx store.Tx) error {
+	err = s.store.Tx(ctx, func(tx doorTx) error {
 		for _, i := range order {
 			t, run := tasks[i], out.Tasks[i].Run
 			moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, From: countersign.StateOpen, To: countersign.StateApproved,

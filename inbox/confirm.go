@@ -6,7 +6,6 @@ import (
 
 	"countersign"
 	"countersign/approval"
-	"countersign/store"
 )
 
 // Confirmation is an owner's signature of a confirmation sentence, as it
@@ -26,7 +25,7 @@ func (c Confirmation) signed() approval.Signed {
 // confirmed checks the owner's confirmation of action and, in one
 // transaction, spends its nonce and runs apply with the key that signed. A confirmation that does not
 // verify is confirmation_required and spends nothing.
-func (s *Service) confirmed(ctx context.Context, account string, action approval.Action, c Confirmation, apply func(store.Tx, approval.PublicKey) error) error {
+func (s *Service) confirmed(ctx context.Context, account string, action approval.Action, c Confirmation, apply func(doorTx, approval.PublicKey) error) error {
 	now := s.clock()
 	at := time.Unix(c.At, 0).UTC()
 	if err := approval.CheckConfirmation(now, at); err != nil {
@@ -40,7 +39,7 @@ func (s *Service) confirmed(ctx context.Context, account string, action approval
 	if err != nil {
 		return signatureRefusal(err, countersign.ConfirmationRequired)
 	}
-	return storeErr(s.store.Tx(ctx, func(tx store.Tx) error {
+	return storeErr(s.store.Tx(ctx, func(tx doorTx) error {
 		fresh, err := tx.SpendNonce(ctx, account, v.Nonce[:], at.Add(approval.ConfirmationMaxAge+time.Minute))
 		if err != nil {
 			return err

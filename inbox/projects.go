@@ -131,7 +131,7 @@ func (s *Service) projectView(p store.Project) ProjectView {
 // Projects lists the owner's projects.
 func (s *Service) Projects(ctx context.Context, sess Session) ([]ProjectView, error) {
 	out := []ProjectView{}
-	err := s.store.Tx(ctx, func(tx store.Tx) error {
+	err := s.store.Tx(ctx, func(tx doorTx) error {
 		ps, err := tx.Projects(ctx, sess.AccountID)
 		for _, p := range ps {
 			out = append(out, s.projectView(p))
@@ -202,7 +202,7 @@ func (s *Service) PutProject(ctx context.Context, sess Session, name, text strin
 		return ProjectView{}, countersign.Errorf(countersign.InvalidRequest, "the policy's `approvers` names you, the owner, who approves already: list the other accounts")
 	}
 	var out ProjectView
-	err = s.confirmed(ctx, sess.AccountID, approval.ActionSetProject(name, text), c, func(tx store.Tx, _ approval.PublicKey) error {
+	err = s.confirmed(ctx, sess.AccountID, approval.ActionSetProject(name, text), c, func(tx doorTx, _ approval.PublicKey) error {
 		// One change of the owner's projects at a time: two creations of
 		// one name must agree on its uuid, which the credentials are
 		// sealed to.
@@ -300,7 +300,7 @@ func (s *Service) ProposeAllow(ctx context.Context, sess Session, name string, r
 		return AllowProposal{}, countersign.Errorf(countersign.InvalidRequest, "`when` is the JSON object of the rule's conditions")
 	}
 	var p store.Project
-	err := s.store.Read(ctx, func(tx store.Tx) (err error) {
+	err := s.store.Read(ctx, func(tx doorTx) (err error) {
 		p, err = tx.Project(ctx, sess.AccountID, name)
 		return err
 	})
@@ -348,14 +348,14 @@ func (s *Service) DeleteProject(ctx context.Context, sess Session, name string, 
 	if !countersign.ValidProjectName(name) {
 		return countersign.Errorf(countersign.InvalidRequest, "no such project")
 	}
-	err := s.mustExist(ctx, "no such project", func(tx store.Tx) error {
+	err := s.mustExist(ctx, "no such project", func(tx doorTx) error {
 		_, err := tx.Project(ctx, sess.AccountID, name)
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	return s.confirmed(ctx, sess.AccountID, approval.ActionRemoveProject(name), c, func(tx store.Tx, _ approval.PublicKey) error {
+	return s.confirmed(ctx, sess.AccountID, approval.ActionRemoveProject(name), c, func(tx doorTx, _ approval.PublicKey) error {
 		old, err := tx.Project(ctx, sess.AccountID, name)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil
@@ -385,7 +385,7 @@ func approversOf(c Catalogue, p store.Project) []string {
 // dropApprovers takes each account of before that after does not name off
 // the waiting tasks of project p (store.Approvals.DropApprover), and tells
 // everyone who still sees such a task that its approvals changed.
-func (s *Service) dropApprovers(ctx context.Context, tx store.Tx, p store.Project, before, after []string) error {
+func (s *Service) dropApprovers(ctx context.Context, tx store.Approvals, p store.Project, before, after []string) error {
 	touched := map[string]bool{}
 	for _, acc := range before {
 		if slices.Contains(after, acc) {
@@ -435,7 +435,7 @@ func (s *Service) Mute(ctx context.Context, sess Session, subjectIs, subject str
 		return 0, err
 	}
 	n := 0
-	err := s.store.Tx(ctx, func(tx store.Tx) error {
+	err := s.store.Tx(ctx, func(tx doorTx) error {
 		now := s.clock()
 		if err := tx.PutMute(ctx, store.Mute{Owner: sess.AccountID, SubjectIs: subjectIs, Subject: subject, CreatedAt: now}); err != nil {
 			return err
@@ -457,7 +457,7 @@ func (s *Service) Mute(ctx context.Context, sess Session, subjectIs, subject str
 // Mutes lists the owner's mutes.
 func (s *Service) Mutes(ctx context.Context, sess Session) ([]MuteView, error) {
 	out := []MuteView{}
-	err := s.store.Tx(ctx, func(tx store.Tx) error {
+	err := s.store.Tx(ctx, func(tx doorTx) error {
 		ms, err := tx.Mutes(ctx, sess.AccountID)
 		for _, m := range ms {
 			out = append(out, MuteView{SubjectIs: m.SubjectIs, Subject: m.Subject, CreatedAt: m.CreatedAt.Format(countersign.TimeFormat)})
@@ -473,7 +473,7 @@ func (s *Service) Unmute(ctx context.Context, sess Session, subjectIs, subject s
 		return 0, err
 	}
 	n := 0
-	err := s.store.Tx(ctx, func(tx store.Tx) error {
+	err := s.store.Tx(ctx, func(tx doorTx) error {
 		ok, err := tx.DeleteMute(ctx, sess.AccountID, subjectIs, subject)
 		if ok {
 			n = 1

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"countersign"
-	"countersign/store"
 	"countersign/webpush"
 )
 
@@ -80,7 +79,7 @@ func (s *Service) PutPush(ctx context.Context, sess Session, req PushRequest) (P
 		return PushView{}, err
 	}
 	var set bool
-	err = s.store.Tx(ctx, func(tx store.Tx) (err error) {
+	err = s.store.Tx(ctx, func(tx doorTx) (err error) {
 		set, err = tx.PutPush(ctx, sess.DeviceID, keyID, blob)
 		return err
 	})
@@ -97,7 +96,7 @@ func (s *Service) PutPush(ctx context.Context, sess Session, req PushRequest) (P
 // DeletePush removes this device's push subscription, if it has one.
 func (s *Service) DeletePush(ctx context.Context, sess Session) (PushView, error) {
 	var removed bool
-	err := s.store.Tx(ctx, func(tx store.Tx) (err error) {
+	err := s.store.Tx(ctx, func(tx doorTx) (err error) {
 		removed, err = tx.DeletePush(ctx, sess.DeviceID, nil)
 		return err
 	})

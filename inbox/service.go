@@ -16,7 +16,7 @@ import (
 // devices, the task list and approvals. It stores and serves ciphertext only
 // and never holds the master key; what needs the key it asks of the Keeper.
 type Service struct {
-	store    store.Store
+	store    store.Port[doorTx]
 	keeper   Keeper
 	tokens   TokenKeeper
 	webhooks WebhookKeeper
@@ -98,7 +98,7 @@ func NewService(c Config) *Service {
 		}
 		c.Recipient, _ = approval.RecipientOf(origin)
 	}
-	return &Service{store: c.Store, keeper: c.Keeper, tokens: c.Tokens, webhooks: c.Webhooks, webhookPrivate: c.WebhookAllowPrivate,
+	return &Service{store: doorPort(c.Store), keeper: c.Keeper, tokens: c.Tokens, webhooks: c.Webhooks, webhookPrivate: c.WebhookAllowPrivate,
 		push: c.Push, pushAny: c.PushAllowAnyEndpoint, catalogue: c.Catalogue,
 		keys: c.Keys, origin: origin, recipient: c.Recipient, now: c.Now, log: c.Logger}
 }
@@ -125,7 +125,7 @@ func storeErr(err error) error {
 
 // mustExist refuses with the sentence missing, before any confirmation is
 // checked or spent, when find reports that what it looks for is not there.
-func (s *Service) mustExist(ctx context.Context, missing string, find func(tx store.Tx) error) error {
+func (s *Service) mustExist(ctx context.Context, missing string, find func(tx doorTx) error) error {
 	err := s.store.Tx(ctx, find)
 	if errors.Is(err, store.ErrNotFound) {
 		return &countersign.Error{Code: countersign.InvalidRequest, Message: missing}

@@ -145,7 +145,7 @@ func (s *Service) SignIn(ctx context.Context, req SignInRequest) (Session, error
 		ID: countersign.NewDeviceID(), Account: req.AccountID, DevicePubkey: req.DevicePubkey, SignerPubkey: v.Key.String(),
 		TokenHash: hash, Statement: string(stmt), CreatedAt: now, ValidUntil: validUntil, KeyCheckedAt: now,
 	}
-	err = s.store.Tx(ctx, func(tx store.Tx) error {
+	err = s.store.Tx(ctx, func(tx doorTx) error {
 		if err := tx.LockOwner(ctx, req.AccountID); err != nil {
 			return err
 		}
@@ -250,7 +250,7 @@ func (s *Service) Authenticate(ctx context.Context, token string) (Session, erro
 	}
 	now := s.clock()
 	var dev store.Device
-	err := s.store.Read(ctx, func(tx store.Tx) (err error) {
+	err := s.store.Read(ctx, func(tx doorTx) (err error) {
 		dev, err = tx.DeviceByToken(ctx, hashToken(token))
 		return err
 	})
@@ -285,7 +285,7 @@ func (s *Service) recheckKey(ctx context.Context, dev store.Device, now time.Tim
 	if !status.MayAct() {
 		gone = dev.KeyGone + 1
 	}
-	return storeErr(s.store.Tx(ctx, func(tx store.Tx) error {
+	return storeErr(s.store.Tx(ctx, func(tx doorTx) error {
 		if gone >= KeyGoneChecks {
 			if _, err := tx.EndDevice(ctx, dev.ID, EndKeyGone, now); err != nil {
 				return err
@@ -299,7 +299,7 @@ func (s *Service) recheckKey(ctx context.Context, dev store.Device, now time.Tim
 
 // SignOut ends this device's session.
 func (s *Service) SignOut(ctx context.Context, sess Session) error {
-	return storeErr(s.store.Tx(ctx, func(tx store.Tx) error {
+	return storeErr(s.store.Tx(ctx, func(tx doorTx) error {
 		_, err := tx.EndDevice(ctx, sess.DeviceID, EndSignedOut, s.clock())
 		return err
 	}))
@@ -320,7 +320,7 @@ type DeviceView struct {
 // Devices lists the owner's signed-in devices.
 func (s *Service) Devices(ctx context.Context, sess Session) ([]DeviceView, error) {
 	var active []store.Device
-	err := s.store.Tx(ctx, func(tx store.Tx) (err error) {
+	err := s.store.Tx(ctx, func(tx doorTx) (err error) {
 		active, err = tx.ActiveDevices(ctx, sess.AccountID, s.clock())
 		return err
 	})
@@ -340,7 +340,7 @@ func (s *Service) Devices(ctx context.Context, sess Session) ([]DeviceView, erro
 // confirmation "withdraw the device {id}".
 func (s *Service) WithdrawDevice(ctx context.Context, sess Session, id string, c Confirmation) error {
 	var dev store.Device
-	err := s.store.Tx(ctx, func(tx store.Tx) (err error) {
+	err := s.store.Tx(ctx, func(tx doorTx) (err error) {
 		dev, err = tx.Device(ctx, id)
 		return err
 	})
@@ -349,7 +349,7 @@ func (s *Service) WithdrawDevice(ctx context.Context, sess Session, id string, c
 	} else if err != nil {
 		return storeErr(err)
 	}
-	return s.confirmed(ctx, sess.AccountID, approval.ActionWithdrawDevice(id), c, func(tx store.Tx, _ approval.PublicKey) error {
+	return s.confirmed(ctx, sess.AccountID, approval.ActionWithdrawDevice(id), c, func(tx doorTx, _ approval.PublicKey) error {
 		_, err := tx.EndDevice(ctx, id, EndWithdrawn, s.clock())
 		return err
 	})

@@ -86,7 +86,7 @@ var errTaskNotFound = countersign.Errorf(countersign.TaskNotFound, "no such task
 // task_not_found, exactly as a missing one, even one the session's account
 // approves: what only the owner does (cancel, Got it, a task's history, a
 // batch) is refused so.
-func ownTask(ctx context.Context, tx store.Tx, sess Session, id string) (store.Task, error) {
+func ownTask(ctx context.Context, tx lookupTx, sess Session, id string) (store.Task, error) {
 	if !countersign.ValidTaskID(id) {
 		return store.Task{}, errTaskNotFound
 	}
@@ -100,7 +100,7 @@ func ownTask(ctx context.Context, tx store.Tx, sess Session, id string) (store.T
 // inboxTask loads a task the session's account sees in its inbox: its
 // own, or a shared task it is listed an approver of (SPEC §13). Any other
 // task is task_not_found, exactly as a missing one.
-func inboxTask(ctx context.Context, tx store.Tx, sess Session, id string) (store.Task, error) {
+func inboxTask(ctx context.Context, tx lookupTx, sess Session, id string) (store.Task, error) {
 	if !countersign.ValidTaskID(id) {
 		return store.Task{}, errTaskNotFound
 	}
@@ -119,7 +119,7 @@ func inboxTask(ctx context.Context, tx store.Tx, sess Session, id string) (store
 
 // approverOf reports whether account is listed an approver of t (never
 // for a task its owner alone approves).
-func approverOf(ctx context.Context, tx store.Tx, t store.Task, account string) (bool, error) {
+func approverOf(ctx context.Context, tx store.Approvals, t store.Task, account string) (bool, error) {
 	if !t.Shared() {
 		return false, nil
 	}
@@ -149,7 +149,7 @@ func role(sess Session, t store.Task) string {
 // committed in between (a listing is not a snapshot).
 var errLeftOpen = errors.New("inbox: the task left open while it was read")
 
-func view(ctx context.Context, tx store.Tx, sess Session, t store.Task, now time.Time) (TaskView, error) {
+func view(ctx context.Context, tx viewTx, sess Session, t store.Task, now time.Time) (TaskView, error) {
 	state := countersign.StateAt(t.State, t.ExpiresAt, now)
 	v := TaskView{ID: t.ID, Owner: t.Owner, Role: role(sess, t), Project: t.Project, ProjectUUID: t.ProjectUUID, Connector: t.Connector,
 		Preparer: t.Preparer, Kind: string(t.Kind), State: string(state), Thread: t.Thread,
@@ -208,7 +208,7 @@ func (s *Service) Tasks(ctx context.Context, sess Session, show, before string, 
 	out := []TaskView{}
 	more := false
 	now := s.clock()
-	err := s.store.Tx(ctx, func(tx store.Tx) error {
+	err := s.store.Tx(ctx, func(tx doorTx) error {
 		var cursor *store.Task
 		if before != "" {
 			t, err := inboxTask(ctx, tx, sess, before)
@@ -243,7 +243,7 @@ func (s *Service) Tasks(ctx context.Context, sess Session, show, before string, 
 func (s *Service) Task(ctx context.Context, sess Session, id string) (TaskView, error) {
 	var v TaskView
 	now := s.clock()
-	err := s.store.Tx(ctx, func(tx store.Tx) error {
+	err := s.store.Tx(ctx, func(tx doorTx) error {
 		t, err := inboxTask(ctx, tx, sess, id)
 		if err != nil {
 			return err
@@ -264,7 +264,7 @@ func (s *Service) Task(ctx context.Context, sess Session, id string) (TaskView, 
 // File returns file n of a waiting task, as ciphertext.
 func (s *Service) File(ctx context.Context, sess Session, id string, n int) ([]byte, error) {
 	var blob []byte
-	err := s.store.Tx(ctx, func(tx store.Tx) error {
+	err := s.store.Tx(ctx, func(tx doorTx) error {
 		t, err := inboxTask(ctx, tx, sess, id)
 		if err != nil {
 			return err
@@ -293,7 +293,7 @@ type Origin struct {
 // Origin returns the run that prepared a task, with its signed receipt.
 func (s *Service) Origin(ctx context.Context, sess Session, id string) (Origin, error) {
 	var o Origin
-	err := s.store.Tx(ctx, func(tx store.Tx) error {
+	err := s.store.Tx(ctx, func(tx doorTx) error {
 		t, err := inboxTask(ctx, tx, sess, id)
 		if err != nil {
 			return err
@@ -381,7 +381,7 @@ func (s *Service) Approve(ctx context.Context, sess Session, id string, req Appr
 		return Approved{}, countersign.Errorf(countersign.InvalidRequest, "a supply or a note is empty: leave it out instead")
 	}
 	var t store.Task
-	err := s.store.Read(ctx, func(tx store.Tx) (err error) {
+	err := s.store.Read(ctx, func(tx doorTx) (err error) {
 		t, err = inboxTask(ctx, tx, sess, id)
 		return err
 	})
@@ -403,7 +403,7 @@ func (s *Service) Approve(ctx context.Context, sess Session, id string, req Appr
 		return Approved{}, err
 	}
 	run := countersign.NewRunID()
-	err = s.store.Tx(ctx, func(tx store.Tx) error {
+	err = s.store.Tx(ctx, func(tx doorTx) error {
 		// The move also requires the task not to have expired meanwhile
 		// (the signature check may have waited on the chain).
 		moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, From: countersign.StateOpen, To: countersign.StateApproved,
@@ -496,7 +496,7 @@ func (s *Service) Reject(ctx context.Context, sess Session, id string, reason []
 	if len(reason) > countersign.MaxReasonBytes {
 		return Moved{}, countersign.Errorf(countersign.InvalidRequest, "the reason is larger than 8 KiB")
 	}
-	return s.move(ctx, sess, id, countersign.StateRejected, inboxTask, func(tx store.Tx, t store.Task) error {
+	return s.move(ctx, sess, id, countersign.StateRejected, inboxTask, func(tx doorTx, t store.Task) error {
 		if t.Kind == countersign.KindNotice {
 			return countersign.Errorf(countersign.InvalidRequest, "a notice asks nothing: acknowledge it instead")
 		}
@@ -509,7 +509,7 @@ func (s *Service) Reject(ctx context.Context, sess Session, id string, reason []
 
 // Acknowledge is the owner's "Got it" on a notice.
 func (s *Service) Acknowledge(ctx context.Context, sess Session, id string) (Moved, error) {
-	return s.move(ctx, sess, id, countersign.StateDone, ownTask, func(_ store.Tx, t store.Task) error {
+	return s.move(ctx, sess, id, countersign.StateDone, ownTask, func(_ doorTx, t store.Task) error {
 		if t.Kind != countersign.KindNotice {
 			return countersign.Errorf(countersign.InvalidRequest, "only a notice is acknowledged; approve or reject this task")
 		}
@@ -525,9 +525,9 @@ func (s *Service) Cancel(ctx context.Context, sess Session, id string) (Moved, e
 // move closes an open task the session's account may close (lookup: its
 // own, or one of its inbox) in one transaction.
 func (s *Service) move(ctx context.Context, sess Session, id string, to countersign.State,
-	lookup func(context.Context, store.Tx, Session, string) (store.Task, error), check func(store.Tx, store.Task) error) (Moved, error) {
+	lookup func(context.Context, lookupTx, Session, string) (store.Task, error), check func(doorTx, store.Task) error) (Moved, error) {
 	now := s.clock()
-	err := s.store.Tx(ctx, func(tx store.Tx) error {
+	err := s.store.Tx(ctx, func(tx doorTx) error {
 		t, err := lookup(ctx, tx, sess, id)
 		if err != nil {
 			return err
@@ -570,7 +570,7 @@ func (s *Service) move(ctx context.Context, sess Session, id string, to counters
 // project ("" matches any) and returns how many.
 func (s *Service) CancelMatching(ctx context.Context, sess Session, preparer, project string) (int, error) {
 	n := 0
-	err := s.store.Tx(ctx, func(tx store.Tx) error {
+	err := s.store.Tx(ctx, func(tx doorTx) error {
 		var err error
 		n, err = cancelWaiting(ctx, tx, sess.AccountID, preparer, project, s.clock())
 		return err
@@ -578,7 +578,7 @@ func (s *Service) CancelMatching(ctx context.Context, sess Session, preparer, pr
 	return n, storeErr(err)
 }
 
-func cancelWaiting(ctx context.Context, tx store.Tx, owner, preparer, project string, now time.Time) (int, error) {
+func cancelWaiting(ctx context.Context, tx cancelTx, owner, preparer, project string, now time.Time) (int, error) {
 	tasks, err := tx.OwnerTasks(ctx, owner, true, nil, countersign.MaxOpenTasksPerOwner*2)
 	if err != nil {
 		return 0, err
@@ -611,7 +611,7 @@ func (s *Service) Unlock(ctx context.Context, sess Session) (int, error) {
 // own tasks' and those of the shared tasks it approves (a task's approvals
 // changing is told as an event of its state, open).
 func (s *Service) Events(sess Session) (<-chan store.TaskEvent, func(), error) {
-	sub, ok := s.store.(store.Subscriber)
+	sub, ok := s.store.Store.(store.Subscriber)
 	if !ok {
 		return nil, nil, countersign.Errorf(countersign.Internal, "this store gives no events")
 	}
@@ -632,7 +632,7 @@ type HistoryEntry struct {
 // History lists a task's state changes, oldest first.
 func (s *Service) History(ctx context.Context, sess Session, id string) ([]HistoryEntry, error) {
 	out := []HistoryEntry{}
-	err := s.store.Tx(ctx, func(tx store.Tx) error {
+	err := s.store.Tx(ctx, func(tx doorTx) error {
 		if _, err := ownTask(ctx, tx, sess, id); err != nil {
 			return err
 		}

@@ -51,7 +51,7 @@ func (s *Service) PutWebhook(ctx context.Context, sess Session, url string, c Co
 	}
 	now := s.clock()
 	var signer string
-	err = s.confirmed(ctx, sess.AccountID, approval.ActionNameWebhook(url), c, func(tx store.Tx, key approval.PublicKey) error {
+	err = s.confirmed(ctx, sess.AccountID, approval.ActionNameWebhook(url), c, func(tx doorTx, key approval.PublicKey) error {
 		signer = key.String()
 		return tx.PutWebhook(ctx, store.Webhook{Owner: sess.AccountID, ID: "wh_" + hex.EncodeToString(id[:]), SetAt: now,
 			SetByKey: signer, KeyID: keyID, Sealed: sealed})
@@ -66,7 +66,7 @@ func (s *Service) PutWebhook(ctx context.Context, sess Session, url string, c Co
 // Webhook shows the owner's webhook, never its secret.
 func (s *Service) Webhook(ctx context.Context, sess Session) (WebhookView, error) {
 	var w store.Webhook
-	err := s.store.Tx(ctx, func(tx store.Tx) (err error) {
+	err := s.store.Tx(ctx, func(tx doorTx) (err error) {
 		w, err = tx.Webhook(ctx, sess.AccountID)
 		return err
 	})
@@ -86,14 +86,14 @@ func (s *Service) Webhook(ctx context.Context, sess Session) (WebhookView, error
 // DeleteWebhook removes the owner's webhook with their confirmation
 // ("remove the webhook"); pending deliveries stop.
 func (s *Service) DeleteWebhook(ctx context.Context, sess Session, c Confirmation) error {
-	err := s.mustExist(ctx, "no webhook is named", func(tx store.Tx) error {
+	err := s.mustExist(ctx, "no webhook is named", func(tx doorTx) error {
 		_, err := tx.Webhook(ctx, sess.AccountID)
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	return s.confirmed(ctx, sess.AccountID, approval.ActionRemoveWebhook(), c, func(tx store.Tx, _ approval.PublicKey) error {
+	return s.confirmed(ctx, sess.AccountID, approval.ActionRemoveWebhook(), c, func(tx doorTx, _ approval.PublicKey) error {
 		_, err := tx.DeleteWebhook(ctx, sess.AccountID)
 		return err
 	})
@@ -116,7 +116,7 @@ const MaxDeliveries = 100
 // Deliveries lists the owner's last delivery attempts, newest first.
 func (s *Service) Deliveries(ctx context.Context, sess Session) ([]DeliveryView, error) {
 	out := []DeliveryView{}
-	err := s.store.Tx(ctx, func(tx store.Tx) error {
+	err := s.store.Tx(ctx, func(tx doorTx) error {
 		list, err := tx.Attempts(ctx, sess.AccountID, MaxDeliveries)
 		for _, a := range list {
 			out = append(out, DeliveryView{EventID: a.EventID, Type: a.Type, TaskID: a.TaskID, Attempt: a.Attempt,

@@ -100,6 +100,7 @@ type Tx interface {
 	PushSubscriptions
 	Pushes
 	History
+	HistoryReads
 	// Agents and projects
 	Agents
 	Balances
@@ -257,17 +258,15 @@ func (PushJob) Kind() string { return "push_delivery" }
 // transaction, and its sealed body when the move carries one. An ended
 // device's copies go with it (EndDevice); entries ended 30 days ago go with
 // the outcomes (Purge).
+//
+// History writes the entries and the copies of their keys; HistoryReads
+// reads them.
 type History interface {
 	// InsertActivity writes an entry and its key's copies, by device id.
 	// It goes with the transaction's next round trip (a statement, a batch
 	// or the commit), so it costs none of its own; a taken id is
 	// ErrConflict there.
 	InsertActivity(ctx context.Context, a Activity, copies map[string][]byte) error
-	// ActivityEntry returns an entry without its copies (ErrNotFound).
-	ActivityEntry(ctx context.Context, id string) (Activity, error)
-	// OwnerActivity lists an owner's ended entries, newest first (by time,
-	// then id), each with its copy for q.Device (nil when it has none).
-	OwnerActivity(ctx context.Context, q ActivityQuery) ([]Activity, error)
 	// ActivityToWrap lists, newest first, up to limit pairs of an entry of
 	// owner whose time is at or after since (ended or not) and one of
 	// devices (ids of the owner's) that has no copy of its key.
@@ -276,6 +275,16 @@ type History interface {
 	// has already is kept as it is. They go with the transaction's next
 	// round trip.
 	PutActivityCopies(ctx context.Context, copies []ActivityCopy) error
+}
+
+// HistoryReads holds the owner's history as it is listed and read (see
+// History), ciphertext and ids only.
+type HistoryReads interface {
+	// ActivityEntry returns an entry without its copies (ErrNotFound).
+	ActivityEntry(ctx context.Context, id string) (Activity, error)
+	// OwnerActivity lists an owner's ended entries, newest first (by time,
+	// then id), each with its copy for q.Device (nil when it has none).
+	OwnerActivity(ctx context.Context, q ActivityQuery) ([]Activity, error)
 }
 
 // How an entry of the history came about.

@@ -133,7 +133,7 @@ func didOf(run *Run, op *connectors.Operation, call *connectors.Call, runErr err
 
 // recordDirect writes, in tx, the history entry of a write carried out at
 // once, its key wrapped to the owner's current devices.
-func (e *Enclave) recordDirect(ctx context.Context, tx store.Tx, run *Run, conn string, d connectors.Did) error {
+func (e *Enclave) recordDirect(ctx context.Context, tx directTx, run *Run, conn string, d connectors.Did) error {
 	now := e.clock()
 	body := entryBody{Title: shownTitle(d.Title), Summary: shownSummary(d.Summary), Result: e.shownOutcome(conn, d.Outcome)}
 	if body.Title != d.Title || body.Summary != d.Summary {
@@ -218,7 +218,7 @@ func shownSentence(s string) string {
 // transaction, until none is left.
 func (e *Enclave) unlockEntries(ctx context.Context, owner string) error {
 	for more := true; more; {
-		err := e.store.Tx(ctx, func(tx store.Tx) error {
+		err := e.store.Tx(ctx, func(tx enclaveTx) error {
 			now := e.now().UTC()
 			devices, err := e.deviceKeys(ctx, tx, owner, now)
 			if err != nil {
@@ -237,7 +237,7 @@ func (e *Enclave) unlockEntries(ctx context.Context, owner string) error {
 // wrapEntries wraps, in tx, the keys of up to unlockBatch entries of the
 // owner's last 30 days to the devices that have no copy; more says that a
 // next batch may find some (it wrote a full one).
-func (e *Enclave) wrapEntries(ctx context.Context, tx store.Tx, owner string, devices map[string]*ecdh.PublicKey, now time.Time) (more bool, err error) {
+func (e *Enclave) wrapEntries(ctx context.Context, tx store.History, owner string, devices map[string]*ecdh.PublicKey, now time.Time) (more bool, err error) {
 	if len(devices) == 0 {
 		return false, nil
 	}

@@ -89,7 +89,7 @@ func (e *Enclave) AnswerJob(ctx context.Context, job store.AnswerJob) error {
 	var input []byte
 	var rk *sealing.ReceiptKey
 	claimed := false
-	err := e.store.Tx(ctx, func(tx store.Tx) error {
+	err := e.store.Tx(ctx, func(tx enclaveTx) error {
 		in, err := tx.RunInputs(ctx, taskID, job.Queued)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil
@@ -374,7 +374,7 @@ func (e *Enclave) batchSentence(p *prepared, a approval.Record, at time.Time) (s
 // reason, or void. It is observed: the platform ended it. A refusal's
 // sentence is sealed into the task's history entry when p read the
 // envelope (its title and summary).
-func (e *Enclave) endApproved(ctx context.Context, tx store.Tx, t store.Task, end *ending, p *prepared) error {
+func (e *Enclave) endApproved(ctx context.Context, tx endTx, t store.Task, end *ending, p *prepared) error {
 	to, reason := countersign.StateFailed, string(end.reason)
 	if end.void {
 		to, reason = countersign.StateVoid, ""
@@ -402,7 +402,7 @@ func (e *Enclave) endApproved(ctx context.Context, tx store.Tx, t store.Task, en
 
 // recordResult seals an answer run's result for the preparer and keeps the
 // tasks it opened next.
-func (e *Enclave) recordResult(ctx context.Context, tx store.Tx, t store.Task, result any, next, notice string) error {
+func (e *Enclave) recordResult(ctx context.Context, tx store.Outcomes, t store.Task, result any, next, notice string) error {
 	sealed, err := e.sealResult(t, result)
 	if err != nil {
 		return err
@@ -470,7 +470,7 @@ func (e *Enclave) answer(ctx context.Context, p *prepared, run string, limit tim
 	// takes. While the store is unavailable the end is tried again (the
 	// job cannot be: the task is answering), until the sweep's deadline
 	// for a run that never reports.
-	err = e.untilStored(ctx, time.Now().Add(countersign.AnswerRunDeadline), func(tx store.Tx) error {
+	err = e.untilStored(ctx, time.Now().Add(countersign.AnswerRunDeadline), func(tx enclaveTx) error {
 		// The end, its result and the next turns in one statement.
 		moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, From: countersign.StateAnswering, To: countersign.State(string(state)),
 			At: e.clock(), Actor: "platform", Run: run, OutcomeClass: countersign.OutcomeClass(string(outcome)), FailureReason: countersign.FailureReason(string(reason)),
@@ -502,7 +502,7 @@ const (
 
 // untilStored runs fn in a transaction, trying again while the store is
 // unavailable, until deadline (or ctx ends).
-func (e *Enclave) untilStored(ctx context.Context, deadline time.Time, fn func(store.Tx) error) error {
+func (e *Enclave) untilStored(ctx context.Context, deadline time.Time, fn func(enclaveTx) error) error {
 	wait := storeRetry
 	for {
 		err := e.store.Tx(ctx, fn)
@@ -552,7 +552,7 @@ func (e *Enclave) answerCall(ctx context.Context, p *prepared, run string) (*con
 		return nil, unreadable
 	}
 	if len(p.envelope.Files) > 0 {
-		if err := e.store.Tx(ctx, func(tx store.Tx) error { return e.openFiles(ctx, tx, p, ck, ac) }); err != nil {
+		if err := e.store.Tx(ctx, func(tx enclaveTx) error { return e.openFiles(ctx, tx, p, ck, ac) }); err != nil {
 			return nil, unreadable
 		}
 	}
@@ -565,7 +565,7 @@ func (e *Enclave) answerCall(ctx context.Context, p *prepared, run string) (*con
 }
 
 // openFiles opens the task's files for its answer run.
-func (e *Enclave) openFiles(ctx context.Context, tx store.Tx, p *prepared, ck *sealing.ContentKey, ac *connectors.AnswerCall) error {
+func (e *Enclave) openFiles(ctx context.Context, tx store.TaskContent, p *prepared, ck *sealing.ContentKey, ac *connectors.AnswerCall) error {
 	for n := range p.envelope.Files {
 		blob, err := tx.File(ctx, p.task.ID, n)
 		if err != nil {

@@ -46,7 +46,7 @@ func (e *Enclave) Grants(ctx context.Context, agentKey string) ([]countersign.Gr
 		return nil, err
 	}
 	var projects []store.Project
-	if err := e.store.Read(ctx, func(tx store.Tx) (err error) {
+	if err := e.store.Read(ctx, func(tx enclaveTx) (err error) {
 		projects, err = tx.GrantedProjects(ctx, agent.Account)
 		return err
 	}); err != nil {

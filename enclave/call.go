@@ -100,7 +100,7 @@ func (e *Enclave) call(ctx context.Context, req callRequest) ([]byte, error) {
 	}
 	var project store.Project
 	granted := false
-	err = e.store.Read(ctx, func(tx store.Tx) error {
+	err = e.store.Read(ctx, func(tx enclaveTx) error {
 		p, err := tx.Project(ctx, req.Owner, req.Project)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil
@@ -169,7 +169,7 @@ func (e *Enclave) agent(ctx context.Context, key string) (store.Agent, error) {
 		return a, nil
 	}
 	var a store.Agent
-	err := e.store.Read(ctx, func(tx store.Tx) (err error) {
+	err := e.store.Read(ctx, func(tx enclaveTx) (err error) {
 		a, err = tx.AgentByKey(ctx, HashAgentKey(key))
 		return err
 	})
@@ -244,7 +244,7 @@ func (e *Enclave) runOperation(ctx context.Context, agent store.Agent, project s
 	}
 	run.receipt = rk
 	var replay []byte
-	err = e.store.Tx(ctx, func(tx store.Tx) error {
+	err = e.store.Tx(ctx, func(tx enclaveTx) error {
 		if req.IdempotencyKey != "" {
 			first, claimed, err := tx.ClaimCall(ctx, idem)
 			if err != nil {
@@ -384,7 +384,7 @@ func (e *Enclave) finish(ctx context.Context, run *Run, op string, opened []Open
 	ctx = context.WithoutCancel(ctx)
 	// The run's end (its receipts, the idempotent answer) is tried again a
 	// while if the store went away during the run; the agent waits for it.
-	err = e.untilStored(ctx, time.Now().Add(finishPatience), func(tx store.Tx) error {
+	err = e.untilStored(ctx, time.Now().Add(finishPatience), func(tx enclaveTx) error {
 		if err := e.sign(ctx, tx, run, op, answer, opened); err != nil {
 			return err
 		}
@@ -476,7 +476,7 @@ func (e *Enclave) SealCredentials(projectUUID string, creds []byte) (uint32, []b
 // storeWithin runs a running operation's transaction, trying again while the
 // store is unavailable, within the run's compute limit (its context's
 // deadline): a short outage does not fail a run that has not written yet.
-func (e *Enclave) storeWithin(ctx context.Context, fn func(store.Tx) error) error {
+func (e *Enclave) storeWithin(ctx context.Context, fn func(enclaveTx) error) error {
 	deadline, ok := ctx.Deadline()
 	if !ok {
 		deadline = time.Now().Add(finishPatience)
@@ -512,7 +512,7 @@ func (p *platform) OpenTask(ctx context.Context, spec connectors.TaskSpec, threa
 		return connectors.Task{}, err
 	}
 	var o Opened
-	err := p.e.storeWithin(ctx, func(tx store.Tx) (err error) {
+	err := p.e.storeWithin(ctx, func(tx enclaveTx) (err error) {
 		o, err = p.e.OpenTask(ctx, tx, p.run, spec, thread)
 		return err
 	})
@@ -530,7 +530,7 @@ func (p *platform) Reserve(ctx context.Context, kind policy.Kind, limit int) (bo
 		return false, errGivenUp
 	}
 	var ok bool
-	err := p.e.storeWithin(ctx, func(tx store.Tx) (err error) {
+	err := p.e.storeWithin(ctx, func(tx enclaveTx) (err error) {
 		ok, err = tx.ReserveDaily(ctx, store.DailyKey{Owner: p.run.Project.Owner, ProjectUUID: p.run.Project.UUID,
 			Agent: p.run.Agent, Day: policy.Day(p.e.now()), Kind: kind.String()}, limit)
 		return err
@@ -544,7 +544,7 @@ func (p *platform) Spend(ctx context.Context, key string, amount, limit policy.C
 	}
 	now := p.e.now()
 	var ok bool
-	err := p.e.storeWithin(ctx, func(tx store.Tx) (err error) {
+	err := p.e.storeWithin(ctx, func(tx enclaveTx) (err error) {
 		ok, err = tx.ReserveSpend(ctx, store.Spend{Owner: p.run.Project.Owner, ProjectUUID: p.run.Project.UUID, Key: key,
 			Cents: int64(amount), At: now, Since: now.Add(-connectors.SpendWindow)}, int64(limit))
 		return err
@@ -553,7 +553,7 @@ func (p *platform) Spend(ctx context.Context, key string, amount, limit policy.C
 }
 
 func (p *platform) Unspend(ctx context.Context, key string) error {
-	return p.e.storeWithin(ctx, func(tx store.Tx) error { return tx.ReleaseSpend(ctx, p.run.Project.UUID, key) })
+	return p.e.storeWithin(ctx, func(tx enclaveTx) error { return tx.ReleaseSpend(ctx, p.run.Project.UUID, key) })
 }
 
 // link is where the owner reads a task.

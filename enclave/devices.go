@@ -18,7 +18,7 @@ import (
 // under the public origin), this account and this device key, and a
 // deadline still ahead. A device that fails is skipped: it gets no
 // content key and sees its tasks locked.
-func (e *Enclave) deviceKeys(ctx context.Context, tx store.Tx, owner string, now time.Time) (map[string]*ecdh.PublicKey, error) {
+func (e *Enclave) deviceKeys(ctx context.Context, tx store.Devices, owner string, now time.Time) (map[string]*ecdh.PublicKey, error) {
 	devices, err := tx.ActiveDevices(ctx, owner, now)
 	if err != nil {
 		return nil, err

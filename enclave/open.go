@@ -27,7 +27,7 @@ import (
 // keyring.
 type Enclave struct {
 	keys       *sealing.Keyring
-	store      store.Store
+	store      store.Port[enclaveTx]
 	connectors connectors.Catalogue
 	// schemas are the compiled argument schemas of the catalogue's
 	// operations and of the task operations.
@@ -129,7 +129,7 @@ func New(c Config) *Enclave {
 	if err != nil {
 		panic(fmt.Sprintf("enclave: %v", err))
 	}
-	return &Enclave{keys: c.Keys, store: c.Store, connectors: c.Connectors, schemas: schemas, recipient: c.Recipient,
+	return &Enclave{keys: c.Keys, store: enclavePort(c.Store), connectors: c.Connectors, schemas: schemas, recipient: c.Recipient,
 		publicURL: strings.TrimSuffix(c.PublicURL, "/"), origin: origin, now: c.Now, log: c.Logger, taskWaitPoll: c.TaskWaitPoll,
 		instance: "p" + countersign.NewRunID(), webhooks: c.WebhookSender, webhookPrivate: c.WebhookAllowPrivate, jitter: c.Jitter,
 		push: c.PushSender, pushContact: c.PushContact, metrics: newMetrics()}
@@ -210,7 +210,7 @@ type content struct {
 // OpenTask opens a task in tx, in thread ("" starts one): it enforces every
 // limit of the contract whatever the connector asked, seals what the task
 // shows and writes it.
-func (e *Enclave) OpenTask(ctx context.Context, tx store.Tx, run *Run, spec connectors.TaskSpec, thread string) (Opened, error) {
+func (e *Enclave) OpenTask(ctx context.Context, tx openTx, run *Run, spec connectors.TaskSpec, thread string) (Opened, error) {
 	life, err := spec.Check(run.opened)
 	if err != nil {
 		return Opened{}, err

@@ -56,7 +56,7 @@ func (e *Enclave) pushKey(ctx context.Context) (*webpush.Key, error) {
 		return e.vapid.key, nil
 	}
 	var row store.PushKey
-	err := e.store.Tx(ctx, func(tx store.Tx) (err error) {
+	err := e.store.Tx(ctx, func(tx enclaveTx) (err error) {
 		row, err = tx.PushKey(ctx)
 		return err
 	})
@@ -73,7 +73,7 @@ func (e *Enclave) pushKey(ctx context.Context) (*webpush.Key, error) {
 		if gerr != nil {
 			return nil, gerr
 		}
-		err = e.store.Tx(ctx, func(tx store.Tx) error {
+		err = e.store.Tx(ctx, func(tx enclaveTx) error {
 			made, err := tx.InsertPushKey(ctx, store.PushKey{PublicKey: fresh.PublicKey(), KeyID: keyID, Sealed: blob, CreatedAt: e.clock()})
 			if err != nil {
 				return err
@@ -157,7 +157,7 @@ func (e *Enclave) DeliverPush(ctx context.Context, taskID, deviceID string) (tim
 		// shared task, still one of its approvers.
 		theirs bool
 	)
-	err := e.store.Tx(ctx, func(tx store.Tx) (err error) {
+	err := e.store.Tx(ctx, func(tx enclaveTx) (err error) {
 		if d, err = tx.PushDelivery(ctx, taskID, deviceID); err != nil {
 			return err
 		}
@@ -196,7 +196,7 @@ func (e *Enclave) DeliverPush(ctx context.Context, taskID, deviceID string) (tim
 		return 0, false, e.pushDone(ctx, taskID, deviceID, "attempts_spent")
 	}
 	var claimed bool
-	err = e.store.Tx(ctx, func(tx store.Tx) (err error) {
+	err = e.store.Tx(ctx, func(tx enclaveTx) (err error) {
 		claimed, err = tx.ClaimPushAttempt(ctx, taskID, deviceID, d.Attempts)
 		return err
 	})
@@ -226,7 +226,7 @@ func (e *Enclave) DeliverPush(ctx context.Context, taskID, deviceID string) (tim
 	switch r.Outcome {
 	case webpush.Gone:
 		bg := context.WithoutCancel(ctx)
-		err := e.store.Tx(bg, func(tx store.Tx) error {
+		err := e.store.Tx(bg, func(tx enclaveTx) error {
 			if ended, err := tx.DeletePush(bg, deviceID, dev.Push); err != nil {
 				return err
 			} else if ended {
@@ -250,7 +250,7 @@ func (e *Enclave) DeliverPush(ctx context.Context, taskID, deviceID string) (tim
 func (e *Enclave) pushDone(ctx context.Context, taskID, deviceID, why string) error {
 	bg := context.WithoutCancel(ctx)
 	e.log.Debug("push delivery over", "task", taskID, "device", deviceID, "why", why)
-	return e.store.Tx(bg, func(tx store.Tx) error { return tx.DeletePushDelivery(bg, taskID, deviceID) })
+	return e.store.Tx(bg, func(tx enclaveTx) error { return tx.DeletePushDelivery(bg, taskID, deviceID) })
 }
 
 // pushWorker sends pushes from the job queue, snoozing the job between

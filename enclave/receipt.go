@@ -63,7 +63,7 @@ func taskInput(rk *sealing.ReceiptKey, sealedContent []byte) (string, error) {
 
 // sign signs the receipt of a finished run — its own, and one for each task
 // it opened, naming the task's id and hash — and records the run's end.
-func (e *Enclave) sign(ctx context.Context, tx store.Tx, r *Run, operation string, answer []byte, opened []Opened) error {
+func (e *Enclave) sign(ctx context.Context, tx store.Runs, r *Run, operation string, answer []byte, opened []Opened) error {
 	if r.receipt == nil {
 		return errors.New("enclave: a run without its receipt key")
 	}

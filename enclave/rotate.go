@@ -32,7 +32,7 @@ func (e *Enclave) Rewrap(ctx context.Context) (moved, skipped int, err error) {
 	bad := map[string]bool{}
 	for {
 		var batch []store.Sealed
-		err := e.store.Tx(ctx, func(tx store.Tx) (err error) {
+		err := e.store.Tx(ctx, func(tx enclaveTx) (err error) {
 			batch, err = tx.SealedUnder(ctx, e.keys.Current(), 100+len(bad))
 			return err
 		})
@@ -55,7 +55,7 @@ func (e *Enclave) Rewrap(ctx context.Context) (moved, skipped int, err error) {
 				e.log.Error("a sealed secret does not open; it is left under its key", "kind", s.Kind, "key_id", s.KeyID, "err", err)
 				continue
 			}
-			err = e.store.Tx(ctx, func(tx store.Tx) error {
+			err = e.store.Tx(ctx, func(tx enclaveTx) error {
 				ok, err := tx.ReplaceSealed(ctx, s, keyID, blob)
 				if ok {
 					progress++
@@ -116,7 +116,7 @@ func (c KeyringCheck) Needs(ids []uint32) string {
 func (e *Enclave) CheckKeyring(ctx context.Context) (KeyringCheck, error) {
 	var c KeyringCheck
 	samples := map[uint32][]store.Sealed{}
-	err := e.store.Tx(ctx, func(tx store.Tx) (err error) {
+	err := e.store.Tx(ctx, func(tx enclaveTx) (err error) {
 		if c.InUse, err = tx.KeyIDsInUse(ctx); err != nil {
 			return err
 		}

@@ -27,7 +27,7 @@ const (
 
 // Heartbeat says this process is alive, for the answer runs it runs.
 func (e *Enclave) Heartbeat(ctx context.Context) error {
-	return e.store.Tx(ctx, func(tx store.Tx) error { return tx.Heartbeat(ctx, e.instance, e.now().UTC()) })
+	return e.store.Tx(ctx, func(tx enclaveTx) error { return tx.Heartbeat(ctx, e.instance, e.now().UTC()) })
 }
 
 // KeepAlive beats until ctx ends.
@@ -64,7 +64,7 @@ type SweepResult struct {
 func (e *Enclave) Sweep(ctx context.Context) (SweepResult, error) {
 	var res SweepResult
 	now := e.clock()
-	err := e.store.Tx(ctx, func(tx store.Tx) error {
+	err := e.store.Tx(ctx, func(tx enclaveTx) error {
 		stale, err := tx.Stale(ctx, now, now.Add(-countersign.AnswerRunDeadline), now.Add(-countersign.AnswerRunDeadline), now.Add(-RunnerDead), sweepBatch)
 		if err != nil {
 			return err

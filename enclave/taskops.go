@@ -143,7 +143,7 @@ var errTaskNotFound = countersign.Errorf(countersign.TaskNotFound, "no such task
 
 // preparerTask loads a task the agent prepared in this project: any other
 // task, even one that exists, is task_not_found.
-func preparerTask(ctx context.Context, tx store.Tx, agent string, project store.Project, id string) (store.Task, error) {
+func preparerTask(ctx context.Context, tx store.Tasks, agent string, project store.Project, id string) (store.Task, error) {
 	t, err := tx.Task(ctx, id)
 	if errors.Is(err, store.ErrNotFound) || err == nil && (t.Preparer != agent || t.ProjectUUID != project.UUID || t.Forgotten) {
 		return store.Task{}, errTaskNotFound
@@ -153,7 +153,7 @@ func preparerTask(ctx context.Context, tx store.Tx, agent string, project store.
 
 func (e *Enclave) taskStatus(ctx context.Context, agent string, project store.Project, id string) (TaskStatus, error) {
 	var st TaskStatus
-	err := e.store.Tx(ctx, func(tx store.Tx) error {
+	err := e.store.Tx(ctx, func(tx enclaveTx) error {
 		t, err := preparerTask(ctx, tx, agent, project, id)
 		if err != nil {
 			return err
@@ -211,7 +211,7 @@ func (e *Enclave) taskStatus(ctx context.Context, agent string, project store.Pr
 // in case an event was missed.
 func (e *Enclave) taskWait(ctx context.Context, agent string, project store.Project, id string, timeout time.Duration) (TaskStatus, error) {
 	var events <-chan store.TaskEvent
-	if sub, ok := e.store.(store.Subscriber); ok {
+	if sub, ok := e.store.Store.(store.Subscriber); ok {
 		ch, stop := sub.Subscribe(project.Owner)
 		defer stop()
 		events = ch
@@ -244,7 +244,7 @@ func (e *Enclave) taskWait(ctx context.Context, agent string, project store.Proj
 			}
 		case <-poll:
 			var state string
-			err := e.store.Tx(ctx, func(tx store.Tx) error {
+			err := e.store.Tx(ctx, func(tx enclaveTx) error {
 				t, err := preparerTask(ctx, tx, agent, project, id)
 				state = string(t.State)
 				return err
@@ -260,7 +260,7 @@ func (e *Enclave) taskWait(ctx context.Context, agent string, project store.Proj
 }
 
 func (e *Enclave) taskCancel(ctx context.Context, agent string, project store.Project, id string) (any, error) {
-	err := e.store.Tx(ctx, func(tx store.Tx) error {
+	err := e.store.Tx(ctx, func(tx enclaveTx) error {
 		t, err := preparerTask(ctx, tx, agent, project, id)
 		if err != nil {
 			return err
@@ -284,7 +284,7 @@ func (e *Enclave) taskCancel(ctx context.Context, agent string, project store.Pr
 }
 
 func (e *Enclave) taskDelete(ctx context.Context, agent string, project store.Project, id string) (any, error) {
-	err := e.store.Tx(ctx, func(tx store.Tx) error {
+	err := e.store.Tx(ctx, func(tx enclaveTx) error {
 		t, err := preparerTask(ctx, tx, agent, project, id)
 		if err != nil {
 			return err
@@ -312,7 +312,7 @@ type listed struct {
 func (e *Enclave) taskList(ctx context.Context, agent string, project store.Project, state string) (any, error) {
 	out := []listed{}
 	now := e.clock()
-	err := e.store.Tx(ctx, func(tx store.Tx) error {
+	err := e.store.Tx(ctx, func(tx enclaveTx) error {
 		tasks, err := tx.PreparerTasks(ctx, project.Owner, project.UUID, agent, countersign.State(state), maxListed)
 		for _, t := range tasks {
 			out = append(out, listed{TaskID: t.ID, Kind: string(t.Kind), State: string(countersign.StateAt(t.State, t.ExpiresAt, now)), Thread: t.Thread, CreatedAt: t.CreatedAt.Format(countersign.TimeFormat)})
@@ -338,7 +338,7 @@ func closed(state string) error {
 // approvalsHave counts the distinct accounts that approved shared task t
 // so far among those listed to (its owner and its approvers, never its
 // preparer).
-func approvalsHave(ctx context.Context, tx store.Tx, t store.Task) (int, error) {
+func approvalsHave(ctx context.Context, tx store.Approvals, t store.Task) (int, error) {
 	others, err := tx.TaskApprovers(ctx, t.ID)
 	if err != nil {
 		return 0, err

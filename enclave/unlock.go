@@ -13,7 +13,7 @@ import (
 )
 
 // openSealed opens a task's sealed copy.
-func (e *Enclave) openSealed(ctx context.Context, tx store.Tx, t store.Task) (sealedCopy, *sealing.TaskKeys, error) {
+func (e *Enclave) openSealed(ctx context.Context, tx store.TaskKeys, t store.Task) (sealedCopy, *sealing.TaskKeys, error) {
 	blob, keyID, err := tx.Sealed(ctx, t.ID)
 	if err != nil {
 		return sealedCopy{}, nil, err
@@ -51,7 +51,7 @@ const maxUnlocked = 200
 func (e *Enclave) Unlock(ctx context.Context, owner string) (int, error) {
 	waiting := 0
 	more := false
-	err := e.store.Tx(ctx, func(tx store.Tx) error {
+	err := e.store.Tx(ctx, func(tx enclaveTx) error {
 		now := e.now().UTC()
 		devices, err := e.deviceKeys(ctx, tx, owner, now)
 		if err != nil {

@@ -43,7 +43,7 @@ func (e *Enclave) openWebhook(w store.Webhook) (sealedWebhook, error) {
 // for the owner's own view.
 func (e *Enclave) WebhookURL(ctx context.Context, owner string) (string, error) {
 	var w store.Webhook
-	err := e.store.Tx(ctx, func(tx store.Tx) (err error) {
+	err := e.store.Tx(ctx, func(tx enclaveTx) (err error) {
 		w, err = tx.Webhook(ctx, owner)
 		return err
 	})
@@ -64,7 +64,7 @@ func (e *Enclave) Deliver(ctx context.Context, eventID, webhookID string) (time.
 	var ev store.WebhookEvent
 	var w store.Webhook
 	attempts := 0
-	err := e.store.Tx(ctx, func(tx store.Tx) (err error) {
+	err := e.store.Tx(ctx, func(tx enclaveTx) (err error) {
 		if ev, err = tx.WebhookEvent(ctx, eventID); err != nil {
 			return err
 		}
@@ -118,7 +118,7 @@ func (e *Enclave) send(ctx context.Context, w store.Webhook, ev webhook.Event, a
 	}
 	e.metrics.webhookAttempts.WithLabelValues(attemptOutcome(a, unusable)).Inc()
 	bg := context.WithoutCancel(ctx)
-	err = e.store.Tx(bg, func(tx store.Tx) error {
+	err = e.store.Tx(bg, func(tx enclaveTx) error {
 		return tx.RecordAttempt(bg, store.WebhookAttempt{Owner: w.Owner, EventID: ev.ID, Type: string(ev.Type), TaskID: ev.TaskID,
 			Attempt: attempt, StatusCode: a.StatusCode, Error: a.Error, At: a.At})
 	})
@@ -131,7 +131,7 @@ func (e *Enclave) send(ctx context.Context, w store.Webhook, ev webhook.Event, a
 // the attempt.
 func (e *Enclave) Ping(ctx context.Context, owner string) (string, webhook.Attempt, error) {
 	var w store.Webhook
-	err := e.store.Tx(ctx, func(tx store.Tx) (err error) {
+	err := e.store.Tx(ctx, func(tx enclaveTx) (err error) {
 		w, err = tx.Webhook(ctx, owner)
 		return err
 	})

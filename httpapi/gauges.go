@@ -12,16 +12,16 @@ import (
 // gauges reads what the service holds at each scrape of /metrics: its tasks
 // by state and the jobs waiting in the queue by kind. A store that does not
 // answer within two seconds gives no sample (and the scrape says so in
-// countersign_store_up).
+// countersign_store_up). Of the store's aggregates it reads Metrics alone.
 type gauges struct {
-	store  store.Store
+	store  store.Port[store.Metrics]
 	tasks  *prometheus.Desc
 	queued *prometheus.Desc
 	up     *prometheus.Desc
 }
 
 func newGauges(s store.Store) *gauges {
-	return &gauges{store: s,
+	return &gauges{store: store.Narrow(s, func(tx store.Tx) store.Metrics { return tx }),
 		tasks:  prometheus.NewDesc("countersign_tasks", "Tasks held now, by state.", []string{"state"}, nil),
 		queued: prometheus.NewDesc("countersign_queued_jobs", "Jobs waiting in the queue (to run now, scheduled, or to retry), by kind: answer_run, webhook_delivery, push_delivery.", []string{"kind"}, nil),
 		up:     prometheus.NewDesc("countersign_store_up", "1 when the store answered the scrape's count, 0 when it did not.", nil, nil),
@@ -34,7 +34,7 @@ func (g *gauges) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	var got store.Gauges
-	err := g.store.Tx(ctx, func(tx store.Tx) (err error) { got, err = tx.Gauges(ctx); return err })
+	err := g.store.Tx(ctx, func(tx store.Metrics) (err error) { got, err = tx.Gauges(ctx); return err })
 	if err != nil {
 		ch <- prometheus.MustNewConstMetric(g.up, prometheus.GaugeValue, 0)
 		return

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
@@ -22,6 +23,22 @@ import (
 	"countersign/store"
 	"countersign/store/sqlstore"
 )
+
+// DB is what working the job queue needs of a database (a *sqlstore.DB):
+// its connections and schema, and the hand-off of the answer jobs its
+// transactions queue. The queue's workers reach the store only through
+// what they are given, never through DB.
+type DB interface {
+	// Postgres is the pool on PostgreSQL (nil on the embedded store).
+	Postgres() *pgxpool.Pool
+	// SQLite is the embedded store's database (nil on PostgreSQL).
+	SQLite() *sql.DB
+	// SchemaName is the PostgreSQL schema the queue's tables are in.
+	SchemaName() string
+	// SetHandOff hands the answer jobs that transactions queue, as each
+	// commits, to h, until stop is called.
+	SetHandOff(h *sqlstore.HandOff) (stop func())
+}
 
 // Config is the queue's working side: which workers, which periodic jobs.
 type Config struct {
@@ -57,7 +74,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 // processes share the queue, and one of them, the leader, runs the
 // periodic jobs. It returns the function that stops it, letting running
 // jobs finish while ctx lasts.
-func Start(ctx context.Context, db *sqlstore.DB, j Config) (func(context.Context) error, error) {
+func Start(ctx context.Context, db DB, j Config) (func(context.Context) error, error) {
 	if j.MaxWorkers == 0 {
 		j.MaxWorkers = 4
 	}
@@ -118,7 +135,7 @@ func Start(ctx context.Context, db *sqlstore.DB, j Config) (func(context.Context
 // db hands off with cfg.HandOff, each within cfg.HandOffTimeout; the
 // function it returns stops taking jobs and waits for the running ones
 // while ctx lasts. Jobs still waiting are left to their fallbacks.
-func startHandOff(ctx context.Context, db *sqlstore.DB, cfg Config) func(context.Context) error {
+func startHandOff(ctx context.Context, db DB, cfg Config) func(context.Context) error {
 	jobs := make(chan store.AnswerJob, handOffBacklog)
 	quit := make(chan struct{})
 	var wg sync.WaitGroup

@@ -96,7 +96,7 @@ func runAgent(ctx context.Context, a *app, args []string) error {
 		if err != nil {
 			return err
 		}
-		if err := db.Tx(ctx, func(tx store.Tx) error { return tx.AddAgentKey(ctx, *account, enclave.HashAgentKey(key), now) }); err != nil {
+		if err := operatorPort(db).Tx(ctx, func(tx operatorTx) error { return tx.AddAgentKey(ctx, *account, enclave.HashAgentKey(key), now) }); err != nil {
 			return err
 		}
 		fmt.Fprintf(a.stdout, "agent %s: key (shown once, keep it secret)\n%s\n", *account, key)
@@ -105,7 +105,7 @@ func runAgent(ctx context.Context, a *app, args []string) error {
 			return errors.New("--micro-usd: a positive whole number of micro-USD is needed")
 		}
 		var balance int64
-		err := db.Tx(ctx, func(tx store.Tx) (err error) {
+		err := operatorPort(db).Tx(ctx, func(tx operatorTx) (err error) {
 			balance, err = tx.Credit(ctx, *account, *micro, "operator credit", now)
 			return err
 		})
@@ -117,7 +117,7 @@ func runAgent(ctx context.Context, a *app, args []string) error {
 		fmt.Fprintf(a.stdout, "agent %s: balance %d µUSD\n", *account, balance)
 	case "revoke":
 		var n int
-		if err := db.Tx(ctx, func(tx store.Tx) (err error) {
+		if err := operatorPort(db).Tx(ctx, func(tx operatorTx) (err error) {
 			n, err = tx.RevokeAgentKeys(ctx, *account, now)
 			return err
 		}); err != nil {
@@ -126,7 +126,7 @@ func runAgent(ctx context.Context, a *app, args []string) error {
 		fmt.Fprintf(a.stdout, "agent %s: %d key(s) revoked\n", *account, n)
 	case "list":
 		var agents []store.Agent
-		if err := db.Tx(ctx, func(tx store.Tx) (err error) {
+		if err := operatorPort(db).Tx(ctx, func(tx operatorTx) (err error) {
 			agents, err = tx.Agents(ctx)
 			return err
 		}); err != nil {
@@ -210,7 +210,7 @@ func runProject(ctx context.Context, a *app, args []string) error {
 	p := store.Project{Owner: *owner, Name: *name, UUID: countersign.NewProjectUUID(), Connector: *conn, Policy: pol, Agents: agents}
 	now := time.Now().UTC()
 	p.CreatedAt, p.UpdatedAt = now, now
-	err = db.Tx(ctx, func(tx store.Tx) error {
+	err = operatorPort(db).Tx(ctx, func(tx operatorTx) error {
 		if old, err := tx.Project(ctx, *owner, *name); err == nil {
 			p.UUID = old.UUID
 		} else if !errors.Is(err, store.ErrNotFound) {
@@ -249,4 +249,19 @@ func runProject(ctx context.Context, a *app, args []string) error {
 	}
 	fmt.Fprintf(a.stdout, "; granted to %s\n", strings.Join(agents, ", "))
 	return nil
+}
+
+// operatorTx is what the operator's commands, and a sandbox's first start,
+// read and change in one of the store's transactions: agents, their money
+// and projects.
+type operatorTx interface {
+	store.Agents
+	store.Balances
+	store.Projects
+}
+
+// operatorPort gives the operator's commands db's transactions as
+// operatorTx.
+func operatorPort(db store.Store) store.Port[operatorTx] {
+	return store.Narrow(db, func(tx store.Tx) operatorTx { return tx })
 }

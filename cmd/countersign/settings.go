@@ -197,7 +197,7 @@ const DemoAgent = "demo-agent.near"
 func devAgent(ctx context.Context, db store.Store) (string, error) {
 	now := time.Now().UTC()
 	var key string
-	err := db.Tx(ctx, func(tx store.Tx) error {
+	err := operatorPort(db).Tx(ctx, func(tx operatorTx) error {
 		if _, err := tx.Agent(ctx, DemoAgent); err == nil {
 			return nil
 		} else if !errors.Is(err, store.ErrNotFound) {

@@ -1,8 +1,19 @@
 package countersign_test
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/importer"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -74,4 +85,312 @@ func TestArchitectureTableMatchesImports(t *testing.T) {
 	for pkg := range rows {
 		t.Errorf("docs/architecture.md has a row for %s, which is no package", pkg)
 	}
+}
+
+// storePorts names, for each package that uses the store, the interface it
+// is given the store's transactions as: one of its own (made of package
+// store's aggregates) or one of package store's; "" for a package that
+// calls no method of a transaction. wholeTx are the packages that see the
+// whole of store.Tx: the port itself, its implementation and conformance
+// suite, and the test world.
+var (
+	storePorts = map[string]string{
+		"countersign/inbox":           "doorTx",
+		"countersign/enclave":         "enclaveTx",
+		"countersign/httpapi":         "countersign/store.Metrics",
+		"countersign/store/jobs":      "",
+		"countersign/cmd/countersign": "operatorTx",
+	}
+	wholeTx = []string{"countersign/store", "countersign/store/sqlstore", "countersign/store/storetest", "countersign/servicetest"}
+)
+
+// TestConsumersKeepToTheirPorts: every package that uses the store is
+// given its transactions as the interface storePorts names (docs/
+// architecture.md, "Ports"), calls no method of a transaction outside it
+// (through store.Tx, a type assertion or a helper's parameter), names
+// store.Tx only where store.Narrow converts it, and calls at least one
+// method of each aggregate its port is made of.
+func TestConsumersKeepToTheirPorts(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var consumers []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		if !slices.Contains(f[1:], "countersign/store") || slices.Contains(wholeTx, f[0]) {
+			continue
+		}
+		if _, ok := storePorts[f[0]]; !ok {
+			t.Errorf("%s uses the store but declares no port: give it an interface of the aggregates it touches, through store.Narrow, and add it to storePorts", f[0])
+			continue
+		}
+		consumers = append(consumers, f[0])
+	}
+	for pkg := range storePorts {
+		if !slices.Contains(consumers, pkg) {
+			t.Errorf("storePorts names %s, which does not use the store", pkg)
+		}
+	}
+	w := loadPackages(t, consumers...)
+	for _, pkg := range consumers {
+		files := w.parse(t, pkg)
+		for _, p := range w.portProblems(t, pkg, files, storePorts[pkg]) {
+			t.Error(p)
+		}
+	}
+}
+
+// TestPortProblemsAreFound: the check above finds each way out of a port.
+func TestPortProblemsAreFound(t *testing.T) {
+	t.Parallel()
+	w := loadPackages(t, "countersign/store")
+	const head = `package p
+
+import (
+	"context"
+	"time"
+
+	"countersign/store"
+)
+
+type portTx interface {
+	store.Tasks
+	store.Mutes
+}
+
+func port(s store.Store) store.Port[portTx] {
+	return store.Narrow(s, func(tx store.Tx) portTx { return tx })
+}
+
+func use(ctx context.Context, s store.Port[portTx]) error {
+	return s.Tx(ctx, func(tx portTx) error {
+		_, err := tx.Task(ctx, "t")
+		_, err = tx.Mutes(ctx, "o")
+		return err
+	})
+}
+
+var _ = time.Now
+`
+	for _, c := range []struct {
+		name, port, src string
+		want            []string // substrings, one problem each
+	}{
+		{"within the port", "portTx", "", nil},
+		{"a transaction seen whole", "portTx", `
+func whole(ctx context.Context, s store.Store) error {
+	return s.Tx(ctx, func(tx store.Tx) error { return tx.Heartbeat(ctx, "r", time.Now()) })
+}`, []string{"calls Heartbeat, which is outside portTx", "names store.Tx outside store.Narrow"}},
+		{"an aggregate asserted", "portTx", `
+func asserted(ctx context.Context, tx portTx) (map[uint32][]string, error) {
+	return tx.(store.Rewrap).KeyIDsInUse(ctx)
+}`, []string{"calls KeyIDsInUse, which is outside portTx"}},
+		{"a helper taking another aggregate", "portTx", `
+func helper(ctx context.Context, tx store.Upkeep) error { return tx.Heartbeat(ctx, "r", time.Now()) }`,
+			[]string{"calls Heartbeat, which is outside portTx"}},
+		{"no port at all", "", "", []string{"calls Task, which is outside its port (none)", "calls Mutes, which is outside its port (none)"}},
+		{"a store aggregate as the port", "countersign/store.Mutes", "", []string{"calls Task, which is outside store.Mutes"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f, err := parser.ParseFile(w.fset, "p.go", head+c.src, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := w.portProblems(t, "countersign/p", []*ast.File{f}, c.port)
+			if len(got) != len(c.want) {
+				t.Fatalf("problems %q; want one for each of %q", got, c.want)
+			}
+			for i, want := range c.want {
+				if !strings.Contains(got[i], want) {
+					t.Errorf("problem %q; want it to say %q", got[i], want)
+				}
+			}
+		})
+	}
+	t.Run("an aggregate a port is made of and never calls", func(t *testing.T) {
+		t.Parallel()
+		src := strings.Replace(head, "\tstore.Mutes\n", "\tstore.Mutes\n\tstore.Rewrap\n", 1)
+		f, err := parser.ParseFile(w.fset, "p.go", src, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := w.portProblems(t, "countersign/p", []*ast.File{f}, "portTx")
+		if len(got) != 1 || !strings.Contains(got[0], "portTx is made of store.Rewrap") {
+			t.Fatalf("problems %q; want one saying portTx is made of store.Rewrap, never called", got)
+		}
+	})
+}
+
+// goPackages are packages as go list describes them, with their compiled
+// export data, to type-check a package's source against.
+type goPackages struct {
+	fset *token.FileSet
+	pkgs map[string]goPackage
+}
+
+type goPackage struct {
+	ImportPath, Dir, Export string
+	GoFiles                 []string
+}
+
+func loadPackages(t *testing.T, pkgs ...string) *goPackages {
+	t.Helper()
+	args := append([]string{"list", "-export", "-deps", "-json=ImportPath,Dir,Export,GoFiles"}, pkgs...)
+	out, err := exec.Command("go", args...).Output()
+	if err != nil {
+		t.Fatalf("go list -export: %v", err)
+	}
+	w := &goPackages{fset: token.NewFileSet(), pkgs: map[string]goPackage{}}
+	for dec := json.NewDecoder(bytes.NewReader(out)); ; {
+		var p goPackage
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		w.pkgs[p.ImportPath] = p
+	}
+	return w
+}
+
+func (w *goPackages) parse(t *testing.T, pkg string) []*ast.File {
+	t.Helper()
+	var files []*ast.File
+	for _, name := range w.pkgs[pkg].GoFiles {
+		f, err := parser.ParseFile(w.fset, filepath.Join(w.pkgs[pkg].Dir, name), nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	return files
+}
+
+// portProblems type-checks files as package path and says where it leaves
+// port (see TestConsumersKeepToTheirPorts).
+func (w *goPackages) portProblems(t *testing.T, path string, files []*ast.File, port string) []string {
+	t.Helper()
+	imp := importer.ForCompiler(w.fset, "gc", func(path string) (io.ReadCloser, error) {
+		p, ok := w.pkgs[path]
+		if !ok || p.Export == "" {
+			return nil, fmt.Errorf("no export data for %s", path)
+		}
+		return os.Open(p.Export)
+	})
+	info := &types.Info{Uses: map[*ast.Ident]types.Object{}, Selections: map[*ast.SelectorExpr]*types.Selection{}}
+	pkg, err := (&types.Config{Importer: imp}).Check(path, w.fset, files, info)
+	if err != nil {
+		t.Fatalf("type-checking %s: %v", path, err)
+	}
+	var st *types.Package
+	for _, p := range pkg.Imports() {
+		if p.Path() == "countersign/store" {
+			st = p
+		}
+	}
+	if st == nil {
+		t.Fatalf("%s does not import countersign/store", path)
+	}
+	tx := st.Scope().Lookup("Tx")
+	narrow := st.Scope().Lookup("Narrow")
+	inTx := map[string]bool{}
+	for m := range tx.Type().Underlying().(*types.Interface).Methods() {
+		inTx[m.Name()] = true
+	}
+
+	// The port and what it is made of.
+	name, allowed := port, map[string]bool{}
+	var parts []*types.Named
+	if port != "" {
+		scope := pkg.Scope()
+		if p, ok := strings.CutPrefix(port, "countersign/store."); ok {
+			scope, name = st.Scope(), "store."+p
+			port = p
+		}
+		obj := scope.Lookup(port)
+		if obj == nil {
+			t.Fatalf("%s declares no %s", path, port)
+		}
+		iface, ok := obj.Type().Underlying().(*types.Interface)
+		if !ok {
+			t.Fatalf("%s's %s is no interface", path, port)
+		}
+		for m := range iface.Methods() {
+			allowed[m.Name()] = true
+		}
+		if obj.Pkg() != pkg {
+			parts = []*types.Named{obj.Type().(*types.Named)}
+		}
+		for e := range iface.EmbeddedTypes() {
+			if n, ok := e.(*types.Named); ok && obj.Pkg() == pkg {
+				parts = append(parts, n)
+			}
+		}
+	}
+
+	// Where store.Tx may be named: in the conversions given to store.Narrow.
+	var converting [][2]token.Pos
+	for _, f := range files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			fun := call.Fun
+			if ix, ok := fun.(*ast.IndexExpr); ok {
+				fun = ix.X
+			}
+			if sel, ok := fun.(*ast.SelectorExpr); ok && info.Uses[sel.Sel] == narrow {
+				for _, a := range call.Args {
+					if lit, ok := a.(*ast.FuncLit); ok {
+						converting = append(converting, [2]token.Pos{lit.Pos(), lit.End()})
+					}
+				}
+			}
+			return true
+		})
+	}
+
+	var problems []string
+	at := func(p token.Pos) string {
+		pos := w.fset.Position(p)
+		return fmt.Sprintf("%s:%d", filepath.Base(pos.Filename), pos.Line)
+	}
+	for id, obj := range info.Uses {
+		if obj != tx {
+			continue
+		}
+		if !slices.ContainsFunc(converting, func(r [2]token.Pos) bool { return r[0] <= id.Pos() && id.Pos() < r[1] }) {
+			problems = append(problems, fmt.Sprintf("%s: %s names store.Tx outside store.Narrow: a transaction is seen whole", at(id.Pos()), path))
+		}
+	}
+	called := map[string]bool{}
+	for sel, s := range info.Selections {
+		f, ok := s.Obj().(*types.Func)
+		if !ok || f.Pkg() != st || !inTx[f.Name()] || !types.IsInterface(s.Recv()) {
+			continue
+		}
+		called[f.Name()] = true
+		if !allowed[f.Name()] {
+			problems = append(problems, fmt.Sprintf("%s: %s calls %s, which is outside %s", at(sel.Pos()), path, f.Name(), orNone(name)))
+		}
+	}
+	for _, part := range parts {
+		iface := part.Underlying().(*types.Interface)
+		if !slices.ContainsFunc(slices.Collect(iface.Methods()), func(m *types.Func) bool { return called[m.Name()] }) {
+			problems = append(problems, fmt.Sprintf("%s: %s is made of %s.%s and never calls it: leave it out", path, name, part.Obj().Pkg().Name(), part.Obj().Name()))
+		}
+	}
+	slices.Sort(problems)
+	return problems
+}
+
+func orNone(port string) string {
+	if port == "" {
+		return "its port (none)"
+	}
+	return port
 }

@@ -1,11 +1,13 @@
 // Package countersign is the domain of the service, a leaf every other
 // package shares: the one error type with the contract's refusal codes (SPEC
-// §4); the task model — kinds, states, the transitions the contract allows
-// and what each move drops, the task events each state sends (SPEC §3, §10); the ids
-// and their rules, one rule each (task, run, account, project, device); the
-// envelope (SPEC §8) with its canonical bytes, task hash and supply hash; the
-// validation of what a task shows (SPEC §12); and the contract's limits as
-// named constants.
+// §4); the task model — kinds, states, the moves the contract allows (the
+// only way a task's state changes) with who makes each, what it drops and
+// the outcome class of an end, the task events each state sends (SPEC §3,
+// §10); the actors a task's history names; the ids and their rules, one
+// rule each (task, run, account, project, device); the envelope (SPEC §8)
+// with its canonical bytes, task hash and supply hash; the validation of
+// what a task shows (SPEC §12); and the contract's limits as named
+// constants.
 //
 // It imports the standard library only: no package of the project and no
 // third-party module (a test enforces it). Storage, HTTP, sealing and the
@@ -15,13 +17,26 @@
 //
 // # States
 //
-// CanMove and Move state the transitions the contract allows, and nothing
-// else:
+// A task changes state only by a Move, and only Transition makes one: the
+// store's MoveTask takes nothing else (the zero Move is refused), and every
+// write path — the door's approvals, rejections, cancellations and Got it,
+// an agent's cancel, the answer run's start and end, the sweep — asks
+// Transition for its move. Transition allows the transitions of SPEC §3,
+// and nothing else, each by those who make it:
 //
-//	confirm, input: open → approved | rejected | cancelled | expired | void
-//	                approved → answering | failed | void
-//	                answering → done | failed
-//	notice:         open → done | cancelled | expired
+//	confirm, input: open → approved | rejected     (the owner, or an approver of a shared task)
+//	                open → cancelled               (the owner or the agent)
+//	                open → expired | void          (the platform)
+//	                approved → answering | failed | void   (the platform)
+//	                answering → done | failed      (the platform)
+//	notice:         open → done                    (the owner's Got it)
+//	                open → cancelled               (the owner or the agent)
+//	                open → expired                 (the platform)
+//
+// CanMove states which (kind, from, to) are allowed. A Move carries what
+// goes with it: the failure reason of a move to failed, the outcome class
+// of an end, what the move drops (which the store applies) and the task
+// event it sends.
 //
 // Two edges go beyond the diagram of SPEC §3, deliberately:
 //
@@ -31,35 +46,30 @@
 //     30-minute deadline ends a task whose run never began. These end the task
 //     failed with preparer_key_unavailable, operation_unknown,
 //     operation_priced, operation_limit_reached, queue_unavailable or
-//     run_not_started. FailureReason.RunBegan and CheckFailure tie each reason
-//     to the state it leaves.
+//     run_not_started; the platform's own checks of the approval and the
+//     sealed copy before the run end it run_refused:confirmation_required
+//     or run_refused:task_unreadable. Only run_unfinished is not a reason
+//     an approved task fails for.
 //   - approved → void: the policy hash and the build are compared with the
 //     envelope before the run begins. A task whose run began (answering) is
 //     never void, because void tells the agent that nothing was written, and a
 //     begun run may have acted; such a task ends done or failed
 //     (run_refused:<code> when the connector, re-checking the policy, refuses;
-//     run_unfinished when it never reports).
-//
-// They state the rule; they do not enforce it. The store moves a task from
-// the state its caller names to the one it asks for (store.Move), checking
-// only that the task is still in the first (and, when asked, not expired).
-// An owner's rejection or acknowledgement and an agent's cancellation ask
-// Move first; approvals, answer runs and sweeps name their moves
-// themselves. Outcome and CheckFailure likewise state the outcome
-// class and the failure reasons that go with each end, while the answer
-// runs and the sweeps set both themselves. Drops is what the store applies
-// for every move.
+//     run_unfinished when it never reports), for no other reason.
 //
 // Expiry applies to open tasks only: an approval accepted before expires_at is
 // carried out, and the 30-minute deadline bounds it. Only open tasks are
 // cancelled or rejected. A refused move out of any state but open is
 // task_closed with the state; a refused move out of open (approving or
-// rejecting a notice, acknowledging a confirm task) is invalid_request.
+// rejecting a notice, acknowledging a confirm task) is invalid_request; a
+// move by someone who does not make it, or with a failure reason that does
+// not fit, is internal_error (a mistake of the service, not of the caller).
 //
 // The outcome class of a terminal task is claimed when the connector's run
-// reported it (done for confirm and input, failed with run_refused:<code>)
-// and observed for everything the platform recorded itself, including an
-// owner's rejection, a cancellation and a notice's Got it.
+// reported it (done for confirm and input, failed with run_refused:<code>
+// once the run began) and observed for everything the platform recorded
+// itself, including an owner's rejection, a cancellation, a notice's Got it
+// and a run_refused:<code> from the platform's checks before the run.
 //
 // # Ids
 //

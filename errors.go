@@ -62,8 +62,8 @@ func Codes() []Code {
 type Error struct {
 	Code    Code
 	Message string
-	// State is the task's state, for TaskClosed.
-	State string
+	// State is the task's state, for TaskClosed and TaskExpired.
+	State State
 	// Task names the task a refusal is about when a request names several
 	// (a batch approval).
 	Task string

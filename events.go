@@ -11,6 +11,14 @@ const (
 	ActorPlatform Actor = "platform" // the service: answer runs, sweeps, expiry
 )
 
+// Actors lists the actors.
+func Actors() []Actor { return []Actor{ActorOwner, ActorApprover, ActorAgent, ActorPlatform} }
+
+// Valid reports whether a is one of the actors.
+func (a Actor) Valid() bool {
+	return a == ActorOwner || a == ActorApprover || a == ActorAgent || a == ActorPlatform
+}
+
 // EventType names a task event an owner's webhook is told of (SPEC §10).
 type EventType string
 

@@ -152,29 +152,6 @@ func (s State) Terminal() bool {
 	return false
 }
 
-// Dropped is what a task loses when it moves from one state to another
-// (SPEC §3): leaving open drops the content and the device copies; the files
-// go too unless the task is approved, whose answer run still needs them;
-// reaching an end drops the sealed copy, the approval, every file and every
-// device copy (even one an unlock wrote while the task was leaving open).
-type Dropped struct {
-	Content      bool
-	DeviceCopies bool
-	Files        bool
-	Sealed       bool // the sealed copy and the owner's approval
-}
-
-// Drops tells what moving from one state to another deletes.
-func Drops(from, to State) Dropped {
-	ends := to.Terminal()
-	return Dropped{
-		Content:      from == StateOpen,
-		DeviceCopies: from == StateOpen || ends,
-		Files:        ends || from == StateOpen && to != StateApproved,
-		Sealed:       ends,
-	}
-}
-
 // StateAt is the state, at now, of a task recorded in state s that expires
 // at expiresAt: an open task whose expiry has come is expired, whether or not
 // the sweep has recorded it yet. Every read and move goes by it; the sweep
@@ -186,116 +163,20 @@ func StateAt(s State, expiresAt, now time.Time) State {
 	return s
 }
 
-// moves holds every allowed transition per kind; anything absent is refused.
-var moves = map[Kind]map[State][]State{
-	KindConfirm: askingMoves,
-	KindInput:   askingMoves,
-	KindNotice: {
-		StateOpen: {StateDone, StateCancelled, StateExpired},
-	},
-}
-
-var askingMoves = map[State][]State{
-	// The owner approves or rejects; the preparer or the owner cancels; the
-	// platform expires it, or voids it when the policy or build changed.
-	StateOpen: {StateApproved, StateRejected, StateCancelled, StateExpired, StateVoid},
-	// The platform starts the run (answering), or cannot (failed with an
-	// admission reason), or finds the policy or build changed before the run
-	// begins (void). No write has been attempted yet.
-	StateApproved: {StateAnswering, StateFailed, StateVoid},
-	// The run reports done or failed, or the platform ends it failed with
-	// run_unfinished. A begun run may have acted, so it is never void.
-	StateAnswering: {StateDone, StateFailed},
-}
-
-// CanMove reports whether a task of kind k may move from one state to
-// another. It allows exactly the transitions of SPEC §3 (see the package
-// documentation for approved → failed and approved → void).
-func CanMove(k Kind, from, to State) bool {
-	for _, s := range moves[k][from] {
-		if s == to {
-			return true
-		}
-	}
-	return false
-}
-
-// Move checks a transition. It returns nil when CanMove allows it; otherwise
-// a refusal: task_closed (with State set to from) when the task has left
-// open, invalid_request for a move from open that the kind does not make
-// (approving a notice, acknowledging a confirm task), and internal_error for
-// an unknown kind or state.
-func Move(k Kind, from, to State) error {
-	if !k.Valid() {
-		return Errorf(Internal, "unknown task kind")
-	}
-	if !from.Valid() || !to.Valid() {
-		return Errorf(Internal, "unknown task state")
-	}
-	if CanMove(k, from, to) {
-		return nil
-	}
-	if from != StateOpen {
-		return &Error{Code: TaskClosed, Message: "the task is " + string(from), State: string(from)}
-	}
-	return Errorf(InvalidRequest, "a %s task cannot move from open to %s", k, to)
-}
-
 // OutcomeClass says who ended a task (SPEC §3).
 type OutcomeClass string
 
 // The outcome classes.
 const (
 	// OutcomeClaimed: the connector's run reported the outcome (done, or
-	// failed with run_refused:<code>).
+	// failed with run_refused:<code> once the run began).
 	OutcomeClaimed OutcomeClass = "claimed"
 	// OutcomeObserved: the platform recorded the end itself (an owner's
 	// reject, cancel or Got it, expiry, timeout, crash, void, a run that
-	// could not start).
+	// could not start, run_refused:<code> from the platform's own checks
+	// before the run).
 	OutcomeObserved OutcomeClass = "observed"
 )
-
-// Outcome returns the outcome class of a task of kind k that ended in state s
-// with failure reason r (r is empty unless s is failed).
-func Outcome(k Kind, s State, r FailureReason) (OutcomeClass, error) {
-	if !k.Valid() {
-		return "", Errorf(Internal, "unknown task kind")
-	}
-	if !s.Terminal() {
-		return "", Errorf(Internal, "a task that is %s has no outcome yet", s)
-	}
-	if !reachable(k, s) {
-		return "", Errorf(Internal, "a %s task cannot end %s", k, s)
-	}
-	if s != StateFailed {
-		if r != "" {
-			return "", Errorf(Internal, "only a failed task has a failure reason")
-		}
-		if s == StateDone && k.Asks() {
-			return OutcomeClaimed, nil
-		}
-		return OutcomeObserved, nil
-	}
-	if !r.Valid() {
-		return "", Errorf(Internal, "a failed task needs a known failure reason")
-	}
-	if _, ok := r.RefusalCode(); ok {
-		return OutcomeClaimed, nil
-	}
-	return OutcomeObserved, nil
-}
-
-// reachable reports whether some allowed move of kind k ends in s.
-func reachable(k Kind, s State) bool {
-	for _, tos := range moves[k] {
-		for _, to := range tos {
-			if to == s {
-				return true
-			}
-		}
-	}
-	return false
-}
 
 // FailureReason says why a task ended failed (SPEC §3).
 type FailureReason string
@@ -318,7 +199,9 @@ const (
 const runRefusedPrefix = "run_refused:"
 
 // RunRefused returns the reason run_refused:<code> for a connector that
-// refused after the approval. The code is 1–64 of [a-z0-9_].
+// refused after the approval, or for the platform's own checks of an
+// approved task before its run (the sealed copy does not open, the approval
+// no longer verifies). The code is 1–64 of [a-z0-9_].
 func RunRefused(code Code) (FailureReason, error) {
 	if !validRefusalCode(string(code)) {
 		return "", Errorf(Internal, "a refusal code is 1 to 64 of a-z, 0-9 and _")
@@ -354,32 +237,6 @@ func (r FailureReason) RefusalCode() (Code, bool) {
 		return "", false
 	}
 	return Code(code), true
-}
-
-// RunBegan reports whether r ends a task whose answer run began (answering):
-// run_unfinished and run_refused:<code>. Every other reason ends a task that
-// is still approved.
-func (r FailureReason) RunBegan() bool {
-	if r == FailRunUnfinished {
-		return true
-	}
-	_, ok := r.RefusalCode()
-	return ok
-}
-
-// CheckFailure checks that a task of kind k in state from may end failed for
-// reason r: the move is allowed and the reason fits whether the run began.
-func CheckFailure(k Kind, from State, r FailureReason) error {
-	if err := Move(k, from, StateFailed); err != nil {
-		return err
-	}
-	if !r.Valid() {
-		return Errorf(Internal, "unknown failure reason")
-	}
-	if r.RunBegan() != (from == StateAnswering) {
-		return Errorf(Internal, "a task that is %s cannot fail for that reason", from)
-	}
-	return nil
 }
 
 func validRefusalCode(s string) bool {

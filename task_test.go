@@ -1,126 +1,12 @@
 package countersign
 
 import (
-	"errors"
 	"strings"
 	"testing"
 	"time"
 )
 
-// allowedMoves is SPEC §3 written out edge by edge, independently of the
-// table in task.go. Every pair of states of every kind not listed here must be
-// refused.
-var allowedMoves = map[string]bool{
-	"confirm open approved":      true,
-	"confirm open rejected":      true,
-	"confirm open cancelled":     true,
-	"confirm open expired":       true,
-	"confirm open void":          true,
-	"confirm approved answering": true,
-	"confirm approved failed":    true,
-	"confirm approved void":      true,
-	"confirm answering done":     true,
-	"confirm answering failed":   true,
-	"input open approved":        true,
-	"input open rejected":        true,
-	"input open cancelled":       true,
-	"input open expired":         true,
-	"input open void":            true,
-	"input approved answering":   true,
-	"input approved failed":      true,
-	"input approved void":        true,
-	"input answering done":       true,
-	"input answering failed":     true,
-	"notice open done":           true,
-	"notice open cancelled":      true,
-	"notice open expired":        true,
-}
-
 var allStates = []State{"open", "approved", "answering", "done", "failed", "rejected", "cancelled", "expired", "void"}
-
-func TestMoveEveryPair(t *testing.T) {
-	t.Parallel()
-	if got := States(); len(got) != len(allStates) {
-		t.Fatalf("States() has %d states, want %d", len(got), len(allStates))
-	}
-	pairs, allowed := 0, 0
-	for _, k := range []Kind{"confirm", "input", "notice"} {
-		for _, from := range allStates {
-			for _, to := range allStates {
-				pairs++
-				name := string(k) + " " + string(from) + " " + string(to)
-				want := allowedMoves[name]
-				if want {
-					allowed++
-				}
-				t.Run(name, func(t *testing.T) {
-					if got := CanMove(k, from, to); got != want {
-						t.Fatalf("CanMove = %v, want %v", got, want)
-					}
-					err := Move(k, from, to)
-					if want {
-						if err != nil {
-							t.Fatalf("Move refused an allowed move: %v", err)
-						}
-						return
-					}
-					var ce *Error
-					if !errors.As(err, &ce) {
-						t.Fatalf("Move = %v, want a *Error", err)
-					}
-					if from == StateOpen {
-						if ce.Code != InvalidRequest {
-							t.Fatalf("code = %s, want invalid_request", ce.Code)
-						}
-						return
-					}
-					if ce.Code != TaskClosed || ce.State != string(from) {
-						t.Fatalf("got code %s state %q, want task_closed state %q", ce.Code, ce.State, from)
-					}
-				})
-			}
-		}
-	}
-	if pairs != 9*9*3 || allowed != len(allowedMoves) {
-		t.Fatalf("checked %d pairs (%d allowed), want 243 (%d allowed)", pairs, allowed, len(allowedMoves))
-	}
-}
-
-func TestMoveRefusesUnknownValues(t *testing.T) {
-	t.Parallel()
-	cases := []struct {
-		name     string
-		k        Kind
-		from, to State
-	}{
-		{"unknown kind", "approval", StateOpen, StateApproved},
-		{"empty kind", "", StateOpen, StateApproved},
-		{"kind in another case", "Confirm", StateOpen, StateApproved},
-		{"unknown from", KindConfirm, "waiting", StateApproved},
-		{"unknown to", KindConfirm, StateOpen, "accepted"},
-		{"empty to", KindNotice, StateOpen, ""},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			if CanMove(c.k, c.from, c.to) {
-				t.Fatal("CanMove allowed it")
-			}
-			if code := ErrorCode(Move(c.k, c.from, c.to)); code != Internal {
-				t.Fatalf("code = %q, want internal_error", code)
-			}
-		})
-	}
-}
-
-func TestMoveSentences(t *testing.T) {
-	t.Parallel()
-	if got := Move(KindNotice, StateOpen, StateApproved).Error(); got != "invalid_request: a notice task cannot move from open to approved" {
-		t.Fatalf("got %q", got)
-	}
-	if got := Move(KindConfirm, StateExpired, StateApproved).Error(); got != "task_closed: the task is expired" {
-		t.Fatalf("got %q", got)
-	}
-}
 
 func TestStatePredicates(t *testing.T) {
 	t.Parallel()
@@ -186,89 +72,16 @@ func TestKindsAndSupplies(t *testing.T) {
 	}
 }
 
-func TestOutcome(t *testing.T) {
-	t.Parallel()
-	refused, err := RunRefused(PolicyDenied)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cases := []struct {
-		k    Kind
-		s    State
-		r    FailureReason
-		want OutcomeClass // "" means refused
-	}{
-		{KindConfirm, StateDone, "", OutcomeClaimed},
-		{KindInput, StateDone, "", OutcomeClaimed},
-		{KindNotice, StateDone, "", OutcomeObserved},
-		{KindConfirm, StateFailed, refused, OutcomeClaimed},
-		{KindInput, StateFailed, "run_refused:conflict", OutcomeClaimed},
-		{KindConfirm, StateFailed, FailRunUnfinished, OutcomeObserved},
-		{KindConfirm, StateFailed, FailRunNotStarted, OutcomeObserved},
-		{KindInput, StateFailed, FailQueueUnavailable, OutcomeObserved},
-		{KindInput, StateFailed, FailPreparerKeyUnavailable, OutcomeObserved},
-		{KindInput, StateFailed, FailOperationPriced, OutcomeObserved},
-		{KindInput, StateFailed, FailOperationUnknown, OutcomeObserved},
-		{KindInput, StateFailed, FailOperationLimitReached, OutcomeObserved},
-		{KindConfirm, StateRejected, "", OutcomeObserved},
-		{KindInput, StateCancelled, "", OutcomeObserved},
-		{KindNotice, StateCancelled, "", OutcomeObserved},
-		{KindConfirm, StateExpired, "", OutcomeObserved},
-		{KindNotice, StateExpired, "", OutcomeObserved},
-		{KindInput, StateVoid, "", OutcomeObserved},
-		// Refused: not terminal, unreachable for the kind, reason mismatch.
-		{KindConfirm, StateOpen, "", ""},
-		{KindConfirm, StateApproved, "", ""},
-		{KindInput, StateAnswering, FailRunUnfinished, ""},
-		{KindNotice, StateFailed, FailRunNotStarted, ""},
-		{KindNotice, StateRejected, "", ""},
-		{KindNotice, StateVoid, "", ""},
-		{KindConfirm, StateFailed, "", ""},
-		{KindConfirm, StateFailed, "timeout", ""},
-		{KindConfirm, StateFailed, "run_refused:", ""},
-		{KindConfirm, StateDone, FailRunUnfinished, ""},
-		{KindConfirm, StateVoid, FailRunNotStarted, ""},
-		{"other", StateDone, "", ""},
-		{KindConfirm, "gone", "", ""},
-	}
-	for _, c := range cases {
-		got, err := Outcome(c.k, c.s, c.r)
-		if c.want == "" {
-			if err == nil {
-				t.Errorf("Outcome(%s, %s, %q) = %s, want a refusal", c.k, c.s, c.r, got)
-			} else if code := ErrorCode(err); code != Internal {
-				t.Errorf("Outcome(%s, %s, %q) code %s", c.k, c.s, c.r, code)
-			}
-			continue
-		}
-		if err != nil || got != c.want {
-			t.Errorf("Outcome(%s, %s, %q) = %q, %v; want %q", c.k, c.s, c.r, got, err, c.want)
-		}
-	}
-}
-
 func TestFailureReasons(t *testing.T) {
 	t.Parallel()
-	fixed := map[FailureReason]bool{ // reason → run began
-		"preparer_key_unavailable":  false,
-		"operation_priced":          false,
-		"operation_unknown":         false,
-		"operation_limit_reached":   false,
-		"queue_unavailable":         false,
-		"run_not_started":           false,
-		"run_unfinished":            true,
-		"run_refused:policy_denied": true,
-		"run_refused:conflict":      true,
-		"run_refused:a":             true,
-		"run_refused:" + FailureReason(strings.Repeat("x", 64)): true,
-	}
-	for r, began := range fixed {
+	for _, r := range []FailureReason{
+		"preparer_key_unavailable", "operation_priced", "operation_unknown", "operation_limit_reached",
+		"queue_unavailable", "run_not_started", "run_unfinished", "run_refused:policy_denied",
+		"run_refused:conflict", "run_refused:a", "run_refused:" + FailureReason(strings.Repeat("x", 64)),
+	} {
 		got, err := ParseFailureReason(string(r))
 		if err != nil || got != r {
 			t.Errorf("ParseFailureReason(%q) = %q, %v", r, got, err)
-		}
-		if r.RunBegan() != began {
-			t.Errorf("%q: RunBegan = %v", r, r.RunBegan())
 		}
 	}
 	for _, s := range []string{
@@ -278,9 +91,6 @@ func TestFailureReasons(t *testing.T) {
 	} {
 		if _, err := ParseFailureReason(s); ErrorCode(err) != InvalidRequest {
 			t.Errorf("ParseFailureReason(%q) = %v, want invalid_request", s, err)
-		}
-		if FailureReason(s).RunBegan() {
-			t.Errorf("%q: RunBegan", s)
 		}
 	}
 }
@@ -300,43 +110,6 @@ func TestRunRefused(t *testing.T) {
 	for _, code := range []Code{"", "Conflict", "two words", "a-b", "x:y", Code(strings.Repeat("a", 65))} {
 		if r, err := RunRefused(code); err == nil {
 			t.Errorf("RunRefused(%q) = %q, want a refusal", code, r)
-		}
-	}
-}
-
-func TestCheckFailure(t *testing.T) {
-	t.Parallel()
-	cases := []struct {
-		k    Kind
-		from State
-		r    FailureReason
-		want Code // "" means allowed
-	}{
-		{KindConfirm, StateApproved, FailRunNotStarted, ""},
-		{KindInput, StateApproved, FailQueueUnavailable, ""},
-		{KindInput, StateApproved, FailOperationPriced, ""},
-		{KindInput, StateApproved, FailPreparerKeyUnavailable, ""},
-		{KindInput, StateApproved, FailOperationUnknown, ""},
-		{KindInput, StateApproved, FailOperationLimitReached, ""},
-		{KindConfirm, StateAnswering, FailRunUnfinished, ""},
-		{KindConfirm, StateAnswering, "run_refused:policy_denied", ""},
-		// The run began: only run_unfinished and run_refused fit.
-		{KindConfirm, StateAnswering, FailRunNotStarted, Internal},
-		{KindConfirm, StateAnswering, FailQueueUnavailable, Internal},
-		// The run did not begin: neither fits.
-		{KindConfirm, StateApproved, FailRunUnfinished, Internal},
-		{KindConfirm, StateApproved, "run_refused:conflict", Internal},
-		{KindConfirm, StateApproved, "", Internal},
-		{KindConfirm, StateApproved, "crashed", Internal},
-		// The move itself is refused.
-		{KindConfirm, StateOpen, FailRunNotStarted, InvalidRequest},
-		{KindNotice, StateOpen, FailRunNotStarted, InvalidRequest},
-		{KindConfirm, StateDone, FailRunUnfinished, TaskClosed},
-		{KindConfirm, StateFailed, FailRunUnfinished, TaskClosed},
-	}
-	for _, c := range cases {
-		if got := ErrorCode(CheckFailure(c.k, c.from, c.r)); got != c.want {
-			t.Errorf("CheckFailure(%s, %s, %q) = %q, want %q", c.k, c.from, c.r, got, c.want)
 		}
 	}
 }

@@ -117,8 +117,11 @@ func (e *Enclave) AnswerJob(ctx context.Context, job store.AnswerJob) error {
 		limit = min(limit, p.op.ComputeLimit())
 		input, _ = marshal(map[string]string{"operation": p.op.Name, "task_id": t.ID})
 		now := e.clock()
-		moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, From: countersign.StateApproved, To: countersign.StateAnswering,
-			At: now, Actor: "platform", Run: run})
+		begin, err := countersign.Transition(t.Kind, countersign.StateApproved, countersign.StateAnswering, countersign.ActorPlatform, "")
+		if err != nil {
+			return err
+		}
+		moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, Move: begin, At: now, Run: run})
 		if err != nil || !moved {
 			return err
 		}
@@ -375,21 +378,23 @@ func (e *Enclave) batchSentence(p *prepared, a approval.Record, at time.Time) (s
 // sentence is sealed into the task's history entry when p read the
 // envelope (its title and summary).
 func (e *Enclave) endApproved(ctx context.Context, tx endTx, t store.Task, end *ending, p *prepared) error {
-	to, reason := countersign.StateFailed, string(end.reason)
+	to, reason := countersign.StateFailed, end.reason
 	if end.void {
 		to, reason = countersign.StateVoid, ""
+	}
+	m, err := countersign.Transition(t.Kind, countersign.StateApproved, to, countersign.ActorPlatform, reason)
+	if err != nil {
+		return err
 	}
 	var entry []byte
 	if end.refusal != "" && p != nil && p.envelope.ID == t.ID {
 		entry = e.endedEntry(t, p.envelope.Display, entryResult{Text: shownSentence(end.refusal + " Nothing was written.")})
 	}
-	moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, From: countersign.StateApproved, To: countersign.State(string(to)),
-		At: e.clock(), Actor: "platform", Run: t.AnswerRun, OutcomeClass: countersign.OutcomeObserved, FailureReason: countersign.FailureReason(reason),
-		Entry: entry})
+	moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, Move: m, At: e.clock(), Run: t.AnswerRun, Entry: entry})
 	if err != nil || !moved {
 		return err
 	}
-	told := reason
+	told := string(reason)
 	if told == "" {
 		told = end.code
 	}
@@ -454,7 +459,11 @@ func (e *Enclave) answer(ctx context.Context, p *prepared, run string, limit tim
 			next = o.ID
 		}
 	}
-	state, outcome, reason, result, sentence := e.outcome(out, runErr)
+	state, reason, result, sentence := e.outcome(out, runErr)
+	finish, err := countersign.Transition(t.Kind, countersign.StateAnswering, state, countersign.ActorPlatform, reason)
+	if err != nil {
+		return err
+	}
 	told := entryResult{Text: shownSentence(sentence)}
 	if state == countersign.StateDone {
 		told = e.shownOutcome(p.conn.Name, rep.Outcome)
@@ -472,8 +481,7 @@ func (e *Enclave) answer(ctx context.Context, p *prepared, run string, limit tim
 	// for a run that never reports.
 	err = e.untilStored(ctx, time.Now().Add(countersign.AnswerRunDeadline), func(tx enclaveTx) error {
 		// The end, its result and the next turns in one statement.
-		moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, From: countersign.StateAnswering, To: countersign.State(string(state)),
-			At: e.clock(), Actor: "platform", Run: run, OutcomeClass: countersign.OutcomeClass(string(outcome)), FailureReason: countersign.FailureReason(string(reason)),
+		moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, Move: finish, At: e.clock(), Run: run,
 			Answer: &store.Answer{Result: sealed, NextTaskID: next, NoticeID: notice}, Entry: entry})
 		if err != nil {
 			return err
@@ -583,13 +591,13 @@ func (e *Enclave) openFiles(ctx context.Context, tx store.TaskContent, p *prepar
 // outcome turns what an answer handler returned into the task's end: done
 // with its result, or failed run_refused:<code> with a sentence that says
 // whether the write happened (for the owner's history too).
-func (e *Enclave) outcome(out any, runErr error) (countersign.State, countersign.OutcomeClass, countersign.FailureReason, any, string) {
-	refusedWith := func(code countersign.Code, sentence string, wrote bool) (countersign.State, countersign.OutcomeClass, countersign.FailureReason, any, string) {
+func (e *Enclave) outcome(out any, runErr error) (countersign.State, countersign.FailureReason, any, string) {
+	refusedWith := func(code countersign.Code, sentence string, wrote bool) (countersign.State, countersign.FailureReason, any, string) {
 		r, err := countersign.RunRefused(code)
 		if err != nil {
 			r, _ = countersign.RunRefused(countersign.Internal)
 		}
-		return countersign.StateFailed, countersign.OutcomeClaimed, r, map[string]any{"ok": false, "error": string(code) + ": " + sentence, "wrote": wrote}, sentence
+		return countersign.StateFailed, r, map[string]any{"ok": false, "error": string(code) + ": " + sentence, "wrote": wrote}, sentence
 	}
 	var rf *connectors.Refusal
 	var ce *countersign.Error
@@ -606,5 +614,5 @@ func (e *Enclave) outcome(out any, runErr error) (countersign.State, countersign
 	if err != nil || len(b) == 0 || b[0] != '{' || len(b) > countersign.MaxResultBytes {
 		return refusedWith(countersign.Internal, fmt.Sprintf("The connector's result is not a JSON object of at most %d bytes. Whether the write happened is not known.", countersign.MaxResultBytes), false)
 	}
-	return countersign.StateDone, countersign.OutcomeClaimed, "", json.RawMessage(b), ""
+	return countersign.StateDone, "", json.RawMessage(b), ""
 }

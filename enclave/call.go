@@ -185,7 +185,7 @@ func (e *Enclave) agent(ctx context.Context, key string) (store.Agent, error) {
 // transport turns a store failure into the transient refusal agents get.
 func transport(err error) error {
 	if errors.Is(err, store.ErrUnavailable) {
-		return &countersign.Error{Code: countersign.TaskStoreUnavailable, Message: "the store is unavailable; try again shortly", RetryAfter: 5 * time.Second}
+		return &countersign.Error{Code: countersign.TaskStoreUnavailable, Message: "the store is unavailable; try again shortly", RetryAfter: countersign.RetryShortly}
 	}
 	return err
 }

@@ -310,7 +310,15 @@ func TestCiphertextOnly(t *testing.T) {
 				// A closed task leaves its ciphertext behind in dead rows and
 				// freed pages: still no canary.
 				if err := db.Tx(ctx, func(tx store.Tx) error {
-					_, err := tx.MoveTask(ctx, store.Move{ID: got.ID, From: countersign.StateOpen, To: countersign.StateRejected, At: t0, Actor: "owner"})
+					k, err := tx.Task(ctx, got.ID)
+					if err != nil {
+						return err
+					}
+					reject, err := countersign.Transition(k.Kind, countersign.StateOpen, countersign.StateRejected, countersign.ActorOwner, "")
+					if err != nil {
+						return err
+					}
+					_, err = tx.MoveTask(ctx, store.Move{ID: got.ID, Move: reject, At: t0})
 					return err
 				}); err != nil {
 					t.Fatal(err)

@@ -70,30 +70,37 @@ func (e *Enclave) Sweep(ctx context.Context) (SweepResult, error) {
 			return err
 		}
 		for _, t := range stale {
-			m := store.Move{ID: t.ID, From: t.State, At: now, Actor: "platform", Run: t.AnswerRun,
-				OutcomeClass: countersign.OutcomeObserved}
+			var to countersign.State
+			var reason countersign.FailureReason
 			switch t.State {
 			case countersign.StateOpen:
-				m.To = countersign.StateExpired
+				to = countersign.StateExpired
 			case countersign.StateApproved:
-				m.To, m.FailureReason = countersign.StateFailed, countersign.FailRunNotStarted
+				to, reason = countersign.StateFailed, countersign.FailRunNotStarted
 			case countersign.StateAnswering:
-				m.To, m.FailureReason = countersign.StateFailed, countersign.FailRunUnfinished
+				to, reason = countersign.StateFailed, countersign.FailRunUnfinished
 			default:
 				continue
 			}
-			moved, err := tx.MoveTask(ctx, m)
+			m, err := countersign.Transition(t.Kind, t.State, to, countersign.ActorPlatform, reason)
+			if err != nil {
+				// A row the domain cannot end (a notice that is not
+				// open) stops no other task's end.
+				e.log.Error("the sweep cannot end a task", "task", t.ID, "err", err)
+				continue
+			}
+			moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, Move: m, At: now, Run: t.AnswerRun})
 			if err != nil {
 				return err
 			}
 			if !moved {
 				continue
 			}
-			switch m.To {
+			switch to {
 			case countersign.StateExpired:
 				res.Expired++
 			default:
-				if m.FailureReason == countersign.FailRunNotStarted {
+				if reason == countersign.FailRunNotStarted {
 					res.NotStarted++
 				} else {
 					res.Unfinished++

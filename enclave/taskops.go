@@ -267,11 +267,11 @@ func (e *Enclave) taskCancel(ctx context.Context, agent string, project store.Pr
 		}
 		now := e.clock()
 		state := countersign.StateAt(t.State, t.ExpiresAt, now)
-		if err := countersign.Move(t.Kind, state, countersign.StateCancelled); err != nil {
-			return closed(string(state)) // an expired task is closed for its preparer
+		cancel, err := countersign.Transition(t.Kind, state, countersign.StateCancelled, countersign.ActorAgent, "")
+		if err != nil {
+			return closed(state) // an expired task is closed for its preparer
 		}
-		moved, err := tx.MoveTask(ctx, store.Move{ID: id, From: t.State, To: countersign.StateCancelled,
-			At: now, Actor: "agent", OutcomeClass: countersign.OutcomeObserved, Unexpired: now})
+		moved, err := tx.MoveTask(ctx, store.Move{ID: id, Move: cancel, At: now, Unexpired: now})
 		if err == nil && !moved {
 			return closed("")
 		}
@@ -326,10 +326,10 @@ func (e *Enclave) taskList(ctx context.Context, agent string, project store.Proj
 }
 
 // closed is the refusal for a task that has left open.
-func closed(state string) error {
+func closed(state countersign.State) error {
 	e := countersign.Errorf(countersign.TaskClosed, "the task is no longer open")
 	if state != "" {
-		e.Message = "the task is " + state
+		e.Message = "the task is " + string(state)
 		e.State = state
 	}
 	return e

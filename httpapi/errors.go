@@ -76,7 +76,7 @@ func writeOwnerError(w http.ResponseWriter, log *slog.Logger, err error) {
 		Error:    e.Message,
 		Reason:   string(e.Code),
 		Terminal: status < 500 && status != http.StatusTooManyRequests,
-		State:    e.State,
+		State:    string(e.State),
 		TaskID:   e.Task,
 	})
 }

@@ -236,7 +236,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	if err := s.opts.Store.Ping(ctx); err != nil {
 		s.opts.Logger.Warn("readiness check failed", "err", err)
-		w.Header().Set("Retry-After", "5")
+		setRetryAfter(w, countersign.RetryShortly)
 		writeJSON(w, http.StatusServiceUnavailable, readyAnswer{Status: "store unavailable"})
 		return
 	}

@@ -119,10 +119,10 @@ func (s *Service) approveShared(ctx context.Context, sess Session, t store.Task,
 			if err != nil {
 				return err
 			}
-			return closed(string(cur.State))
+			return closed(cur.State)
 		}
 		if !s.clock().Before(t.ExpiresAt) {
-			return &countersign.Error{Code: countersign.TaskExpired, Message: "the task expired before the approval arrived", State: string(countersign.StateOpen)}
+			return &countersign.Error{Code: countersign.TaskExpired, Message: "the task expired before the approval arrived", State: countersign.StateOpen}
 		}
 		others, err := tx.TaskApprovers(ctx, t.ID)
 		if err != nil {
@@ -155,13 +155,16 @@ func (s *Service) approveShared(ctx context.Context, sess Session, t store.Task,
 			// changed.
 			return tx.NotifyTask(ctx, t.ID, countersign.StateOpen)
 		}
-		moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, From: countersign.StateOpen, To: countersign.StateApproved,
-			At: now, Actor: countersign.Actor(role(sess, t)), Run: run, AnswerRun: run, Unexpired: s.clock()})
+		approve, err := countersign.Transition(t.Kind, countersign.StateOpen, countersign.StateApproved, actor(sess, t), "")
+		if err != nil {
+			return err
+		}
+		moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, Move: approve, At: now, Run: run, AnswerRun: run, Unexpired: s.clock()})
 		if err != nil {
 			return err
 		}
 		if !moved {
-			return &countersign.Error{Code: countersign.TaskExpired, Message: "the task expired before the approval arrived", State: string(countersign.StateOpen)}
+			return &countersign.Error{Code: countersign.TaskExpired, Message: "the task expired before the approval arrived", State: countersign.StateOpen}
 		}
 		out.State, out.Run = string(countersign.StateApproved), run
 		return tx.EnqueueAnswer(ctx, store.AnswerJob{TaskID: t.ID, Run: run})

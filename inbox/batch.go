@@ -100,9 +100,9 @@ func (s *Service) BatchApprove(ctx context.Context, sess Session, req BatchAppro
 		var refusal error
 		switch {
 		case t.State != countersign.StateOpen:
-			refusal = closed(string(t.State))
+			refusal = closed(t.State)
 		case !now.Before(t.ExpiresAt):
-			refusal = &countersign.Error{Code: countersign.TaskExpired, Message: "the task expired before the approval arrived", State: string(t.State)}
+			refusal = &countersign.Error{Code: countersign.TaskExpired, Message: "the task expired before the approval arrived", State: t.State}
 		case t.Shared():
 			refusal = countersign.Errorf(countersign.InvalidRequest, "this task waits for %d approvals of several accounts: approve it alone", t.Threshold)
 		case t.Kind != countersign.KindConfirm:
@@ -124,7 +124,7 @@ func (s *Service) BatchApprove(ctx context.Context, sess Session, req BatchAppro
 	}
 	for _, t := range tasks {
 		if !at.Before(t.ExpiresAt) {
-			return BatchApproved{}, refuseTask(t.ID, &countersign.Error{Code: countersign.TaskExpired, Message: "the approval is dated at or after the task's expiry", State: string(t.State)})
+			return BatchApproved{}, refuseTask(t.ID, &countersign.Error{Code: countersign.TaskExpired, Message: "the approval is dated at or after the task's expiry", State: t.State})
 		}
 	}
 	sentence, err := approval.BatchApproval{Account: sess.AccountID, Project: first.Project, Tasks: req.Tasks, Summaries: req.Summaries, At: at}.Sentence()
@@ -173,8 +173,12 @@ func (s *Service) BatchApprove(ctx context.Context, sess Session, req BatchAppro
 	err = s.store.Tx(ctx, func(tx doorTx) error {
 		for _, i := range order {
 			t, run := tasks[i], out.Tasks[i].Run
-			moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, From: countersign.StateOpen, To: countersign.StateApproved,
-				At: now, Actor: "owner", Run: run, AnswerRun: run, Unexpired: s.clock(), Approval: records[i]})
+			approve, err := countersign.Transition(t.Kind, countersign.StateOpen, countersign.StateApproved, countersign.ActorOwner, "")
+			if err != nil {
+				return refuseTask(t.ID, err)
+			}
+			moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, Move: approve,
+				At: now, Run: run, AnswerRun: run, Unexpired: s.clock(), Approval: records[i]})
 			if err != nil {
 				return err
 			}
@@ -184,9 +188,9 @@ func (s *Service) BatchApprove(ctx context.Context, sess Session, req BatchAppro
 					return err
 				}
 				if cur.State == countersign.StateOpen {
-					return refuseTask(t.ID, &countersign.Error{Code: countersign.TaskExpired, Message: "the task expired before the approval arrived", State: string(cur.State)})
+					return refuseTask(t.ID, &countersign.Error{Code: countersign.TaskExpired, Message: "the task expired before the approval arrived", State: cur.State})
 				}
-				return refuseTask(t.ID, closed(string(cur.State)))
+				return refuseTask(t.ID, closed(cur.State))
 			}
 		}
 		fresh, err := tx.SpendNonce(ctx, sess.AccountID, v.Nonce[:], at.Add(approval.ConfirmationMaxAge+time.Minute))

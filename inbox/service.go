@@ -114,11 +114,15 @@ func (s *Service) claim(account, sentence string, signed approval.Signed) approv
 
 func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Second) }
 
+// rpcRetry is the wait a refusal names when the NEAR RPC could not be
+// reached to check a signature's key.
+const rpcRetry = 10 * time.Second
+
 // storeErr turns an unreachable store into the owner's transient refusal,
 // which still carries the store's error for the operator's log.
 func storeErr(err error) error {
 	if errors.Is(err, store.ErrUnavailable) {
-		return fmt.Errorf("%w: %w", &countersign.Error{Code: countersign.UpstreamUnavailable, Message: "the store is unavailable; try again shortly", RetryAfter: 5 * time.Second}, err)
+		return fmt.Errorf("%w: %w", &countersign.Error{Code: countersign.UpstreamUnavailable, Message: "the store is unavailable; try again shortly", RetryAfter: countersign.RetryShortly}, err)
 	}
 	return err
 }
@@ -151,7 +155,7 @@ func signatureRefusal(err error, refused countersign.Code) error {
 	case approval.ForeignCallback:
 		return countersign.Errorf(countersign.InvalidStatement, "%s", msg)
 	case approval.UpstreamUnavailable:
-		return &countersign.Error{Code: countersign.UpstreamUnavailable, Message: "the NEAR RPC cannot be reached; try again shortly", RetryAfter: 10 * time.Second}
+		return &countersign.Error{Code: countersign.UpstreamUnavailable, Message: "the NEAR RPC cannot be reached; try again shortly", RetryAfter: rpcRetry}
 	case approval.InvalidSignature, approval.NotFullAccess, approval.UnknownKey, approval.OutOfWindow:
 		return countersign.Errorf(refused, "%s", msg)
 	}

@@ -142,6 +142,15 @@ func role(sess Session, t store.Task) string {
 	return RoleApprover
 }
 
+// actor is who the session's account is to t when it moves it: its owner,
+// or an approver of a shared task of another owner.
+func actor(sess Session, t store.Task) countersign.Actor {
+	if t.Owner == sess.AccountID {
+		return countersign.ActorOwner
+	}
+	return countersign.ActorApprover
+}
+
 // view renders a task for the session's device, with its ciphertext when it
 // is waiting at now (a task past its expiry is shown expired, without it).
 // errLeftOpen is view's word for a task read as open whose content was
@@ -270,7 +279,7 @@ func (s *Service) File(ctx context.Context, sess Session, id string, n int) ([]b
 			return err
 		}
 		if state := countersign.StateAt(t.State, t.ExpiresAt, s.clock()); state != countersign.StateOpen {
-			return closed(string(state))
+			return closed(state)
 		}
 		blob, err = tx.File(ctx, id, n)
 		if errors.Is(err, store.ErrNotFound) {
@@ -323,11 +332,11 @@ func (s *Service) Origin(ctx context.Context, sess Session, id string) (Origin, 
 
 // errExpired refuses a move of an open task whose expiry has come, before the
 // sweep records it.
-var errExpired = &countersign.Error{Code: countersign.TaskExpired, Message: "the task expired", State: string(countersign.StateExpired)}
+var errExpired = &countersign.Error{Code: countersign.TaskExpired, Message: "the task expired", State: countersign.StateExpired}
 
 // closed is the refusal for a task no longer open.
-func closed(state string) error {
-	return &countersign.Error{Code: countersign.TaskClosed, Message: "the task is " + state, State: state}
+func closed(state countersign.State) error {
+	return &countersign.Error{Code: countersign.TaskClosed, Message: "the task is " + string(state), State: state}
 }
 
 // ApproveRequest is the body of POST /inbox/tasks/{id}/approve.
@@ -402,12 +411,16 @@ func (s *Service) Approve(ctx context.Context, sess Session, id string, req Appr
 	if err != nil {
 		return Approved{}, err
 	}
+	approve, err := countersign.Transition(t.Kind, countersign.StateOpen, countersign.StateApproved, countersign.ActorOwner, "")
+	if err != nil {
+		return Approved{}, err
+	}
 	run := countersign.NewRunID()
 	err = s.store.Tx(ctx, func(tx doorTx) error {
 		// The move also requires the task not to have expired meanwhile
 		// (the signature check may have waited on the chain).
-		moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, From: countersign.StateOpen, To: countersign.StateApproved,
-			At: now, Actor: "owner", Run: run, AnswerRun: run, Unexpired: s.clock(), Approval: record})
+		moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, Move: approve,
+			At: now, Run: run, AnswerRun: run, Unexpired: s.clock(), Approval: record})
 		if err != nil {
 			return err
 		}
@@ -417,9 +430,9 @@ func (s *Service) Approve(ctx context.Context, sess Session, id string, req Appr
 				return err
 			}
 			if cur.State == countersign.StateOpen {
-				return &countersign.Error{Code: countersign.TaskExpired, Message: "the task expired before the approval arrived", State: string(cur.State)}
+				return &countersign.Error{Code: countersign.TaskExpired, Message: "the task expired before the approval arrived", State: cur.State}
 			}
-			return closed(string(cur.State))
+			return closed(cur.State)
 		}
 		fresh, err := tx.SpendNonce(ctx, sess.AccountID, v.Nonce[:], at.Add(approval.ConfirmationMaxAge+time.Minute))
 		if err != nil {
@@ -442,9 +455,9 @@ func (s *Service) Approve(ctx context.Context, sess Session, id string, req Appr
 func checkApproval(now time.Time, t store.Task, req ApproveRequest) error {
 	switch {
 	case t.State != countersign.StateOpen:
-		return closed(string(t.State))
+		return closed(t.State)
 	case !now.Before(t.ExpiresAt):
-		return &countersign.Error{Code: countersign.TaskExpired, Message: "the task expired before the approval arrived", State: string(t.State)}
+		return &countersign.Error{Code: countersign.TaskExpired, Message: "the task expired before the approval arrived", State: t.State}
 	case t.Kind == countersign.KindNotice:
 		return countersign.Errorf(countersign.InvalidRequest, "a notice asks nothing: acknowledge it instead")
 	case t.Supplies == countersign.SuppliesNone && req.Supplied != nil:
@@ -459,7 +472,7 @@ func checkApproval(now time.Time, t store.Task, req ApproveRequest) error {
 		return countersign.Errorf(countersign.ConfirmationRequired, "the approval is older than 10 minutes or from the future; sign it again")
 	}
 	if !at.Before(t.ExpiresAt) {
-		return &countersign.Error{Code: countersign.TaskExpired, Message: "the approval is dated at or after the task's expiry", State: string(t.State)}
+		return &countersign.Error{Code: countersign.TaskExpired, Message: "the approval is dated at or after the task's expiry", State: t.State}
 	}
 	return nil
 }
@@ -533,7 +546,7 @@ func (s *Service) move(ctx context.Context, sess Session, id string, to counters
 			return err
 		}
 		if t.State != countersign.StateOpen {
-			return closed(string(t.State))
+			return closed(t.State)
 		}
 		if countersign.StateAt(t.State, t.ExpiresAt, now) == countersign.StateExpired {
 			return errExpired
@@ -543,11 +556,11 @@ func (s *Service) move(ctx context.Context, sess Session, id string, to counters
 				return err
 			}
 		}
-		if err := countersign.Move(t.Kind, countersign.StateOpen, to); err != nil {
+		m, err := countersign.Transition(t.Kind, countersign.StateOpen, to, actor(sess, t), "")
+		if err != nil {
 			return err
 		}
-		moved, err := tx.MoveTask(ctx, store.Move{ID: id, From: countersign.StateOpen, To: to,
-			At: now, Actor: countersign.Actor(role(sess, t)), By: sess.AccountID, OutcomeClass: countersign.OutcomeObserved, Unexpired: now})
+		moved, err := tx.MoveTask(ctx, store.Move{ID: id, Move: m, At: now, By: sess.AccountID, Unexpired: now})
 		if err == nil && !moved {
 			cur, err := tx.Task(ctx, id)
 			if err != nil {
@@ -556,7 +569,7 @@ func (s *Service) move(ctx context.Context, sess Session, id string, to counters
 			if countersign.StateAt(cur.State, cur.ExpiresAt, now) == countersign.StateExpired && cur.State == countersign.StateOpen {
 				return errExpired
 			}
-			return closed(string(cur.State))
+			return closed(cur.State)
 		}
 		return err
 	})
@@ -588,8 +601,11 @@ func cancelWaiting(ctx context.Context, tx cancelTx, owner, preparer, project st
 		if preparer != "" && t.Preparer != preparer || project != "" && t.Project != project {
 			continue
 		}
-		moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, From: countersign.StateOpen, To: countersign.StateCancelled,
-			At: now, Actor: "owner", OutcomeClass: countersign.OutcomeObserved, Unexpired: now})
+		cancel, err := countersign.Transition(t.Kind, countersign.StateOpen, countersign.StateCancelled, countersign.ActorOwner, "")
+		if err != nil {
+			return 0, err
+		}
+		moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, Move: cancel, At: now, Unexpired: now})
 		if err != nil {
 			return 0, err
 		}
@@ -638,7 +654,7 @@ func (s *Service) History(ctx context.Context, sess Session, id string) ([]Histo
 		}
 		events, err := tx.Events(ctx, id)
 		for _, e := range events {
-			out = append(out, HistoryEntry{From: string(e.From), To: string(e.To), Actor: e.Actor, Run: e.Run, At: e.At.Format(countersign.TimeFormat)})
+			out = append(out, HistoryEntry{From: string(e.From), To: string(e.To), Actor: string(e.Actor), Run: e.Run, At: e.At.Format(countersign.TimeFormat)})
 		}
 		return err
 	})

@@ -42,6 +42,9 @@ var (
 	// ErrUnavailable wraps a failure to reach the database; it is the only
 	// transient error.
 	ErrUnavailable = errors.New("store: unavailable")
+	// ErrNoMove: MoveTask was given a zero countersign.Move; a task's
+	// state changes only by a move countersign.Transition made.
+	ErrNoMove = errors.New("store: a task moves only by a countersign.Transition")
 )
 
 // Store opens transactions. Every state change happens in one transaction
@@ -855,9 +858,10 @@ type Tasks interface {
 	LockOwner(ctx context.Context, owner string) error
 	// Task returns a task's metadata (ErrNotFound).
 	Task(ctx context.Context, id string) (Task, error)
-	// MoveTask changes a task's state if and only if it is in m.From
-	// (compare-and-set), appends the event, and drops what the new state may
-	// no longer hold (see Move). It reports whether the move happened. The
+	// MoveTask changes a task's state if and only if it is in the state
+	// m.Move leaves and of its kind (compare-and-set), appends the event,
+	// and drops what the new state may no longer hold (see Move). It
+	// reports whether the move happened; a zero m.Move is ErrNoMove. The
 	// owner is told (a task event, the webhook's event) and, for a shared
 	// task, each of its approvers as well.
 	MoveTask(ctx context.Context, m Move) (bool, error)
@@ -1033,29 +1037,31 @@ type TaskCiphertext struct {
 	DeviceCopies map[string][]byte // device id → content key wrapped to it
 }
 
-// Move is a compare-and-set of a task's state.
+// Move is a compare-and-set of a task's state: the domain's move
+// (countersign.Transition, the only maker of one) applied to one task.
 //
 // Leaving "open" deletes the content and the device copies at once; files
 // are deleted too unless the task moves to "approved", whose answer run
 // still needs them. Reaching a state a task ends in (any but open, approved
 // and answering) deletes the sealed copy, every file and every device copy,
-// sets the closing time, and ends the task's history entry (its state,
-// failure reason and time, and its body when Entry is set); a shared
-// task's approvals lose their signed records.
+// sets the closing time and the outcome class, and ends the task's history
+// entry (its state, failure reason and time, and its body when Entry is
+// set); a shared task's approvals lose their signed records. What goes is
+// the move's Drops.
 type Move struct {
-	ID       string
-	From, To countersign.State
-	At       time.Time
-	Actor    countersign.Actor
-	Run      string // the run concerned, if any, for the event
+	ID string
+	// Move is the task's kind, the states it leaves and reaches, who moves
+	// it, its failure reason and outcome class. MoveTask refuses the zero
+	// Move, and does not move a task of another kind.
+	Move countersign.Move
+	At   time.Time
+	Run  string // the run concerned, if any, for the event
 	// By, on a move to rejected, is the account that rejected the task.
 	By        string
 	AnswerRun string // set as the task's answer run when not empty
 	// Unexpired, when set, also requires the task not to have expired by
 	// then (an approval must arrive before expires_at).
-	Unexpired     time.Time
-	OutcomeClass  countersign.OutcomeClass
-	FailureReason countersign.FailureReason
+	Unexpired time.Time
 	// Approval, when set, is kept by the move as the task's approval (the
 	// signed pieces and the sealed supply and note) for the answer run to
 	// check again; leaving open drops it with the sealed copy.
@@ -1079,7 +1085,7 @@ type Event struct {
 	TaskID string
 	From   countersign.State
 	To     countersign.State
-	Actor  string // a countersign.Actor
+	Actor  countersign.Actor
 	Run    string
 	At     time.Time
 }

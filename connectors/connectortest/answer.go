@@ -120,10 +120,10 @@ func (h *Harness) approve(id string, supplied []byte, note string) (*record, cou
 	}
 	switch state := rec.status.State; {
 	case state != countersign.StateOpen:
-		return nil, env, &countersign.Error{Code: countersign.TaskClosed, Message: "the task is " + string(state), State: string(state)}
+		return nil, env, &countersign.Error{Code: countersign.TaskClosed, Message: "the task is " + string(state), State: state}
 	case !now.Before(env.ExpiresAt):
 		rec.status.State = countersign.StateExpired // as the platform's sweep ends it
-		return nil, env, &countersign.Error{Code: countersign.TaskExpired, Message: "the task expired before the approval arrived", State: string(state)}
+		return nil, env, &countersign.Error{Code: countersign.TaskExpired, Message: "the task expired before the approval arrived", State: state}
 	case env.Kind == countersign.KindNotice:
 		return nil, env, countersign.Errorf(countersign.InvalidRequest, "a notice asks nothing: acknowledge it instead")
 	case env.AnswerBy.Supplies == countersign.SuppliesNone && supplied != nil:
@@ -131,7 +131,7 @@ func (h *Harness) approve(id string, supplied []byte, note string) (*record, cou
 	case env.AnswerBy.Supplies != countersign.SuppliesNone && supplied == nil:
 		return nil, env, countersign.Errorf(countersign.InvalidRequest, "this task needs the owner's %s", env.AnswerBy.Supplies)
 	}
-	if err := countersign.Move(env.Kind, rec.status.State, countersign.StateApproved); err != nil {
+	if _, err := countersign.Transition(env.Kind, rec.status.State, countersign.StateApproved, countersign.ActorOwner, ""); err != nil {
 		return nil, env, err
 	}
 	rec.status.State = countersign.StateApproved
@@ -154,7 +154,7 @@ func (h *Harness) approve(id string, supplied []byte, note string) (*record, cou
 func (h *Harness) finish(rec *record, to countersign.State, reason countersign.FailureReason, result json.RawMessage) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if err := countersign.Move(rec.opened.Task.Kind, rec.status.State, to); err != nil && h.t != nil {
+	if _, err := countersign.Transition(rec.opened.Task.Kind, rec.status.State, to, countersign.ActorPlatform, reason); err != nil && h.t != nil {
 		h.t.Errorf("connectortest: task %s cannot move from %s to %s: %v", rec.opened.Task.ID, rec.status.State, to, err)
 	}
 	rec.status = Status{State: to, FailureReason: reason, Result: result}

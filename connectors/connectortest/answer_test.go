@@ -226,7 +226,7 @@ func TestAnswerClosedCarriesTheState(t *testing.T) {
 	}
 	_, _, err := h.Answer(ctx, o, nil, "")
 	var e *countersign.Error
-	if !errors.As(err, &e) || e.Code != countersign.TaskClosed || e.State != string(countersign.StateDone) {
+	if !errors.As(err, &e) || e.Code != countersign.TaskClosed || e.State != countersign.StateDone {
 		t.Fatalf("got %#v", err)
 	}
 }

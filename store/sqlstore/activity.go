@@ -144,5 +144,5 @@ func endEntry(m store.Move) stmt {
 		sealed = m.Entry
 	}
 	return stmt{`UPDATE activity SET state = ?, failure_reason = ?, at = ?, sealed = COALESCE(?, sealed)
-		WHERE id = ? AND via = '` + store.ViaTask + `'`, []any{m.To, string(m.FailureReason), m.At.Unix(), sealed, m.ID}}
+		WHERE id = ? AND via = '` + store.ViaTask + `'`, []any{m.Move.To(), string(m.Move.Reason()), m.At.Unix(), sealed, m.ID}}
 }

@@ -99,16 +99,20 @@ func TestOutboxFollowsCommittedChanges(t *testing.T) {
 			}
 			tx(func(tx store.Tx) error { return tx.InsertTask(ctx, k, c) })
 		}
-		move := func(id string, from, to countersign.State, terminal bool) {
+		move := func(id string, k countersign.Kind, from, to countersign.State, by countersign.Actor) {
 			tx(func(tx store.Tx) error {
-				_, err := tx.MoveTask(ctx, store.Move{ID: id, From: from, To: to, At: t0, Actor: countersign.ActorPlatform, AnswerRun: "run2"})
+				m, err := countersign.Transition(k, from, to, by, "")
+				if err != nil {
+					return err
+				}
+				_, err = tx.MoveTask(ctx, store.Move{ID: id, Move: m, At: t0, AnswerRun: "run2"})
 				return err
 			})
 		}
 		insert("run1-1", "alice.near", "input")
-		move("run1-1", countersign.StateOpen, countersign.StateApproved, false)
-		move("run1-1", countersign.StateApproved, countersign.StateAnswering, false)
-		move("run1-1", countersign.StateAnswering, countersign.StateDone, true)
+		move("run1-1", countersign.KindInput, countersign.StateOpen, countersign.StateApproved, countersign.ActorOwner)
+		move("run1-1", countersign.KindInput, countersign.StateApproved, countersign.StateAnswering, countersign.ActorPlatform)
+		move("run1-1", countersign.KindInput, countersign.StateAnswering, countersign.StateDone, countersign.ActorPlatform)
 		k, c := storetest.NewTask("run3-1", "alice.near", "bot.near")
 		_ = db.Tx(ctx, func(tx store.Tx) error {
 			_ = tx.InsertTask(ctx, k, c)
@@ -116,7 +120,7 @@ func TestOutboxFollowsCommittedChanges(t *testing.T) {
 		})
 		insert("run4-1", "bob.near", "input")
 		insert("run5-1", "alice.near", "notice")
-		move("run5-1", countersign.StateOpen, countersign.StateDone, true)
+		move("run5-1", countersign.KindNotice, countersign.StateOpen, countersign.StateDone, countersign.ActorOwner)
 
 		q := "SELECT task_id || ' ' || type || ' ' || run FROM webhook_events ORDER BY at, type"
 		var got []string

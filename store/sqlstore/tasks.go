@@ -166,15 +166,19 @@ func (t *tx) Task(ctx context.Context, id string) (store.Task, error) {
 }
 
 func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
+	mv := m.Move
+	if mv.IsZero() {
+		return false, store.ErrNoMove
+	}
 	var closed any
-	if m.To.Terminal() {
+	if mv.Ends() {
 		closed = m.At.Unix()
 	}
 	// The move, what it drops from the task's row, and what the outbox
 	// needs to know (the owner, the kind, the owner's webhook) in one
 	// statement; its event, its other drops and its notification go with
 	// the transaction's next round trip.
-	drops := countersign.Drops(m.From, m.To)
+	drops := mv.Drops()
 	q := `UPDATE tasks SET state = ?, closed_at = ?, state_at = ?,
 		outcome_class = COALESCE(?, outcome_class), failure_reason = COALESCE(?, failure_reason),
 		answer_run = COALESCE(?, answer_run), rejected_by = COALESCE(?, rejected_by),
@@ -184,19 +188,19 @@ func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 		result = CASE WHEN ? THEN ? ELSE result END,
 		next_task_id = CASE WHEN ? THEN ? ELSE next_task_id END,
 		notice_task_id = CASE WHEN ? THEN ? ELSE notice_task_id END
-		WHERE id = ? AND state = ?`
+		WHERE id = ? AND state = ? AND kind = ?`
 	a := m.Answer
 	if a == nil {
 		a = &store.Answer{}
 	}
 	answered := m.Answer != nil
 	var by any
-	if m.To == countersign.StateRejected {
+	if mv.To() == countersign.StateRejected {
 		by = null(m.By)
 	}
-	args := []any{m.To, closed, m.At.Unix(), null(string(m.OutcomeClass)), null(string(m.FailureReason)), null(m.AnswerRun), by,
+	args := []any{mv.To(), closed, m.At.Unix(), null(string(mv.Outcome())), null(string(mv.Reason())), null(m.AnswerRun), by,
 		drops.Content, drops.Sealed, drops.Sealed, m.Approval,
-		answered, a.Result, answered, null(a.NextTaskID), answered, null(a.NoticeID), m.ID, m.From}
+		answered, a.Result, answered, null(a.NextTaskID), answered, null(a.NoticeID), m.ID, mv.From(), mv.Kind()}
 	if !m.Unexpired.IsZero() {
 		q += " AND expires_at > ?"
 		args = append(args, m.Unexpired.Unix())
@@ -220,8 +224,8 @@ func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 		stmts = append(stmts, stmt{"DELETE FROM device_copies WHERE task_id = ?", []any{m.ID}})
 	}
 	stmts = append(stmts, stmt{`INSERT INTO task_events (task_id, owner, from_state, to_state, actor, run, at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, []any{m.ID, owner, m.From, m.To, m.Actor, m.Run, m.At.Unix()}})
-	if m.To.Terminal() {
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, []any{m.ID, owner, mv.From(), mv.To(), mv.By(), m.Run, m.At.Unix()}})
+	if mv.Ends() {
 		stmts = append(stmts, endEntry(m))
 	}
 	if drops.Sealed && threshold > 0 {
@@ -229,16 +233,16 @@ func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 		stmts = append(stmts, stmt{"UPDATE task_approvals SET approval = NULL WHERE task_id = ?", []any{m.ID}})
 	}
 	// Nothing waits for their results: they go with the next round trip.
-	t.later(t.notifying(stmts, store.TaskEvent{Owner: owner, TaskID: m.ID, State: m.To})...)
+	t.later(t.notifying(stmts, store.TaskEvent{Owner: owner, TaskID: m.ID, State: mv.To()})...)
 	if webhookID != nil {
-		if err := t.outbox(ctx, m.ID, kind, *webhookID, "", m.To, m.At.Unix()); err != nil {
+		if err := t.outbox(ctx, m.ID, kind, *webhookID, "", mv.To(), m.At.Unix()); err != nil {
 			return true, err
 		}
 	}
 	if threshold == 0 {
 		return true, nil
 	}
-	return true, t.toApprovers(ctx, m.ID, kind, m.To, m.At.Unix())
+	return true, t.toApprovers(ctx, m.ID, kind, mv.To(), m.At.Unix())
 }
 
 func (t *tx) Sealed(ctx context.Context, id string) ([]byte, uint32, error) {

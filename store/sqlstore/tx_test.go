@@ -41,8 +41,12 @@ func TestPostgresTransactionRoundTrips(t *testing.T) {
 
 	// A move and then a statement that fails, its error swallowed: the
 	// transaction is aborted and Tx says so; the move is not kept.
-	err := db.Tx(ctx, func(tx store.Tx) error {
-		if _, err := tx.MoveTask(ctx, store.Move{ID: k.ID, From: countersign.StateOpen, To: countersign.StateRejected, At: k.CreatedAt, Actor: countersign.ActorOwner}); err != nil {
+	reject, err := countersign.Transition(k.Kind, countersign.StateOpen, countersign.StateRejected, countersign.ActorOwner, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Tx(ctx, func(tx store.Tx) error {
+		if _, err := tx.MoveTask(ctx, store.Move{ID: k.ID, Move: reject, At: k.CreatedAt}); err != nil {
 			return err
 		}
 		if err := tx.InsertTask(ctx, k, c); !errors.Is(err, store.ErrConflict) {

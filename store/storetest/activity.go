@@ -192,15 +192,15 @@ func testActivityEndsWithItsTask(t *testing.T, s store.Store) {
 	listed := func() []store.Activity {
 		return listActivity(t, s, store.ActivityQuery{Owner: "alice.near", Device: "dev1", Limit: 10})
 	}
-	move(t, s, store.Move{ID: k.ID, From: countersign.StateOpen, To: countersign.StateApproved, At: t0.Add(time.Minute), Actor: countersign.ActorOwner, Approval: []byte("a")})
-	move(t, s, store.Move{ID: k.ID, From: countersign.StateApproved, To: countersign.StateAnswering, At: t0.Add(2 * time.Minute), Actor: countersign.ActorPlatform})
+	move(t, s, store.Move{ID: k.ID, Move: step(countersign.StateOpen, countersign.StateApproved, countersign.ActorOwner, ""), At: t0.Add(time.Minute), Approval: []byte("a")})
+	move(t, s, store.Move{ID: k.ID, Move: step(countersign.StateApproved, countersign.StateAnswering, countersign.ActorPlatform, ""), At: t0.Add(2 * time.Minute)})
 	if got := entryIDs(listed()); !slices.Equal(got, []string{"run1"}) {
 		t.Fatalf("a task not ended is listed: %v", got)
 	}
 	// A move that is rolled back leaves the entry as it was.
 	_ = s.Tx(ctx, func(tx store.Tx) error {
-		if _, err := tx.MoveTask(ctx, store.Move{ID: k.ID, From: countersign.StateAnswering, To: countersign.StateDone,
-			At: t0.Add(3 * time.Minute), Actor: countersign.ActorPlatform, Entry: []byte("rolled back")}); err != nil {
+		if _, err := tx.MoveTask(ctx, store.Move{ID: k.ID, Move: step(countersign.StateAnswering, countersign.StateDone, countersign.ActorPlatform, ""),
+			At: t0.Add(3 * time.Minute), Entry: []byte("rolled back")}); err != nil {
 			t.Fatal(err)
 		}
 		return errors.New("roll back")
@@ -208,8 +208,7 @@ func testActivityEndsWithItsTask(t *testing.T, s store.Store) {
 	if got := entryIDs(listed()); !slices.Equal(got, []string{"run1"}) {
 		t.Fatalf("a rolled-back end lists the entry: %v", got)
 	}
-	if !move(t, s, store.Move{ID: k.ID, From: countersign.StateAnswering, To: countersign.StateFailed, At: t0.Add(4 * time.Minute),
-		Actor: countersign.ActorPlatform, FailureReason: "run_refused:conflict", OutcomeClass: countersign.OutcomeClaimed, Entry: []byte("with its result")}) {
+	if !move(t, s, store.Move{ID: k.ID, Move: step(countersign.StateAnswering, countersign.StateFailed, countersign.ActorPlatform, "run_refused:conflict"), At: t0.Add(4 * time.Minute), Entry: []byte("with its result")}) {
 		t.Fatal("the task did not end")
 	}
 	got := listed()
@@ -229,7 +228,7 @@ func testActivityEndsWithItsTask(t *testing.T, s store.Store) {
 	k2, c2 := NewTask("run2-1", "alice.near", "bot.near")
 	insert(t, s, k2, c2)
 	insertEntry(t, s, NewEntry(k2.ID, "alice.near", store.ViaTask, countersign.StateOpen, t0), nil)
-	move(t, s, store.Move{ID: k2.ID, From: countersign.StateOpen, To: countersign.StateRejected, At: t0.Add(5 * time.Minute), Actor: countersign.ActorOwner})
+	move(t, s, store.Move{ID: k2.ID, Move: step(countersign.StateOpen, countersign.StateRejected, countersign.ActorOwner, ""), At: t0.Add(5 * time.Minute)})
 	inTx(t, s, func(tx store.Tx) error {
 		e, err := tx.ActivityEntry(ctx, k2.ID)
 		if err != nil {
@@ -260,8 +259,8 @@ func testActivityEndsOnce(t *testing.T, s store.Store) {
 			to := ends[i%len(ends)]
 			body := fmt.Sprintf("body-%d", i)
 			err := s.Tx(ctx, func(tx store.Tx) error {
-				moved, err := tx.MoveTask(ctx, store.Move{ID: k.ID, From: countersign.StateOpen, To: to,
-					At: t0.Add(time.Duration(i) * time.Second), Actor: countersign.ActorOwner, Entry: []byte(body)})
+				moved, err := tx.MoveTask(ctx, store.Move{ID: k.ID, Move: step(countersign.StateOpen, to, ender(to), ""),
+					At: t0.Add(time.Duration(i) * time.Second), Entry: []byte(body)})
 				if moved {
 					mu.Lock()
 					won = append(won, string(to)+" "+body)

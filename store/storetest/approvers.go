@@ -126,7 +126,7 @@ func testSharedTaskListed(t *testing.T, s store.Store) {
 	if got := inboxIDs(t, s, "carol.near", false, nil); got != nil {
 		t.Errorf("carol's closed tasks %v", got)
 	}
-	move(t, s, store.Move{ID: k.ID, From: countersign.StateOpen, To: countersign.StateCancelled, At: t0, Actor: "owner", OutcomeClass: countersign.OutcomeObserved})
+	move(t, s, store.Move{ID: k.ID, Move: stepOf(countersign.KindConfirm, countersign.StateOpen, countersign.StateCancelled, countersign.ActorOwner, ""), At: t0})
 	if got := inboxIDs(t, s, "carol.near", false, nil); fmt.Sprint(got) != "[run1-1]" {
 		t.Errorf("carol's closed tasks once it ended %v", got)
 	}
@@ -192,7 +192,7 @@ func testEndingDropsApprovalRecords(t *testing.T, s store.Store) {
 	share(t, s, k, c, "bob.near")
 	addApproval(t, s, k.ID, "bob.near", t0)
 	addApproval(t, s, k.ID, "alice.near", t0.Add(time.Second))
-	move(t, s, store.Move{ID: k.ID, From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: "owner", Run: "r2", AnswerRun: "r2"})
+	move(t, s, store.Move{ID: k.ID, Move: stepOf(countersign.KindConfirm, countersign.StateOpen, countersign.StateApproved, countersign.ActorOwner, ""), At: t0, Run: "r2", AnswerRun: "r2"})
 	inTx(t, s, func(tx store.Tx) error {
 		in, err := tx.RunInputs(ctx, k.ID, 0)
 		if err != nil || len(in.Approvals) != 2 || in.Approvals[0].Account != "bob.near" || in.Approvals[1].Record == nil {
@@ -200,7 +200,7 @@ func testEndingDropsApprovalRecords(t *testing.T, s store.Store) {
 		}
 		return nil
 	})
-	move(t, s, store.Move{ID: k.ID, From: countersign.StateApproved, To: countersign.StateVoid, At: t0, Actor: "platform", OutcomeClass: countersign.OutcomeObserved})
+	move(t, s, store.Move{ID: k.ID, Move: stepOf(countersign.KindConfirm, countersign.StateApproved, countersign.StateVoid, countersign.ActorPlatform, ""), At: t0})
 	list := approvalsOf(t, s, k.ID)
 	if len(list) != 2 || list[0].Account != "bob.near" || !list[1].At.Equal(t0.Add(time.Second)) {
 		t.Fatalf("who approved was not kept: %+v", list)
@@ -248,7 +248,7 @@ func testDropApprover(t *testing.T, s store.Store) {
 		addApproval(t, s, id, "bob.near", t0)
 		addApproval(t, s, id, "carol.near", t0)
 	}
-	move(t, s, store.Move{ID: ended.ID, From: countersign.StateOpen, To: countersign.StateRejected, At: t0, Actor: "owner", OutcomeClass: countersign.OutcomeObserved})
+	move(t, s, store.Move{ID: ended.ID, Move: stepOf(countersign.KindConfirm, countersign.StateOpen, countersign.StateRejected, countersign.ActorOwner, ""), At: t0})
 	var ids []string
 	inTx(t, s, func(tx store.Tx) (err error) {
 		ids, err = tx.DropApprover(ctx, waiting.ProjectUUID, "bob.near")
@@ -357,7 +357,7 @@ func testApproversAreTold(t *testing.T, s store.Store) {
 			t.Errorf("%s heard %+v of an approval", name, ev)
 		}
 	}
-	move(t, s, store.Move{ID: k.ID, From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: countersign.ActorApprover, Run: "r2", AnswerRun: "r2"})
+	move(t, s, store.Move{ID: k.ID, Move: stepOf(countersign.KindConfirm, countersign.StateOpen, countersign.StateApproved, countersign.ActorApprover, ""), At: t0, Run: "r2", AnswerRun: "r2"})
 	for name, ch := range map[string]<-chan store.TaskEvent{"alice": alice, "bob": bob} {
 		if ev := next(t, ch); ev.TaskID != k.ID || ev.State != countersign.StateApproved {
 			t.Errorf("%s heard %+v of the approval", name, ev)
@@ -394,7 +394,7 @@ func testApproversWebhooks(t *testing.T, s store.Store) {
 	}
 	// A change of approvals alone sends no event.
 	inTx(t, s, func(tx store.Tx) error { return tx.NotifyTask(ctx, k.ID, countersign.StateOpen) })
-	move(t, s, store.Move{ID: k.ID, From: countersign.StateOpen, To: countersign.StateExpired, At: t0, Actor: "platform", OutcomeClass: countersign.OutcomeObserved})
+	move(t, s, store.Move{ID: k.ID, Move: stepOf(countersign.KindConfirm, countersign.StateOpen, countersign.StateExpired, countersign.ActorPlatform, ""), At: t0})
 	if n := queued(); n != 4 {
 		t.Errorf("%d deliveries queued after its expiry, want 4", n)
 	}
@@ -409,10 +409,10 @@ func testApproversWebhooks(t *testing.T, s store.Store) {
 func testRejectedBy(t *testing.T, s store.Store) {
 	k, c := NewSharedTask("run1-1", 2)
 	share(t, s, k, c, "bob.near")
-	move(t, s, store.Move{ID: k.ID, From: countersign.StateOpen, To: countersign.StateRejected, At: t0, Actor: countersign.ActorApprover, By: "bob.near", OutcomeClass: countersign.OutcomeObserved})
+	move(t, s, store.Move{ID: k.ID, Move: stepOf(countersign.KindConfirm, countersign.StateOpen, countersign.StateRejected, countersign.ActorApprover, ""), At: t0, By: "bob.near"})
 	u, uc := NewTask("run2-1", "alice.near", "bot.near")
 	insert(t, s, u, uc)
-	move(t, s, store.Move{ID: u.ID, From: countersign.StateOpen, To: countersign.StateCancelled, At: t0, Actor: "owner", By: "alice.near", OutcomeClass: countersign.OutcomeObserved})
+	move(t, s, store.Move{ID: u.ID, Move: step(countersign.StateOpen, countersign.StateCancelled, countersign.ActorOwner, ""), At: t0, By: "alice.near"})
 	inTx(t, s, func(tx store.Tx) error {
 		if got, _ := tx.Task(ctx, k.ID); got.RejectedBy != "bob.near" || got.State != countersign.StateRejected {
 			t.Errorf("rejected task %+v", got)
@@ -421,7 +421,7 @@ func testRejectedBy(t *testing.T, s store.Store) {
 			t.Errorf("a cancelled task names %q as its rejecter", got.RejectedBy)
 		}
 		events, _ := tx.Events(ctx, k.ID)
-		if len(events) != 1 || events[0].Actor != string(countersign.ActorApprover) {
+		if len(events) != 1 || events[0].Actor != countersign.ActorApprover {
 			t.Errorf("events %+v", events)
 		}
 		return nil
@@ -433,7 +433,7 @@ func testPurgeTakesApprovers(t *testing.T, s store.Store) {
 	k, c := NewSharedTask("run1-1", 2)
 	share(t, s, k, c, "bob.near")
 	addApproval(t, s, k.ID, "bob.near", t0)
-	move(t, s, store.Move{ID: k.ID, From: countersign.StateOpen, To: countersign.StateRejected, At: t0, Actor: "owner", OutcomeClass: countersign.OutcomeObserved})
+	move(t, s, store.Move{ID: k.ID, Move: stepOf(countersign.KindConfirm, countersign.StateOpen, countersign.StateRejected, countersign.ActorOwner, ""), At: t0})
 	kept, kc := NewSharedTask("run2-1", 2)
 	share(t, s, kept, kc, "bob.near")
 	addApproval(t, s, kept.ID, "bob.near", t0)

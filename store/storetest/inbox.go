@@ -34,7 +34,7 @@ func testOwnerTasks(t *testing.T, s store.Store) {
 	}
 	k, c := NewTask("z-1", "bob.near", "bot.near")
 	insert(t, s, k, c)
-	move(t, s, store.Move{ID: "b-1", From: countersign.StateOpen, To: countersign.StateRejected, At: t0, Actor: countersign.ActorOwner})
+	move(t, s, store.Move{ID: "b-1", Move: step(countersign.StateOpen, countersign.StateRejected, countersign.ActorOwner, ""), At: t0})
 	ids := func(ts []store.Task) string {
 		var out []string
 		for _, t := range ts {
@@ -76,7 +76,7 @@ func testDeviceCopiesAndApproval(t *testing.T, s store.Store) {
 		}
 		return nil
 	})
-	move(t, s, store.Move{ID: k.ID, From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: countersign.ActorOwner,
+	move(t, s, store.Move{ID: k.ID, Move: step(countersign.StateOpen, countersign.StateApproved, countersign.ActorOwner, ""), At: t0,
 		Approval: []byte(`{"at":1}`)})
 	_ = s.Tx(ctx, func(tx store.Tx) error {
 		if in, err := tx.RunInputs(ctx, k.ID, 0); err != nil || string(in.Approval) != `{"at":1}` {
@@ -84,7 +84,7 @@ func testDeviceCopiesAndApproval(t *testing.T, s store.Store) {
 		}
 		return nil
 	})
-	move(t, s, store.Move{ID: k.ID, From: countersign.StateApproved, To: countersign.StateFailed, At: t0, Actor: countersign.ActorPlatform})
+	move(t, s, store.Move{ID: k.ID, Move: step(countersign.StateApproved, countersign.StateFailed, countersign.ActorPlatform, countersign.FailRunNotStarted), At: t0})
 	_ = s.Tx(ctx, func(tx store.Tx) error {
 		if in, err := tx.RunInputs(ctx, k.ID, 0); err != nil || in.Approval != nil {
 			t.Errorf("a closed task keeps its approval: %q %v", in.Approval, err)
@@ -178,7 +178,7 @@ func testEventsAfterCommit(t *testing.T, s store.Store) {
 	if ev := next(t, alice); ev != (store.TaskEvent{Owner: "alice.near", TaskID: "run1-1", State: countersign.StateOpen}) {
 		t.Fatalf("first event %+v", ev)
 	}
-	move(t, s, store.Move{ID: k.ID, From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: countersign.ActorOwner})
+	move(t, s, store.Move{ID: k.ID, Move: step(countersign.StateOpen, countersign.StateApproved, countersign.ActorOwner, ""), At: t0})
 	if ev := next(t, alice); ev.TaskID != "run1-1" || ev.State != countersign.StateApproved {
 		t.Fatalf("second event %+v", ev)
 	}
@@ -236,7 +236,7 @@ func testGauges(t *testing.T, s store.Store) {
 		k, c := NewTask(id, "alice.near", "bot.near")
 		insert(t, s, k, c)
 	}
-	move(t, s, store.Move{ID: "g2-1", From: countersign.StateOpen, To: countersign.StateRejected, At: t0, Actor: countersign.ActorOwner})
+	move(t, s, store.Move{ID: "g2-1", Move: step(countersign.StateOpen, countersign.StateRejected, countersign.ActorOwner, ""), At: t0})
 	if err := s.Tx(ctx, func(tx store.Tx) error {
 		return tx.EnqueueAnswer(ctx, store.AnswerJob{TaskID: "g3-1", Run: countersign.NewRunID()})
 	}); err != nil {
@@ -264,7 +264,7 @@ func testStrandedApprovals(t *testing.T, s store.Store) {
 	}
 	approve := func(id string, at time.Time) {
 		t.Helper()
-		if !move(t, s, store.Move{ID: id, From: countersign.StateOpen, To: countersign.StateApproved, At: at, Actor: countersign.ActorOwner, AnswerRun: "run-" + id}) {
+		if !move(t, s, store.Move{ID: id, Move: step(countersign.StateOpen, countersign.StateApproved, countersign.ActorOwner, ""), At: at, AnswerRun: "run-" + id}) {
 			t.Fatalf("%s was not approved", id)
 		}
 	}
@@ -272,7 +272,7 @@ func testStrandedApprovals(t *testing.T, s store.Store) {
 	approve("s2-1", t0)
 	approve("s3-1", t0.Add(time.Hour))
 	approve("s4-1", t0)
-	move(t, s, store.Move{ID: "s4-1", From: countersign.StateApproved, To: countersign.StateAnswering, At: t0, Actor: countersign.ActorPlatform, Run: "run-s4-1"})
+	move(t, s, store.Move{ID: "s4-1", Move: step(countersign.StateApproved, countersign.StateAnswering, countersign.ActorPlatform, ""), At: t0, Run: "run-s4-1"})
 	inTx(t, s, func(tx store.Tx) error {
 		return tx.EnqueueAnswer(ctx, store.AnswerJob{TaskID: "s1-1", Run: "run-s1-1"})
 	})

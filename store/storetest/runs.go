@@ -342,9 +342,9 @@ func testPreparerTasks(t *testing.T, s store.Store) {
 		task.CreatedAt = t0.Add(time.Hour)
 		insert(t, s, task, c)
 	}
-	move(t, s, store.Move{ID: "r2-2", From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: countersign.ActorOwner})
-	move(t, s, store.Move{ID: "r3-1", From: countersign.StateOpen, To: countersign.StateRejected, At: t0, Actor: countersign.ActorOwner})
-	move(t, s, store.Move{ID: "r4-1", From: countersign.StateOpen, To: countersign.StateCancelled, At: t0, Actor: countersign.ActorAgent})
+	move(t, s, store.Move{ID: "r2-2", Move: step(countersign.StateOpen, countersign.StateApproved, countersign.ActorOwner, ""), At: t0})
+	move(t, s, store.Move{ID: "r3-1", Move: step(countersign.StateOpen, countersign.StateRejected, countersign.ActorOwner, ""), At: t0})
+	move(t, s, store.Move{ID: "r4-1", Move: step(countersign.StateOpen, countersign.StateCancelled, countersign.ActorAgent, ""), At: t0})
 	inTx(t, s, func(tx store.Tx) error {
 		_, err := tx.ForgetTask(ctx, "r4-1")
 		return err
@@ -406,14 +406,16 @@ func testForgetTask(t *testing.T, s store.Store) {
 		k, c := NewTask(id, "alice.near", "bot.near")
 		insert(t, s, k, c)
 	}
-	move(t, s, store.Move{ID: "approved-1", From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: countersign.ActorOwner})
-	move(t, s, store.Move{ID: "answering-1", From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: countersign.ActorOwner})
-	move(t, s, store.Move{ID: "answering-1", From: countersign.StateApproved, To: countersign.StateAnswering, At: t0, Actor: countersign.ActorPlatform})
-	move(t, s, store.Move{ID: "done-1", From: countersign.StateOpen, To: countersign.StateDone, At: t0, Actor: countersign.ActorOwner})
-	move(t, s, store.Move{ID: "failed-1", From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: countersign.ActorOwner})
-	move(t, s, store.Move{ID: "failed-1", From: countersign.StateApproved, To: countersign.StateFailed, At: t0, Actor: countersign.ActorPlatform})
-	move(t, s, store.Move{ID: "rejected-1", From: countersign.StateOpen, To: countersign.StateRejected, At: t0, Actor: countersign.ActorOwner})
-	move(t, s, store.Move{ID: "expired-1", From: countersign.StateOpen, To: countersign.StateExpired, At: t0, Actor: countersign.ActorPlatform})
+	move(t, s, store.Move{ID: "approved-1", Move: step(countersign.StateOpen, countersign.StateApproved, countersign.ActorOwner, ""), At: t0})
+	move(t, s, store.Move{ID: "answering-1", Move: step(countersign.StateOpen, countersign.StateApproved, countersign.ActorOwner, ""), At: t0})
+	move(t, s, store.Move{ID: "answering-1", Move: step(countersign.StateApproved, countersign.StateAnswering, countersign.ActorPlatform, ""), At: t0})
+	move(t, s, store.Move{ID: "done-1", Move: step(countersign.StateOpen, countersign.StateApproved, countersign.ActorOwner, ""), At: t0})
+	move(t, s, store.Move{ID: "done-1", Move: step(countersign.StateApproved, countersign.StateAnswering, countersign.ActorPlatform, ""), At: t0})
+	move(t, s, store.Move{ID: "done-1", Move: step(countersign.StateAnswering, countersign.StateDone, countersign.ActorPlatform, ""), At: t0})
+	move(t, s, store.Move{ID: "failed-1", Move: step(countersign.StateOpen, countersign.StateApproved, countersign.ActorOwner, ""), At: t0})
+	move(t, s, store.Move{ID: "failed-1", Move: step(countersign.StateApproved, countersign.StateFailed, countersign.ActorPlatform, countersign.FailRunNotStarted), At: t0})
+	move(t, s, store.Move{ID: "rejected-1", Move: step(countersign.StateOpen, countersign.StateRejected, countersign.ActorOwner, ""), At: t0})
+	move(t, s, store.Move{ID: "expired-1", Move: step(countersign.StateOpen, countersign.StateExpired, countersign.ActorPlatform, ""), At: t0})
 
 	for _, tc := range []struct {
 		id   string

@@ -37,6 +37,8 @@ func taskTests() []storeTest {
 		{"TaskRoundTrip", testTaskRoundTrip},
 		{"TaskIDTaken", testTaskIDTaken},
 		{"MoveIsCompareAndSet", testMoveIsCompareAndSet},
+		{"EveryMoveTheDomainMakes", testEveryMove},
+		{"OnlyTheDomainsMoves", testOnlyDomainMoves},
 		{"LeavingOpenDropsWhatItShowed", testLeavingOpenDrops},
 		{"ApprovedKeepsFilesUntilTheEnd", testApprovedKeepsFiles},
 		{"MoveOnceUnderConcurrency", testMoveOnceUnderConcurrency},
@@ -132,9 +134,33 @@ func move(t *testing.T, s store.Store, m store.Move) bool {
 		moved, err = tx.MoveTask(ctx, m)
 		return err
 	}); err != nil {
-		t.Fatalf("move %s %s→%s: %v", m.ID, m.From, m.To, err)
+		t.Fatalf("move %s %v: %v", m.ID, m.Move, err)
 	}
 	return moved
+}
+
+// step is the domain's move of an input task (the kind NewTask makes).
+func step(from, to countersign.State, by countersign.Actor, r countersign.FailureReason) countersign.Move {
+	return stepOf(countersign.KindInput, from, to, by, r)
+}
+
+// ender is who ends an open task with state to: the owner rejects or
+// cancels it, the platform expires or voids it.
+func ender(to countersign.State) countersign.Actor {
+	if to == countersign.StateRejected || to == countersign.StateCancelled {
+		return countersign.ActorOwner
+	}
+	return countersign.ActorPlatform
+}
+
+// stepOf is the domain's move of a task of kind k; a move the domain
+// refuses is a mistake in the test.
+func stepOf(k countersign.Kind, from, to countersign.State, by countersign.Actor, r countersign.FailureReason) countersign.Move {
+	m, err := countersign.Transition(k, from, to, by, r)
+	if err != nil {
+		panic(fmt.Sprintf("storetest: %s %s → %s by %s (%q): %v", k, from, to, by, r, err))
+	}
+	return m
 }
 
 func testSchemaCurrent(t *testing.T, s store.Store) {
@@ -214,20 +240,19 @@ func testTaskIDTaken(t *testing.T, s store.Store) {
 func testMoveIsCompareAndSet(t *testing.T, s store.Store) {
 	k, c := NewTask("run1-1", "alice.near", "bot.near")
 	insert(t, s, k, c)
-	if move(t, s, store.Move{ID: k.ID, From: countersign.StateApproved, To: countersign.StateAnswering, At: t0, Actor: countersign.ActorPlatform}) {
+	if move(t, s, store.Move{ID: k.ID, Move: step(countersign.StateApproved, countersign.StateAnswering, countersign.ActorPlatform, ""), At: t0}) {
 		t.Fatal("a move from a state the task is not in happened")
 	}
-	if move(t, s, store.Move{ID: "other", From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: countersign.ActorOwner}) {
+	if move(t, s, store.Move{ID: "other", Move: step(countersign.StateOpen, countersign.StateApproved, countersign.ActorOwner, ""), At: t0}) {
 		t.Fatal("a move of a missing task happened")
 	}
-	if !move(t, s, store.Move{ID: k.ID, From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: countersign.ActorOwner, Run: "run2", AnswerRun: "run2"}) {
+	if !move(t, s, store.Move{ID: k.ID, Move: step(countersign.StateOpen, countersign.StateApproved, countersign.ActorOwner, ""), At: t0, Run: "run2", AnswerRun: "run2"}) {
 		t.Fatal("open → approved did not happen")
 	}
-	if !move(t, s, store.Move{ID: k.ID, From: countersign.StateApproved, To: countersign.StateAnswering, At: t0.Add(time.Second), Actor: countersign.ActorPlatform, Run: "run2"}) {
+	if !move(t, s, store.Move{ID: k.ID, Move: step(countersign.StateApproved, countersign.StateAnswering, countersign.ActorPlatform, ""), At: t0.Add(time.Second), Run: "run2"}) {
 		t.Fatal("approved → answering did not happen")
 	}
-	if !move(t, s, store.Move{ID: k.ID, From: countersign.StateAnswering, To: countersign.StateDone, At: t0.Add(2 * time.Second),
-		Actor: countersign.ActorPlatform, Run: "run2", OutcomeClass: "claimed"}) {
+	if !move(t, s, store.Move{ID: k.ID, Move: step(countersign.StateAnswering, countersign.StateDone, countersign.ActorPlatform, ""), At: t0.Add(2 * time.Second), Run: "run2"}) {
 		t.Fatal("answering → done did not happen")
 	}
 	_ = s.Tx(ctx, func(tx store.Tx) error {
@@ -248,10 +273,140 @@ func testMoveIsCompareAndSet(t *testing.T, s store.Store) {
 		want := "[open→approved owner run2 approved→answering platform run2 answering→done platform run2]"
 		var got2 []string
 		for _, e := range events {
-			got2 = append(got2, string(e.From)+"→"+string(e.To)+" "+e.Actor+" "+e.Run)
+			got2 = append(got2, string(e.From)+"→"+string(e.To)+" "+string(e.Actor)+" "+e.Run)
 		}
 		if fmt.Sprint(got2) != want || !events[2].At.Equal(t0.Add(2*time.Second)) {
 			t.Errorf("events = %v, want %v", got2, want)
+		}
+		return nil
+	})
+}
+
+// testEveryMove applies every move the domain makes (each kind, pair of
+// states and actor, and a failure reason of each sort) to a task in the
+// state it leaves, reached by the domain's own moves, and reads the task
+// back as the move says it is left: its state, outcome class, failure
+// reason and times, what is dropped and what is kept, the event with who
+// moved it. The same move again does nothing.
+func testEveryMove(t *testing.T, s store.Store) {
+	reasons := []countersign.FailureReason{"", countersign.FailRunNotStarted, countersign.FailRunUnfinished, "run_refused:conflict"}
+	to := map[countersign.State][]countersign.Move{
+		countersign.StateApproved: {step(countersign.StateOpen, countersign.StateApproved, countersign.ActorOwner, "")},
+		countersign.StateAnswering: {step(countersign.StateOpen, countersign.StateApproved, countersign.ActorOwner, ""),
+			step(countersign.StateApproved, countersign.StateAnswering, countersign.ActorPlatform, "")},
+	}
+	n := 0
+	for _, k := range []countersign.Kind{countersign.KindConfirm, countersign.KindInput, countersign.KindNotice} {
+		for _, from := range countersign.States() {
+			for _, dest := range countersign.States() {
+				for _, by := range countersign.Actors() {
+					for _, r := range reasons {
+						m, err := countersign.Transition(k, from, dest, by, r)
+						if err != nil {
+							continue
+						}
+						n++
+						id := fmt.Sprintf("every%d-1", n)
+						task, c := NewTask(id, "alice.near", "bot.near")
+						switch k {
+						case countersign.KindConfirm:
+							task.Kind, task.Operation, task.Supplies = k, "confirm", countersign.SuppliesNone
+						case countersign.KindNotice:
+							task.Kind, task.Operation, task.Supplies, task.ReplyPubkey = k, "", "", ""
+						}
+						insert(t, s, task, c)
+						for _, p := range to[from] {
+							if !move(t, s, store.Move{ID: id, Move: stepOf(k, p.From(), p.To(), p.By(), ""), At: t0}) {
+								t.Fatalf("%s: %v did not happen", id, p)
+							}
+						}
+						at := t0.Add(time.Minute)
+						if !move(t, s, store.Move{ID: id, Move: m, At: at, Run: "run9"}) {
+							t.Errorf("%v did not happen", m)
+							continue
+						}
+						if move(t, s, store.Move{ID: id, Move: m, At: at.Add(time.Minute), Run: "run9"}) {
+							t.Errorf("%v happened twice", m)
+						}
+						checkMoved(t, s, id, m, at)
+					}
+				}
+			}
+		}
+	}
+	// 15 moves of a confirm or input task (approved → failed and
+	// answering → failed for two reasons each), 4 of a notice.
+	if n != 2*15+4 {
+		t.Errorf("made %d moves, want 34", n)
+	}
+}
+
+func checkMoved(t *testing.T, s store.Store, id string, m countersign.Move, at time.Time) {
+	t.Helper()
+	_ = s.Tx(ctx, func(tx store.Tx) error {
+		got, err := tx.Task(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		closed := time.Time{}
+		if m.Ends() {
+			closed = at
+		}
+		if got.State != m.To() || got.OutcomeClass != m.Outcome() || got.FailureReason != m.Reason() ||
+			!got.StateAt.Equal(at) || !got.ClosedAt.Equal(closed) {
+			t.Errorf("%v: left %s (%q, %q) at %v, closed %v", m, got.State, got.OutcomeClass, got.FailureReason, got.StateAt, got.ClosedAt)
+		}
+		// Every move here has left open: the content and device copies
+		// are gone; the files and the sealed copy go with the move that
+		// drops them.
+		d := m.Drops()
+		_, err = tx.Content(ctx, id)
+		_, err2 := tx.DeviceCopy(ctx, id, "dev1")
+		files, _ := tx.Files(ctx, id)
+		_, _, err3 := tx.Sealed(ctx, id)
+		if !errors.Is(err, store.ErrNotFound) || !errors.Is(err2, store.ErrNotFound) ||
+			(len(files) == 0) != d.Files || errors.Is(err3, store.ErrNotFound) != d.Sealed {
+			t.Errorf("%v: content %v, device copy %v, %d files, sealed %v", m, err, err2, len(files), err3)
+		}
+		events, err := tx.Events(ctx, id)
+		if err != nil || len(events) == 0 {
+			t.Fatalf("%v: events %v %v", m, events, err)
+		}
+		if e := events[len(events)-1]; e.From != m.From() || e.To != m.To() || e.Actor != m.By() || e.Run != "run9" || !e.At.Equal(at) {
+			t.Errorf("%v: event %+v", m, e)
+		}
+		return nil
+	})
+}
+
+// testOnlyDomainsMoves: a move not made by the domain is refused, and a
+// move made for a task of another kind does not happen.
+func testOnlyDomainMoves(t *testing.T, s store.Store) {
+	k, c := NewTask("run1-1", "alice.near", "bot.near")
+	insert(t, s, k, c)
+	err := s.Tx(ctx, func(tx store.Tx) error {
+		_, err := tx.MoveTask(ctx, store.Move{ID: k.ID, At: t0})
+		return err
+	})
+	if !errors.Is(err, store.ErrNoMove) {
+		t.Errorf("a zero move: %v, want ErrNoMove", err)
+	}
+	if move(t, s, store.Move{ID: k.ID, Move: stepOf(countersign.KindNotice, countersign.StateOpen, countersign.StateDone, countersign.ActorOwner, ""), At: t0}) {
+		t.Error("a notice's Got it moved an input task")
+	}
+	if move(t, s, store.Move{ID: k.ID, Move: stepOf(countersign.KindConfirm, countersign.StateOpen, countersign.StateApproved, countersign.ActorOwner, ""), At: t0}) {
+		t.Error("a confirm task's approval moved an input task")
+	}
+	_ = s.Tx(ctx, func(tx store.Tx) error {
+		got, err := tx.Task(ctx, k.ID)
+		if err != nil || got.State != countersign.StateOpen {
+			t.Errorf("after moves refused: %+v %v", got, err)
+		}
+		if _, err := tx.Content(ctx, k.ID); err != nil {
+			t.Errorf("a refused move dropped the content: %v", err)
+		}
+		if events, _ := tx.Events(ctx, k.ID); len(events) != 0 {
+			t.Errorf("a refused move left events %+v", events)
 		}
 		return nil
 	})
@@ -261,7 +416,7 @@ func testLeavingOpenDrops(t *testing.T, s store.Store) {
 	for _, to := range []countersign.State{countersign.StateRejected, countersign.StateCancelled, countersign.StateExpired, countersign.StateVoid} {
 		k, c := NewTask("run1-"+string(to), "alice.near", "bot.near")
 		insert(t, s, k, c)
-		if !move(t, s, store.Move{ID: k.ID, From: countersign.StateOpen, To: to, At: t0, Actor: countersign.ActorOwner, OutcomeClass: "observed"}) {
+		if !move(t, s, store.Move{ID: k.ID, Move: step(countersign.StateOpen, to, ender(to), ""), At: t0}) {
 			t.Fatalf("open → %s did not happen", to)
 		}
 		_ = s.Tx(ctx, func(tx store.Tx) error {
@@ -285,7 +440,7 @@ func testLeavingOpenDrops(t *testing.T, s store.Store) {
 func testApprovedKeepsFiles(t *testing.T, s store.Store) {
 	k, c := NewTask("run1-1", "alice.near", "bot.near")
 	insert(t, s, k, c)
-	move(t, s, store.Move{ID: k.ID, From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: countersign.ActorOwner})
+	move(t, s, store.Move{ID: k.ID, Move: step(countersign.StateOpen, countersign.StateApproved, countersign.ActorOwner, ""), At: t0})
 	_ = s.Tx(ctx, func(tx store.Tx) error {
 		if _, err := tx.Content(ctx, k.ID); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("approved: content kept (%v)", err)
@@ -301,8 +456,7 @@ func testApprovedKeepsFiles(t *testing.T, s store.Store) {
 		}
 		return nil
 	})
-	move(t, s, store.Move{ID: k.ID, From: countersign.StateApproved, To: countersign.StateFailed, At: t0, Actor: countersign.ActorPlatform,
-		OutcomeClass: "observed", FailureReason: "run_not_started"})
+	move(t, s, store.Move{ID: k.ID, Move: step(countersign.StateApproved, countersign.StateFailed, countersign.ActorPlatform, "run_not_started"), At: t0})
 	_ = s.Tx(ctx, func(tx store.Tx) error {
 		if sizes, _ := tx.Files(ctx, k.ID); len(sizes) != 0 {
 			t.Errorf("failed: files kept")
@@ -325,7 +479,7 @@ func testMoveOnceUnderConcurrency(t *testing.T, s store.Store) {
 		go func() {
 			defer wg.Done()
 			err := s.Tx(ctx, func(tx store.Tx) error {
-				moved, err := tx.MoveTask(ctx, store.Move{ID: k.ID, From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: countersign.ActorOwner})
+				moved, err := tx.MoveTask(ctx, store.Move{ID: k.ID, Move: step(countersign.StateOpen, countersign.StateApproved, countersign.ActorOwner, ""), At: t0})
 				if moved {
 					wins.Add(1)
 				}
@@ -392,8 +546,8 @@ func testOwnerLoad(t *testing.T, s store.Store) {
 	}
 	k, c := NewTask("runx-1", "bob.near", "bot.near")
 	insert(t, s, k, c)
-	move(t, s, store.Move{ID: "run0-1", From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: countersign.ActorOwner})
-	move(t, s, store.Move{ID: "run1-1", From: countersign.StateOpen, To: countersign.StateRejected, At: t0, Actor: countersign.ActorOwner})
+	move(t, s, store.Move{ID: "run0-1", Move: step(countersign.StateOpen, countersign.StateApproved, countersign.ActorOwner, ""), At: t0})
+	move(t, s, store.Move{ID: "run1-1", Move: step(countersign.StateOpen, countersign.StateRejected, countersign.ActorOwner, ""), At: t0})
 	_ = s.Tx(ctx, func(tx store.Tx) error {
 		l, err := tx.OwnerLoad(ctx, "alice.near", "bot.near")
 		if err != nil {
@@ -505,7 +659,7 @@ func testOwnerGate(t *testing.T, s store.Store) {
 func testMoveKeepsApprovalAndAnswer(t *testing.T, s store.Store) {
 	k, c := NewTask("keep1-1", "alice.near", "bot.near")
 	insert(t, s, k, c)
-	move(t, s, store.Move{ID: k.ID, From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: countersign.ActorOwner,
+	move(t, s, store.Move{ID: k.ID, Move: step(countersign.StateOpen, countersign.StateApproved, countersign.ActorOwner, ""), At: t0,
 		AnswerRun: "run2", Approval: []byte(`{"signed":1}`)})
 	inTx(t, s, func(tx store.Tx) error {
 		in, err := tx.RunInputs(ctx, k.ID, 0)
@@ -514,7 +668,7 @@ func testMoveKeepsApprovalAndAnswer(t *testing.T, s store.Store) {
 		}
 		return err
 	})
-	move(t, s, store.Move{ID: k.ID, From: countersign.StateApproved, To: countersign.StateAnswering, At: t0, Actor: countersign.ActorPlatform})
+	move(t, s, store.Move{ID: k.ID, Move: step(countersign.StateApproved, countersign.StateAnswering, countersign.ActorPlatform, ""), At: t0})
 	inTx(t, s, func(tx store.Tx) error {
 		result, _, err := tx.Outcome(ctx, k.ID)
 		if err == nil && result != nil {
@@ -522,7 +676,7 @@ func testMoveKeepsApprovalAndAnswer(t *testing.T, s store.Store) {
 		}
 		return err
 	})
-	move(t, s, store.Move{ID: k.ID, From: countersign.StateAnswering, To: countersign.StateDone, At: t0, Actor: countersign.ActorPlatform,
+	move(t, s, store.Move{ID: k.ID, Move: step(countersign.StateAnswering, countersign.StateDone, countersign.ActorPlatform, ""), At: t0,
 		Answer: &store.Answer{Result: []byte("sealed result"), NextTaskID: "next-1"}})
 	var got store.Task
 	inTx(t, s, func(tx store.Tx) (err error) {
@@ -552,7 +706,7 @@ func testRunInputs(t *testing.T, s store.Store) {
 	insert(t, s, lone, lc)
 	putProject(t, s, NewProject("alice.near", "probe", k.ProjectUUID, "zed.near", "bot.near"))
 	addKey(t, s, "bot.near", "ak_runinputs", t0)
-	move(t, s, store.Move{ID: k.ID, From: countersign.StateOpen, To: countersign.StateApproved, At: t0, Actor: countersign.ActorOwner,
+	move(t, s, store.Move{ID: k.ID, Move: step(countersign.StateOpen, countersign.StateApproved, countersign.ActorOwner, ""), At: t0,
 		AnswerRun: "run2", Approval: []byte("approved")})
 	inTx(t, s, func(tx store.Tx) error {
 		in, err := tx.RunInputs(ctx, k.ID, 0)
@@ -585,7 +739,7 @@ func testRunInputs(t *testing.T, s store.Store) {
 		}
 		return nil
 	})
-	move(t, s, store.Move{ID: k.ID, From: countersign.StateApproved, To: countersign.StateVoid, At: t0, Actor: countersign.ActorPlatform})
+	move(t, s, store.Move{ID: k.ID, Move: step(countersign.StateApproved, countersign.StateVoid, countersign.ActorPlatform, ""), At: t0})
 	inTx(t, s, func(tx store.Tx) error {
 		in, err := tx.RunInputs(ctx, k.ID, 0)
 		if err == nil && (in.Sealed != nil || in.Task.State != countersign.StateVoid) {

@@ -67,7 +67,7 @@ func testStaleTasks(t *testing.T, s store.Store) {
 	}
 	at := map[string]time.Duration{"late-1": -31 * time.Minute, "recent-1": -time.Minute, "slow-1": -31 * time.Minute, "orphan-1": -time.Minute, "live-1": -time.Minute}
 	for id, d := range at {
-		move(t, s, store.Move{ID: id, From: countersign.StateOpen, To: countersign.StateApproved, At: now.Add(d), Actor: countersign.ActorOwner, AnswerRun: "ans-" + id})
+		move(t, s, store.Move{ID: id, Move: step(countersign.StateOpen, countersign.StateApproved, countersign.ActorOwner, ""), At: now.Add(d), AnswerRun: "ans-" + id})
 	}
 	runner := map[string]string{"slow-1": "alive", "orphan-1": "dead", "live-1": "alive"}
 	err := s.Tx(ctx, func(tx store.Tx) error {
@@ -76,7 +76,7 @@ func testStaleTasks(t *testing.T, s store.Store) {
 				Operation: "guess", ComputeLimit: time.Second, TaskID: id, InputSHA256: "x", StartedAt: now, Runner: r}); err != nil {
 				return err
 			}
-			if _, err := tx.MoveTask(ctx, store.Move{ID: id, From: countersign.StateApproved, To: countersign.StateAnswering, At: now.Add(at[id]), Actor: countersign.ActorPlatform}); err != nil {
+			if _, err := tx.MoveTask(ctx, store.Move{ID: id, Move: step(countersign.StateApproved, countersign.StateAnswering, countersign.ActorPlatform, ""), At: now.Add(at[id])}); err != nil {
 				return err
 			}
 		}
@@ -108,10 +108,10 @@ func testStaleTasks(t *testing.T, s store.Store) {
 func testPurge(t *testing.T, s store.Store) {
 	old, c := NewTask("old-1", "alice.near", "bot.near")
 	insert(t, s, old, c)
-	move(t, s, store.Move{ID: old.ID, From: countersign.StateOpen, To: countersign.StateRejected, At: t0, Actor: countersign.ActorOwner})
+	move(t, s, store.Move{ID: old.ID, Move: step(countersign.StateOpen, countersign.StateRejected, countersign.ActorOwner, ""), At: t0})
 	kept, c2 := NewTask("kept-1", "alice.near", "bot.near")
 	insert(t, s, kept, c2)
-	move(t, s, store.Move{ID: kept.ID, From: countersign.StateOpen, To: countersign.StateRejected, At: t0.Add(20 * 24 * time.Hour), Actor: countersign.ActorOwner})
+	move(t, s, store.Move{ID: kept.ID, Move: step(countersign.StateOpen, countersign.StateRejected, countersign.ActorOwner, ""), At: t0.Add(20 * 24 * time.Hour)})
 	open, c3 := NewTask("open-1", "alice.near", "bot.near")
 	insert(t, s, open, c3)
 	now := t0.Add(31 * 24 * time.Hour)
@@ -177,7 +177,7 @@ func testPurgeRuns(t *testing.T, s store.Store) {
 		k.Run = run
 		insert(t, s, k, c)
 		if closed >= 0 {
-			move(t, s, store.Move{ID: id, From: countersign.StateOpen, To: countersign.StateRejected, At: t0.Add(closed), Actor: countersign.ActorOwner})
+			move(t, s, store.Move{ID: id, Move: step(countersign.StateOpen, countersign.StateRejected, countersign.ActorOwner, ""), At: t0.Add(closed)})
 		}
 	}
 	task("rold-1", "rold", 0)                 // purged

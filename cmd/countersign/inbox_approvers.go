@@ -208,6 +208,7 @@ func projectsApprovers(ctx context.Context, a *app, args []string) error {
 		if isSet(fset, "threshold") && k != 1 {
 			return fmt.Errorf("--threshold %d: with no other account you alone approve (threshold 1); nothing was sent", k)
 		}
+		k = 1
 	} else if !isSet(fset, "threshold") {
 		return fmt.Errorf("--threshold K is needed: how many of you and the %d account(s) must approve (1 to %d); nothing was sent", len(accounts), 1+len(accounts))
 	}

@@ -120,7 +120,7 @@ func TestInboxApproversTwoOfThree(t *testing.T) {
 	// bob's inbox lists it as the owner's; the owner's too, as his own.
 	list := bob.ok("list")
 	if !regexp.MustCompile(`(?m)^ID\s+KIND\s+STATE\s+PREPARER\s+OWNER\s+PROJECT\s+EXPIRES\s+LOCKED\s+APPROVALS$`).MatchString(list) ||
-		!regexp.MustCompile(`(?m)^` + id + `\s+confirm\s+open\s+bot\.near\s+` + o.account + `\s+bank\s+\S+\s+no\s+0 of 2$`).MatchString(list) {
+		!regexp.MustCompile(`(?m)^`+id+`\s+confirm\s+open\s+bot\.near\s+`+o.account+`\s+bank\s+\S+\s+no\s+0 of 2$`).MatchString(list) {
 		t.Fatalf("bob's list:\n%s", list)
 	}
 	if list := o.ok("list"); !regexp.MustCompile(`(?m)^` + id + `\s+confirm\s+open\s+bot\.near\s+you\s+bank\s+\S+\s+no\s+0 of 2$`).MatchString(list) {

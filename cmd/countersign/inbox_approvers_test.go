@@ -401,3 +401,50 @@ func TestApproversPolicyRewrite(t *testing.T) {
 		}
 	}
 }
+
+// TestApproversPreview: show's lines about a shared task, for an approver
+// while it waits and for its owner once it was rejected; what the service
+// sends is printed escaped.
+func TestApproversPreview(t *testing.T) {
+	t.Parallel()
+	e := testEnvelope()
+	a := &client.Approvals{Have: 1, Need: 2, Approvers: []string{"alice.near", "bob.near", "carol.near"},
+		By: []client.ApprovalBy{{Account: "carol.near", At: "2026-11-29T12:30:00Z"}}}
+	var b strings.Builder
+	preview{Envelope: e, TaskHash: strings.Repeat("f", 64), State: string(countersign.StateOpen), Receipt: "verified (run r)",
+		Now: e.CreatedAt, Role: client.RoleApprover, Approvals: a, Me: "bob.near"}.write(&b)
+	want := "receipt: verified (run r)\n" +
+		"owner: alice.near (its project names you among its approvers: you may approve or reject this task, with your own account)\n" +
+		"approvals: 1 of 2 needed; approved by carol.near at 2026-11-29T12:30:00Z; not yet by you\n" +
+		"approvers: alice.near (owner), bob.near (you), carol.near\n" +
+		"  Repository: alice/app\n"
+	if !strings.Contains(b.String(), want) {
+		t.Fatalf("an approver's preview:\n%s\nwant within it:\n%s", b.String(), want)
+	}
+	// A task its owner alone approves shows none of it.
+	b.Reset()
+	preview{Envelope: e, State: string(countersign.StateOpen), Receipt: "verified", Now: e.CreatedAt, Role: client.RoleOwner, Me: "alice.near"}.write(&b)
+	if strings.Contains(b.String(), "approvals:") || strings.Contains(b.String(), "approvers:") || strings.Contains(b.String(), "owner:") {
+		t.Fatalf("a task of the owner alone:\n%s", b.String())
+	}
+
+	// The owner's view of a shared task an approver rejected; an account
+	// the service names is escaped.
+	b.Reset()
+	a.By = append(a.By, client.ApprovalBy{Account: "alice.near", At: "2026-11-29T12:40:00Z"})
+	a.Approved, a.Have = true, 2
+	writeClosed(&b, client.TaskView{ID: e.ID, Owner: "alice.near", Role: client.RoleOwner, Kind: "confirm", State: "rejected",
+		Preparer: "bot.near", Project: "github", Connector: "github", Approvals: a, RejectedBy: "bob\x1b[2J.near"}, "alice.near")
+	for _, line := range []string{
+		"approvals: 2 of 2 needed; approved by carol.near at 2026-11-29T12:30:00Z, alice.near (you, the owner) at 2026-11-29T12:40:00Z\n",
+		"approvers: alice.near (you, the owner), bob.near, carol.near\n",
+		"rejected by: bob\\u001b[2J.near\n",
+	} {
+		if !strings.Contains(b.String(), line) {
+			t.Errorf("the owner's view of a rejected shared task does not say %q:\n%s", line, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "not yet by you") {
+		t.Errorf("a closed task asks for an approval:\n%s", b.String())
+	}
+}

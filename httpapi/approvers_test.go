@@ -620,7 +620,16 @@ func TestApproversWebhooks(t *testing.T) {
 			t.Errorf("%s: bob's event has members %v, the owner's %v", typ, b, o)
 		}
 	}
-	deliveries, err := bob.Client.Deliveries(ctx)
+	// The receiver hears an event before its delivery is logged (the log
+	// row follows the receiver's answer): wait for the third row.
+	var deliveries []client.Delivery
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		deliveries, err = bob.Client.Deliveries(ctx)
+		if err != nil || len(deliveries) >= 3 || time.Now().After(deadline) {
+			break
+		}
+	}
 	if err != nil || len(deliveries) < 3 || deliveries[0].TaskID != id {
 		t.Fatalf("bob's deliveries %+v %v", deliveries, err)
 	}

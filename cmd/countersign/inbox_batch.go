@@ -32,9 +32,9 @@ func approveMany(ctx context.Context, a *app, dir string, ids []string, external
 	if err != nil {
 		return err
 	}
-	opened := make([]*device.Opened, len(ids))
-	for i, id := range ids {
-		o, _, err := t.openVerified(ctx, d, id, "approve", "approve task %s", " (nothing was signed)")
+	var opened, sharedTasks []*device.Opened
+	for _, id := range ids {
+		v, o, _, err := t.openVerified(ctx, d, id, "approve", "approve task %s", " (nothing was signed)")
 		if err != nil {
 			return err
 		}
@@ -45,7 +45,19 @@ func approveMany(ctx context.Context, a *app, dir string, ids []string, external
 		case o.Envelope.Kind != countersign.KindConfirm || ab.Supplies != countersign.SuppliesNone:
 			return fmt.Errorf("task %s needs a %s answer: approve it alone with --text or --file (nothing was signed)", id, ab.Supplies)
 		}
-		opened[i] = o
+		if why := refuseSharedApproval(v, t.account, false); why != "" {
+			return errors.New(why + " (nothing was signed)")
+		}
+		if shared(v) {
+			// The service refuses a batch holding a task several
+			// accounts approve: each approval of it is signed alone.
+			sharedTasks = append(sharedTasks, o)
+			continue
+		}
+		opened = append(opened, o)
+	}
+	if len(sharedTasks) > 0 {
+		fmt.Fprintf(a.stdout, "%d of the tasks need the approvals of several accounts, which a signature over several tasks does not give: each is approved alone\n", len(sharedTasks))
 	}
 	// The tasks of each project, in the order given.
 	var projects []string
@@ -94,6 +106,9 @@ func approveMany(ctx context.Context, a *app, dir string, ids []string, external
 				if errors.Is(err, device.ErrBatch) {
 					return err
 				}
+				if refused := batchRefused(err, len(group)); refused != nil {
+					return refused
+				}
 				return t.explain(err)
 			}
 			fmt.Fprintf(a.stdout, "approved %d tasks of project %s with one signature:\n", len(got.Tasks), clean(project))
@@ -107,6 +122,21 @@ func approveMany(ctx context.Context, a *app, dir string, ids []string, external
 				return t.explain(err)
 			}
 			fmt.Fprintf(a.stdout, "approved task %s (%s) alone: run %s\n", o.Envelope.ID, clean(o.Envelope.Display.Title), clean(st.Run))
+		}
+	}
+	for _, o := range sharedTasks {
+		st, err := d.Approve(ctx, o, nil, "")
+		if err != nil {
+			return t.explain(err)
+		}
+		fmt.Fprintf(a.stdout, "approved task %s (%s) alone: ", o.Envelope.ID, clean(o.Envelope.Display.Title))
+		switch {
+		case st.Approvals == nil:
+			fmt.Fprintf(a.stdout, "run %s\n", clean(st.Run))
+		case st.State == string(countersign.StateApproved):
+			fmt.Fprintf(a.stdout, "%d of %d approvals, run %s\n", st.Approvals.Have, st.Approvals.Need, clean(st.Run))
+		default:
+			fmt.Fprintf(a.stdout, "%d of %d approvals, it waits for %d more\n", st.Approvals.Have, st.Approvals.Need, st.Approvals.Need-st.Approvals.Have)
 		}
 	}
 	return nil
@@ -134,9 +164,17 @@ func inboxAllow(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	o, _, err := t.openVerified(ctx, d, id, "allow", "allow what task %s asks", "")
+	v, o, _, err := t.openVerified(ctx, d, id, "allow", "allow what task %s asks", "")
 	if err != nil {
 		return err
+	}
+	if v.Role == client.RoleApprover {
+		return fmt.Errorf("task %s is %s's: only its owner changes the policy of its project; you may approve or reject it", id, clean(v.Owner))
+	}
+	if *approve {
+		if why := refuseSharedApproval(v, t.account, false); why != "" {
+			return errors.New(why + "; nothing was signed")
+		}
 	}
 	projects, err := t.client.Projects(ctx)
 	if err != nil {
@@ -185,6 +223,11 @@ func inboxAllow(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return t.explain(err)
 	}
-	fmt.Fprintf(a.stdout, "approved task %s (%s)\nrun: %s\n", id, clean(o.Envelope.Display.Title), clean(st.Run))
+	fmt.Fprintf(a.stdout, "approved task %s (%s)\n", id, clean(o.Envelope.Display.Title))
+	if st.Approvals != nil {
+		sharedApproved(a.stdout, st, o.Envelope.Preparer)
+		return nil
+	}
+	fmt.Fprintf(a.stdout, "run: %s\n", clean(st.Run))
 	return nil
 }

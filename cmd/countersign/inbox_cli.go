@@ -90,6 +90,8 @@ const inboxUsage = `usage: countersign inbox <command> [flags]
   mutes
   projects list
   projects put NAME --connector C --policy FILE [--credentials FILE] --agent A… [--external]
+  projects approvers NAME [ACCOUNT…] [--threshold K] [--external]
+                                        (who approves besides you, and how many must; none: you alone)
   projects rm NAME [--external]
 
 Every command takes --dir DIR (COUNTERSIGN_INBOX_DIR, default ./countersign-inbox).`

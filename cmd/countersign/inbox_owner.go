@@ -172,7 +172,7 @@ func inboxMutes(ctx context.Context, a *app, args []string) error {
 }
 
 func inboxProjects(ctx context.Context, a *app, args []string) error {
-	const usage = "usage: countersign inbox projects list | projects put NAME --connector C --policy FILE [--credentials FILE] --agent A… | projects rm NAME"
+	const usage = "usage: countersign inbox projects list | projects put NAME --connector C --policy FILE [--credentials FILE] --agent A… | projects approvers NAME [ACCOUNT …] [--threshold K] | projects rm NAME"
 	if len(args) == 0 {
 		return errors.New(usage)
 	}
@@ -181,6 +181,8 @@ func inboxProjects(ctx context.Context, a *app, args []string) error {
 		return projectsList(ctx, a, args[1:])
 	case "put":
 		return projectsPut(ctx, a, args[1:])
+	case "approvers":
+		return projectsApprovers(ctx, a, args[1:])
 	case "rm":
 		return projectsRemove(ctx, a, args[1:])
 	case "-h", "--help", "help":
@@ -234,6 +236,9 @@ func projectsList(ctx context.Context, a *app, args []string) error {
 		}
 		for _, l := range p.PolicyExplained.Limits {
 			fmt.Fprintf(a.stdout, "  limit %s\n", clean(l))
+		}
+		if ap := p.PolicyExplained.Approvers; ap != nil {
+			fmt.Fprintf(a.stdout, "  approvers: %s\n", clean(ap.Text))
 		}
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -71,7 +72,14 @@ func inboxList(ctx context.Context, a *app, args []string) error {
 		fmt.Fprintf(a.stdout, "no %s tasks\n", show)
 		return nil
 	}
-	tw := a.table("ID\tKIND\tSTATE\tPREPARER\tPROJECT\tEXPIRES\tLOCKED")
+	// Tasks of other owners this account approves, and tasks several
+	// accounts approve, add who owns them and how far their approvals are.
+	withShared := slices.ContainsFunc(page.Tasks, func(v client.TaskView) bool { return shared(v) || v.Role == client.RoleApprover })
+	header := "ID\tKIND\tSTATE\tPREPARER\tPROJECT\tEXPIRES\tLOCKED"
+	if withShared {
+		header = "ID\tKIND\tSTATE\tPREPARER\tOWNER\tPROJECT\tEXPIRES\tLOCKED\tAPPROVALS"
+	}
+	tw := a.table(header)
 	for _, v := range page.Tasks {
 		state := v.State
 		switch v.State {
@@ -83,6 +91,9 @@ func inboxList(ctx context.Context, a *app, args []string) error {
 		if v.FailureReason != "" {
 			state += " (" + v.FailureReason + ")"
 		}
+		if v.RejectedBy != "" && shared(v) {
+			state += " by " + v.RejectedBy
+		}
 		locked := "no"
 		switch {
 		case v.State != string(countersign.StateOpen):
@@ -90,8 +101,20 @@ func inboxList(ctx context.Context, a *app, args []string) error {
 		case v.Locked:
 			locked = "yes"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", clean(v.ID), clean(v.Kind), clean(state), clean(v.Preparer),
-			clean(v.Project), clean(v.ExpiresAt), locked)
+		if !withShared {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", clean(v.ID), clean(v.Kind), clean(state), clean(v.Preparer),
+				clean(v.Project), clean(v.ExpiresAt), locked)
+			continue
+		}
+		owner, approvals := "you", "-"
+		if v.Role == client.RoleApprover {
+			owner = clean(v.Owner)
+		}
+		if shared(v) {
+			approvals = approvalsCount(v.Approvals)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", clean(v.ID), clean(v.Kind), clean(state), clean(v.Preparer),
+			owner, clean(v.Project), clean(v.ExpiresAt), locked, approvals)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -170,23 +193,24 @@ func notWaiting(v client.TaskView) error {
 // "allow") and verifies its receipt, refusing a task that is not open or
 // whose receipt does not verify: refusing is "refusing to {refusing}: its
 // receipt is NOT VERIFIED", with tail (" (nothing was signed)") after
-// each refusal's sentence. It returns the task and the run that made it.
-func (t *terminal) openVerified(ctx context.Context, d *device.Device, id, verb, refusing, tail string) (*device.Opened, string, error) {
+// each refusal's sentence. It returns the task as the service listed it,
+// as this device opened it, and the run that made it.
+func (t *terminal) openVerified(ctx context.Context, d *device.Device, id, verb, refusing, tail string) (client.TaskView, *device.Opened, string, error) {
 	v, o, err := t.openTask(ctx, d, id)
 	if err != nil {
-		return nil, "", err
+		return v, nil, "", err
 	}
 	if o == nil {
-		return nil, "", fmt.Errorf("task %s is %s: there is nothing to %s%s", clean(v.ID), clean(v.State), verb, tail)
+		return v, nil, "", fmt.Errorf("task %s is %s: there is nothing to %s%s", clean(v.ID), clean(v.State), verb, tail)
 	}
 	run, why, err := t.receipt(ctx, o)
 	if err != nil {
-		return nil, "", err
+		return v, nil, "", err
 	}
 	if why != "" {
-		return nil, "", fmt.Errorf("refusing to "+refusing+": its receipt is NOT VERIFIED: %s%s", id, why, tail)
+		return v, nil, "", fmt.Errorf("refusing to "+refusing+": its receipt is NOT VERIFIED: %s%s", id, why, tail)
 	}
-	return o, run, nil
+	return v, o, run, nil
 }
 
 func (t *terminal) receipt(ctx context.Context, o *device.Opened) (run string, notVerified string, err error) {
@@ -282,7 +306,7 @@ func inboxShow(ctx context.Context, a *app, args []string) error {
 		if *raw || *request {
 			return notWaiting(v)
 		}
-		writeClosed(a.stdout, v)
+		writeClosed(a.stdout, v, t.account)
 		return nil
 	}
 	switch {
@@ -297,7 +321,8 @@ func inboxShow(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	p := preview{Envelope: o.Envelope, TaskHash: o.TaskHash, State: v.State, Receipt: verdict(run, why), Now: time.Now()}
+	p := preview{Envelope: o.Envelope, TaskHash: o.TaskHash, State: v.State, Receipt: verdict(run, why), Now: time.Now(),
+		Role: v.Role, Approvals: v.Approvals, Me: t.account}
 	if shape := t.textShape(ctx, o.Envelope); shape != nil {
 		p.Expected = shape.Description()
 	}
@@ -305,10 +330,16 @@ func inboxShow(ctx context.Context, a *app, args []string) error {
 	return nil
 }
 
-// writeClosed prints what is left of a task that left open: its outcome.
-func writeClosed(w io.Writer, v client.TaskView) {
+// writeClosed prints what is left of a task that left open: its outcome,
+// and for a shared task who approved it or who rejected it. me is this
+// terminal's account.
+func writeClosed(w io.Writer, v client.TaskView, me string) {
 	fmt.Fprintf(w, "task: %s (%s, %s)\n", clean(v.ID), clean(v.Kind), clean(v.State))
 	fmt.Fprintf(w, "from: %s in project %s (%s)\n", clean(v.Preparer), clean(v.Project), clean(v.Connector))
+	writeShared(w, v.Owner, v.Role, v.Approvals, me, false)
+	if v.RejectedBy != "" && (shared(v) || v.Role == client.RoleApprover) {
+		fmt.Fprintf(w, "rejected by: %s\n", whoText(v.RejectedBy, v.Owner, me))
+	}
 	if v.Run != "" {
 		fmt.Fprintf(w, "run: %s\n", clean(v.Run))
 	}
@@ -363,9 +394,12 @@ func inboxApprove(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	o, run, err := t.openVerified(ctx, d, id, "approve", "approve task %s", "")
+	v, o, run, err := t.openVerified(ctx, d, id, "approve", "approve task %s", "")
 	if err != nil {
 		return err
+	}
+	if why := refuseSharedApproval(v, t.account, isSet(fset, "note")); why != "" {
+		return errors.New(why + "; nothing was signed")
 	}
 	ab := o.Envelope.AnswerBy
 	switch {
@@ -400,6 +434,12 @@ func inboxApprove(ctx context.Context, a *app, args []string) error {
 	fmt.Fprintf(a.stdout, "approved task %s (%s), prepared by run %s\n", id, clean(o.Envelope.Display.Title), run)
 	if summary != "" {
 		fmt.Fprintf(a.stdout, "you approved: %s\n", clean(summary))
+	}
+	if st.Approvals != nil {
+		// One of several accounts' approvals: the task moves once enough
+		// have approved.
+		sharedApproved(a.stdout, st, o.Envelope.Preparer)
+		return nil
 	}
 	fmt.Fprintf(a.stdout, "run: %s\n", clean(st.Run))
 	fmt.Fprintln(a.stdout, "how it ends: countersign inbox activity (or watch); a failure is printed as FAILED")
@@ -481,7 +521,7 @@ func simpleTask(ctx context.Context, a *app, args []string, name string, move fu
 	}
 	st, err := move(t.client, ctx, id)
 	if err != nil {
-		return t.explain(err)
+		return t.explain(t.onlyTheOwner(ctx, id, name, err))
 	}
 	fmt.Fprintf(a.stdout, "task %s: %s\n", id, clean(st.State))
 	return nil
@@ -508,6 +548,41 @@ func inboxUnlock(ctx context.Context, a *app, args []string) error {
 	return nil
 }
 
+// sharedEvent is what watch adds to the event of a task several accounts
+// approve, or of another owner's task this account approves: its owner
+// and project and how far its approvals are (an event of an open task
+// is often an approval), or who rejected it; "" for any other task, or
+// when the task cannot be read now. plain holds the tasks found to be
+// neither, which stay so: they are not fetched again.
+func (t *terminal) sharedEvent(ctx context.Context, ev client.TaskEvent, plain map[string]bool) string {
+	if ev.State == string(countersign.StateFailed) || ev.State == string(countersign.StateVoid) || plain[ev.TaskID] {
+		return ""
+	}
+	v, err := t.client.Task(ctx, ev.TaskID)
+	if err != nil {
+		return ""
+	}
+	if !shared(v) && v.Role != client.RoleApprover {
+		if len(plain) >= 10_000 {
+			clear(plain)
+		}
+		plain[ev.TaskID] = true
+		return ""
+	}
+	owner := "yours"
+	if v.Role == client.RoleApprover {
+		owner = "of " + clean(v.Owner)
+	}
+	out := fmt.Sprintf(" (project %s %s", clean(v.Project), owner)
+	if shared(v) {
+		out += ": approvals " + approvalsCount(v.Approvals)
+	}
+	if ev.State == string(countersign.StateRejected) && v.RejectedBy != "" {
+		out += "; rejected by " + whoText(v.RejectedBy, v.Owner, t.account)
+	}
+	return out + ")"
+}
+
 // Reconnection delays of watch.
 const (
 	watchRetryMin = time.Second
@@ -521,6 +596,7 @@ func inboxWatch(ctx context.Context, a *app, args []string) error {
 	}
 	delay := watchRetryMin
 	connected := false
+	plain := map[string]bool{}
 	for {
 		events, err := t.client.Events(ctx)
 		switch {
@@ -550,7 +626,7 @@ func inboxWatch(ctx context.Context, a *app, args []string) error {
 					fmt.Fprintf(a.stdout, "%s %s VOID, not carried out (countersign inbox activity says why)\n", time.Now().UTC().Format(countersign.TimeFormat), clean(ev.TaskID))
 					continue
 				}
-				fmt.Fprintf(a.stdout, "%s %s %s\n", time.Now().UTC().Format(countersign.TimeFormat), clean(ev.TaskID), clean(ev.State))
+				fmt.Fprintf(a.stdout, "%s %s %s%s\n", time.Now().UTC().Format(countersign.TimeFormat), clean(ev.TaskID), clean(ev.State), t.sharedEvent(ctx, ev, plain))
 			}
 			if ctx.Err() != nil {
 				return nil

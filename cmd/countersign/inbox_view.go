@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"countersign"
+	"countersign/client"
 )
 
 // agentMark marks the fields whose words the agent wrote, not the
@@ -80,10 +81,18 @@ type preview struct {
 	// declares the shape of supplied text.
 	Expected string
 	Now      time.Time
+	// Role is this terminal's part in the task (client.RoleApprover for a
+	// task of another owner it approves), Approvals a shared task's
+	// approvals, Me this terminal's account.
+	Role      string
+	Approvals *client.Approvals
+	Me        string
 }
 
 // write prints the preview: first what approving does (the summary, SPEC
-// §8), then the title, who prepared it and the receipt, each field (the
+// §8), then the title, who prepared it and the receipt, its owner when it
+// is another account's and its approvals when several accounts approve
+// it, each field (the
 // agent's marked), the files, the expiry, what an answer needs, and the
 // task hash (with the text it expects, when its answer operation says).
 func (p preview) write(w io.Writer) {
@@ -99,6 +108,7 @@ func (p preview) write(w io.Writer) {
 	fmt.Fprintf(w, "task: %s (%s, %s)\n", clean(e.ID), clean(string(e.Kind)), clean(p.State))
 	fmt.Fprintf(w, "from: %s in project %s (%s)\n", clean(e.Preparer), clean(e.Project), clean(e.Build))
 	fmt.Fprintf(w, "receipt: %s\n", p.Receipt)
+	writeShared(w, e.Owner, p.Role, p.Approvals, p.Me, p.State == string(countersign.StateOpen))
 	agentWrote := false
 	for _, f := range e.Display.Fields {
 		mark := "  "

@@ -215,7 +215,8 @@ func approvedOnCard(t *testing.T, ctx context.Context) []string {
 // name carol, in the banner and in the owner's history. Then the owner
 // edits the approvers and threshold in Settings: refusals told before the
 // wallet is asked, the first approver added sets the threshold to 2, and
-// the saved policy is the one the editor says in words.
+// the saved policy is the one the editor says in words; bob, taken off,
+// sees the task still waiting leave his inbox at once.
 func TestInboxPageApprovers(t *testing.T) {
 	t.Parallel()
 	w := servicetest.New(t, storetest.Postgres(t))
@@ -376,6 +377,11 @@ func TestInboxPageApprovers(t *testing.T) {
 		t.Errorf("bob's history lists %d of the owner's tasks", n)
 	}
 
+	// A third task waits when the owner takes bob off the approvers: bob's
+	// page drops it at once, saying why.
+	cog := payTask(t, w, "ledger", 7, "Pay Cog Inc", "pay $7.00 to Cog Inc by ACH")
+	waitItem(t, bobs, cog, 0, 2, false)
+
 	// Settings: the editor reads the approvers and threshold the policy holds.
 	settingsOpen(t, alice, "projects")
 	item := `#projects-list li[data-project="ledger"]`
@@ -425,13 +431,13 @@ func TestInboxPageApprovers(t *testing.T) {
 	if n := len(walletSigned(t, alice)); n != before {
 		t.Fatalf("the wallet was asked %d times for refused approvers", n-before)
 	}
-	// 3 of the owner, bob, carol and dave: saved with the usual confirmation.
-	typeAccounts("bob.near, carol.near dave.near")
+	// Each of the owner, carol and dave, bob taken off: saved with the usual confirmation.
+	typeAccounts("carol.near, dave.near")
 	do(t, alice, "threshold 3", chromedp.Evaluate[chromedp.Void](`(() => { const s = document.getElementById("project-ledger-approvers-threshold"); s.value = "3"; s.dispatchEvent(new Event("change")); })()`))
-	if got := read(); got[3] != "A write that asks waits for 3 of you, bob.near, carol.near and dave.near to approve it (any of them may reject it); an answer you supply, and a notice, stay yours alone." {
+	if got := read(); got[3] != "A write that asks waits for each of you, carol.near and dave.near to approve it (any of them may reject it); an answer you supply, and a notice, stay yours alone." {
 		t.Fatalf("the editor reads %q", got)
 	}
-	if hidden := run(t, alice, "the last refusal", chromedp.Evaluate[bool](`document.getElementById("project-ledger-save-result").hidden`)); !hidden {
+	if hidden := run(t, alice, "the last refusal", chromedp.Evaluate[bool](`getComputedStyle(document.getElementById("project-ledger-save-result")).display === "none"`)); !hidden {
 		t.Error("the refusal of the approvers typed before stays beside Save once they changed")
 	}
 	do(t, alice, "the editor in view", chromedp.Evaluate[chromedp.Void](`document.getElementById("project-ledger-approvers").scrollIntoView({block: "center"})`))
@@ -446,14 +452,19 @@ func TestInboxPageApprovers(t *testing.T) {
 		if p.Name != "ledger" {
 			continue
 		}
-		if p.Policy != `{"confirm":["pay"],"approvers":{"accounts":["bob.near","carol.near","dave.near"],"threshold":3}}` || p.PolicyMode != "ok" ||
+		if p.Policy != `{"confirm":["pay"],"approvers":{"accounts":["carol.near","dave.near"],"threshold":3}}` || p.PolicyMode != "ok" ||
 			p.PolicyExplained.Approvers == nil || p.PolicyExplained.Approvers.Threshold != 3 {
 			t.Fatalf("the saved project: %s (%s) %+v", p.Policy, p.PolicyMode, p.PolicyExplained.Approvers)
 		}
 		text := `{"connector":"ledger","policy":` + p.Policy + `,"agents":["` + w.Agent + `"]}`
 		settingsConfirmed(t, alice, w, approval.ActionSetProject("ledger", text))
 	}
-	if got := textOf(t, alice, "who approves", "#project-ledger-explained-approvers"); !strings.HasPrefix(got, "A write that asks waits for 3 of you, bob.near, carol.near and dave.near") {
+	if got := textOf(t, alice, "who approves", "#project-ledger-explained-approvers"); !strings.HasPrefix(got, "A write that asks waits for each of you, carol.near and dave.near") {
 		t.Errorf("the saved project says %q", got)
 	}
+	waitJS(t, bobs, "bob told he was taken off", `document.querySelector('#outcomes .outcome[data-outcome="`+cog+`"]')?.dataset.state === "gone" && !document.querySelector('#tasks li[data-task="`+cog+`"]')`)
+	if got := banner(t, bobs, cog); !strings.HasPrefix(got, "No longer yours to approve: Pay Cog Inc") {
+		t.Errorf("bob's banner reads %q", got)
+	}
+	waitItem(t, carols, cog, 0, 2, false)
 }

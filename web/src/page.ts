@@ -12,7 +12,7 @@
 import { OpenError, formatP256PublicKey, openTask, type KeyPair, type OpenedTask, type TaskView } from "./crypto";
 import { deviceKey } from "./devicekey";
 import { Card } from "./card";
-import { el, button, withKey, api, refusal, Refused, when, refreshTimes, account as accountEl, type Child } from "./dom";
+import { el, button, withKey, api, refusal, Refused, when, refreshTimes, shortened, account as accountEl, type Child } from "./dom";
 import { pickWallet } from "./picker";
 import { ACCOUNT, newNonce, sessionBody, signInSentence } from "./sign";
 import { Declined, NotConnected, closeWalletFrame, pastePanel, Wallets, type PanelIDs, type Signature, type WalletOptions, type SignRequest } from "./wallet";
@@ -705,7 +705,7 @@ class Inbox {
     if (arrived.length === 1 && arrived[0]) {
       const t = arrived[0];
       const title = this.items.get(t.id)?.li.querySelector(".task-title")?.textContent ?? "";
-      this.announce(isApprover(t) ? `New task from ${t.preparer} for ${t.owner ?? "another owner"}'s ${t.project}, which you approve: ${title}.` : `New task from ${t.preparer}: ${title}.`);
+      this.announce(isApprover(t) ? `New task from ${t.preparer} in ${t.project} of ${shortened(t.owner ?? "")}, for your approval: ${title}.` : `New task from ${t.preparer}: ${title}.`);
     } else if (arrived.length > 1) {
       this.announce(`${arrived.length} new tasks are waiting for you.`);
     }

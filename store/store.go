@@ -166,8 +166,9 @@ type Approvals interface {
 	Approvals(ctx context.Context, id string) ([]Approval, error)
 	// DropApprover takes account off the approvers of the waiting tasks
 	// of a project, with its approvals of them and the copies of their
-	// content keys wrapped to its devices, under each task's row lock;
-	// it returns the ids of the tasks it was taken off.
+	// content keys wrapped to its devices, under each task's row lock,
+	// and tells the account of each on its event streams (state open: its
+	// inbox changed); it returns the ids of the tasks it was taken off.
 	DropApprover(ctx context.Context, projectUUID, account string) ([]string, error)
 	// NotifyTask tells the owner and every approver of a task, on their
 	// event streams, that it is in state now (its approvals changed):

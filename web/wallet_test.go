@@ -43,12 +43,18 @@ import (
 // as the world's owner, and records the URL of every request the tab makes.
 func injectWallet(t testing.TB, ctx context.Context, w *servicetest.World) func() []string {
 	t.Helper()
-	wallet := w.Owner.Signer.(device.WalletSigner).Wallet
+	return injectWalletOf(t, ctx, w.Owner)
+}
+
+// injectWalletOf is injectWallet signing as d's account, with d's wallet.
+func injectWalletOf(t testing.TB, ctx context.Context, d *device.Device) func() []string {
+	t.Helper()
+	wallet := d.Signer.(device.WalletSigner).Wallet
 	secret, err := base58.Decode(strings.TrimPrefix(wallet.Key.SecretText(), "ed25519:"))
 	if err != nil || len(secret) != 64 {
-		t.Fatalf("the owner's key: %v", err)
+		t.Fatalf("the wallet's key: %v", err)
 	}
-	cfg, _ := json.Marshal(map[string]any{"account": w.Owner.Account, "publicKey": wallet.Key.PublicKey().String(),
+	cfg, _ := json.Marshal(map[string]any{"account": d.Account, "publicKey": wallet.Key.PublicKey().String(),
 		"seed": fmt.Sprintf("%x", secret[:32])})
 	src, err := os.ReadFile("testdata/testwallet.js")
 	if err != nil {

@@ -175,11 +175,16 @@ func (t *tx) DropApprover(ctx context.Context, projectUUID, account string) ([]s
 		idArgs[i] = id
 	}
 	with := func(first []any, rest ...any) []any { return append(append(first, idArgs...), rest...) }
-	_, err = t.q.execAll(ctx, []stmt{
+	stmts := []stmt{
 		{"DELETE FROM task_approvals WHERE account = ? AND task_id IN " + in, with([]any{account})},
 		{"DELETE FROM device_copies WHERE task_id IN " + in + " AND device_id IN (SELECT id FROM devices WHERE account = ?)", with(nil, account)},
 		{"DELETE FROM task_approvers WHERE account = ? AND task_id IN " + in, with([]any{account})},
-	})
+	}
+	// The account is told on its event streams that each left its inbox.
+	for _, id := range ids {
+		stmts = t.notifying(stmts, store.TaskEvent{Owner: account, TaskID: id, State: countersign.StateOpen})
+	}
+	_, err = t.q.execAll(ctx, stmts)
 	return ids, err
 }
 

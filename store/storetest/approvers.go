@@ -249,6 +249,8 @@ func testDropApprover(t *testing.T, s store.Store) {
 		addApproval(t, s, id, "carol.near", t0)
 	}
 	move(t, s, store.Move{ID: ended.ID, Move: stepOf(countersign.KindConfirm, countersign.StateOpen, countersign.StateRejected, countersign.ActorOwner, ""), At: t0})
+	bob, stop := subscriber(t, s).Subscribe("bob.near")
+	defer stop()
 	var ids []string
 	inTx(t, s, func(tx store.Tx) (err error) {
 		ids, err = tx.DropApprover(ctx, waiting.ProjectUUID, "bob.near")
@@ -256,6 +258,15 @@ func testDropApprover(t *testing.T, s store.Store) {
 	})
 	if fmt.Sprint(ids) != "[run1-1]" {
 		t.Errorf("dropped from %v, want [run1-1]", ids)
+	}
+	// bob is told the task left his inbox, and of nothing else.
+	if ev := next(t, bob); ev.TaskID != waiting.ID || ev.Owner != "bob.near" || ev.State != countersign.StateOpen {
+		t.Errorf("bob heard %+v of being dropped", ev)
+	}
+	select {
+	case ev := <-bob:
+		t.Errorf("bob heard more: %+v", ev)
+	case <-time.After(100 * time.Millisecond):
 	}
 	inTx(t, s, func(tx store.Tx) error {
 		if got, _ := tx.TaskApprovers(ctx, waiting.ID); fmt.Sprint(got) != "[carol.near]" {

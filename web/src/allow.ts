@@ -210,8 +210,8 @@ interface Listed {
 /** An approval signed but not sent: what it asks the wallet, and how it is sent once signed. */
 export interface PreparedApproval {
   req: SignRequest;
-  /** Sends the approval with the wallet's signature; throws the refusal. */
-  send(sig: Signature): Promise<void>;
+  /** Sends the approval with the wallet's signature; answers the service's answer, throws the refusal. */
+  send(sig: Signature): Promise<unknown>;
 }
 
 /** What the step needs of the card around it. */

@@ -5,8 +5,11 @@
 // before Approve, and the answers: Approve (one wallet prompt), Reject
 // (asked once more, with a reason), Got it. The technical words stay one
 // click away, under Details. Always allow this (allow.ts) adds a rule from
-// a confirm task, and may approve it in the same step.
+// a confirm task, and may approve it in the same step. A shared task (M-of-N
+// approvers, approvers.ts) shows whose it is and who has approved; it takes
+// no note, and is never always allowed.
 
+import { approvalsOf, approvalsPanel, isApprover, recordedWords, type SharedView } from "./approvers";
 import { AllowStep, allowWhen, connectorOf, declaresRules, readsWrites, type PreparedApproval } from "./allow";
 import { fitsShape, shapeFor, type TextShape } from "./answer";
 import { FileMismatchError, MAX_SEALED_REPLY_BYTES, SEALED_OVERHEAD, sealTo, fromBase64, openTaskFile, sealText, sha256Hex, supplyHash, toBase64, type Bytes, type OpenedTask, type TaskView } from "./crypto";
@@ -36,7 +39,7 @@ export interface CardHost {
   askSignature(req: SignRequest, host: HTMLElement, ids: PanelIDs, submit: string): Promise<Signature>;
   /** The card was answered (approved, rejected, closed): said says so. */
   answered(said: string): void;
-  /** The task was approved here: what happens is to be told when it ends. */
+  /** The task was approved here: what happens is to be told when it ends (from the history). */
   approved(id: string, title: string): void;
   /** The owner leaves the card (Back to the list, Esc). */
   leave(): void;
@@ -63,6 +66,8 @@ export class Card {
   wantAllow: string | null = null;
   /** Whether the open card reached its expires_at and is read-only. */
   private expired = false;
+  /** The open card's shared task: its approvals panel and Approve, drawn again as its approvals change. */
+  private shared: { view: TaskView & SharedView; panel: HTMLElement; approve: HTMLButtonElement | null } | null = null;
   private timer: number | undefined;
 
   constructor(private readonly host: CardHost) {}
@@ -71,8 +76,33 @@ export class Card {
     window.clearInterval(this.timer);
     this.id = null;
     this.busy = false;
+    this.shared = null;
     this.root.replaceChildren();
     this.root.hidden = true;
+  }
+
+  /**
+   * The open card's shared task listed again: its approvals panel drawn
+   * anew when who approved changed (another approver, or this account on
+   * another device), and Approve hidden once this account approved.
+   */
+  refresh(view: TaskView & SharedView): void {
+    const sh = this.shared;
+    const account = this.host.account();
+    const a = approvalsOf(view);
+    if (!sh || !account || !a || view.id !== this.id) {
+      return;
+    }
+    const panel = approvalsPanel(view, a, account);
+    if (panel.textContent === sh.panel.textContent) {
+      return;
+    }
+    sh.panel.replaceWith(panel);
+    this.shared = { view, panel, approve: sh.approve };
+    if (sh.approve && a.approved && !this.busy) {
+      sh.approve.hidden = true;
+      this.root.querySelector("#approve-step")?.setAttribute("hidden", "");
+    }
   }
 
   /** a approves, Shift+A always allows (k "A"), r rejects, g closes a notice: the card's buttons by their keys. */
@@ -90,7 +120,7 @@ export class Card {
   }
 
   /** Opens a task's card: what it shows, exactly what is signed, the countdown, the receipt's check, the answers. */
-  async open(view: TaskView, o: OpenedTask): Promise<void> {
+  async open(view: TaskView & SharedView, o: OpenedTask): Promise<void> {
     const account = this.host.account();
     if (!account) {
       return;
@@ -102,6 +132,7 @@ export class Card {
     this.id = view.id;
     this.busy = false;
     this.expired = false;
+    this.shared = null;
     const e = o.envelope;
     const id = view.id;
     const display = (e["display"] ?? {}) as { title?: unknown; summary?: unknown; fields?: unknown };
@@ -152,6 +183,12 @@ export class Card {
     const receiptPrecise = el("dd", { id: "receipt-precise" }, "Not checked yet.");
     const actions = el("div", { class: "card-actions", id: "card-actions" });
     const createdAt = str(e["created_at"]) || view.created_at;
+    const approvals = approvalsOf(view);
+    const approver = isApprover(view);
+    const panel = approvals ? approvalsPanel(view, approvals, account) : null;
+    if (panel) {
+      this.shared = { view, panel, approve: null };
+    }
 
     const parts: Child[] = [
       el("div", { class: "actions" }, withKey(button("Back to the list", () => this.host.leave(), true), "Escape", "Esc")),
@@ -160,12 +197,14 @@ export class Card {
       el(
         "p",
         { class: "task-meta", id: "card-meta" },
-        `${view.project} · from `,
+        approver ? el("span", { class: "card-owner" }, `${view.project} of `, accountEl(view.owner ?? "", (t, err) => this.host.say(t, err))) : view.project,
+        " · from ",
         accountEl(view.preparer, (t, err) => this.host.say(t, err)),
         ` · ${kindWords(view.kind)} · asked `,
         when(createdAt),
       ),
       el("p", { class: "expiry" }, expires, left),
+      panel,
       receipt,
       el("h3", {}, view.kind === "notice" ? "What it says" : "What it asks"),
       dl,
@@ -217,6 +256,13 @@ export class Card {
     this.root.replaceChildren(...parts.filter((p): p is Node => p instanceof Node));
     this.root.hidden = false;
 
+    if (approver && (view.kind !== "confirm" || !answerBy)) {
+      // Approvers approve and reject confirm tasks; anything else is the owner's alone.
+      actions.append(el("p", { class: "task-meta" }, `Only ${view.owner ?? "its owner"} answers this task.`));
+      this.checkExpiry(id, expiresMs);
+      void this.checkReceipt(id, o, receipt, receiptPrecise, []);
+      return;
+    }
     if (!answerBy || view.kind === "notice") {
       actions.append(el("div", { class: "actions" }, withKey(button("Got it", () => void this.acknowledge(id)), "g")));
       this.checkExpiry(id, expiresMs);
@@ -312,7 +358,10 @@ export class Card {
       );
     }
     const note = el("textarea", { id: "note", name: "note", class: "answer", rows: "1", spellcheck: "false" });
-    parts.push(el("label", { for: "note" }, "A note for the agent (optional)"), note);
+    // A shared task takes no note (the service refuses one): several accounts sign the same approval.
+    if (!this.shared) {
+      parts.push(el("label", { for: "note" }, "A note for the agent (optional)"), note);
+    }
     const approveStep = el("div", { id: "approve-step" });
     approveStep.hidden = true;
     // The button says what approving does: "Approve: pay $750.25 to …".
@@ -322,6 +371,11 @@ export class Card {
       approve.classList.add("approve-summary");
     }
     approve.disabled = true;
+    if (this.shared) {
+      this.shared.approve = approve;
+      // Approved already with this account: it waits for the others.
+      approve.hidden = approvalsOf(this.shared.view)?.approved === true;
+    }
 
     // Reject asks once more: the reason, and a second, explicit Reject.
     const reason = el("textarea", { id: "reason", name: "reason", class: "answer", rows: "2", spellcheck: "false", "aria-describedby": "reject-help" });
@@ -355,7 +409,7 @@ export class Card {
     const build = str(o.envelope["build"]);
     const connector = connectorOf(build);
     const allow =
-      kind === "confirm" && readsWrites(connector)
+      kind === "confirm" && !this.shared && readsWrites(connector)
         ? new AllowStep(
             {
               recipient: this.host.recipient,
@@ -392,7 +446,12 @@ export class Card {
     if (!allow || !allowKey) {
       if (this.wantAllow === id) {
         this.wantAllow = null;
-        this.host.say("This task cannot be always allowed: only a yes-or-no task of a connector whose policy takes rules (Mercury, GitHub, Gmail) can.", true);
+        this.host.say(
+          this.shared
+            ? "This task cannot be always allowed: it waits for the approvals of several accounts, and a rule would let its like through without them."
+            : "This task cannot be always allowed: only a yes-or-no task of a connector whose policy takes rules (Mercury, GitHub, Gmail) can.",
+          true,
+        );
       }
       return;
     }
@@ -590,7 +649,7 @@ export class Card {
     // The sentence names the summary of the envelope decrypted here: the
     // wallet shows what approving does, and the answer run checks it again.
     const req: SignRequest = { account, sentence: approvalSentence(account, id, o.taskHash, supply, sentenceTime(atMs), summary), recipient: this.host.recipient, nonce: newNonce() };
-    const send = async (sig: Signature): Promise<void> => {
+    const send = async (sig: Signature): Promise<unknown> => {
       const body: Record<string, unknown> = { task_hash: o.taskHash, approval: { at: atMs / 1000, ...sig } };
       if (summary) {
         body["summary"] = summary;
@@ -601,7 +660,7 @@ export class Card {
       if (sealedNote) {
         body["note"] = toBase64(sealedNote);
       }
-      await api("POST", `/inbox/tasks/${encodeURIComponent(id)}/approve`, body);
+      return api("POST", `/inbox/tasks/${encodeURIComponent(id)}/approve`, body);
     };
     return { req, send };
   }
@@ -646,12 +705,28 @@ export class Card {
     }
     this.busy = true;
     this.host.say("Sending the approval…");
+    let reply: unknown;
     try {
-      await prepared.send(sig);
+      reply = await prepared.send(sig);
     } catch (e) {
       this.busy = false;
       step.hidden = true;
       this.host.say("The approval was refused: " + refusal(e), true);
+      return;
+    }
+    const shared = this.shared;
+    if (shared) {
+      // A shared task: open until enough accounts approve; its end is told from the closed list.
+      const st = (reply ?? {}) as { state?: unknown; approvals?: unknown };
+      const a = approvalsOf(st);
+      if (st.state === "open" && a) {
+        this.host.answered(recordedWords(a));
+        return;
+      }
+      if (!isApprover(shared.view)) {
+        this.host.approved(id, title);
+      }
+      this.host.answered(`Approved${a ? ` (${a.have} of ${a.need})` : ""}: the service carries it out; what happens is told above the list.`);
       return;
     }
     this.host.approved(id, title);

@@ -577,6 +577,11 @@ export interface TaskView {
   content?: string | null;
   device_copy?: string | null;
   locked?: boolean;
+  /** The task's owner, and this account's part in it: "owner", or "approver" of another owner's task (SPEC §13 `approvers`). */
+  owner?: string;
+  role?: string;
+  /** For a task several accounts approve: who may approve it (the owner first), who did, how many it needs. */
+  approvals?: { approvers?: unknown } | null;
 }
 
 /** A task this device opened and checked against what the service listed. */
@@ -613,8 +618,10 @@ export class OpenError extends CryptoError {
  * Opens a task the inbox listed, as device.Open does: unwraps the device
  * copy, opens the content, hashes the envelope's exact bytes against the
  * listed task_hash, and checks that the envelope is addressed to account
- * and agrees with the listing on id, kind, preparer, project, project_uuid,
- * thread, reply_pubkey, created_at and expires_at.
+ * (or that the service lists account as an approver of the envelope's
+ * owner's task: approverOf) and agrees with the listing on id, kind,
+ * preparer, project, project_uuid, thread, reply_pubkey, created_at and
+ * expires_at.
  */
 export async function openTask(device: KeyPair, account: string, view: TaskView): Promise<OpenedTask> {
   if (!TASK_ID.test(view.id)) {
@@ -652,7 +659,7 @@ export async function openTask(device: KeyPair, account: string, view: TaskView)
   } catch {
     throw new OpenError("unreadable", `task ${id}: the envelope is not a JSON object`);
   }
-  if (env["owner"] !== account) {
+  if (env["owner"] !== account && !approverOf(view, env["owner"], account)) {
     throw new OpenError("mismatch", `task ${id} is addressed to another owner than this device's account`);
   }
   const listed: [string, unknown][] = [
@@ -682,6 +689,26 @@ export async function openTask(device: KeyPair, account: string, view: TaskView)
     replyPubkey = env["reply_pubkey"];
   }
   return { envelope: env, envelopeBytes: content.envelope, taskHash: hash, request: content.request, key, replyPubkey };
+}
+
+/**
+ * Whether the service lists account as an approver of a task of another
+ * owner (SPEC §13 `approvers`), as device.Open's approverOf reads it: the
+ * listing names the envelope's owner, this account's part as "approver",
+ * and this account among the task's approvers. Whom an owner's policy
+ * names is the service's word (a device cannot read another owner's
+ * project); what this device signs is its own account's approval, which
+ * counts for nothing unless the owner's policy names it.
+ */
+export function approverOf(view: Pick<TaskView, "owner" | "role" | "approvals">, envelopeOwner: unknown, account: string): boolean {
+  const listed = view.approvals?.approvers;
+  return (
+    typeof envelopeOwner === "string" &&
+    view.owner === envelopeOwner &&
+    view.role === "approver" &&
+    Array.isArray(listed) &&
+    listed.some((a) => a === account)
+  );
 }
 
 /** A file of an opened task that is not the one its envelope names. */

@@ -14,6 +14,7 @@
 // happened: done with the connector's words and link, or, loudly, a
 // failure and its reason.
 
+import { rejectedWords } from "./approvers";
 import { EntryError, openEntry, type EntryBody, type EntryView, type KeyPair } from "./crypto";
 import { el, button, api, refusal, when, account as accountEl, Refused } from "./dom";
 import { endedWord, endingWords, utcWords } from "./words";
@@ -48,14 +49,18 @@ export interface Opened {
  * How an opened entry ended, as one line: what happened (the connector's
  * words, else the service's), after the word for how it ended when those
  * words do not say it themselves ("" then). A failure always leads with
- * its word.
+ * its word. rejectedBy names who rejected a shared task when it was not
+ * this account (one of its approvers).
  */
-export function told(o: Opened): { word: string; text: string; failed: boolean } {
+export function told(o: Opened, rejectedBy = ""): { word: string; text: string; failed: boolean } {
   const v = o.view;
   const failed = v.state === "failed";
   const result = o.body?.result ?? "";
   if (result) {
     return { word: endedWord(v.state), text: result, failed };
+  }
+  if (v.state === "rejected" && rejectedBy) {
+    return { word: "", text: rejectedWords(rejectedBy, ""), failed };
   }
   return { word: failed ? endedWord(v.state) : "", text: endingWords(v.state, v.failure_reason ?? ""), failed };
 }
@@ -93,6 +98,8 @@ export class History {
   private projects = new Set<string>();
   private agents = new Set<string>();
   private projectsAt = 0;
+  /** Who rejected each rejected shared task of the closed list, when it was another account than this one (by task id). */
+  private rejecters = new Map<string, string>();
 
   constructor(private readonly host: HistoryHost) {
     this.more = button("Show more", () => void this.showMore(), true);
@@ -138,10 +145,40 @@ export class History {
     this.projects = new Set();
     this.agents = new Set();
     this.projectsAt = 0;
+    this.rejecters = new Map();
     for (const s of [this.project, this.agent]) {
       s.value = "";
       while (s.options.length > 1) {
         s.lastElementChild?.remove();
+      }
+    }
+  }
+
+  /** How an entry ended, as told(), naming who rejected a shared task when it was not this account. */
+  toldOf(o: Opened): { word: string; text: string; failed: boolean } {
+    return told(o, o.view.task_id ? (this.rejecters.get(o.view.task_id) ?? "") : "");
+  }
+
+  /**
+   * Learns who rejected the rejected tasks of the closed list (the
+   * service's rejected_by; the history's entries do not carry it): an
+   * entry of a shared task an approver rejected is told as theirs, never
+   * as "You rejected it". Entries drawn already are drawn again.
+   */
+  rejected(closed: { id: string; state?: string; rejected_by?: string }[], me: string): void {
+    const changed: string[] = [];
+    for (const c of closed) {
+      const by = c.state === "rejected" && c.rejected_by && c.rejected_by !== me ? c.rejected_by : "";
+      if (by && this.rejecters.get(c.id) !== by) {
+        this.rejecters.set(c.id, by);
+        changed.push(c.id);
+      }
+    }
+    for (const [id, x] of this.items) {
+      if (x.opened.view.task_id && changed.includes(x.opened.view.task_id)) {
+        const li = this.item(x.opened);
+        x.li.replaceWith(li);
+        this.items.set(id, { key: this.keyOf(x.opened.view), li, opened: x.opened });
       }
     }
   }
@@ -236,7 +273,7 @@ export class History {
   /** Opens an entry on this device, or reuses the one opened from the same bytes. */
   private async open(v: EntryView): Promise<Opened> {
     const had = this.items.get(v.id);
-    if (had && had.key === keyOf(v)) {
+    if (had && had.key === this.keyOf(v)) {
       return { ...had.opened, view: v };
     }
     const device = this.host.device();
@@ -258,7 +295,7 @@ export class History {
     const next = new Map(append ? this.items : []);
     const lis: HTMLLIElement[] = append ? [...this.list.children].filter((c): c is HTMLLIElement => c instanceof HTMLLIElement) : [];
     for (const o of entries) {
-      const key = keyOf(o.view);
+      const key = this.keyOf(o.view);
       const had = this.items.get(o.view.id);
       const li = had && had.key === key ? had.li : this.item(o);
       if (next.has(o.view.id)) {
@@ -316,14 +353,14 @@ export class History {
       li.append(
         ...present(
           el("span", { class: "task-title" }, o.problem === "locked" ? "Locked on this device" : "This entry cannot be shown"),
-          el("span", { class: `entry-outcome${v.state === "failed" ? " failure" : ""}` }, ...toldLine(told(o))),
+          el("span", { class: `entry-outcome${v.state === "failed" ? " failure" : ""}` }, ...toldLine(this.toldOf(o))),
           meta,
           o.problem === "locked" ? null : el("span", { class: "task-meta" }, o.problem),
         ),
       );
       return li;
     }
-    const t = told(o);
+    const t = this.toldOf(o);
     if (t.failed) {
       li.classList.add("entry-failed");
     }
@@ -356,6 +393,11 @@ export class History {
     row("Entry", el("span", { class: "mono" }, v.id));
     li.append(el("details", {}, summary, dl));
     return li;
+  }
+
+  /** What an entry's item is drawn from. */
+  private keyOf(v: EntryView): string {
+    return `${v.state}|${v.failure_reason ?? ""}|${v.sealed}|${v.device_copy ?? ""}|${v.task_id ? (this.rejecters.get(v.task_id) ?? "") : ""}`;
   }
 
   /** Fetches the projects (their names and agents) for the filters, at most once a minute. */
@@ -401,10 +443,7 @@ function present(...nodes: (Node | null)[]): Node[] {
   return nodes.filter((n): n is Node => n !== null);
 }
 
-/** What an entry's item is drawn from. */
-function keyOf(v: EntryView): string {
-  return `${v.state}|${v.failure_reason ?? ""}|${v.sealed}|${v.device_copy ?? ""}`;
-}
+
 
 /** One task this page approved, until its end is told. */
 interface Pending {
@@ -447,6 +486,31 @@ export class Outcomes {
     this.root.prepend(banner);
   }
 
+  /** Whether the end of id, approved here, is still to be told from the history. */
+  has(id: string): boolean {
+    return this.pending.has(id);
+  }
+
+  /**
+   * Tells what became of a task whose end the history does not tell (a
+   * shared task, read from the closed list): its banner, drawn again as
+   * the task moves, and the live region.
+   */
+  show(id: string, state: string, word: string, title: string, text: string, failed: boolean): void {
+    if (this.pending.has(id)) {
+      return;
+    }
+    let banner = [...this.root.children].find((b): b is HTMLElement => b instanceof HTMLElement && b.dataset["outcome"] === id);
+    if (!banner) {
+      banner = el("div", { class: "outcome", "data-outcome": id });
+      this.root.prepend(banner);
+    }
+    banner.dataset["state"] = state;
+    banner.classList.toggle("failure", failed);
+    this.draw(banner, id, word, title, text, failed);
+    this.host.say(`${word}: ${title}. ${text}`, failed);
+  }
+
   /** Forgets every banner (signing out). */
   clear(): void {
     this.pending = new Map();
@@ -472,7 +536,7 @@ export class Outcomes {
         continue;
       }
       this.pending.delete(o.view.id);
-      const t = told(o);
+      const t = this.history.toldOf(o);
       const title = o.body?.title || p.title || titleOf(o);
       const word = t.failed ? "Failed after your approval" : t.word || endedWord(o.view.state);
       this.draw(p.banner, o.view.id, word, title, t.text, t.failed, o.body?.url ?? "");

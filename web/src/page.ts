@@ -12,7 +12,7 @@
 import { OpenError, formatP256PublicKey, openTask, type KeyPair, type OpenedTask, type TaskView } from "./crypto";
 import { deviceKey } from "./devicekey";
 import { Card } from "./card";
-import { el, button, withKey, api, refusal, Refused, when, refreshTimes, account as accountEl, type Child } from "./dom";
+import { el, button, withKey, api, refusal, Refused, when, refreshTimes, shortened, account as accountEl, type Child } from "./dom";
 import { pickWallet } from "./picker";
 import { ACCOUNT, newNonce, sessionBody, signInSentence } from "./sign";
 import { Declined, NotConnected, closeWalletFrame, pastePanel, Wallets, type PanelIDs, type Signature, type WalletOptions, type SignRequest } from "./wallet";
@@ -20,6 +20,7 @@ import { clockWords, sentenceTime, stateWords } from "./words";
 import { History, Outcomes } from "./history";
 import { Settings, SECTIONS } from "./settings";
 import { Batch, type Pickable } from "./batch";
+import { SharedWatch, approvalsKey, approvalsOf, isApprover, listLine } from "./approvers";
 
 /** Where the page remembers which account it signed in as (never the token). */
 const ACCOUNT_ITEM = "countersign.account";
@@ -53,6 +54,8 @@ function routeOf(hash: string): Route {
 /** A listed task as GET /inbox/tasks answers it (the members the page reads). */
 interface Listed extends TaskView {
   state: string;
+  /** Who rejected a rejected task: its owner, or one of its approvers. */
+  rejected_by?: string;
 }
 
 /** A closed task as the service lists it: no content any more. */
@@ -65,6 +68,10 @@ interface Closed {
   thread?: string;
   created_at: string;
   failure_reason?: string | null;
+  owner?: string;
+  role?: string;
+  approvals?: unknown;
+  rejected_by?: string;
 }
 
 /** A waiting task as the list shows it, kept while it stays the same. */
@@ -118,6 +125,8 @@ class Inbox {
   );
   private readonly history: History;
   private readonly outcomes: Outcomes;
+  /** What became of the shared tasks (several approvers) this page saw waiting. */
+  private readonly watch: SharedWatch;
   private readonly card: Card;
   private readonly settings: Settings;
 
@@ -142,6 +151,25 @@ class Inbox {
     };
     this.history = new History(historyHost);
     this.outcomes = new Outcomes(this.history, historyHost);
+    this.watch = new SharedWatch({
+      account: () => this.account,
+      toldByHistory: (id) => this.outcomes.has(id),
+      historyWords: (id) => {
+        const o = this.history.entry(id);
+        return o?.body?.result ? this.history.toldOf(o) : null;
+      },
+      task: async (id) => {
+        try {
+          return (await api("GET", `/inbox/tasks/${encodeURIComponent(id)}`)) as Listed;
+        } catch (e) {
+          if (e instanceof Refused && e.status === 404) {
+            return null;
+          }
+          throw e;
+        }
+      },
+      tell: (id, state, word, title, text, failed) => this.outcomes.show(id, state, word, title, text, failed),
+    });
     this.card = new Card({
       recipient,
       account: () => this.account,
@@ -599,6 +627,7 @@ class Inbox {
     this.waitingList.replaceChildren();
     this.history.clear();
     this.outcomes.clear();
+    this.watch.clear();
     this.listBox.hidden = false;
     if (location.hash) {
       history.replaceState(null, "", location.pathname + location.search);
@@ -653,14 +682,30 @@ class Inbox {
     }
     this.drawWaiting(items);
     this.setTitle();
-    void historyDrawn.then(() => (mine === this.listing ? this.outcomes.check() : undefined));
+    if (closed) {
+      this.history.rejected(closed, account);
+    }
+    // The open card of a shared task shows its approvals as they are now.
+    const open = this.card.id ? this.items.get(this.card.id) : undefined;
+    if (open) {
+      this.card.refresh(open.view);
+    }
+    void historyDrawn.then(async () => {
+      if (mine !== this.listing) {
+        return;
+      }
+      await this.outcomes.check();
+      const shared = items.filter((it) => approvalsOf(it.view)).map((it) => ({ view: it.view, title: it.opened ? displayTitle(it.opened) : null }));
+      await this.watch.update(shared, closed);
+    });
 
     // The live region tells of tasks that arrived since the last listing
     // (not of those there when the page opened, nor of redraws).
     this.seen = new Set(tasks.map((t) => t.id));
     if (arrived.length === 1 && arrived[0]) {
-      const title = this.items.get(arrived[0].id)?.li.querySelector(".task-title")?.textContent ?? "";
-      this.announce(`New task from ${arrived[0].preparer}: ${title}.`);
+      const t = arrived[0];
+      const title = this.items.get(t.id)?.li.querySelector(".task-title")?.textContent ?? "";
+      this.announce(isApprover(t) ? `New task from ${t.preparer} in ${t.project} of ${shortened(t.owner ?? "")}, for your approval: ${title}.` : `New task from ${t.preparer}: ${title}.`);
     } else if (arrived.length > 1) {
       this.announce(`${arrived.length} new tasks are waiting for you.`);
     }
@@ -701,7 +746,7 @@ class Inbox {
   private selected(): Pickable[] {
     const out: Pickable[] = [];
     for (const it of this.items.values()) {
-      if (this.picked.has(it.view.id) && it.opened && it.view.kind === "confirm") {
+      if (this.picked.has(it.view.id) && it.opened && it.view.kind === "confirm" && !approvalsOf(it.view)) {
         out.push({ id: it.view.id, project: it.view.project, opened: it.opened });
       }
     }
@@ -726,7 +771,7 @@ class Inbox {
         this.picked.delete(id);
       }
     }
-    this.batch.root.hidden = items.filter((it) => it.opened && it.view.kind === "confirm").length < 2 && this.picked.size === 0;
+    this.batch.root.hidden = items.filter((it) => it.opened && it.view.kind === "confirm" && !approvalsOf(it.view)).length < 2 && this.picked.size === 0;
     this.batch.update();
     // Items that would read the same show when each was asked, to the second.
     const count = new Map<string, number>();
@@ -749,7 +794,8 @@ class Inbox {
 
   /** A waiting task's item: the one drawn before while it is the same, else drawn anew (opened on this device). */
   private async item(device: KeyPair, account: string, t: Listed, turn: number): Promise<Item> {
-    const key = `${t.content ?? ""}|${t.device_copy ?? ""}|${t.locked ? 1 : 0}|${turn}`;
+    const approvals = approvalsOf(t);
+    const key = `${t.content ?? ""}|${t.device_copy ?? ""}|${t.locked ? 1 : 0}|${turn}|${approvalsKey(approvals)}`;
     const had = this.items.get(t.id);
     if (had && had.key === key) {
       had.view = t;
@@ -759,7 +805,7 @@ class Inbox {
       el(
         "span",
         { class: "task-meta" },
-        `${t.project} · from `,
+        ...(isApprover(t) ? [`${t.project} of `, accountEl(t.owner ?? ""), " · from "] : [`${t.project} · from `]),
         accountEl(t.preparer),
         turn > 1 ? ` · turn ${turn}` : "",
         ` · asked `,
@@ -783,9 +829,12 @@ class Inbox {
         open.append(el("span", { class: "task-gist" }, about));
       }
       open.append(meta(at));
+      if (approvals) {
+        open.append(listLine(approvals, account));
+      }
       open.addEventListener("click", () => this.go(`#/tasks/${encodeURIComponent(t.id)}`, "list"));
       const li = el("li", { class: "task", "data-task": t.id }, open);
-      if (t.kind === "confirm") {
+      if (t.kind === "confirm" && !approvals) {
         // A check box beside it: selected, it is approved with others of its project by one signature.
         const box = el("input", { type: "checkbox", class: "task-pick", "data-task": t.id, "aria-label": `Select: ${title}` }) as HTMLInputElement;
         box.checked = this.picked.has(t.id);
@@ -882,6 +931,12 @@ class Inbox {
     window.clearTimeout(this.relistTimer);
     this.relistTimer = window.setTimeout(() => void this.list(), 50);
   }
+}
+
+/** An opened task's title, as its item and card show it. */
+function displayTitle(o: OpenedTask): string {
+  const d = (o.envelope["display"] ?? {}) as { title?: unknown };
+  return typeof d.title === "string" ? d.title : "(untitled)";
 }
 
 /**

@@ -24,8 +24,10 @@
 //     offer Allowed and Ask me only.
 //
 // The connector's other policy keys are a JSON object, and its other rules
-// are edited row by row.
+// are edited row by row. Who approves besides the owner (`approvers`, every
+// connector) has an editor of its own (approvers.ts).
 
+import { ApproversEditor, readApprovers } from "./approvers";
 import { el, button, api, refusal, type Child } from "./dom";
 import { PROJECT, actions, resultLine, type SectionContext } from "./settings";
 import { ACCOUNT } from "./sign";
@@ -49,6 +51,8 @@ export interface Explained {
   writes: WriteExplained[];
   rules: string[];
   limits: string[];
+  /** Who approves besides the owner (absent: the owner alone). */
+  approvers?: { accounts: string[]; threshold: number; text: string };
 }
 
 /** What the policy does with one write: always one outcome, or cases in order and otherwise. */
@@ -114,6 +118,9 @@ export function explainedView(ex: Explained, prefix: string, name: string): HTML
   const box = el("div", { class: "explained", id: prefix, "data-explained": "" }, el("p", { class: "explained-head" }, "What it does"), writes);
   if (ex.rules.length) {
     box.append(el("p", { class: "explained-head" }, "Its rules, in order (the first that matches decides)"), rulesList(ex.rules, `${prefix}-rules`, `The rules of ${name}`));
+  }
+  if (ex.approvers) {
+    box.append(el("p", { class: "explained-head" }, "Who approves"), el("p", { class: "explained-approvers", id: `${prefix}-approvers` }, ex.approvers.text));
   }
   if (ex.limits.length) {
     box.append(el("p", { class: "explained-head" }, "Its limits"), el("ul", { class: "explained-limits", id: `${prefix}-limits`, "aria-label": `The limits of ${name}` }, ...ex.limits.map((l) => el("li", { class: "mono" }, l))));
@@ -409,6 +416,11 @@ export class Projects {
       policy = null;
     }
     const read = policy ? readPolicy(policy, shape) : null;
+    // Approvers have their own editor, unless they are not of the shape it edits (they stay in the JSON then).
+    const approversRead = read ? readApprovers(read.others["approvers"]) : undefined;
+    if (read && approversRead) {
+      delete read.others["approvers"];
+    }
     const rowsOf = read?.rows ?? new Map(shape.writes.map((w) => [w, (shape.allowKey ? "refuse" : "allow") as WriteRule]));
     const strays = read?.strays ?? { confirm: [], allowed: [] };
     let restText = policy === null ? p.policy : read && Object.keys(read.others).length ? JSON.stringify(read.others, null, 2) : "";
@@ -477,6 +489,8 @@ export class Projects {
 
     const otherKeys = (conn?.policy_keys ?? []).filter((k) => k !== "confirm" && k !== "rules" && k !== shape.allowKey);
     const rules = shape.rules && read?.rules !== null ? new RulesEditor(id("rules"), shape.writes, read?.rules ?? []) : null;
+    // A refusal told beside Save goes once the approvers it was about change.
+    const approvers = approversRead !== null ? new ApproversEditor(id("approvers"), approversRead, () => (out.hidden = true)) : null;
     const showRest = otherKeys.length > 0 || restText !== "";
     const restBox = el("textarea", { id: id("policy"), name: id("policy"), spellcheck: "false", "aria-describedby": id("policy-help"), rows: "6" });
     restBox.value = restText;
@@ -496,6 +510,7 @@ export class Projects {
       el("h3", { id: id("editor-title"), tabindex: "-1" }, fresh ? `New project ${p.name} (${p.connector})` : `Edit ${p.name} (${p.connector})`),
       rows,
       rules ? rules.root : null,
+      approvers ? approvers.root : el("p", { class: "failure", id: id("approvers-kept") }, "The policy's approvers are not of the shape this page edits ({\"accounts\": [accounts], \"threshold\": a number}): they stay in the JSON below, as the policy holds them."),
       showRest ? el("label", { for: id("policy") }, "The policy's other settings (JSON)") : null,
       showRest ? el("p", { id: id("policy-help"), class: "task-meta" }, restHelp) : null,
       showRest ? restBox : null,
@@ -530,6 +545,16 @@ export class Projects {
             throw new Error("the policy's other settings are not a JSON object");
           }
           others = v as Record<string, unknown>;
+        }
+        if (approvers) {
+          if ("approvers" in others) {
+            throw new Error("approvers are set under Who approves what asks, not in the JSON");
+          }
+          const owner = this.ctx.host.account() ?? "";
+          const a = approvers.value(owner);
+          if (a) {
+            others = { ...others, approvers: a };
+          }
         }
         const chosen = new Map<string, WriteRule>();
         for (const [w, inputs] of rowInputs) {

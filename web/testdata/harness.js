@@ -213,6 +213,22 @@ async function open(t) {
   };
 }
 
+// openAs opens one listed task as several accounts, each with the listing
+// a case gives (its owner, role and approvals), as the page does: "ok", or
+// "refused" and the reason.
+async function openAs(cases) {
+  const out = [];
+  for (const c of cases) {
+    try {
+      await cs.openTask(device, c.account, c.view);
+      out.push("ok");
+    } catch (err) {
+      out.push(err instanceof cs.OpenError ? "refused " + err.reason : "threw " + String(err));
+    }
+  }
+  return out;
+}
+
 // seal seals an answer, a note and a reason to a Go-made reply key.
 async function seal(t) {
   const answer = await cs.sealReply(t.reply_pubkey, "answer", t.id, unb64(t.answer));
@@ -303,4 +319,4 @@ async function openEntries(list) {
   return out;
 }
 
-window.harness = { vectors, newDevice, keep, keepAtOnce, forget, open, seal, tamper, strict, openEntries };
+window.harness = { vectors, newDevice, keep, keepAtOnce, forget, open, openAs, seal, tamper, strict, openEntries };

@@ -369,6 +369,10 @@ func TestInboxPageApprovers(t *testing.T) {
 		t.Errorf("carol's page tells her own rejection again: %q", got)
 	}
 	waitJS(t, alice, "the history names carol", `document.querySelector('#history li[data-entry="`+bolt+`"] .entry-outcome')?.textContent === "Rejected by carol.near. Nothing was written."`)
+	// Rejected, it did nothing: its summary is what approving would have done.
+	if got := run(t, alice, "the entry's rows", chromedp.Evaluate[string](`[...document.querySelectorAll('#history li[data-entry="`+bolt+`"] dt')].map((d) => d.textContent).join("|")`)); !strings.HasPrefix(got, "What approving it would have done|What happened|") {
+		t.Errorf("the rejected entry's rows are %q", got)
+	}
 	do(t, alice, "dismiss the first task's banner", chromedp.Click(chromedp.CSS(`#outcomes .outcome[data-outcome="`+acme+`"] button`)),
 		chromedp.Click(chromedp.CSS(`#history li[data-entry="`+bolt+`"] summary`)), chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
 	screen(t, alice, "inbox-shared-rejected")
@@ -439,6 +443,9 @@ func TestInboxPageApprovers(t *testing.T) {
 	}
 	if hidden := run(t, alice, "the last refusal", chromedp.Evaluate[bool](`getComputedStyle(document.getElementById("project-ledger-save-result")).display === "none"`)); !hidden {
 		t.Error("the refusal of the approvers typed before stays beside Save once they changed")
+	}
+	if said := textOf(t, alice, "the live region", "#status"); strings.Contains(said, "cannot be saved") {
+		t.Errorf("the page's status still says %q once the approvers changed", said)
 	}
 	do(t, alice, "the editor in view", chromedp.Evaluate[chromedp.Void](`document.getElementById("project-ledger-approvers").scrollIntoView({block: "center"})`))
 	screen(t, alice, "settings-approvers")

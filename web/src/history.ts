@@ -376,7 +376,7 @@ export class History {
     const dl = el("dl", { class: "details entry-details" });
     const row = (dt: string, ...dd: (Node | string)[]) => dl.append(el("dt", {}, dt), el("dd", {}, ...dd));
     if (body.summary) {
-      row(direct ? "What it did" : "What approving it did", body.summary);
+      row(direct ? "What it did" : v.state === "done" ? "What approving it did" : "What approving it would have done", body.summary);
     }
     row("What happened", t.text);
     if (body.url) {

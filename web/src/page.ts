@@ -184,6 +184,11 @@ class Inbox {
       account: () => this.account,
       recipient,
       say: (text, error) => this.say(text, error),
+      unsay: (text) => {
+        if (this.status.textContent === text) {
+          this.say("");
+        }
+      },
       askSignature: (req, host, ids, submit) => this.askSignature(req, host, ids, submit),
       ended: (why) => this.ended(why),
     });

@@ -489,8 +489,8 @@ export class Projects {
 
     const otherKeys = (conn?.policy_keys ?? []).filter((k) => k !== "confirm" && k !== "rules" && k !== shape.allowKey);
     const rules = shape.rules && read?.rules !== null ? new RulesEditor(id("rules"), shape.writes, read?.rules ?? []) : null;
-    // A refusal told beside Save goes once the approvers it was about change.
-    const approvers = approversRead !== null ? new ApproversEditor(id("approvers"), approversRead, () => (out.hidden = true)) : null;
+    // A refusal told beside Save (and in the live region) goes once the approvers it was about change.
+    const approvers = approversRead !== null ? new ApproversEditor(id("approvers"), approversRead, () => this.ctx.retract(out)) : null;
     const showRest = otherKeys.length > 0 || restText !== "";
     const restBox = el("textarea", { id: id("policy"), name: id("policy"), spellcheck: "false", "aria-describedby": id("policy-help"), rows: "6" });
     restBox.value = restText;

@@ -25,6 +25,8 @@ export interface SettingsHost {
   readonly recipient: string;
   /** Shows a status in the page's polite live region. */
   say(text: string, error?: boolean): void;
+  /** Clears the live region when it still says text. */
+  unsay(text: string): void;
   /** Has the owner's wallet sign req (rejects with Declined when it declines). */
   askSignature(req: SignRequest, host: HTMLElement, ids: PanelIDs, submit: string): Promise<Signature>;
   /** The session is over (this device was withdrawn): back to signing in. */
@@ -96,6 +98,8 @@ export interface SectionContext {
   confirm(action: string, step: HTMLElement, prefix: string, submit: string): Promise<Record<string, unknown> | null>;
   /** Says what became of a change, beside it (out) and in the live region. */
   result(out: HTMLElement | null, text: string, error?: boolean): void;
+  /** Takes back what out says, beside the change and in the live region: it no longer holds. */
+  retract(out: HTMLElement): void;
   /** A refusal: the session's end, or said beside the change. */
   failed(out: HTMLElement | null, what: string, e: unknown): void;
   /** Draws box anew, keeping the keyboard in its section. */
@@ -275,6 +279,13 @@ export class Settings implements SectionContext {
       out.classList.toggle("ok", !error);
       out.hidden = false;
     }
+  }
+
+  retract(out: HTMLElement): void {
+    if (!out.hidden && out.textContent) {
+      this.host.unsay(out.textContent);
+    }
+    out.hidden = true;
   }
 
   failed(out: HTMLElement | null, what: string, e: unknown): void {

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"countersign/migrations"
 	"countersign/store"
 )
 
@@ -118,76 +117,46 @@ func (t *tx) Credit(ctx context.Context, account string, amount int64, note stri
 	return balance, nil
 }
 
+// takeBalance takes an amount from an agent's balance if it holds that much.
+const takeBalance = "UPDATE agents SET balance = balance - ? WHERE account = ? AND balance >= ?"
+
 // Charge takes amount in one conditional UPDATE, so concurrent charges
 // never take more than the balance holds.
 func (t *tx) Charge(ctx context.Context, account string, amount int64, run string, at time.Time) (bool, error) {
 	if amount < 0 {
 		return false, fmt.Errorf("store: charge of a negative amount (%d µUSD)", amount)
 	}
-	if t.dialect == migrations.Postgres && amount > 0 {
-		// The charge and its ledger entry in one statement.
-		n, err := t.q.exec(ctx, `WITH charged AS (UPDATE agents SET balance = balance - ? WHERE account = ? AND balance >= ?
-			RETURNING account) INSERT INTO ledger (account, amount, run, note, at) SELECT account, ?, ?, '', ? FROM charged`,
-			amount, account, amount, -amount, run, at.Unix())
-		if err != nil {
-			return false, fmt.Errorf("store: charge agent %s: %w", account, err)
-		}
-		if n == 0 {
-			return false, t.refusedCharge(ctx, account)
-		}
-		return true, nil
+	charged := true
+	var err error
+	if amount > 0 {
+		charged, err = t.db.e.debit(ctx, t, account, amount, run, at)
+	} else {
+		// Nothing to take: the agent is there, with a balance.
+		var n int64
+		n, err = t.q.exec(ctx, takeBalance, amount, account, amount)
+		charged = n == 1
 	}
-	n, err := t.q.exec(ctx, "UPDATE agents SET balance = balance - ? WHERE account = ? AND balance >= ?",
-		amount, account, amount)
 	if err != nil {
 		return false, fmt.Errorf("store: charge agent %s: %w", account, err)
 	}
-	if n == 0 {
+	if !charged {
 		return false, t.refusedCharge(ctx, account)
-	}
-	if amount > 0 {
-		if err := t.ledger(ctx, account, -amount, run, "", at); err != nil {
-			return false, err
-		}
 	}
 	return true, nil
 }
 
 // Uncharge removes the run's charge from the ledger and returns its amount
-// to the balance; on PostgreSQL in one statement. Two calls for one run
-// restore it once: the second finds no entry to remove.
+// to the balance. Two calls for one run restore it once: the second finds
+// no entry to remove.
 func (t *tx) Uncharge(ctx context.Context, account, run string) (int64, error) {
 	if run == "" {
 		return 0, fmt.Errorf("store: uncharge of agent %s: no run", account)
 	}
-	var amount int64
-	if t.dialect == migrations.Postgres {
-		err := t.q.queryRow(ctx, `WITH gone AS (DELETE FROM ledger WHERE account = ? AND run = ? AND amount < 0 RETURNING amount)
-			UPDATE agents SET balance = agents.balance - gone.amount FROM gone WHERE agents.account = ? RETURNING -gone.amount`,
-			account, run, account).Scan(&amount)
-		if errors.Is(err, store.ErrNotFound) {
-			return 0, nil
-		}
-		if err != nil {
-			return 0, fmt.Errorf("store: uncharge run %s of agent %s: %w", run, account, err)
-		}
-		return amount, nil
-	}
-	err := t.q.queryRow(ctx, "DELETE FROM ledger WHERE account = ? AND run = ? AND amount < 0 RETURNING amount", account, run).Scan(&amount)
-	if errors.Is(err, store.ErrNotFound) {
-		return 0, nil
-	}
+	amount, err := t.db.e.refund(ctx, t, account, run)
 	if err != nil {
 		return 0, fmt.Errorf("store: uncharge run %s of agent %s: %w", run, account, err)
 	}
-	n, err := t.q.exec(ctx, "UPDATE agents SET balance = balance - ? WHERE account = ? AND balance <= ?", amount, account, math.MaxInt64+amount)
-	if err != nil {
-		return 0, fmt.Errorf("store: uncharge run %s of agent %s: %w", run, account, err)
-	}
-	if n == 0 {
-		return 0, fmt.Errorf("store: uncharge run %s of agent %s: the balance would pass %d µUSD", run, account, int64(math.MaxInt64))
-	}
-	return -amount, nil
+	return amount, nil
 }
 
 // refusedCharge tells a charge the balance did not cover from one of an

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"countersign"
-	"countersign/migrations"
 	"countersign/store"
 )
 
@@ -31,17 +30,8 @@ func (t *tx) ShareTask(ctx context.Context, k store.Task, accounts []string) err
 // a task event each and, when the state has a webhook event, one in the
 // outbox of each approver that has a webhook (receiver: the approver).
 func (t *tx) toApprovers(ctx context.Context, id string, kind countersign.Kind, state countersign.State, at int64) error {
-	if t.db.pg != nil {
-		t.later(stmt{"SELECT pg_notify(CAST(? AS TEXT), account || ' ' || CAST(? AS TEXT) || ' ' || CAST(? AS TEXT)) FROM task_approvers WHERE task_id = ?",
-			[]any{t.db.channel(), id, string(state), id}})
-	} else {
-		accounts, err := t.TaskApprovers(ctx, id)
-		if err != nil {
-			return err
-		}
-		for _, a := range accounts {
-			t.events = append(t.events, store.TaskEvent{Owner: a, TaskID: id, State: state})
-		}
+	if err := t.db.e.taskEvents(ctx, t, id, state, false); err != nil {
+		return err
 	}
 	if countersign.EventFor(kind, state) == "" {
 		return nil
@@ -149,9 +139,7 @@ func (t *tx) DropApprover(ctx context.Context, projectUUID, account string) ([]s
 	// to its devices, or an approval, waits and then finds it gone.
 	q := `SELECT id FROM tasks WHERE project_uuid = ? AND state = ` + sqlState(countersign.StateOpen) + `
 		AND id IN (SELECT task_id FROM task_approvers WHERE account = ?) ORDER BY id`
-	if t.dialect == migrations.Postgres {
-		q += " FOR UPDATE"
-	}
+	q += t.db.e.forUpdate()
 	r, err := t.q.query(ctx, q, projectUUID, account)
 	if err != nil {
 		return nil, err
@@ -207,24 +195,5 @@ func (t *tx) DevicesOf(ctx context.Context, accounts []string, now time.Time) ([
 }
 
 func (t *tx) NotifyTask(ctx context.Context, id string, state countersign.State) error {
-	if t.db.pg != nil {
-		t.later(
-			stmt{"SELECT pg_notify(CAST(? AS TEXT), owner || ' ' || id || ' ' || CAST(? AS TEXT)) FROM tasks WHERE id = ?",
-				[]any{t.db.channel(), string(state), id}},
-			stmt{"SELECT pg_notify(CAST(? AS TEXT), account || ' ' || CAST(? AS TEXT) || ' ' || CAST(? AS TEXT)) FROM task_approvers WHERE task_id = ?",
-				[]any{t.db.channel(), id, string(state), id}})
-		return nil
-	}
-	k, err := t.Task(ctx, id)
-	if err != nil {
-		return err
-	}
-	accounts, err := t.TaskApprovers(ctx, id)
-	if err != nil {
-		return err
-	}
-	for _, a := range append([]string{k.Owner}, accounts...) {
-		t.events = append(t.events, store.TaskEvent{Owner: a, TaskID: id, State: state})
-	}
-	return nil
+	return t.db.e.taskEvents(ctx, t, id, state, true)
 }

@@ -7,10 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgxlisten"
-
 	"countersign"
 	"countersign/store"
 )
@@ -159,18 +155,14 @@ func (h *hub) closeAll() {
 // come through LISTEN/NOTIFY, so every process on the database sees every
 // change; the embedded store has one process.
 func (db *DB) Subscribe(owner string) (<-chan store.TaskEvent, func()) {
-	if db.pg != nil {
-		db.listenOnce.Do(db.listen)
-	}
+	db.startListening()
 	return db.hub.subscribe(owner)
 }
 
 // SubscribeFunc calls fn with the owner's task events as they commit (see
 // Subscribe), until stop; fn must not block.
 func (db *DB) SubscribeFunc(owner string, fn func(store.TaskEvent)) func() {
-	if db.pg != nil {
-		db.listenOnce.Do(db.listen)
-	}
+	db.startListening()
 	return db.hub.subscribeFunc(owner, fn)
 }
 
@@ -179,87 +171,28 @@ func (db *DB) SubscribeFunc(owner string, fn func(store.TaskEvent)) func() {
 // events, so every process hears them in the order they committed.
 func (db *DB) WatchStreams(fn func(store.StreamSignal)) func() {
 	stop := db.hub.watch(fn)
-	if db.pg != nil {
-		db.listenOnce.Do(db.listen)
-	}
+	db.startListening()
 	return stop
 }
 
 // SignalStream sends a stream signal to every process on the database.
 func (db *DB) SignalStream(ctx context.Context, sig store.StreamSignal) error {
-	if db.pg == nil {
-		db.hub.signal(sig)
-		return nil
-	}
-	_, err := db.pg.Exec(ctx, "SELECT pg_notify($1, $2)", db.channel(), signalPayload(sig))
-	return classify(err)
+	return classify(db.e.signalNow(ctx, db, sig))
 }
 
 // signal records a stream signal in the transaction, delivered at commit.
 func (t *tx) signal(ctx context.Context, sig store.StreamSignal) error {
-	if t.db.pg != nil {
-		_, err := t.q.exec(ctx, "SELECT pg_notify(?, ?)", t.db.channel(), signalPayload(sig))
-		return err
-	}
-	t.signals = append(t.signals, sig)
-	return nil
+	return t.db.e.signal(ctx, t, sig)
 }
+
+// startListening starts, the first time, what feeds the hub with the
+// events of other processes on the database.
+func (db *DB) startListening() { db.listenOnce.Do(func() { db.e.listen(db) }) }
 
 // Subscribers is how many subscriptions to an owner's task events this store
 // holds now (open event streams and waiting task_wait calls), so a test can
 // await a listener instead of sleeping.
 func (db *DB) Subscribers(owner string) int { return db.hub.count(owner) }
-
-// channel is the NOTIFY channel of this store's schema.
-func (db *DB) channel() string {
-	if db.schema == "" {
-		return "countersign_tasks"
-	}
-	return "countersign_tasks_" + db.schema
-}
-
-// listen starts the LISTEN connection that feeds the hub, until Close. It
-// waits (a little) until LISTEN is in place, so that changes made right after
-// the first Subscribe are not missed.
-func (db *DB) listen() {
-	ctx, cancel := context.WithCancel(context.Background())
-	db.stopListening = cancel
-	h := &listenHandler{hub: &db.hub, ready: make(chan struct{})}
-	l := &pgxlisten.Listener{
-		Connect: func(ctx context.Context) (*pgx.Conn, error) {
-			return pgx.ConnectConfig(ctx, db.pg.Config().ConnConfig.Copy())
-		},
-		ReconnectDelay: time.Second,
-	}
-	l.Handle(db.channel(), h)
-	go func() { _ = l.Listen(ctx) }() // returns when ctx ends; reconnects on its own
-	select {
-	case <-h.ready:
-	case <-time.After(5 * time.Second):
-	}
-}
-
-// listenHandler publishes notifications; its backlog hook, called right
-// after each LISTEN, tells listen the channel is in place.
-type listenHandler struct {
-	hub   *hub
-	ready chan struct{}
-	once  sync.Once
-}
-
-func (h *listenHandler) HandleNotification(_ context.Context, n *pgconn.Notification, _ *pgx.Conn) error {
-	if sig, ok := parseSignal(n.Payload); ok {
-		h.hub.signal(sig)
-	} else if ev, ok := parseEvent(n.Payload); ok {
-		h.hub.publish(ev)
-	}
-	return nil
-}
-
-func (h *listenHandler) HandleBacklog(context.Context, string, *pgx.Conn) error {
-	h.once.Do(func() { close(h.ready) })
-	return nil
-}
 
 func eventPayload(ev store.TaskEvent) string {
 	return ev.Owner + " " + ev.TaskID + " " + string(ev.State)
@@ -328,9 +261,5 @@ func (t *tx) notify(ctx context.Context, ev store.TaskEvent) error {
 
 // notifying adds to stmts what notify does, to be run with them.
 func (t *tx) notifying(stmts []stmt, ev store.TaskEvent) []stmt {
-	if t.db.pg != nil {
-		return append(stmts, stmt{"SELECT pg_notify(?, ?)", []any{t.db.channel(), eventPayload(ev)}})
-	}
-	t.events = append(t.events, ev)
-	return stmts
+	return t.db.e.event(t, stmts, ev)
 }

@@ -2,16 +2,12 @@ package sqlstore
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
 	"countersign"
-	"countersign/migrations"
 	"countersign/store"
 )
 
@@ -66,25 +62,16 @@ func answerJobOpts(h *HandOff) *river.InsertOpts {
 
 func (t *tx) EnqueueAnswer(ctx context.Context, job store.AnswerJob) error {
 	h := t.db.handoff.Load()
-	var res *rivertype.JobInsertResult
-	var err error
 	// The queue writes on the driver's transaction: what is pending first.
-	if err = t.flush(ctx); err != nil {
+	if err := t.flush(ctx); err != nil {
 		return err
 	}
-	switch native := t.native.(type) {
-	case pgx.Tx:
-		res, err = t.db.pgJobs.InsertTx(ctx, native, job, answerJobOpts(h))
-	case *sql.Tx:
-		res, err = t.db.liteJobs.InsertTx(ctx, native, job, answerJobOpts(h))
-	default:
-		return fmt.Errorf("store: an answer job is queued in a transaction, not in %T", native)
-	}
+	res, err := t.db.e.insertJobs(ctx, t, []river.InsertManyParams{{Args: job, InsertOpts: answerJobOpts(h)}})
 	if err != nil {
-		return classify(err)
+		return err
 	}
 	if h != nil {
-		job.Queued = res.Job.ID
+		job.Queued = res[0].Job.ID
 		t.handoffs = append(t.handoffs, job)
 	}
 	return nil
@@ -98,10 +85,7 @@ func (t *tx) DropAnswerJob(ctx context.Context, queued int64) error {
 }
 
 func (t *tx) StrandedApprovals(ctx context.Context, before time.Time, limit int) ([]store.AnswerJob, error) {
-	taskOf := "j.args->>'task_id'"
-	if t.dialect == migrations.SQLite {
-		taskOf = "json_extract(j.args, '$.task_id')"
-	}
+	taskOf := t.db.e.jsonText("j.args", "task_id")
 	r, err := t.q.query(ctx, `SELECT id, answer_run FROM tasks WHERE state = `+sqlState(countersign.StateApproved)+`
 		AND state_at <= ? AND NOT EXISTS (SELECT 1 FROM river_job j WHERE j.kind = 'answer_run'
 			AND CAST(j.state AS TEXT) IN ('available', 'scheduled', 'retryable', 'pending') AND `+taskOf+` = tasks.id)

@@ -7,8 +7,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
-	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
 
 	"countersign/migrations"
@@ -25,16 +23,16 @@ const createVersions = `CREATE TABLE IF NOT EXISTS countersign_migrations (
 // migrations, in one transaction, then the job queue's. It refuses a database
 // that a newer binary migrated. It reports the versions it applied.
 func (db *DB) Migrate(ctx context.Context) ([]int, error) {
-	all, err := migrations.For(db.dialect)
+	all, err := migrations.For(db.e.dialect())
 	if err != nil {
 		return nil, err
 	}
 	var applied []int
 	err = db.Tx(ctx, func(stx store.Tx) error {
 		t := stx.(*tx)
-		if db.dialect == migrations.Postgres {
-			// One migrator at a time, across processes.
-			if _, err := t.q.exec(ctx, "SELECT pg_advisory_xact_lock(7223372036854775001)"); err != nil {
+		// One migrator at a time, across processes.
+		if lock := db.e.migrationLock(); lock != "" {
+			if _, err := t.q.exec(ctx, lock); err != nil {
 				return err
 			}
 		}
@@ -80,20 +78,7 @@ type jobMigrator interface {
 	Validate(ctx context.Context, opts *rivermigrate.ValidateOpts) (*rivermigrate.ValidateResult, error)
 }
 
-func (db *DB) jobMigrator() (jobMigrator, error) {
-	if db.pg != nil {
-		m, err := rivermigrate.New(riverpgxv5.New(db.pg), &rivermigrate.Config{Logger: quietLogger, Schema: db.schema})
-		if err != nil {
-			return nil, err
-		}
-		return m, nil
-	}
-	m, err := rivermigrate.New(riversqlite.New(db.lite), &rivermigrate.Config{Logger: quietLogger})
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
-}
+func (db *DB) jobMigrator() (jobMigrator, error) { return db.e.jobMigrator() }
 
 func (db *DB) migrateJobs(ctx context.Context) error {
 	m, err := db.jobMigrator()
@@ -135,12 +120,7 @@ func (db *DB) Schema(ctx context.Context) (store.SchemaStatus, error) {
 
 func (t *tx) schemaVersion(ctx context.Context) (int, error) {
 	var exists int
-	var err error
-	if t.dialect == migrations.Postgres {
-		err = t.q.queryRow(ctx, "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'countersign_migrations'").Scan(&exists)
-	} else {
-		err = t.q.queryRow(ctx, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'countersign_migrations'").Scan(&exists)
-	}
+	err := t.q.queryRow(ctx, t.db.e.tableExists(), "countersign_migrations").Scan(&exists)
 	if err != nil || exists == 0 {
 		return 0, err
 	}

@@ -2,11 +2,9 @@ package sqlstore
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
 	"countersign/store"
@@ -67,16 +65,8 @@ func (t *tx) QueuePushes(ctx context.Context, taskID string, devices []string, a
 	if err := t.flush(ctx); err != nil {
 		return err
 	}
-	var err error
-	switch native := t.native.(type) {
-	case pgx.Tx:
-		_, err = t.db.pgJobs.InsertManyTx(ctx, native, params)
-	case *sql.Tx:
-		_, err = t.db.liteJobs.InsertManyTx(ctx, native, params)
-	default:
-		err = fmt.Errorf("store: unknown transaction type %T", native)
-	}
-	return classify(err)
+	_, err := t.db.e.insertJobs(ctx, t, params)
+	return err
 }
 
 func (t *tx) PushDelivery(ctx context.Context, taskID, deviceID string) (store.PushDelivery, error) {

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"countersign"
-	"countersign/migrations"
 	"countersign/store"
 )
 
@@ -20,51 +19,36 @@ func (t *tx) LockOwner(ctx context.Context, owner string) error {
 
 func (t *tx) OwnerGate(ctx context.Context, owner, preparer, project string, now time.Time) (store.Gate, error) {
 	var g store.Gate
-	pq, ok := t.raw.(pgQuerier)
-	if !ok {
-		// In process, the round trips cost nothing: one after the other.
-		if err := t.LockOwner(ctx, owner); err != nil {
-			return g, err
-		}
-		var err error
-		if g.Muted, err = t.Muted(ctx, owner, preparer, project); err != nil {
-			return g, err
-		}
-		if g.Load, err = t.OwnerLoad(ctx, owner, preparer); err != nil {
-			return g, err
-		}
-		g.Devices, err = t.ActiveDevices(ctx, owner, now)
-		return g, err
-	}
 	// The statements run in order, so the reads see the owner's tasks
 	// under the lock, as they would one round trip at a time.
-	b, pending := t.batch()
-	b.Queue(rebind(lockOwner), owner)
-	b.Queue(rebind(mutedQuery), owner, preparer, project)
-	b.Queue(rebind(ownerLoadQuery), preparer, owner)
-	b.Queue(rebind(activeDevicesQuery), owner, now.Unix())
-	br := pq.q.SendBatch(ctx, b)
-	defer br.Close()
-	if err := execAllOf(br, pending+1); err != nil {
+	r, err := t.send(ctx,
+		stmt{lockOwner, []any{owner}},
+		stmt{mutedQuery, []any{owner, preparer, project}},
+		stmt{ownerLoadQuery, []any{preparer, owner}},
+		stmt{activeDevicesQuery, []any{owner, now.Unix()}})
+	if err != nil {
+		return g, err
+	}
+	defer r.close()
+	if err := r.exec(); err != nil {
 		return g, err
 	}
 	var muted int
-	if err := br.QueryRow().Scan(&muted); err != nil {
-		return g, classify(err)
+	if err := r.row().Scan(&muted); err != nil {
+		return g, err
 	}
 	g.Muted = muted > 0
-	var err error
-	if g.Load, err = scanLoad(pgRow{br.QueryRow()}); err != nil {
+	if g.Load, err = scanLoad(r.row()); err != nil {
 		return g, err
 	}
-	r, err := br.Query()
+	devices, err := r.rows()
 	if err != nil {
-		return g, classify(err)
-	}
-	if g.Devices, err = scanDevices(pgRows{r}); err != nil {
 		return g, err
 	}
-	return g, classify(br.Close())
+	if g.Devices, err = scanDevices(devices); err != nil {
+		return g, err
+	}
+	return g, r.close()
 }
 
 func (t *tx) InsertTask(ctx context.Context, k store.Task, c store.TaskCiphertext) error {
@@ -261,89 +245,60 @@ const sealedAndApprovalQuery = "SELECT sealed, key_id, approval FROM tasks WHERE
 
 func (t *tx) RunInputs(ctx context.Context, id string, dropJob int64) (store.RunInputs, error) {
 	var in store.RunInputs
-	pq, ok := t.raw.(pgQuerier)
-	if !ok {
-		// In process: one read after the other.
-		var err error
-		if in.Task, err = t.Task(ctx, id); err != nil {
-			return in, err
-		}
-		if dropJob != 0 {
-			if err := t.DropAnswerJob(ctx, dropJob); err != nil {
-				return in, err
-			}
-		}
-		p, err := t.ProjectByUUID(ctx, in.Task.ProjectUUID)
-		if err == nil {
-			in.Project = &p
-		} else if !errors.Is(err, store.ErrNotFound) {
-			return in, err
-		}
-		var keyID int64
-		if err := t.q.queryRow(ctx, sealedAndApprovalQuery, id).Scan(&in.Sealed, &keyID, &in.Approval); err != nil {
-			return in, err
-		}
-		in.KeyID = uint32(keyID)
-		if in.Approvals, err = t.Approvals(ctx, id); err != nil {
-			return in, err
-		}
-		a, err := t.Agent(ctx, in.Task.Preparer)
-		if err == nil {
-			in.Preparer = &a
-		} else if !errors.Is(err, store.ErrNotFound) {
-			return in, err
-		}
-		return in, nil
-	}
 	// The project and the preparer are found through the task's row, so
 	// nothing waits for the task to be read first.
-	b, pending := t.batch()
+	var stmts []stmt
 	if dropJob != 0 {
-		b.Queue(rebind(dropAnswerJob), dropJob)
-		pending++
+		stmts = append(stmts, stmt{dropAnswerJob, []any{dropJob}})
 	}
-	b.Queue(rebind("SELECT "+taskColumns+" FROM tasks WHERE id = ?"), id)
-	b.Queue(rebind(projectAndAgents+"p.project_uuid = (SELECT project_uuid FROM tasks WHERE id = ?)"), id)
-	b.Queue(rebind(sealedAndApprovalQuery), id)
-	b.Queue(rebind(approvalsQuery), id)
-	b.Queue(rebind("SELECT "+agentColumns+" FROM agents a WHERE a.account = (SELECT preparer FROM tasks WHERE id = ?)"), id)
-	br := pq.q.SendBatch(ctx, b)
-	defer br.Close()
-	if err := execAllOf(br, pending); err != nil {
-		return in, err
-	}
-	var err error
-	if in.Task, err = scanTask(pgRow{br.QueryRow()}); err != nil {
-		return in, err
-	}
-	r, err := br.Query()
+	stmts = append(stmts,
+		stmt{"SELECT " + taskColumns + " FROM tasks WHERE id = ?", []any{id}},
+		stmt{projectAndAgents + "p.project_uuid = (SELECT project_uuid FROM tasks WHERE id = ?)", []any{id}},
+		stmt{sealedAndApprovalQuery, []any{id}},
+		stmt{approvalsQuery, []any{id}},
+		stmt{"SELECT " + agentColumns + " FROM agents a WHERE a.account = (SELECT preparer FROM tasks WHERE id = ?)", []any{id}})
+	r, err := t.send(ctx, stmts...)
 	if err != nil {
-		return in, classify(err)
+		return in, err
 	}
-	p, err := scanProjectAndAgents(pgRows{r})
+	defer r.close()
+	if dropJob != 0 {
+		if err := r.exec(); err != nil {
+			return in, err
+		}
+	}
+	if in.Task, err = scanTask(r.row()); err != nil {
+		return in, err
+	}
+	projects, err := r.rows()
+	if err != nil {
+		return in, err
+	}
+	p, err := scanProjectAndAgents(projects)
 	if err == nil {
 		in.Project = &p
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return in, err
 	}
 	var keyID int64
-	if err := (pgRow{br.QueryRow()}).Scan(&in.Sealed, &keyID, &in.Approval); err != nil {
+	if err := r.row().Scan(&in.Sealed, &keyID, &in.Approval); err != nil {
 		return in, err
 	}
 	in.KeyID = uint32(keyID)
-	if r, err = br.Query(); err != nil {
-		return in, classify(err)
-	}
-	if in.Approvals, err = scanApprovals(pgRows{r}); err != nil {
+	approvals, err := r.rows()
+	if err != nil {
 		return in, err
 	}
-	a, err := scanAgent(pgRow{br.QueryRow()})
+	if in.Approvals, err = scanApprovals(approvals); err != nil {
+		return in, err
+	}
+	a, err := scanAgent(r.row())
 	if err == nil {
 		in.Preparer = &a
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return in, err
 	}
-	return in, classify(br.Close())
+	return in, r.close()
 }
 
 func (t *tx) Content(ctx context.Context, id string) ([]byte, error) {
@@ -448,10 +403,7 @@ func (t *tx) SetReason(ctx context.Context, id string, reason []byte) error {
 }
 
 func (t *tx) LockWaiting(ctx context.Context, id string) (bool, error) {
-	q := "SELECT COUNT(*) FROM tasks WHERE id = ? AND state = " + sqlState(countersign.StateOpen)
-	if t.dialect == migrations.Postgres {
-		q = "SELECT COUNT(*) FROM (SELECT id FROM tasks WHERE id = ? AND state = " + sqlState(countersign.StateOpen) + " FOR UPDATE) locked"
-	}
+	q := "SELECT COUNT(*) FROM (SELECT id FROM tasks WHERE id = ? AND state = " + sqlState(countersign.StateOpen) + t.db.e.forUpdate() + ") locked"
 	var n int
 	err := t.q.queryRow(ctx, q, id).Scan(&n)
 	return n == 1, err

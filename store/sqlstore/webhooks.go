@@ -3,11 +3,8 @@ package sqlstore
 import (
 	"context"
 	"crypto/rand"
-	"database/sql"
 	"encoding/hex"
-	"fmt"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
 	"countersign"
@@ -104,18 +101,10 @@ func (t *tx) outbox(ctx context.Context, id string, kind countersign.Kind, webho
 		return err
 	}
 	job := store.DeliveryJob{EventID: eventID, WebhookID: webhookID}
-	var err error
 	// The queue writes on the driver's transaction: what is pending first.
-	if err = t.flush(ctx); err != nil {
+	if err := t.flush(ctx); err != nil {
 		return err
 	}
-	switch native := t.native.(type) {
-	case pgx.Tx:
-		_, err = t.db.pgJobs.InsertTx(ctx, native, job, deliveryJobOpts)
-	case *sql.Tx:
-		_, err = t.db.liteJobs.InsertTx(ctx, native, job, deliveryJobOpts)
-	default:
-		err = fmt.Errorf("store: unknown transaction type %T", native)
-	}
-	return classify(err)
+	_, err := t.db.e.insertJobs(ctx, t, []river.InsertManyParams{{Args: job, InsertOpts: deliveryJobOpts}})
+	return err
 }

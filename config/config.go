@@ -43,6 +43,9 @@ type Config struct {
 	// MetricsListen is where /metrics is served, apart from the public
 	// listener (SPEC §15); empty when it is off.
 	MetricsListen string
+	// Pprof serves Go's profiler (/debug/pprof/) beside /metrics, whose
+	// listener is then on a loopback address: for measuring.
+	Pprof bool
 	// PublicURL is the public origin, canonical (lowercase, no default
 	// port).
 	PublicURL string
@@ -135,6 +138,21 @@ var table = []setting{
 				return err
 			}
 			c.MetricsListen = v
+			return nil
+		},
+	},
+	{
+		name: "PPROF", flag: "pprof", def: func(*Config) string { return "false" },
+		usage: "serve Go's profiler (/debug/pprof/) beside /metrics, which must then listen on a loopback address (for measuring)",
+		apply: func(c *Config, v string) error {
+			b, err := parseBool(v)
+			if err != nil {
+				return err
+			}
+			if b && !loopback(c.MetricsListen) {
+				return errors.New("the profiler is served beside /metrics, whose address (METRICS_LISTEN) must then be a loopback one, e.g. 127.0.0.1:9090")
+			}
+			c.Pprof = b
 			return nil
 		},
 	},
@@ -268,6 +286,16 @@ func hostPort(v, example string) error {
 		return errors.New("the port must be a number from 0 to 65535")
 	}
 	return nil
+}
+
+// loopback says whether the host of host:port is a loopback address.
+func loopback(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return host == "localhost" || ip != nil && ip.IsLoopback()
 }
 
 // Listening tells the settings the address the service listens on, once

@@ -127,6 +127,36 @@ func TestMetricsListen(t *testing.T) {
 	}
 }
 
+// TestPprof: the profiler is off by default and, when on, only beside a
+// /metrics listening on a loopback address: never where a profile could be
+// read from another host.
+func TestPprof(t *testing.T) {
+	t.Parallel()
+	if c, err := load(t, nil, nil); err != nil || c.Pprof {
+		t.Fatalf("by default: pprof %v, %v", c.Pprof, err)
+	}
+	for _, tc := range []struct {
+		metrics string
+		ok      bool
+	}{
+		{"127.0.0.1:0", true},
+		{"[::1]:9090", true},
+		{"localhost:9090", true},
+		{"0.0.0.0:9090", false},
+		{"[::]:9090", false},
+		{"10.0.0.5:9090", false},
+		{"off", false},
+	} {
+		c, err := load(t, []string{"--pprof", "true", "--metrics-listen", tc.metrics}, nil)
+		if tc.ok && (err != nil || !c.Pprof) {
+			t.Errorf("--pprof beside %s: %v", tc.metrics, err)
+		}
+		if !tc.ok && (err == nil || !strings.Contains(err.Error(), "METRICS_LISTEN")) {
+			t.Errorf("--pprof beside %s: want a refusal naming METRICS_LISTEN, got %v", tc.metrics, err)
+		}
+	}
+}
+
 func TestRefusals(t *testing.T) {
 	t.Parallel()
 	secret := "postgres://u:hunter2@/db"

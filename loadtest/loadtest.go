@@ -22,6 +22,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strings"
 	"time"
 )
 
@@ -37,6 +38,13 @@ type Config struct {
 	Sizes Sizes
 	// Progress, when set, is told what the run is doing, a line at a time.
 	Progress io.Writer
+	// ProfileDir, when set, is where the service's profiles are written
+	// (the service then serves Go's profiler beside /metrics, on
+	// loopback): p1-writes.cpu.pprof over P1's loop, p2-approvals.cpu.pprof
+	// for as long from P2's first round on (its approvals, their answer
+	// runs and the next rounds' listings), p7-streams.heap.pprof with P7's
+	// tasks waiting and streams open.
+	ProfileDir string
 }
 
 // Sizes are the counts and time caps of the phases.
@@ -117,6 +125,8 @@ type bench struct {
 	t0 time.Time
 	// recipient is what owners sign for ("": the service's host and port).
 	recipient string
+	// prof takes the service's profiles (nil: none asked for).
+	prof *profiles
 }
 
 func (b *bench) progress(format string, args ...any) {
@@ -171,8 +181,15 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 		return rep, fmt.Errorf("the PostgreSQL floor: %w", err)
 	}
 
-	if b.svc, err = startService(ctx, cfg.Binary, db.url, b.progress); err != nil {
+	if b.svc, err = startService(ctx, cfg.Binary, db.url, cfg.ProfileDir != "", b.progress); err != nil {
 		return rep, err
+	}
+	if cfg.ProfileDir != "" {
+		if err := os.MkdirAll(cfg.ProfileDir, 0o755); err != nil {
+			return rep, fmt.Errorf("the profiles' directory: %w", err)
+		}
+		b.prof = &profiles{dir: cfg.ProfileDir, base: strings.TrimSuffix(b.svc.metrics, "/metrics")}
+		defer func() { rep.Profiles, rep.ProfileProblems = b.prof.written, b.prof.failed }()
 	}
 	defer func() {
 		if serr := b.svc.stop(); serr != nil {

@@ -116,6 +116,7 @@ func (b *bench) writes(ctx context.Context, ps []pair) (Writes, error) {
 	m0 := b.mark()
 	start := time.Now()
 	deadline := start.Add(s.P1Time)
+	defer b.prof.cpu(ctx, "p1-writes", s.P1Time)()
 	for _, p := range ps {
 		wg.Go(func() {
 			mine := 0
@@ -211,6 +212,7 @@ func (b *bench) approvals(ctx context.Context, ps []pair) (Approvals, error) {
 	}
 
 	var fails failures
+	profiled := false
 	for ctx.Err() == nil {
 		batches := make([][]signed, n)
 		err := parallel(ctx, n, 4, func(ctx context.Context, i int) (err error) {
@@ -235,6 +237,12 @@ func (b *bench) approvals(ctx context.Context, ps []pair) (Approvals, error) {
 		var wg sync.WaitGroup
 		m0 := b.mark()
 		start := time.Now()
+		if !profiled {
+			// As long as P1's loop, from the first round's approvals;
+			// P3 waits for it.
+			profiled = true
+			defer b.prof.cpu(ctx, "p2-approvals", s.P1Time)()
+		}
 		for i, bt := range batches {
 			for _, ap := range bt {
 				wg.Go(func() {
@@ -474,5 +482,6 @@ func (b *bench) memory(ctx context.Context) (Memory, error) {
 	if m.RSS, err = rss(b.svc.pid()); err != nil {
 		return m, err
 	}
+	b.prof.heap(ctx, "p7-streams")
 	return m, nil
 }

@@ -25,6 +25,10 @@ type Report struct {
 	P7         Memory     `json:"p7"`
 	Figures    []Figure   `json:"figures"`
 	ServiceLog ServiceLog `json:"service_log"`
+	// Profiles are the service's profiles written (bench --profile), and
+	// ProfileProblems why any asked for was not.
+	Profiles        []string `json:"profiles,omitempty"`
+	ProfileProblems []string `json:"profile_problems,omitempty"`
 }
 
 // Figure is one row of the table: a measured value beside the floor it is
@@ -153,8 +157,14 @@ func (r *Report) WriteTable(w io.Writer) error {
 			problems = append(problems, fmt.Sprintf("%s: %d failure(s); the first: %s", p.phase, max(p.n, 1), p.first))
 		}
 	}
+	for _, p := range r.ProfileProblems {
+		problems = append(problems, "a profile was not written: "+p)
+	}
 	if r.ServiceLog.Lines > 0 {
 		problems = append(problems, fmt.Sprintf("the service logged %d warning or error line(s); the first: %s", r.ServiceLog.Lines, strings.Join(r.ServiceLog.First, "\n  ")))
+	}
+	if len(r.Profiles) > 0 {
+		fmt.Fprintf(w, "\nThe service's profiles (go tool pprof -top FILE):\n  %s\n", strings.Join(r.Profiles, "\n  "))
 	}
 	if len(problems) > 0 {
 		fmt.Fprintf(w, "\nProblems:\n  %s\n", strings.Join(problems, "\n  "))

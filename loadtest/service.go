@@ -72,12 +72,16 @@ var (
 
 // startService migrates the database, makes a master key and starts serve
 // on a free loopback port, returning once it listens.
-func startService(ctx context.Context, binary, dbURL string, progress func(string, ...any)) (*service, error) {
+func startService(ctx context.Context, binary, dbURL string, profiler bool, progress func(string, ...any)) (*service, error) {
 	env, err := prepareService(ctx, binary, dbURL)
 	if err != nil {
 		return nil, err
 	}
-	return launch(ctx, binary, env, false, progress)
+	if profiler {
+		// Go's profiler is served beside /metrics, on loopback.
+		env = append(env, "COUNTERSIGN_PPROF=true")
+	}
+	return launch(ctx, binary, env, profiler, progress)
 }
 
 // prepareService migrates the database and makes a master key: the

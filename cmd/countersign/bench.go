@@ -22,17 +22,21 @@ func runBench(ctx context.Context, a *app, args []string) error {
 	asJSON := fs.Bool("json", false, "print the report as JSON instead of a table")
 	binary := fs.String("binary", "", "the countersign binary to run as the service (default this one)")
 	scale := fs.Bool("scale", false, "the memory ladder instead: owners signed in, tasks waiting and event streams open at growing counts (5,000 owners, up to 100,000 tasks and 5,000 streams), the service's memory read at each")
+	profile := fs.String("profile", "", "a directory to write the service's CPU profiles of P1 and P2 and its heap profile at P7 to (go tool pprof reads them); the service then serves Go's profiler beside /metrics, on loopback")
 	replicas := fs.Bool("replicas", false, "rounds against one, two, three and again one serve process on one database instead: their writes/s together ÷ one process's, and approvals sent to one process with the owner's event stream on another")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q: countersign bench [--scale | --replicas] [--quick] [--json] [--database URL] [--binary PATH]", fs.Args())
+		return fmt.Errorf("unexpected arguments %q: countersign bench [--scale | --replicas] [--quick] [--json] [--profile DIR] [--database URL] [--binary PATH]", fs.Args())
 	}
 	if *scale && *replicas {
 		return errors.New("--scale and --replicas are two benches: run one at a time")
 	}
-	cfg := loadtest.Config{DatabaseURL: *database, Binary: *binary, Progress: a.stderr}
+	if *profile != "" && (*scale || *replicas) {
+		return errors.New("--profile profiles the default bench's phases: run it without --scale or --replicas")
+	}
+	cfg := loadtest.Config{DatabaseURL: *database, Binary: *binary, Progress: a.stderr, ProfileDir: *profile}
 	if cfg.DatabaseURL == "" {
 		cfg.DatabaseURL = a.getenv("COUNTERSIGN_DATABASE_URL")
 	}

@@ -2,8 +2,12 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -22,13 +26,38 @@ func TestBenchQuick(t *testing.T) {
 	_ = pgURL(t) // skips, or fails under CI, without PostgreSQL
 	bin := buildBinary(t)
 	env := map[string]string{"COUNTERSIGN_DATABASE_URL": storetest.PostgresURL()}
-	r := run(t, context.Background(), env, "bench", "--quick", "--json", "--binary", bin)
+	profiles := t.TempDir()
+	r := run(t, context.Background(), env, "bench", "--quick", "--json", "--binary", bin, "--profile", profiles)
 	if r.code != 0 {
 		t.Fatalf("bench --quick: %+v", r)
 	}
 	var rep loadtest.Report
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 		t.Fatalf("the report is not JSON: %v\n%s", err, r.stdout)
+	}
+	// The service's profiles: gzipped pprof protobufs; P1's loop and P7's
+	// heap name the service's own functions (the quick P2 is over in too
+	// few of the profiler's 10 ms ticks to be sure of a sample).
+	if len(rep.ProfileProblems) > 0 || len(rep.Profiles) != 3 {
+		t.Errorf("profiles %v, problems %v", rep.Profiles, rep.ProfileProblems)
+	}
+	for _, name := range []string{"p1-writes.cpu.pprof", "p2-approvals.cpu.pprof", "p7-streams.heap.pprof"} {
+		f, err := os.Open(filepath.Join(profiles, name))
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			f.Close()
+			continue
+		}
+		b, err := io.ReadAll(zr)
+		f.Close()
+		if err != nil || len(b) == 0 || name != "p2-approvals.cpu.pprof" && !bytes.Contains(b, []byte("countersign/")) {
+			t.Errorf("%s (%d bytes, %v) names none of the service's functions", name, len(b), err)
+		}
 	}
 	q := loadtest.Quick()
 	f := rep.Floor

@@ -314,6 +314,32 @@ func getJSON(t testing.TB, url string, v any) int {
 	return resp.StatusCode
 }
 
+// TestServePprof: with PPROF the metrics listener serves Go's profiler
+// beside /metrics, and the public listener still does not.
+func TestServePprof(t *testing.T) {
+	t.Parallel()
+	srv := startServe(t, map[string]string{"COUNTERSIGN_DATA_DIR": filepath.Join(t.TempDir(), "data")}, "--dev", "--pprof", "true")
+	metricsBase := strings.TrimSuffix(srv.metrics, "/metrics")
+	resp, err := http.Get(metricsBase + "/debug/pprof/heap?debug=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	heap, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(heap), "heap profile:") {
+		t.Errorf("the metrics listener's /debug/pprof/heap: %d %.200s", resp.StatusCode, heap)
+	}
+	if code := getJSON(t, srv.metrics, nil); code != 200 {
+		t.Errorf("/metrics beside the profiler answered %d", code)
+	}
+	if code := getJSON(t, srv.base+"/debug/pprof/", nil); code != 404 {
+		t.Errorf("the public listener answered /debug/pprof/ %d", code)
+	}
+	if r := srv.stop(); r.code != 0 {
+		t.Fatalf("serve exited %d: %s", r.code, r.stderr)
+	}
+}
+
 // TestServeDev is the README's first command: nothing set, the service
 // answers /healthz, says what it filled in, and stops cleanly.
 func TestServeDev(t *testing.T) {
@@ -346,6 +372,12 @@ func TestServeDev(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 || !strings.Contains(string(scraped), `countersign_http_requests_total{code="200",route="/healthz"} 1`) {
 		t.Errorf("the metrics listener: %d %s", resp.StatusCode, scraped)
+	}
+	// Go's profiler is served nowhere unless PPROF says so.
+	for _, u := range []string{srv.metrics[:len(srv.metrics)-len("/metrics")], base} {
+		if code := getJSON(t, u+"/debug/pprof/", nil); code != 404 {
+			t.Errorf("%s/debug/pprof/ answered %d without PPROF", u, code)
+		}
 	}
 	// The binary serves the page's service worker at the root of its scope.
 	if resp, err := http.Get(base + "/sw.js"); err != nil || resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/javascript") {

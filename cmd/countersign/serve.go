@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"strings"
 	"time"
 
@@ -189,7 +190,7 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	// /metrics has a listener of its own, not the public one (SPEC §15).
 	var metricsSrv *http.Server
 	if metricsLn != nil {
-		metricsSrv = &http.Server{Handler: api.Metrics(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
+		metricsSrv = &http.Server{Handler: metricsHandler(api.Metrics(), cfg.Pprof), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
 			WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
 		go func() { errc <- metricsSrv.Serve(metricsLn) }()
 	}
@@ -263,4 +264,20 @@ func nearNetwork(rpc string) string {
 		return "testnet"
 	}
 	return "mainnet"
+}
+
+// metricsHandler is what the metrics listener serves: /metrics and, with
+// PPROF, Go's profiler under /debug/pprof/.
+func metricsHandler(metrics http.Handler, profiler bool) http.Handler {
+	if !profiler {
+		return metrics
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.Handle("/", metrics)
+	return mux
 }

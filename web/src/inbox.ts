@@ -4,8 +4,9 @@
 // tests load from the shipped bundle and check against the contract's
 // vectors and against the Go side, the pasted answers' check, the wallets'
 // manifest, the diff reader, the words of a history entry's end, the
-// check of an answer against its shape and the reading of a task's write
-// for "Always allow this", which they check as shipped.
+// check of an answer against its shape, the reading of a task's write for
+// "Always allow this" and the reading of the service's answers and
+// refusals, which they check as shipped.
 import { mountInbox } from "./page";
 
 export * from "./crypto";
@@ -16,6 +17,7 @@ export { endingWords, sentenceTime } from "./words";
 export { parseDiff, diffView } from "./diff";
 export { fitsShape, readTextShape } from "./answer";
 export { allowWhen } from "./allow";
+export { readAnswer, readRefusal, Unreadable } from "./api";
 export { fromBase58, preparingRun, readSigned, receiptBytes, runKeys, verifyReceipt } from "./origin";
 
 mountInbox();

@@ -9,10 +9,11 @@
 // never as markup. The session token lives only in the HttpOnly cookie the
 // sign-in sets: the page never keeps it.
 
-import { OpenError, formatP256PublicKey, openTask, type KeyPair, type OpenedTask, type TaskView } from "./crypto";
+import { OpenError, formatP256PublicKey, openTask, type KeyPair, type OpenedTask } from "./crypto";
 import { deviceKey } from "./devicekey";
 import { Card } from "./card";
-import { el, button, withKey, api, refusal, Refused, when, refreshTimes, shortened, account as accountEl, type Child } from "./dom";
+import * as api from "./api";
+import { el, button, withKey, refusal, Refused, when, refreshTimes, shortened, account as accountEl, type Child } from "./dom";
 import { pickWallet } from "./picker";
 import { ACCOUNT, newNonce, sessionBody, signInSentence } from "./sign";
 import { Declined, NotConnected, closeWalletFrame, pastePanel, Wallets, type PanelIDs, type Signature, type WalletOptions, type SignRequest } from "./wallet";
@@ -51,28 +52,8 @@ function routeOf(hash: string): Route {
   return { at: "list" };
 }
 
-/** A listed task as GET /inbox/tasks answers it (the members the page reads). */
-interface Listed extends TaskView {
-  state: string;
-  /** Who rejected a rejected task: its owner, or one of its approvers. */
-  rejected_by?: string;
-}
-
-/** A closed task as the service lists it: no content any more. */
-interface Closed {
-  id: string;
-  project: string;
-  preparer: string;
-  kind: string;
-  state: string;
-  thread?: string;
-  created_at: string;
-  failure_reason?: string | null;
-  owner?: string;
-  role?: string;
-  approvals?: unknown;
-  rejected_by?: string;
-}
+/** A listed task, waiting or closed, as GET /inbox/tasks answers it. */
+type Listed = api.TaskView;
 
 /** A waiting task as the list shows it, kept while it stays the same. */
 interface Item {
@@ -160,7 +141,7 @@ class Inbox {
       },
       task: async (id) => {
         try {
-          return (await api("GET", `/inbox/tasks/${encodeURIComponent(id)}`)) as Listed;
+          return await api.task(id);
         } catch (e) {
           if (e instanceof Refused && e.status === 404) {
             return null;
@@ -564,8 +545,7 @@ class Inbox {
       try {
         // The answer carries the token too; the page reads the account only
         // and lets the token go: the cookie the answer set carries it.
-        const r = (await api("POST", "/inbox/session", sessionBody({ account, devicePubkey, validUntil }, sig))) as { account_id?: unknown };
-        signedAs = typeof r.account_id === "string" ? r.account_id : account;
+        signedAs = (await api.signIn(sessionBody({ account, devicePubkey, validUntil }, sig))).account_id;
         break;
       } catch (e) {
         this.say("The sign-in was refused: " + refusal(e), true);
@@ -603,7 +583,7 @@ class Inbox {
 
   private async signOut(): Promise<void> {
     try {
-      await api("DELETE", "/inbox/session");
+      await api.signOut();
     } catch (e) {
       if (!(e instanceof Refused && e.status === 401)) {
         this.say("Signing out failed: " + (e instanceof Error ? e.message : String(e)), true);
@@ -656,13 +636,12 @@ class Inbox {
     }
     const mine = ++this.listing;
     let tasks: Listed[];
-    const closedList = api("GET", "/inbox/tasks?show=closed").then(
-      (r) => ((r as { tasks?: Closed[] }).tasks ?? []),
+    const closedList = api.tasks("closed").then(
+      (r) => r.tasks ?? [],
       () => null,
     );
     try {
-      const r = (await api("GET", "/inbox/tasks?show=waiting")) as { tasks?: Listed[] };
-      tasks = r.tasks ?? [];
+      tasks = (await api.tasks("waiting")).tasks ?? [];
     } catch (e) {
       if (e instanceof Refused && e.status === 401) {
         if (this.listBox.isConnected) {
@@ -907,7 +886,7 @@ class Inbox {
 
   private async unlock(): Promise<void> {
     try {
-      await api("POST", "/inbox/unlock");
+      await api.unlock();
     } catch (e) {
       this.say("Unlock failed: " + (e instanceof Error ? e.message : String(e)), true);
       return;
@@ -963,7 +942,7 @@ function gist(display: { summary?: unknown; fields?: unknown }): string {
 }
 
 /** Each task's turn in its thread (1 for the first), counting the waiting and closed tasks listed. */
-function turnsOf(waiting: Listed[], closed: Closed[]): Map<string, number> {
+function turnsOf(waiting: Listed[], closed: Listed[]): Map<string, number> {
   const all = [...waiting.map((t) => ({ id: t.id, thread: t.thread, at: t.created_at })), ...closed.map((c) => ({ id: c.id, thread: c.thread ?? c.id, at: c.created_at }))];
   const byThread = new Map<string, { id: string; at: string }[]>();
   for (const t of all) {

@@ -28,43 +28,20 @@
 // connector) has an editor of its own (approvers.ts).
 
 import { ApproversEditor, readApprovers } from "./approvers";
-import { el, button, api, refusal, type Child } from "./dom";
+import * as api from "./api";
+import { el, button, refusal, type Child } from "./dom";
 import { PROJECT, actions, resultLine, type SectionContext } from "./settings";
 import { ACCOUNT } from "./sign";
 import { policyWords, price } from "./words";
 
-interface Project {
-  name: string;
-  connector: string;
-  agents: string[];
-  policy: string;
-  policy_mode: string;
-  policy_sentence?: string;
-  /** What the policy does, written by the service's policy reader (absent from an older service). */
-  policy_explained?: Explained;
-  credentials: boolean;
-  updated_at: string;
-}
+/** A project as the editor shows it: as GET /inbox/projects lists it, or a new one (nothing explained yet). */
+type Project = Omit<api.ProjectView, "policy_explained" | "project_uuid" | "created_at"> & Partial<Pick<api.ProjectView, "policy_explained">>;
 
 /** What a policy does, as the service's policy reader writes it. */
-export interface Explained {
-  writes: WriteExplained[];
-  rules: string[];
-  limits: string[];
-  /** Who approves besides the owner (absent: the owner alone). */
-  approvers?: { accounts: string[]; threshold: number; text: string };
-}
+export type Explained = api.ProjectView["policy_explained"];
 
 /** What the policy does with one write: always one outcome, or cases in order and otherwise. */
-export interface WriteExplained {
-  op: string;
-  noun: string;
-  always?: string;
-  cases: { when: string; outcome: string; because: string }[];
-  otherwise?: string;
-  /** The whole of it as one line. */
-  text: string;
-}
+export type WriteExplained = NonNullable<Explained["writes"]>[number];
 
 /** What an outcome does to a write, as the policy reader says it in a sentence. */
 function verb(outcome: string): string {
@@ -88,7 +65,7 @@ export function explainedView(ex: Explained, prefix: string, name: string): HTML
   const writes = el(
     "ul",
     { class: "explained-writes", id: `${prefix}-writes`, "aria-label": `What ${name} does with each write` },
-    ...ex.writes.map((w) => {
+    ...(ex.writes ?? []).map((w) => {
       const li = el("li", { "data-write": w.op, "data-outcome": w.always ?? "depends" });
       const op = el("span", { class: "mono write-name" }, w.op);
       if (w.always) {
@@ -100,7 +77,7 @@ export function explainedView(ex: Explained, prefix: string, name: string): HTML
       // Cases in order, as the reader writes them; one that tests nothing ("always") ends them.
       const cases = el("ol", { class: "explained-cases" });
       let last = false;
-      for (const c of w.cases) {
+      for (const c of w.cases ?? []) {
         if (c.when === "always") {
           cases.append(el("li", { "data-outcome": c.outcome }, `otherwise ${verb(c.outcome)} (${c.because})`));
           last = true;
@@ -116,14 +93,14 @@ export function explainedView(ex: Explained, prefix: string, name: string): HTML
     }),
   );
   const box = el("div", { class: "explained", id: prefix, "data-explained": "" }, el("p", { class: "explained-head" }, "What it does"), writes);
-  if (ex.rules.length) {
+  if (ex.rules?.length) {
     box.append(el("p", { class: "explained-head" }, "Its rules, in order (the first that matches decides)"), rulesList(ex.rules, `${prefix}-rules`, `The rules of ${name}`));
   }
   if (ex.approvers) {
     box.append(el("p", { class: "explained-head" }, "Who approves"), el("p", { class: "explained-approvers", id: `${prefix}-approvers` }, ex.approvers.text));
   }
-  if (ex.limits.length) {
-    box.append(el("p", { class: "explained-head" }, "Its limits"), el("ul", { class: "explained-limits", id: `${prefix}-limits`, "aria-label": `The limits of ${name}` }, ...ex.limits.map((l) => el("li", { class: "mono" }, l))));
+  if (ex.limits?.length) {
+    box.append(el("p", { class: "explained-head" }, "Its limits"), el("ul", { class: "explained-limits", id: `${prefix}-limits`, "aria-label": `The limits of ${name}` }, ...(ex.limits ?? []).map((l) => el("li", { class: "mono" }, l))));
   }
   return box;
 }
@@ -133,23 +110,7 @@ export function rulesList(rules: string[], id: string, label: string): HTMLEleme
   return el("ol", { class: "explained-rules", id, "aria-label": label }, ...rules.map((r) => el("li", {}, r)));
 }
 
-interface Operation {
-  name: string;
-  kind: string;
-  price: number;
-  description?: string;
-}
-
-interface Connector {
-  name: string;
-  version: string;
-  build: string;
-  tasks: boolean;
-  operations: Operation[];
-  policy_keys: string[];
-  /** The policy key listing the writes allowed at all, when the catalogue names it. */
-  allowed_key?: string;
-}
+type Connector = api.Connector;
 
 /**
  * The allow-list key of connectors whose catalogue entry does not name one
@@ -314,9 +275,9 @@ export class Projects {
     const gen = this.ctx.generation();
     let projects: Project[];
     try {
-      const [p, c] = await Promise.all([api("GET", "/inbox/projects"), api("GET", "/connectors")]);
-      projects = (p as { projects?: Project[] }).projects ?? [];
-      this.catalogue = (c as { connectors?: Connector[] }).connectors ?? [];
+      const [p, c] = await Promise.all([api.projects(), api.catalogue()]);
+      projects = p.projects ?? [];
+      this.catalogue = c.connectors ?? [];
     } catch (e) {
       if (this.ctx.current(gen)) {
         box.replaceChildren(el("p", { class: "empty" }, "Your projects cannot be listed now: " + refusal(e)));
@@ -385,12 +346,12 @@ export class Projects {
     edit.setAttribute("aria-expanded", "false");
     const del = button("Delete", () => void this.remove(box, p, step, out), true);
     del.setAttribute("aria-label", `Delete the project ${p.name}`);
-    const does = p.policy_explained?.writes.length ? explainedView(p.policy_explained, `project-${idPart(p.name)}-explained`, p.name) : null;
+    const does = p.policy_explained?.writes?.length ? explainedView(p.policy_explained, `project-${idPart(p.name)}-explained`, p.name) : null;
     return el(
       "li",
       { class: "setting-item", "data-project": p.name },
       el("span", { class: "task-title" }, p.name),
-      el("span", { class: "task-meta" }, `${p.connector} · agents: ${p.agents.length ? p.agents.join(", ") : "none"} · credentials: ${p.credentials ? "set" : "none"}`),
+      el("span", { class: "task-meta" }, `${p.connector} · agents: ${p.agents?.length ? p.agents.join(", ") : "none"} · credentials: ${p.credentials ? "set" : "none"}`),
       el("span", { class: p.policy_mode === "ok" ? "policy-mode" : "policy-mode failure", "data-mode": p.policy_mode }, policyWords(p.policy_mode, p.policy_sentence)),
       does,
       el("div", { class: "actions" }, edit, del),
@@ -430,7 +391,7 @@ export class Projects {
     }
 
     // One row per write: Allowed, Ask me, Refused.
-    const op = (n: string) => conn?.operations.find((o) => o.name === n);
+    const op = (n: string) => conn?.operations?.find((o) => o.name === n);
     const canRefuse = shape.allowKey !== null || (shape.rules && read?.rules !== null);
     const rowInputs = new Map<string, HTMLInputElement[]>();
     const rows = el(
@@ -462,7 +423,7 @@ export class Projects {
           inputs.map(([i]) => i),
         );
         // What the saved policy does with it now, in the words of the code that decides.
-        const now = fresh ? undefined : p.policy_explained?.writes.find((x) => x.op === w)?.text;
+        const now = fresh ? undefined : p.policy_explained?.writes?.find((x) => x.op === w)?.text;
         return el(
           "div",
           {
@@ -499,7 +460,7 @@ export class Projects {
       : `${p.connector} reads no other setting: any member here makes the policy unreadable.`;
 
     const agents = el("input", { id: id("agents"), name: id("agents"), spellcheck: "false", autocapitalize: "none", autocomplete: "off", "aria-describedby": id("agents-help") });
-    agents.value = p.agents.join(", ");
+    agents.value = (p.agents ?? []).join(", ");
     const creds = el("input", { id: id("credentials"), name: id("credentials"), type: "password", autocomplete: "new-password", spellcheck: "false", "aria-describedby": id("credentials-help") });
     const dropCreds = el("input", { type: "checkbox", id: id("credentials-remove"), name: id("credentials-remove") });
     const step = this.ctx.step(id("save-confirm"));
@@ -586,7 +547,7 @@ export class Projects {
     }
     let saved: Project;
     try {
-      saved = (await api("PUT", `/inbox/projects/${encodeURIComponent(name)}`, { project: text, confirmation })) as Project;
+      saved = await api.putProject(name, text, confirmation);
     } catch (e) {
       this.ctx.failed(out, `The project ${name} was not saved`, e);
       return;
@@ -602,7 +563,7 @@ export class Projects {
       return;
     }
     try {
-      await api("DELETE", `/inbox/projects/${encodeURIComponent(p.name)}`, { confirmation });
+      await api.deleteProject(p.name, confirmation);
     } catch (e) {
       this.ctx.failed(out, `The project ${p.name} was not deleted`, e);
       return;
@@ -613,7 +574,7 @@ export class Projects {
 
   private drawCatalogue(): HTMLElement {
     const items = this.catalogue.map((c) => {
-      const of = (kind: string) => c.operations.filter((o) => o.kind === kind);
+      const of = (kind: string) => (c.operations ?? []).filter((o) => o.kind === kind);
       const ops = (kind: string, label: string) => {
         const list = of(kind);
         return list.length ? el("span", { class: "task-meta" }, `${label}: `, ...list.flatMap((o, i) => [i ? "; " : "", el("span", { class: "mono" }, o.name), o.description ? `: ${o.description}` : ""])) : null;
@@ -634,11 +595,11 @@ export class Projects {
             el("dt", {}, "Build"),
             el("dd", { class: "mono" }, c.build),
             el("dt", {}, "Prices"),
-            el("dd", {}, c.operations.map((o) => `${o.name} ${price(o.price)}`).join(", ")),
+            el("dd", {}, (c.operations ?? []).map((o) => `${o.name} ${price(o.price)}`).join(", ")),
             el("dt", {}, "Answer operations"),
             el("dd", {}, of("answer").map((o) => o.name).join(", ") || "none"),
             el("dt", {}, "Policy members"),
-            el("dd", { class: "mono" }, c.policy_keys.join(", ")),
+            el("dd", { class: "mono" }, (c.policy_keys ?? []).join(", ")),
           ),
         ),
       );

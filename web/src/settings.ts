@@ -10,7 +10,8 @@
 // and leaving the view drops it.
 
 import { sha256Hex } from "./crypto";
-import { el, button, api, refusal, Refused, when, account as accountEl, copyButton, type Child } from "./dom";
+import * as api from "./api";
+import { el, button, refusal, Refused, when, account as accountEl, copyButton, type Child } from "./dom";
 import { Projects } from "./projects";
 import { pushSwitch } from "./push";
 import { ACCOUNT, confirmationSentence, newNonce } from "./sign";
@@ -58,44 +59,16 @@ export async function textHash(text: string): Promise<string> {
 /** A project name as the contract reads it: 1–64 of a-z 0-9 . _ -, first a letter or digit. */
 export const PROJECT = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 
-interface Device {
-  id: string;
-  device_pubkey: string;
-  signer_pubkey: string;
-  created_at: string;
-  valid_until: string;
-  this: boolean;
-  push?: boolean;
-}
-
-interface Mute {
-  subject_is: string;
-  subject: string;
-  created_at: string;
-}
-
-interface Webhook {
-  url: string | null;
-  set_at?: string;
-  set_by_key?: string;
-  secret?: string;
-}
-
-interface Delivery {
-  event_id: string;
-  type: string;
-  task_id?: string;
-  attempt: number;
-  status_code: number;
-  error: string;
-  at: string;
-}
+type Device = api.Device;
+type Mute = api.Mute;
+type Webhook = api.WebhookView;
+type Delivery = api.Delivery;
 
 /** What a section's code needs of the view: confirmations, results, and whether it is still shown. */
 export interface SectionContext {
   readonly host: SettingsHost;
   /** The wallet's confirmation of action (see Settings.confirm). */
-  confirm(action: string, step: HTMLElement, prefix: string, submit: string): Promise<Record<string, unknown> | null>;
+  confirm(action: string, step: HTMLElement, prefix: string, submit: string): Promise<api.Confirmation | null>;
   /** Says what became of a change, beside it (out) and in the live region. */
   result(out: HTMLElement | null, text: string, error?: boolean): void;
   /** Takes back what out says, beside the change and in the live region: it no longer holds. */
@@ -217,7 +190,7 @@ export class Settings implements SectionContext {
    * declined, the owner cancelled or the view was left (a neutral notice
    * said so; nothing was sent).
    */
-  async confirm(action: string, step: HTMLElement, prefix: string, submit: string): Promise<Record<string, unknown> | null> {
+  async confirm(action: string, step: HTMLElement, prefix: string, submit: string): Promise<api.Confirmation | null> {
     const account = this.host.account();
     if (!account) {
       return null;
@@ -322,7 +295,7 @@ export class Settings implements SectionContext {
     const gen = this.gen;
     let devices: Device[];
     try {
-      devices = ((await api("GET", "/inbox/devices")) as { devices?: Device[] }).devices ?? [];
+      devices = (await api.devices()).devices ?? [];
     } catch (e) {
       if (this.current(gen)) {
         box.replaceChildren(el("p", { class: "empty" }, "Your devices cannot be listed now: " + refusal(e)));
@@ -364,7 +337,7 @@ export class Settings implements SectionContext {
     }
     this.host.say("Withdrawing the device…");
     try {
-      await api("DELETE", `/inbox/devices/${encodeURIComponent(d.id)}`, { confirmation });
+      await api.withdrawDevice(d.id, confirmation);
     } catch (e) {
       this.failed(out, "The device was not withdrawn", e);
       return;
@@ -384,7 +357,7 @@ export class Settings implements SectionContext {
     const gen = this.gen;
     let mutes: Mute[];
     try {
-      mutes = ((await api("GET", "/inbox/mutes")) as { mutes?: Mute[] }).mutes ?? [];
+      mutes = (await api.mutes()).mutes ?? [];
     } catch (e) {
       if (this.current(gen)) {
         box.replaceChildren(el("p", { class: "empty" }, "Your mutes cannot be listed now: " + refusal(e)));
@@ -453,8 +426,7 @@ export class Settings implements SectionContext {
     }
     let deleted: number;
     try {
-      const r = (await api("POST", "/inbox/mutes", { subject_is: subjectIs, subject, delete_waiting: deleteWaiting })) as { deleted?: unknown };
-      deleted = typeof r.deleted === "number" ? r.deleted : 0;
+      deleted = (await api.mute({ subject_is: subjectIs, subject, delete_waiting: deleteWaiting })).deleted;
     } catch (e) {
       this.failed(out, "Not muted", e);
       return;
@@ -466,7 +438,7 @@ export class Settings implements SectionContext {
 
   private async unmute(m: Mute, out: HTMLElement): Promise<void> {
     try {
-      await api("DELETE", "/inbox/mutes", { subject_is: m.subject_is, subject: m.subject });
+      await api.unmute({ subject_is: m.subject_is, subject: m.subject });
     } catch (e) {
       this.failed(out, "Not unmuted", e);
       return;
@@ -484,7 +456,7 @@ export class Settings implements SectionContext {
     const secretBox = secret ? this.secretBox(secret) : null;
     let wh: Webhook;
     try {
-      wh = (await api("GET", "/inbox/webhook")) as Webhook;
+      wh = await api.webhook();
     } catch (e) {
       if (this.current(gen)) {
         // The secret just made is shown whatever: it is never shown again.
@@ -568,8 +540,7 @@ export class Settings implements SectionContext {
     }
     let secret: string;
     try {
-      const r = (await api("PUT", "/inbox/webhook", { url, confirmation })) as Webhook;
-      secret = typeof r.secret === "string" ? r.secret : "";
+      secret = (await api.putWebhook(url, confirmation)).secret ?? "";
     } catch (e) {
       this.failed(out, "The webhook was not named", e);
       return;
@@ -585,7 +556,7 @@ export class Settings implements SectionContext {
       return;
     }
     try {
-      await api("DELETE", "/inbox/webhook", { confirmation });
+      await api.deleteWebhook(confirmation);
     } catch (e) {
       this.failed(out, "The webhook was not removed", e);
       return;
@@ -599,7 +570,7 @@ export class Settings implements SectionContext {
     this.host.say("Sending a test ping…");
     let d: Delivery;
     try {
-      d = (await api("POST", "/inbox/webhook/test")) as Delivery;
+      d = await api.testWebhook();
     } catch (e) {
       this.failed(document.getElementById("webhook-test"), "The test was not sent", e);
       return;
@@ -625,7 +596,7 @@ export class Settings implements SectionContext {
     }
     let list: Delivery[];
     try {
-      list = ((await api("GET", "/inbox/webhook/deliveries")) as { deliveries?: Delivery[] }).deliveries ?? [];
+      list = (await api.deliveries()).deliveries ?? [];
     } catch (e) {
       if (this.current(gen)) {
         box.replaceChildren(el("p", { class: "empty" }, "The delivery log cannot be read now: " + refusal(e)));

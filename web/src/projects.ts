@@ -30,7 +30,7 @@
 import { ApproversEditor, readApprovers } from "./approvers";
 import * as api from "./api";
 import { el, button, refusal, type Child } from "./dom";
-import { PROJECT, actions, resultLine, type SectionContext } from "./settings";
+import { PROJECT, actions, resultLine, type SectionContext } from "./section";
 import { ACCOUNT } from "./sign";
 import { policyWords, price } from "./words";
 

@@ -19,7 +19,7 @@
 import { connectorCatalogue } from "./answer";
 import * as api from "./api";
 import { button, el, refusal, Refused, type Child } from "./dom";
-import { rulesList } from "./projects";
+import { rulesList } from "./policy";
 import { actions } from "./section";
 import { confirmationSentence, newNonce } from "./sign";
 import { Declined, type PanelIDs, type Signature, type SignRequest } from "./wallet";

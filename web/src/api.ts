@@ -94,7 +94,7 @@ function isMembers(c: Check | Members): c is Members {
 }
 
 /** Where v does not hold what c says, in words (at names it); "" when it does. */
-export function fault(v: unknown, c: Check, at: string): string {
+function fault(v: unknown, c: Check, at: string): string {
   const [kinds, of] = typeof c === "string" ? [c, undefined] : c;
   const k = kindOf(v);
   if (kinds !== "" && !kinds.includes(k) && !(k === "i" && kinds.includes("n"))) {

@@ -1,4 +1,4 @@
-// The web inbox's entry point (issue 12). On the inbox's page (the shell
+// The web inbox's entry point. On the inbox's page (the shell
 // httpapi serves at /) it mounts the page; anywhere else it does nothing.
 // It also exports the device's crypto and its kept key, which the browser
 // tests load from the shipped bundle and check against the contract's

@@ -1,9 +1,9 @@
-// The web inbox's page (issue 12): signing in (signin.ts: a wallet through
-// the page's own picker, or another wallet by pasting its answer), then the
-// waiting list (its items in waiting.ts), each task opened on this device,
-// its card, the history (what was carried out and how each task ended,
-// opened on this device too), and Settings; its keys are in keys.ts. Every
-// view has an address (#/, #/tasks/{id}, #/settings/{section}) and is a history
+// The web inbox's page: signing in (signin.ts: a wallet through the page's
+// own picker, or another wallet by pasting its answer), then the waiting
+// list (its items in waiting.ts), each task opened on this device, its
+// card, the history (what was carried out and how each task ended, opened
+// on this device too), and Settings; its keys are in keys.ts. Every view
+// has an address (#/, #/tasks/{id}, #/settings/{section}) and is a history
 // entry: the browser's Back and Forward move between them. Everything the
 // service or a task supplies is put in the page as text (textContent),
 // never as markup. The session token lives only in the HttpOnly cookie the

@@ -6,13 +6,17 @@
 // shell/style.css written inline), which WriteShell fills in for each
 // answer.
 //
-// Rebuild the bundle after changing src/ with
+// The page's wire types, src/wire.gen.ts, are written from the service's
+// OpenAPI document by internal/wiregen. Write them again and rebuild the
+// bundle after changing src/ or the service's routes and bodies with
 //
 //	go generate ./web
 //
-// and commit dist/; CI rebuilds it and fails if it differs.
+// and commit src/wire.gen.ts and dist/; CI does both and fails if either
+// differs.
 package web
 
+//go:generate go run ./internal/wiregen -o src/wire.gen.ts
 //go:generate sh -c "rm -rf dist && go tool esbuild src/inbox.ts src/sandboxwallet.ts src/sw.ts --bundle --minify --format=esm --target=es2022 --platform=browser --charset=utf8 --legal-comments=none --outdir=dist --entry-names=[name]-[hash] --log-level=warning"
 
 import (

@@ -17,9 +17,10 @@
 // was shown is not overwritten, and the owner is told so.
 
 import { connectorCatalogue } from "./answer";
-import { api, button, el, refusal, Refused, type Child } from "./dom";
-import { rulesList } from "./projects";
-import { actions } from "./settings";
+import * as api from "./api";
+import { button, el, refusal, Refused, type Child } from "./dom";
+import { rulesList } from "./policy";
+import { actions } from "./section";
 import { confirmationSentence, newNonce } from "./sign";
 import { Declined, type PanelIDs, type Signature, type SignRequest } from "./wallet";
 import { sentenceTime } from "./words";
@@ -190,28 +191,16 @@ export async function declaresRules(build: string): Promise<boolean | null> {
 }
 
 /** What POST /inbox/projects/{name}/allow answers: the project text to confirm, the rule and its sentence. */
-interface Proposal {
-  project: string;
-  policy: string;
-  rule: string;
-  sentence: string;
-  moved: boolean;
-}
+type Proposal = api.AllowProposal;
 
-/** A project as GET /inbox/projects lists it (the members compared). */
-interface Listed {
-  name: string;
-  project_uuid: string;
-  connector: string;
-  agents: string[];
-  policy: string;
-}
+/** A project as GET /inbox/projects lists it. */
+type Listed = api.ProjectView;
 
 /** An approval signed but not sent: what it asks the wallet, and how it is sent once signed. */
 export interface PreparedApproval {
   req: SignRequest;
   /** Sends the approval with the wallet's signature; answers the service's answer, throws the refusal. */
-  send(sig: Signature): Promise<unknown>;
+  send(sig: Signature): Promise<api.Approved>;
 }
 
 /** What the step needs of the card around it. */
@@ -234,8 +223,7 @@ const sameList = (a: string[], b: string[]) => a.length === b.length && a.every(
 
 /** Reads the owner's project of uuid, or null when there is none any more. */
 async function projectOf(uuid: string): Promise<Listed | null> {
-  const r = (await api("GET", "/inbox/projects")) as { projects?: Listed[] };
-  return (r.projects ?? []).find((p) => p.project_uuid === uuid) ?? null;
+  return ((await api.projects()).projects ?? []).find((p) => p.project_uuid === uuid) ?? null;
 }
 
 /** The Always allow this step of one card: its button and the panel it opens. */
@@ -292,7 +280,7 @@ export class AllowStep {
       if (!shown) {
         throw new Error("its project is no longer there");
       }
-      p = (await api("POST", `/inbox/projects/${encodeURIComponent(shown.name)}/allow`, { when })) as Proposal;
+      p = await api.proposeAllow(shown.name, when);
     } catch (e) {
       this.busy = false;
       if (this.host.showing()) {
@@ -380,7 +368,7 @@ export class AllowStep {
       }
     };
     // Every signature first: nothing is sent unless all of them are given.
-    let confirmation: Record<string, unknown>;
+    let confirmation: api.Confirmation;
     let prepared: PreparedApproval | null = null;
     let approval: Signature | null = null;
     try {
@@ -427,7 +415,7 @@ export class AllowStep {
       back();
       return;
     }
-    if (!now || now.name !== shown.name || now.connector !== shown.connector || now.policy !== shown.policy || !sameList(now.agents, shown.agents)) {
+    if (!now || now.name !== shown.name || now.connector !== shown.connector || now.policy !== shown.policy || !sameList(now.agents ?? [], shown.agents ?? [])) {
       this.host.setBusy(false);
       this.host.say(
         `Nothing was sent: the project ${shown.name} ${now ? "changed" : "was removed"} since the rule was shown (saved from another device or tab). Your signatures are not used. Look at it again, then choose Always allow this again if you still want the rule.`,
@@ -438,7 +426,7 @@ export class AllowStep {
     }
     this.host.say("Adding the rule…");
     try {
-      await api("PUT", `/inbox/projects/${encodeURIComponent(shown.name)}`, { project: p.project, confirmation });
+      await api.putProject(shown.name, p.project, confirmation);
     } catch (e) {
       this.host.setBusy(false);
       this.host.say(`The rule was not added: ${refusal(e)} Nothing was approved: the task still waits for you.`, true);

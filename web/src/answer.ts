@@ -9,7 +9,7 @@
 // the text, lengths in characters); a shape the page cannot read is not
 // checked at all, and the answer run still judges whatever it gets.
 
-import { api } from "./dom";
+import * as api from "./api";
 
 /** A shape of supplied text as the page reads it. */
 export interface TextShape {
@@ -81,7 +81,7 @@ export function fitsShape(shape: TextShape, text: string): boolean {
 }
 
 /** The service's public catalogue (GET /connectors), as the page reads it. */
-export type Catalogue = { connectors?: { build?: unknown; policy_keys?: unknown; operations?: { name?: unknown; kind?: unknown; supplied_text?: unknown }[] }[] };
+export type Catalogue = api.CatalogueAnswer;
 
 /** The catalogue, fetched once while it answers (it changes only when the service does). */
 let catalogue: Promise<Catalogue> | null = null;
@@ -91,7 +91,7 @@ const WAIT_MS = 3000;
 
 /** The catalogue, fetched once for the page; null when it cannot be fetched (within WAIT_MS). */
 export async function connectorCatalogue(): Promise<Catalogue | null> {
-  const cat = (catalogue ??= api("GET", "/connectors") as Promise<Catalogue>);
+  const cat = (catalogue ??= api.catalogue());
   try {
     return await Promise.race([cat, new Promise<null>((resolve) => window.setTimeout(() => resolve(null), WAIT_MS))]);
   } catch {

@@ -12,6 +12,7 @@
 // owner's tasks); and, in Settings, the project editor's approvers and
 // threshold (ApproversEditor).
 
+import type * as api from "./api";
 import { el, account as accountEl } from "./dom";
 import { ACCOUNT } from "./sign";
 import { clockWords, endingWords, utcWords } from "./words";
@@ -40,24 +41,18 @@ export interface SharedView {
   owner?: string;
   role?: string;
   /** Read through approvalsOf. */
-  approvals?: unknown;
+  approvals?: api.Approvals | null;
   rejected_by?: string;
   failure_reason?: string | null;
 }
 
-/** A task's approvals as the page can show them, or null: a task its owner alone approves (or a listing that is not well formed). */
-export function approvalsOf(v: { approvals?: unknown }): Approvals | null {
-  const a = v.approvals as Partial<Approvals> | null | undefined;
-  if (!a || typeof a !== "object" || !Number.isInteger(a.have) || !Number.isInteger(a.need) || !Array.isArray(a.approvers) || !Array.isArray(a.by)) {
+/** A task's approvals as the page can show them, or null: a task its owner alone approves (or a listing that names no approvers). */
+export function approvalsOf(v: { approvals?: api.Approvals | null | undefined }): Approvals | null {
+  const a = v.approvals;
+  if (!a || !a.approvers || !a.by) {
     return null;
   }
-  return {
-    have: a.have as number,
-    need: a.need as number,
-    approvers: a.approvers.filter((x): x is string => typeof x === "string"),
-    by: a.by.filter((b): b is { account: string; at: string } => !!b && typeof b.account === "string" && typeof b.at === "string"),
-    approved: a.approved === true,
-  };
+  return { have: a.have, need: a.need, approvers: a.approvers, by: a.by, approved: a.approved };
 }
 
 /** Whether this account sees the task as an approver of another owner's project. */

@@ -6,7 +6,8 @@
 
 import { sha256Hex, supplyHash, type OpenedTask } from "./crypto";
 import { displayOf } from "./card";
-import { api, button, el, refusal, Refused } from "./dom";
+import * as api from "./api";
+import { button, el, refusal, Refused } from "./dom";
 import { runKeys, verifyReceipt } from "./origin";
 import { approvalSentence, batchSentence, newNonce } from "./sign";
 import { Declined, type PanelIDs, type Signature, type SignRequest } from "./wallet";
@@ -147,9 +148,9 @@ export class Batch {
     // for an approval alone: none is signed until every one is verified.
     this.host.say(`Checking the receipts of ${sel.length} tasks…`);
     try {
-      const keys = runKeys(await api("GET", "/.well-known/countersign-run-key"));
+      const keys = runKeys(await api.runKeyDocument());
       for (const s of sel) {
-        const org = (await api("GET", `/inbox/tasks/${encodeURIComponent(s.id)}/origin`)) as { receipt?: unknown };
+        const org = await api.taskOrigin(s.id);
         try {
           await verifyReceipt(keys, org.receipt, s.opened);
         } catch (e) {
@@ -193,9 +194,9 @@ export class Batch {
       this.host.say(`Sending the approval of ${r.length === 1 ? "1 task" : `${r.length} tasks`}…`);
       try {
         if (single) {
-          await api("POST", `/inbox/tasks/${encodeURIComponent(single.line.id)}/approve`, { task_hash: single.line.task_hash, approval, summary: single.summary });
+          await api.approve(single.line.id, { task_hash: single.line.task_hash, approval, summary: single.summary });
         } else {
-          await api("POST", "/inbox/tasks/approve", { tasks: r.map((t) => t.line), approval, summaries: r.map((t) => t.summary) });
+          await api.approveBatch({ tasks: r.map((t) => t.line), approval, summaries: r.map((t) => t.summary) });
         }
       } catch (e) {
         const named = e instanceof Refused && e.taskID ? tasks.find((t) => t.line.id === e.taskID) : undefined;

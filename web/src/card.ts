@@ -14,7 +14,8 @@ import { AllowStep, allowWhen, connectorOf, declaresRules, readsWrites, type Pre
 import { fitsShape, shapeFor, type TextShape } from "./answer";
 import { FileMismatchError, MAX_SEALED_REPLY_BYTES, SEALED_OVERHEAD, sealTo, fromBase64, openTaskFile, sealText, sha256Hex, supplyHash, toBase64, type Bytes, type OpenedTask, type TaskView } from "./crypto";
 import { diffView, parseDiff } from "./diff";
-import { el, button, withKey, api, refusal, Refused, when, account as accountEl, type Child } from "./dom";
+import * as api from "./api";
+import { el, button, withKey, refusal, Refused, when, account as accountEl, type Child } from "./dom";
 import { ReceiptError, runKeys, verifyReceipt } from "./origin";
 import { approvalSentence, newNonce } from "./sign";
 import { Declined, type PanelIDs, type Signature, type SignRequest } from "./wallet";
@@ -551,7 +552,7 @@ export class Card {
   private async download(id: string, o: OpenedTask, n: number, name: string, b: HTMLButtonElement): Promise<void> {
     b.disabled = true;
     try {
-      const r = (await api("GET", `/inbox/tasks/${encodeURIComponent(id)}/files/${n}`)) as { ciphertext?: unknown };
+      const r = await api.taskFile(id, n);
       if (typeof r.ciphertext !== "string") {
         throw new FileMismatchError("the service sent no file");
       }
@@ -581,8 +582,8 @@ export class Card {
   private async checkReceipt(id: string, o: OpenedTask, out: HTMLElement, precise: HTMLElement, enable: HTMLButtonElement[]): Promise<boolean> {
     let why: string;
     try {
-      const [org, doc] = await Promise.all([api("GET", `/inbox/tasks/${encodeURIComponent(id)}/origin`), api("GET", "/.well-known/countersign-run-key")]);
-      const r = await verifyReceipt(runKeys(doc), (org as { receipt?: unknown }).receipt, o);
+      const [org, doc] = await Promise.all([api.taskOrigin(id), api.runKeyDocument()]);
+      const r = await verifyReceipt(runKeys(doc), org.receipt, o);
       if (this.id !== id) {
         return false;
       }
@@ -649,18 +650,18 @@ export class Card {
     // The sentence names the summary of the envelope decrypted here: the
     // wallet shows what approving does, and the answer run checks it again.
     const req: SignRequest = { account, sentence: approvalSentence(account, id, o.taskHash, supply, sentenceTime(atMs), summary), recipient: this.host.recipient, nonce: newNonce() };
-    const send = async (sig: Signature): Promise<unknown> => {
-      const body: Record<string, unknown> = { task_hash: o.taskHash, approval: { at: atMs / 1000, ...sig } };
+    const send = async (sig: Signature): Promise<api.Approved> => {
+      const body: api.ApproveRequest = { task_hash: o.taskHash, approval: { at: atMs / 1000, ...sig } };
       if (summary) {
-        body["summary"] = summary;
+        body.summary = summary;
       }
       if (sealedSupply) {
-        body["supplied"] = toBase64(sealedSupply);
+        body.supplied = toBase64(sealedSupply);
       }
       if (sealedNote) {
-        body["note"] = toBase64(sealedNote);
+        body.note = toBase64(sealedNote);
       }
-      return api("POST", `/inbox/tasks/${encodeURIComponent(id)}/approve`, body);
+      return api.approve(id, body);
     };
     return { req, send };
   }
@@ -705,7 +706,7 @@ export class Card {
     }
     this.busy = true;
     this.host.say("Sending the approval…");
-    let reply: unknown;
+    let reply: api.Approved;
     try {
       reply = await prepared.send(sig);
     } catch (e) {
@@ -717,9 +718,8 @@ export class Card {
     const shared = this.shared;
     if (shared) {
       // A shared task: open until enough accounts approve; its end is told from the closed list.
-      const st = (reply ?? {}) as { state?: unknown; approvals?: unknown };
-      const a = approvalsOf(st);
-      if (st.state === "open" && a) {
+      const a = approvalsOf(reply);
+      if (reply.state === "open" && a) {
         this.host.answered(recordedWords(a));
         return;
       }
@@ -738,10 +738,10 @@ export class Card {
     if (this.busy) {
       return;
     }
-    const body: Record<string, string> = {};
+    const body: api.RejectRequest = {};
     try {
       if (reason.value !== "" && o.replyPubkey) {
-        body["reason"] = toBase64(await sealText(o.replyPubkey, "rejection", id, reason.value));
+        body.reason = toBase64(await sealText(o.replyPubkey, "rejection", id, reason.value));
       }
     } catch (e) {
       this.host.say("This reason cannot be sent: " + (e instanceof Error ? e.message : String(e)), true);
@@ -750,7 +750,7 @@ export class Card {
     this.busy = true;
     this.host.say("Rejecting…");
     try {
-      await api("POST", `/inbox/tasks/${encodeURIComponent(id)}/reject`, body);
+      await api.reject(id, body);
     } catch (e) {
       this.busy = false;
       this.host.say("The rejection was refused: " + refusal(e), true);
@@ -762,7 +762,7 @@ export class Card {
   private async acknowledge(id: string): Promise<void> {
     this.busy = true;
     try {
-      await api("POST", `/inbox/tasks/${encodeURIComponent(id)}/acknowledge`);
+      await api.acknowledge(id);
     } catch (e) {
       this.busy = false;
       this.host.say("Closing the notice was refused: " + refusal(e), true);

@@ -19,6 +19,8 @@
 // Every failure to open is a CryptoError; its message never holds key,
 // plaintext or ciphertext bytes.
 
+import type { ActivityPage } from "./wire.gen";
+
 /** Bytes backed by a plain ArrayBuffer, as WebCrypto takes them. */
 export type Bytes = Uint8Array<ArrayBuffer>;
 
@@ -766,24 +768,14 @@ export function sealText(replyPubkey: string, p: Exclude<Purpose, "device-copy" 
 
 // ---- the owner's history ----
 
-/** An entry of the owner's history as GET /inbox/activity lists it (SPEC §6). */
-export interface EntryView {
-  id: string;
-  at: string;
-  project: string;
-  connector: string;
-  operation: string;
-  preparer: string;
-  /** "task": a task the owner was asked (or told); "direct": a write carried out at once, not asked. */
-  via: string;
-  task_id?: string;
-  state: string;
-  failure_reason?: string;
-  /** Base64 of the sealed {title, summary, result: {text, url?}}. */
-  sealed: string;
-  /** Base64 of the entry's key wrapped to this device; null when this device has none. */
-  device_copy: string | null;
-}
+/**
+ * An entry of the owner's history as GET /inbox/activity lists it (SPEC §6):
+ * via "task" (a task the owner was asked or told) or "direct" (a write
+ * carried out at once, not asked); sealed, base64 of the sealed {title,
+ * summary, result: {text, url?}}; device_copy, base64 of the entry's key
+ * wrapped to this device, null when this device has none.
+ */
+export type EntryView = NonNullable<ActivityPage["entries"]>[number];
 
 /** What an entry's sealed body tells, opened and checked on this device. */
 export interface EntryBody {
@@ -869,7 +861,7 @@ export async function openEntry(device: KeyPair, e: Pick<EntryView, "id" | "seal
     } finally {
       raw.fill(0);
     }
-    const blob = fromBase64(e.sealed);
+    const blob = fromBase64(e.sealed ?? "");
     checkFrame(blob, GCM_NONCE_SIZE);
     plain = await gcmOpen(key, blob.slice(1, 1 + GCM_NONCE_SIZE), blob.slice(1 + GCM_NONCE_SIZE), inf);
   } catch (err) {

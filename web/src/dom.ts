@@ -1,6 +1,6 @@
-// The page's small DOM and HTTP helpers: elements built from text only
-// (never markup), buttons with their keys, and the service's JSON API with
-// its refusals kept as they were said; times, account ids and Copy.
+// The page's small DOM helpers: elements built from text only (never
+// markup), buttons with their keys, the service's refusals kept as they were
+// said (api.ts reads them); times, account ids and Copy.
 
 import { localWords, relativeWords, utcWords } from "./words";
 
@@ -50,26 +50,6 @@ export class Refused extends Error {
   ) {
     super(message);
   }
-}
-
-export async function api(method: string, path: string, body?: unknown): Promise<unknown> {
-  const init: RequestInit = { method, credentials: "same-origin", headers: { Accept: "application/json" } };
-  if (body !== undefined) {
-    init.headers = { Accept: "application/json", "Content-Type": "application/json" };
-    init.body = JSON.stringify(body);
-  }
-  const r = await fetch(path, init);
-  let v: unknown = null;
-  try {
-    v = await r.json();
-  } catch {
-    v = null;
-  }
-  if (!r.ok) {
-    const o = (v ?? {}) as { error?: unknown; reason?: unknown; task_id?: unknown };
-    throw new Refused(r.status, typeof o.reason === "string" ? o.reason : "", typeof o.error === "string" ? o.error : `the service answered ${r.status}`, typeof o.task_id === "string" ? o.task_id : "");
-  }
-  return v;
 }
 
 /** A refusal in plain words: the service's own, with its reason code. */

@@ -16,7 +16,8 @@
 
 import { rejectedWords } from "./approvers";
 import { EntryError, openEntry, type EntryBody, type EntryView, type KeyPair } from "./crypto";
-import { el, button, api, refusal, when, account as accountEl, Refused } from "./dom";
+import * as api from "./api";
+import { el, button, refusal, when, account as accountEl, Refused } from "./dom";
 import { endedWord, endingWords, utcWords } from "./words";
 
 /** Entries a page of the history asks for. */
@@ -217,9 +218,9 @@ export class History {
 
   /** The entries of ids among the history's newest, whatever the filters, opened on this device. */
   async recent(ids: Set<string>): Promise<Opened[]> {
-    let r: { entries?: EntryView[] };
+    let r: api.ActivityPage;
     try {
-      r = (await api("GET", `/inbox/activity?limit=${RECENT}`)) as { entries?: EntryView[] };
+      r = await api.activity(new URLSearchParams({ limit: String(RECENT) }));
     } catch {
       return [];
     }
@@ -254,9 +255,9 @@ export class History {
     if (this.agent.value) {
       p.set("preparer", this.agent.value);
     }
-    let r: { entries?: EntryView[]; more?: boolean };
+    let r: api.ActivityPage;
     try {
-      r = (await api("GET", "/inbox/activity?" + p.toString())) as { entries?: EntryView[]; more?: boolean };
+      r = await api.activity(p);
     } catch (e) {
       if (e instanceof Refused && e.status === 401) {
         this.host.ended("Your session ended: " + e.message);
@@ -407,7 +408,7 @@ export class History {
     }
     this.projectsAt = Date.now();
     try {
-      const r = (await api("GET", "/inbox/projects")) as { projects?: { name: string; agents?: string[] }[] };
+      const r = await api.projects();
       for (const p of r.projects ?? []) {
         this.projects.add(p.name);
         for (const a of p.agents ?? []) {

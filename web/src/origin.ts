@@ -5,6 +5,7 @@
 // carry as input_sha256 the keyed MAC of the raw request decrypted.
 
 import { fromBase64, type Bytes, type OpenedTask } from "./crypto";
+import type { RunKeysAnswer } from "./wire.gen";
 
 /** The receipt's members, in the order (sorted) its signed bytes hold them. */
 const RECEIPT_MEMBERS = [
@@ -69,19 +70,16 @@ export function parseRunKey(s: string): Bytes {
   return b;
 }
 
-/** The run keys of GET /.well-known/countersign-run-key, by key id. */
-export function runKeys(doc: unknown): Map<number, Bytes> {
+/** The run keys of GET /.well-known/countersign-run-key (as api.ts read it), by key id. */
+export function runKeys(doc: RunKeysAnswer): Map<number, Bytes> {
   const keys = new Map<number, Bytes>();
-  const o = doc as { keys?: unknown; key_id?: unknown; public_key?: unknown } | null;
-  if (o && typeof o.keys === "object" && o.keys !== null) {
-    for (const [id, k] of Object.entries(o.keys as Record<string, unknown>)) {
-      if (/^(0|[1-9]\d{0,9})$/.test(id) && typeof k === "string") {
-        keys.set(Number(id), parseRunKey(k));
-      }
+  for (const [id, k] of Object.entries(doc.keys)) {
+    if (/^(0|[1-9]\d{0,9})$/.test(id)) {
+      keys.set(Number(id), parseRunKey(k));
     }
   }
-  if (o && typeof o.key_id === "number" && typeof o.public_key === "string" && !keys.has(o.key_id)) {
-    keys.set(o.key_id, parseRunKey(o.public_key));
+  if (!keys.has(doc.key_id)) {
+    keys.set(doc.key_id, parseRunKey(doc.public_key));
   }
   return keys;
 }

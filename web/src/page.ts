@@ -1,33 +1,33 @@
-// The web inbox's page (issue 12): signing in (a wallet through the page's
+// The web inbox's page: signing in (signin.ts: a wallet through the page's
 // own picker, or another wallet by pasting its answer), then the waiting
-// list, each task opened on this device, its card, the history (what was
-// carried out and how each task ended, opened on this device too), and
-// Settings. Every view
+// list (its items in waiting.ts), each task opened on this device, its
+// card, the history (what was carried out and how each task ended, opened
+// on this device too), and Settings; its keys are in keys.ts. Every view
 // has an address (#/, #/tasks/{id}, #/settings/{section}) and is a history
 // entry: the browser's Back and Forward move between them. Everything the
 // service or a task supplies is put in the page as text (textContent),
 // never as markup. The session token lives only in the HttpOnly cookie the
 // sign-in sets: the page never keeps it.
 
-import { OpenError, formatP256PublicKey, openTask, type KeyPair, type OpenedTask, type TaskView } from "./crypto";
+import type { KeyPair, OpenedTask } from "./crypto";
 import { deviceKey } from "./devicekey";
 import { Card } from "./card";
-import { el, button, withKey, api, refusal, Refused, when, refreshTimes, shortened, account as accountEl, type Child } from "./dom";
-import { pickWallet } from "./picker";
-import { ACCOUNT, newNonce, sessionBody, signInSentence } from "./sign";
-import { Declined, NotConnected, closeWalletFrame, pastePanel, Wallets, type PanelIDs, type Signature, type WalletOptions, type SignRequest } from "./wallet";
-import { clockWords, sentenceTime, stateWords } from "./words";
+import { Keys } from "./keys";
+import { SignIn } from "./signin";
+import * as api from "./api";
+import { el, button, Refused, refreshTimes, shortened, account as accountEl, type Child } from "./dom";
+import { NotConnected, pastePanel, Wallets, type PanelIDs, type Signature, type WalletOptions, type SignRequest } from "./wallet";
+import { stateWords } from "./words";
 import { History, Outcomes } from "./history";
 import { Settings, SECTIONS } from "./settings";
 import { Batch, type Pickable } from "./batch";
-import { SharedWatch, approvalsKey, approvalsOf, isApprover, listLine } from "./approvers";
+import { displayTitle, turnsOf, waitingItem, type Item, type ItemHost, type Listed } from "./waiting";
+import { SharedWatch, approvalsOf, isApprover } from "./approvers";
 
 /** Where the page remembers which account it signed in as (never the token). */
 const ACCOUNT_ITEM = "countersign.account";
 /** Which wallet the owner signed in with through near-connect (absent: a wallet elsewhere). */
 const WALLET_ITEM = "countersign.wallet";
-/** How long a sign-in asks to be good for: 29 days, under the contract's 30. */
-const SIGN_IN_DAYS = 29;
 /** The page's name, in the tab's title after the number waiting. */
 const NAME = "Countersign";
 
@@ -51,42 +51,6 @@ function routeOf(hash: string): Route {
   return { at: "list" };
 }
 
-/** A listed task as GET /inbox/tasks answers it (the members the page reads). */
-interface Listed extends TaskView {
-  state: string;
-  /** Who rejected a rejected task: its owner, or one of its approvers. */
-  rejected_by?: string;
-}
-
-/** A closed task as the service lists it: no content any more. */
-interface Closed {
-  id: string;
-  project: string;
-  preparer: string;
-  kind: string;
-  state: string;
-  thread?: string;
-  created_at: string;
-  failure_reason?: string | null;
-  owner?: string;
-  role?: string;
-  approvals?: unknown;
-  rejected_by?: string;
-}
-
-/** A waiting task as the list shows it, kept while it stays the same. */
-interface Item {
-  /** What the item was drawn from: drawn again only when this changes. */
-  key: string;
-  li: HTMLLIElement;
-  view: Listed;
-  opened: OpenedTask | null;
-  /** What the item reads as, but for its exact time (two items reading the same show it). */
-  same: string;
-  /** The exact time it was asked, shown when another item reads the same. */
-  at: HTMLElement | null;
-}
-
 /** The page, mounted on root. */
 class Inbox {
   private device: KeyPair | null = null;
@@ -106,6 +70,14 @@ class Inbox {
   /** The confirm tasks selected in the list, to approve with one signature. */
   private picked = new Set<string>();
   private readonly batch: Batch;
+  /** What the waiting list's items need of the page. */
+  private readonly itemHost: ItemHost = {
+    drawn: (id) => this.items.get(id),
+    picked: this.picked,
+    pickedChanged: () => this.batch.update(),
+    open: (id) => this.go(`#/tasks/${encodeURIComponent(id)}`, "list"),
+    unlock: () => void this.unlock(),
+  };
   private readonly header = el("header");
   private readonly status = el("p", { class: "status", role: "status", "aria-live": "polite", id: "status" });
   private readonly body = el("div");
@@ -129,10 +101,12 @@ class Inbox {
   private readonly watch: SharedWatch;
   private readonly card: Card;
   private readonly settings: Settings;
+  private readonly keys: Keys;
+  private readonly signIn: SignIn;
 
   constructor(
     private readonly root: HTMLElement,
-    private readonly recipient: string,
+    recipient: string,
     walletOptions: WalletOptions,
   ) {
     this.wallets = new Wallets(walletOptions);
@@ -160,7 +134,7 @@ class Inbox {
       },
       task: async (id) => {
         try {
-          return (await api("GET", `/inbox/tasks/${encodeURIComponent(id)}`)) as Listed;
+          return await api.task(id);
         } catch (e) {
           if (e instanceof Refused && e.status === 404) {
             return null;
@@ -216,8 +190,28 @@ class Inbox {
       this.emptyInbox,
       this.history.root,
     );
-    root.replaceChildren(this.header, this.status, this.body, this.keysBox);
-    document.addEventListener("keydown", (ev) => this.onKey(ev));
+    this.signIn = new SignIn({
+      recipient,
+      wallets: this.wallets,
+      device: () => this.device,
+      say: (text, error) => this.say(text, error),
+      walletName: () => this.walletName,
+      setWalletName: (name) => {
+        this.walletName = name;
+      },
+      signedInAs: (account) => this.signedInAs(account),
+    });
+    this.keys = new Keys({
+      account: () => this.account,
+      card: this.card,
+      listBox: this.listBox,
+      waitingList: this.waitingList,
+      opened: (id) => !!this.items.get(id)?.opened,
+      leaveCard: () => this.leaveCard(),
+      go: (hash, from) => this.go(hash, from),
+    });
+    root.replaceChildren(this.header, this.status, this.body, this.keys.root);
+    document.addEventListener("keydown", (ev) => this.keys.onKey(ev));
     // Links, the address bar, Back and Forward: the page shows what the address names.
     window.addEventListener("popstate", () => this.route());
     window.addEventListener("hashchange", () => this.route());
@@ -226,105 +220,6 @@ class Inbox {
     // again now and then while it is in sight, and when the tab comes back.
     window.setInterval(() => this.refreshHistory(), 30_000);
     document.addEventListener("visibilitychange", () => this.refreshHistory());
-  }
-
-  /** The keys the page answers to, as the ? list shows them. */
-  static readonly KEYS: readonly (readonly [string, string])[] = [
-    ["j", "next task in the list"],
-    ["k", "previous task in the list"],
-    ["Enter", "open the task"],
-    ["x", "select the task (or not), to approve several with one signature"],
-    ["a", "Approve the open task"],
-    ["Shift+A", "Always allow this: a rule that lets writes like the open or focused task run at once (it asks once more)"],
-    ["r", "Reject the open task (it asks once more)"],
-    ["g", "Got it: close the open notice"],
-    ["u", "Unlock the tasks locked on this device"],
-    ["Esc", "back to the list; hide this list"],
-    ["?", "show or hide this list"],
-  ];
-
-  private readonly keysBox = el(
-    "section",
-    { id: "keys", class: "keys", role: "dialog", "aria-labelledby": "keys-title", hidden: "", tabindex: "-1" },
-    el("h2", { id: "keys-title" }, "Keys"),
-    el("dl", {}, ...Inbox.KEYS.flatMap(([k, what]) => [el("dt", {}, el("kbd", {}, k)), el("dd", {}, what)])),
-  );
-
-  /** j/k move between tasks, a approves, Shift+A always allows, r rejects, Esc goes back, ? lists the keys; not while typing. */
-  private onKey(ev: KeyboardEvent): void {
-    if (ev.ctrlKey || ev.metaKey || ev.altKey || ev.defaultPrevented) {
-      return;
-    }
-    if (ev.key === "Escape" && closeWalletFrame()) {
-      ev.preventDefault();
-      return;
-    }
-    const t = ev.target as HTMLElement | null;
-    if (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT" || t.isContentEditable || t.closest("dialog"))) {
-      return;
-    }
-    if (ev.key === "?") {
-      ev.preventDefault();
-      this.keysBox.hidden = !this.keysBox.hidden;
-      if (!this.keysBox.hidden) {
-        this.keysBox.focus();
-      }
-      return;
-    }
-    if (ev.key === "Escape" && !this.keysBox.hidden) {
-      ev.preventDefault();
-      this.keysBox.hidden = true;
-      return;
-    }
-    if (!this.account) {
-      return;
-    }
-    if (ev.key === "Escape" && this.card.id && !this.card.root.hidden) {
-      ev.preventDefault();
-      this.leaveCard();
-      return;
-    }
-    if ((ev.key === "j" || ev.key === "k") && !this.listBox.hidden) {
-      const items = [...this.waitingList.querySelectorAll<HTMLElement>("button.task-open")];
-      if (!items.length) {
-        return;
-      }
-      ev.preventDefault();
-      const at = items.indexOf(document.activeElement as HTMLElement);
-      const next = at < 0 ? (ev.key === "j" ? 0 : items.length - 1) : Math.min(items.length - 1, Math.max(0, at + (ev.key === "j" ? 1 : -1)));
-      items[next]?.focus();
-      return;
-    }
-    if (ev.key === "x" && !this.listBox.hidden) {
-      const box = (document.activeElement as HTMLElement | null)?.closest("ul.tasks > li")?.querySelector<HTMLInputElement>("input.task-pick");
-      if (box && this.waitingList.contains(box) && !box.disabled) {
-        ev.preventDefault();
-        box.click();
-      }
-      return;
-    }
-    if (ev.key === "u" && !this.listBox.hidden) {
-      const b = this.listBox.querySelector<HTMLButtonElement>('button[aria-keyshortcuts="u"]');
-      if (b && !b.disabled) {
-        ev.preventDefault();
-        b.click();
-      }
-      return;
-    }
-    if (ev.key === "A" && !this.listBox.hidden) {
-      // Shift+A on a task in the list: its card opens with Always allow this.
-      const id = (document.activeElement as HTMLElement | null)?.closest("ul.tasks > li")?.getAttribute("data-task");
-      const it = id ? this.items.get(id) : undefined;
-      if (id && it?.opened && this.waitingList.contains(document.activeElement)) {
-        ev.preventDefault();
-        this.card.wantAllow = id;
-        this.go(`#/tasks/${encodeURIComponent(id)}`, "list");
-      }
-      return;
-    }
-    if ((ev.key === "a" || ev.key === "A" || ev.key === "r" || ev.key === "g") && this.card.key(ev.key)) {
-      ev.preventDefault();
-    }
   }
 
   async start(): Promise<void> {
@@ -486,98 +381,13 @@ class Inbox {
   private showSignIn(): void {
     this.renderHeader();
     document.title = NAME;
-    const accountBox = el("input", { id: "account", name: "account", autocomplete: "username", spellcheck: "false", autocapitalize: "none", placeholder: "alice.near" });
-    const panel = el("section", { id: "another-wallet", "aria-labelledby": "another-title" });
-    panel.hidden = true;
-    const another = () => {
-      const a = accountBox.value.trim();
-      if (!ACCOUNT.test(a)) {
-        this.say("Type your NEAR account id first (like alice.near, or the 64 hex characters of an implicit account).", true);
-        accountBox.focus();
-        return;
-      }
-      this.say("");
-      const host = el("div");
-      panel.replaceChildren(el("h2", { id: "another-title", tabindex: "-1" }, "Sign with another wallet"), host);
-      panel.hidden = false;
-      void this.signIn(a, (req) => pastePanel(host, req, { sentence: "sentence", recipient: "recipient", nonce: "nonce", command: "command", answer: "signed" }, "Send signature", (t, e) => this.say(t, e)));
-      panel.querySelector<HTMLElement>("h2")?.focus();
-    };
-    const viaWallet = async () => {
-      panel.hidden = true;
-      this.say("Choose your wallet…");
-      let c: { account: string; name: string };
-      try {
-        const id = await pickWallet(this.wallets);
-        this.say("Connecting the wallet…");
-        c = await this.wallets.connect(id);
-      } catch (e) {
-        this.say(e instanceof Declined ? e.message + " Nothing was signed." : "The wallet could not be connected: " + refusal(e), !(e instanceof Declined));
-        return;
-      }
-      this.say(`${c.name} signs you in as ${c.account}: confirm the sentence in it.`);
-      this.walletName = c.name;
-      void this.signIn(c.account, (req) => this.wallets.sign(req));
-    };
-    this.body.replaceChildren(
-      el(
-        "section",
-        { id: "signin", "aria-labelledby": "signin-title" },
-        el(
-          "p",
-          { class: "lede", id: "what-this-is" },
-          "Countersign holds what your AI agents want to do until you approve it: you read each task here, on this device, and approve or reject it with your NEAR wallet.",
-        ),
-        el("h2", { id: "signin-title" }, "Sign in"),
-        el("p", {}, "Your wallet signs one sentence that names this browser's device key. Tasks are opened with that key, on this device only."),
-        el("div", { class: "actions" }, button("Sign in", () => void viaWallet())),
-        el("h3", {}, "Or with a wallet elsewhere"),
-        el("p", {}, "Type your account, then sign the sentence shown with any NEP-413 wallet (the terminal's countersign wallet sign, near-cli) and paste its answer."),
-        el("label", { for: "account" }, "Your NEAR account"),
-        accountBox,
-        el("div", { class: "actions" }, button("Sign with another wallet", another, true)),
-      ),
-      panel,
-    );
+    this.signIn.show(this.body);
   }
 
-  /** Builds the sign-in sentence for account, has it signed, and opens the session. */
-  private async signIn(account: string, sign: (req: SignRequest) => Promise<Signature>): Promise<void> {
-    if (!this.device) {
-      return;
-    }
-    const nonce = newNonce();
-    const devicePubkey = formatP256PublicKey(this.device.publicKey);
-    const validUntil = sentenceTime(Date.now() + SIGN_IN_DAYS * 86400 * 1000);
-    const req: SignRequest = { account, sentence: signInSentence(account, devicePubkey, validUntil), recipient: this.recipient, nonce };
-    let signedAs: string;
-    for (;;) {
-      let sig: Signature;
-      try {
-        sig = await sign(req);
-      } catch (e) {
-        this.walletName = null;
-        this.say(e instanceof Declined ? e.message + " Nothing was signed; you are not signed in." : "The sign-in cannot go on: " + refusal(e), !(e instanceof Declined));
-        return;
-      }
-      this.say("Signing in…");
-      try {
-        // The answer carries the token too; the page reads the account only
-        // and lets the token go: the cookie the answer set carries it.
-        const r = (await api("POST", "/inbox/session", sessionBody({ account, devicePubkey, validUntil }, sig))) as { account_id?: unknown };
-        signedAs = typeof r.account_id === "string" ? r.account_id : account;
-        break;
-      } catch (e) {
-        this.say("The sign-in was refused: " + refusal(e), true);
-        if (this.walletName) {
-          this.walletName = null;
-          return;
-        }
-        // A pasted answer can be pasted again.
-      }
-    }
-    this.account = signedAs;
-    localStorage.setItem(ACCOUNT_ITEM, signedAs);
+  /** The service signed this device in as account: its lists are drawn. */
+  private async signedInAs(account: string): Promise<void> {
+    this.account = account;
+    localStorage.setItem(ACCOUNT_ITEM, account);
     if (this.walletName) {
       localStorage.setItem(WALLET_ITEM, this.walletName);
     } else {
@@ -603,7 +413,7 @@ class Inbox {
 
   private async signOut(): Promise<void> {
     try {
-      await api("DELETE", "/inbox/session");
+      await api.signOut();
     } catch (e) {
       if (!(e instanceof Refused && e.status === 401)) {
         this.say("Signing out failed: " + (e instanceof Error ? e.message : String(e)), true);
@@ -656,13 +466,12 @@ class Inbox {
     }
     const mine = ++this.listing;
     let tasks: Listed[];
-    const closedList = api("GET", "/inbox/tasks?show=closed").then(
-      (r) => ((r as { tasks?: Closed[] }).tasks ?? []),
+    const closedList = api.tasks("closed").then(
+      (r) => r.tasks ?? [],
       () => null,
     );
     try {
-      const r = (await api("GET", "/inbox/tasks?show=waiting")) as { tasks?: Listed[] };
-      tasks = r.tasks ?? [];
+      tasks = (await api.tasks("waiting")).tasks ?? [];
     } catch (e) {
       if (e instanceof Refused && e.status === 401) {
         if (this.listBox.isConnected) {
@@ -676,7 +485,7 @@ class Inbox {
     const historyDrawn = this.history.refresh();
     const closed = await closedList;
     const turns = turnsOf(tasks, closed ?? []);
-    const items = await Promise.all(tasks.map((t) => this.item(device, account, t, turns.get(t.id) ?? 0)));
+    const items = await Promise.all(tasks.map((t) => waitingItem(this.itemHost, device, account, t, turns.get(t.id) ?? 0)));
     if (mine !== this.listing || this.account !== account) {
       return true; // a newer listing draws, or the session ended meanwhile
     }
@@ -797,84 +606,6 @@ class Inbox {
     }
   }
 
-  /** A waiting task's item: the one drawn before while it is the same, else drawn anew (opened on this device). */
-  private async item(device: KeyPair, account: string, t: Listed, turn: number): Promise<Item> {
-    const approvals = approvalsOf(t);
-    const key = `${t.content ?? ""}|${t.device_copy ?? ""}|${t.locked ? 1 : 0}|${turn}|${approvalsKey(approvals)}`;
-    const had = this.items.get(t.id);
-    if (had && had.key === key) {
-      had.view = t;
-      return had;
-    }
-    const meta = (...extra: Child[]) =>
-      el(
-        "span",
-        { class: "task-meta" },
-        ...(isApprover(t) ? [`${t.project} of `, accountEl(t.owner ?? ""), " · from "] : [`${t.project} · from `]),
-        accountEl(t.preparer),
-        turn > 1 ? ` · turn ${turn}` : "",
-        ` · asked `,
-        when(t.created_at, "", false),
-        ...extra,
-        " · ",
-        when(t.expires_at, "expires ", false),
-      );
-    try {
-      const o = await openTask(device, account, t);
-      const display = (o.envelope["display"] ?? {}) as { title?: unknown; summary?: unknown; fields?: unknown };
-      const title = typeof display.title === "string" ? display.title : "(untitled)";
-      const at = el("span", { class: "task-at" }, ` at ${clockWords(Date.parse(t.created_at))}, task …${t.id.slice(-8)}`);
-      at.hidden = true;
-      // The item holds one button (a list keeps its list semantics); its
-      // name is what it shows: the title, what it is about, and the line
-      // under it.
-      const open = el("button", { type: "button", class: "task-open", "data-task": t.id }, el("span", { class: "task-title" }, title));
-      const about = gist(display);
-      if (about) {
-        open.append(el("span", { class: "task-gist" }, about));
-      }
-      open.append(meta(at));
-      if (approvals) {
-        open.append(listLine(approvals, account));
-      }
-      open.addEventListener("click", () => this.go(`#/tasks/${encodeURIComponent(t.id)}`, "list"));
-      const li = el("li", { class: "task", "data-task": t.id }, open);
-      if (t.kind === "confirm" && !approvals) {
-        // A check box beside it: selected, it is approved with others of its project by one signature.
-        const box = el("input", { type: "checkbox", class: "task-pick", "data-task": t.id, "aria-label": `Select: ${title}` }) as HTMLInputElement;
-        box.checked = this.picked.has(t.id);
-        box.addEventListener("change", () => {
-          if (box.checked) {
-            this.picked.add(t.id);
-          } else {
-            this.picked.delete(t.id);
-          }
-          li.classList.toggle("picked", box.checked);
-          this.batch.update();
-        });
-        li.classList.add("pickable");
-        li.classList.toggle("picked", box.checked);
-        li.prepend(box);
-      }
-      return { key, li, view: t, opened: o, same: `${title}|${about}|${t.project}|${t.preparer}|${turn}|${Math.round(Date.parse(t.created_at) / 60000)}`, at };
-    } catch (e) {
-      if (e instanceof OpenError && e.reason === "locked") {
-        const li = el(
-          "li",
-          { class: "task task-locked", "data-task": t.id },
-          el("span", { class: "task-title" }, "Locked on this device"),
-          meta(),
-          el("p", {}, "This task was opened before this device signed in, so it carries no key for this device. Unlock gives every waiting task a copy for each of your devices."),
-          el("div", { class: "actions" }, withKey(button("Unlock", () => void this.unlock(), true), "u")),
-        );
-        return { key, li, view: t, opened: null, same: t.id, at: null };
-      }
-      const why = e instanceof Error ? e.message : String(e);
-      const li = el("li", { class: "task task-locked", "data-task": t.id }, el("span", { class: "task-title" }, "This task cannot be shown"), meta(), el("p", {}, why));
-      return { key, li, view: t, opened: null, same: t.id, at: null };
-    }
-  }
-
   /**
    * Has the owner's wallet sign req: the wallet connected through
    * near-connect (one prompt; host shows the sentence it is asked), or a
@@ -907,7 +638,7 @@ class Inbox {
 
   private async unlock(): Promise<void> {
     try {
-      await api("POST", "/inbox/unlock");
+      await api.unlock();
     } catch (e) {
       this.say("Unlock failed: " + (e instanceof Error ? e.message : String(e)), true);
       return;
@@ -936,47 +667,6 @@ class Inbox {
     window.clearTimeout(this.relistTimer);
     this.relistTimer = window.setTimeout(() => void this.list(), 50);
   }
-}
-
-/** An opened task's title, as its item and card show it. */
-function displayTitle(o: OpenedTask): string {
-  const d = (o.envelope["display"] ?? {}) as { title?: unknown };
-  return typeof d.title === "string" ? d.title : "(untitled)";
-}
-
-/**
- * What a task is about, in one short line under its title: the display's
- * summary, else its first short field ("Amount: $1").
- */
-function gist(display: { summary?: unknown; fields?: unknown }): string {
-  if (typeof display.summary === "string" && display.summary) {
-    return display.summary;
-  }
-  const fields = Array.isArray(display.fields) ? (display.fields as { kind?: unknown; label?: unknown; values?: unknown }[]) : [];
-  for (const f of fields) {
-    const v = Array.isArray(f.values) && f.values.length === 1 && typeof f.values[0] === "string" ? f.values[0] : null;
-    if (v !== null && f.kind !== "long_text" && typeof f.label === "string" && v.length <= 80 && !v.includes("\n")) {
-      return `${f.label}: ${v}`;
-    }
-  }
-  return "";
-}
-
-/** Each task's turn in its thread (1 for the first), counting the waiting and closed tasks listed. */
-function turnsOf(waiting: Listed[], closed: Closed[]): Map<string, number> {
-  const all = [...waiting.map((t) => ({ id: t.id, thread: t.thread, at: t.created_at })), ...closed.map((c) => ({ id: c.id, thread: c.thread ?? c.id, at: c.created_at }))];
-  const byThread = new Map<string, { id: string; at: string }[]>();
-  for (const t of all) {
-    const list = byThread.get(t.thread) ?? [];
-    list.push(t);
-    byThread.set(t.thread, list);
-  }
-  const out = new Map<string, number>();
-  for (const list of byThread.values()) {
-    list.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.id < b.id ? -1 : 1));
-    list.forEach((t, i) => out.set(t.id, i + 1));
-  }
-  return out;
 }
 
 /** Mounts the inbox on the page's root, when the page has one. */

@@ -28,272 +28,15 @@
 // connector) has an editor of its own (approvers.ts).
 
 import { ApproversEditor, readApprovers } from "./approvers";
-import { el, button, api, refusal, type Child } from "./dom";
-import { PROJECT, actions, resultLine, type SectionContext } from "./settings";
+import * as api from "./api";
+import { el, button, refusal } from "./dom";
+import { PROJECT, actions, resultLine, type SectionContext } from "./section";
 import { ACCOUNT } from "./sign";
 import { policyWords, price } from "./words";
+import { ROW_WORDS, RulesEditor, explainedView, readPolicy, shapeOf, writePolicy, type Connector, type WriteRule } from "./policy";
 
-interface Project {
-  name: string;
-  connector: string;
-  agents: string[];
-  policy: string;
-  policy_mode: string;
-  policy_sentence?: string;
-  /** What the policy does, written by the service's policy reader (absent from an older service). */
-  policy_explained?: Explained;
-  credentials: boolean;
-  updated_at: string;
-}
-
-/** What a policy does, as the service's policy reader writes it. */
-export interface Explained {
-  writes: WriteExplained[];
-  rules: string[];
-  limits: string[];
-  /** Who approves besides the owner (absent: the owner alone). */
-  approvers?: { accounts: string[]; threshold: number; text: string };
-}
-
-/** What the policy does with one write: always one outcome, or cases in order and otherwise. */
-export interface WriteExplained {
-  op: string;
-  noun: string;
-  always?: string;
-  cases: { when: string; outcome: string; because: string }[];
-  otherwise?: string;
-  /** The whole of it as one line. */
-  text: string;
-}
-
-/** What an outcome does to a write, as the policy reader says it in a sentence. */
-function verb(outcome: string): string {
-  switch (outcome) {
-    case "allow":
-      return "runs at once";
-    case "ask":
-      return "asks you first";
-    case "refuse":
-      return "refused";
-  }
-  return outcome;
-}
-
-/**
- * What a policy does, as the service wrote it: a row per write (its one
- * outcome, or its cases in order), its rules one sentence each, its other
- * limits. ids are prefixed by prefix.
- */
-export function explainedView(ex: Explained, prefix: string, name: string): HTMLElement {
-  const writes = el(
-    "ul",
-    { class: "explained-writes", id: `${prefix}-writes`, "aria-label": `What ${name} does with each write` },
-    ...ex.writes.map((w) => {
-      const li = el("li", { "data-write": w.op, "data-outcome": w.always ?? "depends" });
-      const op = el("span", { class: "mono write-name" }, w.op);
-      if (w.always) {
-        // The reader's own line, after the write's name: "refused (it is not in `actions`)."
-        const rest = w.text.startsWith(w.op + ": ") ? w.text.slice(w.op.length + 2) : w.text;
-        li.append(op, ": ", el("span", { class: `write-outcome write-outcome-${w.always}` }, rest));
-        return li;
-      }
-      // Cases in order, as the reader writes them; one that tests nothing ("always") ends them.
-      const cases = el("ol", { class: "explained-cases" });
-      let last = false;
-      for (const c of w.cases) {
-        if (c.when === "always") {
-          cases.append(el("li", { "data-outcome": c.outcome }, `otherwise ${verb(c.outcome)} (${c.because})`));
-          last = true;
-          break;
-        }
-        cases.append(el("li", { "data-outcome": c.outcome }, `${verb(c.outcome)} when ${c.when} (${c.because})`));
-      }
-      if (!last && w.otherwise) {
-        cases.append(el("li", { "data-outcome": w.otherwise }, `otherwise ${verb(w.otherwise)}`));
-      }
-      li.append(op, ", the first that applies:", cases);
-      return li;
-    }),
-  );
-  const box = el("div", { class: "explained", id: prefix, "data-explained": "" }, el("p", { class: "explained-head" }, "What it does"), writes);
-  if (ex.rules.length) {
-    box.append(el("p", { class: "explained-head" }, "Its rules, in order (the first that matches decides)"), rulesList(ex.rules, `${prefix}-rules`, `The rules of ${name}`));
-  }
-  if (ex.approvers) {
-    box.append(el("p", { class: "explained-head" }, "Who approves"), el("p", { class: "explained-approvers", id: `${prefix}-approvers` }, ex.approvers.text));
-  }
-  if (ex.limits.length) {
-    box.append(el("p", { class: "explained-head" }, "Its limits"), el("ul", { class: "explained-limits", id: `${prefix}-limits`, "aria-label": `The limits of ${name}` }, ...ex.limits.map((l) => el("li", { class: "mono" }, l))));
-  }
-  return box;
-}
-
-/** Rules as the policy reader writes them, one sentence each ("Rule 1: …"), as Settings lists every rule. */
-export function rulesList(rules: string[], id: string, label: string): HTMLElement {
-  return el("ol", { class: "explained-rules", id, "aria-label": label }, ...rules.map((r) => el("li", {}, r)));
-}
-
-interface Operation {
-  name: string;
-  kind: string;
-  price: number;
-  description?: string;
-}
-
-interface Connector {
-  name: string;
-  version: string;
-  build: string;
-  tasks: boolean;
-  operations: Operation[];
-  policy_keys: string[];
-  /** The policy key listing the writes allowed at all, when the catalogue names it. */
-  allowed_key?: string;
-}
-
-/**
- * The allow-list key of connectors whose catalogue entry does not name one
- * (the catalogue lists policy keys by name only): GitHub's `actions`.
- */
-const ALLOW_LISTS: Readonly<Record<string, string>> = { github: "actions" };
-
-/** What a policy does to one write, as its row says it. */
-export type WriteRule = "allow" | "ask" | "refuse";
-
-const ROW_WORDS: readonly (readonly [WriteRule, string])[] = [
-  ["allow", "Allowed"],
-  ["ask", "Ask me"],
-  ["refuse", "Refused"],
-];
-
-/** How a connector's policy says each row: its writes, its allow-list key, whether it reads rules. */
-export interface PolicyShape {
-  writes: string[];
-  allowKey: string | null;
-  rules: boolean;
-}
-
-function shapeOf(c: Connector | undefined): PolicyShape {
-  const keys = c?.policy_keys ?? [];
-  const allow = c?.allowed_key ?? (c ? ALLOW_LISTS[c.name] : undefined);
-  return {
-    writes: (c?.operations ?? []).filter((o) => o.kind === "write").map((o) => o.name),
-    allowKey: allow && keys.includes(allow) ? allow : null,
-    rules: keys.includes("rules"),
-  };
-}
-
-/** One rule of a policy (SPEC §13): the first whose when matches decides. */
-export interface Rule {
-  when: Record<string, unknown>;
-  then: string;
-}
-
-/** A policy read into rows: each write's row, the rules left to edit, and the other members. */
-export interface ReadPolicy {
-  rows: Map<string, WriteRule>;
-  /** Names in confirm or the allow-list that are no write of the connector (kept as they are). */
-  strays: { confirm: string[]; allowed: string[] };
-  /** The rules not said by a row (null: they cannot be shown row by row and stay in the JSON). */
-  rules: Rule[] | null;
-  others: Record<string, unknown>;
-}
-
-function names(v: unknown): string[] {
-  return Array.isArray(v) ? v.map(String) : [];
-}
-
-/** The writes a rule's op names; null: every write (no op). */
-function ruleOps(r: Rule): string[] | null {
-  const op = r.when["op"];
-  if (op === undefined) {
-    return null;
-  }
-  return Array.isArray(op) ? op.map(String) : [String(op)];
-}
-
-/** Reads a policy object into its rows (see the file's comment). */
-export function readPolicy(policy: Record<string, unknown>, shape: PolicyShape): ReadPolicy {
-  const confirm = names(policy["confirm"]);
-  const allowed = shape.allowKey ? names(policy[shape.allowKey]) : [];
-  const others: Record<string, unknown> = { ...policy };
-  delete others["confirm"];
-  if (shape.allowKey) {
-    delete others[shape.allowKey];
-  }
-  let rules: Rule[] | null = [];
-  const refused = new Set<string>();
-  if (shape.rules && policy["rules"] !== undefined) {
-    const read = readRules(policy["rules"]);
-    if (read === null) {
-      rules = null;
-    } else {
-      delete others["rules"];
-      // A rule refusing one write whatever its conditions, before any other
-      // rule that could match that write, is the write's Refused row.
-      const before = new Set<string>();
-      let all = false;
-      rules = [];
-      for (const r of read) {
-        const ops = ruleOps(r);
-        const only = Object.keys(r.when).length === 1 && ops && ops.length === 1 ? ops[0] : undefined;
-        if (r.then === "refuse" && only && shape.writes.includes(only) && !all && !before.has(only)) {
-          refused.add(only);
-          continue;
-        }
-        if (ops === null) {
-          all = true;
-        } else {
-          ops.forEach((o) => before.add(o));
-        }
-        rules.push(r);
-      }
-    }
-  }
-  const rows = new Map<string, WriteRule>();
-  for (const w of shape.writes) {
-    if (refused.has(w) || (shape.allowKey && !allowed.includes(w))) {
-      rows.set(w, "refuse");
-    } else {
-      rows.set(w, confirm.includes(w) ? "ask" : "allow");
-    }
-  }
-  return {
-    rows,
-    strays: { confirm: confirm.filter((n) => !shape.writes.includes(n)), allowed: allowed.filter((n) => !shape.writes.includes(n)) },
-    rules,
-    others,
-  };
-}
-
-/** The policy object the rows, rules and other members say (see the file's comment). */
-export function writePolicy(shape: PolicyShape, rows: Map<string, WriteRule>, strays: ReadPolicy["strays"], rules: Rule[], others: Record<string, unknown>): Record<string, unknown> {
-  for (const k of ["confirm", "rules", ...(shape.allowKey ? [shape.allowKey] : [])]) {
-    if (k in others) {
-      throw new Error(`${k} is set by the rows${k === "rules" ? " and the rules editor" : ""}, not in the JSON`);
-    }
-  }
-  const say = (w: string) => rows.get(w) ?? "allow";
-  const confirm = [...shape.writes.filter((w) => say(w) === "ask"), ...strays.confirm];
-  const out: Record<string, unknown> = {};
-  if (confirm.length) {
-    out["confirm"] = confirm;
-  }
-  if (shape.allowKey) {
-    const allowed = [...shape.writes.filter((w) => say(w) !== "refuse"), ...strays.allowed];
-    if (allowed.length) {
-      out[shape.allowKey] = allowed;
-    }
-  } else if (!shape.rules && shape.writes.some((w) => say(w) === "refuse")) {
-    throw new Error("this connector cannot refuse a write by policy");
-  }
-  Object.assign(out, others);
-  const refusing: Rule[] = shape.allowKey ? [] : shape.writes.filter((w) => say(w) === "refuse").map((w) => ({ when: { op: w }, then: "refuse" }));
-  if (refusing.length || rules.length) {
-    out["rules"] = [...refusing, ...rules];
-  }
-  return out;
-}
+/** A project as the editor shows it: as GET /inbox/projects lists it, or a new one (nothing explained yet). */
+type Project = Omit<api.ProjectView, "policy_explained" | "project_uuid" | "created_at"> & Partial<Pick<api.ProjectView, "policy_explained">>;
 
 /** A project name as a part of element ids, one to one: "_" is "__", "." is "_d". */
 function idPart(name: string): string {
@@ -314,9 +57,9 @@ export class Projects {
     const gen = this.ctx.generation();
     let projects: Project[];
     try {
-      const [p, c] = await Promise.all([api("GET", "/inbox/projects"), api("GET", "/connectors")]);
-      projects = (p as { projects?: Project[] }).projects ?? [];
-      this.catalogue = (c as { connectors?: Connector[] }).connectors ?? [];
+      const [p, c] = await Promise.all([api.projects(), api.catalogue()]);
+      projects = p.projects ?? [];
+      this.catalogue = c.connectors ?? [];
     } catch (e) {
       if (this.ctx.current(gen)) {
         box.replaceChildren(el("p", { class: "empty" }, "Your projects cannot be listed now: " + refusal(e)));
@@ -385,12 +128,12 @@ export class Projects {
     edit.setAttribute("aria-expanded", "false");
     const del = button("Delete", () => void this.remove(box, p, step, out), true);
     del.setAttribute("aria-label", `Delete the project ${p.name}`);
-    const does = p.policy_explained?.writes.length ? explainedView(p.policy_explained, `project-${idPart(p.name)}-explained`, p.name) : null;
+    const does = p.policy_explained?.writes?.length ? explainedView(p.policy_explained, `project-${idPart(p.name)}-explained`, p.name) : null;
     return el(
       "li",
       { class: "setting-item", "data-project": p.name },
       el("span", { class: "task-title" }, p.name),
-      el("span", { class: "task-meta" }, `${p.connector} · agents: ${p.agents.length ? p.agents.join(", ") : "none"} · credentials: ${p.credentials ? "set" : "none"}`),
+      el("span", { class: "task-meta" }, `${p.connector} · agents: ${p.agents?.length ? p.agents.join(", ") : "none"} · credentials: ${p.credentials ? "set" : "none"}`),
       el("span", { class: p.policy_mode === "ok" ? "policy-mode" : "policy-mode failure", "data-mode": p.policy_mode }, policyWords(p.policy_mode, p.policy_sentence)),
       does,
       el("div", { class: "actions" }, edit, del),
@@ -430,7 +173,7 @@ export class Projects {
     }
 
     // One row per write: Allowed, Ask me, Refused.
-    const op = (n: string) => conn?.operations.find((o) => o.name === n);
+    const op = (n: string) => conn?.operations?.find((o) => o.name === n);
     const canRefuse = shape.allowKey !== null || (shape.rules && read?.rules !== null);
     const rowInputs = new Map<string, HTMLInputElement[]>();
     const rows = el(
@@ -462,7 +205,7 @@ export class Projects {
           inputs.map(([i]) => i),
         );
         // What the saved policy does with it now, in the words of the code that decides.
-        const now = fresh ? undefined : p.policy_explained?.writes.find((x) => x.op === w)?.text;
+        const now = fresh ? undefined : p.policy_explained?.writes?.find((x) => x.op === w)?.text;
         return el(
           "div",
           {
@@ -499,7 +242,7 @@ export class Projects {
       : `${p.connector} reads no other setting: any member here makes the policy unreadable.`;
 
     const agents = el("input", { id: id("agents"), name: id("agents"), spellcheck: "false", autocapitalize: "none", autocomplete: "off", "aria-describedby": id("agents-help") });
-    agents.value = p.agents.join(", ");
+    agents.value = (p.agents ?? []).join(", ");
     const creds = el("input", { id: id("credentials"), name: id("credentials"), type: "password", autocomplete: "new-password", spellcheck: "false", "aria-describedby": id("credentials-help") });
     const dropCreds = el("input", { type: "checkbox", id: id("credentials-remove"), name: id("credentials-remove") });
     const step = this.ctx.step(id("save-confirm"));
@@ -586,7 +329,7 @@ export class Projects {
     }
     let saved: Project;
     try {
-      saved = (await api("PUT", `/inbox/projects/${encodeURIComponent(name)}`, { project: text, confirmation })) as Project;
+      saved = await api.putProject(name, text, confirmation);
     } catch (e) {
       this.ctx.failed(out, `The project ${name} was not saved`, e);
       return;
@@ -602,7 +345,7 @@ export class Projects {
       return;
     }
     try {
-      await api("DELETE", `/inbox/projects/${encodeURIComponent(p.name)}`, { confirmation });
+      await api.deleteProject(p.name, confirmation);
     } catch (e) {
       this.ctx.failed(out, `The project ${p.name} was not deleted`, e);
       return;
@@ -613,7 +356,7 @@ export class Projects {
 
   private drawCatalogue(): HTMLElement {
     const items = this.catalogue.map((c) => {
-      const of = (kind: string) => c.operations.filter((o) => o.kind === kind);
+      const of = (kind: string) => (c.operations ?? []).filter((o) => o.kind === kind);
       const ops = (kind: string, label: string) => {
         const list = of(kind);
         return list.length ? el("span", { class: "task-meta" }, `${label}: `, ...list.flatMap((o, i) => [i ? "; " : "", el("span", { class: "mono" }, o.name), o.description ? `: ${o.description}` : ""])) : null;
@@ -634,11 +377,11 @@ export class Projects {
             el("dt", {}, "Build"),
             el("dd", { class: "mono" }, c.build),
             el("dt", {}, "Prices"),
-            el("dd", {}, c.operations.map((o) => `${o.name} ${price(o.price)}`).join(", ")),
+            el("dd", {}, (c.operations ?? []).map((o) => `${o.name} ${price(o.price)}`).join(", ")),
             el("dt", {}, "Answer operations"),
             el("dd", {}, of("answer").map((o) => o.name).join(", ") || "none"),
             el("dt", {}, "Policy members"),
-            el("dd", { class: "mono" }, c.policy_keys.join(", ")),
+            el("dd", { class: "mono" }, (c.policy_keys ?? []).join(", ")),
           ),
         ),
       );
@@ -681,181 +424,4 @@ export function projectText(connector: string, policy: Record<string, unknown>, 
   }
   out["agents"] = [...new Set(agents)];
   return JSON.stringify(out);
-}
-
-const THENS: readonly (readonly [string, string])[] = [
-  ["allow", "allow at once"],
-  ["ask", "ask me first"],
-  ["refuse", "refuse"],
-];
-
-/** The rules as the editor can show them row by row; null when some rule cannot be (it stays in the JSON). */
-export function readRules(v: unknown): Rule[] | null {
-  if (v === undefined) {
-    return [];
-  }
-  if (!Array.isArray(v)) {
-    return null;
-  }
-  const out: Rule[] = [];
-  for (const r of v) {
-    if (!r || typeof r !== "object" || Array.isArray(r)) {
-      return null;
-    }
-    const o = r as Record<string, unknown>;
-    const when = o["when"] ?? {};
-    const then = o["then"];
-    if (Object.keys(o).some((k) => k !== "when" && k !== "then") || typeof then !== "string" || !THENS.some(([t]) => t === then)) {
-      return null;
-    }
-    if (!when || typeof when !== "object" || Array.isArray(when)) {
-      return null;
-    }
-    const w = when as Record<string, unknown>;
-    if (w["op"] !== undefined && typeof w["op"] !== "string") {
-      return null;
-    }
-    out.push({ when: w, then });
-  }
-  return out;
-}
-
-/**
- * The rules editor: an ordered list of rows, each a `then`, the write it is
- * about (or any write) and the rest of its `when` as JSON (the conditions
- * the connector declares: the catalogue names no more than that rules
- * exist, so they are typed, and the service says when one does not apply).
- */
-class RulesEditor {
-  readonly root: HTMLElement;
-  private rows: { then: string; op: string; conds: string }[];
-  private readonly list: HTMLElement;
-
-  constructor(
-    private readonly prefix: string,
-    private readonly writes: string[],
-    rules: Rule[],
-  ) {
-    this.rows = rules.map((r) => {
-      const { op, ...conds } = r.when;
-      return { then: r.then, op: typeof op === "string" ? op : "", conds: Object.keys(conds).length ? JSON.stringify(conds) : "" };
-    });
-    this.list = el("ol", { class: "rules", id: prefix + "-list" });
-    const add = button(
-      "Add a rule",
-      () => {
-        this.take();
-        this.rows.push({ then: "ask", op: "", conds: "" });
-        this.draw();
-        this.list.querySelector<HTMLElement>(`li:last-child select`)?.focus();
-      },
-      true,
-    );
-    this.root = el(
-      "fieldset",
-      { class: "choices rules-editor", id: prefix },
-      el("legend", { tabindex: "-1" }, "Rules"),
-      el(
-        "p",
-        { class: "task-meta", id: prefix + "-help" },
-        "Rules decide more finely than the rows above: read in order, the first rule whose write and conditions match decides, and a rule never lets through what a row asks about or refuses. Conditions are a JSON object of what the connector tests (such as {\"min_usd\": 500}); leave it empty for none. At most 50 rules.",
-      ),
-      this.list,
-      el("div", { class: "actions" }, add),
-    );
-    this.draw();
-  }
-
-  /** Reads the rows back from their controls. */
-  private take(): void {
-    this.rows = [...this.list.querySelectorAll<HTMLLIElement>("li[data-rule]")].map((li) => ({
-      then: li.querySelector<HTMLSelectElement>("select[data-then]")?.value ?? "ask",
-      op: li.querySelector<HTMLSelectElement>("select[data-op]")?.value ?? "",
-      conds: li.querySelector<HTMLInputElement>("input[data-conds]")?.value ?? "",
-    }));
-  }
-
-  private draw(): void {
-    const n = this.rows.length;
-    this.list.replaceChildren(
-      ...this.rows.map((r, i) => {
-        const k = `${this.prefix}-${i + 1}`;
-        const then = el("select", { id: k + "-then", "data-then": "" }, ...THENS.map(([v, words]) => el("option", { value: v }, words)));
-        then.value = r.then;
-        const ops = [...this.writes];
-        if (r.op && !ops.includes(r.op)) {
-          ops.push(r.op);
-        }
-        const op = el("select", { id: k + "-op", "data-op": "" }, el("option", { value: "" }, "any write"), ...ops.map((o) => el("option", { value: o }, o)));
-        op.value = r.op;
-        const conds = el("input", { id: k + "-conds", "data-conds": "", spellcheck: "false", autocomplete: "off", "aria-describedby": this.prefix + "-help" });
-        conds.value = r.conds;
-        const move = (d: number) => () => {
-          this.take();
-          const [row] = this.rows.splice(i, 1);
-          if (row) {
-            this.rows.splice(i + d, 0, row);
-          }
-          this.draw();
-          this.list.querySelector<HTMLElement>(`#${CSS.escape(`${this.prefix}-${i + d + 1}-then`)}`)?.focus();
-        };
-        const up = button("Up", move(-1), true);
-        up.setAttribute("aria-label", `Move rule ${i + 1} up`);
-        up.disabled = i === 0;
-        const down = button("Down", move(1), true);
-        down.setAttribute("aria-label", `Move rule ${i + 1} down`);
-        down.disabled = i === n - 1;
-        const remove = button(
-          "Remove",
-          () => {
-            this.take();
-            this.rows.splice(i, 1);
-            this.draw();
-            this.root.querySelector<HTMLElement>("legend")?.focus();
-          },
-          true,
-        );
-        remove.setAttribute("aria-label", `Remove rule ${i + 1}`);
-        return el(
-          "li",
-          { class: "rule", "data-rule": String(i + 1) },
-          el("span", { class: "task-title" }, `Rule ${i + 1}`),
-          el("label", { for: k + "-op" }, "For"),
-          op,
-          el("label", { for: k + "-conds" }, "When (conditions, JSON)"),
-          conds,
-          el("label", { for: k + "-then" }, "Then"),
-          then,
-          el("div", { class: "actions" }, up, down, remove),
-        );
-      }),
-    );
-    if (!n) {
-      this.list.append(el("li", { class: "empty rule-none" }, "No rule: the rows above decide alone."));
-    }
-  }
-
-  /** The rules as the policy holds them; throws on conditions that are not a JSON object. */
-  value(): Rule[] {
-    this.take();
-    return this.rows.map((r, i) => {
-      let conds: Record<string, unknown> = {};
-      if (r.conds.trim() !== "") {
-        let v: unknown;
-        try {
-          v = JSON.parse(r.conds);
-        } catch {
-          throw new Error(`rule ${i + 1}'s conditions are not JSON`);
-        }
-        if (!v || typeof v !== "object" || Array.isArray(v)) {
-          throw new Error(`rule ${i + 1}'s conditions are not a JSON object`);
-        }
-        conds = v as Record<string, unknown>;
-        if ("op" in conds) {
-          throw new Error(`rule ${i + 1} names its write in For, not in its conditions`);
-        }
-      }
-      return { when: r.op ? { op: r.op, ...conds } : conds, then: r.then };
-    });
-  }
 }

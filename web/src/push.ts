@@ -8,7 +8,8 @@
 // off removes it there (DELETE /inbox/push) and unsubscribes here. A push
 // carries nothing of a task; the worker shows one fixed sentence.
 
-import { el, api, refusal } from "./dom";
+import * as api from "./api";
+import { el, refusal } from "./dom";
 
 /** What the switch tells the page: results in the live region and beside it; a refusal that ends the session. */
 export interface PushHost {
@@ -81,7 +82,7 @@ async function turnOn(host: PushHost): Promise<boolean> {
   }
   let key: string;
   try {
-    key = ((await api("GET", "/inbox/push/key")) as { key?: string }).key ?? "";
+    key = (await api.pushKey()).key;
   } catch (e) {
     host.failed("This device cannot be told of tasks", e);
     return false;
@@ -95,7 +96,7 @@ async function turnOn(host: PushHost): Promise<boolean> {
   }
   const j = sub.toJSON();
   try {
-    await api("PUT", "/inbox/push", { endpoint: j.endpoint ?? sub.endpoint, keys: { p256dh: j.keys?.["p256dh"] ?? b64url(sub.getKey("p256dh")), auth: j.keys?.["auth"] ?? b64url(sub.getKey("auth")) } });
+    await api.putPush({ endpoint: j.endpoint ?? sub.endpoint, keys: { p256dh: j.keys?.["p256dh"] ?? b64url(sub.getKey("p256dh")), auth: j.keys?.["auth"] ?? b64url(sub.getKey("auth")) } });
   } catch (e) {
     host.failed("This device cannot be told of tasks", e);
     return false;
@@ -107,7 +108,7 @@ async function turnOn(host: PushHost): Promise<boolean> {
 /** Turns pushes to this device off; returns whether they are on. */
 async function turnOff(host: PushHost): Promise<boolean> {
   try {
-    await api("DELETE", "/inbox/push");
+    await api.deletePush();
   } catch (e) {
     host.failed("This device is still told of tasks", e);
     return true;

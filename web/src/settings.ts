@@ -9,29 +9,16 @@
 // webhook's secret is shown once, in this view only: it is never stored,
 // and leaving the view drops it.
 
-import { sha256Hex } from "./crypto";
-import { el, button, api, refusal, Refused, when, account as accountEl, copyButton, type Child } from "./dom";
+import type * as api from "./api";
+import { Devices } from "./devices";
+import { el, button, refusal } from "./dom";
+import { Mutes } from "./mutes";
 import { Projects } from "./projects";
-import { pushSwitch } from "./push";
-import { ACCOUNT, confirmationSentence, newNonce } from "./sign";
-import { Declined, type PanelIDs, type Signature, type SignRequest } from "./wallet";
-import { sentenceTime, utcWords } from "./words";
-
-/** What the view needs of the page around it. */
-export interface SettingsHost {
-  /** The signed-in account. */
-  account(): string | null;
-  /** The deployment's NEP-413 recipient. */
-  readonly recipient: string;
-  /** Shows a status in the page's polite live region. */
-  say(text: string, error?: boolean): void;
-  /** Clears the live region when it still says text. */
-  unsay(text: string): void;
-  /** Has the owner's wallet sign req (rejects with Declined when it declines). */
-  askSignature(req: SignRequest, host: HTMLElement, ids: PanelIDs, submit: string): Promise<Signature>;
-  /** The session is over (this device was withdrawn): back to signing in. */
-  ended(why: string): void;
-}
+import { sessionOver, type SectionContext, type SettingsHost } from "./section";
+import { confirmationSentence, newNonce } from "./sign";
+import { Declined, type PanelIDs, type SignRequest } from "./wallet";
+import { Webhook } from "./webhook";
+import { sentenceTime } from "./words";
 
 /** The sections of Settings, each its own view, in the order shown. */
 export const SECTIONS: readonly { id: string; name: string; intro: string }[] = [
@@ -40,76 +27,6 @@ export const SECTIONS: readonly { id: string; name: string; intro: string }[] = 
   { id: "webhook", name: "Webhook", intro: "One HTTPS address of yours that is told when something happens (never what a task shows), signed with a secret." },
   { id: "projects", name: "Projects", intro: "Your installations of connectors: what each may do at once, what it asks you first, what it refuses, and which agents may use it." },
 ];
-
-/** The confirmation actions (SPEC §7), exactly. */
-export const actions = {
-  withdrawDevice: (id: string) => `withdraw the device ${id}`,
-  nameWebhook: async (url: string) => `name the webhook ${await textHash(url)}`,
-  removeWebhook: () => "remove the webhook",
-  setProject: async (name: string, text: string) => `set the project ${name} to ${await textHash(text)}`,
-  removeProject: (name: string) => `remove the project ${name}`,
-};
-
-/** The lowercase hex SHA-256 of a text's UTF-8 bytes. */
-export async function textHash(text: string): Promise<string> {
-  return sha256Hex(new TextEncoder().encode(text));
-}
-
-/** A project name as the contract reads it: 1–64 of a-z 0-9 . _ -, first a letter or digit. */
-export const PROJECT = /^[a-z0-9][a-z0-9._-]{0,63}$/;
-
-interface Device {
-  id: string;
-  device_pubkey: string;
-  signer_pubkey: string;
-  created_at: string;
-  valid_until: string;
-  this: boolean;
-  push?: boolean;
-}
-
-interface Mute {
-  subject_is: string;
-  subject: string;
-  created_at: string;
-}
-
-interface Webhook {
-  url: string | null;
-  set_at?: string;
-  set_by_key?: string;
-  secret?: string;
-}
-
-interface Delivery {
-  event_id: string;
-  type: string;
-  task_id?: string;
-  attempt: number;
-  status_code: number;
-  error: string;
-  at: string;
-}
-
-/** What a section's code needs of the view: confirmations, results, and whether it is still shown. */
-export interface SectionContext {
-  readonly host: SettingsHost;
-  /** The wallet's confirmation of action (see Settings.confirm). */
-  confirm(action: string, step: HTMLElement, prefix: string, submit: string): Promise<Record<string, unknown> | null>;
-  /** Says what became of a change, beside it (out) and in the live region. */
-  result(out: HTMLElement | null, text: string, error?: boolean): void;
-  /** Takes back what out says, beside the change and in the live region: it no longer holds. */
-  retract(out: HTMLElement): void;
-  /** A refusal: the session's end, or said beside the change. */
-  failed(out: HTMLElement | null, what: string, e: unknown): void;
-  /** Draws box anew, keeping the keyboard in its section. */
-  redraw(box: HTMLElement, ...nodes: Node[]): void;
-  /** A hidden confirmation step with this id. */
-  step(id: string): HTMLElement;
-  /** The view's generation now: a late answer of an older one draws nothing. */
-  generation(): number;
-  current(gen: number): boolean;
-}
 
 /** The Settings views. */
 export class Settings implements SectionContext {
@@ -122,9 +39,15 @@ export class Settings implements SectionContext {
   /** Bumped each time a view is drawn or left: late answers then draw nothing. */
   private gen = 0;
   private readonly projects: Projects;
+  private readonly devices: Devices;
+  private readonly mutes: Mutes;
+  private readonly webhook: Webhook;
 
   constructor(readonly host: SettingsHost) {
     this.projects = new Projects(this);
+    this.devices = new Devices(this);
+    this.mutes = new Mutes(this);
+    this.webhook = new Webhook(this);
   }
 
   get shown(): boolean {
@@ -182,13 +105,13 @@ export class Settings implements SectionContext {
     title.focus();
     switch (section) {
       case "devices":
-        void this.loadDevices();
+        void this.devices.load();
         break;
       case "mutes":
-        void this.loadMutes();
+        void this.mutes.load();
         break;
       case "webhook":
-        void this.loadWebhook(null);
+        void this.webhook.load(null);
         break;
       case "projects":
         void this.projects.load(this.part("projects"));
@@ -206,7 +129,7 @@ export class Settings implements SectionContext {
     this.root.hidden = true;
   }
 
-  private part(id: string): HTMLElement {
+  part(id: string): HTMLElement {
     return this.box.querySelector<HTMLElement>(`#${id}-box`) ?? el("div");
   }
 
@@ -217,7 +140,7 @@ export class Settings implements SectionContext {
    * declined, the owner cancelled or the view was left (a neutral notice
    * said so; nothing was sent).
    */
-  async confirm(action: string, step: HTMLElement, prefix: string, submit: string): Promise<Record<string, unknown> | null> {
+  async confirm(action: string, step: HTMLElement, prefix: string, submit: string): Promise<api.Confirmation | null> {
     const account = this.host.account();
     if (!account) {
       return null;
@@ -314,366 +237,4 @@ export class Settings implements SectionContext {
     s.hidden = true;
     return s;
   }
-
-  // ---- devices ----
-
-  private async loadDevices(): Promise<void> {
-    const box = this.part("devices");
-    const gen = this.gen;
-    let devices: Device[];
-    try {
-      devices = ((await api("GET", "/inbox/devices")) as { devices?: Device[] }).devices ?? [];
-    } catch (e) {
-      if (this.current(gen)) {
-        box.replaceChildren(el("p", { class: "empty" }, "Your devices cannot be listed now: " + refusal(e)));
-      }
-      return;
-    }
-    if (!this.current(gen)) {
-      return;
-    }
-    const step = this.step("device-confirm");
-    const out = resultLine("devices-result");
-    const items = devices.map((d) => {
-      const withdraw = button("Withdraw", () => void this.withdraw(d, step, out), true);
-      withdraw.setAttribute("aria-label", d.this ? `Withdraw this device (${d.id})` : `Withdraw the device ${d.id}`);
-      return el(
-        "li",
-        { class: "setting-item", "data-device": d.id },
-        el("span", { class: "task-title" }, d.this ? el("span", { class: "this-device" }, "This device") : "Another device", " ", el("span", { class: "mono" }, d.id)),
-        el("span", { class: "task-meta" }, "Signed in ", when(d.created_at), " · ends ", when(d.valid_until)),
-        d.this ? el("span", { class: "task-meta" }, "Withdrawing this device signs this page out.") : null,
-        !d.this && d.push ? el("span", { class: "task-meta" }, "Told when a task is waiting.") : null,
-        d.this ? pushSwitch(d.push === true, { say: (t, err) => this.result(out, t, err), failed: (what, e) => this.failed(out, what, e) }) : null,
-        el(
-          "details",
-          { class: "precise" },
-          el("summary", {}, "Its keys"),
-          el("dl", { class: "details" }, el("dt", {}, "Device key"), el("dd", { class: "mono" }, d.device_pubkey), el("dt", {}, "Signed in by the wallet key"), el("dd", { class: "mono" }, d.signer_pubkey)),
-        ),
-        el("div", { class: "actions" }, withdraw),
-      );
-    });
-    this.redraw(box, items.length ? el("ul", { class: "tasks", id: "devices-list", "aria-label": "Your devices" }, ...items) : el("p", { class: "empty" }, "No device is signed in."), out, step);
-  }
-
-  private async withdraw(d: Device, step: HTMLElement, out: HTMLElement): Promise<void> {
-    const confirmation = await this.confirm(actions.withdrawDevice(d.id), step, "device-confirm", "Send confirmation");
-    if (!confirmation) {
-      return;
-    }
-    this.host.say("Withdrawing the device…");
-    try {
-      await api("DELETE", `/inbox/devices/${encodeURIComponent(d.id)}`, { confirmation });
-    } catch (e) {
-      this.failed(out, "The device was not withdrawn", e);
-      return;
-    }
-    if (d.this) {
-      this.host.ended("This device was withdrawn: you are signed out.");
-      return;
-    }
-    await this.loadDevices();
-    this.result(this.part("devices").querySelector("#devices-result"), `The device ${d.id} was withdrawn: its session is over.`);
-  }
-
-  // ---- mutes ----
-
-  private async loadMutes(): Promise<void> {
-    const box = this.part("mutes");
-    const gen = this.gen;
-    let mutes: Mute[];
-    try {
-      mutes = ((await api("GET", "/inbox/mutes")) as { mutes?: Mute[] }).mutes ?? [];
-    } catch (e) {
-      if (this.current(gen)) {
-        box.replaceChildren(el("p", { class: "empty" }, "Your mutes cannot be listed now: " + refusal(e)));
-      }
-      return;
-    }
-    if (!this.current(gen)) {
-      return;
-    }
-    const listOut = resultLine("mutes-list-result");
-    const list = mutes.length
-      ? el(
-          "ul",
-          { class: "tasks", id: "mutes-list", "aria-label": "Muted" },
-          ...mutes.map((m) => {
-            const what = m.subject_is === "agent" ? "Agent" : "Project";
-            const unmute = button("Unmute", () => void this.unmute(m, listOut), true);
-            unmute.setAttribute("aria-label", `Unmute the ${m.subject_is} ${m.subject}`);
-            return el(
-              "li",
-              { class: "setting-item", "data-mute": `${m.subject_is}:${m.subject}` },
-              el("span", { class: "task-title" }, `${what} `, m.subject_is === "agent" ? accountEl(m.subject, (t, e) => this.host.say(t, e)) : el("span", { class: "mono" }, m.subject)),
-              el("span", { class: "task-meta" }, "Muted ", when(m.created_at)),
-              el("div", { class: "actions" }, unmute),
-            );
-          }),
-        )
-      : el("p", { class: "empty", id: "mutes-empty" }, "Nothing is muted.");
-
-    const agent = el("input", { type: "radio", name: "mute-kind", id: "mute-agent", value: "agent" });
-    agent.checked = true;
-    const project = el("input", { type: "radio", name: "mute-kind", id: "mute-project", value: "project" });
-    const subject = el("input", { id: "mute-subject", name: "mute-subject", spellcheck: "false", autocapitalize: "none", autocomplete: "off", "aria-describedby": "mute-subject-help" });
-    const drop = el("input", { type: "checkbox", id: "mute-delete", name: "mute-delete" });
-    const out = resultLine("mute-result");
-    const form = el(
-      "form",
-      { id: "mute-form", class: "setting-form", "aria-labelledby": "mute-form-title" },
-      el("h3", { id: "mute-form-title" }, "Mute"),
-      el(
-        "fieldset",
-        { class: "choices" },
-        el("legend", {}, "What to mute"),
-        el("label", { class: "choice", for: "mute-agent" }, agent, " An agent"),
-        el("label", { class: "choice", for: "mute-project" }, project, " A project"),
-      ),
-      el("label", { for: "mute-subject" }, "The agent's account or the project's name"),
-      el("p", { id: "mute-subject-help", class: "task-meta" }, "Like bot.near for an agent, or github for a project."),
-      subject,
-      el("label", { class: "choice", for: "mute-delete" }, drop, " Also delete what is waiting from it"),
-      el("div", { class: "actions" }, el("button", { type: "submit" }, "Mute")),
-      out,
-    );
-    form.addEventListener("submit", (ev) => {
-      ev.preventDefault();
-      void this.mute(project.checked ? "project" : "agent", subject.value.trim(), drop.checked, out);
-    });
-    this.redraw(box, list, listOut, form);
-  }
-
-  private async mute(subjectIs: string, subject: string, deleteWaiting: boolean, out: HTMLElement): Promise<void> {
-    if (subjectIs === "agent" ? !ACCOUNT.test(subject) : !PROJECT.test(subject)) {
-      this.result(out, subjectIs === "agent" ? "Type the agent's NEAR account id (like bot.near)." : "Type the project's name (1–64 of a-z 0-9 . _ -).", true);
-      document.getElementById("mute-subject")?.focus();
-      return;
-    }
-    let deleted: number;
-    try {
-      const r = (await api("POST", "/inbox/mutes", { subject_is: subjectIs, subject, delete_waiting: deleteWaiting })) as { deleted?: unknown };
-      deleted = typeof r.deleted === "number" ? r.deleted : 0;
-    } catch (e) {
-      this.failed(out, "Not muted", e);
-      return;
-    }
-    const gone = deleteWaiting ? ` ${deleted === 1 ? "1 waiting task was" : `${deleted} waiting tasks were`} deleted.` : "";
-    await this.loadMutes();
-    this.result(document.getElementById("mute-result"), `Muted the ${subjectIs} ${subject}: its new tasks are refused.${gone}`);
-  }
-
-  private async unmute(m: Mute, out: HTMLElement): Promise<void> {
-    try {
-      await api("DELETE", "/inbox/mutes", { subject_is: m.subject_is, subject: m.subject });
-    } catch (e) {
-      this.failed(out, "Not unmuted", e);
-      return;
-    }
-    await this.loadMutes();
-    this.result(document.getElementById("mutes-list-result"), `Unmuted the ${m.subject_is} ${m.subject}: it can ask you again.`);
-  }
-
-  // ---- the webhook ----
-
-  /** Draws the webhook; secret is the one the PUT just answered, shown this once. */
-  private async loadWebhook(secret: string | null): Promise<void> {
-    const box = this.part("webhook");
-    const gen = this.gen;
-    const secretBox = secret ? this.secretBox(secret) : null;
-    let wh: Webhook;
-    try {
-      wh = (await api("GET", "/inbox/webhook")) as Webhook;
-    } catch (e) {
-      if (this.current(gen)) {
-        // The secret just made is shown whatever: it is never shown again.
-        box.replaceChildren(...[el("p", { class: "empty" }, "The webhook cannot be read now: " + refusal(e)), secretBox].filter((p): p is HTMLElement => p !== null));
-      }
-      return;
-    }
-    if (!this.current(gen)) {
-      return;
-    }
-    const step = this.step("webhook-confirm");
-    const out = resultLine("webhook-result");
-    const parts: Child[] = [];
-    if (wh.url) {
-      parts.push(
-        el(
-          "p",
-          { id: "webhook-current" },
-          "Sends to ",
-          el("span", { class: "mono", id: "webhook-url" }, wh.url),
-          ", named ",
-          wh.set_at ? when(wh.set_at) : "",
-          ".",
-        ),
-        el("details", { class: "precise" }, el("summary", {}, "Named by"), el("p", {}, "The wallet key ", el("span", { class: "mono" }, wh.set_by_key ?? ""), wh.set_at ? `, at ${utcWords(Date.parse(wh.set_at))}.` : ".")),
-      );
-    } else {
-      parts.push(el("p", { id: "webhook-current", class: "empty" }, "No webhook is named: nothing is sent anywhere."));
-    }
-    parts.push(secretBox);
-    const url = el("input", { id: "webhook-url-input", name: "webhook-url", type: "url", inputmode: "url", spellcheck: "false", autocapitalize: "none", autocomplete: "off", placeholder: "https://hooks.example.com/countersign", "aria-describedby": "webhook-url-help" });
-    const form = el(
-      "form",
-      { id: "webhook-form", class: "setting-form", "aria-labelledby": "webhook-form-title" },
-      el("h3", { id: "webhook-form-title" }, wh.url ? "Name another address" : "Name an address"),
-      el("label", { for: "webhook-url-input" }, "Webhook address"),
-      el("p", { id: "webhook-url-help", class: "task-meta" }, "An HTTPS address on a public host, with no user or password in it. Naming it makes a new secret."),
-      url,
-      el("div", { class: "actions" }, el("button", { type: "submit" }, "Name the webhook")),
-      out,
-    );
-    form.addEventListener("submit", (ev) => {
-      ev.preventDefault();
-      void this.nameWebhook(url.value.trim(), step, out);
-    });
-    parts.push(form);
-    if (wh.url) {
-      parts.push(el("div", { class: "actions" }, button("Send a test", () => void this.testWebhook(), true), button("Remove the webhook", () => void this.removeWebhook(step, out), true)));
-      parts.push(el("p", { id: "webhook-test", class: "task-meta", hidden: "" }));
-    }
-    parts.push(step, el("div", { id: "deliveries-box" }));
-    this.redraw(box, ...parts.filter((p): p is Node => p instanceof Node));
-    await this.loadDeliveries();
-  }
-
-  /** The secret the PUT answered, with its Copy button and the sentence that it is shown this once. */
-  private secretBox(secret: string): HTMLElement {
-    const copy = copyButton(secret, "the secret", (t, e) => this.host.say(t, e));
-    copy.textContent = "Copy the secret";
-    copy.className = "";
-    copy.removeAttribute("aria-label");
-    return el(
-      "div",
-      { class: "secret", id: "webhook-secret-box", role: "group", "aria-labelledby": "webhook-secret-title" },
-      el("h3", { id: "webhook-secret-title", tabindex: "-1" }, "The webhook's secret"),
-      el("p", {}, el("code", { id: "webhook-secret" }, secret)),
-      el("p", { class: "secret-once" }, "This secret is shown this once: it will not be shown again, here or anywhere. Keep it where your receiver checks the signatures; naming the webhook again makes a new one."),
-      el("div", { class: "actions" }, copy),
-    );
-  }
-
-  private async nameWebhook(url: string, step: HTMLElement, out: HTMLElement): Promise<void> {
-    if (url === "") {
-      this.result(out, "Type the webhook's address first.", true);
-      document.getElementById("webhook-url-input")?.focus();
-      return;
-    }
-    const confirmation = await this.confirm(await actions.nameWebhook(url), step, "webhook-confirm", "Send confirmation");
-    if (!confirmation) {
-      return;
-    }
-    let secret: string;
-    try {
-      const r = (await api("PUT", "/inbox/webhook", { url, confirmation })) as Webhook;
-      secret = typeof r.secret === "string" ? r.secret : "";
-    } catch (e) {
-      this.failed(out, "The webhook was not named", e);
-      return;
-    }
-    await this.loadWebhook(secret || null);
-    this.result(document.getElementById("webhook-result"), "The webhook is named. Its secret is shown above this once.");
-    document.getElementById("webhook-secret-title")?.focus();
-  }
-
-  private async removeWebhook(step: HTMLElement, out: HTMLElement): Promise<void> {
-    const confirmation = await this.confirm(actions.removeWebhook(), step, "webhook-confirm", "Send confirmation");
-    if (!confirmation) {
-      return;
-    }
-    try {
-      await api("DELETE", "/inbox/webhook", { confirmation });
-    } catch (e) {
-      this.failed(out, "The webhook was not removed", e);
-      return;
-    }
-    await this.loadWebhook(null);
-    this.result(document.getElementById("webhook-result"), "The webhook is removed: nothing is sent any more.");
-  }
-
-  private async testWebhook(): Promise<void> {
-    const gen = this.gen;
-    this.host.say("Sending a test ping…");
-    let d: Delivery;
-    try {
-      d = (await api("POST", "/inbox/webhook/test")) as Delivery;
-    } catch (e) {
-      this.failed(document.getElementById("webhook-test"), "The test was not sent", e);
-      return;
-    }
-    if (!this.current(gen)) {
-      return;
-    }
-    const words = `Test ping: attempt ${d.attempt}, ${answerWords(d)}.`;
-    const out = document.getElementById("webhook-test");
-    if (out) {
-      out.textContent = words;
-      out.hidden = false;
-    }
-    this.host.say(words, !(d.status_code >= 200 && d.status_code < 300));
-    await this.loadDeliveries();
-  }
-
-  private async loadDeliveries(): Promise<void> {
-    const gen = this.gen;
-    const box = this.root.querySelector<HTMLElement>("#deliveries-box");
-    if (!box) {
-      return;
-    }
-    let list: Delivery[];
-    try {
-      list = ((await api("GET", "/inbox/webhook/deliveries")) as { deliveries?: Delivery[] }).deliveries ?? [];
-    } catch (e) {
-      if (this.current(gen)) {
-        box.replaceChildren(el("p", { class: "empty" }, "The delivery log cannot be read now: " + refusal(e)));
-      }
-      return;
-    }
-    if (!this.current(gen)) {
-      return;
-    }
-    const head = el("h3", { id: "deliveries-title" }, "Delivery log");
-    const refresh = el("div", { class: "actions" }, button("Refresh the log", () => void this.loadDeliveries(), true));
-    if (!list.length) {
-      box.replaceChildren(head, el("p", { class: "empty", id: "deliveries-empty" }, "Nothing was sent yet."), refresh);
-      return;
-    }
-    // One entry per attempt, newest first: a list, so it stays one column at any width.
-    const log = el(
-      "ol",
-      { id: "deliveries", class: "tasks log", "aria-labelledby": "deliveries-title" },
-      ...list.map((d) =>
-        el(
-          "li",
-          { "data-event": d.event_id, "data-type": d.type, class: "setting-item" },
-          el("span", { class: "task-title" }, `${d.type}, attempt ${d.attempt}: `, el("span", { class: d.status_code >= 200 && d.status_code < 300 ? "" : "failure" }, answerWords(d))),
-          el("span", { class: "task-meta" }, when(d.at), d.task_id ? " · task " : "", d.task_id ? el("span", { class: "mono" }, d.task_id) : ""),
-        ),
-      ),
-    );
-    box.replaceChildren(head, el("p", { class: "task-meta" }, `The last ${list.length === 1 ? "attempt" : `${list.length} attempts`}, newest first.`), log, refresh);
-  }
-}
-
-/** A line beside a change that says what became of it (hidden until then); not live: the status line is. */
-export function resultLine(id: string): HTMLElement {
-  const p = el("p", { id, class: "form-result" });
-  p.hidden = true;
-  return p;
-}
-
-/** A delivery attempt's answer in words. */
-function answerWords(d: Delivery): string {
-  if (d.error) {
-    return d.status_code ? `answered ${d.status_code}: ${d.error}` : `failed: ${d.error}`;
-  }
-  return d.status_code ? `answered ${d.status_code}` : "no answer";
-}
-
-/** Whether e is a refusal of a session that is over. */
-export function sessionOver(e: unknown): boolean {
-  return e instanceof Refused && e.status === 401;
 }

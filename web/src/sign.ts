@@ -2,6 +2,7 @@
 // answers read back and checked against exactly what was asked.
 
 import { fromBase64 } from "./crypto";
+import type { SignInRequest } from "./wire.gen";
 
 /** The sign-in sentence (SPEC §7), exactly. */
 export function signInSentence(account: string, devicePubkey: string, validUntil: string): string {
@@ -67,7 +68,7 @@ export interface Signature {
 }
 
 /** The body of POST /inbox/session: the statement and its signature. */
-export function sessionBody(s: Pick<Statement, "account" | "devicePubkey" | "validUntil">, sig: Signature): Record<string, string> {
+export function sessionBody(s: Pick<Statement, "account" | "devicePubkey" | "validUntil">, sig: Signature): SignInRequest {
   return { account_id: s.account, device_pubkey: s.devicePubkey, valid_until: s.validUntil, ...sig };
 }
 

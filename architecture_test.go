@@ -95,11 +95,18 @@ func TestArchitectureTableMatchesImports(t *testing.T) {
 // suite, and the test world.
 var (
 	storePorts = map[string]string{
-		"countersign/inbox":           "doorTx",
-		"countersign/enclave":         "enclaveTx",
-		"countersign/httpapi":         "countersign/store.Metrics",
-		"countersign/store/jobs":      "",
-		"countersign/cmd/countersign": "operatorTx",
+		"countersign/inbox":            "doorTx",
+		"countersign/enclave":          "",
+		"countersign/enclave/history":  "",
+		"countersign/enclave/calls":    "callsTx",
+		"countersign/enclave/answers":  "answersTx",
+		"countersign/enclave/delivery": "deliveryTx",
+		"countersign/enclave/sweeps":   "sweepsTx",
+		"countersign/enclave/rotation": "rotationTx",
+		"countersign/enclave/unlock":   "unlockTx",
+		"countersign/httpapi":          "countersign/store.Metrics",
+		"countersign/store/jobs":       "",
+		"countersign/cmd/countersign":  "operatorTx",
 	}
 	wholeTx = []string{"countersign/store", "countersign/store/sqlstore", "countersign/store/storetest", "countersign/servicetest"}
 )

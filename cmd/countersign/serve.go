@@ -11,6 +11,12 @@ import (
 
 	"countersign/connectors"
 	"countersign/enclave"
+	"countersign/enclave/answers"
+	"countersign/enclave/calls"
+	"countersign/enclave/delivery"
+	"countersign/enclave/rotation"
+	"countersign/enclave/sweeps"
+	"countersign/enclave/unlock"
 	"countersign/httpapi"
 	"countersign/inbox"
 	"countersign/store/jobs"
@@ -81,7 +87,7 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	}
 	// A keyring that is well formed but not the data's would start and
 	// then fail every call: refuse it here, naming the ids the data needs.
-	check, err := enclave.New(enclave.Config{Keys: keys, Store: db}).CheckKeyring(ctx)
+	check, err := rotation.New(enclave.New(enclave.Config{Keys: keys}), db, nil).CheckKeyring(ctx)
 	if err != nil {
 		return fmt.Errorf("cannot read what the data was sealed with: %s", oneLine(err))
 	}
@@ -130,15 +136,21 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	if *dev {
 		fmt.Fprintf(a.stderr, "dev: recipient: owners sign for %q (the public origin %s; COUNTERSIGN_RECIPIENT sets another)\n", cfg.Recipient, cfg.PublicURL)
 	}
-	// The enclave side holds the master keyring; the door reaches it only
-	// through inbox.Keeper.
-	agents := enclave.New(enclave.Config{Keys: keys, Store: db, Connectors: cat, Recipient: cfg.Recipient,
-		PublicURL: cfg.PublicURL, Logger: log, WebhookAllowPrivate: cfg.WebhookAllowPrivate,
-		PushAllowAnyEndpoint: cfg.PushAllowAnyEndpoint, PushContact: cfg.PushContact})
-	owners := inbox.NewService(inbox.Config{Store: db, Keeper: agents, Tokens: agents, Webhooks: agents, Push: agents, Catalogue: cat, Keys: wallets,
+	// The enclave side: the key-holder holds the master keyring, and its
+	// services are given it; the door reaches it only through the inbox's
+	// narrow interfaces (inbox.Keeper, TokenKeeper, WebhookKeeper,
+	// PushKeeper).
+	held := enclave.New(enclave.Config{Keys: keys, Recipient: cfg.Recipient, PublicURL: cfg.PublicURL})
+	agents := calls.New(calls.Config{Keys: held, Store: db, Connectors: cat, PublicURL: cfg.PublicURL, Logger: log})
+	runs := answers.New(answers.Config{Keys: held, Store: db, Connectors: cat, Calls: agents, Logger: log})
+	deliveries := delivery.New(delivery.Config{Keys: held, Store: db, PublicURL: cfg.PublicURL, Logger: log,
+		WebhookAllowPrivate: cfg.WebhookAllowPrivate, PushAllowAnyEndpoint: cfg.PushAllowAnyEndpoint, PushContact: cfg.PushContact})
+	sweeper := sweeps.New(sweeps.Config{Keys: held, Store: db, Logger: log})
+	owners := inbox.NewService(inbox.Config{Store: db, Keeper: unlock.New(unlock.Config{Keys: held, Store: db, Logger: log}),
+		Tokens: held, Webhooks: deliveries, Push: deliveries, Catalogue: cat, Keys: wallets,
 		PublicURL: cfg.PublicURL, Recipient: cfg.Recipient, Logger: log, WebhookAllowPrivate: cfg.WebhookAllowPrivate,
 		PushAllowAnyEndpoint: cfg.PushAllowAnyEndpoint})
-	runKey, runKeys, err := agents.RunKeys()
+	runKey, runKeys, err := held.RunKeys()
 	if err != nil {
 		return err
 	}
@@ -147,14 +159,25 @@ func runServe(ctx context.Context, a *app, args []string) error {
 		Limits: httpapi.Limits{AgentCallsPerMinute: cfg.AgentCallsPerMinute}, PublicURL: cfg.PublicURL,
 		NearNetwork: nearNetwork(cfg.NearRPC), SandboxWallet: *dev})
 	defer api.Close()
-	api.Registry().MustRegister(agents.Collectors()...)
-	// Answer runs and the leader's sweeps come from the job queue; the
-	// heartbeat tells other processes this one's runs are alive.
+	api.Registry().MustRegister(append(runs.Collectors(), deliveries.Collectors()...)...)
+	// Answer runs, the leader's sweeps, webhook deliveries and pushes come
+	// from the job queue; the heartbeat tells other processes this one's
+	// runs are alive.
 	jobsCtx, stopBeating := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopBeating()
-	go agents.KeepAlive(jobsCtx)
-	stopJobs, err := jobs.Start(jobsCtx, db, jobs.Config{Workers: agents.Workers(), Periodic: agents.PeriodicJobs(), Logger: log,
-		HandOff: agents.AnswerJob, HandOffTimeout: enclave.AnswerTimeout})
+	go runs.KeepAlive(jobsCtx)
+	work := jobs.Work{
+		Answer: runs.AnswerJob, AnswerTimeout: answers.Timeout,
+		Sweep: func(ctx context.Context) error {
+			_, err := sweeper.Sweep(ctx)
+			return err
+		},
+		SweepEvery: sweeps.SweepEvery,
+		Deliver:    deliveries.Deliver, DeliverTimeout: delivery.WebhookTimeout,
+		Push: deliveries.DeliverPush, PushTimeout: delivery.PushTimeout,
+	}
+	stopJobs, err := jobs.Start(jobsCtx, db, jobs.Config{Workers: work.Workers(), Periodic: work.Periodic(), Logger: log,
+		HandOff: work.Answer, HandOffTimeout: work.AnswerTimeout})
 	if err != nil {
 		return fmt.Errorf("cannot start running approved tasks, webhook deliveries and pushes (the job queue): %s", oneLine(err))
 	}

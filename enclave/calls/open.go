@@ -1,144 +1,25 @@
-package enclave
+package calls
 
 import (
 	"bytes"
 	"context"
+	"crypto/ecdh"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	"countersign"
-	"countersign/approval"
-	"countersign/argschema"
 	"countersign/connectors"
+	"countersign/enclave"
 	"countersign/sealing"
 	"countersign/store"
-	"countersign/webhook"
-	"countersign/webpush"
 )
 
-// Enclave runs connectors and opens and carries out tasks with the master
-// keyring.
-type Enclave struct {
-	keys       *sealing.Keyring
-	store      store.Port[enclaveTx]
-	connectors connectors.Catalogue
-	// schemas are the compiled argument schemas of the catalogue's
-	// operations and of the task operations.
-	schemas   *argschema.Set
-	recipient string
-	publicURL string
-	// origin is the public origin, canonical: callback URLs in owners'
-	// statements must be under it (SPEC §7).
-	origin string
-	now    func() time.Time
-	log    *slog.Logger
-	// taskWaitPoll is how often task_wait looks at a task besides listening
-	// to its events; not positive: never.
-	taskWaitPoll time.Duration
-	// instance names this process: an answer run's row names the process
-	// that runs it, and the process's heartbeat says it is alive.
-	instance string
-	// webhooks sends owners' webhooks; webhookPrivate lets them reach
-	// loopback and private addresses (development and tests only).
-	webhooks       *webhook.Sender
-	webhookPrivate bool
-	// push sends owners' devices their pushes (SPEC §10), signed with the
-	// VAPID key (made once, kept in vapid) naming pushContact.
-	push        *webpush.Sender
-	pushContact string
-	vapid       vapidCache
-	// jitter picks the retry schedule's jitter (nil: random).
-	jitter func() float64
-	// metrics count answer runs and webhook attempts.
-	metrics metrics
-}
-
-// Config is what an Enclave is built from.
-type Config struct {
-	Keys       *sealing.Keyring
-	Store      store.Store
-	Connectors connectors.Catalogue
-	// Recipient is the NEP-413 recipient owners sign for (empty: the public
-	// origin's host, SPEC §7; with neither, no owner's statement checks out).
-	Recipient string
-	// PublicURL is the service's origin, for the links agents are given;
-	// a callback URL an owner signed must be under it.
-	PublicURL string
-	// Now is the clock (nil: time.Now).
-	Now    func() time.Time
-	Logger *slog.Logger
-	// WebhookAllowPrivate lets webhooks reach loopback and private
-	// addresses (development and tests only).
-	WebhookAllowPrivate bool
-	// WebhookSender sends webhooks (nil: a sender under the rule above).
-	WebhookSender *webhook.Sender
-	// PushAllowAnyEndpoint lets pushes reach endpoints on any host, over
-	// http and to loopback and private addresses too (development and
-	// tests only; SPEC §10).
-	PushAllowAnyEndpoint bool
-	// PushSender sends pushes (nil: a sender under the rule above).
-	PushSender *webpush.Sender
-	// PushContact is the VAPID JWT's sub: mailto: or an https URL (empty:
-	// the public URL).
-	PushContact string
-	// Jitter picks retry jitter (nil: random).
-	Jitter func() float64
-	// TaskWaitPoll is how often task_wait looks at a task besides listening
-	// to its events (0: DefaultTaskWaitPoll; negative: never, events only).
-	TaskWaitPoll time.Duration
-}
-
-// DefaultTaskWaitPoll is how often task_wait looks at a task in case an event
-// was missed.
-const DefaultTaskWaitPoll = 5 * time.Second
-
-// New returns an enclave. It panics when an operation's argument schema
-// does not compile or an example does not fit it: check a catalogue with
-// argschema.NewSet first.
-func New(c Config) *Enclave {
-	if c.Now == nil {
-		c.Now = time.Now
-	}
-	origin, _ := approval.PublicOrigin(c.PublicURL)
-	if c.Recipient == "" && origin != "" {
-		c.Recipient, _ = approval.RecipientOf(origin)
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
-	if c.WebhookSender == nil {
-		c.WebhookSender = webhook.NewSender(c.WebhookAllowPrivate)
-	}
-	if c.PushSender == nil {
-		c.PushSender = webpush.NewSender(c.PushAllowAnyEndpoint)
-	}
-	if c.PushContact == "" {
-		c.PushContact = strings.TrimSuffix(c.PublicURL, "/")
-	}
-	if c.TaskWaitPoll == 0 {
-		c.TaskWaitPoll = DefaultTaskWaitPoll
-	}
-	schemas, err := argschema.NewSet(c.Connectors)
-	if err != nil {
-		panic(fmt.Sprintf("enclave: %v", err))
-	}
-	return &Enclave{keys: c.Keys, store: enclavePort(c.Store), connectors: c.Connectors, schemas: schemas, recipient: c.Recipient,
-		publicURL: strings.TrimSuffix(c.PublicURL, "/"), origin: origin, now: c.Now, log: c.Logger, taskWaitPoll: c.TaskWaitPoll,
-		instance: "p" + countersign.NewRunID(), webhooks: c.WebhookSender, webhookPrivate: c.WebhookAllowPrivate, jitter: c.Jitter,
-		push: c.PushSender, pushContact: c.PushContact, metrics: newMetrics()}
-}
-
-// clock is the time in whole seconds, UTC.
-func (e *Enclave) clock() time.Time { return e.now().UTC().Truncate(time.Second) }
-
-// Project is what the enclave needs of the project a run acts on.
+// Project is what a run needs of the project a run acts on.
 type Project struct {
 	Owner      string
 	Name       string
@@ -166,8 +47,8 @@ type Run struct {
 	// did is what a write carried out at once tells the owner's history
 	// (nil: nothing).
 	did *connectors.Did
-	// receipt keys the run's own receipt (SPEC §11).
-	receipt *sealing.ReceiptKey
+	// Receipt keys the run's own receipt (SPEC §11).
+	Receipt *sealing.ReceiptKey
 	// abandoned is set when the handler overran its limit and was given up.
 	abandoned atomic.Bool
 }
@@ -185,22 +66,6 @@ type Opened struct {
 	input   string
 }
 
-// voucher is what the answer run is admitted with: the preparing run's agent
-// and compute limit, no more.
-type voucher struct {
-	Run            string `json:"run,omitempty"`
-	Agent          string `json:"agent,omitempty"`
-	ComputeLimitMS int64  `json:"compute_limit_ms,omitempty"`
-}
-
-// sealedCopy is the plaintext of a task's sealed copy.
-type sealedCopy struct {
-	ContentKey string  `json:"content_key"` // hex
-	Envelope   string  `json:"envelope"`    // exact envelope text
-	State      []byte  `json:"state"`       // base64
-	Voucher    voucher `json:"voucher"`
-}
-
 // content is the plaintext of a task's content blob, for the owner's device.
 type content struct {
 	Envelope string `json:"envelope"`
@@ -210,7 +75,7 @@ type content struct {
 // OpenTask opens a task in tx, in thread ("" starts one): it enforces every
 // limit of the contract whatever the connector asked, seals what the task
 // shows and writes it.
-func (e *Enclave) OpenTask(ctx context.Context, tx openTx, run *Run, spec connectors.TaskSpec, thread string) (Opened, error) {
+func (s *Service) OpenTask(ctx context.Context, tx openTx, run *Run, spec connectors.TaskSpec, thread string) (Opened, error) {
 	life, err := spec.Check(run.opened)
 	if err != nil {
 		return Opened{}, err
@@ -231,9 +96,9 @@ func (e *Enclave) OpenTask(ctx context.Context, tx openTx, run *Run, spec connec
 		thread = first.Thread
 	}
 
-	now := e.clock()
-	keyID := e.keys.Current()
-	tk, err := e.keys.TaskKeys(keyID, run.Project.UUID, run.Project.Owner, id)
+	now := s.clock()
+	keyID := s.keys.Current()
+	tk, err := s.keys.TaskKeys(keyID, run.Project.UUID, run.Project.Owner, id)
 	if err != nil {
 		return Opened{}, fmt.Errorf("derive task keys: %w", err)
 	}
@@ -268,7 +133,7 @@ func (e *Enclave) OpenTask(ctx context.Context, tx openTx, run *Run, spec connec
 	}
 
 	ck := sealing.NewContentKey()
-	plain, err := marshal(content{Envelope: string(envelope), Request: string(run.Request)})
+	plain, err := Marshal(content{Envelope: string(envelope), Request: string(run.Request)})
 	if err != nil {
 		return Opened{}, err
 	}
@@ -290,16 +155,13 @@ func (e *Enclave) OpenTask(ctx context.Context, tx openTx, run *Run, spec connec
 		ct.Files = append(ct.Files, blob)
 		size += int64(len(blob))
 	}
-	sealedPlain, err := marshal(sealedCopy{
+	sc := enclave.SealedCopy{
 		ContentKey: hex.EncodeToString(ck.Bytes()),
 		Envelope:   string(envelope),
 		State:      spec.State,
-		Voucher:    voucher{Run: run.ID, Agent: run.Agent, ComputeLimitMS: run.ComputeLimit.Milliseconds()},
-	})
-	if err != nil {
-		return Opened{}, err
+		Voucher:    enclave.Voucher{Run: run.ID, Agent: run.Agent, ComputeLimitMS: run.ComputeLimit.Milliseconds()},
 	}
-	if ct.Sealed, err = tk.Seal(sealing.TaskRecord, sealedPlain); err != nil {
+	if ct.Sealed, err = sc.Seal(tk); err != nil {
 		return Opened{}, err
 	}
 
@@ -321,7 +183,7 @@ func (e *Enclave) OpenTask(ctx context.Context, tx openTx, run *Run, spec connec
 		return Opened{}, countersign.Errorf(countersign.InboxFull, "the owner's waiting tasks hold 64 MiB")
 	}
 
-	devices := e.checkedKeys(gate.Devices, now)
+	devices := s.keys.CheckedKeys(gate.Devices, now)
 	ct.DeviceCopies = make(map[string][]byte, len(devices))
 	for deviceID, pub := range devices {
 		if ct.DeviceCopies[deviceID], err = sealing.WrapContentKey(pub, id, ck); err != nil {
@@ -340,7 +202,7 @@ func (e *Enclave) OpenTask(ctx context.Context, tx openTx, run *Run, spec connec
 		if err != nil {
 			return Opened{}, err
 		}
-		keys := e.checkedKeys(theirs, now)
+		keys := s.keys.CheckedKeys(theirs, now)
 		for deviceID, pub := range keys {
 			if ct.DeviceCopies[deviceID], err = sealing.WrapContentKey(pub, id, ck); err != nil {
 				return Opened{}, err
@@ -363,7 +225,7 @@ func (e *Enclave) OpenTask(ctx context.Context, tx openTx, run *Run, spec connec
 	}
 	// The task's history entry, listed once the task ends, goes with the
 	// task's rows.
-	entry, entryCopies, err := e.taskEntry(run, row, spec.Display, devices)
+	entry, entryCopies, err := s.history.Task(run.Operation, row, spec.Display, devices)
 	if err != nil {
 		return Opened{}, err
 	}
@@ -387,8 +249,20 @@ func (e *Enclave) OpenTask(ctx context.Context, tx openTx, run *Run, spec connec
 	return Opened{ID: id, Kind: spec.Kind, Hash: row.TaskHash, Thread: thread, ExpiresAt: env.ExpiresAt, receipt: rk, input: input}, nil
 }
 
-// marshal writes JSON without HTML escaping.
-func marshal(v any) ([]byte, error) {
+// pushDevices are the devices of an opening task's owner that get its
+// push: those with a subscription, among those the task is wrapped to.
+func pushDevices(all []store.Device, checked map[string]*ecdh.PublicKey) []string {
+	var out []string
+	for _, d := range all {
+		if _, ok := checked[d.ID]; ok && d.Push != nil {
+			out = append(out, d.ID)
+		}
+	}
+	return out
+}
+
+// Marshal writes JSON without HTML escaping.
+func Marshal(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)

@@ -35,7 +35,7 @@ type Keys struct {
 
 // Config is what a Keys is built from.
 type Config struct {
-	Keys *sealing.Keyring
+	Keyring *sealing.Keyring
 	// Recipient is the NEP-413 recipient owners sign for (empty: the public
 	// origin's host, SPEC §7; with neither, no owner's statement checks out).
 	Recipient string
@@ -50,7 +50,7 @@ func New(c Config) *Keys {
 	if c.Recipient == "" && origin != "" {
 		c.Recipient, _ = approval.RecipientOf(origin)
 	}
-	return &Keys{ring: c.Keys, recipient: c.Recipient, origin: origin}
+	return &Keys{ring: c.Keyring, recipient: c.Recipient, origin: origin}
 }
 
 // Recipient is the NEP-413 recipient owners sign for ("" when none is

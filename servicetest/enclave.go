@@ -53,7 +53,7 @@ type EnclaveConfig struct {
 
 // NewEnclave builds the enclave side.
 func NewEnclave(c EnclaveConfig) *Enclave {
-	keys := enclave.New(enclave.Config{Keys: c.Keys, Recipient: c.Recipient, PublicURL: c.PublicURL})
+	keys := enclave.New(enclave.Config{Keyring: c.Keys, Recipient: c.Recipient, PublicURL: c.PublicURL})
 	cs := calls.New(calls.Config{Keys: keys, Store: c.Store, Connectors: c.Connectors, PublicURL: c.PublicURL,
 		Now: c.Now, Logger: c.Logger, TaskWaitPoll: c.TaskWaitPoll})
 	return &Enclave{

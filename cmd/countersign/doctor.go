@@ -148,7 +148,7 @@ func pingNearRPC(ctx context.Context, url string) error {
 // under each opens.
 func keyringAgainstData(ctx context.Context, keys *sealing.Keyring, db store.Store) (string, error) {
 	const what = "the master key against the data"
-	c, err := rotation.New(enclave.New(enclave.Config{Keys: keys}), db, nil).CheckKeyring(ctx)
+	c, err := rotation.New(enclave.New(enclave.Config{Keyring: keys}), db, nil).CheckKeyring(ctx)
 	if err != nil {
 		return what, fmt.Errorf("cannot read what the data was sealed with: %s", oneLine(err))
 	}

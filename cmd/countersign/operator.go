@@ -233,7 +233,7 @@ func runProject(ctx context.Context, a *app, args []string) error {
 			if err != nil {
 				return err
 			}
-			e := enclave.New(enclave.Config{Keys: keys})
+			e := enclave.New(enclave.Config{Keyring: keys})
 			if p.CredsKeyID, p.Creds, err = e.SealCredentials(p.UUID, creds); err != nil {
 				return err
 			}

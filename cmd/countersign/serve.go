@@ -87,7 +87,7 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	}
 	// A keyring that is well formed but not the data's would start and
 	// then fail every call: refuse it here, naming the ids the data needs.
-	check, err := rotation.New(enclave.New(enclave.Config{Keys: keys}), db, nil).CheckKeyring(ctx)
+	check, err := rotation.New(enclave.New(enclave.Config{Keyring: keys}), db, nil).CheckKeyring(ctx)
 	if err != nil {
 		return fmt.Errorf("cannot read what the data was sealed with: %s", oneLine(err))
 	}
@@ -136,11 +136,12 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	if *dev {
 		fmt.Fprintf(a.stderr, "dev: recipient: owners sign for %q (the public origin %s; COUNTERSIGN_RECIPIENT sets another)\n", cfg.Recipient, cfg.PublicURL)
 	}
-	// The enclave side: the key-holder holds the master keyring, and its
-	// services are given it; the door reaches it only through the inbox's
+	// The key-holder, the only holder of the master keyring, for the
+	// recipient and public origin now known; the enclave side's services
+	// are given it, and the door reaches it only through the inbox's
 	// narrow interfaces (inbox.Keeper, TokenKeeper, WebhookKeeper,
 	// PushKeeper).
-	held := enclave.New(enclave.Config{Keys: keys, Recipient: cfg.Recipient, PublicURL: cfg.PublicURL})
+	held := enclave.New(enclave.Config{Keyring: keys, Recipient: cfg.Recipient, PublicURL: cfg.PublicURL})
 	agents := calls.New(calls.Config{Keys: held, Store: db, Connectors: cat, PublicURL: cfg.PublicURL, Logger: log})
 	runs := answers.New(answers.Config{Keys: held, Store: db, Connectors: cat, Calls: agents, Logger: log})
 	deliveries := delivery.New(delivery.Config{Keys: held, Store: db, PublicURL: cfg.PublicURL, Logger: log,

@@ -6,7 +6,9 @@
 // Keys and the store's transactions as the aggregates it touches: calls
 // (agents' calls, grants, task opening), answers (answer runs), history
 // (the owner's history, sealed), delivery (webhooks and pushes), sweeps,
-// rotation and unlock. None of them holds the keyring.
+// rotation and unlock. None of them holds the keyring. The tests in this
+// directory drive the whole enclave side, wired as serve wires it, through
+// servicetest's world.
 //
 // The owner-facing inbox never imports this package, its services or
 // sealing; it serves the ciphertext they write and reaches the keys only

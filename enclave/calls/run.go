@@ -2,10 +2,6 @@ package calls
 
 import (
 	"context"
-	"countersign"
-	"countersign/connectors"
-	"countersign/policy"
-	"countersign/store"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,6 +9,11 @@ import (
 	"runtime/debug"
 	"sync"
 	"time"
+
+	"countersign"
+	"countersign/connectors"
+	"countersign/policy"
+	"countersign/store"
 )
 
 // Execute runs a handler of conn's for run within the run's compute limit

@@ -97,10 +97,118 @@ func (s *Service) OpenTask(ctx context.Context, tx openTx, run *Run, spec connec
 	}
 
 	now := s.clock()
+	st, err := s.seal(run, spec, id, thread, now, life)
+	if err != nil {
+		return Opened{}, err
+	}
+
+	// Under the owner's lock: mutes, limits and devices, read at once.
+	gate, err := tx.OwnerGate(ctx, run.Project.Owner, run.Agent, run.Project.Name, now)
+	if err != nil {
+		return Opened{}, err
+	}
+	if gate.Muted {
+		return Opened{}, countersign.Errorf(countersign.Muted, "the owner muted this agent or this project")
+	}
+	load := gate.Load
+	switch {
+	case load.OwnerOpen >= countersign.MaxOpenTasksPerOwner:
+		return Opened{}, countersign.Errorf(countersign.InboxFull, "the owner has %d tasks waiting", countersign.MaxOpenTasksPerOwner)
+	case load.PreparerActive >= countersign.MaxActiveTasksPerPreparer:
+		return Opened{}, countersign.Errorf(countersign.InboxFull, "this agent has %d tasks waiting for this owner", countersign.MaxActiveTasksPerPreparer)
+	case load.WaitingContent+st.size > countersign.MaxWaitingContentBytes:
+		return Opened{}, countersign.Errorf(countersign.InboxFull, "the owner's waiting tasks hold 64 MiB")
+	}
+
+	devices := s.keys.CheckedKeys(gate.Devices, now)
+	st.ct.DeviceCopies = make(map[string][]byte, len(devices))
+	for deviceID, pub := range devices {
+		if st.ct.DeviceCopies[deviceID], err = sealing.WrapContentKey(pub, id, st.ck); err != nil {
+			return Opened{}, err
+		}
+	}
+	pushTo := pushDevices(gate.Devices, devices)
+	// A confirm task of a project whose policy names approvers is shared
+	// (SPEC §13): sealed to each approver's devices too, and listed, told
+	// and pushed to them as to the owner. An input task's answer and a
+	// notice stay the owner's.
+	rule := run.Project.Approvers
+	shared := spec.Kind == countersign.KindConfirm && rule.Shared()
+	if shared {
+		theirs, err := tx.DevicesOf(ctx, rule.Accounts, now)
+		if err != nil {
+			return Opened{}, err
+		}
+		keys := s.keys.CheckedKeys(theirs, now)
+		for deviceID, pub := range keys {
+			if st.ct.DeviceCopies[deviceID], err = sealing.WrapContentKey(pub, id, st.ck); err != nil {
+				return Opened{}, err
+			}
+		}
+		pushTo = append(pushTo, pushDevices(theirs, keys)...)
+	}
+	row := store.Task{
+		ID: id, Owner: run.Project.Owner, Preparer: run.Agent, Project: run.Project.Name,
+		ProjectUUID: run.Project.UUID, Connector: run.Project.Connector, Kind: countersign.Kind(string(spec.Kind)),
+		State: countersign.StateOpen, Thread: thread, Run: run.ID, ReplyPubkey: st.env.ReplyPubkey,
+		TaskHash: countersign.TaskHash(st.envelope), KeyID: st.keyID, ContentSize: st.size,
+		CreatedAt: st.env.CreatedAt, ExpiresAt: st.env.ExpiresAt,
+	}
+	if spec.AnswerBy != nil {
+		row.Operation, row.Supplies = spec.AnswerBy.Operation, countersign.Supplies(string(spec.AnswerBy.Supplies))
+	}
+	if shared {
+		row.Threshold = rule.Threshold
+	}
+	// The task's history entry, listed once the task ends, goes with the
+	// task's rows.
+	entry, entryCopies, err := s.history.Task(run.Operation, row, spec.Display, devices)
+	if err != nil {
+		return Opened{}, err
+	}
+	if err := tx.InsertActivity(ctx, entry, entryCopies); err != nil {
+		return Opened{}, err
+	}
+	if err := tx.InsertTask(ctx, row, st.ct); err != nil {
+		return Opened{}, err
+	}
+	if shared {
+		if err := tx.ShareTask(ctx, row, rule.Accounts); err != nil {
+			return Opened{}, err
+		}
+	}
+	// Each device with a push subscription is told, once this commits,
+	// that a task waits (nothing of it).
+	if err := tx.QueuePushes(ctx, id, pushTo, now); err != nil {
+		return Opened{}, err
+	}
+	run.opened++
+	return Opened{ID: id, Kind: spec.Kind, Hash: row.TaskHash, Thread: thread, ExpiresAt: st.env.ExpiresAt, receipt: st.rk, input: st.input}, nil
+}
+
+// sealedTask is a task being opened, sealed: its envelope (and its
+// canonical bytes), the master key id its keys derive from, its content
+// key, its receipt key and input hash, and its rows' ciphertext but the
+// device copies, whose size counts against the owner's waiting content.
+type sealedTask struct {
+	env      countersign.Envelope
+	envelope []byte
+	keyID    uint32
+	ck       *sealing.ContentKey
+	rk       *sealing.ReceiptKey
+	input    string
+	ct       store.TaskCiphertext
+	size     int64
+}
+
+// seal builds task id's envelope at now and seals what it shows: its
+// keys derived under the current master key, its content and files
+// encrypted under a fresh content key, its sealed copy for the answer run.
+func (s *Service) seal(run *Run, spec connectors.TaskSpec, id, thread string, now time.Time, life time.Duration) (sealedTask, error) {
 	keyID := s.keys.Current()
 	tk, err := s.keys.TaskKeys(keyID, run.Project.UUID, run.Project.Owner, id)
 	if err != nil {
-		return Opened{}, fmt.Errorf("derive task keys: %w", err)
+		return sealedTask{}, fmt.Errorf("derive task keys: %w", err)
 	}
 	stateHash := sha256.Sum256(spec.State)
 	env := countersign.Envelope{
@@ -129,28 +237,28 @@ func (s *Service) OpenTask(ctx context.Context, tx openTx, run *Run, spec connec
 	}
 	envelope, err := env.Canonical()
 	if err != nil {
-		return Opened{}, err
+		return sealedTask{}, err
 	}
 
 	ck := sealing.NewContentKey()
 	plain, err := Marshal(content{Envelope: string(envelope), Request: string(run.Request)})
 	if err != nil {
-		return Opened{}, err
+		return sealedTask{}, err
 	}
 	rk := ck.ReceiptKey()
 	input, err := taskInput(rk, plain)
 	if err != nil {
-		return Opened{}, err
+		return sealedTask{}, err
 	}
 	var ct store.TaskCiphertext
 	if ct.Content, err = ck.SealContent(id, plain); err != nil {
-		return Opened{}, err
+		return sealedTask{}, err
 	}
 	size := int64(len(ct.Content))
 	for n, f := range spec.Files {
 		blob, err := ck.SealFile(id, n, f.Data)
 		if err != nil {
-			return Opened{}, err
+			return sealedTask{}, err
 		}
 		ct.Files = append(ct.Files, blob)
 		size += int64(len(blob))
@@ -162,91 +270,9 @@ func (s *Service) OpenTask(ctx context.Context, tx openTx, run *Run, spec connec
 		Voucher:    enclave.Voucher{Run: run.ID, Agent: run.Agent, ComputeLimitMS: run.ComputeLimit.Milliseconds()},
 	}
 	if ct.Sealed, err = sc.Seal(tk); err != nil {
-		return Opened{}, err
+		return sealedTask{}, err
 	}
-
-	// Under the owner's lock: mutes, limits and devices, read at once.
-	gate, err := tx.OwnerGate(ctx, run.Project.Owner, run.Agent, run.Project.Name, now)
-	if err != nil {
-		return Opened{}, err
-	}
-	if gate.Muted {
-		return Opened{}, countersign.Errorf(countersign.Muted, "the owner muted this agent or this project")
-	}
-	load := gate.Load
-	switch {
-	case load.OwnerOpen >= countersign.MaxOpenTasksPerOwner:
-		return Opened{}, countersign.Errorf(countersign.InboxFull, "the owner has %d tasks waiting", countersign.MaxOpenTasksPerOwner)
-	case load.PreparerActive >= countersign.MaxActiveTasksPerPreparer:
-		return Opened{}, countersign.Errorf(countersign.InboxFull, "this agent has %d tasks waiting for this owner", countersign.MaxActiveTasksPerPreparer)
-	case load.WaitingContent+size > countersign.MaxWaitingContentBytes:
-		return Opened{}, countersign.Errorf(countersign.InboxFull, "the owner's waiting tasks hold 64 MiB")
-	}
-
-	devices := s.keys.CheckedKeys(gate.Devices, now)
-	ct.DeviceCopies = make(map[string][]byte, len(devices))
-	for deviceID, pub := range devices {
-		if ct.DeviceCopies[deviceID], err = sealing.WrapContentKey(pub, id, ck); err != nil {
-			return Opened{}, err
-		}
-	}
-	pushTo := pushDevices(gate.Devices, devices)
-	// A confirm task of a project whose policy names approvers is shared
-	// (SPEC §13): sealed to each approver's devices too, and listed, told
-	// and pushed to them as to the owner. An input task's answer and a
-	// notice stay the owner's.
-	rule := run.Project.Approvers
-	shared := spec.Kind == countersign.KindConfirm && rule.Shared()
-	if shared {
-		theirs, err := tx.DevicesOf(ctx, rule.Accounts, now)
-		if err != nil {
-			return Opened{}, err
-		}
-		keys := s.keys.CheckedKeys(theirs, now)
-		for deviceID, pub := range keys {
-			if ct.DeviceCopies[deviceID], err = sealing.WrapContentKey(pub, id, ck); err != nil {
-				return Opened{}, err
-			}
-		}
-		pushTo = append(pushTo, pushDevices(theirs, keys)...)
-	}
-	row := store.Task{
-		ID: id, Owner: run.Project.Owner, Preparer: run.Agent, Project: run.Project.Name,
-		ProjectUUID: run.Project.UUID, Connector: run.Project.Connector, Kind: countersign.Kind(string(spec.Kind)),
-		State: countersign.StateOpen, Thread: thread, Run: run.ID, ReplyPubkey: env.ReplyPubkey,
-		TaskHash: countersign.TaskHash(envelope), KeyID: keyID, ContentSize: size,
-		CreatedAt: env.CreatedAt, ExpiresAt: env.ExpiresAt,
-	}
-	if spec.AnswerBy != nil {
-		row.Operation, row.Supplies = spec.AnswerBy.Operation, countersign.Supplies(string(spec.AnswerBy.Supplies))
-	}
-	if shared {
-		row.Threshold = rule.Threshold
-	}
-	// The task's history entry, listed once the task ends, goes with the
-	// task's rows.
-	entry, entryCopies, err := s.history.Task(run.Operation, row, spec.Display, devices)
-	if err != nil {
-		return Opened{}, err
-	}
-	if err := tx.InsertActivity(ctx, entry, entryCopies); err != nil {
-		return Opened{}, err
-	}
-	if err := tx.InsertTask(ctx, row, ct); err != nil {
-		return Opened{}, err
-	}
-	if shared {
-		if err := tx.ShareTask(ctx, row, rule.Accounts); err != nil {
-			return Opened{}, err
-		}
-	}
-	// Each device with a push subscription is told, once this commits,
-	// that a task waits (nothing of it).
-	if err := tx.QueuePushes(ctx, id, pushTo, now); err != nil {
-		return Opened{}, err
-	}
-	run.opened++
-	return Opened{ID: id, Kind: spec.Kind, Hash: row.TaskHash, Thread: thread, ExpiresAt: env.ExpiresAt, receipt: rk, input: input}, nil
+	return sealedTask{env: env, envelope: envelope, keyID: keyID, ck: ck, rk: rk, input: input, ct: ct, size: size}, nil
 }
 
 // pushDevices are the devices of an opening task's owner that get its

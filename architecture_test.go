@@ -95,11 +95,18 @@ func TestArchitectureTableMatchesImports(t *testing.T) {
 // suite, and the test world.
 var (
 	storePorts = map[string]string{
-		"countersign/inbox":           "doorTx",
-		"countersign/enclave":         "enclaveTx",
-		"countersign/httpapi":         "countersign/store.Metrics",
-		"countersign/store/jobs":      "",
-		"countersign/cmd/countersign": "operatorTx",
+		"countersign/inbox":            "doorTx",
+		"countersign/enclave":          "",
+		"countersign/enclave/history":  "",
+		"countersign/enclave/calls":    "callsTx",
+		"countersign/enclave/answers":  "answersTx",
+		"countersign/enclave/delivery": "deliveryTx",
+		"countersign/enclave/sweeps":   "sweepsTx",
+		"countersign/enclave/rotation": "rotationTx",
+		"countersign/enclave/unlock":   "unlockTx",
+		"countersign/httpapi":          "countersign/store.Metrics",
+		"countersign/store/jobs":       "",
+		"countersign/cmd/countersign":  "operatorTx",
 	}
 	wholeTx = []string{"countersign/store", "countersign/store/sqlstore", "countersign/store/storetest", "countersign/servicetest"}
 )
@@ -393,4 +400,94 @@ func orNone(port string) string {
 		return "its port (none)"
 	}
 	return port
+}
+
+// keyringHolders are the packages that may name the master keyring
+// (sealing.Keyring), make one or call its methods: sealing, which defines
+// it; enclave, the key-holder, which alone uses it; and the wiring that
+// loads or makes one and hands it to enclave.New (the command and the test
+// world).
+var keyringHolders = []string{"countersign/sealing", "countersign/enclave", "countersign/cmd/countersign", "countersign/servicetest"}
+
+// TestOnlyTheKeyHolderHoldsTheKeyring: outside keyringHolders, no package
+// of the module names sealing.Keyring, calls a method of it or a function
+// that makes one: the enclave side's services are given enclave.Keys, and
+// the door is given narrower interfaces still.
+func TestOnlyTheKeyHolderHoldsTheKeyring(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var users []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		if slices.Contains(f[1:], "countersign/sealing") {
+			users = append(users, f[0])
+		}
+	}
+	if !slices.Contains(users, "countersign/enclave") || len(users) < 4 {
+		t.Fatalf("go list found only %v importing sealing", users)
+	}
+	w := loadPackages(t, users...)
+	for _, pkg := range users {
+		uses := w.keyringUses(t, pkg, w.parse(t, pkg))
+		switch {
+		case pkg == "countersign/enclave" && len(uses) == 0:
+			t.Errorf("the check found no use of the keyring in %s, the key-holder: it is broken", pkg)
+		case !slices.Contains(keyringHolders, pkg):
+			for _, u := range uses {
+				t.Errorf("%s: %s holds the master keyring: give it enclave.Keys (or a narrower interface) instead", u, pkg)
+			}
+		}
+	}
+}
+
+// keyringUses type-checks files as package path and lists where they name
+// sealing.Keyring or a function or method that takes or gives one.
+func (w *goPackages) keyringUses(t *testing.T, path string, files []*ast.File) []string {
+	t.Helper()
+	imp := importer.ForCompiler(w.fset, "gc", func(path string) (io.ReadCloser, error) {
+		p, ok := w.pkgs[path]
+		if !ok || p.Export == "" {
+			return nil, fmt.Errorf("no export data for %s", path)
+		}
+		return os.Open(p.Export)
+	})
+	info := &types.Info{Uses: map[*ast.Ident]types.Object{}}
+	if _, err := (&types.Config{Importer: imp}).Check(path, w.fset, files, info); err != nil {
+		t.Fatalf("type-checking %s: %v", path, err)
+	}
+	isKeyring := func(typ types.Type) bool {
+		if p, ok := typ.(*types.Pointer); ok {
+			typ = p.Elem()
+		}
+		n, ok := typ.(*types.Named)
+		return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == "countersign/sealing" && n.Obj().Name() == "Keyring"
+	}
+	var uses []string
+	for id, obj := range info.Uses {
+		if obj.Pkg() == nil || obj.Pkg().Path() != "countersign/sealing" {
+			continue
+		}
+		holds := false
+		switch o := obj.(type) {
+		case *types.TypeName:
+			holds = isKeyring(o.Type())
+		case *types.Func:
+			sig := o.Type().(*types.Signature)
+			if sig.Recv() != nil && isKeyring(sig.Recv().Type()) {
+				holds = true
+			}
+			for v := range sig.Results().Variables() {
+				holds = holds || isKeyring(v.Type())
+			}
+		}
+		if holds {
+			pos := w.fset.Position(id.Pos())
+			uses = append(uses, fmt.Sprintf("%s:%d", filepath.Base(pos.Filename), pos.Line))
+		}
+	}
+	slices.Sort(uses)
+	return uses
 }

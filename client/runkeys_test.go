@@ -25,7 +25,7 @@ func TestRunKeysFromTheService(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cur, keys, err := w.Enclave.RunKeys()
+	cur, keys, err := w.Enclave.Keys.RunKeys()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,7 @@ import (
 	"countersign/approval"
 	"countersign/client"
 	"countersign/connectors"
-	"countersign/enclave"
+	"countersign/enclave/calls"
 	"countersign/httpapi"
 	"countersign/inbox"
 	"countersign/policy"
@@ -239,11 +239,11 @@ func TestWireTypes(t *testing.T) {
 		{name: "session (httpapi signIn answer)", server: map[string]string{"token": "os_0123456789abcdef",
 			"device_id": "0123456789abcdefghjkmnpqrs", "account_id": "alice.near", "valid_until": later},
 			client: &client.Session{}},
-		{name: "task status (enclave.TaskStatus)", server: enclave.TaskStatus{TaskID: taskID, Kind: "input",
+		{name: "task status (calls.TaskStatus)", server: calls.TaskStatus{TaskID: taskID, Kind: "input",
 			State: string(countersign.StateDone), Thread: taskID, CreatedAt: at, ExpiresAt: later, OutcomeClass: string(countersign.OutcomeClaimed),
 			Result: json.RawMessage(`{"ok":true}`), Reason: str("not now"), Run: "r8k2m9q4x1z8c3v6b5n0p2w4s6",
 			FailureReason: "run_refused:conflict", NextTaskID: nextID, NoticeTaskID: nextID, Status: "awaiting_owner",
-			Approvals: &enclave.ApprovalsCount{Have: 1, Need: 2}},
+			Approvals: &calls.ApprovalsCount{Have: 1, Need: 2}},
 			client: &client.TaskStatus{}},
 		{name: "awaiting owner (connectors.AwaitingOwner)", server: connectors.AwaitingOwner(link), client: &client.Awaiting{}},
 		{name: "notified (connectors.Notified)", server: connectors.Notified(link), client: &client.Awaiting{}},

@@ -83,7 +83,7 @@ func pay(t *testing.T, w *servicetest.World, title, summary string) string {
 func approveAndRun(t *testing.T, w *servicetest.World, id string) {
 	t.Helper()
 	run := w.Approve(id, nil)
-	if err := w.Enclave.Answer(ctx, id, run); err != nil {
+	if err := w.Enclave.Answers.Answer(ctx, id, run); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -145,7 +145,7 @@ func TestHistoryTellsEachEnd(t *testing.T) {
 			}
 		}
 		w.Clock.Add(countersign.MaxTaskLife + time.Minute)
-		if _, err := w.Enclave.Sweep(ctx); err != nil {
+		if _, err := w.Enclave.Sweeps.Sweep(ctx); err != nil {
 			t.Fatal(err)
 		}
 
@@ -388,7 +388,7 @@ func TestHistoryPurged(t *testing.T) {
 	w.Clock.Add(countersign.OutcomeKept - time.Hour)
 	call(t, w, "notes", "note", map[string]any{"title": "Recent"})
 	w.Clock.Add(2 * time.Hour)
-	if _, err := w.Enclave.Sweep(ctx); err != nil {
+	if _, err := w.Enclave.Sweeps.Sweep(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if left := entries(); len(left) != 1 || left[0] == old[0] {

@@ -33,13 +33,13 @@ func TestAnswerRunOnce(t *testing.T) {
 		if got := w.Task(id); got.State != countersign.StateApproved || got.AnswerRun != run {
 			t.Fatalf("after approval: %+v", got)
 		}
-		if err := w.Enclave.Answer(ctx, id, "another-run"); err != nil || w.Task(id).State != countersign.StateApproved {
+		if err := w.Enclave.Answers.Answer(ctx, id, "another-run"); err != nil || w.Task(id).State != countersign.StateApproved {
 			t.Fatalf("a job for another run acted: %v", err)
 		}
-		if err := w.Enclave.Answer(ctx, id, run); err != nil {
+		if err := w.Enclave.Answers.Answer(ctx, id, run); err != nil {
 			t.Fatal(err)
 		}
-		if err := w.Enclave.Answer(ctx, id, run); err != nil {
+		if err := w.Enclave.Answers.Answer(ctx, id, run); err != nil {
 			t.Fatal(err)
 		}
 		if n := w.Effects.Count(id); n != 1 {
@@ -87,7 +87,7 @@ func TestAnswerRunEndings(t *testing.T) {
 		id := w.Pay()
 		run := w.Approve(id, nil)
 		setPolicy(t, w, "ledger", `{"confirm":["pay"]}`)
-		_ = w.Enclave.Answer(ctx, id, run)
+		_ = w.Enclave.Answers.Answer(ctx, id, run)
 		check("policy changed", id, string(countersign.StateVoid), "", "observed")
 		setPolicy(t, w, "ledger", `{}`)
 
@@ -95,7 +95,7 @@ func TestAnswerRunEndings(t *testing.T) {
 		id = w.Pay()
 		run = w.Approve(id, nil)
 		_ = db.Tx(ctx, func(tx store.Tx) error { _, err := tx.RevokeAgentKeys(ctx, w.Agent, w.Clock.Now()); return err })
-		_ = w.Enclave.Answer(ctx, id, run)
+		_ = w.Enclave.Answers.Answer(ctx, id, run)
 		check("key revoked", id, string(countersign.StateFailed), "preparer_key_unavailable", "observed")
 		w.AgentKey = servicetest.AgentKey + "-new"
 		if err := db.Tx(ctx, func(tx store.Tx) error { return tx.AddAgentKey(ctx, w.Agent, hashKey(w.AgentKey), w.Clock.Now()) }); err != nil {
@@ -107,7 +107,7 @@ func TestAnswerRunEndings(t *testing.T) {
 		run = w.Approve(id, nil)
 		op, _ := w.Ledger.Operation("confirm")
 		op.Price = 5
-		_ = w.Enclave.Answer(ctx, id, run)
+		_ = w.Enclave.Answers.Answer(ctx, id, run)
 		op.Price = 0
 		check("priced", id, string(countersign.StateFailed), "operation_priced", "observed")
 
@@ -115,7 +115,7 @@ func TestAnswerRunEndings(t *testing.T) {
 		id = w.Pay()
 		run = w.Approve(id, nil)
 		tamper(t, db, id)
-		_ = w.Enclave.Answer(ctx, id, run)
+		_ = w.Enclave.Answers.Answer(ctx, id, run)
 		check("tampered", id, string(countersign.StateFailed), "run_refused:task_unreadable", "observed")
 		if st := w.Status("ledger", id); !strings.Contains(string(st.Result), "decryption failed") {
 			t.Errorf("the agent is not told: %s", st.Result)
@@ -125,7 +125,7 @@ func TestAnswerRunEndings(t *testing.T) {
 		id = w.Pay()
 		run = w.Approve(id, nil)
 		w.Clock.Add(31 * time.Minute)
-		_ = w.Enclave.Answer(ctx, id, run)
+		_ = w.Enclave.Answers.Answer(ctx, id, run)
 		check("late run", id, string(countersign.StateFailed), "run_refused:confirmation_required", "observed")
 
 		// A connector that refuses after the approval, saying nothing was
@@ -135,7 +135,7 @@ func TestAnswerRunEndings(t *testing.T) {
 		})
 		id = w.Pay()
 		run = w.Approve(id, nil)
-		_ = w.Enclave.Answer(ctx, id, run)
+		_ = w.Enclave.Answers.Answer(ctx, id, run)
 		check("refused", id, string(countersign.StateFailed), "run_refused:policy_denied", "claimed")
 		if st := w.Status("ledger", id); !strings.Contains(string(st.Result), "Nothing was written.") {
 			t.Errorf("the refusal does not say whether it wrote: %s", st.Result)
@@ -160,7 +160,7 @@ func TestAnswerRunEndings(t *testing.T) {
 			id = w.Pay()
 			run = w.Approve(id, nil)
 			start := time.Now()
-			_ = w.Enclave.Answer(ctx, id, run)
+			_ = w.Enclave.Answers.Answer(ctx, id, run)
 			if time.Since(start) > 5*time.Second {
 				t.Errorf("%s: the run was not given up at its limit", name)
 			}
@@ -284,7 +284,7 @@ func TestReceiptsVerify(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cur, keys, _ := w.Enclave.RunKeys()
+		cur, keys, _ := w.Enclave.Keys.RunKeys()
 		pub, err := origin.ParseKey(keys[cur])
 		if err != nil {
 			t.Fatal(err)
@@ -330,7 +330,7 @@ func TestApprovalInTimeRunsAfterExpiry(t *testing.T) {
 	w.Clock.Add(24*time.Hour - time.Minute)
 	run := w.Approve(id, nil)
 	w.Clock.Add(2 * time.Minute)
-	if err := w.Enclave.Answer(ctx, id, run); err != nil {
+	if err := w.Enclave.Answers.Answer(ctx, id, run); err != nil {
 		t.Fatal(err)
 	}
 	if got := w.Task(id); got.State != countersign.StateDone || w.Effects.Count(id) != 1 {

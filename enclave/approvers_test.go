@@ -114,7 +114,7 @@ func TestSharedAnswerRunRecounts(t *testing.T) {
 			if tc.tamper != nil {
 				tc.tamper(t, s)
 			}
-			if err := s.w.Enclave.Answer(ctx, s.id, run); err != nil {
+			if err := s.w.Enclave.Answers.Answer(ctx, s.id, run); err != nil {
 				t.Fatal(err)
 			}
 			got := s.w.Task(s.id)
@@ -170,7 +170,7 @@ func TestSharedSummaryMismatch(t *testing.T) {
 	if err != nil || st.Run == "" {
 		t.Fatalf("the owner's approval: %+v %v", st, err)
 	}
-	if err := w.Enclave.Answer(ctx, id, st.Run); err != nil {
+	if err := w.Enclave.Answers.Answer(ctx, id, st.Run); err != nil {
 		t.Fatal(err)
 	}
 	if got := w.Task(id); got.State != countersign.StateVoid || w.Effects.Count(id) != 0 {

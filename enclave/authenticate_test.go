@@ -17,7 +17,7 @@ import (
 func TestAuthenticatedCallLooksTheKeyUpOnce(t *testing.T) {
 	t.Parallel()
 	w := servicetest.New(t, storetest.Postgres(t))
-	checked, err := w.Enclave.Authenticate(ctx, w.AgentKey)
+	checked, err := w.Enclave.Calls.Authenticate(ctx, w.AgentKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func TestAuthenticatedCallLooksTheKeyUpOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := []byte(`{"operation": "guess_start"}`)
-	answer, err := w.Enclave.Call(checked, w.AgentKey, w.Owner.Account, "probe", "", body)
+	answer, err := w.Enclave.Calls.Call(checked, w.AgentKey, w.Owner.Account, "probe", "", body)
 	if err != nil {
 		t.Fatalf("the call checked at the door was refused: %v", err)
 	}
@@ -36,11 +36,11 @@ func TestAuthenticatedCallLooksTheKeyUpOnce(t *testing.T) {
 	if json.Unmarshal(answer, &a); a.Status != "awaiting_owner" {
 		t.Fatalf("the call checked at the door answered %s", answer)
 	}
-	if _, err := w.Enclave.Call(ctx, w.AgentKey, w.Owner.Account, "probe", "", body); countersign.ErrorCode(err) != countersign.Unauthorized {
+	if _, err := w.Enclave.Calls.Call(ctx, w.AgentKey, w.Owner.Account, "probe", "", body); countersign.ErrorCode(err) != countersign.Unauthorized {
 		t.Fatalf("a call with the revoked key and no checked context: %v, want unauthorized", err)
 	}
 	other := "ak_" + "another-key-that-was-never-issued"
-	if _, err := w.Enclave.Call(checked, other, w.Owner.Account, "probe", "", body); countersign.ErrorCode(err) != countersign.Unauthorized {
+	if _, err := w.Enclave.Calls.Call(checked, other, w.Owner.Account, "probe", "", body); countersign.ErrorCode(err) != countersign.Unauthorized {
 		t.Fatalf("another key with the checked context: %v, want unauthorized", err)
 	}
 }

@@ -8,7 +8,7 @@ import (
 
 	"countersign"
 	"countersign/device"
-	"countersign/enclave"
+	"countersign/enclave/answers"
 	"countersign/servicetest"
 	"countersign/store/storetest"
 )
@@ -66,7 +66,7 @@ func TestBatchRunsCheckTheirOwnSummary(t *testing.T) {
 		t.Fatalf("the approval row holds a summary in clear: %s", kept)
 	}
 	for _, id := range []string{a, b, c} {
-		if err := w.Enclave.Answer(ctx, id, runs[id]); err != nil {
+		if err := w.Enclave.Answers.Answer(ctx, id, runs[id]); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -80,7 +80,7 @@ func TestBatchRunsCheckTheirOwnSummary(t *testing.T) {
 		t.Fatalf("the task signed over another summary ended %s %q with %d writes", got.State, got.FailureReason, w.Effects.Count(b))
 	}
 	status := w.Status("ledger", b)
-	if !strings.Contains(string(status.Result), `"error":"`+enclave.ApprovalMismatch+": ") || !strings.Contains(string(status.Result), `"wrote":false`) {
+	if !strings.Contains(string(status.Result), `"error":"`+answers.ApprovalMismatch+": ") || !strings.Contains(string(status.Result), `"wrote":false`) {
 		t.Fatalf("the agent reads %s", status.Result)
 	}
 	// Every task ended: the approvals, and the sealed summaries with them,
@@ -149,7 +149,7 @@ func TestBatchRunsRefuseATamperedApproval(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, id := range []string{a, b} {
-				if err := w.Enclave.Answer(ctx, id, runs[id]); err != nil {
+				if err := w.Enclave.Answers.Answer(ctx, id, runs[id]); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -191,7 +191,7 @@ func TestBatchSummariesInNoClearColumn(t *testing.T) {
 	}
 	scan("approved")
 	for _, id := range ids {
-		if err := w.Enclave.Answer(ctx, id, runs[id]); err != nil {
+		if err := w.Enclave.Answers.Answer(ctx, id, runs[id]); err != nil {
 			t.Fatal(err)
 		}
 	}

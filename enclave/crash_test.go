@@ -16,7 +16,6 @@ import (
 	"countersign"
 	"countersign/connectors"
 	"countersign/connectors/probe"
-	"countersign/enclave"
 	"countersign/sealing"
 	"countersign/servicetest"
 	"countersign/store/sqlstore"
@@ -57,12 +56,12 @@ func TestCrashChild(t *testing.T) {
 	}}
 	cat, _ := connectors.NewCatalogue(probe.New(), ledger)
 	now, _ := time.Parse(time.RFC3339, os.Getenv("CS_CRASH_NOW"))
-	e := enclave.New(enclave.Config{Keys: keys, Store: db, Connectors: cat, Now: func() time.Time { return now }, PublicURL: os.Getenv("CS_CRASH_PUBLIC_URL"),
+	e := servicetest.NewEnclave(servicetest.EnclaveConfig{Keys: keys, Store: db, Connectors: cat, Now: func() time.Time { return now }, PublicURL: os.Getenv("CS_CRASH_PUBLIC_URL"),
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err := e.Heartbeat(context.Background()); err != nil {
+	if err := e.Answers.Heartbeat(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	_ = e.Answer(context.Background(), os.Getenv("CS_CRASH_TASK"), os.Getenv("CS_CRASH_RUN"))
+	_ = e.Answers.Answer(context.Background(), os.Getenv("CS_CRASH_TASK"), os.Getenv("CS_CRASH_RUN"))
 	t.Fatal("the worker survived its own crash")
 }
 
@@ -99,12 +98,12 @@ func TestCrashNeverReplays(t *testing.T) {
 	}
 	// The job is retried (River rescues a job whose worker vanished): the
 	// task row says the run began, so nothing runs.
-	if err := w.Enclave.Answer(ctx, id, run); err != nil {
+	if err := w.Enclave.Answers.Answer(ctx, id, run); err != nil {
 		t.Fatal(err)
 	}
 	// The leader's sweep sees the dead process's run: run_unfinished.
 	w.Clock.Add(2 * time.Minute)
-	res, err := w.Enclave.Sweep(ctx)
+	res, err := w.Enclave.Sweeps.Sweep(ctx)
 	if err != nil || res.Unfinished != 1 {
 		t.Fatalf("sweep: %+v %v", res, err)
 	}
@@ -116,7 +115,7 @@ func TestCrashNeverReplays(t *testing.T) {
 	if st.FailureReason != "run_unfinished" {
 		t.Fatalf("the agent reads %+v", st)
 	}
-	if err := w.Enclave.Answer(ctx, id, run); err != nil || marks() != 1 {
+	if err := w.Enclave.Answers.Answer(ctx, id, run); err != nil || marks() != 1 {
 		t.Fatalf("the write was replayed: %d writes (%v)", marks(), err)
 	}
 }

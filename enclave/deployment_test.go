@@ -9,7 +9,6 @@ import (
 	"countersign/approval"
 	"countersign/client"
 	"countersign/device"
-	"countersign/enclave"
 	"countersign/servicetest"
 	"countersign/store/storetest"
 )
@@ -38,9 +37,9 @@ func TestAnswerRunChecksTheDeployment(t *testing.T) {
 	t.Parallel()
 	w := servicetest.New(t, storetest.SQLite(t))
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	elsewhere := func(c enclave.Config) *enclave.Enclave {
+	elsewhere := func(c servicetest.EnclaveConfig) *servicetest.Enclave {
 		c.Keys, c.Store, c.Connectors, c.Now, c.Logger = w.Keys, w.DB, w.Catalogue, w.Clock.Now, quiet
-		return enclave.New(c)
+		return servicetest.NewEnclave(c)
 	}
 	approveWith := func(callback string) (string, string) {
 		t.Helper()
@@ -75,19 +74,19 @@ func TestAnswerRunChecksTheDeployment(t *testing.T) {
 	}
 
 	id, run := approveWith("")
-	_ = elsewhere(enclave.Config{PublicURL: "https://other.example"}).Answer(ctx, id, run)
+	_ = elsewhere(servicetest.EnclaveConfig{PublicURL: "https://other.example"}).Answers.Answer(ctx, id, run)
 	ended("another deployment's run", id, countersign.StateFailed, "run_refused:confirmation_required")
 
 	id, run = approveWith("")
-	_ = elsewhere(enclave.Config{PublicURL: w.URL, Recipient: "countersign"}).Answer(ctx, id, run)
+	_ = elsewhere(servicetest.EnclaveConfig{PublicURL: w.URL, Recipient: "countersign"}).Answers.Answer(ctx, id, run)
 	ended("a run for the recipient every deployment once had", id, countersign.StateFailed, "run_refused:confirmation_required")
 
 	id, run = approveWith(w.URL + "/#/tasks")
-	_ = elsewhere(enclave.Config{PublicURL: "https://other.example", Recipient: w.Inbox.Recipient()}).Answer(ctx, id, run)
+	_ = elsewhere(servicetest.EnclaveConfig{PublicURL: "https://other.example", Recipient: w.Inbox.Recipient()}).Answers.Answer(ctx, id, run)
 	ended("a callback outside the run's origin", id, countersign.StateFailed, "run_refused:confirmation_required")
 
 	id, run = approveWith(w.URL + "/#/tasks")
-	if err := w.Enclave.Answer(ctx, id, run); err != nil {
+	if err := w.Enclave.Answers.Answer(ctx, id, run); err != nil {
 		t.Fatal(err)
 	}
 	ended("this deployment's run", id, countersign.StateDone, "")

@@ -1,12 +1,16 @@
-// Package enclave is the side of the service that holds the master keyring
-// (what the seed calls "the enclave"): it opens tasks — validating what they
-// show, building the envelope, deriving the task's keys, sealing its copy and
-// encrypting its content and files — and, later in a task's life, opens the
-// sealed copy to carry out an approved answer. It also seals the owner's
-// history (activity.go): an entry per write carried out and per task that
-// ended, which only the owner's devices open.
+// Package enclave is the key-holder: the master keyring and the operations
+// that need it (Keys). "The enclave" is the contract's name for the side
+// of the service that holds the master key.
 //
-// The owner-facing inbox never imports this package or sealing; it serves the
-// ciphertext this package writes and reaches the keys only through the narrow
-// interface it is given.
+// The enclave side's services are packages beneath this one, each given a
+// Keys and the store's transactions as the aggregates it touches: calls
+// (agents' calls, grants, task opening), answers (answer runs), history
+// (the owner's history, sealed), delivery (webhooks and pushes), sweeps,
+// rotation and unlock. None of them holds the keyring. The tests in this
+// directory drive the whole enclave side, wired as serve wires it, through
+// servicetest's world.
+//
+// The owner-facing inbox never imports this package, its services or
+// sealing; it serves the ciphertext they write and reaches the keys only
+// through the narrow interfaces it is given.
 package enclave

@@ -16,6 +16,7 @@ import (
 	"countersign"
 	"countersign/connectors"
 	"countersign/enclave"
+	"countersign/enclave/calls"
 	"countersign/sealing"
 	"countersign/store"
 	"countersign/store/sqlstore"
@@ -26,21 +27,22 @@ var ctx = context.Background()
 
 var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
-func newEnclave(t *testing.T) (*enclave.Enclave, *sealing.Keyring) {
+func newEnclave(t *testing.T) (*calls.Service, *sealing.Keyring) {
 	keys := sealing.GenerateKeyring()
-	return enclave.New(enclave.Config{Keys: keys, PublicURL: "https://inbox.example", Now: func() time.Time { return t0 }}), keys
+	return calls.New(calls.Config{Keys: enclave.New(enclave.Config{Keyring: keys, PublicURL: "https://inbox.example"}), PublicURL: "https://inbox.example",
+		Now: func() time.Time { return t0 }}), keys
 }
 
-func project(owner string) enclave.Project {
-	return enclave.Project{
+func project(owner string) calls.Project {
+	return calls.Project{
 		Owner: owner, Name: "probe", UUID: "4f1c2b9e-8a55-4c6e-9d0f-2b7a1e3c5d60",
 		Connector: "probe", Build: "probe@1.0.0",
 		PolicyHash: "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a",
 	}
 }
 
-func newRun(owner, agent string) *enclave.Run {
-	return &enclave.Run{ID: countersign.NewRunID(), Agent: agent, Project: project(owner),
+func newRun(owner, agent string) *calls.Run {
+	return &calls.Run{ID: countersign.NewRunID(), Agent: agent, Project: project(owner),
 		Request: []byte(`{"operation":"guess_start"}`), ComputeLimit: 30 * time.Second}
 }
 
@@ -55,13 +57,13 @@ func inputSpec(title string) connectors.TaskSpec {
 	}
 }
 
-func open(t *testing.T, e *enclave.Enclave, db store.Store, run *enclave.Run, spec connectors.TaskSpec) (enclave.Opened, error) {
+func open(t *testing.T, e *calls.Service, db store.Store, run *calls.Run, spec connectors.TaskSpec) (calls.Opened, error) {
 	return openIn(t, e, db, run, spec, "")
 }
 
-func openIn(t *testing.T, e *enclave.Enclave, db store.Store, run *enclave.Run, spec connectors.TaskSpec, thread string) (enclave.Opened, error) {
+func openIn(t *testing.T, e *calls.Service, db store.Store, run *calls.Run, spec connectors.TaskSpec, thread string) (calls.Opened, error) {
 	t.Helper()
-	var got enclave.Opened
+	var got calls.Opened
 	err := db.Tx(ctx, func(tx store.Tx) (err error) {
 		got, err = e.OpenTask(ctx, tx, run, spec, thread)
 		return err

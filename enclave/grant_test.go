@@ -20,7 +20,7 @@ func TestAnswerRunChecksTheGrantNow(t *testing.T) {
 		kept := w.Pay()
 		removed := w.Pay()
 		keptRun := w.Approve(kept, nil)
-		_ = w.Enclave.Answer(ctx, kept, keptRun)
+		_ = w.Enclave.Answers.Answer(ctx, kept, keptRun)
 		if got := w.Task(kept); got.State != countersign.StateDone || w.Effects.Count(kept) != 1 {
 			t.Fatalf("a granted preparer's task ended %s with %d writes", got.State, w.Effects.Count(kept))
 		}
@@ -38,7 +38,7 @@ func TestAnswerRunChecksTheGrantNow(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		_ = w.Enclave.Answer(ctx, removed, run)
+		_ = w.Enclave.Answers.Answer(ctx, removed, run)
 		got := w.Task(removed)
 		if got.State != countersign.StateVoid || got.OutcomeClass != countersign.OutcomeObserved {
 			t.Errorf("a removed preparer's task ended %s (%s), want void, observed", got.State, got.OutcomeClass)

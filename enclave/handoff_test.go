@@ -69,14 +69,14 @@ func TestSweepRequeuesAStrandedApproval(t *testing.T) {
 			"UPDATE river_job SET state = 'running', attempt = 1, attempted_at = strftime('%Y-%m-%d %H:%M:%f', 'now') WHERE kind = 'answer_run'"); n != 1 {
 			t.Fatalf("%d answer jobs marked running, want 1", n)
 		}
-		if res, err := w.Enclave.Sweep(ctx); err != nil || res.Requeued != 0 {
+		if res, err := w.Enclave.Sweeps.Sweep(ctx); err != nil || res.Requeued != 0 {
 			t.Fatalf("a sweep right after the approval: %+v %v", res, err)
 		}
 		w.Clock.Add(2 * time.Minute)
-		if res, err := w.Enclave.Sweep(ctx); err != nil || res.Requeued != 1 || res.NotStarted != 0 {
+		if res, err := w.Enclave.Sweeps.Sweep(ctx); err != nil || res.Requeued != 1 || res.NotStarted != 0 {
 			t.Fatalf("the sweep after a minute: %+v %v, want one requeued", res, err)
 		}
-		if res, err := w.Enclave.Sweep(ctx); err != nil || res.Requeued != 0 {
+		if res, err := w.Enclave.Sweeps.Sweep(ctx); err != nil || res.Requeued != 0 {
 			t.Fatalf("a second sweep queued it again: %+v %v", res, err)
 		}
 		w.StartJobs()

@@ -4,10 +4,10 @@ import (
 	"errors"
 
 	"countersign/client"
-	"countersign/enclave"
+	"countersign/enclave/calls"
 )
 
-func enclaveHash(k string) []byte { return enclave.HashAgentKey(k) }
+func enclaveHash(k string) []byte { return calls.HashAgentKey(k) }
 
 func reason(err error) string {
 	var e *client.Error

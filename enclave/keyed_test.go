@@ -55,7 +55,7 @@ func playProbe(t *testing.T, w *servicetest.World, max int) game {
 		run := w.Approve(id, []byte(strconv.Itoa(guess)))
 		// The answer run's input, as the service writes it.
 		g.requests = append(g.requests, []byte(`{"operation":"guess","task_id":"`+id+`"}`))
-		if err := w.Enclave.Answer(ctx, id, run); err != nil {
+		if err := w.Enclave.Answers.Answer(ctx, id, run); err != nil {
 			t.Fatal(err)
 		}
 		status := []byte(`{"operation":"task_status","task_id":"` + id + `"}`)

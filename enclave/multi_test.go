@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"countersign"
-	"countersign/enclave"
 	"countersign/servicetest"
 	"countersign/store"
 	"countersign/store/sqlstore"
@@ -33,7 +32,7 @@ func TestTwoProcessesEachApprovalOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Close()
-	second := enclave.New(enclave.Config{Keys: w.Keys, Store: other, Connectors: w.Catalogue, Now: w.Clock.Now,
+	second := servicetest.NewEnclave(servicetest.EnclaveConfig{Keys: w.Keys, Store: other, Connectors: w.Catalogue, Now: w.Clock.Now,
 		PublicURL: w.URL, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	w.StartJobs()
 	servicetest.StartJobs(t, other, second)

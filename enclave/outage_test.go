@@ -10,7 +10,6 @@ import (
 
 	"countersign"
 	"countersign/connectors"
-	"countersign/enclave"
 	"countersign/servicetest"
 	"countersign/store"
 	"countersign/store/sqlstore"
@@ -40,7 +39,7 @@ func TestAnswerRecordedAfterAnOutage(t *testing.T) {
 	db := storetest.Postgres(t)
 	w := servicetest.New(t, db)
 	flaky := &outage{DB: db}
-	e := enclave.New(enclave.Config{Keys: w.Keys, Store: flaky, Connectors: w.Catalogue, Now: w.Clock.Now,
+	e := servicetest.NewEnclave(servicetest.EnclaveConfig{Keys: w.Keys, Store: flaky, Connectors: w.Catalogue, Now: w.Clock.Now,
 		PublicURL: w.URL, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	w.SetAnswer(func(ctx context.Context, a *connectors.AnswerCall) (connectors.Report, error) {
 		w.Effects.Add(a.Task.ID)
@@ -49,10 +48,10 @@ func TestAnswerRecordedAfterAnOutage(t *testing.T) {
 	})
 	id := w.Pay()
 	run := w.Approve(id, nil)
-	if err := e.Heartbeat(ctx); err != nil {
+	if err := e.Answers.Heartbeat(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.Answer(ctx, id, run); err != nil {
+	if err := e.Answers.Answer(ctx, id, run); err != nil {
 		t.Fatalf("the answer run: %v", err)
 	}
 	if got := w.Task(id); got.State != countersign.StateDone {

@@ -14,7 +14,7 @@ import (
 	"countersign/approval"
 	"countersign/client"
 	"countersign/device"
-	"countersign/enclave"
+	"countersign/enclave/delivery"
 	"countersign/servicetest"
 	"countersign/store"
 	"countersign/store/storetest"
@@ -79,10 +79,10 @@ func checkPush(t *testing.T, p webpushtest.Push, sub webpushtest.Subscription, u
 	if p.Subscription != sub.ID {
 		t.Fatalf("a push went to %s, not %s", p.Subscription, sub.ID)
 	}
-	if !bytes.Equal(p.Plaintext, enclave.PushPayload) || p.BodyBytes != 104 {
+	if !bytes.Equal(p.Plaintext, delivery.PushPayload) || p.BodyBytes != 104 {
 		t.Fatalf("the payload is %x in %d bytes; want the version byte alone", p.Plaintext, p.BodyBytes)
 	}
-	if p.Urgency != urgency || p.Topic != enclave.PushTopic || p.Sub != servicetest.PushContact {
+	if p.Urgency != urgency || p.Topic != delivery.PushTopic || p.Sub != servicetest.PushContact {
 		t.Fatalf("Urgency %q, Topic %q, sub %q", p.Urgency, p.Topic, p.Sub)
 	}
 	if p.TTL > ttlAtMost || p.TTL < ttlAtMost-120 {
@@ -167,7 +167,7 @@ func TestPushOncePerDeviceAfterTheTaskCommits(t *testing.T) {
 // does not run, so the test makes each attempt itself.
 func deliver(t *testing.T, w *servicetest.World, id, deviceID string) (time.Duration, bool) {
 	t.Helper()
-	delay, again, err := w.Enclave.DeliverPush(ctx, id, deviceID)
+	delay, again, err := w.Enclave.Delivery.DeliverPush(ctx, id, deviceID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,7 +355,7 @@ func TestNoTaskContentInAnyPush(t *testing.T) {
 		t.Fatalf("%d pushes for 3 tasks", len(pushes))
 	}
 	for _, p := range pushes {
-		if !bytes.Equal(p.Plaintext, enclave.PushPayload) {
+		if !bytes.Equal(p.Plaintext, delivery.PushPayload) {
 			t.Fatalf("a push carries %q", p.Plaintext)
 		}
 		var seen strings.Builder
@@ -399,8 +399,8 @@ func TestPushKeyMadeOnceAndRotated(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range keys {
 		wg.Go(func() {
-			e := enclave.New(enclave.Config{Keys: w.Keys, Store: db, PublicURL: w.URL})
-			k, err := e.PushPublicKey(ctx)
+			e := servicetest.NewEnclave(servicetest.EnclaveConfig{Keys: w.Keys, Store: db, PublicURL: w.URL})
+			k, err := e.Delivery.PushPublicKey(ctx)
 			if err != nil {
 				t.Error(err)
 			}
@@ -423,8 +423,8 @@ func TestPushKeyMadeOnceAndRotated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	after := enclave.New(enclave.Config{Keys: rotated, Store: db, PublicURL: w.URL, PushAllowAnyEndpoint: true, PushContact: servicetest.PushContact})
-	moved, skipped, err := after.Rewrap(ctx)
+	after := servicetest.NewEnclave(servicetest.EnclaveConfig{Keys: rotated, Store: db, PublicURL: w.URL, PushAllowAnyEndpoint: true, PushContact: servicetest.PushContact})
+	moved, skipped, err := after.Rotation.Rewrap(ctx)
 	if err != nil || skipped != 0 || moved < 2 {
 		t.Fatalf("rewrap moved %d, skipped %d: %v", moved, skipped, err)
 	}
@@ -440,15 +440,15 @@ func TestPushKeyMadeOnceAndRotated(t *testing.T) {
 	if row.KeyID != rotated.Current() || d.PushKeyID != rotated.Current() || row.PublicKey != keys[0] {
 		t.Fatalf("after rotation: the key under %d, the subscription under %d, public key kept %v", row.KeyID, d.PushKeyID, row.PublicKey == keys[0])
 	}
-	check, err := after.CheckKeyring(ctx)
+	check, err := after.Rotation.CheckKeyring(ctx)
 	if err != nil || check.OpensNone() || len(check.Failed) > 0 {
 		t.Fatalf("the rotated keyring's check: %+v %v", check, err)
 	}
-	if k, err := after.PushPublicKey(ctx); err != nil || k != keys[0] {
+	if k, err := after.Delivery.PushPublicKey(ctx); err != nil || k != keys[0] {
 		t.Fatalf("after rotation the key is %q (%v)", k, err)
 	}
 	id := w.Pay()
-	if _, again, err := after.DeliverPush(ctx, id, dev); err != nil || again {
+	if _, again, err := after.Delivery.DeliverPush(ctx, id, dev); err != nil || again {
 		t.Fatalf("a push after rotation: again %v, %v", again, err)
 	}
 	if p := fake.Pushes(); len(p) != 1 || p[0].Problem != "" || p[0].Key != keys[0] {

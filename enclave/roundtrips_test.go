@@ -81,7 +81,7 @@ func TestRoundTripsPerAction(t *testing.T) {
 		}
 		for i, id := range ids {
 			before := db.RoundTrips()
-			if err := w.Enclave.Answer(ctx, id, runs[i]); err != nil {
+			if err := w.Enclave.Answers.Answer(ctx, id, runs[i]); err != nil {
 				t.Fatal(err)
 			}
 			answer = max(answer, db.RoundTrips()-before)

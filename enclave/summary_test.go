@@ -8,7 +8,7 @@ import (
 	"countersign"
 	"countersign/client"
 	"countersign/connectors"
-	"countersign/enclave"
+	"countersign/enclave/answers"
 	"countersign/servicetest"
 	"countersign/store/sqlstore"
 	"countersign/store/storetest"
@@ -51,7 +51,7 @@ func TestApprovalOverAnotherSummaryIsVoid(t *testing.T) {
 			if err != nil {
 				t.Fatalf("the door refused an approval whose body names the summary it signed: %v", err)
 			}
-			if err := w.Enclave.Answer(ctx, id, st.Run); err != nil {
+			if err := w.Enclave.Answers.Answer(ctx, id, st.Run); err != nil {
 				t.Fatal(err)
 			}
 			got := w.Task(id)
@@ -62,7 +62,7 @@ func TestApprovalOverAnotherSummaryIsVoid(t *testing.T) {
 				t.Errorf("signed %q: the write happened %d times", signed, n)
 			}
 			status := w.Status("ledger", id)
-			if status.State != string(countersign.StateVoid) || !strings.Contains(string(status.Result), `"error":"`+enclave.ApprovalMismatch+": ") ||
+			if status.State != string(countersign.StateVoid) || !strings.Contains(string(status.Result), `"error":"`+answers.ApprovalMismatch+": ") ||
 				!strings.Contains(string(status.Result), "Nothing was written.") || !strings.Contains(string(status.Result), `"wrote":false`) {
 				t.Errorf("signed %q: the agent reads %s %s", signed, status.State, status.Result)
 			}

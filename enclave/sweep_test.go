@@ -33,22 +33,22 @@ func TestSweeps(t *testing.T) {
 		})
 		orphan := w.Pay()
 		run := w.Approve(orphan, nil)
-		if err := w.Enclave.Heartbeat(ctx); err != nil {
+		if err := w.Enclave.Answers.Heartbeat(ctx); err != nil {
 			t.Fatal(err)
 		}
 		done := make(chan error)
-		go func() { done <- w.Enclave.Answer(ctx, orphan, run) }()
+		go func() { done <- w.Enclave.Answers.Answer(ctx, orphan, run) }()
 		<-started
 		if got := w.Task(orphan).State; got != countersign.StateAnswering {
 			t.Fatalf("a running answer is %s", got)
 		}
 
 		// Nothing is due yet.
-		if res, err := w.Enclave.Sweep(ctx); err != nil || res.Expired+res.NotStarted+res.Unfinished != 0 {
+		if res, err := w.Enclave.Sweeps.Sweep(ctx); err != nil || res.Expired+res.NotStarted+res.Unfinished != 0 {
 			t.Fatalf("an early sweep: %+v %v", res, err)
 		}
 		w.Clock.Add(2 * time.Minute) // the runner's heartbeat is now a minute old
-		res, err := w.Enclave.Sweep(ctx)
+		res, err := w.Enclave.Sweeps.Sweep(ctx)
 		if err != nil || res.Unfinished != 1 || res.NotStarted != 0 {
 			t.Fatalf("sweep after the runner stopped: %+v %v", res, err)
 		}
@@ -63,20 +63,20 @@ func TestSweeps(t *testing.T) {
 		if got := w.Task(orphan); got.State != countersign.StateFailed {
 			t.Fatalf("a late report changed the task: %+v", got)
 		}
-		_ = w.Enclave.Answer(ctx, orphan, run)
+		_ = w.Enclave.Answers.Answer(ctx, orphan, run)
 		if n := w.Effects.Count(orphan); n != 1 {
 			t.Fatalf("the orphaned write ran %d times", n)
 		}
 
 		w.Clock.Add(29 * time.Minute) // the stuck approval is 31 minutes old
-		if res, err := w.Enclave.Sweep(ctx); err != nil || res.NotStarted != 1 {
+		if res, err := w.Enclave.Sweeps.Sweep(ctx); err != nil || res.NotStarted != 1 {
 			t.Fatalf("sweep after 30 minutes: %+v %v", res, err)
 		}
 		if got := w.Task(stuck); got.State != countersign.StateFailed || got.FailureReason != "run_not_started" {
 			t.Fatalf("the stuck task: %+v", got)
 		}
 		w.Clock.Add(24 * time.Hour)
-		if res, err := w.Enclave.Sweep(ctx); err != nil || res.Expired != 1 {
+		if res, err := w.Enclave.Sweeps.Sweep(ctx); err != nil || res.Expired != 1 {
 			t.Fatalf("sweep after a day: %+v %v", res, err)
 		}
 		if got := w.Task(expiring); got.State != countersign.StateExpired || got.OutcomeClass != "observed" {
@@ -87,11 +87,11 @@ func TestSweeps(t *testing.T) {
 			t.Fatalf("the agent reads %+v", st)
 		}
 		// A sweep finds nothing twice; 30 days later the outcomes go.
-		if res, err := w.Enclave.Sweep(ctx); err != nil || res.Expired+res.NotStarted+res.Unfinished != 0 {
+		if res, err := w.Enclave.Sweeps.Sweep(ctx); err != nil || res.Expired+res.NotStarted+res.Unfinished != 0 {
 			t.Fatalf("a second sweep: %+v %v", res, err)
 		}
 		w.Clock.Add(31 * 24 * time.Hour)
-		if res, err := w.Enclave.Sweep(ctx); err != nil || res.Purged == 0 {
+		if res, err := w.Enclave.Sweeps.Sweep(ctx); err != nil || res.Purged == 0 {
 			t.Fatalf("the purge: %+v %v", res, err)
 		}
 		_ = db.Tx(ctx, func(tx store.Tx) error {

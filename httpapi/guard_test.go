@@ -52,7 +52,7 @@ func TestRandomBearersLeaveNothingBehind(t *testing.T) {
 	w := servicetest.New(t, storetest.SQLite(t))
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	const budget = 10
-	agents := &countingAgents{Agents: w.Enclave}
+	agents := &countingAgents{Agents: w.Enclave.Calls}
 	srv := httpapi.New(httpapi.Options{Version: "test", Store: w.DB, Logger: quiet, Agents: agents,
 		Limits: httpapi.Limits{FailedAuthPerMinute: budget}})
 	path := "/call/" + w.Owner.Account + "/ledger"
@@ -115,7 +115,7 @@ func TestFailedCredentialsLimitedPerAddress(t *testing.T) {
 	w := servicetest.New(t, storetest.SQLite(t))
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	const budget = 5
-	srv := httpapi.New(httpapi.Options{Version: "test", Store: w.DB, Logger: quiet, Agents: w.Enclave, Inbox: w.Inbox,
+	srv := httpapi.New(httpapi.Options{Version: "test", Store: w.DB, Logger: quiet, Agents: w.Enclave.Calls, Inbox: w.Inbox,
 		Limits: httpapi.Limits{FailedAuthPerMinute: budget}})
 	type answer struct {
 		code  int
@@ -328,7 +328,7 @@ func TestFreshSessionIsNeverLockedOut(t *testing.T) {
 	w := servicetest.New(t, storetest.SQLite(t))
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	const budget = 5
-	srv := httpapi.New(httpapi.Options{Version: "test", Store: w.DB, Logger: quiet, Agents: w.Enclave, Inbox: w.Inbox,
+	srv := httpapi.New(httpapi.Options{Version: "test", Store: w.DB, Logger: quiet, Agents: w.Enclave.Calls, Inbox: w.Inbox,
 		Limits: httpapi.Limits{FailedAuthPerMinute: budget}})
 	const shared = "192.0.2.9:4000"
 	do := func(method, path, auth string, body []byte) (int, map[string]any) {

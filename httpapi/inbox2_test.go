@@ -402,7 +402,7 @@ func TestEventsAcrossProcesses(t *testing.T) {
 }
 
 func inboxOn(w *servicetest.World, db *sqlstore.DB, log *slog.Logger) *inbox.Service {
-	return inbox.NewService(inbox.Config{Store: db, Keeper: w.Enclave, Tokens: w.Enclave, Catalogue: w.Catalogue, Keys: approval.OffChecker{}, PublicURL: w.URL, Now: w.Clock.Now, Logger: log})
+	return inbox.NewService(inbox.Config{Store: db, Keeper: w.Enclave.Unlock, Tokens: w.Enclave.Keys, Catalogue: w.Catalogue, Keys: approval.OffChecker{}, PublicURL: w.URL, Now: w.Clock.Now, Logger: log})
 }
 
 // TestAgentCallsLimited: one agent key's calls past its limit are 429 with
@@ -411,7 +411,7 @@ func TestAgentCallsLimited(t *testing.T) {
 	t.Parallel()
 	w := servicetest.New(t, storetest.SQLite(t))
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv := httptest.NewServer(httpapi.New(httpapi.Options{Version: "test", Store: w.DB, Logger: quiet, Agents: w.Enclave,
+	srv := httptest.NewServer(httpapi.New(httpapi.Options{Version: "test", Store: w.DB, Logger: quiet, Agents: w.Enclave.Calls,
 		Limits: httpapi.Limits{AgentCallsPerMinute: 5}}))
 	defer srv.Close()
 	bot := &client.Client{BaseURL: srv.URL, AgentKey: w.AgentKey}
@@ -460,7 +460,7 @@ func TestConcurrentProjectCreation(t *testing.T) {
 	db := storetest.Postgres(t)
 	w := servicetest.New(t, db)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	svc := inbox.NewService(inbox.Config{Store: db, Keeper: slowKeeper{w.Enclave}, Tokens: w.Enclave, Catalogue: w.Catalogue,
+	svc := inbox.NewService(inbox.Config{Store: db, Keeper: slowKeeper{w.Enclave.Unlock}, Tokens: w.Enclave.Keys, Catalogue: w.Catalogue,
 		Keys: approval.OffChecker{}, PublicURL: w.URL, Now: w.Clock.Now, Logger: quiet})
 	srv := httptest.NewServer(httpapi.New(httpapi.Options{Version: "test", Store: db, Logger: quiet, Inbox: svc,
 		Limits: httpapi.Limits{OwnerWritesPerMinute: 1000}}))

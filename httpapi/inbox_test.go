@@ -16,7 +16,7 @@ import (
 	"countersign/approval/neartest"
 	"countersign/client"
 	"countersign/device"
-	"countersign/enclave"
+	"countersign/enclave/calls"
 	"countersign/httpapi"
 	"countersign/inbox"
 	"countersign/servicetest"
@@ -331,7 +331,7 @@ func signInWithoutUnlock(t *testing.T, w *servicetest.World, d *device.Device) {
 }
 
 func inboxWithoutKeeper(w *servicetest.World, log *slog.Logger) *inbox.Service {
-	return inbox.NewService(inbox.Config{Store: w.DB, Tokens: w.Enclave, Catalogue: w.Catalogue, Keys: approval.OffChecker{}, PublicURL: w.URL, Now: w.Clock.Now, Logger: log})
+	return inbox.NewService(inbox.Config{Store: w.DB, Tokens: w.Enclave.Keys, Catalogue: w.Catalogue, Keys: approval.OffChecker{}, PublicURL: w.URL, Now: w.Clock.Now, Logger: log})
 }
 
 func errString(err error) string {
@@ -341,4 +341,4 @@ func errString(err error) string {
 	return err.Error()
 }
 
-func hash(key string) []byte { return enclave.HashAgentKey(key) }
+func hash(key string) []byte { return calls.HashAgentKey(key) }

@@ -58,7 +58,7 @@ func TestMCPResultsFitTheirOutputSchemas(t *testing.T) {
 	task, _ := res.StructuredContent.(map[string]any)["task_id"].(string)
 	check(start, map[string]any{"max": 1}, true)
 	check(start, map[string]any{"max": 2, "pad": strings.Repeat("x", 70<<10)}, true)
-	if err := w.Enclave.Answer(ctx, task, w.Approve(task, []byte("3"))); err != nil {
+	if err := w.Enclave.Answers.Answer(ctx, task, w.Approve(task, []byte("3"))); err != nil {
 		t.Fatal(err)
 	}
 	status := check("task_status", map[string]any{"project": project, "task_id": task}, false)

@@ -218,7 +218,7 @@ func TestOpenAPITypesEachCallsAnswer(t *testing.T) {
 		TaskID string `json:"task_id"`
 	}
 	_ = json.Unmarshal(started, &a)
-	if err := w.Enclave.Answer(ctx, a.TaskID, w.Approve(a.TaskID, []byte("3"))); err != nil {
+	if err := w.Enclave.Answers.Answer(ctx, a.TaskID, w.Approve(a.TaskID, []byte("3"))); err != nil {
 		t.Fatal(err)
 	}
 	status, err := agent.Call(ctx, w.Owner.Account, "probe", "task_status", map[string]any{"task_id": a.TaskID}, nil)

@@ -249,11 +249,11 @@ func TestWebhookRetries(t *testing.T) {
 	task := w.Pay()
 	eventID, webhookID := pendingDelivery(t, w, task)
 
-	delay, again, err := w.Enclave.Deliver(ctx, eventID, webhookID)
+	delay, again, err := w.Enclave.Delivery.Deliver(ctx, eventID, webhookID)
 	if err != nil || !again || delay != 5*time.Second {
 		t.Fatalf("after a 500: retry %v in %s (%v)", again, delay, err)
 	}
-	delay, again, err = w.Enclave.Deliver(ctx, eventID, webhookID)
+	delay, again, err = w.Enclave.Delivery.Deliver(ctx, eventID, webhookID)
 	if err != nil || again {
 		t.Fatalf("after a 200: retry %v in %s (%v)", again, delay, err)
 	}
@@ -268,7 +268,7 @@ func TestWebhookRetries(t *testing.T) {
 	wh2 := nameWebhook(t, w, r2.srv.URL)
 	r2.secret = wh2.Secret
 	before := len(r.events())
-	if _, again, err := w.Enclave.Deliver(ctx, oldEvent, oldWebhook); err != nil || again || len(r.events()) != before {
+	if _, again, err := w.Enclave.Delivery.Deliver(ctx, oldEvent, oldWebhook); err != nil || again || len(r.events()) != before {
 		t.Fatalf("a delivery to a renamed webhook went on (%v, %v)", again, err)
 	}
 	rm, _ := w.Owner.Confirm(approval.ActionRemoveWebhook())
@@ -297,7 +297,7 @@ func TestWebhookURLRefused(t *testing.T) {
 	t.Parallel()
 	w := servicetest.New(t, storetest.SQLite(t))
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	strict := inbox.NewService(inbox.Config{Store: w.DB, Keeper: w.Enclave, Tokens: w.Enclave, Webhooks: w.Enclave, Catalogue: w.Catalogue,
+	strict := inbox.NewService(inbox.Config{Store: w.DB, Keeper: w.Enclave.Unlock, Tokens: w.Enclave.Keys, Webhooks: w.Enclave.Delivery, Catalogue: w.Catalogue,
 		Keys: approval.OffChecker{}, PublicURL: w.URL, Now: w.Clock.Now, Logger: quiet})
 	sess, err := strict.Authenticate(ctx, w.Owner.Client.Session)
 	if err != nil {

@@ -13,7 +13,6 @@ import (
 	"countersign"
 	"countersign/approval"
 	"countersign/device"
-	"countersign/enclave"
 	"countersign/inbox"
 	"countersign/sealing"
 	"countersign/servicetest"
@@ -64,8 +63,8 @@ func TestSessionTokensAreTagged(t *testing.T) {
 	}
 	counted := &countingStore{Store: w.DB}
 	service := func(keys *sealing.Keyring) *inbox.Service {
-		e := enclave.New(enclave.Config{Keys: keys, Store: counted, PublicURL: w.URL})
-		return inbox.NewService(inbox.Config{Store: counted, Keeper: e, Tokens: e, Keys: approval.OffChecker{}, PublicURL: w.URL, Now: w.Clock.Now})
+		e := servicetest.NewEnclave(servicetest.EnclaveConfig{Keys: keys, Store: counted, PublicURL: w.URL})
+		return inbox.NewService(inbox.Config{Store: counted, Keeper: e.Unlock, Tokens: e.Keys, Keys: approval.OffChecker{}, PublicURL: w.URL, Now: w.Clock.Now})
 	}
 	same := service(w.Keys)
 

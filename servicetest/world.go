@@ -12,7 +12,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -29,12 +28,11 @@ import (
 	"countersign/connectors"
 	"countersign/connectors/probe"
 	"countersign/device"
-	"countersign/enclave"
+	"countersign/enclave/calls"
 	"countersign/httpapi"
 	"countersign/inbox"
 	"countersign/sealing"
 	"countersign/store"
-	"countersign/store/jobs"
 	"countersign/store/sqlstore"
 )
 
@@ -106,11 +104,12 @@ const AgentKey = "ak_test-agent-key-0123456789abcdefghijklmnop"
 
 // World is the service on one store.
 type World struct {
-	T       testing.TB
-	DB      *sqlstore.DB
-	Clock   *Clock
-	Keys    *sealing.Keyring
-	Enclave *enclave.Enclave
+	T     testing.TB
+	DB    *sqlstore.DB
+	Clock *Clock
+	Keys  *sealing.Keyring
+	// Enclave is the enclave side around the keyring Keys.
+	Enclave *Enclave
 	Inbox   *inbox.Service
 	URL     string
 	// API is the HTTP server; every answer it gives is checked against
@@ -305,7 +304,7 @@ func New(t testing.TB, db *sqlstore.DB, opts ...Option) *World {
 	// is its host, as a deployment's is.
 	srv := httptest.NewUnstartedServer(nil)
 	publicURL := "http://" + srv.Listener.Addr().String()
-	w.Enclave = enclave.New(enclave.Config{Keys: w.Keys, Store: db, Connectors: w.Catalogue, Now: w.Clock.Now, Logger: w.log,
+	w.Enclave = NewEnclave(EnclaveConfig{Keys: w.Keys, Store: db, Connectors: w.Catalogue, Now: w.Clock.Now, Logger: w.log,
 		PublicURL: publicURL, WebhookAllowPrivate: true, Jitter: func() float64 { return 0.5 },
 		TaskWaitPoll: set.taskWaitPoll, PushAllowAnyEndpoint: !set.pushHostsOnly, PushContact: PushContact})
 	w.RPC = neartest.New()
@@ -314,18 +313,18 @@ func New(t testing.TB, db *sqlstore.DB, opts ...Option) *World {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.Inbox = inbox.NewService(inbox.Config{Store: db, Keeper: w.Enclave, Tokens: w.Enclave, Webhooks: w.Enclave, WebhookAllowPrivate: true,
-		Push: w.Enclave, PushAllowAnyEndpoint: !set.pushHostsOnly,
+	w.Inbox = inbox.NewService(inbox.Config{Store: db, Keeper: w.Enclave.Unlock, Tokens: w.Enclave.Keys, Webhooks: w.Enclave.Delivery,
+		WebhookAllowPrivate: true, Push: w.Enclave.Delivery, PushAllowAnyEndpoint: !set.pushHostsOnly,
 		Catalogue: w.Catalogue, Keys: checker, PublicURL: publicURL, Now: w.Clock.Now, Logger: w.log})
-	cur, keys, _ := w.Enclave.RunKeys()
-	api := httpapi.New(httpapi.Options{Version: "test", Store: db, Logger: w.log, Inbox: w.Inbox, Agents: w.Enclave,
+	cur, keys, _ := w.Enclave.Keys.RunKeys()
+	api := httpapi.New(httpapi.Options{Version: "test", Store: db, Logger: w.log, Inbox: w.Inbox, Agents: w.Enclave.Calls,
 		Connectors: w.Catalogue, RunKey: httpapi.RunKeys{Current: cur, Keys: keys},
 		Limits:    httpapi.Limits{SignInPerMinute: 1 << 20, OwnerWritesPerMinute: 1 << 20, AgentCallsPerMinute: 1 << 20},
 		Heartbeat: set.heartbeat, MCPGrantPoll: set.mcpGrantPoll, MCPSessionIdle: set.mcpIdle, PublicURL: publicURL,
 		SandboxWallet: set.sandboxWallet})
 	w.API = api
 	t.Cleanup(api.Close)
-	api.Registry().MustRegister(w.Enclave.Collectors()...)
+	api.Registry().MustRegister(append(w.Enclave.Answers.Collectors(), w.Enclave.Delivery.Collectors()...)...)
 	srv.Config.Handler = checkAnswers(t, api)
 	srv.Start()
 	t.Cleanup(srv.Close)
@@ -333,7 +332,7 @@ func New(t testing.TB, db *sqlstore.DB, opts ...Option) *World {
 	w.Owner = w.NewOwner()
 	now := w.Clock.Now()
 	err = db.Tx(ctx, func(tx store.Tx) error {
-		if err := tx.AddAgentKey(ctx, w.Agent, enclave.HashAgentKey(AgentKey), now); err != nil {
+		if err := tx.AddAgentKey(ctx, w.Agent, calls.HashAgentKey(AgentKey), now); err != nil {
 			return err
 		}
 		if _, err := tx.Credit(ctx, w.Agent, 1<<40, "test", now); err != nil {
@@ -374,7 +373,7 @@ func (w *World) PutProject(name, connector, policy string, creds []byte) string 
 		p.Policy, p.UpdatedAt, p.PolicyWidens = []byte(policy), now, nil
 		p.Creds, p.CredsKeyID = nil, 0
 		if creds != nil {
-			id, sealed, err := w.Enclave.SealCredentials(p.UUID, creds)
+			id, sealed, err := w.Enclave.Keys.SealCredentials(p.UUID, creds)
 			if err != nil {
 				return err
 			}
@@ -483,24 +482,6 @@ func (w *World) Status(project, id string) client.TaskStatus {
 // ends, with a heartbeat.
 func (w *World) StartJobs() { StartJobs(w.T, w.DB, w.Enclave) }
 
-// StartJobs works the job queue with e on db until the test ends.
-func StartJobs(t testing.TB, db *sqlstore.DB, e *enclave.Enclave) {
-	t.Helper()
-	jctx, cancel := context.WithCancel(context.Background())
-	go e.KeepAlive(jctx)
-	stop, err := jobs.Start(jctx, db, jobs.Config{Workers: e.Workers(), Periodic: e.PeriodicJobs(),
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), HandOff: e.AnswerJob, HandOffTimeout: enclave.AnswerTimeout})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		sctx, c := context.WithTimeout(context.Background(), 10*time.Second)
-		defer c()
-		_ = stop(sctx)
-		cancel()
-	})
-}
-
 // WaitState waits until a task is in one of the states: it looks at the
 // task each time the store says one of its owner's tasks moved.
 func (w *World) WaitState(id string, states ...countersign.State) store.Task {
@@ -557,7 +538,7 @@ func (w *World) NewAgent(name, key string) *client.Client {
 	w.T.Helper()
 	now := w.Clock.Now()
 	err := w.DB.Tx(ctx, func(tx store.Tx) error {
-		if err := tx.AddAgentKey(ctx, name, enclave.HashAgentKey(key), now); err != nil {
+		if err := tx.AddAgentKey(ctx, name, calls.HashAgentKey(key), now); err != nil {
 			return err
 		}
 		if _, err := tx.Credit(ctx, name, 1<<40, "test", now); err != nil {

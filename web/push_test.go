@@ -28,7 +28,7 @@ import (
 	"github.com/chromedp/cdproto/serviceworker"
 	"github.com/chromedp/chromedp"
 
-	"countersign/enclave"
+	"countersign/enclave/delivery"
 	"countersign/servicetest"
 	"countersign/store"
 	"countersign/store/storetest"
@@ -140,7 +140,7 @@ func TestPushNotifyThisDevice(t *testing.T) {
 	followClock(t, w)
 	w.StartJobs()
 	fake := webpushtest.New(t)
-	key, err := w.Enclave.PushPublicKey(context.Background())
+	key, err := w.Enclave.Delivery.PushPublicKey(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +223,7 @@ func TestPushNotifyThisDevice(t *testing.T) {
 	}
 	t.Logf("agent's call to the push received: %s", pushes[0].At.Sub(start))
 	p := pushes[0]
-	if p.Problem != "" || !bytes.Equal(p.Plaintext, enclave.PushPayload) || p.Urgency != "high" || p.Topic != enclave.PushTopic {
+	if p.Problem != "" || !bytes.Equal(p.Plaintext, delivery.PushPayload) || p.Urgency != "high" || p.Topic != delivery.PushTopic {
 		t.Fatalf("the push: problem %q, payload %q, Urgency %q, Topic %q", p.Problem, p.Plaintext, p.Urgency, p.Topic)
 	}
 	for _, c := range []string{"canary", "4f1e", "9a2b", "77c1", string(raw[:20])} {

@@ -15,6 +15,7 @@ import (
 	"countersign/connectors"
 	"countersign/connectors/wasm"
 	"countersign/enclave"
+	"countersign/enclave/rotation"
 	"countersign/sealing"
 	"countersign/store"
 )
@@ -147,7 +148,7 @@ func pingNearRPC(ctx context.Context, url string) error {
 // under each opens.
 func keyringAgainstData(ctx context.Context, keys *sealing.Keyring, db store.Store) (string, error) {
 	const what = "the master key against the data"
-	c, err := enclave.New(enclave.Config{Keys: keys, Store: db}).CheckKeyring(ctx)
+	c, err := rotation.New(enclave.New(enclave.Config{Keyring: keys}), db, nil).CheckKeyring(ctx)
 	if err != nil {
 		return what, fmt.Errorf("cannot read what the data was sealed with: %s", oneLine(err))
 	}
@@ -174,7 +175,7 @@ func keyringAgainstData(ctx context.Context, keys *sealing.Keyring, db store.Sto
 // keyringProblem is why serve must not start with a keyring, as doctor and
 // serve say it (SPEC §15): one that holds another key under an id the data
 // uses, or that opens none of the data, naming the key ids the data needs.
-func keyringProblem(c enclave.KeyringCheck) error {
+func keyringProblem(c rotation.KeyringCheck) error {
 	const fix = "set COUNTERSIGN_MASTER_KEY (or its _FILE) to the keyring the data was sealed with; `countersign doctor` checks it"
 	switch {
 	case len(c.Wrong) > 0:

@@ -43,14 +43,14 @@ func TestInboxActivity(t *testing.T) {
 			URL: "https://ledger.example/tx-1"}}, nil
 	})
 	paid := call("ledger", "pay", map[string]any{"amount": 1, "title": "Pay Acme", "summary": "pay $1 to Acme Corp; it cannot be undone"})
-	if err := w.Enclave.Answer(ctx, paid, w.Approve(paid, nil)); err != nil {
+	if err := w.Enclave.Answers.Answer(ctx, paid, w.Approve(paid, nil)); err != nil {
 		t.Fatal(err)
 	}
 	w.SetAnswer(func(context.Context, *connectors.AnswerCall) (connectors.Report, error) {
 		return connectors.Report{}, connectors.Refused(countersign.Conflict, false, "README.md changed after you saw it.")
 	})
 	failed := call("ledger", "pay", map[string]any{"amount": 1, "title": "Commit to octo/app"})
-	if err := w.Enclave.Answer(ctx, failed, w.Approve(failed, nil)); err != nil {
+	if err := w.Enclave.Answers.Answer(ctx, failed, w.Approve(failed, nil)); err != nil {
 		t.Fatal(err)
 	}
 	rejected := call("ledger", "pay", map[string]any{"amount": 1, "title": "Pay Bob"})
@@ -76,7 +76,7 @@ func TestInboxActivity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Enclave.Answer(ctx, mismatched, st.Run); err != nil {
+	if err := w.Enclave.Answers.Answer(ctx, mismatched, st.Run); err != nil {
 		t.Fatal(err)
 	}
 

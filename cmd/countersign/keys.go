@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"countersign/enclave"
+	"countersign/enclave/rotation"
 	"countersign/sealing"
 )
 
@@ -70,7 +71,7 @@ func keysRotate(ctx context.Context, a *app, args []string) error {
 	if _, err := checkSchema(ctx, db); err != nil {
 		return err
 	}
-	n, skipped, err := enclave.New(enclave.Config{Keys: keys, Store: db, Logger: newLogger(cfg, a)}).Rewrap(ctx)
+	n, skipped, err := rotation.New(enclave.New(enclave.Config{Keyring: keys}), db, newLogger(cfg, a)).Rewrap(ctx)
 	if err != nil {
 		return err
 	}

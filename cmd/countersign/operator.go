@@ -19,6 +19,7 @@ import (
 	"countersign/connectors/probe"
 	"countersign/connectors/wasm"
 	"countersign/enclave"
+	"countersign/enclave/calls"
 	"countersign/policy"
 	"countersign/store"
 	"countersign/store/sqlstore"
@@ -92,11 +93,11 @@ func runAgent(ctx context.Context, a *app, args []string) error {
 	}
 	switch args[0] {
 	case "create":
-		key, err := enclave.NewAgentKey()
+		key, err := calls.NewAgentKey()
 		if err != nil {
 			return err
 		}
-		if err := operatorPort(db).Tx(ctx, func(tx operatorTx) error { return tx.AddAgentKey(ctx, *account, enclave.HashAgentKey(key), now) }); err != nil {
+		if err := operatorPort(db).Tx(ctx, func(tx operatorTx) error { return tx.AddAgentKey(ctx, *account, calls.HashAgentKey(key), now) }); err != nil {
 			return err
 		}
 		fmt.Fprintf(a.stdout, "agent %s: key (shown once, keep it secret)\n%s\n", *account, key)
@@ -232,7 +233,7 @@ func runProject(ctx context.Context, a *app, args []string) error {
 			if err != nil {
 				return err
 			}
-			e := enclave.New(enclave.Config{Keys: keys})
+			e := enclave.New(enclave.Config{Keyring: keys})
 			if p.CredsKeyID, p.Creds, err = e.SealCredentials(p.UUID, creds); err != nil {
 				return err
 			}

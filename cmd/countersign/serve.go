@@ -4,16 +4,26 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/pprof"
 	"strings"
 	"time"
 
+	"countersign/config"
 	"countersign/connectors"
 	"countersign/enclave"
+	"countersign/enclave/answers"
+	"countersign/enclave/calls"
+	"countersign/enclave/delivery"
+	"countersign/enclave/rotation"
+	"countersign/enclave/sweeps"
+	"countersign/enclave/unlock"
 	"countersign/httpapi"
 	"countersign/inbox"
+	"countersign/sealing"
+	"countersign/store"
 	"countersign/store/jobs"
 )
 
@@ -82,7 +92,7 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	}
 	// A keyring that is well formed but not the data's would start and
 	// then fail every call: refuse it here, naming the ids the data needs.
-	check, err := enclave.New(enclave.Config{Keys: keys, Store: db}).CheckKeyring(ctx)
+	check, err := rotation.New(enclave.New(enclave.Config{Keyring: keys}), db, nil).CheckKeyring(ctx)
 	if err != nil {
 		return fmt.Errorf("cannot read what the data was sealed with: %s", oneLine(err))
 	}
@@ -131,31 +141,30 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	if *dev {
 		fmt.Fprintf(a.stderr, "dev: recipient: owners sign for %q (the public origin %s; COUNTERSIGN_RECIPIENT sets another)\n", cfg.Recipient, cfg.PublicURL)
 	}
-	// The enclave side holds the master keyring; the door reaches it only
-	// through inbox.Keeper.
-	agents := enclave.New(enclave.Config{Keys: keys, Store: db, Connectors: cat, Recipient: cfg.Recipient,
-		PublicURL: cfg.PublicURL, Logger: log, WebhookAllowPrivate: cfg.WebhookAllowPrivate,
-		PushAllowAnyEndpoint: cfg.PushAllowAnyEndpoint, PushContact: cfg.PushContact})
-	owners := inbox.NewService(inbox.Config{Store: db, Keeper: agents, Tokens: agents, Webhooks: agents, Push: agents, Catalogue: cat, Keys: wallets,
+	side := newEnclaveSide(keys, db, cat, cfg, log)
+	owners := inbox.NewService(inbox.Config{Store: db, Keeper: side.unlock, Tokens: side.keys, Webhooks: side.delivery,
+		Push: side.delivery, Catalogue: cat, Keys: wallets,
 		PublicURL: cfg.PublicURL, Recipient: cfg.Recipient, Logger: log, WebhookAllowPrivate: cfg.WebhookAllowPrivate,
 		PushAllowAnyEndpoint: cfg.PushAllowAnyEndpoint})
-	runKey, runKeys, err := agents.RunKeys()
+	runKey, runKeys, err := side.keys.RunKeys()
 	if err != nil {
 		return err
 	}
-	api := httpapi.New(httpapi.Options{Version: version, Store: db, Logger: log, Inbox: owners, Agents: agents,
+	api := httpapi.New(httpapi.Options{Version: version, Store: db, Logger: log, Inbox: owners, Agents: side.calls,
 		Connectors: cat, RunKey: httpapi.RunKeys{Current: runKey, Keys: runKeys},
 		Limits: httpapi.Limits{AgentCallsPerMinute: cfg.AgentCallsPerMinute}, PublicURL: cfg.PublicURL,
 		NearNetwork: nearNetwork(cfg.NearRPC), SandboxWallet: *dev})
 	defer api.Close()
-	api.Registry().MustRegister(agents.Collectors()...)
-	// Answer runs and the leader's sweeps come from the job queue; the
-	// heartbeat tells other processes this one's runs are alive.
+	api.Registry().MustRegister(append(side.answers.Collectors(), side.delivery.Collectors()...)...)
+	// Answer runs, the leader's sweeps, webhook deliveries and pushes come
+	// from the job queue; the heartbeat tells other processes this one's
+	// runs are alive.
 	jobsCtx, stopBeating := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopBeating()
-	go agents.KeepAlive(jobsCtx)
-	stopJobs, err := jobs.Start(jobsCtx, db, jobs.Config{Workers: agents.Workers(), Periodic: agents.PeriodicJobs(), Logger: log,
-		HandOff: agents.AnswerJob, HandOffTimeout: enclave.AnswerTimeout})
+	go side.answers.KeepAlive(jobsCtx)
+	work := side.work()
+	stopJobs, err := jobs.Start(jobsCtx, db, jobs.Config{Workers: work.Workers(), Periodic: work.Periodic(), Logger: log,
+		HandOff: work.Answer, HandOffTimeout: work.AnswerTimeout})
 	if err != nil {
 		return fmt.Errorf("cannot start running approved tasks, webhook deliveries and pushes (the job queue): %s", oneLine(err))
 	}
@@ -255,6 +264,50 @@ func runMigrate(ctx context.Context, a *app, args []string) error {
 	}
 	fmt.Fprintf(a.stdout, "applied migrations %v: the %s schema is at version %d\n", applied, db.Dialect(), st.Current)
 	return nil
+}
+
+// enclaveSide is the key-holder, the only holder of the master keyring,
+// and the enclave side's services, each given it; the door reaches it only
+// through the inbox's narrow interfaces (inbox.Keeper, TokenKeeper,
+// WebhookKeeper, PushKeeper).
+type enclaveSide struct {
+	keys     *enclave.Keys
+	calls    *calls.Service
+	answers  *answers.Service
+	delivery *delivery.Service
+	sweeps   *sweeps.Service
+	unlock   *unlock.Service
+}
+
+// newEnclaveSide wires the enclave side for the recipient and public
+// origin cfg names (known once serve listens).
+func newEnclaveSide(keys *sealing.Keyring, db store.Store, cat connectors.Catalogue, cfg *config.Config, log *slog.Logger) enclaveSide {
+	held := enclave.New(enclave.Config{Keyring: keys, Recipient: cfg.Recipient, PublicURL: cfg.PublicURL})
+	agents := calls.New(calls.Config{Keys: held, Store: db, Connectors: cat, PublicURL: cfg.PublicURL, Logger: log})
+	return enclaveSide{
+		keys:    held,
+		calls:   agents,
+		answers: answers.New(answers.Config{Keys: held, Store: db, Connectors: cat, Calls: agents, Logger: log}),
+		delivery: delivery.New(delivery.Config{Keys: held, Store: db, PublicURL: cfg.PublicURL, Logger: log,
+			WebhookAllowPrivate: cfg.WebhookAllowPrivate, PushAllowAnyEndpoint: cfg.PushAllowAnyEndpoint, PushContact: cfg.PushContact}),
+		sweeps: sweeps.New(sweeps.Config{Keys: held, Store: db, Logger: log}),
+		unlock: unlock.New(unlock.Config{Keys: held, Store: db, Logger: log}),
+	}
+}
+
+// work is what the job queue's workers do: answer runs, the leader's
+// sweeps, webhook deliveries and pushes.
+func (e enclaveSide) work() jobs.Work {
+	return jobs.Work{
+		Answer: e.answers.AnswerJob, AnswerTimeout: answers.Timeout,
+		Sweep: func(ctx context.Context) error {
+			_, err := e.sweeps.Sweep(ctx)
+			return err
+		},
+		SweepEvery: sweeps.SweepEvery,
+		Deliver:    e.delivery.Deliver, DeliverTimeout: delivery.WebhookTimeout,
+		Push: e.delivery.DeliverPush, PushTimeout: delivery.PushTimeout,
+	}
 }
 
 // nearNetwork is the network the page's wallets sign in on: testnet when

@@ -13,7 +13,7 @@ import (
 
 	"countersign/approval"
 	"countersign/config"
-	"countersign/enclave"
+	"countersign/enclave/calls"
 	"countersign/sealing"
 	"countersign/store"
 	"countersign/store/sqlstore"
@@ -203,11 +203,11 @@ func devAgent(ctx context.Context, db store.Store) (string, error) {
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
-		k, err := enclave.NewAgentKey()
+		k, err := calls.NewAgentKey()
 		if err != nil {
 			return err
 		}
-		if err := tx.AddAgentKey(ctx, DemoAgent, enclave.HashAgentKey(k), now); err != nil {
+		if err := tx.AddAgentKey(ctx, DemoAgent, calls.HashAgentKey(k), now); err != nil {
 			return err
 		}
 		if _, err := tx.Credit(ctx, DemoAgent, 1_000_000, "sandbox credit", now); err != nil {

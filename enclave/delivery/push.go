@@ -1,8 +1,7 @@
-package enclave
+package delivery
 
 import (
 	"context"
-	"crypto/ecdh"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,26 +9,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/riverqueue/river"
-
 	"countersign"
-	"countersign/sealing"
 	"countersign/store"
 	"countersign/webhook"
 	"countersign/webpush"
 )
-
-// Purposes of the Web Push secrets sealed under the master key.
-const (
-	// pushSubscription seals a device's subscription (endpoint and keys),
-	// bound to the device id.
-	pushSubscription = sealing.SecretPurpose("push-subscription")
-	// vapidKey seals the VAPID private key, bound to its row id "vapid".
-	vapidKey = sealing.SecretPurpose("vapid-key")
-)
-
-// vapidRow is the row id the VAPID key is sealed for.
-const vapidRow = "vapid"
 
 // PushPayload is all a push carries (SPEC §10): a version byte, nothing of
 // the task; the service worker shows its fixed sentence whatever arrives.
@@ -49,14 +33,14 @@ type vapidCache struct {
 // pushKey returns the service's VAPID key pair, making and storing it the
 // first time any process asks: of processes making one at once, the first
 // stored wins and every one uses it.
-func (e *Enclave) pushKey(ctx context.Context) (*webpush.Key, error) {
-	e.vapid.mu.Lock()
-	defer e.vapid.mu.Unlock()
-	if e.vapid.key != nil {
-		return e.vapid.key, nil
+func (s *Service) pushKey(ctx context.Context) (*webpush.Key, error) {
+	s.vapid.mu.Lock()
+	defer s.vapid.mu.Unlock()
+	if s.vapid.key != nil {
+		return s.vapid.key, nil
 	}
 	var row store.PushKey
-	err := e.store.Tx(ctx, func(tx enclaveTx) (err error) {
+	err := s.store.Tx(ctx, func(tx deliveryTx) (err error) {
 		row, err = tx.PushKey(ctx)
 		return err
 	})
@@ -69,17 +53,17 @@ func (e *Enclave) pushKey(ctx context.Context) (*webpush.Key, error) {
 		if gerr != nil {
 			return nil, gerr
 		}
-		keyID, blob, gerr := e.keys.Seal(vapidKey, vapidRow, raw)
+		keyID, blob, gerr := s.keys.SealVAPID(raw)
 		if gerr != nil {
 			return nil, gerr
 		}
-		err = e.store.Tx(ctx, func(tx enclaveTx) error {
-			made, err := tx.InsertPushKey(ctx, store.PushKey{PublicKey: fresh.PublicKey(), KeyID: keyID, Sealed: blob, CreatedAt: e.clock()})
+		err = s.store.Tx(ctx, func(tx deliveryTx) error {
+			made, err := tx.InsertPushKey(ctx, store.PushKey{PublicKey: fresh.PublicKey(), KeyID: keyID, Sealed: blob, CreatedAt: s.clock()})
 			if err != nil {
 				return err
 			}
 			if made {
-				e.log.Info("push key made", "public_key", fresh.PublicKey())
+				s.log.Info("push key made", "public_key", fresh.PublicKey())
 			}
 			row, err = tx.PushKey(ctx)
 			return err
@@ -88,7 +72,7 @@ func (e *Enclave) pushKey(ctx context.Context) (*webpush.Key, error) {
 	if err != nil {
 		return nil, err
 	}
-	raw, err := e.keys.Open(row.KeyID, vapidKey, vapidRow, row.Sealed)
+	raw, err := s.keys.OpenVAPID(row)
 	if err != nil {
 		return nil, fmt.Errorf("the push key does not open: %w", err)
 	}
@@ -99,14 +83,14 @@ func (e *Enclave) pushKey(ctx context.Context) (*webpush.Key, error) {
 	if k.PublicKey() != row.PublicKey {
 		return nil, errors.New("the push key does not match its public key")
 	}
-	e.vapid.key = k
+	s.vapid.key = k
 	return k, nil
 }
 
 // PushPublicKey is the service's VAPID public key, the applicationServerKey
 // browsers subscribe with (GET /inbox/push/key).
-func (e *Enclave) PushPublicKey(ctx context.Context) (string, error) {
-	k, err := e.pushKey(ctx)
+func (s *Service) PushPublicKey(ctx context.Context) (string, error) {
+	k, err := s.pushKey(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -114,31 +98,19 @@ func (e *Enclave) PushPublicKey(ctx context.Context) (string, error) {
 }
 
 // SealPush seals a device's push subscription under the master key, bound
-// to the device.
-func (e *Enclave) SealPush(deviceID string, sub []byte) (uint32, []byte, error) {
-	return e.keys.Seal(pushSubscription, deviceID, sub)
+// to the device, for the door (inbox.PushKeeper).
+func (s *Service) SealPush(deviceID string, sub []byte) (uint32, []byte, error) {
+	return s.keys.SealPush(deviceID, sub)
 }
 
 // openPush opens a device's subscription.
-func (e *Enclave) openPush(d store.Device) (webpush.Subscription, error) {
-	var s webpush.Subscription
-	plain, err := e.keys.Open(d.PushKeyID, pushSubscription, d.ID, d.Push)
+func (s *Service) openPush(d store.Device) (webpush.Subscription, error) {
+	var sub webpush.Subscription
+	plain, err := s.keys.OpenPush(d)
 	if err != nil {
-		return s, err
+		return sub, err
 	}
-	return s, json.Unmarshal(plain, &s)
-}
-
-// pushDevices are the devices of an opening task's owner that get its
-// push: those with a subscription, among those the task is wrapped to.
-func pushDevices(all []store.Device, checked map[string]*ecdh.PublicKey) []string {
-	var out []string
-	for _, d := range all {
-		if _, ok := checked[d.ID]; ok && d.Push != nil {
-			out = append(out, d.ID)
-		}
-	}
-	return out
+	return sub, json.Unmarshal(plain, &sub)
 }
 
 // DeliverPush makes one attempt of a task's push to one device, and says
@@ -148,7 +120,7 @@ func pushDevices(all []store.Device, checked map[string]*ecdh.PublicKey) []strin
 // delivery. The push service's end of the subscription (404, 410, another
 // 4xx) deletes it; a 5xx, 408, 413, 429 or no answer is tried again on the
 // webhooks' schedule, within the task's life.
-func (e *Enclave) DeliverPush(ctx context.Context, taskID, deviceID string) (time.Duration, bool, error) {
+func (s *Service) DeliverPush(ctx context.Context, taskID, deviceID string) (time.Duration, bool, error) {
 	var (
 		d    store.PushDelivery
 		task store.Task
@@ -157,7 +129,7 @@ func (e *Enclave) DeliverPush(ctx context.Context, taskID, deviceID string) (tim
 		// shared task, still one of its approvers.
 		theirs bool
 	)
-	err := e.store.Tx(ctx, func(tx enclaveTx) (err error) {
+	err := s.store.Tx(ctx, func(tx deliveryTx) (err error) {
 		if d, err = tx.PushDelivery(ctx, taskID, deviceID); err != nil {
 			return err
 		}
@@ -179,24 +151,24 @@ func (e *Enclave) DeliverPush(ctx context.Context, taskID, deviceID string) (tim
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		if d.TaskID != "" { // the task or the device is gone
-			return 0, false, e.pushDone(ctx, taskID, deviceID, "gone")
+			return 0, false, s.pushDone(ctx, taskID, deviceID, "gone")
 		}
 		return 0, false, nil // done already
 	}
 	if err != nil {
 		return 0, false, err
 	}
-	now := e.now()
+	now := s.now()
 	switch {
 	case task.State != countersign.StateOpen || !now.Before(task.ExpiresAt):
-		return 0, false, e.pushDone(ctx, taskID, deviceID, "task_closed")
+		return 0, false, s.pushDone(ctx, taskID, deviceID, "task_closed")
 	case !dev.EndedAt.IsZero() || !now.Before(dev.ValidUntil) || dev.Push == nil || !theirs:
-		return 0, false, e.pushDone(ctx, taskID, deviceID, "no_subscription")
+		return 0, false, s.pushDone(ctx, taskID, deviceID, "no_subscription")
 	case d.Attempts >= webhook.MaxAttempts:
-		return 0, false, e.pushDone(ctx, taskID, deviceID, "attempts_spent")
+		return 0, false, s.pushDone(ctx, taskID, deviceID, "attempts_spent")
 	}
 	var claimed bool
-	err = e.store.Tx(ctx, func(tx enclaveTx) (err error) {
+	err = s.store.Tx(ctx, func(tx deliveryTx) (err error) {
 		claimed, err = tx.ClaimPushAttempt(ctx, taskID, deviceID, d.Attempts)
 		return err
 	})
@@ -204,13 +176,13 @@ func (e *Enclave) DeliverPush(ctx context.Context, taskID, deviceID string) (tim
 		return 0, false, err // another worker holds this attempt
 	}
 	attempt := d.Attempts + 1
-	sub, err := e.openPush(dev)
+	sub, err := s.openPush(dev)
 	if err != nil {
-		e.log.Error("a device's sealed push subscription does not open", "device", deviceID, "err", err)
-		e.metrics.pushAttempts.WithLabelValues(webpush.Unsendable.String()).Inc()
-		return 0, false, e.pushDone(ctx, taskID, deviceID, "unopened")
+		s.log.Error("a device's sealed push subscription does not open", "device", deviceID, "err", err)
+		s.metrics.pushAttempts.WithLabelValues(webpush.Unsendable.String()).Inc()
+		return 0, false, s.pushDone(ctx, taskID, deviceID, "unopened")
 	}
-	key, err := e.pushKey(ctx)
+	key, err := s.pushKey(ctx)
 	if err != nil {
 		return 0, false, err
 	}
@@ -218,60 +190,37 @@ func (e *Enclave) DeliverPush(ctx context.Context, taskID, deviceID string) (tim
 	if task.Kind == countersign.KindNotice {
 		urgency = webpush.UrgencyNormal
 	}
-	r := e.push.Send(ctx, sub, key, e.pushContact, webpush.Message{Payload: PushPayload, TTL: task.ExpiresAt.Sub(now),
+	r := s.push.Send(ctx, sub, key, s.pushContact, webpush.Message{Payload: PushPayload, TTL: task.ExpiresAt.Sub(now),
 		Urgency: urgency, Topic: PushTopic})
-	e.metrics.pushAttempts.WithLabelValues(r.Outcome.String()).Inc()
-	e.log.Info("push attempt", "owner", task.Owner, "device", deviceID, "task", taskID, "attempt", attempt,
+	s.metrics.pushAttempts.WithLabelValues(r.Outcome.String()).Inc()
+	s.log.Info("push attempt", "owner", task.Owner, "device", deviceID, "task", taskID, "attempt", attempt,
 		"status", r.StatusCode, "outcome", r.Outcome.String(), "error", r.Error)
 	switch r.Outcome {
 	case webpush.Gone:
 		bg := context.WithoutCancel(ctx)
-		err := e.store.Tx(bg, func(tx enclaveTx) error {
+		err := s.store.Tx(bg, func(tx deliveryTx) error {
 			if ended, err := tx.DeletePush(bg, deviceID, dev.Push); err != nil {
 				return err
 			} else if ended {
-				e.log.Info("push subscription ended by its push service", "owner", task.Owner, "device", deviceID, "status", r.StatusCode)
+				s.log.Info("push subscription ended by its push service", "owner", task.Owner, "device", deviceID, "status", r.StatusCode)
 			}
 			return tx.DeletePushDelivery(bg, taskID, deviceID)
 		})
 		return 0, false, err
 	case webpush.Retry:
 		delay, again := webhook.NextAttempt(attempt, webhook.Attempt{Number: attempt, StatusCode: r.StatusCode, Error: r.Error,
-			RetryAfter: r.RetryAfter}, e.jitter)
-		if again && e.now().Add(delay).Before(task.ExpiresAt) {
+			RetryAfter: r.RetryAfter}, s.jitter)
+		if again && s.now().Add(delay).Before(task.ExpiresAt) {
 			return delay, true, nil
 		}
-		return 0, false, e.pushDone(ctx, taskID, deviceID, "given_up")
+		return 0, false, s.pushDone(ctx, taskID, deviceID, "given_up")
 	}
-	return 0, false, e.pushDone(ctx, taskID, deviceID, r.Outcome.String())
+	return 0, false, s.pushDone(ctx, taskID, deviceID, r.Outcome.String())
 }
 
 // pushDone deletes a delivery that is over.
-func (e *Enclave) pushDone(ctx context.Context, taskID, deviceID, why string) error {
+func (s *Service) pushDone(ctx context.Context, taskID, deviceID, why string) error {
 	bg := context.WithoutCancel(ctx)
-	e.log.Debug("push delivery over", "task", taskID, "device", deviceID, "why", why)
-	return e.store.Tx(bg, func(tx enclaveTx) error { return tx.DeletePushDelivery(bg, taskID, deviceID) })
-}
-
-// pushWorker sends pushes from the job queue, snoozing the job between
-// attempts.
-type pushWorker struct {
-	river.WorkerDefaults[store.PushJob]
-	e *Enclave
-}
-
-func (w *pushWorker) Work(ctx context.Context, job *river.Job[store.PushJob]) error {
-	delay, again, err := w.e.DeliverPush(ctx, job.Args.TaskID, job.Args.DeviceID)
-	if err != nil {
-		return unavailableSnoozes(err)
-	}
-	if again {
-		return river.JobSnooze(delay)
-	}
-	return nil
-}
-
-// Timeout covers the sender's own 15-second bound.
-func (w *pushWorker) Timeout(*river.Job[store.PushJob]) time.Duration {
-	return webpush.DefaultTimeout + 15*time.Second
+	s.log.Debug("push delivery over", "task", taskID, "device", deviceID, "why", why)
+	return s.store.Tx(bg, func(tx deliveryTx) error { return tx.DeletePushDelivery(bg, taskID, deviceID) })
 }

@@ -1,4 +1,4 @@
-package enclave
+package calls
 
 import (
 	"context"
@@ -63,7 +63,7 @@ type ApprovalsCount struct {
 }
 
 // taskOperation serves the task operations of SPEC §5.
-func (e *Enclave) taskOperation(ctx context.Context, agent string, project store.Project, op string, body []byte) (any, error) {
+func (s *Service) taskOperation(ctx context.Context, agent string, project store.Project, op string, body []byte) (any, error) {
 	var args struct {
 		Operation string `json:"operation"`
 		TaskID    string `json:"task_id"`
@@ -86,7 +86,7 @@ func (e *Enclave) taskOperation(ctx context.Context, agent string, project store
 	}
 	switch op {
 	case opTaskStatus:
-		return e.taskStatus(ctx, agent, project, args.TaskID)
+		return s.taskStatus(ctx, agent, project, args.TaskID)
 	case opTaskWait:
 		timeout := 30 * time.Second
 		if args.TimeoutS != nil {
@@ -95,22 +95,22 @@ func (e *Enclave) taskOperation(ctx context.Context, agent string, project store
 			}
 			timeout = time.Duration(*args.TimeoutS) * time.Second
 		}
-		return e.taskWait(ctx, agent, project, args.TaskID, timeout)
+		return s.taskWait(ctx, agent, project, args.TaskID, timeout)
 	case opTaskCancel:
-		return e.taskCancel(ctx, agent, project, args.TaskID)
+		return s.taskCancel(ctx, agent, project, args.TaskID)
 	case opTaskDelete:
-		return e.taskDelete(ctx, agent, project, args.TaskID)
+		return s.taskDelete(ctx, agent, project, args.TaskID)
 	}
 	if args.State != "" && !countersign.State(args.State).Valid() {
 		return nil, countersign.Errorf(countersign.InvalidRequest, "`state` is one of open, approved, answering, done, failed, rejected, cancelled, expired, void")
 	}
-	return e.taskList(ctx, agent, project, args.State)
+	return s.taskList(ctx, agent, project, args.State)
 }
 
 // taskArgs checks a task operation's call against its declared schema,
 // after the one strict rule for JSON bodies, whose sentences name what
 // the operation takes.
-func (e *Enclave) taskArgs(op string, body []byte) error {
+func (s *Service) taskArgs(op string, body []byte) error {
 	var args struct {
 		Operation string `json:"operation"`
 		TaskID    any    `json:"task_id"`
@@ -121,7 +121,7 @@ func (e *Enclave) taskArgs(op string, body []byte) error {
 	if err := countersign.DecodeStrict(body, &args); errors.As(err, &je) && (je.Problem == countersign.JSONRepeated || je.Problem == countersign.JSONOtherCase) {
 		return countersign.Errorf(countersign.InvalidRequest, "%s takes %s; %s", op, taskOpArgs[op], je.Sentence("the call"))
 	}
-	sch, ok := e.schemas.For("", op)
+	sch, ok := s.schemas.For("", op)
 	if !ok {
 		return countersign.Errorf(countersign.Internal, "%s has no schema", op)
 	}
@@ -151,14 +151,14 @@ func preparerTask(ctx context.Context, tx store.Tasks, agent string, project sto
 	return t, err
 }
 
-func (e *Enclave) taskStatus(ctx context.Context, agent string, project store.Project, id string) (TaskStatus, error) {
+func (s *Service) taskStatus(ctx context.Context, agent string, project store.Project, id string) (TaskStatus, error) {
 	var st TaskStatus
-	err := e.store.Tx(ctx, func(tx enclaveTx) error {
+	err := s.store.Tx(ctx, func(tx callsTx) error {
 		t, err := preparerTask(ctx, tx, agent, project, id)
 		if err != nil {
 			return err
 		}
-		state := countersign.StateAt(t.State, t.ExpiresAt, e.clock())
+		state := countersign.StateAt(t.State, t.ExpiresAt, s.clock())
 		st = TaskStatus{TaskID: t.ID, Kind: string(t.Kind), State: string(state), Thread: t.Thread,
 			CreatedAt: t.CreatedAt.Format(countersign.TimeFormat), ExpiresAt: t.ExpiresAt.Format(countersign.TimeFormat),
 			OutcomeClass: string(t.OutcomeClass), Run: t.AnswerRun, FailureReason: string(t.FailureReason),
@@ -177,7 +177,7 @@ func (e *Enclave) taskStatus(ctx context.Context, agent string, project store.Pr
 		if result == nil && reason == nil {
 			return nil
 		}
-		tk, err := e.keys.TaskKeys(t.KeyID, t.ProjectUUID, t.Owner, t.ID)
+		tk, err := s.keys.TaskKeys(t.KeyID, t.ProjectUUID, t.Owner, t.ID)
 		if err != nil {
 			return err
 		}
@@ -193,7 +193,7 @@ func (e *Enclave) taskStatus(ctx context.Context, agent string, project store.Pr
 			// rest of the status still tells the agent how the task ended.
 			plain, err := sealing.OpenWith(tk.ReplyKey(), sealing.Rejection, t.ID, reason)
 			if err != nil {
-				e.log.Warn("a rejection reason does not open; it is left out", "task", t.ID)
+				s.log.Warn("a rejection reason does not open; it is left out", "task", t.ID)
 			} else {
 				text := string(plain)
 				st.Reason = &text
@@ -209,22 +209,22 @@ func (e *Enclave) taskStatus(ctx context.Context, agent string, project store.Pr
 // already closed is answered at once. It waits on the store's task events
 // (every process's, on PostgreSQL), looking at the task again now and then
 // in case an event was missed.
-func (e *Enclave) taskWait(ctx context.Context, agent string, project store.Project, id string, timeout time.Duration) (TaskStatus, error) {
+func (s *Service) taskWait(ctx context.Context, agent string, project store.Project, id string, timeout time.Duration) (TaskStatus, error) {
 	var events <-chan store.TaskEvent
-	if sub, ok := e.store.Store.(store.Subscriber); ok {
+	if sub, ok := s.store.Store.(store.Subscriber); ok {
 		ch, stop := sub.Subscribe(project.Owner)
 		defer stop()
 		events = ch
 	}
-	first, err := e.taskStatus(ctx, agent, project, id)
+	first, err := s.taskStatus(ctx, agent, project, id)
 	if err != nil || timeout == 0 || countersign.State(first.State).Terminal() {
 		return first, err // a closed task changes no more
 	}
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	var poll <-chan time.Time
-	if e.taskWaitPoll > 0 {
-		tick := time.NewTicker(e.taskWaitPoll)
+	if s.taskWaitPoll > 0 {
+		tick := time.NewTicker(s.taskWaitPoll)
 		defer tick.Stop()
 		poll = tick.C
 	}
@@ -233,18 +233,18 @@ func (e *Enclave) taskWait(ctx context.Context, agent string, project store.Proj
 		case <-ctx.Done():
 			return first, nil
 		case <-deadline.C:
-			return e.taskStatus(ctx, agent, project, id)
+			return s.taskStatus(ctx, agent, project, id)
 		case ev, ok := <-events:
 			if !ok {
 				events = nil // dropped: the poll still looks, if there is one
 				continue
 			}
 			if ev.TaskID == id && string(ev.State) != first.State {
-				return e.taskStatus(ctx, agent, project, id)
+				return s.taskStatus(ctx, agent, project, id)
 			}
 		case <-poll:
 			var state string
-			err := e.store.Tx(ctx, func(tx enclaveTx) error {
+			err := s.store.Tx(ctx, func(tx callsTx) error {
 				t, err := preparerTask(ctx, tx, agent, project, id)
 				state = string(t.State)
 				return err
@@ -253,19 +253,19 @@ func (e *Enclave) taskWait(ctx context.Context, agent string, project store.Proj
 				return TaskStatus{}, err
 			}
 			if state != first.State {
-				return e.taskStatus(ctx, agent, project, id)
+				return s.taskStatus(ctx, agent, project, id)
 			}
 		}
 	}
 }
 
-func (e *Enclave) taskCancel(ctx context.Context, agent string, project store.Project, id string) (any, error) {
-	err := e.store.Tx(ctx, func(tx enclaveTx) error {
+func (s *Service) taskCancel(ctx context.Context, agent string, project store.Project, id string) (any, error) {
+	err := s.store.Tx(ctx, func(tx callsTx) error {
 		t, err := preparerTask(ctx, tx, agent, project, id)
 		if err != nil {
 			return err
 		}
-		now := e.clock()
+		now := s.clock()
 		state := countersign.StateAt(t.State, t.ExpiresAt, now)
 		cancel, err := countersign.Transition(t.Kind, state, countersign.StateCancelled, countersign.ActorAgent, "")
 		if err != nil {
@@ -283,8 +283,8 @@ func (e *Enclave) taskCancel(ctx context.Context, agent string, project store.Pr
 	return map[string]string{"task_id": id, "state": string(countersign.StateCancelled)}, nil
 }
 
-func (e *Enclave) taskDelete(ctx context.Context, agent string, project store.Project, id string) (any, error) {
-	err := e.store.Tx(ctx, func(tx enclaveTx) error {
+func (s *Service) taskDelete(ctx context.Context, agent string, project store.Project, id string) (any, error) {
+	err := s.store.Tx(ctx, func(tx callsTx) error {
 		t, err := preparerTask(ctx, tx, agent, project, id)
 		if err != nil {
 			return err
@@ -309,10 +309,10 @@ type listed struct {
 	CreatedAt string `json:"created_at"`
 }
 
-func (e *Enclave) taskList(ctx context.Context, agent string, project store.Project, state string) (any, error) {
+func (s *Service) taskList(ctx context.Context, agent string, project store.Project, state string) (any, error) {
 	out := []listed{}
-	now := e.clock()
-	err := e.store.Tx(ctx, func(tx enclaveTx) error {
+	now := s.clock()
+	err := s.store.Tx(ctx, func(tx callsTx) error {
 		tasks, err := tx.PreparerTasks(ctx, project.Owner, project.UUID, agent, countersign.State(state), maxListed)
 		for _, t := range tasks {
 			out = append(out, listed{TaskID: t.ID, Kind: string(t.Kind), State: string(countersign.StateAt(t.State, t.ExpiresAt, now)), Thread: t.Thread, CreatedAt: t.CreatedAt.Format(countersign.TimeFormat)})

@@ -1,4 +1,4 @@
-package enclave
+package history
 
 import (
 	"strings"
@@ -29,11 +29,11 @@ func TestShownWords(t *testing.T) {
 		{"a link that is not one", "https://exa mple.com/", "", shownLink},
 		{"a script link", "javascript:alert(1)", "", shownLink},
 		{"a link over 2048 bytes", "https://e.example/" + strings.Repeat("a", 2048), "", shownLink},
-		{"a sentence", "The head moved. Nothing was written.", "The head moved. Nothing was written.", shownSentence},
-		{"a sentence of lines", "The head\nmoved.\tNothing  was written.", "The head moved. Nothing was written.", shownSentence},
-		{"a long sentence", long, strings.TrimSpace(long)[:maxSentenceChars-1] + "…", shownSentence},
-		{"a sentence with an escape", "done\u001b[31m", "", shownSentence},
-		{"a blank sentence", " \n ", "", shownSentence},
+		{"a sentence", "The head moved. Nothing was written.", "The head moved. Nothing was written.", Sentence},
+		{"a sentence of lines", "The head\nmoved.\tNothing  was written.", "The head moved. Nothing was written.", Sentence},
+		{"a long sentence", long, strings.TrimSpace(long)[:maxSentenceChars-1] + "…", Sentence},
+		{"a sentence with an escape", "done\u001b[31m", "", Sentence},
+		{"a blank sentence", " \n ", "", Sentence},
 	} {
 		if got := c.f(c.in); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)

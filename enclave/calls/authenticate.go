@@ -1,4 +1,4 @@
-package enclave
+package calls
 
 import (
 	"context"
@@ -12,8 +12,8 @@ import (
 // level refusal Call would give it (unauthorized, the store unavailable),
 // or a context carrying the agent found, with which a Call or Grants for
 // the same key does not look the key up again.
-func (e *Enclave) Authenticate(ctx context.Context, agentKey string) (context.Context, error) {
-	a, err := e.agent(ctx, agentKey)
+func (s *Service) Authenticate(ctx context.Context, agentKey string) (context.Context, error) {
+	a, err := s.agent(ctx, agentKey)
 	if err != nil {
 		return ctx, err
 	}
@@ -40,17 +40,17 @@ func authenticatedAs(ctx context.Context, key string) (store.Agent, bool) {
 
 // Grants lists the projects granted to an agent key, by owner then name:
 // what the key may call. A bad key is refused as Call refuses it.
-func (e *Enclave) Grants(ctx context.Context, agentKey string) ([]countersign.Grant, error) {
-	agent, err := e.agent(ctx, agentKey)
+func (s *Service) Grants(ctx context.Context, agentKey string) ([]countersign.Grant, error) {
+	agent, err := s.agent(ctx, agentKey)
 	if err != nil {
 		return nil, err
 	}
 	var projects []store.Project
-	if err := e.store.Read(ctx, func(tx enclaveTx) (err error) {
+	if err := s.store.Read(ctx, func(tx callsTx) (err error) {
 		projects, err = tx.GrantedProjects(ctx, agent.Account)
 		return err
 	}); err != nil {
-		return nil, transport(err)
+		return nil, Transport(err)
 	}
 	out := []countersign.Grant{}
 	for _, p := range projects {

@@ -1,4 +1,4 @@
-package enclave
+package answers
 
 import (
 	"context"
@@ -13,6 +13,9 @@ import (
 	"countersign"
 	"countersign/approval"
 	"countersign/connectors"
+	"countersign/enclave"
+	"countersign/enclave/calls"
+	"countersign/enclave/history"
 	"countersign/sealing"
 	"countersign/store"
 )
@@ -59,7 +62,7 @@ type prepared struct {
 	conn     *connectors.Connector
 	op       *connectors.Operation
 	envelope countersign.Envelope
-	sealed   sealedCopy
+	sealed   enclave.SealedCopy
 	keys     *sealing.TaskKeys
 	// approval is the owner's approval of a task the owner alone approves
 	// (zero for a shared task, whose approvals are counted apart).
@@ -71,14 +74,14 @@ type prepared struct {
 // (the store was unavailable); the task row decides whether anything may
 // run at all, so a retried or duplicated job that finds the task taken does
 // nothing.
-func (e *Enclave) Answer(ctx context.Context, taskID, run string) error {
-	return e.AnswerJob(ctx, store.AnswerJob{TaskID: taskID, Run: run})
+func (s *Service) Answer(ctx context.Context, taskID, run string) error {
+	return s.AnswerJob(ctx, store.AnswerJob{TaskID: taskID, Run: run})
 }
 
 // AnswerJob is Answer for a job from the queue or handed off in-process
 // (job.Queued set): the run's claim, or its ending before it begins, also
 // deletes the handed-off job's fallback from the queue.
-func (e *Enclave) AnswerJob(ctx context.Context, job store.AnswerJob) error {
+func (s *Service) AnswerJob(ctx context.Context, job store.AnswerJob) error {
 	taskID, run := job.TaskID, job.Run
 	// One transaction checks everything in the approved state and either
 	// ends the task there or claims the run (approved → answering,
@@ -89,7 +92,7 @@ func (e *Enclave) AnswerJob(ctx context.Context, job store.AnswerJob) error {
 	var input []byte
 	var rk *sealing.ReceiptKey
 	claimed := false
-	err := e.store.Tx(ctx, func(tx enclaveTx) error {
+	err := s.store.Tx(ctx, func(tx answersTx) error {
 		in, err := tx.RunInputs(ctx, taskID, job.Queued)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil
@@ -102,11 +105,11 @@ func (e *Enclave) AnswerJob(ctx context.Context, job store.AnswerJob) error {
 			return nil // taken, ended, or another approval's run
 		}
 		var end *ending
-		if p, end, err = e.prepare(in); err != nil {
+		if p, end, err = s.prepare(in); err != nil {
 			return err
 		}
 		if end != nil {
-			return e.endApproved(ctx, tx, t, end, p)
+			return s.endApproved(ctx, tx, t, end, p)
 		}
 		// No more compute than the preparing run was allowed, nor than the
 		// answer operation declares.
@@ -115,8 +118,8 @@ func (e *Enclave) AnswerJob(ctx context.Context, job store.AnswerJob) error {
 			limit = connectors.DefaultLimit
 		}
 		limit = min(limit, p.op.ComputeLimit())
-		input, _ = marshal(map[string]string{"operation": p.op.Name, "task_id": t.ID})
-		now := e.clock()
+		input, _ = calls.Marshal(map[string]string{"operation": p.op.Name, "task_id": t.ID})
+		now := s.clock()
 		begin, err := countersign.Transition(t.Kind, countersign.StateApproved, countersign.StateAnswering, countersign.ActorPlatform, "")
 		if err != nil {
 			return err
@@ -129,19 +132,19 @@ func (e *Enclave) AnswerJob(ctx context.Context, job store.AnswerJob) error {
 		// The run's own receipt is keyed under a key of its own (SPEC §11).
 		var rkKeyID uint32
 		var rkSealed []byte
-		if rk, rkKeyID, rkSealed, err = e.newReceiptKey(run); err != nil {
+		if rk, rkKeyID, rkSealed, err = s.keys.NewReceiptKey(run); err != nil {
 			return err
 		}
 		return tx.InsertRun(ctx, store.Run{ID: run, Agent: t.Preparer, Owner: t.Owner, ProjectUUID: t.ProjectUUID,
 			Operation: p.op.Name, ComputeLimit: limit, TaskID: t.ID, InputSHA256: rk.Sum(input),
-			ReceiptKeyID: rkKeyID, ReceiptKey: rkSealed, StartedAt: now, Runner: e.instance})
+			ReceiptKeyID: rkKeyID, ReceiptKey: rkSealed, StartedAt: now, Runner: s.instance})
 	})
 	if err != nil || !claimed {
 		return err
 	}
-	e.log.Info("answer run started", "run", run, "task", p.task.ID, "agent", p.task.Preparer, "operation", p.op.Name)
-	defer e.observeAnswer(p.conn.Name, time.Now())
-	return e.answer(ctx, p, run, limit, input, rk)
+	s.log.Info("answer run started", "run", run, "task", p.task.ID, "agent", p.task.Preparer, "operation", p.op.Name)
+	defer s.observe(p.conn.Name, time.Now())
+	return s.answer(ctx, p, run, limit, input, rk)
 }
 
 // prepare makes every check that comes before the run begins, in the
@@ -151,7 +154,7 @@ func (e *Enclave) AnswerJob(ctx context.Context, job store.AnswerJob) error {
 // the ones the owner saw and the preparer is still granted the project
 // (else void).
 // Everything it reads was read in one round trip (RunInputs).
-func (e *Enclave) prepare(in store.RunInputs) (*prepared, *ending, error) {
+func (s *Service) prepare(in store.RunInputs) (*prepared, *ending, error) {
 	t := in.Task
 	p := &prepared{task: t}
 	if in.Project == nil {
@@ -163,14 +166,14 @@ func (e *Enclave) prepare(in store.RunInputs) (*prepared, *ending, error) {
 	if raw == nil && !t.Shared() || in.Sealed == nil {
 		return nil, nil, store.ErrNotFound
 	}
-	sc, tk, err := e.openSealedBlob(t, in.Sealed, in.KeyID)
+	sc, tk, err := s.keys.OpenSealed(t, in.Sealed, in.KeyID)
 	if err != nil {
-		e.log.Error("a sealed copy does not open", "task", t.ID, "err", err)
+		s.log.Error("a sealed copy does not open", "task", t.ID, "err", err)
 		return p, refused(countersign.TaskUnreadable, "decryption failed."), nil
 	}
 	p.sealed, p.keys = sc, tk
 	if h := sha256.Sum256([]byte(sc.Envelope)); hex.EncodeToString(h[:]) != t.TaskHash {
-		e.log.Error("a sealed copy is not the approved task", "task", t.ID)
+		s.log.Error("a sealed copy is not the approved task", "task", t.ID)
 		return p, refused(countersign.TaskUnreadable, "decryption failed."), nil
 	}
 	if p.envelope, err = countersign.ParseEnvelope([]byte(sc.Envelope)); err != nil {
@@ -180,15 +183,15 @@ func (e *Enclave) prepare(in store.RunInputs) (*prepared, *ending, error) {
 		if p.approval, err = approval.ParseRecord(raw); err != nil {
 			return p, refused(countersign.ConfirmationRequired, "the owner's approval cannot be read."), nil
 		}
-		if err := e.checkApproval(p, p.approval, t.Owner, false); errors.Is(err, errMismatch) {
-			e.log.Warn("an approval's signature does not verify over the task's own summary; the task is void", "task", t.ID)
+		if err := s.checkApproval(p, p.approval, t.Owner, false); errors.Is(err, errMismatch) {
+			s.log.Warn("an approval's signature does not verify over the task's own summary; the task is void", "task", t.ID)
 			return p, mismatch(), nil
 		} else if err != nil {
-			e.log.Warn("an approval did not verify on the run side", "task", t.ID, "err", err)
+			s.log.Warn("an approval did not verify on the run side", "task", t.ID, "err", err)
 			return p, refused(countersign.ConfirmationRequired, "the owner's approval does not verify for this task now."), nil
 		}
 	}
-	conn, ok := e.connectors[project.Connector]
+	conn, ok := s.connectors[project.Connector]
 	if !ok {
 		return p, fail(countersign.FailOperationUnknown), nil
 	}
@@ -220,7 +223,7 @@ func (e *Enclave) prepare(in store.RunInputs) (*prepared, *ending, error) {
 	// approvers of the policy the envelope names (or one that only widens
 	// it): never the door's word for who approved.
 	if t.Shared() {
-		return p, e.checkShared(p, in.Approvals), nil
+		return p, s.checkShared(p, in.Approvals), nil
 	}
 	return p, nil, nil
 }
@@ -234,7 +237,7 @@ func (e *Enclave) prepare(in store.RunInputs) (*prepared, *ending, error) {
 // the policy's threshold, and the newest approval, which moved the task,
 // must be within the run-side window. A signature over another summary
 // voids the task (approval_mismatch); too few approvals refuse it.
-func (e *Enclave) checkShared(p *prepared, rows []store.Approval) *ending {
+func (s *Service) checkShared(p *prepared, rows []store.Approval) *ending {
 	t := p.task
 	rule := p.conn.ParsePolicy(p.project.Policy).For(t.Owner)
 	var counted []string
@@ -242,18 +245,18 @@ func (e *Enclave) checkShared(p *prepared, rows []store.Approval) *ending {
 	for _, row := range rows {
 		rec, err := approval.ParseRecord(row.Record)
 		if err != nil || rec.SignedBy(t.Owner) != row.Account {
-			e.log.Warn("a kept approval cannot be read; it does not count", "task", t.ID, "account", row.Account)
+			s.log.Warn("a kept approval cannot be read; it does not count", "task", t.ID, "account", row.Account)
 			continue
 		}
 		if !rule.Includes(row.Account) || row.Account == t.Preparer {
-			e.log.Warn("an approval by an account the policy does not let approve; it does not count", "task", t.ID, "account", row.Account)
+			s.log.Warn("an approval by an account the policy does not let approve; it does not count", "task", t.ID, "account", row.Account)
 			continue
 		}
-		if err := e.checkApproval(p, rec, row.Account, true); errors.Is(err, errMismatch) {
-			e.log.Warn("an approval's signature does not verify over the task's own summary; the task is void", "task", t.ID, "account", row.Account)
+		if err := s.checkApproval(p, rec, row.Account, true); errors.Is(err, errMismatch) {
+			s.log.Warn("an approval's signature does not verify over the task's own summary; the task is void", "task", t.ID, "account", row.Account)
 			return mismatch()
 		} else if err != nil {
-			e.log.Warn("an approval did not verify on the run side; it does not count", "task", t.ID, "account", row.Account, "err", err)
+			s.log.Warn("an approval did not verify on the run side; it does not count", "task", t.ID, "account", row.Account, "err", err)
 			continue
 		}
 		counted = append(counted, row.Account)
@@ -262,11 +265,11 @@ func (e *Enclave) checkShared(p *prepared, rows []store.Approval) *ending {
 		}
 	}
 	if n := rule.Count(counted, t.Preparer); n < rule.Threshold || !rule.Shared() {
-		e.log.Warn("a shared task's approvals do not reach its threshold on the run side", "task", t.ID, "have", n, "need", rule.Threshold)
+		s.log.Warn("a shared task's approvals do not reach its threshold on the run side", "task", t.ID, "have", n, "need", rule.Threshold)
 		return refused(countersign.ConfirmationRequired, fmt.Sprintf("the task's approvals (%d) do not reach the %d the project's approvers need now.", n, rule.Threshold))
 	}
-	if err := approval.CheckRun(e.clock(), newest, p.envelope.ExpiresAt); err != nil {
-		e.log.Warn("a shared task's last approval is out of the run-side window", "task", t.ID, "err", err)
+	if err := approval.CheckRun(s.clock(), newest, p.envelope.ExpiresAt); err != nil {
+		s.log.Warn("a shared task's last approval is out of the run-side window", "task", t.ID, "err", err)
 		return refused(countersign.ConfirmationRequired, "the approvals do not verify for this task now.")
 	}
 	return nil
@@ -285,7 +288,7 @@ func (e *Enclave) checkShared(p *prepared, rows []store.Approval) *ending {
 // is errMismatch: the door verified it over the sentence with the summary
 // its request carried, and everything else the payload holds is rebuilt
 // here from what the door kept, so the summary is what differs.
-func (e *Enclave) checkApproval(p *prepared, a approval.Record, account string, shared bool) error {
+func (s *Service) checkApproval(p *prepared, a approval.Record, account string, shared bool) error {
 	at := a.Time()
 	supply := countersign.SupplyHash(a.Note, a.Supplied)
 	if a.TaskHash != p.task.TaskHash || a.SupplyHash != supply {
@@ -297,18 +300,18 @@ func (e *Enclave) checkApproval(p *prepared, a approval.Record, account string, 
 			return errors.New("an approval of a shared task supplies nothing and is given alone")
 		case !at.Before(p.envelope.ExpiresAt):
 			return errors.New("the approval is dated at or after the task's expiry")
-		case at.After(e.clock().Add(approval.RunMaxAhead)):
+		case at.After(s.clock().Add(approval.RunMaxAhead)):
 			return errors.New("the approval is dated more than 10 minutes ahead")
 		case at.Before(p.envelope.CreatedAt.Add(-approval.ConfirmationMaxAge)):
 			return errors.New("the approval is dated before the task was opened")
 		}
-	} else if err := approval.CheckRun(e.clock(), at, p.envelope.ExpiresAt); err != nil {
+	} else if err := approval.CheckRun(s.clock(), at, p.envelope.ExpiresAt); err != nil {
 		return err
 	}
 	var sentence string
 	var err error
 	if a.Batch != nil {
-		sentence, err = e.batchSentence(p, a, at)
+		sentence, err = s.batchSentence(p, a, at)
 	} else {
 		sentence, err = approval.Approval{Account: account, Summary: p.envelope.Display.Summary, TaskID: p.envelope.ID,
 			TaskHash: p.task.TaskHash, SupplyHash: supply, At: at}.Sentence()
@@ -328,18 +331,18 @@ func (e *Enclave) checkApproval(p *prepared, a approval.Record, account string, 
 	if err != nil {
 		return err
 	}
-	if e.recipient == "" {
+	if s.keys.Recipient() == "" {
 		return errors.New("no recipient is configured")
 	}
-	if a.CallbackURL != nil && !approval.CallbackUnder(e.origin, *a.CallbackURL) {
+	if a.CallbackURL != nil && !approval.CallbackUnder(s.keys.Origin(), *a.CallbackURL) {
 		return errors.New("the approval's callback URL is not under the public origin")
 	}
-	err = approval.Payload{Message: sentence, Nonce: nonce, Recipient: e.recipient, CallbackURL: a.CallbackURL}.VerifySignature(key, sig)
+	err = approval.Payload{Message: sentence, Nonce: nonce, Recipient: s.keys.Recipient(), CallbackURL: a.CallbackURL}.VerifySignature(key, sig)
 	// Made for another deployment's recipient (or kept before the door
 	// named it), a signature that fails here says nothing of the summary.
 	// A batch's own summary was compared already: its sentence is the one
 	// the door verified, or the approval was tampered with.
-	if approval.KindOf(err) == approval.InvalidSignature && a.Recipient == e.recipient && a.Batch == nil {
+	if approval.KindOf(err) == approval.InvalidSignature && a.Recipient == s.keys.Recipient() && a.Batch == nil {
 		return errMismatch
 	}
 	return err
@@ -351,7 +354,7 @@ func (e *Enclave) checkApproval(p *prepared, a approval.Record, account string, 
 // the envelope's own (else errMismatch: the owner signed another summary
 // for it); the other tasks' lines and summaries are the batch's, as the
 // door checked the signature over them.
-func (e *Enclave) batchSentence(p *prepared, a approval.Record, at time.Time) (string, error) {
+func (s *Service) batchSentence(p *prepared, a approval.Record, at time.Time) (string, error) {
 	b := a.Batch
 	i := slices.IndexFunc(b.Tasks, func(l approval.BatchLine) bool { return l.ID == p.envelope.ID })
 	if i < 0 {
@@ -360,7 +363,7 @@ func (e *Enclave) batchSentence(p *prepared, a approval.Record, at time.Time) (s
 	if l := b.Tasks[i]; l.TaskHash != p.task.TaskHash || l.SupplyHash != countersign.SupplyHash(nil, nil) || a.Supplied != nil || a.Note != nil {
 		return "", errors.New("the batch names another hash or a supply for the task")
 	}
-	summaries, err := openBatch(p.keys, b.Summaries)
+	summaries, err := enclave.OpenBatch(p.keys, b.Summaries)
 	if err != nil {
 		return "", fmt.Errorf("the batch's summaries: %w", err)
 	}
@@ -377,7 +380,7 @@ func (e *Enclave) batchSentence(p *prepared, a approval.Record, at time.Time) (s
 // reason, or void. It is observed: the platform ended it. A refusal's
 // sentence is sealed into the task's history entry when p read the
 // envelope (its title and summary).
-func (e *Enclave) endApproved(ctx context.Context, tx endTx, t store.Task, end *ending, p *prepared) error {
+func (s *Service) endApproved(ctx context.Context, tx endTx, t store.Task, end *ending, p *prepared) error {
 	to, reason := countersign.StateFailed, end.reason
 	if end.void {
 		to, reason = countersign.StateVoid, ""
@@ -388,9 +391,9 @@ func (e *Enclave) endApproved(ctx context.Context, tx endTx, t store.Task, end *
 	}
 	var entry []byte
 	if end.refusal != "" && p != nil && p.envelope.ID == t.ID {
-		entry = e.endedEntry(t, p.envelope.Display, entryResult{Text: shownSentence(end.refusal + " Nothing was written.")})
+		entry = s.history.Ended(t, p.envelope.Display, history.Result{Text: history.Sentence(end.refusal + " Nothing was written.")})
 	}
-	moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, Move: m, At: e.clock(), Run: t.AnswerRun, Entry: entry})
+	moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, Move: m, At: s.clock(), Run: t.AnswerRun, Entry: entry})
 	if err != nil || !moved {
 		return err
 	}
@@ -398,17 +401,17 @@ func (e *Enclave) endApproved(ctx context.Context, tx endTx, t store.Task, end *
 	if told == "" {
 		told = end.code
 	}
-	e.log.Info("answer run did not begin", "task", t.ID, "state", to, "reason", told)
+	s.log.Info("answer run did not begin", "task", t.ID, "state", to, "reason", told)
 	if end.refusal == "" {
 		return nil
 	}
-	return e.recordResult(ctx, tx, t, map[string]any{"ok": false, "error": end.code + ": " + end.refusal + " Nothing was written.", "wrote": false}, "", "")
+	return s.recordResult(ctx, tx, t, map[string]any{"ok": false, "error": end.code + ": " + end.refusal + " Nothing was written.", "wrote": false}, "", "")
 }
 
 // recordResult seals an answer run's result for the preparer and keeps the
 // tasks it opened next.
-func (e *Enclave) recordResult(ctx context.Context, tx store.Outcomes, t store.Task, result any, next, notice string) error {
-	sealed, err := e.sealResult(t, result)
+func (s *Service) recordResult(ctx context.Context, tx store.Outcomes, t store.Task, result any, next, notice string) error {
+	sealed, err := s.sealResult(t, result)
 	if err != nil {
 		return err
 	}
@@ -416,41 +419,36 @@ func (e *Enclave) recordResult(ctx context.Context, tx store.Outcomes, t store.T
 }
 
 // sealResult seals an answer run's result for the preparer.
-func (e *Enclave) sealResult(t store.Task, result any) ([]byte, error) {
-	b, err := marshal(result)
+func (s *Service) sealResult(t store.Task, result any) ([]byte, error) {
+	b, err := calls.Marshal(result)
 	if err != nil {
 		return nil, err
 	}
-	tk, err := e.keys.TaskKeys(t.KeyID, t.ProjectUUID, t.Owner, t.ID)
-	if err != nil {
-		return nil, err
-	}
-	return tk.Seal(sealing.OutcomeRecord, b)
+	return s.keys.SealOutcome(t, b)
 }
 
 // answer runs the claimed answer operation and records how it ended.
-func (e *Enclave) answer(ctx context.Context, p *prepared, run string, limit time.Duration, input []byte, rk *sealing.ReceiptKey) error {
+func (s *Service) answer(ctx context.Context, p *prepared, run string, limit time.Duration, input []byte, rk *sealing.ReceiptKey) error {
 	t := p.task
-	ac, end := e.answerCall(ctx, p, run)
-	r := &Run{ID: run, Agent: t.Preparer, Request: input, ComputeLimit: limit, receipt: rk, Operation: p.op.Name,
-		Project: Project{Owner: t.Owner, Name: p.project.Name, UUID: t.ProjectUUID, Connector: p.conn.Name,
+	ac, end := s.answerCall(ctx, p, run)
+	r := &calls.Run{ID: run, Agent: t.Preparer, Request: input, ComputeLimit: limit, Receipt: rk, Operation: p.op.Name,
+		Project: calls.Project{Owner: t.Owner, Name: p.project.Name, UUID: t.ProjectUUID, Connector: p.conn.Name,
 			Build: p.conn.Build(), PolicyHash: p.envelope.PolicyHash, Approvers: p.conn.ParsePolicy(p.project.Policy).For(t.Owner)}}
-	plat := &platform{e: e, run: r, conn: p.conn}
 	var out any
+	var opened []calls.Opened
 	var runErr error
 	if end != nil {
 		runErr = &connectors.Refusal{Code: countersign.TaskUnreadable, Sentence: end.refusal}
 	} else {
-		ac.Platform = plat
 		// The report comes back whole through the handler's channel: a
 		// handler given up leaves nothing behind to read.
-		out, runErr = e.runHandler(ctx, r, func(ctx context.Context) (any, error) {
+		out, opened, runErr = s.calls.Execute(ctx, r, p.conn, func(ctx context.Context, plat connectors.Platform) (any, error) {
+			ac.Platform = plat
 			return p.op.Answer(ctx, ac)
 		})
 	}
 	rep, _ := out.(connectors.Report)
 	out = rep.Result
-	opened := plat.tasks()
 	var next, notice string
 	for _, o := range opened {
 		if o.Kind == countersign.KindNotice {
@@ -459,18 +457,18 @@ func (e *Enclave) answer(ctx context.Context, p *prepared, run string, limit tim
 			next = o.ID
 		}
 	}
-	state, reason, result, sentence := e.outcome(out, runErr)
+	state, reason, result, sentence := s.outcome(out, runErr)
 	finish, err := countersign.Transition(t.Kind, countersign.StateAnswering, state, countersign.ActorPlatform, reason)
 	if err != nil {
 		return err
 	}
-	told := entryResult{Text: shownSentence(sentence)}
+	told := history.Result{Text: history.Sentence(sentence)}
 	if state == countersign.StateDone {
-		told = e.shownOutcome(p.conn.Name, rep.Outcome)
+		told = s.history.Outcome(p.conn.Name, rep.Outcome)
 	}
-	entry := e.endedEntry(t, p.envelope.Display, told)
-	answer, _ := marshal(result)
-	sealed, err := e.sealResult(t, result)
+	entry := s.history.Ended(t, p.envelope.Display, told)
+	answer, _ := calls.Marshal(result)
+	sealed, err := s.sealResult(t, result)
 	if err != nil {
 		return err
 	}
@@ -479,9 +477,9 @@ func (e *Enclave) answer(ctx context.Context, p *prepared, run string, limit tim
 	// takes. While the store is unavailable the end is tried again (the
 	// job cannot be: the task is answering), until the sweep's deadline
 	// for a run that never reports.
-	err = e.untilStored(ctx, time.Now().Add(countersign.AnswerRunDeadline), func(tx enclaveTx) error {
+	err = calls.UntilStored(ctx, s.store, s.log, time.Now().Add(countersign.AnswerRunDeadline), func(tx answersTx) error {
 		// The end, its result and the next turns in one statement.
-		moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, Move: finish, At: e.clock(), Run: run,
+		moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, Move: finish, At: s.clock(), Run: run,
 			Answer: &store.Answer{Result: sealed, NextTaskID: next, NoticeID: notice}, Entry: entry})
 		if err != nil {
 			return err
@@ -489,54 +487,28 @@ func (e *Enclave) answer(ctx context.Context, p *prepared, run string, limit tim
 		if !moved {
 			// A sweep ended it (run_unfinished) while it ran: what it
 			// reports now is not recorded, and nothing runs again.
-			e.log.Warn("an answer run finished after its task was ended", "run", run, "task", t.ID)
+			s.log.Warn("an answer run finished after its task was ended", "run", run, "task", t.ID)
 			return nil
 		}
-		return e.sign(ctx, tx, r, p.op.Name, answer, opened)
+		return s.calls.Sign(ctx, tx, r, p.op.Name, answer, opened)
 	})
 	if err != nil {
 		return err
 	}
-	e.log.Info("answer run finished", "run", run, "task", t.ID, "state", state, "reason", reason)
+	s.log.Info("answer run finished", "run", run, "task", t.ID, "state", state, "reason", reason)
 	return nil
-}
-
-// storeRetry is the first wait before a transaction the store was
-// unavailable for is tried again; it doubles up to storeRetryMax.
-const (
-	storeRetry    = 50 * time.Millisecond
-	storeRetryMax = 5 * time.Second
-)
-
-// untilStored runs fn in a transaction, trying again while the store is
-// unavailable, until deadline (or ctx ends).
-func (e *Enclave) untilStored(ctx context.Context, deadline time.Time, fn func(enclaveTx) error) error {
-	wait := storeRetry
-	for {
-		err := e.store.Tx(ctx, fn)
-		if !errors.Is(err, store.ErrUnavailable) || time.Now().Add(wait).After(deadline) {
-			return err
-		}
-		e.log.Warn("the store is unavailable; trying again shortly", "wait", wait)
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(wait):
-		}
-		wait = min(2*wait, storeRetryMax)
-	}
 }
 
 // answerCall opens what the answer handler receives: the owner's supply and
 // note (sealed to the reply key) and the task's files.
-func (e *Enclave) answerCall(ctx context.Context, p *prepared, run string) (*connectors.AnswerCall, *ending) {
+func (s *Service) answerCall(ctx context.Context, p *prepared, run string) (*connectors.AnswerCall, *ending) {
 	t := p.task
 	unreadable := refused(countersign.TaskUnreadable, "decryption failed.")
 	ac := &connectors.AnswerCall{
 		Operation: p.op.Name, Envelope: p.envelope, State: p.sealed.State, Agent: t.Preparer, Owner: t.Owner,
 		Project: p.project.Name, ProjectUUID: t.ProjectUUID, Run: run, Policy: p.conn.ParsePolicy(p.project.Policy),
-		Now:  e.clock(),
-		Task: connectors.Task{ID: t.ID, Kind: t.Kind, Hash: t.TaskHash, Thread: t.Thread, ExpiresAt: t.ExpiresAt, Link: e.link(t.ID)},
+		Now:  s.clock(),
+		Task: connectors.Task{ID: t.ID, Kind: t.Kind, Hash: t.TaskHash, Thread: t.Thread, ExpiresAt: t.ExpiresAt, Link: s.calls.Link(t.ID)},
 	}
 	var err error
 	if p.approval.Supplied != nil {
@@ -551,21 +523,17 @@ func (e *Enclave) answerCall(ctx context.Context, p *prepared, run string) (*con
 		}
 		ac.Note = string(note)
 	}
-	raw, err := hex.DecodeString(p.sealed.ContentKey)
-	if err != nil {
-		return nil, unreadable
-	}
-	ck, err := sealing.ContentKeyFromBytes(raw)
+	ck, err := p.sealed.Key()
 	if err != nil {
 		return nil, unreadable
 	}
 	if len(p.envelope.Files) > 0 {
-		if err := e.store.Tx(ctx, func(tx enclaveTx) error { return e.openFiles(ctx, tx, p, ck, ac) }); err != nil {
+		if err := s.store.Tx(ctx, func(tx answersTx) error { return s.openFiles(ctx, tx, p, ck, ac) }); err != nil {
 			return nil, unreadable
 		}
 	}
 	if p.project.Creds != nil {
-		if ac.Credentials, err = e.credentials(p.project); err != nil {
+		if ac.Credentials, err = s.keys.Credentials(p.project); err != nil {
 			return nil, unreadable
 		}
 	}
@@ -573,7 +541,7 @@ func (e *Enclave) answerCall(ctx context.Context, p *prepared, run string) (*con
 }
 
 // openFiles opens the task's files for its answer run.
-func (e *Enclave) openFiles(ctx context.Context, tx store.TaskContent, p *prepared, ck *sealing.ContentKey, ac *connectors.AnswerCall) error {
+func (s *Service) openFiles(ctx context.Context, tx store.TaskContent, p *prepared, ck *sealing.ContentKey, ac *connectors.AnswerCall) error {
 	for n := range p.envelope.Files {
 		blob, err := tx.File(ctx, p.task.ID, n)
 		if err != nil {
@@ -591,7 +559,7 @@ func (e *Enclave) openFiles(ctx context.Context, tx store.TaskContent, p *prepar
 // outcome turns what an answer handler returned into the task's end: done
 // with its result, or failed run_refused:<code> with a sentence that says
 // whether the write happened (for the owner's history too).
-func (e *Enclave) outcome(out any, runErr error) (countersign.State, countersign.FailureReason, any, string) {
+func (s *Service) outcome(out any, runErr error) (countersign.State, countersign.FailureReason, any, string) {
 	refusedWith := func(code countersign.Code, sentence string, wrote bool) (countersign.State, countersign.FailureReason, any, string) {
 		r, err := countersign.RunRefused(code)
 		if err != nil {
@@ -610,7 +578,7 @@ func (e *Enclave) outcome(out any, runErr error) (countersign.State, countersign
 	case runErr != nil:
 		return refusedWith(countersign.Internal, "The connector failed. Whether the write happened is not known.", false)
 	}
-	b, err := marshal(out)
+	b, err := calls.Marshal(out)
 	if err != nil || len(b) == 0 || b[0] != '{' || len(b) > countersign.MaxResultBytes {
 		return refusedWith(countersign.Internal, fmt.Sprintf("The connector's result is not a JSON object of at most %d bytes. Whether the write happened is not known.", countersign.MaxResultBytes), false)
 	}

@@ -1,23 +1,40 @@
-package enclave
+// Package rotation moves the data between master keys: Rewrap seals again
+// under the keyring's current key what was sealed directly under an older
+// one, and CheckKeyring says whether a keyring is the one the data was
+// sealed with (serve checks it at every start, doctor on demand).
+package rotation
 
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 
-	"countersign/sealing"
+	"countersign/enclave"
 	"countersign/store"
 )
 
-// purposes maps what the store calls each master-sealed secret to its
-// sealing purpose.
-var purposes = map[string]sealing.SecretPurpose{
-	"project": sealing.ProjectCredentials,
-	"webhook": sealing.WebhookSecret,
-	"call":    callAnswer,
-	"push":    pushSubscription,
-	"vapid":   vapidKey,
+// Service rotates the master key's secrets.
+type Service struct {
+	keys  *enclave.Keys
+	store store.Port[rotationTx]
+	log   *slog.Logger
+}
+
+// New returns the rotation service over keys and db (log nil: the
+// default logger).
+func New(keys *enclave.Keys, db store.Store, log *slog.Logger) *Service {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Service{keys: keys, store: store.Narrow(db, func(tx store.Tx) rotationTx { return tx }), log: log}
+}
+
+// rotationTx is what rotation reads and changes in the store's
+// transactions: the master-sealed secrets and the key ids in use.
+type rotationTx interface {
+	store.Rewrap
 }
 
 // Rewrap seals again, under the keyring's current key, every secret sealed
@@ -28,35 +45,34 @@ var purposes = map[string]sealing.SecretPurpose{
 // not open is left as it is and counted in skipped (its row id is logged). Task blobs stay under
 // the key id that made them (see package sealing), so older ids must stay
 // in the keyring until the tasks they made are purged.
-func (e *Enclave) Rewrap(ctx context.Context) (moved, skipped int, err error) {
+func (s *Service) Rewrap(ctx context.Context) (moved, skipped int, err error) {
 	bad := map[string]bool{}
 	for {
 		var batch []store.Sealed
-		err := e.store.Tx(ctx, func(tx enclaveTx) (err error) {
-			batch, err = tx.SealedUnder(ctx, e.keys.Current(), 100+len(bad))
+		err := s.store.Tx(ctx, func(tx rotationTx) (err error) {
+			batch, err = tx.SealedUnder(ctx, s.keys.Current(), 100+len(bad))
 			return err
 		})
 		if err != nil {
 			return moved, skipped, err
 		}
 		progress := 0
-		for _, s := range batch {
-			p, ok := purposes[s.Kind]
-			if !ok {
-				return moved, skipped, fmt.Errorf("rewrap: unknown kind %q", s.Kind)
+		for _, sealed := range batch {
+			if !enclave.Rewraps(sealed.Kind) {
+				return moved, skipped, fmt.Errorf("rewrap: unknown kind %q", sealed.Kind)
 			}
-			if bad[s.Kind+"\x00"+s.Row] {
+			if bad[sealed.Kind+"\x00"+sealed.Row] {
 				continue
 			}
-			keyID, blob, err := e.keys.Rewrap(s.KeyID, p, s.Row, s.Blob)
+			keyID, blob, err := s.keys.Rewrap(sealed)
 			if err != nil {
-				bad[s.Kind+"\x00"+s.Row] = true
+				bad[sealed.Kind+"\x00"+sealed.Row] = true
 				skipped++
-				e.log.Error("a sealed secret does not open; it is left under its key", "kind", s.Kind, "key_id", s.KeyID, "err", err)
+				s.log.Error("a sealed secret does not open; it is left under its key", "kind", sealed.Kind, "key_id", sealed.KeyID, "err", err)
 				continue
 			}
-			err = e.store.Tx(ctx, func(tx enclaveTx) error {
-				ok, err := tx.ReplaceSealed(ctx, s, keyID, blob)
+			err = s.store.Tx(ctx, func(tx rotationTx) error {
+				ok, err := tx.ReplaceSealed(ctx, sealed, keyID, blob)
 				if ok {
 					progress++
 				}
@@ -113,15 +129,15 @@ func (c KeyringCheck) Needs(ids []uint32) string {
 // credentials, a webhook, an idempotent answer) opens. Past finding the ids
 // in use, it reads one row of each kind per id; serve runs it at every
 // start.
-func (e *Enclave) CheckKeyring(ctx context.Context) (KeyringCheck, error) {
+func (s *Service) CheckKeyring(ctx context.Context) (KeyringCheck, error) {
 	var c KeyringCheck
 	samples := map[uint32][]store.Sealed{}
-	err := e.store.Tx(ctx, func(tx enclaveTx) (err error) {
+	err := s.store.Tx(ctx, func(tx rotationTx) (err error) {
 		if c.InUse, err = tx.KeyIDsInUse(ctx); err != nil {
 			return err
 		}
 		for id := range c.InUse {
-			if !e.keys.Has(id) {
+			if !s.keys.Has(id) {
 				continue
 			}
 			if samples[id], err = tx.SealedSamples(ctx, id); err != nil {
@@ -134,14 +150,14 @@ func (e *Enclave) CheckKeyring(ctx context.Context) (KeyringCheck, error) {
 		return c, err
 	}
 	for id := range c.InUse {
-		if !e.keys.Has(id) {
+		if !s.keys.Has(id) {
 			c.Missing = append(c.Missing, id)
 			continue
 		}
 		opened := 0
-		for _, s := range samples[id] {
-			if err := e.openSample(s); err != nil {
-				c.Failed = append(c.Failed, fmt.Sprintf("%s under key %d", s.Kind, s.KeyID))
+		for _, sample := range samples[id] {
+			if err := s.keys.OpenSample(sample); err != nil {
+				c.Failed = append(c.Failed, fmt.Sprintf("%s under key %d", sample.Kind, sample.KeyID))
 				continue
 			}
 			opened++
@@ -159,30 +175,4 @@ func (e *Enclave) CheckKeyring(ctx context.Context) (KeyringCheck, error) {
 	}
 	slices.Sort(c.Failed)
 	return c, nil
-}
-
-// openSample opens a sampled sealed row with the keyring.
-func (e *Enclave) openSample(s store.Sealed) error {
-	switch s.Kind {
-	case "run":
-		_, err := e.keys.Open(s.KeyID, runReceiptKey, s.Row, s.Blob)
-		return err
-	case "task":
-		f := strings.Split(s.Row, "\x00")
-		if len(f) != 3 {
-			return fmt.Errorf("a task's row id has %d parts", len(f))
-		}
-		tk, err := e.keys.TaskKeys(s.KeyID, f[0], f[1], f[2])
-		if err != nil {
-			return err
-		}
-		_, err = tk.Open(sealing.TaskRecord, s.Blob)
-		return err
-	}
-	p, ok := purposes[s.Kind]
-	if !ok {
-		return fmt.Errorf("no purpose for %q", s.Kind)
-	}
-	_, err := e.keys.Open(s.KeyID, p, s.Row, s.Blob)
-	return err
 }

@@ -1,4 +1,4 @@
-package enclave
+package calls
 
 import (
 	"context"
@@ -9,15 +9,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime"
-	"runtime/debug"
-	"sync"
 	"time"
 
 	"countersign"
 	"countersign/connectors"
+	"countersign/enclave/history"
 	"countersign/policy"
-	"countersign/sealing"
 	"countersign/store"
 )
 
@@ -37,9 +34,6 @@ const (
 
 // MaxRunLimit is the longest compute limit of any run.
 const MaxRunLimit = connectors.MaxLimit
-
-// callAnswer is the idempotent answer sealed under the master key.
-const callAnswer = sealing.SecretPurpose("call-answer")
 
 // callRequest is an agent's POST /call/{owner}/{project}.
 type callRequest struct {
@@ -71,12 +65,12 @@ func HashAgentKey(key string) []byte {
 // run's end (SPEC §14). Whatever else the run answers — output, a task, or
 // any other refusal by the connector or by the task layer — the charge
 // stands.
-func (e *Enclave) Call(ctx context.Context, agentKey, owner, project, idempotencyKey string, body []byte) ([]byte, error) {
-	return e.call(ctx, callRequest{AgentKey: agentKey, Owner: owner, Project: project, Body: body, IdempotencyKey: idempotencyKey})
+func (s *Service) Call(ctx context.Context, agentKey, owner, project, idempotencyKey string, body []byte) ([]byte, error) {
+	return s.call(ctx, callRequest{AgentKey: agentKey, Owner: owner, Project: project, Body: body, IdempotencyKey: idempotencyKey})
 }
 
-func (e *Enclave) call(ctx context.Context, req callRequest) ([]byte, error) {
-	agent, err := e.agent(ctx, req.AgentKey)
+func (s *Service) call(ctx context.Context, req callRequest) ([]byte, error) {
+	agent, err := s.agent(ctx, req.AgentKey)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +94,7 @@ func (e *Enclave) call(ctx context.Context, req callRequest) ([]byte, error) {
 	}
 	var project store.Project
 	granted := false
-	err = e.store.Read(ctx, func(tx enclaveTx) error {
+	err = s.store.Read(ctx, func(tx callsTx) error {
 		p, err := tx.Project(ctx, req.Owner, req.Project)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil
@@ -111,25 +105,25 @@ func (e *Enclave) call(ctx context.Context, req callRequest) ([]byte, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, transport(err)
+		return nil, Transport(err)
 	}
 	if !granted {
 		// Whether the project exists is not the agent's to learn.
 		return refusal(countersign.Errorf(countersign.NotGranted, "this agent may not use this project")), nil
 	}
 	if isTaskOperation(call.Operation) {
-		if err := e.taskArgs(call.Operation, req.Body); err != nil {
+		if err := s.taskArgs(call.Operation, req.Body); err != nil {
 			return refusal(err), nil
 		}
-		out, err := e.taskOperation(ctx, agent.Account, project, call.Operation, req.Body)
+		out, err := s.taskOperation(ctx, agent.Account, project, call.Operation, req.Body)
 		if err != nil {
 			return answerOf(nil, err)
 		}
 		return answerOf(out, nil)
 	}
-	conn, ok := e.connectors[project.Connector]
+	conn, ok := s.connectors[project.Connector]
 	if !ok {
-		e.log.Error("a project's connector is not installed", "connector", project.Connector)
+		s.log.Error("a project's connector is not installed", "connector", project.Connector)
 		return refusal(countersign.Errorf(countersign.Internal, "the project's connector is not installed here")), nil
 	}
 	op, ok := conn.Operation(call.Operation)
@@ -138,7 +132,7 @@ func (e *Enclave) call(ctx context.Context, req callRequest) ([]byte, error) {
 	}
 	// The arguments fit the operation's schema before anything runs or is
 	// charged.
-	if sch, ok := e.schemas.For(conn.Name, op.Name); !ok {
+	if sch, ok := s.schemas.For(conn.Name, op.Name); !ok {
 		return refusal(countersign.Errorf(countersign.Internal, "%s has no schema for %s", conn.Name, op.Name)), nil
 	} else if err := sch.Check(req.Body); err != nil {
 		return refusal(err), nil
@@ -147,7 +141,7 @@ func (e *Enclave) call(ctx context.Context, req callRequest) ([]byte, error) {
 	if op.Kind == connectors.Write && pol.Mode() != policy.OK {
 		return refusal(countersign.Errorf(countersign.PolicyUnreadable, "%s", pol.Sentence())), nil
 	}
-	return e.runOperation(ctx, agent, project, conn, op, pol, req)
+	return s.runOperation(ctx, agent, project, conn, op, pol, req)
 }
 
 func contains(list []string, s string) bool {
@@ -160,7 +154,7 @@ func contains(list []string, s string) bool {
 }
 
 // agent authenticates an agent key.
-func (e *Enclave) agent(ctx context.Context, key string) (store.Agent, error) {
+func (s *Service) agent(ctx context.Context, key string) (store.Agent, error) {
 	unauthorized := countersign.Errorf(countersign.Unauthorized, "a valid agent key is needed (Authorization: Bearer ak_…)")
 	if len(key) < len(AgentKeyPrefix)+16 || len(key) > 128 || key[:len(AgentKeyPrefix)] != AgentKeyPrefix {
 		return store.Agent{}, unauthorized
@@ -169,7 +163,7 @@ func (e *Enclave) agent(ctx context.Context, key string) (store.Agent, error) {
 		return a, nil
 	}
 	var a store.Agent
-	err := e.store.Read(ctx, func(tx enclaveTx) (err error) {
+	err := s.store.Read(ctx, func(tx callsTx) (err error) {
 		a, err = tx.AgentByKey(ctx, HashAgentKey(key))
 		return err
 	})
@@ -177,13 +171,13 @@ func (e *Enclave) agent(ctx context.Context, key string) (store.Agent, error) {
 	case errors.Is(err, store.ErrNotFound):
 		return store.Agent{}, unauthorized
 	case err != nil:
-		return store.Agent{}, transport(err)
+		return store.Agent{}, Transport(err)
 	}
 	return a, nil
 }
 
-// transport turns a store failure into the transient refusal agents get.
-func transport(err error) error {
+// Transport turns a store failure into the transient refusal agents get.
+func Transport(err error) error {
 	if errors.Is(err, store.ErrUnavailable) {
 		return &countersign.Error{Code: countersign.TaskStoreUnavailable, Message: "the store is unavailable; try again shortly", RetryAfter: countersign.RetryShortly}
 	}
@@ -192,7 +186,7 @@ func transport(err error) error {
 
 // refusal is the body of a refusal answered with HTTP 200.
 func refusal(err error) []byte {
-	b, _ := marshal(map[string]any{"success": false, "error": string(countersign.ErrorCode(err)) + ": " + countersign.ErrorMessage(err)})
+	b, _ := Marshal(map[string]any{"success": false, "error": string(countersign.ErrorCode(err)) + ": " + countersign.ErrorMessage(err)})
 	return b
 }
 
@@ -201,11 +195,11 @@ func refusal(err error) []byte {
 func answerOf(out any, err error) ([]byte, error) {
 	if err != nil {
 		if errors.Is(err, store.ErrUnavailable) {
-			return nil, transport(err)
+			return nil, Transport(err)
 		}
 		return refusal(err), nil
 	}
-	b, err := marshal(out)
+	b, err := Marshal(out)
 	if err != nil || len(b) == 0 || b[0] != '{' {
 		return refusal(countersign.Errorf(countersign.Internal, "the operation's output is not a JSON object")), nil
 	}
@@ -214,16 +208,16 @@ func answerOf(out any, err error) ([]byte, error) {
 
 // runOperation starts a run (charging its price), runs the connector's
 // handler within the operation's compute limit, and records the answer.
-func (e *Enclave) runOperation(ctx context.Context, agent store.Agent, project store.Project, conn *connectors.Connector,
+func (s *Service) runOperation(ctx context.Context, agent store.Agent, project store.Project, conn *connectors.Connector,
 	op *connectors.Operation, pol *policy.Policy, req callRequest) ([]byte, error) {
 	// Credentials are opened before anything is charged: a project whose
 	// credentials do not open refuses, free.
-	creds, err := e.credentials(project)
+	creds, err := s.keys.Credentials(project)
 	if err != nil {
-		e.log.Error("cannot open a project's credentials", "project", project.UUID, "err", err)
+		s.log.Error("cannot open a project's credentials", "project", project.UUID, "err", err)
 		return refusal(countersign.Errorf(countersign.Internal, "the project's credentials cannot be opened")), nil
 	}
-	now := e.clock()
+	now := s.clock()
 	run := &Run{
 		ID: countersign.NewRunID(), Agent: agent.Account, Request: req.Body, ComputeLimit: op.ComputeLimit(), Operation: op.Name,
 		Project: Project{Owner: project.Owner, Name: project.Name, UUID: project.UUID, Connector: conn.Name,
@@ -232,26 +226,26 @@ func (e *Enclave) runOperation(ctx context.Context, agent store.Agent, project s
 	// The body's hash is keyed under the master key (SPEC §11): the same body
 	// is recognised, and no reader of the database can test guesses of it.
 	idem := store.IdempotentCall{Agent: agent.Account, Owner: project.Owner, Project: project.Name,
-		Key: req.IdempotencyKey, BodyKeyID: e.keys.Current(), CreatedAt: now}
+		Key: req.IdempotencyKey, BodyKeyID: s.keys.Current(), CreatedAt: now}
 	if req.IdempotencyKey != "" {
-		if idem.BodySHA256, err = e.bodyHash(idem.BodyKeyID, idem, req.Body); err != nil {
+		if idem.BodySHA256, err = s.keys.BodyHash(idem.BodyKeyID, idemRow(idem), req.Body); err != nil {
 			return nil, err
 		}
 	}
-	rk, rkKeyID, rkSealed, err := e.newReceiptKey(run.ID)
+	rk, rkKeyID, rkSealed, err := s.keys.NewReceiptKey(run.ID)
 	if err != nil {
 		return nil, err
 	}
-	run.receipt = rk
+	run.Receipt = rk
 	var replay []byte
-	err = e.store.Tx(ctx, func(tx enclaveTx) error {
+	err = s.store.Tx(ctx, func(tx callsTx) error {
 		if req.IdempotencyKey != "" {
 			first, claimed, err := tx.ClaimCall(ctx, idem)
 			if err != nil {
 				return err
 			}
 			if !claimed {
-				replay, err = e.replay(first, idem, req.Body, now)
+				replay, err = s.replay(first, idem, req.Body, now)
 				return err
 			}
 		}
@@ -276,90 +270,30 @@ func (e *Enclave) runOperation(ctx context.Context, agent store.Agent, project s
 		return replay, nil
 	case err == nil:
 	case errors.Is(err, store.ErrUnavailable):
-		return nil, transport(err)
+		return nil, Transport(err)
 	case countersign.ErrorCode(err) != countersign.Internal:
 		return refusal(err), nil
 	default:
 		return nil, err
 	}
 
-	p := &platform{e: e, run: run, conn: conn}
 	call := &connectors.Call{
 		Operation: op.Name, Args: req.Body, Agent: agent.Account, Owner: project.Owner, Project: project.Name,
-		ProjectUUID: project.UUID, Run: run.ID, Policy: pol, Credentials: creds, Now: now, Platform: p,
+		ProjectUUID: project.UUID, Run: run.ID, Policy: pol, Credentials: creds, Now: now,
 	}
-	e.log.Info("run started", "run", run.ID, "agent", agent.Account, "owner", project.Owner,
+	s.log.Info("run started", "run", run.ID, "agent", agent.Account, "owner", project.Owner,
 		"project", project.Name, "operation", op.Name, "price", op.Price)
 	// The run is not the request's: a client that hangs up does not cut a
 	// write off half way (the compute limit bounds it).
-	out, runErr := e.runHandler(context.WithoutCancel(ctx), run, func(ctx context.Context) (any, error) { return op.Run(ctx, call) })
-	opened := p.tasks()
+	out, opened, runErr := s.Execute(context.WithoutCancel(ctx), run, conn, func(ctx context.Context, p connectors.Platform) (any, error) {
+		call.Platform = p
+		return op.Run(ctx, call)
+	})
 	run.did = didOf(run, op, call, runErr, opened)
 	// A call refused for its own arguments is not charged, wherever in the
 	// connector the refusal arose, unless its run left something behind.
 	uncharge := op.Price > 0 && runErr != nil && connectors.Uncharged(runErr) && len(opened) == 0 && call.Done() == nil
-	return e.finish(ctx, run, op.Name, opened, idem, out, runErr, uncharge)
-}
-
-// overrunGrace is how long a handler may take, past its compute limit, to
-// notice its context ended before the run is given up.
-const overrunGrace = time.Second
-
-// runHandler runs a connector's handler within the run's compute limit. A
-// panic is an internal error and the process survives; a handler that
-// overruns its limit is given up (whatever it tries through the platform
-// afterwards is refused).
-func (e *Enclave) runHandler(ctx context.Context, run *Run, f func(context.Context) (any, error)) (any, error) {
-	ctx, cancel := context.WithTimeout(ctx, run.ComputeLimit)
-	defer cancel()
-	type result struct {
-		out any
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		defer func() {
-			if r := recover(); r != nil {
-				e.log.Error("a connector panicked", "run", run.ID, "panic", panicKind(r), "stack", string(debug.Stack()))
-				done <- result{nil, countersign.Errorf(countersign.Internal, "the connector failed")}
-			}
-		}()
-		out, err := f(ctx)
-		done <- result{out, err}
-	}()
-	overrun := countersign.Errorf(countersign.Internal, "the run passed its compute limit of %s", run.ComputeLimit)
-	select {
-	case r := <-done:
-		if r.err != nil && ctx.Err() == context.DeadlineExceeded && countersign.ErrorCode(r.err) == countersign.Internal {
-			return nil, overrun
-		}
-		return r.out, r.err
-	case <-ctx.Done():
-	}
-	select {
-	case r := <-done:
-		if r.err == nil && ctx.Err() != context.DeadlineExceeded {
-			return r.out, nil
-		}
-		if r.err != nil && countersign.ErrorCode(r.err) != countersign.Internal {
-			return r.out, r.err
-		}
-		return nil, overrun
-	case <-time.After(overrunGrace):
-		run.abandoned.Store(true)
-		e.log.Error("a connector overran its compute limit and was given up", "run", run.ID, "limit", run.ComputeLimit)
-		return nil, overrun
-	}
-}
-
-// panicKind names a panic for the log without its value, which may hold
-// what the run was reading; the runtime's own faults (nil dereference, index
-// out of range) are named in full since their text holds no content.
-func panicKind(v any) string {
-	if re, ok := v.(runtime.Error); ok {
-		return re.Error()
-	}
-	return fmt.Sprintf("%T", v)
+	return s.finish(ctx, run, op.Name, opened, idem, out, runErr, uncharge)
 }
 
 // finishPatience is how long a run's end is tried again while the store is
@@ -368,13 +302,13 @@ const finishPatience = 30 * time.Second
 
 // finish records the run's end and its answer, and takes its charge back
 // when uncharge says so, in one transaction.
-func (e *Enclave) finish(ctx context.Context, run *Run, op string, opened []Opened, idem store.IdempotentCall, out any, runErr error, uncharge bool) ([]byte, error) {
+func (s *Service) finish(ctx context.Context, run *Run, op string, opened []Opened, idem store.IdempotentCall, out any, runErr error, uncharge bool) ([]byte, error) {
 	if runErr != nil && countersign.ErrorCode(runErr) == countersign.Internal {
 		var ce *countersign.Error
 		if !errors.As(runErr, &ce) {
 			// Only the error's type: a connector's own error text may
 			// quote what the task holds.
-			e.log.Error("run failed", "run", run.ID, "err_type", fmt.Sprintf("%T", runErr))
+			s.log.Error("run failed", "run", run.ID, "err_type", fmt.Sprintf("%T", runErr))
 		}
 	}
 	answer, err := answerOf(out, runErr)
@@ -384,8 +318,8 @@ func (e *Enclave) finish(ctx context.Context, run *Run, op string, opened []Open
 	ctx = context.WithoutCancel(ctx)
 	// The run's end (its receipts, the idempotent answer) is tried again a
 	// while if the store went away during the run; the agent waits for it.
-	err = e.untilStored(ctx, time.Now().Add(finishPatience), func(tx enclaveTx) error {
-		if err := e.sign(ctx, tx, run, op, answer, opened); err != nil {
+	err = UntilStored(ctx, s.store, s.log, time.Now().Add(finishPatience), func(tx callsTx) error {
+		if err := s.Sign(ctx, tx, run, op, answer, opened); err != nil {
 			return err
 		}
 		if uncharge {
@@ -394,14 +328,14 @@ func (e *Enclave) finish(ctx context.Context, run *Run, op string, opened []Open
 			}
 		}
 		if run.did != nil {
-			if err := e.recordDirect(ctx, tx, run, run.Project.Connector, *run.did); err != nil {
+			if err := s.recordDirect(ctx, tx, run, *run.did); err != nil {
 				return err
 			}
 		}
 		if idem.Key == "" {
 			return nil
 		}
-		keyID, blob, err := e.keys.Seal(callAnswer, idemRow(idem), answer)
+		keyID, blob, err := s.keys.SealCallAnswer(idemRow(idem), answer)
 		if err != nil {
 			return err
 		}
@@ -410,23 +344,40 @@ func (e *Enclave) finish(ctx context.Context, run *Run, op string, opened []Open
 	})
 	if err != nil {
 		// The charge of a run refused for its arguments then stands.
-		e.log.Error("cannot record a run's end", "run", run.ID, "uncharge", uncharge, "err", err)
+		s.log.Error("cannot record a run's end", "run", run.ID, "uncharge", uncharge, "err", err)
 	}
-	e.log.Info("run finished", "run", run.ID, "refused", string(countersign.ErrorCode(runErr)), "uncharged", uncharge && err == nil)
+	s.log.Info("run finished", "run", run.ID, "refused", string(countersign.ErrorCode(runErr)), "uncharged", uncharge && err == nil)
 	return answer, nil
+}
+
+// recordDirect writes, in tx, the history entry of a write carried out at
+// once, its key wrapped to the owner's current devices.
+func (s *Service) recordDirect(ctx context.Context, tx callsTx, run *Run, d connectors.Did) error {
+	now := s.clock()
+	devices, err := tx.ActiveDevices(ctx, run.Project.Owner, now)
+	if err != nil {
+		return err
+	}
+	w := history.Write{Run: run.ID, Owner: run.Project.Owner, Project: run.Project.Name, ProjectUUID: run.Project.UUID,
+		Connector: run.Project.Connector, Operation: run.Operation, Agent: run.Agent}
+	entry, copies, err := s.history.Direct(w, d, now, s.keys.CheckedKeys(devices, now))
+	if err != nil {
+		return err
+	}
+	return tx.InsertActivity(ctx, entry, copies)
 }
 
 // sameBody tells whether body is the body of the first call with the key,
 // comparing keyed hashes under the first call's key id; known is false when
 // that cannot be told.
-func (e *Enclave) sameBody(first, this store.IdempotentCall, body []byte) (same, known bool) {
+func (s *Service) sameBody(first, this store.IdempotentCall, body []byte) (same, known bool) {
 	if first.BodySHA256 == "" || first.BodyKeyID == 0 {
 		return false, false
 	}
 	h := this.BodySHA256
 	if first.BodyKeyID != this.BodyKeyID {
 		var err error
-		if h, err = e.bodyHash(first.BodyKeyID, first, body); err != nil {
+		if h, err = s.keys.BodyHash(first.BodyKeyID, idemRow(first), body); err != nil {
 			return false, false
 		}
 	}
@@ -438,8 +389,8 @@ func idemRow(c store.IdempotentCall) string {
 }
 
 // replay answers a call whose idempotency key was used before.
-func (e *Enclave) replay(first, this store.IdempotentCall, body []byte, now time.Time) ([]byte, error) {
-	same, known := e.sameBody(first, this, body)
+func (s *Service) replay(first, this store.IdempotentCall, body []byte, now time.Time) ([]byte, error) {
+	same, known := s.sameBody(first, this, body)
 	switch {
 	case !known:
 		// Kept before body hashes were keyed, or under a master key no longer
@@ -453,111 +404,12 @@ func (e *Enclave) replay(first, this store.IdempotentCall, body []byte, now time
 	case first.Answer == nil:
 		return refusal(countersign.Errorf(countersign.Internal, "the first call with this idempotency key did not finish; whether it acted is unknown")), nil
 	}
-	answer, err := e.keys.Open(first.AnswerKeyID, callAnswer, idemRow(first), first.Answer)
+	answer, err := s.keys.OpenCallAnswer(first.AnswerKeyID, idemRow(first), first.Answer)
 	if err != nil {
 		return nil, fmt.Errorf("open an idempotent answer: %w", err)
 	}
 	return answer, nil
 }
-
-// credentials opens a project's sealed credentials.
-func (e *Enclave) credentials(p store.Project) ([]byte, error) {
-	if p.Creds == nil {
-		return nil, nil
-	}
-	return e.keys.Open(p.CredsKeyID, sealing.ProjectCredentials, p.UUID, p.Creds)
-}
-
-// SealCredentials seals a project's credentials under the master key.
-func (e *Enclave) SealCredentials(projectUUID string, creds []byte) (uint32, []byte, error) {
-	return e.keys.Seal(sealing.ProjectCredentials, projectUUID, creds)
-}
-
-// storeWithin runs a running operation's transaction, trying again while the
-// store is unavailable, within the run's compute limit (its context's
-// deadline): a short outage does not fail a run that has not written yet.
-func (e *Enclave) storeWithin(ctx context.Context, fn func(enclaveTx) error) error {
-	deadline, ok := ctx.Deadline()
-	if !ok {
-		deadline = time.Now().Add(finishPatience)
-	}
-	return e.untilStored(ctx, deadline, fn)
-}
-
-// platform is what a running operation gets of the service.
-type platform struct {
-	e    *Enclave
-	run  *Run
-	conn *connectors.Connector
-	// opened records the tasks the run opened.
-	mu     sync.Mutex
-	opened []Opened
-}
-
-// tasks are the tasks the run opened so far.
-func (p *platform) tasks() []Opened {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]Opened(nil), p.opened...)
-}
-
-// errGivenUp refuses what a handler asks after its run was given up.
-var errGivenUp = countersign.Errorf(countersign.Internal, "the run passed its compute limit")
-
-func (p *platform) OpenTask(ctx context.Context, spec connectors.TaskSpec, thread string) (connectors.Task, error) {
-	if p.run.abandoned.Load() {
-		return connectors.Task{}, errGivenUp
-	}
-	if err := p.conn.CanOpen(spec); err != nil {
-		return connectors.Task{}, err
-	}
-	var o Opened
-	err := p.e.storeWithin(ctx, func(tx enclaveTx) (err error) {
-		o, err = p.e.OpenTask(ctx, tx, p.run, spec, thread)
-		return err
-	})
-	if err != nil {
-		return connectors.Task{}, err
-	}
-	p.mu.Lock()
-	p.opened = append(p.opened, o)
-	p.mu.Unlock()
-	return connectors.Task{ID: o.ID, Kind: o.Kind, Hash: o.Hash, Thread: o.Thread, ExpiresAt: o.ExpiresAt, Link: p.e.link(o.ID)}, nil
-}
-
-func (p *platform) Reserve(ctx context.Context, kind policy.Kind, limit int) (bool, error) {
-	if p.run.abandoned.Load() {
-		return false, errGivenUp
-	}
-	var ok bool
-	err := p.e.storeWithin(ctx, func(tx enclaveTx) (err error) {
-		ok, err = tx.ReserveDaily(ctx, store.DailyKey{Owner: p.run.Project.Owner, ProjectUUID: p.run.Project.UUID,
-			Agent: p.run.Agent, Day: policy.Day(p.e.now()), Kind: kind.String()}, limit)
-		return err
-	})
-	return ok, err
-}
-
-func (p *platform) Spend(ctx context.Context, key string, amount, limit policy.Cents) (bool, error) {
-	if p.run.abandoned.Load() {
-		return false, errGivenUp
-	}
-	now := p.e.now()
-	var ok bool
-	err := p.e.storeWithin(ctx, func(tx enclaveTx) (err error) {
-		ok, err = tx.ReserveSpend(ctx, store.Spend{Owner: p.run.Project.Owner, ProjectUUID: p.run.Project.UUID, Key: key,
-			Cents: int64(amount), At: now, Since: now.Add(-connectors.SpendWindow)}, int64(limit))
-		return err
-	})
-	return ok, err
-}
-
-func (p *platform) Unspend(ctx context.Context, key string) error {
-	return p.e.storeWithin(ctx, func(tx enclaveTx) error { return tx.ReleaseSpend(ctx, p.run.Project.UUID, key) })
-}
-
-// link is where the owner reads a task.
-func (e *Enclave) link(taskID string) string { return e.publicURL + "/#/tasks/" + taskID }
 
 // NewAgentKey makes an agent key; store only its HashAgentKey.
 func NewAgentKey() (string, error) {
@@ -566,4 +418,21 @@ func NewAgentKey() (string, error) {
 		return "", err
 	}
 	return AgentKeyPrefix + base64.RawURLEncoding.EncodeToString(b[:]), nil
+}
+
+// didOf is what a run of a write carried out at once tells the owner's
+// history: what the connector told with Did, or an empty account of a
+// write that ran well without opening a task; nil when it wrote nothing
+// the history keeps. A run given up is not read: its handler may still run.
+func didOf(run *Run, op *connectors.Operation, call *connectors.Call, runErr error, opened []Opened) *connectors.Did {
+	if run.abandoned.Load() {
+		return nil
+	}
+	if d := call.Done(); d != nil {
+		return d
+	}
+	if op.Kind == connectors.Write && runErr == nil && len(opened) == 0 {
+		return &connectors.Did{}
+	}
+	return nil
 }

@@ -98,6 +98,7 @@ var (
 		"countersign/inbox":            "doorTx",
 		"countersign/enclave":          "",
 		"countersign/enclave/history":  "",
+		"countersign/enclave/side":     "",
 		"countersign/enclave/calls":    "callsTx",
 		"countersign/enclave/answers":  "answersTx",
 		"countersign/enclave/delivery": "deliveryTx",
@@ -405,9 +406,9 @@ func orNone(port string) string {
 // keyringHolders are the packages that may name the master keyring
 // (sealing.Keyring), make one or call its methods: sealing, which defines
 // it; enclave, the key-holder, which alone uses it; and the wiring that
-// loads or makes one and hands it to enclave.New (the command and the test
-// world).
-var keyringHolders = []string{"countersign/sealing", "countersign/enclave", "countersign/cmd/countersign", "countersign/servicetest"}
+// loads or makes one and hands it to enclave.New (package side, the
+// command and the test world).
+var keyringHolders = []string{"countersign/sealing", "countersign/enclave", "countersign/enclave/side", "countersign/cmd/countersign", "countersign/servicetest"}
 
 // TestOnlyTheKeyHolderHoldsTheKeyring: outside keyringHolders, no package
 // of the module names sealing.Keyring, calls a method of it or a function

@@ -14,12 +14,8 @@ import (
 	"countersign/config"
 	"countersign/connectors"
 	"countersign/enclave"
-	"countersign/enclave/answers"
-	"countersign/enclave/calls"
-	"countersign/enclave/delivery"
 	"countersign/enclave/rotation"
-	"countersign/enclave/sweeps"
-	"countersign/enclave/unlock"
+	"countersign/enclave/side"
 	"countersign/httpapi"
 	"countersign/inbox"
 	"countersign/sealing"
@@ -141,28 +137,28 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	if *dev {
 		fmt.Fprintf(a.stderr, "dev: recipient: owners sign for %q (the public origin %s; COUNTERSIGN_RECIPIENT sets another)\n", cfg.Recipient, cfg.PublicURL)
 	}
-	side := newEnclaveSide(keys, db, cat, cfg, log)
-	owners := inbox.NewService(inbox.Config{Store: db, Keeper: side.unlock, Tokens: side.keys, Webhooks: side.delivery,
-		Push: side.delivery, Catalogue: cat, Keys: wallets,
+	es := newEnclaveSide(keys, db, cat, cfg, log)
+	owners := inbox.NewService(inbox.Config{Store: db, Keeper: es.Unlock, Tokens: es.Keys, Webhooks: es.Delivery,
+		Push: es.Delivery, Catalogue: cat, Keys: wallets,
 		PublicURL: cfg.PublicURL, Recipient: cfg.Recipient, Logger: log, WebhookAllowPrivate: cfg.WebhookAllowPrivate,
 		PushAllowAnyEndpoint: cfg.PushAllowAnyEndpoint})
-	runKey, runKeys, err := side.keys.RunKeys()
+	runKey, runKeys, err := es.Keys.RunKeys()
 	if err != nil {
 		return err
 	}
-	api := httpapi.New(httpapi.Options{Version: version, Store: db, Logger: log, Inbox: owners, Agents: side.calls,
+	api := httpapi.New(httpapi.Options{Version: version, Store: db, Logger: log, Inbox: owners, Agents: es.Calls,
 		Connectors: cat, RunKey: httpapi.RunKeys{Current: runKey, Keys: runKeys},
 		Limits: httpapi.Limits{AgentCallsPerMinute: cfg.AgentCallsPerMinute}, PublicURL: cfg.PublicURL,
 		NearNetwork: nearNetwork(cfg.NearRPC), SandboxWallet: *dev})
 	defer api.Close()
-	api.Registry().MustRegister(append(side.answers.Collectors(), side.delivery.Collectors()...)...)
+	api.Registry().MustRegister(append(es.Answers.Collectors(), es.Delivery.Collectors()...)...)
 	// Answer runs, the leader's sweeps, webhook deliveries and pushes come
 	// from the job queue; the heartbeat tells other processes this one's
 	// runs are alive.
 	jobsCtx, stopBeating := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopBeating()
-	go side.answers.KeepAlive(jobsCtx)
-	work := side.work()
+	go es.Answers.KeepAlive(jobsCtx)
+	work := es.Work()
 	stopJobs, err := jobs.Start(jobsCtx, db, jobs.Config{Workers: work.Workers(), Periodic: work.Periodic(), Logger: log,
 		HandOff: work.Answer, HandOffTimeout: work.AnswerTimeout})
 	if err != nil {
@@ -266,48 +262,12 @@ func runMigrate(ctx context.Context, a *app, args []string) error {
 	return nil
 }
 
-// enclaveSide is the key-holder, the only holder of the master keyring,
-// and the enclave side's services, each given it; the door reaches it only
-// through the inbox's narrow interfaces (inbox.Keeper, TokenKeeper,
-// WebhookKeeper, PushKeeper).
-type enclaveSide struct {
-	keys     *enclave.Keys
-	calls    *calls.Service
-	answers  *answers.Service
-	delivery *delivery.Service
-	sweeps   *sweeps.Service
-	unlock   *unlock.Service
-}
-
 // newEnclaveSide wires the enclave side for the recipient and public
 // origin cfg names (known once serve listens).
-func newEnclaveSide(keys *sealing.Keyring, db store.Store, cat connectors.Catalogue, cfg *config.Config, log *slog.Logger) enclaveSide {
-	held := enclave.New(enclave.Config{Keyring: keys, Recipient: cfg.Recipient, PublicURL: cfg.PublicURL})
-	agents := calls.New(calls.Config{Keys: held, Store: db, Connectors: cat, PublicURL: cfg.PublicURL, Logger: log})
-	return enclaveSide{
-		keys:    held,
-		calls:   agents,
-		answers: answers.New(answers.Config{Keys: held, Store: db, Connectors: cat, Calls: agents, Logger: log}),
-		delivery: delivery.New(delivery.Config{Keys: held, Store: db, PublicURL: cfg.PublicURL, Logger: log,
-			WebhookAllowPrivate: cfg.WebhookAllowPrivate, PushAllowAnyEndpoint: cfg.PushAllowAnyEndpoint, PushContact: cfg.PushContact}),
-		sweeps: sweeps.New(sweeps.Config{Keys: held, Store: db, Logger: log}),
-		unlock: unlock.New(unlock.Config{Keys: held, Store: db, Logger: log}),
-	}
-}
-
-// work is what the job queue's workers do: answer runs, the leader's
-// sweeps, webhook deliveries and pushes.
-func (e enclaveSide) work() jobs.Work {
-	return jobs.Work{
-		Answer: e.answers.AnswerJob, AnswerTimeout: answers.Timeout,
-		Sweep: func(ctx context.Context) error {
-			_, err := e.sweeps.Sweep(ctx)
-			return err
-		},
-		SweepEvery: sweeps.SweepEvery,
-		Deliver:    e.delivery.Deliver, DeliverTimeout: delivery.WebhookTimeout,
-		Push: e.delivery.DeliverPush, PushTimeout: delivery.PushTimeout,
-	}
+func newEnclaveSide(keys *sealing.Keyring, db store.Store, cat connectors.Catalogue, cfg *config.Config, log *slog.Logger) *side.Side {
+	return side.New(side.Config{Keys: keys, Store: db, Connectors: cat, Recipient: cfg.Recipient, PublicURL: cfg.PublicURL,
+		Logger: log, WebhookAllowPrivate: cfg.WebhookAllowPrivate, PushAllowAnyEndpoint: cfg.PushAllowAnyEndpoint,
+		PushContact: cfg.PushContact})
 }
 
 // nearNetwork is the network the page's wallets sign in on: testnet when

@@ -1,0 +1,148 @@
+package sqlstore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"countersign"
+	"countersign/store"
+	"countersign/store/sqlstore"
+	"countersign/store/storetest"
+)
+
+// heard collects one owner's task events from a store handle.
+type heard struct {
+	mu  sync.Mutex
+	evs []store.TaskEvent
+}
+
+func listen(db *sqlstore.DB, owner string) (*heard, func()) {
+	h := &heard{}
+	stop := db.SubscribeFunc(owner, func(ev store.TaskEvent) {
+		h.mu.Lock()
+		h.evs = append(h.evs, ev)
+		h.mu.Unlock()
+	})
+	return h, stop
+}
+
+func (h *heard) events() []store.TaskEvent {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]store.TaskEvent(nil), h.evs...)
+}
+
+// TestEventsReachEveryProcessOnce: events committed through one handle (one
+// process) reach that handle's subscribers and another handle's on the same
+// database, each exactly once and in commit order, also when many commit at
+// once from many goroutines; a rolled back change reaches nobody, and the
+// channel carries one notification for each event.
+func TestEventsReachEveryProcessOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := storetest.Postgres(t)
+	other, err := sqlstore.OpenPostgres(ctx, storetest.PostgresURL(), db.SchemaName())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+
+	// A bare LISTEN on the channel, to count what is sent on it.
+	raw, err := pgx.Connect(ctx, storetest.PostgresURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close(ctx)
+	if _, err := raw.Exec(ctx, "LISTEN "+pgx.Identifier{"countersign_tasks_" + db.SchemaName()}.Sanitize()); err != nil {
+		t.Fatal(err)
+	}
+	const owners, moves = 8, 3
+	here, stopHere := make([]*heard, owners), make([]func(), owners)
+	there, stopThere := make([]*heard, owners), make([]func(), owners)
+	for i := range owners {
+		owner := fmt.Sprintf("owner%d.near", i)
+		here[i], stopHere[i] = listen(db, owner)
+		there[i], stopThere[i] = listen(other, owner)
+		defer stopHere[i]()
+		defer stopThere[i]()
+	}
+	_ = db.Tx(ctx, func(tx store.Tx) error {
+		k, c := storetest.NewTask("gone-1", "owner0.near", "bot.near")
+		_ = tx.InsertTask(ctx, k, c)
+		return errors.New("refused")
+	})
+	path := []countersign.State{countersign.StateOpen, countersign.StateApproved, countersign.StateAnswering, countersign.StateDone}
+	var wg sync.WaitGroup
+	for i := range owners {
+		wg.Go(func() {
+			owner := fmt.Sprintf("owner%d.near", i)
+			k, c := storetest.NewTask(fmt.Sprintf("r%d-1", i), owner, "bot.near")
+			err := db.Tx(ctx, func(tx store.Tx) error { return tx.InsertTask(ctx, k, c) })
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			actors := []countersign.Actor{countersign.ActorOwner, countersign.ActorPlatform, countersign.ActorPlatform}
+			for j := range moves {
+				mv, err := countersign.Transition(k.Kind, path[j], path[j+1], actors[j], "")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				err = db.Tx(ctx, func(tx store.Tx) error {
+					moved, err := tx.MoveTask(ctx, store.Move{ID: k.ID, Move: mv, At: time.Now(), Run: "run1"})
+					if err == nil && !moved {
+						err = errors.New("not moved")
+					}
+					return err
+				})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+
+	for i := range owners {
+		id := fmt.Sprintf("r%d-1", i)
+		var want []store.TaskEvent
+		for _, s := range path {
+			want = append(want, store.TaskEvent{Owner: fmt.Sprintf("owner%d.near", i), TaskID: id, State: s})
+		}
+		for name, h := range map[string]*heard{"the writing process": here[i], "the other process": there[i]} {
+			deadline := time.Now().Add(5 * time.Second)
+			for len(h.events()) < len(want) && time.Now().Before(deadline) {
+				time.Sleep(5 * time.Millisecond)
+			}
+			time.Sleep(100 * time.Millisecond) // a duplicate or a straggler would show by now
+			if got := h.events(); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%s heard %v, want %v", name, got, want)
+			}
+		}
+	}
+
+	n := 0
+	for {
+		wctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		note, err := raw.WaitForNotification(wctx)
+		cancel()
+		if err != nil {
+			break
+		}
+		n++
+		if _, ok := sqlstore.ParseEvent(note.Payload); !ok {
+			t.Fatalf("%q on the channel", note.Payload)
+		}
+	}
+	if n != owners*len(path) {
+		t.Fatalf("%d notifications on the channel, want %d", n, owners*len(path))
+	}
+}

@@ -1,6 +1,9 @@
 package enclave_test
 
 import (
+	"context"
+	"encoding/json"
+	"runtime"
 	"testing"
 	"time"
 
@@ -55,6 +58,51 @@ func TestTaskWaitWakesOnTheEvent(t *testing.T) {
 			}
 		case <-time.After(5 * time.Second):
 			t.Fatal("task_wait did not wake on the task's event")
+		}
+	})
+}
+
+// TestTaskWaitAnswersWhenItsRequestEnds: a task_wait whose request ends
+// while it waits (as every request does when serve shuts down) answers the
+// task's status, never an error, even when the end comes just as it has
+// begun to listen, before its first look at the task.
+func TestTaskWaitAnswersWhenItsRequestEnds(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
+		w := servicetest.New(t, db, servicetest.WithTaskWaitPoll(-1))
+		checked, err := w.Enclave.Calls.Authenticate(t.Context(), w.AgentKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := w.Pay()
+		body := []byte(`{"operation": "task_wait", "task_id": "` + id + `", "timeout_s": 30}`)
+		for i := range 40 {
+			rctx, end := context.WithCancel(checked)
+			type answer struct {
+				raw []byte
+				err error
+			}
+			answered := make(chan answer, 1)
+			go func() {
+				raw, err := w.Enclave.Calls.Call(rctx, w.AgentKey, w.Owner.Account, "ledger", "", body)
+				answered <- answer{raw, err}
+			}()
+			for db.Subscribers(w.Owner.Account) == 0 {
+				runtime.Gosched()
+			}
+			end() // the request ends as the wait begins
+			select {
+			case a := <-answered:
+				var st struct{ State string }
+				if a.err != nil || json.Unmarshal(a.raw, &st) != nil || st.State != string(countersign.StateOpen) {
+					t.Fatalf("round %d: task_wait answered %s %v at its request's end, want the task open", i, a.raw, a.err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatalf("round %d: task_wait did not answer when its request ended", i)
+			}
+			for db.Subscribers(w.Owner.Account) != 0 {
+				runtime.Gosched()
+			}
 		}
 	})
 }

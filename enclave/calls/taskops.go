@@ -204,19 +204,27 @@ func (s *Service) taskStatus(ctx context.Context, agent string, project store.Pr
 	return st, err
 }
 
+// lookLimit bounds task_wait's looks at the task past its timeout.
+const lookLimit = 10 * time.Second
+
 // taskWait answers as task_status as soon as the task's state differs from
 // the one it had when the call came, or when the timeout passes; a task
 // already closed is answered at once. It waits on the store's task events
 // (every process's, on PostgreSQL), looking at the task again now and then
-// in case an event was missed.
+// in case an event was missed. The request's end (the client gone, or serve
+// shutting down) ends the wait, not a look at the task under way: the wait
+// is answered with what it knows, never with the look's cancellation; the
+// looks are bounded by the wait's own timeout and lookLimit beyond it.
 func (s *Service) taskWait(ctx context.Context, agent string, project store.Project, id string, timeout time.Duration) (TaskStatus, error) {
+	look, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout+lookLimit)
+	defer cancel()
 	var events <-chan store.TaskEvent
 	if sub, ok := s.store.Store.(store.Subscriber); ok {
 		ch, stop := sub.Subscribe(project.Owner)
 		defer stop()
 		events = ch
 	}
-	first, err := s.taskStatus(ctx, agent, project, id)
+	first, err := s.taskStatus(look, agent, project, id)
 	if err != nil || timeout == 0 || countersign.State(first.State).Terminal() {
 		return first, err // a closed task changes no more
 	}
@@ -233,19 +241,19 @@ func (s *Service) taskWait(ctx context.Context, agent string, project store.Proj
 		case <-ctx.Done():
 			return first, nil
 		case <-deadline.C:
-			return s.taskStatus(ctx, agent, project, id)
+			return s.taskStatus(look, agent, project, id)
 		case ev, ok := <-events:
 			if !ok {
 				events = nil // dropped: the poll still looks, if there is one
 				continue
 			}
 			if ev.TaskID == id && string(ev.State) != first.State {
-				return s.taskStatus(ctx, agent, project, id)
+				return s.taskStatus(look, agent, project, id)
 			}
 		case <-poll:
 			var state string
-			err := s.store.Tx(ctx, func(tx callsTx) error {
-				t, err := preparerTask(ctx, tx, agent, project, id)
+			err := s.store.Tx(look, func(tx callsTx) error {
+				t, err := preparerTask(look, tx, agent, project, id)
 				state = string(t.State)
 				return err
 			})
@@ -253,7 +261,7 @@ func (s *Service) taskWait(ctx context.Context, agent string, project store.Proj
 				return TaskStatus{}, err
 			}
 			if state != first.State {
-				return s.taskStatus(ctx, agent, project, id)
+				return s.taskStatus(look, agent, project, id)
 			}
 		}
 	}

@@ -29,8 +29,8 @@ var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
 func newEnclave(t *testing.T) (*calls.Service, *sealing.Keyring) {
 	keys := sealing.GenerateKeyring()
-	return calls.New(calls.Config{Keys: enclave.New(enclave.Config{Keyring: keys, PublicURL: "https://inbox.example"}), PublicURL: "https://inbox.example",
-		Now: func() time.Time { return t0 }}), keys
+	return calls.New(calls.Config{Deps: enclave.Deps{Keys: enclave.New(enclave.Config{Keyring: keys, PublicURL: "https://inbox.example"}),
+		Now: func() time.Time { return t0 }}, PublicURL: "https://inbox.example"}), keys
 }
 
 func project(owner string) calls.Project {

@@ -40,24 +40,15 @@ type Service struct {
 
 // Config is what a Service is built from.
 type Config struct {
-	Keys       *enclave.Keys
-	Store      store.Store
+	enclave.Deps
 	Connectors connectors.Catalogue
 	// Calls runs the answer operations.
 	Calls *calls.Service
-	// Now is the clock (nil: time.Now).
-	Now    func() time.Time
-	Logger *slog.Logger
 }
 
 // New returns the answers service.
 func New(c Config) *Service {
-	if c.Now == nil {
-		c.Now = time.Now
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
+	c.Deps = c.Deps.WithDefaults()
 	return &Service{keys: c.Keys, store: port(c.Store), connectors: c.Connectors, calls: c.Calls,
 		history: history.New(c.Keys, c.Logger), now: c.Now, log: c.Logger, instance: "p" + countersign.NewRunID(),
 		runs: prometheus.NewHistogramVec(prometheus.HistogramOpts{

@@ -40,14 +40,10 @@ type Service struct {
 
 // Config is what a Service is built from.
 type Config struct {
-	Keys       *enclave.Keys
-	Store      store.Store
+	enclave.Deps
 	Connectors connectors.Catalogue
 	// PublicURL is the service's origin, for the links agents are given.
 	PublicURL string
-	// Now is the clock (nil: time.Now).
-	Now    func() time.Time
-	Logger *slog.Logger
 	// TaskWaitPoll is how often task_wait looks at a task besides listening
 	// to its events (0: DefaultTaskWaitPoll; negative: never, events only).
 	TaskWaitPoll time.Duration
@@ -61,12 +57,7 @@ const DefaultTaskWaitPoll = 5 * time.Second
 // schema does not compile or an example does not fit it: check a catalogue
 // with argschema.NewSet first.
 func New(c Config) *Service {
-	if c.Now == nil {
-		c.Now = time.Now
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
+	c.Deps = c.Deps.WithDefaults()
 	if c.TaskWaitPoll == 0 {
 		c.TaskWaitPoll = DefaultTaskWaitPoll
 	}

@@ -40,13 +40,9 @@ type Service struct {
 
 // Config is what a Service is built from.
 type Config struct {
-	Keys  *enclave.Keys
-	Store store.Store
+	enclave.Deps
 	// PublicURL is the service's origin, for the links events carry.
 	PublicURL string
-	// Now is the clock (nil: time.Now).
-	Now    func() time.Time
-	Logger *slog.Logger
 	// WebhookAllowPrivate lets webhooks reach loopback and private
 	// addresses (development and tests only).
 	WebhookAllowPrivate bool
@@ -67,12 +63,7 @@ type Config struct {
 
 // New returns the delivery service.
 func New(c Config) *Service {
-	if c.Now == nil {
-		c.Now = time.Now
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
+	c.Deps = c.Deps.WithDefaults()
 	if c.WebhookSender == nil {
 		c.WebhookSender = webhook.NewSender(c.WebhookAllowPrivate)
 	}

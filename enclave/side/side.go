@@ -59,19 +59,18 @@ type Config struct {
 // New builds the enclave side.
 func New(c Config) *Side {
 	keys := enclave.New(enclave.Config{Keyring: c.Keys, Recipient: c.Recipient, PublicURL: c.PublicURL})
-	cs := calls.New(calls.Config{Keys: keys, Store: c.Store, Connectors: c.Connectors, PublicURL: c.PublicURL,
-		Now: c.Now, Logger: c.Logger, TaskWaitPoll: c.TaskWaitPoll})
+	deps := enclave.Deps{Keys: keys, Store: c.Store, Now: c.Now, Logger: c.Logger}.WithDefaults()
+	cs := calls.New(calls.Config{Deps: deps, Connectors: c.Connectors, PublicURL: c.PublicURL, TaskWaitPoll: c.TaskWaitPoll})
 	return &Side{
-		Keys:  keys,
-		Calls: cs,
-		Answers: answers.New(answers.Config{Keys: keys, Store: c.Store, Connectors: c.Connectors, Calls: cs,
-			Now: c.Now, Logger: c.Logger}),
-		Delivery: delivery.New(delivery.Config{Keys: keys, Store: c.Store, PublicURL: c.PublicURL, Now: c.Now, Logger: c.Logger,
+		Keys:    keys,
+		Calls:   cs,
+		Answers: answers.New(answers.Config{Deps: deps, Connectors: c.Connectors, Calls: cs}),
+		Delivery: delivery.New(delivery.Config{Deps: deps, PublicURL: c.PublicURL,
 			WebhookAllowPrivate: c.WebhookAllowPrivate, PushAllowAnyEndpoint: c.PushAllowAnyEndpoint,
 			PushContact: c.PushContact, Jitter: c.Jitter}),
-		Sweeps:   sweeps.New(sweeps.Config{Keys: keys, Store: c.Store, Now: c.Now, Logger: c.Logger}),
-		Rotation: rotation.New(keys, c.Store, c.Logger),
-		Unlock:   unlock.New(unlock.Config{Keys: keys, Store: c.Store, Now: c.Now, Logger: c.Logger}),
+		Sweeps:   sweeps.New(sweeps.Config{Deps: deps}),
+		Rotation: rotation.New(keys, c.Store, deps.Logger),
+		Unlock:   unlock.New(unlock.Config{Deps: deps}),
 	}
 }
 

@@ -30,21 +30,12 @@ type Service struct {
 
 // Config is what a Service is built from.
 type Config struct {
-	Keys  *enclave.Keys
-	Store store.Store
-	// Now is the clock (nil: time.Now).
-	Now    func() time.Time
-	Logger *slog.Logger
+	enclave.Deps
 }
 
 // New returns the unlock service.
 func New(c Config) *Service {
-	if c.Now == nil {
-		c.Now = time.Now
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
+	c.Deps = c.Deps.WithDefaults()
 	return &Service{keys: c.Keys, store: store.Narrow(c.Store, func(tx store.Tx) unlockTx { return tx }),
 		history: history.New(c.Keys, c.Logger), now: c.Now, log: c.Logger}
 }

@@ -17,8 +17,40 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
+
+// pkgImports is a package of the module and the packages it imports.
+type pkgImports struct {
+	path    string
+	imports []string
+}
+
+// listImports runs go list once for every test that reads the module's
+// import graph.
+var listImports = sync.OnceValues(func() ([]pkgImports, error) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./...").Output()
+	if err != nil {
+		return nil, err
+	}
+	var pkgs []pkgImports
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		pkgs = append(pkgs, pkgImports{path: f[0], imports: f[1:]})
+	}
+	return pkgs, nil
+})
+
+// moduleImports is every package of the module with its imports.
+func moduleImports(t *testing.T) []pkgImports {
+	t.Helper()
+	pkgs, err := listImports()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	return pkgs
+}
 
 // TestArchitectureTableMatchesImports: every package of the module has a row
 // in docs/architecture.md, and the row's "project imports" are the
@@ -56,18 +88,13 @@ func TestArchitectureTableMatchesImports(t *testing.T) {
 		slices.Sort(list)
 		rows[pkg] = list
 	}
-	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./...").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	pkgs := strings.Split(strings.TrimSpace(string(out)), "\n")
+	pkgs := moduleImports(t)
 	if len(pkgs) < 15 {
 		t.Fatalf("go list found only %d packages", len(pkgs))
 	}
-	for _, line := range pkgs {
-		f := strings.Fields(line)
-		pkg, got := f[0], []string{}
-		for _, imp := range f[1:] {
+	for _, p := range pkgs {
+		pkg, got := p.path, []string{}
+		for _, imp := range p.imports {
 			if imp == "countersign" || strings.HasPrefix(imp, "countersign/") {
 				got = append(got, imp)
 			}
@@ -120,21 +147,16 @@ var (
 // method of each aggregate its port is made of.
 func TestConsumersKeepToTheirPorts(t *testing.T) {
 	t.Parallel()
-	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./...").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
 	var consumers []string
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		f := strings.Fields(line)
-		if !slices.Contains(f[1:], "countersign/store") || slices.Contains(wholeTx, f[0]) {
+	for _, p := range moduleImports(t) {
+		if !slices.Contains(p.imports, "countersign/store") || slices.Contains(wholeTx, p.path) {
 			continue
 		}
-		if _, ok := storePorts[f[0]]; !ok {
-			t.Errorf("%s uses the store but declares no port: give it an interface of the aggregates it touches, through store.Narrow, and add it to storePorts", f[0])
+		if _, ok := storePorts[p.path]; !ok {
+			t.Errorf("%s uses the store but declares no port: give it an interface of the aggregates it touches, through store.Narrow, and add it to storePorts", p.path)
 			continue
 		}
-		consumers = append(consumers, f[0])
+		consumers = append(consumers, p.path)
 	}
 	for pkg := range storePorts {
 		if !slices.Contains(consumers, pkg) {
@@ -416,15 +438,10 @@ var keyringHolders = []string{"countersign/sealing", "countersign/enclave", "cou
 // the door is given narrower interfaces still.
 func TestOnlyTheKeyHolderHoldsTheKeyring(t *testing.T) {
 	t.Parallel()
-	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./...").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
 	var users []string
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		f := strings.Fields(line)
-		if slices.Contains(f[1:], "countersign/sealing") {
-			users = append(users, f[0])
+	for _, p := range moduleImports(t) {
+		if slices.Contains(p.imports, "countersign/sealing") {
+			users = append(users, p.path)
 		}
 	}
 	if !slices.Contains(users, "countersign/enclave") || len(users) < 4 {

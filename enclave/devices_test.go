@@ -4,10 +4,12 @@ import (
 	"crypto/ecdh"
 	"crypto/rand"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
 	"countersign/approval"
+	"countersign/enclave"
 	"countersign/sealing"
 	"countersign/store"
 	"countersign/store/sqlstore"
@@ -106,5 +108,81 @@ func TestContentKeyWrappedToCheckedDevices(t *testing.T) {
 			}
 			return nil
 		})
+	})
+}
+
+// TestCheckedDevicesRememberedSafely: a statement is verified once and
+// remembered, and what is remembered never lets through what the check
+// would refuse: a row changed in any part the check reads is checked
+// afresh, and a remembered device whose statement's deadline has passed is
+// left out.
+func TestCheckedDevicesRememberedSafely(t *testing.T) {
+	t.Parallel()
+	keys := enclave.New(enclave.Config{Keyring: sealing.GenerateKeyring(), PublicURL: "https://inbox.example"})
+	w, _ := approval.NewWallet()
+	other, _ := approval.NewWallet()
+	good, _ := signedDevice(t, w, "good", "inbox.example", t0.Add(time.Hour))
+	second, _ := signedDevice(t, w, "second", "inbox.example", t0.Add(time.Hour))
+	strangers, _ := signedDevice(t, other, "stranger", "inbox.example", t0.Add(time.Hour))
+	for round := range 2 { // the second round answers from what was remembered
+		if got := keys.CheckedKeys([]store.Device{good}, t0); got["good"] == nil {
+			t.Fatalf("round %d: a good device was left out", round)
+		}
+	}
+	var m approval.SignedMessage
+	_ = json.Unmarshal([]byte(good.Statement), &m)
+	changed := func(f func(d *store.Device)) store.Device {
+		d := good
+		f(&d)
+		return d
+	}
+	for name, d := range map[string]store.Device{
+		// Each row keeps the good device's id, which is not what is
+		// remembered by.
+		"another device's key":       changed(func(d *store.Device) { d.DevicePubkey = second.DevicePubkey }),
+		"another account":            changed(func(d *store.Device) { d.Account = other.AccountID }),
+		"another signer":             changed(func(d *store.Device) { d.SignerPubkey = strangers.SignerPubkey }),
+		"another wallet's statement": changed(func(d *store.Device) { d.Statement = strangers.Statement }),
+		"a signature not the wallet's": changed(func(d *store.Device) {
+			forged := m
+			forged.Signature = strings.Repeat("A", len(m.Signature))
+			b, _ := json.Marshal(forged)
+			d.Statement = string(b)
+		}),
+	} {
+		if got := keys.CheckedKeys([]store.Device{d}, t0); len(got) != 0 {
+			t.Errorf("%s: the device was let through on what was remembered of the good one", name)
+		}
+	}
+	if got := keys.CheckedKeys([]store.Device{good}, t0.Add(time.Hour)); len(got) != 0 {
+		t.Error("a remembered device was let through at its statement's deadline")
+	}
+	if got := keys.CheckedKeys([]store.Device{good, second}, t0.Add(time.Hour-time.Second)); len(got) != 2 {
+		t.Errorf("before the deadline %d of 2 devices were let through", len(got))
+	}
+}
+
+// BenchmarkCheckedKeys prices a device's statement checked at each task
+// wrapped to it ("first", a statement not seen before: the wallet's
+// signature verified and the sentence parsed) against one remembered.
+func BenchmarkCheckedKeys(b *testing.B) {
+	t := &testing.T{}
+	w, _ := approval.NewWallet()
+	d, _ := signedDevice(t, w, "d", "inbox.example", t0.Add(time.Hour))
+	b.Run("first", func(b *testing.B) {
+		for b.Loop() {
+			keys := enclave.New(enclave.Config{Keyring: nil, PublicURL: "https://inbox.example"})
+			if len(keys.CheckedKeys([]store.Device{d}, t0)) != 1 {
+				b.Fatal("left out")
+			}
+		}
+	})
+	b.Run("remembered", func(b *testing.B) {
+		keys := enclave.New(enclave.Config{Keyring: nil, PublicURL: "https://inbox.example"})
+		for b.Loop() {
+			if len(keys.CheckedKeys([]store.Device{d}, t0)) != 1 {
+				b.Fatal("left out")
+			}
+		}
 	})
 }

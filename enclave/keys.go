@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"crypto/ecdh"
 	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"countersign/approval"
@@ -31,6 +34,8 @@ type Keys struct {
 	// origin is the public origin, canonical: callback URLs in owners'
 	// statements must be under it (SPEC §7).
 	origin string
+	// checked are the device statements that checked out.
+	checked checkedDevices
 }
 
 // Config is what a Keys is built from.
@@ -405,6 +410,10 @@ func (k *Keys) CheckedKeys(devices []store.Device, now time.Time) map[string]*ec
 }
 
 func (k *Keys) checkDevice(d store.Device, now time.Time) (*ecdh.PublicKey, bool) {
+	id := checkedID(d)
+	if c, ok := k.checked.get(id); ok {
+		return c.pub, now.Before(c.validUntil)
+	}
 	if err := approval.VerifyWalletJSON(strings.NewReader(d.Statement)); err != nil {
 		return nil, false
 	}
@@ -415,12 +424,68 @@ func (k *Keys) checkDevice(d store.Device, now time.Time) (*ecdh.PublicKey, bool
 	in, err := approval.ParseSignIn(m.Message)
 	if err != nil || k.recipient == "" || m.Recipient != k.recipient || m.AccountID != d.Account || in.Account != d.Account ||
 		m.CallbackURL != nil && !approval.CallbackUnder(k.origin, *m.CallbackURL) ||
-		in.DeviceKey != d.DevicePubkey || m.PublicKey != d.SignerPubkey || !now.Before(in.ValidUntil) {
+		in.DeviceKey != d.DevicePubkey || m.PublicKey != d.SignerPubkey {
 		return nil, false
 	}
 	pub, err := sealing.ParseP256PublicKey(d.DevicePubkey)
 	if err != nil {
 		return nil, false
 	}
-	return pub, true
+	k.checked.put(id, checkedDevice{pub: pub, validUntil: in.ValidUntil})
+	return pub, now.Before(in.ValidUntil)
+}
+
+// checkedDevices remembers which device statements checked out, so that a
+// statement is verified once rather than at every task wrapped to its
+// device. What the check reads of a device row (its account, device key,
+// signer key and statement) is hashed into the id, so a row that differs
+// in any of them is checked afresh; the deadline, the one part that
+// depends on the time, is compared again at every use. Only statements
+// that checked out are kept (a valid wallet signature each), at most
+// maxCheckedDevices of them.
+type checkedDevices struct {
+	mu sync.Mutex
+	m  map[[sha256.Size]byte]checkedDevice
+}
+
+type checkedDevice struct {
+	pub        *ecdh.PublicKey
+	validUntil time.Time
+}
+
+// maxCheckedDevices bounds the statements remembered: far more than the
+// devices signed in at once on one service, about 2 MB at most.
+const maxCheckedDevices = 10000
+
+// checkedID is the hash of what checkDevice reads of d, each part prefixed
+// by its length.
+func checkedID(d store.Device) [sha256.Size]byte {
+	h := sha256.New()
+	for _, s := range []string{d.Account, d.DevicePubkey, d.SignerPubkey, d.Statement} {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		h.Write([]byte(s))
+	}
+	var id [sha256.Size]byte
+	h.Sum(id[:0])
+	return id
+}
+
+func (c *checkedDevices) get(id [sha256.Size]byte) (checkedDevice, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d, ok := c.m[id]
+	return d, ok
+}
+
+func (c *checkedDevices) put(id [sha256.Size]byte, d checkedDevice) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxCheckedDevices {
+		// Dropping them all keeps the bound simple; each is checked again
+		// at its next use.
+		c.m = make(map[[sha256.Size]byte]checkedDevice)
+	}
+	c.m[id] = d
 }

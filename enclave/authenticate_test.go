@@ -2,6 +2,7 @@ package enclave_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"countersign"
@@ -42,5 +43,70 @@ func TestAuthenticatedCallLooksTheKeyUpOnce(t *testing.T) {
 	other := "ak_" + "another-key-that-was-never-issued"
 	if _, err := w.Enclave.Calls.Call(checked, other, w.Owner.Account, "probe", "", body); countersign.ErrorCode(err) != countersign.Unauthorized {
 		t.Fatalf("another key with the checked context: %v, want unauthorized", err)
+	}
+}
+
+// TestProjectReadWithTheKeyIsOnlyForItsCall: the project read with an
+// agent's key at the door serves only the call to that owner's project by
+// that key; a call to another project, another owner's, or by another key
+// with the same context reads for itself, and is refused what the project
+// it names refuses.
+func TestProjectReadWithTheKeyIsOnlyForItsCall(t *testing.T) {
+	t.Parallel()
+	db := storetest.SQLite(t)
+	w := servicetest.New(t, db)
+	// A project of the owner's granted to nobody, and a second agent.
+	if err := w.DB.Tx(ctx, func(tx store.Tx) error {
+		return tx.PutProject(ctx, store.Project{Owner: w.Owner.Account, Name: "closed", UUID: countersign.NewProjectUUID(), Connector: "probe",
+			Policy: []byte("{}"), CreatedAt: w.Clock.Now(), UpdatedAt: w.Clock.Now()})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	const otherKey = "ak_other-agent-key-0123456789abcdefghijklmnop"
+	w.NewAgent("other.near", otherKey)
+	if err := w.DB.Tx(ctx, func(tx store.Tx) error {
+		p, err := tx.Project(ctx, w.Owner.Account, "probe")
+		if err != nil {
+			return err
+		}
+		p.Agents, p.UpdatedAt = []string{w.Agent}, w.Clock.Now()
+		return tx.PutProject(ctx, p)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	c := w.Enclave.Calls
+	looked, err := c.AuthenticateCall(ctx, w.AgentKey, w.Owner.Account, "probe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := []byte(`{"operation":"guess_start"}`)
+	for _, tc := range []struct {
+		what, key, owner, project, want string
+	}{
+		{"the call it was read for", w.AgentKey, w.Owner.Account, "probe", ""},
+		{"another project, granted to nobody", w.AgentKey, w.Owner.Account, "closed", "not_granted"},
+		{"a project that is not there", w.AgentKey, w.Owner.Account, "nothing", "not_granted"},
+		{"another owner's project of that name", w.AgentKey, "someone-else.near", "probe", "not_granted"},
+		{"another key, whose agent the project is not granted to", otherKey, w.Owner.Account, "probe", "not_granted"},
+	} {
+		raw, err := c.Call(looked, tc.key, tc.owner, tc.project, "", start)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.what, err)
+		}
+		var answer struct {
+			Success *bool  `json:"success"`
+			Error   string `json:"error"`
+		}
+		_ = json.Unmarshal(raw, &answer)
+		got := ""
+		if answer.Success != nil && !*answer.Success {
+			got, _, _ = strings.Cut(answer.Error, ":")
+		}
+		if got != tc.want {
+			t.Errorf("%s: answered %s, want %q", tc.what, raw, tc.want)
+		}
+	}
+	if _, err := c.AuthenticateCall(ctx, "ak_not-a-key-of-anyone-0123456789abcdef", w.Owner.Account, "probe"); countersign.ErrorCode(err) != countersign.Unauthorized {
+		t.Errorf("an unknown key with a project: %v, want unauthorized", err)
 	}
 }

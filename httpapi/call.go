@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -26,7 +27,7 @@ func (s *Server) routeCalls(r *mux.Router) {
 // agentProjects serves GET /agent/projects: the projects granted to the
 // key, {projects: [{owner, project, connector}]}.
 func (s *Server) agentProjects(w http.ResponseWriter, r *http.Request) {
-	r, key, err := s.admitAgent(r)
+	r, key, err := s.admitAgent(r, nil)
 	if err != nil {
 		writeAgentError(w, s.opts.Logger, err)
 		return
@@ -48,7 +49,14 @@ func (s *Server) agentProjects(w http.ResponseWriter, r *http.Request) {
 // counts against its client's address (Limits.FailedAuthPerMinute) and is
 // never limited, or remembered, by the key it carries.
 func (s *Server) call(w http.ResponseWriter, r *http.Request) {
-	r, key, err := s.admitAgent(r)
+	// The project is read with the key when the path names one; a path
+	// that does not is refused below, after the key.
+	var c *called
+	if checkPath(r) == nil {
+		vars := mux.Vars(r)
+		c = &called{owner: vars["owner"], project: vars["project"]}
+	}
+	r, key, err := s.admitAgent(r, c)
 	if err != nil {
 		writeAgentError(w, s.opts.Logger, err)
 		return
@@ -97,12 +105,16 @@ func checkCallBody(body []byte) error {
 	return nil
 }
 
-// admitAgent lets an agent's request in: its bearer key checked, then
-// counted against the key's calls. It returns the request to serve the rest
-// with, and the key.
-func (s *Server) admitAgent(r *http.Request) (*http.Request, string, error) {
+// called is the owner's project a call names, read with the key that
+// calls it.
+type called struct{ owner, project string }
+
+// admitAgent lets an agent's request in: its bearer key checked (with the
+// project it calls, if c is not nil), then counted against the key's
+// calls. It returns the request to serve the rest with, and the key.
+func (s *Server) admitAgent(r *http.Request, c *called) (*http.Request, string, error) {
 	key := bearer(r)
-	r, err := s.authenticateAgent(r, key)
+	r, err := s.authenticateAgent(r, key, c)
 	if err != nil {
 		return r, key, err
 	}
@@ -111,7 +123,7 @@ func (s *Server) admitAgent(r *http.Request) (*http.Request, string, error) {
 
 // authenticateAgent checks an agent key, within its client's budget of
 // failed attempts, and returns the request to serve the rest with.
-func (s *Server) authenticateAgent(r *http.Request, key string) (*http.Request, error) {
+func (s *Server) authenticateAgent(r *http.Request, key string, c *called) (*http.Request, error) {
 	unauthorized := countersign.Errorf(countersign.Unauthorized, "a valid agent key is needed (Authorization: Bearer ak_…)")
 	if !plausibleKey(key) {
 		return r, s.failedAttempt(r, unauthorized)
@@ -119,7 +131,13 @@ func (s *Server) authenticateAgent(r *http.Request, key string) (*http.Request, 
 	if err := s.mayLookUp(r, key); err != nil {
 		return r, err
 	}
-	ctx, err := s.opts.Agents.Authenticate(r.Context(), key)
+	var ctx context.Context
+	var err error
+	if c != nil {
+		ctx, err = s.opts.Agents.AuthenticateCall(r.Context(), key, c.owner, c.project)
+	} else {
+		ctx, err = s.opts.Agents.Authenticate(r.Context(), key)
+	}
 	if countersign.ErrorCode(err) == countersign.Unauthorized {
 		return r, s.failedAttempt(r, err)
 	} else if err != nil {

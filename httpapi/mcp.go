@@ -64,7 +64,7 @@ func (s *Server) routeMCP(r *mux.Router) {
 	}, nil)(agentmcp.GuardHTTP(streamable, mcpBody))
 	r.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := bearer(r)
-		r, err := s.authenticateAgent(r, key)
+		r, err := s.authenticateAgent(r, key, nil)
 		if err != nil {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="countersign"`)
 			writeAgentError(w, s.opts.Logger, err)

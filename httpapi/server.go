@@ -78,6 +78,9 @@ type Agents interface {
 	// unavailable), or the context to serve the rest of the request with
 	// (it may carry what the check found, so the call need not look again).
 	Authenticate(ctx context.Context, agentKey string) (context.Context, error)
+	// AuthenticateCall is Authenticate for a call to owner's project,
+	// which it may read in the same look-up for the Call that follows.
+	AuthenticateCall(ctx context.Context, agentKey, owner, project string) (context.Context, error)
 	// Call serves POST /call/{owner}/{project}: the answer to write with
 	// HTTP 200, or a transport-level refusal.
 	Call(ctx context.Context, agentKey, owner, project, idempotencyKey string, body []byte) ([]byte, error)

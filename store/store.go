@@ -601,6 +601,10 @@ type Agents interface {
 	// AgentByKey returns the agent a key hash belongs to, if the key is not
 	// revoked (ErrNotFound otherwise).
 	AgentByKey(ctx context.Context, keyHash []byte) (Agent, error)
+	// AgentCalling is AgentByKey with the project the agent calls, read in
+	// the same round trip: the agent (ErrNotFound as AgentByKey), then the
+	// owner's project by name with its grants, found or not.
+	AgentCalling(ctx context.Context, keyHash []byte, owner, project string) (Agent, Project, bool, error)
 	// Agent returns an agent (ErrNotFound).
 	Agent(ctx context.Context, account string) (Agent, error)
 	// Agents lists every agent, by account.

@@ -2,6 +2,7 @@ package calls
 
 import (
 	"context"
+	"errors"
 
 	"countersign"
 	"countersign/store"
@@ -20,11 +21,56 @@ func (s *Service) Authenticate(ctx context.Context, agentKey string) (context.Co
 	return context.WithValue(ctx, authenticatedKey{}, authenticated{keyHash: string(HashAgentKey(agentKey)), agent: a}), nil
 }
 
+// AuthenticateCall is Authenticate for a call to an owner's project: the
+// project is read with the key, in the same round trip, and kept in the
+// context with the agent for the Call that follows, which does not read it
+// again. Whether the project exists is still not the agent's to learn: a
+// bad key is refused as by Authenticate, and the grant is checked by Call.
+func (s *Service) AuthenticateCall(ctx context.Context, agentKey, owner, project string) (context.Context, error) {
+	unauthorized := countersign.Errorf(countersign.Unauthorized, "a valid agent key is needed (Authorization: Bearer ak_…)")
+	if !wellFormedKey(agentKey) {
+		return ctx, unauthorized
+	}
+	var a authenticated
+	err := s.store.Read(ctx, func(tx callsTx) (err error) {
+		var p store.Project
+		var found bool
+		a.agent, p, found, err = tx.AgentCalling(ctx, HashAgentKey(agentKey), owner, project)
+		if found {
+			a.project = &p
+		}
+		return err
+	})
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return ctx, unauthorized
+	case err != nil:
+		return ctx, Transport(err)
+	}
+	a.keyHash, a.owner, a.name, a.looked = string(HashAgentKey(agentKey)), owner, project, true
+	return context.WithValue(ctx, authenticatedKey{}, a), nil
+}
+
 // authenticated is the agent a request's key was found to be, kept in its
-// context for the rest of the request.
+// context for the rest of the request, and the project it calls when it
+// was read with the key (looked; project nil if there is none).
 type authenticated struct {
-	keyHash string
-	agent   store.Agent
+	keyHash     string
+	agent       store.Agent
+	owner, name string
+	looked      bool
+	project     *store.Project
+}
+
+// calledProject returns the project ctx's request read with key, if it
+// read owner's project of that name: the project, or nil when there is
+// none.
+func calledProject(ctx context.Context, key, owner, name string) (p *store.Project, looked bool) {
+	a, ok := ctx.Value(authenticatedKey{}).(authenticated)
+	if !ok || !a.looked || a.keyHash != string(HashAgentKey(key)) || a.owner != owner || a.name != name {
+		return nil, false
+	}
+	return a.project, true
 }
 
 type authenticatedKey struct{}

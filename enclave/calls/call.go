@@ -94,7 +94,11 @@ func (s *Service) call(ctx context.Context, req callRequest) ([]byte, error) {
 	}
 	var project store.Project
 	granted := false
-	err = s.store.Read(ctx, func(tx callsTx) error {
+	if p, looked := calledProject(ctx, req.AgentKey, req.Owner, req.Project); looked {
+		if p != nil {
+			project, granted = *p, contains(p.Agents, agent.Account)
+		}
+	} else if err := s.store.Read(ctx, func(tx callsTx) error {
 		p, err := tx.Project(ctx, req.Owner, req.Project)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil
@@ -103,8 +107,7 @@ func (s *Service) call(ctx context.Context, req callRequest) ([]byte, error) {
 		}
 		project, granted = p, contains(p.Agents, agent.Account)
 		return nil
-	})
-	if err != nil {
+	}); err != nil {
 		return nil, Transport(err)
 	}
 	if !granted {
@@ -156,7 +159,7 @@ func contains(list []string, s string) bool {
 // agent authenticates an agent key.
 func (s *Service) agent(ctx context.Context, key string) (store.Agent, error) {
 	unauthorized := countersign.Errorf(countersign.Unauthorized, "a valid agent key is needed (Authorization: Bearer ak_…)")
-	if len(key) < len(AgentKeyPrefix)+16 || len(key) > 128 || key[:len(AgentKeyPrefix)] != AgentKeyPrefix {
+	if !wellFormedKey(key) {
 		return store.Agent{}, unauthorized
 	}
 	if a, ok := authenticatedAs(ctx, key); ok {
@@ -174,6 +177,12 @@ func (s *Service) agent(ctx context.Context, key string) (store.Agent, error) {
 		return store.Agent{}, Transport(err)
 	}
 	return a, nil
+}
+
+// wellFormedKey is what an agent key can be: its prefix, then at least 16
+// and at most 128 characters in all. Anything else is not looked up.
+func wellFormedKey(key string) bool {
+	return len(key) >= len(AgentKeyPrefix)+16 && len(key) <= 128 && key[:len(AgentKeyPrefix)] == AgentKeyPrefix
 }
 
 // Transport turns a store failure into the transient refusal agents get.

@@ -48,10 +48,35 @@ func scanAgent(r row) (store.Agent, error) {
 	return a, nil
 }
 
+const agentByKey = "SELECT " + agentColumns + ` FROM agent_keys kh
+	JOIN agents a ON a.account = kh.account
+	WHERE kh.key_hash = ? AND kh.revoked_at IS NULL`
+
 func (t *tx) AgentByKey(ctx context.Context, keyHash []byte) (store.Agent, error) {
-	return scanAgent(t.q.queryRow(ctx, "SELECT "+agentColumns+` FROM agent_keys kh
-		JOIN agents a ON a.account = kh.account
-		WHERE kh.key_hash = ? AND kh.revoked_at IS NULL`, keyHash))
+	return scanAgent(t.q.queryRow(ctx, agentByKey, keyHash))
+}
+
+func (t *tx) AgentCalling(ctx context.Context, keyHash []byte, owner, project string) (store.Agent, store.Project, bool, error) {
+	r, err := t.send(ctx, stmt{agentByKey, []any{keyHash}}, stmt{projectAndAgents + projectByName, []any{owner, project}})
+	if err != nil {
+		return store.Agent{}, store.Project{}, false, err
+	}
+	defer r.close()
+	a, err := scanAgent(r.row())
+	if err != nil {
+		return store.Agent{}, store.Project{}, false, err
+	}
+	projects, err := r.rows()
+	if err != nil {
+		return store.Agent{}, store.Project{}, false, err
+	}
+	p, err := scanProjectAndAgents(projects)
+	if errors.Is(err, store.ErrNotFound) {
+		return a, store.Project{}, false, r.close()
+	} else if err != nil {
+		return store.Agent{}, store.Project{}, false, err
+	}
+	return a, p, true, r.close()
 }
 
 const agentByAccount = "SELECT " + agentColumns + " FROM agents a WHERE a.account = ?"

@@ -113,6 +113,8 @@ type tx struct {
 	signals []store.StreamSignal
 	// handoffs are the answer jobs handed to this process after commit.
 	handoffs []store.AnswerJob
+	// gated is the owner the last OwnerGate read.
+	gated *gatedOwner
 }
 
 func newTx(raw driver, native any, db *DB) *tx {

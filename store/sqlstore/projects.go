@@ -105,8 +105,10 @@ const projectAndAgents = `SELECT p.owner, p.name, p.project_uuid, p.connector, p
 	p.created_at, p.updated_at, a.agent
 	FROM projects p LEFT JOIN project_agents a ON a.project_uuid = p.project_uuid WHERE `
 
+const projectByName = "p.owner = ? AND p.name = ?"
+
 func (t *tx) Project(ctx context.Context, owner, name string) (store.Project, error) {
-	return t.projectWhere(ctx, "p.owner = ? AND p.name = ?", owner, name)
+	return t.projectWhere(ctx, projectByName, owner, name)
 }
 
 func (t *tx) ProjectByUUID(ctx context.Context, uuid string) (store.Project, error) {

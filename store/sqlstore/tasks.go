@@ -20,12 +20,14 @@ func (t *tx) LockOwner(ctx context.Context, owner string) error {
 func (t *tx) OwnerGate(ctx context.Context, owner, preparer, project string, now time.Time) (store.Gate, error) {
 	var g store.Gate
 	// The statements run in order, so the reads see the owner's tasks
-	// under the lock, as they would one round trip at a time.
+	// under the lock, as they would one round trip at a time. The owner's
+	// webhook is read with them, for the task this gate lets in.
 	r, err := t.send(ctx,
 		stmt{lockOwner, []any{owner}},
 		stmt{mutedQuery, []any{owner, preparer, project}},
 		stmt{ownerLoadQuery, []any{preparer, owner}},
-		stmt{activeDevicesQuery, []any{owner, now.Unix()}})
+		stmt{activeDevicesQuery, []any{owner, now.Unix()}},
+		stmt{webhookOf, []any{owner}})
 	if err != nil {
 		return g, err
 	}
@@ -48,12 +50,21 @@ func (t *tx) OwnerGate(ctx context.Context, owner, preparer, project string, now
 	if g.Devices, err = scanDevices(devices); err != nil {
 		return g, err
 	}
+	var webhookID string
+	if err := r.row().Scan(&webhookID); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return g, err
+	}
+	t.gated = &gatedOwner{owner: owner, webhookID: webhookID}
 	return g, r.close()
 }
 
+// gatedOwner is what a transaction read of an owner in OwnerGate, under
+// the owner's lock, for the task it goes on to insert.
+type gatedOwner struct{ owner, webhookID string }
+
 func (t *tx) InsertTask(ctx context.Context, k store.Task, c store.TaskCiphertext) error {
-	// The task, its files and device copies, its notification and the
-	// look-up of the owner's webhook go in one round trip.
+	// The task, its files and device copies and its notification go in
+	// one round trip.
 	stmts := []stmt{{`INSERT INTO tasks (id, owner, preparer, project, project_uuid, connector,
 		kind, state, thread, run, operation, supplies, reply_pubkey, task_hash, key_id, content_size,
 		created_at, expires_at, state_at, sealed, content, threshold)
@@ -68,11 +79,16 @@ func (t *tx) InsertTask(ctx context.Context, k store.Task, c store.TaskCiphertex
 	for device, blob := range c.DeviceCopies {
 		stmts = append(stmts, stmt{putDeviceCopy, []any{k.ID, device, blob}})
 	}
-	// The owner's webhook, if any, read in the same round trip.
+	stmts = t.notifying(stmts, store.TaskEvent{Owner: k.Owner, TaskID: k.ID, State: k.State})
 	var webhookID string
-	err := t.execThenScan(ctx, t.notifying(stmts, store.TaskEvent{Owner: k.Owner, TaskID: k.ID, State: k.State}),
-		stmt{webhookOf, []any{k.Owner}}, &webhookID)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
+	if g := t.gated; g != nil && g.owner == k.Owner {
+		// The gate read the owner's webhook under the owner's lock: the
+		// rows go out with the commit, or with the webhook's event.
+		t.later(stmts...)
+		webhookID = g.webhookID
+	} else if err := t.execThenScan(ctx, stmts, stmt{webhookOf, []any{k.Owner}}, &webhookID); err != nil && !errors.Is(err, store.ErrNotFound) {
+		// Without a gate, the owner's webhook is read in the same round
+		// trip as the rows.
 		return err
 	}
 	return t.outbox(ctx, k.ID, k.Kind, webhookID, "", k.State, k.CreatedAt.Unix())

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,6 +18,7 @@ func agentTests() []storeTest {
 	return []storeTest{
 		{"AgentKeys", testAgentKeys},
 		{"AgentKeyRefusals", testAgentKeyRefusals},
+		{"AgentCalling", testAgentCalling},
 		{"CreditAndCharge", testCreditAndCharge},
 		{"MoneyRefusals", testMoneyRefusals},
 		{"ChargeNeverOverdraws", testChargeNeverOverdraws},
@@ -465,5 +467,49 @@ func testUncharge(t *testing.T, s store.Store) {
 	}
 	if n := uncharge("bot.near", "run2"); n != 5_000 || balance(t, s, "bot.near") != 30_000 {
 		t.Errorf("uncharge of run2: %d, balance %d", n, balance(t, s, "bot.near"))
+	}
+}
+
+// testAgentCalling: the agent and the project it calls, read together,
+// are what AgentByKey and Project read one at a time, in a read as in a
+// transaction.
+func testAgentCalling(t *testing.T, s store.Store) {
+	addKey(t, s, "bot.near", "ak_one", t0)
+	addKey(t, s, "gone.near", "ak_gone", t0)
+	inTx(t, s, func(tx store.Tx) error {
+		if _, err := tx.RevokeAgentKeys(ctx, "gone.near", t0); err != nil {
+			return err
+		}
+		return tx.PutProject(ctx, NewProject("alice.near", "probe", "uuid-calling", "bot.near", "other.near"))
+	})
+	var want store.Project
+	inTx(t, s, func(tx store.Tx) (err error) {
+		want, err = tx.Project(ctx, "alice.near", "probe")
+		return err
+	})
+	bot := store.Agent{Account: "bot.near", Keys: 1, CreatedAt: t0}
+	for name, read := range map[string]func(func(store.Tx) error) error{
+		"Tx":   func(fn func(store.Tx) error) error { return s.Tx(ctx, fn) },
+		"Read": func(fn func(store.Tx) error) error { return s.Read(ctx, fn) },
+	} {
+		err := read(func(tx store.Tx) error {
+			a, p, found, err := tx.AgentCalling(ctx, keyHash("ak_one"), "alice.near", "probe")
+			if err != nil || a != bot || !found || !reflect.DeepEqual(p, want) {
+				t.Errorf("%s: AgentCalling = %+v, %+v, %v, %v; want %+v, %+v, found", name, a, p, found, err, bot, want)
+			}
+			a, p, found, err = tx.AgentCalling(ctx, keyHash("ak_one"), "alice.near", "nothing")
+			if err != nil || a != bot || found || !reflect.DeepEqual(p, store.Project{}) {
+				t.Errorf("%s: AgentCalling of a project not there = %+v, %+v, %v, %v; want the agent and no project", name, a, p, found, err)
+			}
+			for _, key := range []string{"ak_unknown", "ak_gone"} {
+				if a, p, found, err := tx.AgentCalling(ctx, keyHash(key), "alice.near", "probe"); !errors.Is(err, store.ErrNotFound) || found || p.Name != "" || a.Account != "" {
+					t.Errorf("%s: AgentCalling of %s = %+v, %+v, %v, %v; want ErrNotFound and nothing else", name, key, a, p, found, err)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
 	}
 }

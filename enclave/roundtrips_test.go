@@ -111,14 +111,14 @@ func TestRoundTripsPerAction(t *testing.T) {
 		what      string
 		got, most int64
 	}{
-		{"a guess_start", opens / n, 8},
+		{"a guess_start", opens / n, 7},
 		{"a task_cancel", cancels / n, 4},
 		{"an approval", approve, 6},
-		{"an answer run", answer, 7},
+		{"an answer run", answer, 6},
 		// The write's history entry needs the owner's devices, read in the
 		// run's end: one more than a read.
 		{"a direct write", write, read + 1},
-		{"a read", read, 5},
+		{"a read", read, 4},
 	} {
 		if c.got > c.most {
 			t.Errorf("%s waits on the database %d times, more than its budget of %d", c.what, c.got, c.most)

@@ -18,16 +18,15 @@ func (t *tx) InsertRun(ctx context.Context, r store.Run) error {
 	if !r.FinishedAt.IsZero() {
 		finished = r.FinishedAt.Unix()
 	}
-	_, err := t.q.exec(ctx, `INSERT INTO runs (id, agent, owner, project_uuid, operation, price,
+	// Nothing waits for its result: it goes with the transaction's next
+	// round trip (the charge, or the commit), whose error a taken id is.
+	t.later(stmt{`INSERT INTO runs (id, agent, owner, project_uuid, operation, price,
 		compute_limit_ms, task_id, input_sha256, output_sha256, receipt, started_at, finished_at, runner,
 		receipt_key_id, receipt_key)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, []any{
 		r.ID, r.Agent, r.Owner, r.ProjectUUID, r.Operation, r.Price, r.ComputeLimit.Milliseconds(),
 		r.TaskID, r.InputSHA256, r.OutputSHA256, r.Receipt, r.StartedAt.Unix(), finished, r.Runner,
-		int64(r.ReceiptKeyID), r.ReceiptKey)
-	if err != nil {
-		return fmt.Errorf("store: insert run %s: %w", r.ID, err)
-	}
+		int64(r.ReceiptKeyID), r.ReceiptKey}})
 	return nil
 }
 

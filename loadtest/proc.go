@@ -50,6 +50,14 @@ func parseStat(raw []byte) (string, time.Duration, bool) {
 	return string(raw[open+1 : close]), time.Duration(utime+stime) * time.Second / userHZ, true
 }
 
+// ProcessCPU is the user and system CPU time process pid ("self": this
+// one) has used so far, and PostgresCPU that of every process named
+// postgres, for benchmarks that price the two sides of a statement.
+func ProcessCPU(pid string) time.Duration { return procCPU(pid) }
+
+// PostgresCPU: see ProcessCPU.
+func PostgresCPU() time.Duration { return postgresCPU() }
+
 // postgresCPU is the CPU time used so far by every process named postgres:
 // the server and its backends, the bench's own and any other client's. A
 // backend that ends between two readings takes its time with it.

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"countersign/approval"
 	"countersign/webpush"
@@ -68,6 +69,10 @@ type Config struct {
 	LogLevel    string
 	// AgentCallsPerMinute bounds one agent key's calls.
 	AgentCallsPerMinute int
+	// RunnerDeadAfter is how long a process that runs answers may go
+	// unheard from (it beats every 10 s) before it is taken for dead and
+	// its runs in flight end run_unfinished.
+	RunnerDeadAfter time.Duration
 	// ConnectorsDir is a directory of WebAssembly connectors (SPEC §14),
 	// one subdirectory each, loaded at start; empty: none.
 	ConnectorsDir string
@@ -79,6 +84,10 @@ type Config struct {
 	// file), so that --dev fills in only the others.
 	set map[string]bool
 }
+
+// MinRunnerDeadAfter is the shortest RUNNER_DEAD_AFTER: two of a
+// process's heartbeats, 10 s apart.
+const MinRunnerDeadAfter = 20 * time.Second
 
 // Explicit reports whether the named setting (e.g. "MASTER_KEY") was given.
 func (c *Config) Explicit(name string) bool { return c.set[name] }
@@ -248,6 +257,18 @@ var table = []setting{
 				return errors.New("expected a whole number from 1 to 1000000")
 			}
 			c.AgentCallsPerMinute = n
+			return nil
+		},
+	},
+	{
+		name: "RUNNER_DEAD_AFTER", flag: "runner-dead-after", def: func(*Config) string { return "1m" },
+		usage: "how long a process that runs answers may go unheard from (it beats every 10s) before its runs in flight end run_unfinished",
+		apply: func(c *Config, v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < MinRunnerDeadAfter || d >= 30*time.Minute {
+				return fmt.Errorf("expected a duration from %s to under 30m (\"1m\")", MinRunnerDeadAfter)
+			}
+			c.RunnerDeadAfter = d
 			return nil
 		},
 	},

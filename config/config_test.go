@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func load(t *testing.T, args []string, env map[string]string) (*Config, error) {
@@ -28,7 +29,7 @@ func TestDefaults(t *testing.T) {
 	}
 	if c.DatabaseURL != "" || c.Listen != DefaultListen || c.PublicURL != "http://"+DefaultListen ||
 		c.Recipient != DefaultListen || c.MetricsListen != DefaultMetricsListen || c.NearRPC != DefaultNearRPC || c.WebhookAllowPrivate ||
-		c.DataDir != DefaultDataDir || c.LogLevel != "info" || c.MasterKey != "" {
+		c.DataDir != DefaultDataDir || c.LogLevel != "info" || c.MasterKey != "" || c.RunnerDeadAfter != time.Minute {
 		t.Fatalf("defaults: %+v", c)
 	}
 	if c.Explicit("LISTEN") {
@@ -204,6 +205,9 @@ func TestRefusals(t *testing.T) {
 		{"push bool garbage", nil, map[string]string{"COUNTERSIGN_PUSH_ALLOW_ANY_ENDPOINT": "sometimes"}, "COUNTERSIGN_PUSH_ALLOW_ANY_ENDPOINT: expected true or false"},
 		{"log level", []string{"--log-level", "loud"}, nil, "--log-level: expected debug"},
 		{"empty data dir flag", []string{"--data-dir", ""}, nil, "--data-dir: expected a directory"},
+		{"runner dead after garbage", nil, map[string]string{"COUNTERSIGN_RUNNER_DEAD_AFTER": "soon"}, "COUNTERSIGN_RUNNER_DEAD_AFTER: expected a duration from 20s"},
+		{"runner dead within a heartbeat", []string{"--runner-dead-after", "15s"}, nil, "--runner-dead-after: expected a duration from 20s"},
+		{"runner dead only when answering ends anyway", nil, map[string]string{"COUNTERSIGN_RUNNER_DEAD_AFTER": "30m"}, "under 30m"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -230,5 +234,26 @@ func TestSecretFilesShared(t *testing.T) {
 	c, err := load(t, nil, map[string]string{"COUNTERSIGN_MASTER_KEY_FILE": keyFile, "COUNTERSIGN_SECRET_FILES_SHARED": "true"})
 	if err != nil || c.MasterKey != strings.Repeat("ab", 32) {
 		t.Fatalf("a shared key file with SECRET_FILES_SHARED=true: %v", err)
+	}
+}
+
+func TestRunnerDeadAfter(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		want time.Duration
+	}{
+		{[]string{"--runner-dead-after", "20s"}, nil, 20 * time.Second},
+		{nil, map[string]string{"COUNTERSIGN_RUNNER_DEAD_AFTER": "5m"}, 5 * time.Minute},
+		{[]string{"--runner-dead-after", "29m59s"}, nil, 29*time.Minute + 59*time.Second},
+	} {
+		c, err := load(t, tc.args, tc.env)
+		if err != nil {
+			t.Fatalf("%v %v: %v", tc.args, tc.env, err)
+		}
+		if c.RunnerDeadAfter != tc.want {
+			t.Errorf("%v %v: %s, want %s", tc.args, tc.env, c.RunnerDeadAfter, tc.want)
+		}
 	}
 }

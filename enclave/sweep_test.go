@@ -7,6 +7,8 @@ import (
 
 	"countersign"
 	"countersign/connectors"
+	"countersign/enclave"
+	"countersign/enclave/sweeps"
 	"countersign/servicetest"
 	"countersign/store"
 	"countersign/store/sqlstore"
@@ -109,4 +111,50 @@ func TestSweeps(t *testing.T) {
 func approveOnly(w *servicetest.World, id string) string {
 	w.Approve(id, nil)
 	return id
+}
+
+// TestRunnerDeadAfterIsSettable: a deployment that takes a silent runner
+// for dead sooner than a minute (RUNNER_DEAD_AFTER) has its runs ended
+// run_unfinished that much sooner, and sweeps often enough to see it; by
+// default a runner silent for 25 s is still alive.
+func TestRunnerDeadAfterIsSettable(t *testing.T) {
+	t.Parallel()
+	w := servicetest.New(t, storetest.SQLite(t))
+	release := make(chan struct{})
+	started := make(chan struct{})
+	w.SetAnswer(func(ctx context.Context, a *connectors.AnswerCall) (connectors.Report, error) {
+		close(started)
+		<-release
+		return connectors.Report{Result: map[string]any{"ok": true}}, nil
+	})
+	id := w.Pay()
+	run := w.Approve(id, nil)
+	if err := w.Enclave.Answers.Heartbeat(ctx); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error)
+	go func() { done <- w.Enclave.Answers.Answer(ctx, id, run) }()
+	<-started
+	defer func() { close(release); <-done }()
+
+	quick := sweeps.New(sweeps.Config{Deps: enclave.Deps{Keys: w.Enclave.Keys, Store: w.DB, Now: w.Clock.Now}, RunnerDead: 20 * time.Second})
+	if got, want := w.Enclave.Sweeps.Every(), sweeps.SweepEvery; got != want {
+		t.Errorf("by default the leader sweeps every %s, want %s", got, want)
+	}
+	if got, want := quick.Every(), 10*time.Second; got != want {
+		t.Errorf("with runners dead after 20s the leader sweeps every %s, want %s", got, want)
+	}
+	w.Clock.Add(25 * time.Second)
+	if res, err := w.Enclave.Sweeps.Sweep(ctx); err != nil || res.Unfinished != 0 {
+		t.Fatalf("by default, a runner silent for 25s: %+v %v", res, err)
+	}
+	if got := w.Task(id).State; got != countersign.StateAnswering {
+		t.Fatalf("by default, a runner silent for 25s: the task is %s", got)
+	}
+	if res, err := quick.Sweep(ctx); err != nil || res.Unfinished != 1 {
+		t.Fatalf("with runners dead after 20s, one silent for 25s: %+v %v", res, err)
+	}
+	if got := w.Task(id); got.State != countersign.StateFailed || got.FailureReason != "run_unfinished" {
+		t.Fatalf("with runners dead after 20s: the task %+v", got)
+	}
 }

@@ -37,6 +37,9 @@ func TestKilledMidApproval(t *testing.T) {
 	const owners, agents, perPair = 25, 2, 10
 	started := time.Now()
 	w := newWorld(t, testDatabase(t))
+	// The killed process is taken for dead after 20 s of silence rather
+	// than a minute, so its runs in flight end sooner.
+	w.env = append(w.env, "COUNTERSIGN_RUNNER_DEAD_AFTER=20s")
 	var keys []string
 	var names []string
 	for a := range agents {

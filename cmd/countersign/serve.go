@@ -267,7 +267,7 @@ func runMigrate(ctx context.Context, a *app, args []string) error {
 func newEnclaveSide(keys *sealing.Keyring, db store.Store, cat connectors.Catalogue, cfg *config.Config, log *slog.Logger) *side.Side {
 	return side.New(side.Config{Keys: keys, Store: db, Connectors: cat, Recipient: cfg.Recipient, PublicURL: cfg.PublicURL,
 		Logger: log, WebhookAllowPrivate: cfg.WebhookAllowPrivate, PushAllowAnyEndpoint: cfg.PushAllowAnyEndpoint,
-		PushContact: cfg.PushContact})
+		PushContact: cfg.PushContact, RunnerDead: cfg.RunnerDeadAfter})
 }
 
 // nearNetwork is the network the page's wallets sign in on: testnet when

@@ -54,6 +54,8 @@ type Config struct {
 	PushContact          string
 	Jitter               func() float64
 	TaskWaitPoll         time.Duration
+	// RunnerDead is the sweeps' (sweeps.Config; 0: answers.RunnerDead).
+	RunnerDead time.Duration
 }
 
 // New builds the enclave side.
@@ -68,7 +70,7 @@ func New(c Config) *Side {
 		Delivery: delivery.New(delivery.Config{Deps: deps, PublicURL: c.PublicURL,
 			WebhookAllowPrivate: c.WebhookAllowPrivate, PushAllowAnyEndpoint: c.PushAllowAnyEndpoint,
 			PushContact: c.PushContact, Jitter: c.Jitter}),
-		Sweeps:   sweeps.New(sweeps.Config{Deps: deps}),
+		Sweeps:   sweeps.New(sweeps.Config{Deps: deps, RunnerDead: c.RunnerDead}),
 		Rotation: rotation.New(keys, c.Store, deps.Logger),
 		Unlock:   unlock.New(unlock.Config{Deps: deps}),
 	}
@@ -83,7 +85,7 @@ func (s *Side) Work() jobs.Work {
 			_, err := s.Sweeps.Sweep(ctx)
 			return err
 		},
-		SweepEvery: sweeps.SweepEvery,
+		SweepEvery: s.Sweeps.Every(),
 		Deliver:    s.Delivery.Deliver, DeliverTimeout: delivery.WebhookTimeout,
 		Push: s.Delivery.DeliverPush, PushTimeout: delivery.PushTimeout,
 	}

@@ -31,22 +31,35 @@ const (
 
 // Service sweeps.
 type Service struct {
-	keys  *enclave.Keys
-	store store.Port[sweepsTx]
-	now   func() time.Time
-	log   *slog.Logger
+	keys       *enclave.Keys
+	store      store.Port[sweepsTx]
+	now        func() time.Time
+	log        *slog.Logger
+	runnerDead time.Duration
 }
 
 // Config is what a Service is built from.
 type Config struct {
 	enclave.Deps
+	// RunnerDead is how long a process that runs answers may go unheard
+	// from before its runs in flight end run_unfinished, and an approval
+	// with no answer job waiting is queued again (0: answers.RunnerDead).
+	RunnerDead time.Duration
 }
 
 // New returns the sweeps service.
 func New(c Config) *Service {
 	c.Deps = c.Deps.WithDefaults()
-	return &Service{keys: c.Keys, store: port(c.Store), now: c.Now, log: c.Logger}
+	if c.RunnerDead <= 0 {
+		c.RunnerDead = answers.RunnerDead
+	}
+	return &Service{keys: c.Keys, store: port(c.Store), now: c.Now, log: c.Logger, runnerDead: c.RunnerDead}
 }
+
+// Every is how often the leader sweeps: SweepEvery, or half the time a
+// runner is taken for dead after if that is shorter, so that a dead
+// runner's runs end soon after it is.
+func (s *Service) Every() time.Duration { return min(SweepEvery, s.runnerDead/2) }
 
 // sweepsTx is everything a sweep may read and change in one of the
 // store's transactions: the stale tasks it ends and their outcomes, the
@@ -73,8 +86,9 @@ type SweepResult struct {
 
 // Sweep ends what the platform must end, idempotently: open tasks past
 // expires_at → expired; approved for 30 minutes → failed run_not_started;
-// approved for answers.RunnerDead with no answer job waiting in the queue
-// (its job was lost with a process that died working it) → queued again,
+// approved for as long as a runner is taken for dead after (Config's
+// RunnerDead) with no answer job waiting in the queue (its job was lost
+// with a process that died working it) → queued again,
 // so the owner's yes is carried out rather than ended; answering for 30
 // minutes, or on a process that stopped beating →
 // failed run_unfinished ("the write may or may not have happened"); then it
@@ -85,7 +99,7 @@ func (s *Service) Sweep(ctx context.Context) (SweepResult, error) {
 	var res SweepResult
 	now := s.clock()
 	err := s.store.Tx(ctx, func(tx sweepsTx) error {
-		stale, err := tx.Stale(ctx, now, now.Add(-countersign.AnswerRunDeadline), now.Add(-countersign.AnswerRunDeadline), now.Add(-answers.RunnerDead), sweepBatch)
+		stale, err := tx.Stale(ctx, now, now.Add(-countersign.AnswerRunDeadline), now.Add(-countersign.AnswerRunDeadline), now.Add(-s.runnerDead), sweepBatch)
 		if err != nil {
 			return err
 		}
@@ -130,7 +144,7 @@ func (s *Service) Sweep(ctx context.Context) (SweepResult, error) {
 				}
 			}
 		}
-		stranded, err := tx.StrandedApprovals(ctx, now.Add(-answers.RunnerDead), sweepBatch)
+		stranded, err := tx.StrandedApprovals(ctx, now.Add(-s.runnerDead), sweepBatch)
 		if err != nil {
 			return err
 		}

@@ -64,16 +64,7 @@ func TestProjectReadWithTheKeyIsOnlyForItsCall(t *testing.T) {
 	}
 	const otherKey = "ak_other-agent-key-0123456789abcdefghijklmnop"
 	w.NewAgent("other.near", otherKey)
-	if err := w.DB.Tx(ctx, func(tx store.Tx) error {
-		p, err := tx.Project(ctx, w.Owner.Account, "probe")
-		if err != nil {
-			return err
-		}
-		p.Agents, p.UpdatedAt = []string{w.Agent}, w.Clock.Now()
-		return tx.PutProject(ctx, p)
-	}); err != nil {
-		t.Fatal(err)
-	}
+	w.Grant("probe", w.Agent)
 	c := w.Enclave.Calls
 	looked, err := c.AuthenticateCall(ctx, w.AgentKey, w.Owner.Account, "probe")
 	if err != nil {

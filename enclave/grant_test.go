@@ -5,7 +5,6 @@ import (
 
 	"countersign"
 	"countersign/servicetest"
-	"countersign/store"
 	"countersign/store/sqlstore"
 	"countersign/store/storetest"
 )
@@ -27,17 +26,7 @@ func TestAnswerRunChecksTheGrantNow(t *testing.T) {
 
 		run := w.Approve(removed, nil)
 		// The owner takes the agent off the project after approving.
-		if err := w.DB.Tx(ctx, func(tx store.Tx) error {
-			p, err := tx.Project(ctx, w.Owner.Account, "ledger")
-			if err != nil {
-				return err
-			}
-			p.Agents = nil
-			p.UpdatedAt = w.Clock.Now()
-			return tx.PutProject(ctx, p)
-		}); err != nil {
-			t.Fatal(err)
-		}
+		w.Grant("ledger")
 		_ = w.Enclave.Answers.Answer(ctx, removed, run)
 		got := w.Task(removed)
 		if got.State != countersign.StateVoid || got.OutcomeClass != countersign.OutcomeObserved {

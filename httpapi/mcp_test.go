@@ -169,16 +169,7 @@ func TestMCPOverHTTP(t *testing.T) {
 	case <-changed:
 	default:
 	}
-	if err := w.DB.Tx(ctx, func(tx store.Tx) error {
-		p, err := tx.Project(ctx, w.Owner.Account, "ledger")
-		if err != nil {
-			return err
-		}
-		p.Agents, p.UpdatedAt = nil, w.Clock.Now()
-		return tx.PutProject(ctx, p)
-	}); err != nil {
-		t.Fatal(err)
-	}
+	w.Grant("ledger")
 	select {
 	case <-changed:
 	case <-time.After(20 * time.Second):
@@ -193,16 +184,7 @@ func TestMCPOverHTTP(t *testing.T) {
 	case <-changed:
 	default:
 	}
-	if err := w.DB.Tx(ctx, func(tx store.Tx) error {
-		p, err := tx.Project(ctx, w.Owner.Account, "ledger")
-		if err != nil {
-			return err
-		}
-		p.Agents, p.UpdatedAt = []string{w.Agent}, w.Clock.Now()
-		return tx.PutProject(ctx, p)
-	}); err != nil {
-		t.Fatal(err)
-	}
+	w.Grant("ledger", w.Agent)
 	select {
 	case <-changed:
 	case <-time.After(20 * time.Second):

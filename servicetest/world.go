@@ -532,6 +532,23 @@ func (w *World) Guess() string {
 	return a.TaskID
 }
 
+// Grant sets which agents the owner's project is granted to (none: taken
+// from every agent), as the owner's settings would.
+func (w *World) Grant(project string, agents ...string) {
+	w.T.Helper()
+	err := w.DB.Tx(ctx, func(tx store.Tx) error {
+		p, err := tx.Project(ctx, w.Owner.Account, project)
+		if err != nil {
+			return err
+		}
+		p.Agents, p.UpdatedAt = agents, w.Clock.Now()
+		return tx.PutProject(ctx, p)
+	})
+	if err != nil {
+		w.T.Fatal(err)
+	}
+}
+
 // NewAgent adds another agent, with credit, granted the owner's projects,
 // and returns its client.
 func (w *World) NewAgent(name, key string) *client.Client {

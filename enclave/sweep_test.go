@@ -25,22 +25,7 @@ func TestSweeps(t *testing.T) {
 		stuck := approveOnly(w, w.Pay())
 
 		// A run that begins and whose process then stops beating.
-		release := make(chan struct{})
-		started := make(chan struct{})
-		w.SetAnswer(func(ctx context.Context, a *connectors.AnswerCall) (connectors.Report, error) {
-			w.Effects.Add(a.Task.ID)
-			close(started)
-			<-release
-			return connectors.Report{Result: map[string]any{"ok": true}}, nil
-		})
-		orphan := w.Pay()
-		run := w.Approve(orphan, nil)
-		if err := w.Enclave.Answers.Heartbeat(ctx); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error)
-		go func() { done <- w.Enclave.Answers.Answer(ctx, orphan, run) }()
-		<-started
+		orphan, run, report := runningAnswer(t, w)
 		if got := w.Task(orphan).State; got != countersign.StateAnswering {
 			t.Fatalf("a running answer is %s", got)
 		}
@@ -58,8 +43,7 @@ func TestSweeps(t *testing.T) {
 			t.Fatalf("the orphaned run's task: %+v", got)
 		}
 		// The run reports after all: nothing is recorded, nothing runs again.
-		close(release)
-		if err := <-done; err != nil {
+		if err := report(); err != nil {
 			t.Fatal(err)
 		}
 		if got := w.Task(orphan); got.State != countersign.StateFailed {
@@ -107,6 +91,30 @@ func TestSweeps(t *testing.T) {
 	})
 }
 
+// runningAnswer approves a task and begins its answer run, after a
+// heartbeat of the process, and holds the run (its write made) until
+// report is called, which returns what the run returned.
+func runningAnswer(t *testing.T, w *servicetest.World) (id, run string, report func() error) {
+	t.Helper()
+	release := make(chan struct{})
+	started := make(chan struct{})
+	w.SetAnswer(func(ctx context.Context, a *connectors.AnswerCall) (connectors.Report, error) {
+		w.Effects.Add(a.Task.ID)
+		close(started)
+		<-release
+		return connectors.Report{Result: map[string]any{"ok": true}}, nil
+	})
+	id = w.Pay()
+	run = w.Approve(id, nil)
+	if err := w.Enclave.Answers.Heartbeat(ctx); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error)
+	go func() { done <- w.Enclave.Answers.Answer(ctx, id, run) }()
+	<-started
+	return id, run, func() error { close(release); return <-done }
+}
+
 // approveOnly approves a task and returns its id.
 func approveOnly(w *servicetest.World, id string) string {
 	w.Approve(id, nil)
@@ -120,22 +128,8 @@ func approveOnly(w *servicetest.World, id string) string {
 func TestRunnerDeadAfterIsSettable(t *testing.T) {
 	t.Parallel()
 	w := servicetest.New(t, storetest.SQLite(t))
-	release := make(chan struct{})
-	started := make(chan struct{})
-	w.SetAnswer(func(ctx context.Context, a *connectors.AnswerCall) (connectors.Report, error) {
-		close(started)
-		<-release
-		return connectors.Report{Result: map[string]any{"ok": true}}, nil
-	})
-	id := w.Pay()
-	run := w.Approve(id, nil)
-	if err := w.Enclave.Answers.Heartbeat(ctx); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error)
-	go func() { done <- w.Enclave.Answers.Answer(ctx, id, run) }()
-	<-started
-	defer func() { close(release); <-done }()
+	id, _, report := runningAnswer(t, w)
+	defer func() { _ = report() }()
 
 	quick := sweeps.New(sweeps.Config{Deps: enclave.Deps{Keys: w.Enclave.Keys, Store: w.DB, Now: w.Clock.Now}, RunnerDead: 20 * time.Second})
 	if got, want := w.Enclave.Sweeps.Every(), sweeps.SweepEvery; got != want {

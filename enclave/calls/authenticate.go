@@ -27,9 +27,8 @@ func (s *Service) Authenticate(ctx context.Context, agentKey string) (context.Co
 // again. Whether the project exists is still not the agent's to learn: a
 // bad key is refused as by Authenticate, and the grant is checked by Call.
 func (s *Service) AuthenticateCall(ctx context.Context, agentKey, owner, project string) (context.Context, error) {
-	unauthorized := countersign.Errorf(countersign.Unauthorized, "a valid agent key is needed (Authorization: Bearer ak_…)")
 	if !wellFormedKey(agentKey) {
-		return ctx, unauthorized
+		return ctx, unauthorized()
 	}
 	var a authenticated
 	err := s.store.Read(ctx, func(tx callsTx) (err error) {
@@ -43,7 +42,7 @@ func (s *Service) AuthenticateCall(ctx context.Context, agentKey, owner, project
 	})
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return ctx, unauthorized
+		return ctx, unauthorized()
 	case err != nil:
 		return ctx, Transport(err)
 	}

@@ -158,9 +158,8 @@ func contains(list []string, s string) bool {
 
 // agent authenticates an agent key.
 func (s *Service) agent(ctx context.Context, key string) (store.Agent, error) {
-	unauthorized := countersign.Errorf(countersign.Unauthorized, "a valid agent key is needed (Authorization: Bearer ak_…)")
 	if !wellFormedKey(key) {
-		return store.Agent{}, unauthorized
+		return store.Agent{}, unauthorized()
 	}
 	if a, ok := authenticatedAs(ctx, key); ok {
 		return a, nil
@@ -172,11 +171,16 @@ func (s *Service) agent(ctx context.Context, key string) (store.Agent, error) {
 	})
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return store.Agent{}, unauthorized
+		return store.Agent{}, unauthorized()
 	case err != nil:
 		return store.Agent{}, Transport(err)
 	}
 	return a, nil
+}
+
+// unauthorized refuses a key that is not an agent's.
+func unauthorized() error {
+	return countersign.Errorf(countersign.Unauthorized, "a valid agent key is needed (Authorization: Bearer ak_…)")
 }
 
 // wellFormedKey is what an agent key can be: its prefix, then at least 16

@@ -17,13 +17,13 @@ import (
 )
 
 // signedDevice makes a device row whose sign-in statement the wallet signed.
-func signedDevice(t *testing.T, w *approval.Wallet, id, recipient string, validUntil time.Time) (store.Device, *ecdh.PrivateKey) {
+func signedDevice(t testing.TB, w *approval.Wallet, id, recipient string, validUntil time.Time) (store.Device, *ecdh.PrivateKey) {
 	t.Helper()
 	return signedDeviceWith(t, w, id, recipient, nil, validUntil)
 }
 
 // signedDeviceWith is signedDevice with a callback URL in the statement.
-func signedDeviceWith(t *testing.T, w *approval.Wallet, id, recipient string, callback *string, validUntil time.Time) (store.Device, *ecdh.PrivateKey) {
+func signedDeviceWith(t testing.TB, w *approval.Wallet, id, recipient string, callback *string, validUntil time.Time) (store.Device, *ecdh.PrivateKey) {
 	t.Helper()
 	key, err := ecdh.P256().GenerateKey(rand.Reader)
 	if err != nil {
@@ -166,9 +166,8 @@ func TestCheckedDevicesRememberedSafely(t *testing.T) {
 // wrapped to it ("first", a statement not seen before: the wallet's
 // signature verified and the sentence parsed) against one remembered.
 func BenchmarkCheckedKeys(b *testing.B) {
-	t := &testing.T{}
 	w, _ := approval.NewWallet()
-	d, _ := signedDevice(t, w, "d", "inbox.example", t0.Add(time.Hour))
+	d, _ := signedDevice(b, w, "d", "inbox.example", t0.Add(time.Hour))
 	b.Run("first", func(b *testing.B) {
 		for b.Loop() {
 			keys := enclave.New(enclave.Config{Keyring: nil, PublicURL: "https://inbox.example"})

@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"countersign"
+	"countersign/enclave/sweeps"
 	"countersign/servicetest"
+	"countersign/store"
 	"countersign/store/sqlstore"
 	"countersign/store/storetest"
 )
@@ -32,9 +34,9 @@ func sqlOn(t *testing.T, db *sqlstore.DB, pg, lite string) int64 {
 }
 
 // TestApprovalHandedOff: in a process that runs answers, the approval's
-// commit hands its run to that process at once, and the run's claim deletes
-// the queue's fallback copy: the write happens once and nothing is left for
-// another process to deliver.
+// commit hands its run to that process at once, writing nothing to the
+// queue: the write happens once and nothing is left for another process to
+// deliver.
 func TestApprovalHandedOff(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
@@ -57,8 +59,8 @@ func TestApprovalHandedOff(t *testing.T) {
 // TestSweepRequeuesAStrandedApproval is R1's stranded approval: the answer
 // job of an approved task was being worked by a process that died before it
 // claimed the run, so the queue holds it as running (and would rescue it
-// only after an hour). The sweep queues the task again once it has waited a
-// minute, once, and the owner's yes is carried out — once.
+// only after an hour). The sweep queues the task again once it has waited
+// sweeps.StrandedAfter, once, and the owner's yes is carried out — once.
 func TestSweepRequeuesAStrandedApproval(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
@@ -72,9 +74,9 @@ func TestSweepRequeuesAStrandedApproval(t *testing.T) {
 		if res, err := w.Enclave.Sweeps.Sweep(ctx); err != nil || res.Requeued != 0 {
 			t.Fatalf("a sweep right after the approval: %+v %v", res, err)
 		}
-		w.Clock.Add(2 * time.Minute)
+		w.Clock.Add(sweeps.StrandedAfter)
 		if res, err := w.Enclave.Sweeps.Sweep(ctx); err != nil || res.Requeued != 1 || res.NotStarted != 0 {
-			t.Fatalf("the sweep after a minute: %+v %v, want one requeued", res, err)
+			t.Fatalf("the sweep after %s: %+v %v, want one requeued", sweeps.StrandedAfter, res, err)
 		}
 		if res, err := w.Enclave.Sweeps.Sweep(ctx); err != nil || res.Requeued != 0 {
 			t.Fatalf("a second sweep queued it again: %+v %v", res, err)
@@ -82,6 +84,44 @@ func TestSweepRequeuesAStrandedApproval(t *testing.T) {
 		w.StartJobs()
 		if got := w.WaitState(id, countersign.StateDone, countersign.StateFailed); got.State != countersign.StateDone {
 			t.Fatalf("the stranded approval ended %s %s", got.State, got.FailureReason)
+		}
+		if n := w.Effects.Count(id); n != 1 {
+			t.Fatalf("the write ran %d times", n)
+		}
+	})
+}
+
+// TestHandedOffToAProcessThatDied: the approval's commit handed its run to
+// a process that died before the run began, and the queue holds nothing
+// for it. The task row is the record: a sweep before sweeps.StrandedAfter
+// leaves it alone, the first one after queues it again, and another
+// process carries the owner's yes out, once.
+func TestHandedOffToAProcessThatDied(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
+		w := servicetest.New(t, db)
+		lost := make(chan store.AnswerJob, 1)
+		forget := db.SetHandOff(&sqlstore.HandOff{Jobs: lost})
+		id := w.Pay()
+		w.Approve(id, nil)
+		forget() // the process dies with the job in its hands
+		if j := <-lost; j.TaskID != id {
+			t.Fatalf("handed off %+v, want %s", j, id)
+		}
+		if n := countJobs(t, db); n != 0 {
+			t.Fatalf("%d answer jobs in the queue for a handed-off approval", n)
+		}
+		w.Clock.Add(sweeps.StrandedAfter - time.Second)
+		if res, err := w.Enclave.Sweeps.Sweep(ctx); err != nil || res.Requeued != 0 {
+			t.Fatalf("a sweep before %s: %+v %v", sweeps.StrandedAfter, res, err)
+		}
+		w.Clock.Add(time.Second)
+		if res, err := w.Enclave.Sweeps.Sweep(ctx); err != nil || res.Requeued != 1 {
+			t.Fatalf("the sweep at %s: %+v %v, want one requeued", sweeps.StrandedAfter, res, err)
+		}
+		w.StartJobs()
+		if got := w.WaitState(id, countersign.StateDone, countersign.StateFailed); got.State != countersign.StateDone {
+			t.Fatalf("the approval ended %s %s", got.State, got.FailureReason)
 		}
 		if n := w.Effects.Count(id); n != 1 {
 			t.Fatalf("the write ran %d times", n)

@@ -479,9 +479,9 @@ type Upkeep interface {
 	// whose runner's last heartbeat is before deadBefore.
 	Stale(ctx context.Context, now, approvedBefore, answeringBefore, deadBefore time.Time, limit int) ([]Task, error)
 	// StrandedApprovals lists approved tasks, approved before before, whose
-	// answer job no process will take: none waits in the queue (the one
-	// there was lost with a process that died working it). The sweep
-	// queues them again; the task row keeps the run once.
+	// answer job waits in no queue: it was handed to a process that died
+	// before its run began, or lost with a process that died working it.
+	// The sweep queues them again; the task row keeps the run once.
 	StrandedApprovals(ctx context.Context, before time.Time, limit int) ([]AnswerJob, error)
 	// Purge deletes what is past its keeping: outcomes of tasks closed
 	// before outcomesBefore (with their events, and their receipts), runs
@@ -502,13 +502,10 @@ type AnswerJobs interface {
 	// EnqueueAnswer queues the answer run of an approved task, in this
 	// transaction: the job carries ids only. Where this process runs
 	// answers itself, the job is handed to it the moment the transaction
-	// commits, and waits in the queue, for any process, only as the
-	// fallback (see sqlstore.HandOff and package jobs).
+	// commits and is not written to the queue: the approved task's row is
+	// its durable record, which the sweep queues again if the process dies
+	// before the run begins (see sqlstore.HandOff and package jobs).
 	EnqueueAnswer(ctx context.Context, job AnswerJob) error
-	// DropAnswerJob deletes a handed-off answer job's fallback from the
-	// queue while it is still waiting there (its run was claimed); a job a
-	// process is already working is left alone.
-	DropAnswerJob(ctx context.Context, queued int64) error
 }
 
 // Mutes holds the agents and projects owners muted.
@@ -557,9 +554,6 @@ type TaskReceipt struct {
 type AnswerJob struct {
 	TaskID string `json:"task_id"`
 	Run    string `json:"run"`
-	// Queued is the queue's id of the job's fallback when the job was
-	// handed off in-process (0 when the queue itself delivers it).
-	Queued int64 `json:"-"`
 }
 
 // Kind names the job for the queue.
@@ -944,9 +938,8 @@ type TaskKeys interface {
 	// RunInputs reads in one round trip what an approved task's answer run
 	// checks before it claims the run: the task, its project, its sealed
 	// copy with the approval, and its preparer (ErrNotFound when there is
-	// no such task); with dropJob set it also drops that handed-off job's
-	// fallback (as DropAnswerJob).
-	RunInputs(ctx context.Context, id string, dropJob int64) (RunInputs, error)
+	// no such task).
+	RunInputs(ctx context.Context, id string) (RunInputs, error)
 	// DeviceCopies lists the devices a task's content key is wrapped to.
 	DeviceCopies(ctx context.Context, id string) ([]string, error)
 	// PutDeviceCopy stores (or replaces) a device copy of a waiting task.

@@ -78,9 +78,7 @@ func (s *Service) Answer(ctx context.Context, taskID, run string) error {
 	return s.AnswerJob(ctx, store.AnswerJob{TaskID: taskID, Run: run})
 }
 
-// AnswerJob is Answer for a job from the queue or handed off in-process
-// (job.Queued set): the run's claim, or its ending before it begins, also
-// deletes the handed-off job's fallback from the queue.
+// AnswerJob is Answer for a job from the queue or handed off in-process.
 func (s *Service) AnswerJob(ctx context.Context, job store.AnswerJob) error {
 	taskID, run := job.TaskID, job.Run
 	// One transaction checks everything in the approved state and either
@@ -93,7 +91,7 @@ func (s *Service) AnswerJob(ctx context.Context, job store.AnswerJob) error {
 	var rk *sealing.ReceiptKey
 	claimed := false
 	err := s.store.Tx(ctx, func(tx answersTx) error {
-		in, err := tx.RunInputs(ctx, taskID, job.Queued)
+		in, err := tx.RunInputs(ctx, taskID)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil
 		}

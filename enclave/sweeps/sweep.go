@@ -20,7 +20,13 @@ import (
 // Sweep timings.
 const (
 	// SweepEvery is how often the leader sweeps.
-	SweepEvery = 30 * time.Second
+	SweepEvery = 10 * time.Second
+	// StrandedAfter is how long an approved task may wait with no answer
+	// job in the queue before the sweep queues it again: a process that
+	// runs answers takes its own approvals' runs at once, keeping no copy
+	// in the queue, so an approval waiting this long was most likely
+	// handed to a process that died.
+	StrandedAfter = 10 * time.Second
 	// sweepBatch bounds the tasks one sweep ends.
 	sweepBatch = 500
 	// idempotencyKeep is how long idempotency keys answer.
@@ -42,8 +48,8 @@ type Service struct {
 type Config struct {
 	enclave.Deps
 	// RunnerDead is how long a process that runs answers may go unheard
-	// from before its runs in flight end run_unfinished, and an approval
-	// with no answer job waiting is queued again (0: answers.RunnerDead).
+	// from before its runs in flight end run_unfinished (0:
+	// answers.RunnerDead).
 	RunnerDead time.Duration
 }
 
@@ -58,7 +64,8 @@ func New(c Config) *Service {
 
 // Every is how often the leader sweeps: SweepEvery, or half the time a
 // runner is taken for dead after if that is shorter, so that a dead
-// runner's runs end soon after it is.
+// runner's runs end soon after it is. A stranded approval is queued again
+// within StrandedAfter and one sweep.
 func (s *Service) Every() time.Duration { return min(SweepEvery, s.runnerDead/2) }
 
 // sweepsTx is everything a sweep may read and change in one of the
@@ -144,7 +151,7 @@ func (s *Service) Sweep(ctx context.Context) (SweepResult, error) {
 				}
 			}
 		}
-		stranded, err := tx.StrandedApprovals(ctx, now.Add(-s.runnerDead), sweepBatch)
+		stranded, err := tx.StrandedApprovals(ctx, now.Add(-StrandedAfter), sweepBatch)
 		if err != nil {
 			return err
 		}

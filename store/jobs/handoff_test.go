@@ -2,8 +2,9 @@ package jobs_test
 
 import (
 	"context"
-	"database/sql"
+	"encoding/json"
 	"errors"
+	"sort"
 	"testing"
 	"time"
 
@@ -27,113 +28,203 @@ func (w *queueWorker) Work(_ context.Context, j *river.Job[store.AnswerJob]) err
 	return nil
 }
 
-// jobState reads a queued job's state ("" when it is gone).
-func jobState(t *testing.T, db *sqlstore.DB, id int64) string {
+// queued lists the answer jobs written to the queue, with their states, by
+// task id.
+func queued(t *testing.T, db *sqlstore.DB) map[string]string {
 	t.Helper()
 	ctx := context.Background()
-	var st string
-	var err error
-	if db.Postgres() != nil {
-		err = db.Postgres().QueryRow(ctx, "SELECT CAST(state AS TEXT) FROM river_job WHERE id = $1", id).Scan(&st)
-	} else {
-		err = db.SQLite().QueryRowContext(ctx, "SELECT state FROM river_job WHERE id = ?", id).Scan(&st)
+	out := map[string]string{}
+	add := func(args []byte, state string) {
+		var j store.AnswerJob
+		if err := json.Unmarshal(args, &j); err != nil {
+			t.Fatal(err)
+		}
+		out[j.TaskID] = state
 	}
-	if errors.Is(err, sql.ErrNoRows) || err != nil && err.Error() == "no rows in result set" {
-		return ""
+	if pool := db.Postgres(); pool != nil {
+		rows, err := pool.Query(ctx, "SELECT args, CAST(state AS TEXT) FROM river_job WHERE kind = 'answer_run'")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var args []byte
+			var st string
+			if err := rows.Scan(&args, &st); err != nil {
+				t.Fatal(err)
+			}
+			add(args, st)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return out
 	}
+	rows, err := db.SQLite().QueryContext(ctx, "SELECT json(args), state FROM river_job WHERE kind = 'answer_run'")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return st
+	defer rows.Close()
+	for rows.Next() {
+		var args []byte
+		var st string
+		if err := rows.Scan(&args, &st); err != nil {
+			t.Fatal(err)
+		}
+		add(args, st)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// enqueue commits one transaction queueing the answer jobs of tasks ids.
+func enqueue(t *testing.T, db *sqlstore.DB, ids ...string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := db.Tx(ctx, func(tx store.Tx) error {
+		for _, id := range ids {
+			if err := tx.EnqueueAnswer(ctx, store.AnswerJob{TaskID: id, Run: "run-" + id}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// receive takes n jobs from c, sorted by task id, or fails after wait.
+func receive(t *testing.T, c <-chan store.AnswerJob, n int, wait time.Duration, what string) []string {
+	t.Helper()
+	var got []string
+	deadline := time.After(wait)
+	for len(got) < n {
+		select {
+		case j := <-c:
+			if j.Run != "run-"+j.TaskID {
+				t.Fatalf("%s: %+v, its run not its own", what, j)
+			}
+			got = append(got, j.TaskID)
+		case <-deadline:
+			t.Fatalf("%s: %v after %s, want %d", what, got, wait, n)
+		}
+	}
+	sort.Strings(got)
+	return got
 }
 
 // TestAnswerHandOff: a process that runs answers itself is handed each
-// answer job its transactions queue, once they commit and never before; the
-// queue's fallback copy waits out the grace, is deleted by DropAnswerJob
-// while it waits (not once a process works it), and is delivered by the
-// queue when the hand-off never ran it — a process that died.
+// answer job its transactions queue, once they commit and never before,
+// and nothing is written to the queue for it; a job whose run asks to be
+// tried again is written to the queue, which delivers it after the retry
+// delay; jobs still waiting for the workers when the process stops are
+// written to the queue, for any process.
 func TestAnswerHandOff(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
 		ctx := context.Background()
 		handed := make(chan store.AnswerJob, 10)
+		release := make(chan struct{})
 		fromQueue := &queueWorker{got: make(chan store.AnswerJob, 10)}
 		workers := river.NewWorkers()
 		river.AddWorker(workers, fromQueue)
-		const grace = 1500 * time.Millisecond
-		stop, err := jobs.Start(ctx, db, jobs.Config{Workers: workers, HandOffGrace: grace,
-			HandOff: func(_ context.Context, j store.AnswerJob) error { handed <- j; return nil }})
+		const retry = 1500 * time.Millisecond
+		stop, err := jobs.Start(ctx, db, jobs.Config{Workers: workers, HandOffWorkers: 1, HandOffRetry: retry,
+			HandOff: func(_ context.Context, j store.AnswerJob) error {
+				handed <- j
+				switch j.TaskID {
+				case "again-1":
+					return errors.New("the store went away")
+				case "slow-1":
+					<-release
+				}
+				return nil
+			}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = stop(context.Background()) })
+		stopped := false
+		t.Cleanup(func() {
+			if !stopped {
+				close(release)
+				_ = stop(context.Background())
+			}
+		})
 
 		_ = db.Tx(ctx, func(tx store.Tx) error {
-			if err := tx.EnqueueAnswer(ctx, store.AnswerJob{TaskID: "rolled-1", Run: "run-rolled"}); err != nil {
+			if err := tx.EnqueueAnswer(ctx, store.AnswerJob{TaskID: "rolled-1", Run: "run-rolled-1"}); err != nil {
 				t.Fatal(err)
 			}
 			return errors.New("refused")
 		})
-		queued := time.Now()
-		if err := db.Tx(ctx, func(tx store.Tx) error {
-			if err := tx.EnqueueAnswer(ctx, store.AnswerJob{TaskID: "a-1", Run: "run-a"}); err != nil {
-				return err
-			}
-			return tx.EnqueueAnswer(ctx, store.AnswerJob{TaskID: "b-1", Run: "run-b"})
-		}); err != nil {
-			t.Fatal(err)
+		enqueue(t, db, "a-1", "b-1")
+		if got := receive(t, handed, 2, 5*time.Second, "handed off"); got[0] != "a-1" || got[1] != "b-1" {
+			t.Fatalf("handed off %v, want a-1 and b-1", got)
 		}
-		var a, b store.AnswerJob
-		for _, j := range []*store.AnswerJob{&a, &b} {
-			select {
-			case *j = <-handed:
-			case <-time.After(5 * time.Second):
-				t.Fatal("a committed answer job was not handed off")
-			}
+		if q := queued(t, db); len(q) != 0 {
+			t.Fatalf("handed-off jobs left in the queue: %v", q)
 		}
-		if a.TaskID == "b-1" {
-			a, b = b, a // handed to workers running at once
+
+		// A run that answers "try again later" goes to the queue, which
+		// delivers it after the retry delay, once.
+		failed := time.Now()
+		enqueue(t, db, "again-1")
+		receive(t, handed, 1, 5*time.Second, "handed off")
+		if got := receive(t, fromQueue.got, 1, 15*time.Second, "delivered by the queue"); got[0] != "again-1" {
+			t.Fatalf("the queue delivered %v, want again-1", got)
 		}
-		if a.TaskID != "a-1" || b.TaskID != "b-1" || a.Queued == 0 || b.Queued == 0 || a.Queued == b.Queued {
-			t.Fatalf("handed off %+v and %+v", a, b)
+		if waited := time.Since(failed); waited < retry {
+			t.Fatalf("the queue tried the failed run again after %s, before its delay of %s", waited, retry)
 		}
-		if st := jobState(t, db, a.Queued); st != "scheduled" {
-			t.Fatalf("the fallback of a handed-off job is %q, want scheduled", st)
+
+		// Stopping: the worker is busy with slow-1; c-1 and d-1 wait, and
+		// are written to the queue when the process stops (the queue,
+		// stopping after, may still run them), slow-1 not.
+		enqueue(t, db, "slow-1")
+		receive(t, handed, 1, 5*time.Second, "handed off")
+		enqueue(t, db, "c-1", "d-1")
+		sctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+		defer cancel()
+		stopped = true
+		if err := stop(sctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("stop with a run in flight: %v", err)
 		}
-		// The claim deletes a's fallback while it waits.
-		if err := db.Tx(ctx, func(tx store.Tx) error { return tx.DropAnswerJob(ctx, a.Queued) }); err != nil {
-			t.Fatal(err)
-		}
-		if st := jobState(t, db, a.Queued); st != "" {
-			t.Fatalf("a dropped fallback is still %q", st)
-		}
-		// b's hand-off "died": the queue delivers it after the grace.
-		select {
-		case j := <-fromQueue.got:
-			if j.TaskID != "b-1" || j.Run != "run-b" {
-				t.Fatalf("the queue delivered %+v, want b-1", j)
-			}
-			if waited := time.Since(queued); waited < grace {
-				t.Fatalf("the fallback came after %s, before its grace of %s", waited, grace)
-			}
-		case <-time.After(15 * time.Second):
-			t.Fatal("the fallback of a job whose hand-off never ran was not delivered")
+		close(release)
+		q := queued(t, db)
+		if _, ok := q["c-1"]; !ok || len(q) != 3 || q["again-1"] != "completed" {
+			t.Fatalf("the queue after the stop: %v, want c-1 and d-1 beside again-1 completed", q)
+		} else if _, ok := q["d-1"]; !ok {
+			t.Fatalf("the queue after the stop: %v, want d-1 in it", q)
 		}
 		select {
-		case j := <-fromQueue.got:
-			t.Fatalf("the queue also delivered %+v", j)
 		case j := <-handed:
-			t.Fatalf("also handed off %+v (a rolled-back job?)", j)
-		case <-time.After(grace):
+			t.Fatalf("also handed off %+v (a rolled-back job, or one written to the queue?)", j)
+		case <-time.After(retry):
 		}
-		// A job a process works is not dropped.
-		if err := db.Tx(ctx, func(tx store.Tx) error {
-			return tx.DropAnswerJob(ctx, b.Queued)
-		}); err != nil {
-			t.Fatal(err)
+		for len(fromQueue.got) > 0 {
+			if j := <-fromQueue.got; j.TaskID != "c-1" && j.TaskID != "d-1" {
+				t.Fatalf("the queue also delivered %+v", j)
+			}
 		}
-		if st := jobState(t, db, b.Queued); st == "" {
-			t.Fatal("DropAnswerJob deleted a job the queue had delivered")
+	})
+}
+
+// TestHandOverFull: a committed answer job that this process's workers
+// cannot take at once is written to the queue; those they can take are
+// not.
+func TestHandOverFull(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
+		room := make(chan store.AnswerJob, 1)
+		t.Cleanup(db.SetHandOff(&sqlstore.HandOff{Jobs: room}))
+		enqueue(t, db, "a-1", "b-1")
+		if got := receive(t, room, 1, time.Second, "handed off"); got[0] != "a-1" {
+			t.Fatalf("handed off %v, want a-1", got)
+		}
+		if q := queued(t, db); len(q) != 1 || q["b-1"] != "available" {
+			t.Fatalf("the queue: %v, want b-1 available", q)
 		}
 	})
 }

@@ -38,6 +38,9 @@ type DB interface {
 	// SetHandOff hands the answer jobs that transactions queue, as each
 	// commits, to h, until stop is called.
 	SetHandOff(h *sqlstore.HandOff) (stop func())
+	// QueueAnswers writes answer jobs to the queue, for any process, from
+	// at on (at once when zero).
+	QueueAnswers(ctx context.Context, jobs []store.AnswerJob, at time.Time) error
 }
 
 // Config is the queue's working side: which workers, which periodic jobs.
@@ -50,21 +53,21 @@ type Config struct {
 	// HandOff, when set, runs the answer jobs this process's own
 	// transactions queue, as soon as each commits (sqlstore.HandOff), on
 	// HandOffWorkers workers (0: 16), each within HandOffTimeout (0: an
-	// hour); the queue's fallback copy of each waits HandOffGrace (0:
-	// 10 s).
+	// hour). A job whose run answers an error (try again later) is written
+	// to the queue, to be tried again HandOffRetry later (0: 10 s).
 	HandOff        func(context.Context, store.AnswerJob) error
 	HandOffWorkers int
 	HandOffTimeout time.Duration
-	HandOffGrace   time.Duration
+	HandOffRetry   time.Duration
 }
 
-// DefaultHandOffGrace is how long a handed-off answer job's fallback waits
-// in the queue, unless Config says otherwise, before any process may take
-// it.
-const DefaultHandOffGrace = 10 * time.Second
+// DefaultHandOffRetry is how long after a handed-off answer run failed
+// (the store unavailable) the queue tries it again, unless Config says
+// otherwise.
+const DefaultHandOffRetry = 10 * time.Second
 
 // handOffBacklog bounds the jobs waiting for this process's hand-off
-// workers; past it, a job is left to its fallback in the queue.
+// workers; past it, a job is written to the queue.
 const handOffBacklog = 1024
 
 // quiet is the queue's logger when Config names none.
@@ -122,8 +125,8 @@ func Start(ctx context.Context, db DB, j Config) (func(context.Context) error, e
 	if j.HandOffTimeout == 0 {
 		j.HandOffTimeout = time.Hour
 	}
-	if j.HandOffGrace == 0 {
-		j.HandOffGrace = DefaultHandOffGrace
+	if j.HandOffRetry == 0 {
+		j.HandOffRetry = DefaultHandOffRetry
 	}
 	stopHandOff := startHandOff(ctx, db, j)
 	return func(ctx context.Context) error {
@@ -133,8 +136,8 @@ func Start(ctx context.Context, db DB, j Config) (func(context.Context) error, e
 
 // startHandOff starts cfg.HandOffWorkers workers running the answer jobs
 // db hands off with cfg.HandOff, each within cfg.HandOffTimeout; the
-// function it returns stops taking jobs and waits for the running ones
-// while ctx lasts. Jobs still waiting are left to their fallbacks.
+// function it returns stops taking jobs, waits for the running ones while
+// ctx lasts, and writes the jobs still waiting to the queue.
 func startHandOff(ctx context.Context, db DB, cfg Config) func(context.Context) error {
 	jobs := make(chan store.AnswerJob, handOffBacklog)
 	quit := make(chan struct{})
@@ -151,25 +154,48 @@ func startHandOff(ctx context.Context, db DB, cfg Config) func(context.Context) 
 					return
 				case j := <-jobs:
 					jctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.HandOffTimeout)
-					// An error leaves the job to its fallback.
-					_ = cfg.HandOff(jctx, j)
+					if err := cfg.HandOff(jctx, j); err != nil {
+						// Tried again by the queue; if the queue cannot be
+						// written either, the sweep queues it again.
+						if qerr := db.QueueAnswers(jctx, []store.AnswerJob{j}, time.Now().Add(cfg.HandOffRetry)); qerr != nil {
+							cfg.Logger.Warn("an answer run to try again was left to the sweep", "task", j.TaskID, "err", qerr)
+						}
+					}
 					cancel()
 				}
 			}
 		}()
 	}
-	unset := db.SetHandOff(&sqlstore.HandOff{Jobs: jobs, Grace: cfg.HandOffGrace})
+	unset := db.SetHandOff(&sqlstore.HandOff{Jobs: jobs})
 	return func(stopCtx context.Context) error {
 		unset()
 		close(quit)
 		done := make(chan struct{})
 		go func() { wg.Wait(); close(done) }()
+		var err error
 		select {
 		case <-done:
-			return nil
 		case <-stopCtx.Done():
-			return stopCtx.Err()
+			err = stopCtx.Err()
 		}
+		var left []store.AnswerJob
+	drain:
+		for {
+			select {
+			case j := <-jobs:
+				left = append(left, j)
+			default:
+				break drain
+			}
+		}
+		if len(left) > 0 {
+			qctx, cancel := context.WithTimeout(context.WithoutCancel(stopCtx), 5*time.Second)
+			defer cancel()
+			if qerr := db.QueueAnswers(qctx, left, time.Time{}); qerr != nil {
+				cfg.Logger.Warn("answer runs not begun were left to the sweep", "jobs", len(left), "err", qerr)
+			}
+		}
+		return err
 	}
 }
 

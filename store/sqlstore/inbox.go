@@ -50,37 +50,21 @@ func (t *tx) DeviceCopies(ctx context.Context, id string) ([]string, error) {
 
 // answerJobOpts: a failed attempt (the store down mid-run) is tried again;
 // the task row decides whether the run may start at all.
-func answerJobOpts(h *HandOff) *river.InsertOpts {
-	opts := &river.InsertOpts{MaxAttempts: 10}
-	if h != nil {
-		// Handed off in this process at commit: the queue's copy waits
-		// out the grace, for whichever process is alive then.
-		opts.ScheduledAt = time.Now().Add(h.Grace)
-	}
-	return opts
-}
+var answerJobOpts = &river.InsertOpts{MaxAttempts: 10}
 
+// EnqueueAnswer writes the job to the queue in this transaction, or, where
+// this process runs answers itself, keeps it to hand over when the
+// transaction commits (HandOff).
 func (t *tx) EnqueueAnswer(ctx context.Context, job store.AnswerJob) error {
-	h := t.db.handoff.Load()
+	if t.db.handoff.Load() != nil {
+		t.handoffs = append(t.handoffs, job)
+		return nil
+	}
 	// The queue writes on the driver's transaction: what is pending first.
 	if err := t.flush(ctx); err != nil {
 		return err
 	}
-	res, err := t.db.e.insertJobs(ctx, t, []river.InsertManyParams{{Args: job, InsertOpts: answerJobOpts(h)}})
-	if err != nil {
-		return err
-	}
-	if h != nil {
-		job.Queued = res[0].Job.ID
-		t.handoffs = append(t.handoffs, job)
-	}
-	return nil
-}
-
-const dropAnswerJob = "DELETE FROM river_job WHERE id = ? AND state = 'scheduled'"
-
-func (t *tx) DropAnswerJob(ctx context.Context, queued int64) error {
-	_, err := t.q.exec(ctx, dropAnswerJob, queued)
+	_, err := t.db.e.insertJobs(ctx, t, []river.InsertManyParams{{Args: job, InsertOpts: answerJobOpts}})
 	return err
 }
 

@@ -208,7 +208,10 @@ func (p *pgEngine) tx(ctx context.Context, db *DB, fn func(store.Tx) error) erro
 		return err
 	}
 	if len(t.pending) == 1 && t.pending[0].sql == "BEGIN" {
-		return nil // it sent nothing: there is nothing to commit
+		// It sent nothing: there is nothing to commit (an answer job
+		// queued again by a sweep is all it may have to hand over).
+		db.handOver(t.handoffs)
+		return nil
 	}
 	b := &pgx.Batch{}
 	for _, s := range t.takePending() {

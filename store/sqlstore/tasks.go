@@ -259,30 +259,20 @@ func (t *tx) Sealed(ctx context.Context, id string) ([]byte, uint32, error) {
 
 const sealedAndApprovalQuery = "SELECT sealed, key_id, approval FROM tasks WHERE id = ?"
 
-func (t *tx) RunInputs(ctx context.Context, id string, dropJob int64) (store.RunInputs, error) {
+func (t *tx) RunInputs(ctx context.Context, id string) (store.RunInputs, error) {
 	var in store.RunInputs
 	// The project and the preparer are found through the task's row, so
 	// nothing waits for the task to be read first.
-	var stmts []stmt
-	if dropJob != 0 {
-		stmts = append(stmts, stmt{dropAnswerJob, []any{dropJob}})
-	}
-	stmts = append(stmts,
+	r, err := t.send(ctx,
 		stmt{"SELECT " + taskColumns + " FROM tasks WHERE id = ?", []any{id}},
 		stmt{projectAndAgents + "p.project_uuid = (SELECT project_uuid FROM tasks WHERE id = ?)", []any{id}},
 		stmt{sealedAndApprovalQuery, []any{id}},
 		stmt{approvalsQuery, []any{id}},
 		stmt{"SELECT " + agentColumns + " FROM agents a WHERE a.account = (SELECT preparer FROM tasks WHERE id = ?)", []any{id}})
-	r, err := t.send(ctx, stmts...)
 	if err != nil {
 		return in, err
 	}
 	defer r.close()
-	if dropJob != 0 {
-		if err := r.exec(); err != nil {
-			return in, err
-		}
-	}
 	if in.Task, err = scanTask(r.row()); err != nil {
 		return in, err
 	}

@@ -194,7 +194,7 @@ func testEndingDropsApprovalRecords(t *testing.T, s store.Store) {
 	addApproval(t, s, k.ID, "alice.near", t0.Add(time.Second))
 	move(t, s, store.Move{ID: k.ID, Move: stepOf(countersign.KindConfirm, countersign.StateOpen, countersign.StateApproved, countersign.ActorOwner, ""), At: t0, Run: "r2", AnswerRun: "r2"})
 	inTx(t, s, func(tx store.Tx) error {
-		in, err := tx.RunInputs(ctx, k.ID, 0)
+		in, err := tx.RunInputs(ctx, k.ID)
 		if err != nil || len(in.Approvals) != 2 || in.Approvals[0].Account != "bob.near" || in.Approvals[1].Record == nil {
 			t.Errorf("run inputs' approvals %+v %v", in.Approvals, err)
 		}
@@ -214,7 +214,7 @@ func testEndingDropsApprovalRecords(t *testing.T, s store.Store) {
 	u, uc := NewTask("run2-1", "alice.near", "bot.near")
 	insert(t, s, u, uc)
 	inTx(t, s, func(tx store.Tx) error {
-		if in, err := tx.RunInputs(ctx, u.ID, 0); err != nil || in.Approvals != nil {
+		if in, err := tx.RunInputs(ctx, u.ID); err != nil || in.Approvals != nil {
 			t.Errorf("an unshared task's approvals %+v %v", in.Approvals, err)
 		}
 		return nil

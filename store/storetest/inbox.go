@@ -71,7 +71,7 @@ func testDeviceCopiesAndApproval(t *testing.T, s store.Store) {
 		if err != nil || fmt.Sprint(devs) != "[dev1 dev2]" {
 			t.Errorf("DeviceCopies = %v %v", devs, err)
 		}
-		if in, err := tx.RunInputs(ctx, k.ID, 0); err != nil || in.Approval != nil {
+		if in, err := tx.RunInputs(ctx, k.ID); err != nil || in.Approval != nil {
 			t.Errorf("approval of a new task: %q %v", in.Approval, err)
 		}
 		return nil
@@ -79,14 +79,14 @@ func testDeviceCopiesAndApproval(t *testing.T, s store.Store) {
 	move(t, s, store.Move{ID: k.ID, Move: step(countersign.StateOpen, countersign.StateApproved, countersign.ActorOwner, ""), At: t0,
 		Approval: []byte(`{"at":1}`)})
 	_ = s.Tx(ctx, func(tx store.Tx) error {
-		if in, err := tx.RunInputs(ctx, k.ID, 0); err != nil || string(in.Approval) != `{"at":1}` {
+		if in, err := tx.RunInputs(ctx, k.ID); err != nil || string(in.Approval) != `{"at":1}` {
 			t.Errorf("approval kept by the move = %q %v", in.Approval, err)
 		}
 		return nil
 	})
 	move(t, s, store.Move{ID: k.ID, Move: step(countersign.StateApproved, countersign.StateFailed, countersign.ActorPlatform, countersign.FailRunNotStarted), At: t0})
 	_ = s.Tx(ctx, func(tx store.Tx) error {
-		if in, err := tx.RunInputs(ctx, k.ID, 0); err != nil || in.Approval != nil {
+		if in, err := tx.RunInputs(ctx, k.ID); err != nil || in.Approval != nil {
 			t.Errorf("a closed task keeps its approval: %q %v", in.Approval, err)
 		}
 		return nil

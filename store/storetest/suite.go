@@ -662,7 +662,7 @@ func testMoveKeepsApprovalAndAnswer(t *testing.T, s store.Store) {
 	move(t, s, store.Move{ID: k.ID, Move: step(countersign.StateOpen, countersign.StateApproved, countersign.ActorOwner, ""), At: t0,
 		AnswerRun: "run2", Approval: []byte(`{"signed":1}`)})
 	inTx(t, s, func(tx store.Tx) error {
-		in, err := tx.RunInputs(ctx, k.ID, 0)
+		in, err := tx.RunInputs(ctx, k.ID)
 		if err == nil && string(in.Approval) != `{"signed":1}` {
 			t.Errorf("approval kept by the move: %q", in.Approval)
 		}
@@ -709,7 +709,7 @@ func testRunInputs(t *testing.T, s store.Store) {
 	move(t, s, store.Move{ID: k.ID, Move: step(countersign.StateOpen, countersign.StateApproved, countersign.ActorOwner, ""), At: t0,
 		AnswerRun: "run2", Approval: []byte("approved")})
 	inTx(t, s, func(tx store.Tx) error {
-		in, err := tx.RunInputs(ctx, k.ID, 0)
+		in, err := tx.RunInputs(ctx, k.ID)
 		if err != nil {
 			return err
 		}
@@ -730,18 +730,18 @@ func testRunInputs(t *testing.T, s store.Store) {
 			string(in.Sealed) != "sealed-in1-1" || in.KeyID != k.KeyID || string(in.Approval) != "approved" {
 			t.Errorf("RunInputs = %+v", in)
 		}
-		in, err = tx.RunInputs(ctx, lone.ID, 0)
+		in, err = tx.RunInputs(ctx, lone.ID)
 		if err != nil || in.Task.ID != lone.ID || in.Project != nil || in.Preparer != nil || in.Approval != nil {
 			t.Errorf("RunInputs of a task whose project and preparer are not there = %+v, %v", in, err)
 		}
-		if _, err := tx.RunInputs(ctx, "absent-1", 0); !errors.Is(err, store.ErrNotFound) {
+		if _, err := tx.RunInputs(ctx, "absent-1"); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("RunInputs of no task: %v, want ErrNotFound", err)
 		}
 		return nil
 	})
 	move(t, s, store.Move{ID: k.ID, Move: step(countersign.StateApproved, countersign.StateVoid, countersign.ActorPlatform, ""), At: t0})
 	inTx(t, s, func(tx store.Tx) error {
-		in, err := tx.RunInputs(ctx, k.ID, 0)
+		in, err := tx.RunInputs(ctx, k.ID)
 		if err == nil && (in.Sealed != nil || in.Task.State != countersign.StateVoid) {
 			t.Errorf("RunInputs of a closed task = %+v", in)
 		}

@@ -79,8 +79,10 @@ type Memory struct {
 	Streams int `json:"streams"`
 	// TasksRSS is VmRSS once the tasks wait, RSS once the streams are
 	// open too (bytes).
-	TasksRSS   int64  `json:"tasks_rss"`
-	RSS        int64  `json:"rss"`
+	TasksRSS int64 `json:"tasks_rss"`
+	RSS      int64 `json:"rss"`
+	// FileRSS is the part of RSS that maps files (RssFile), read with it.
+	FileRSS    int64  `json:"file_rss"`
 	FirstError string `json:"first_error,omitempty"`
 }
 
@@ -482,6 +484,7 @@ func (b *bench) memory(ctx context.Context) (Memory, error) {
 	if m.RSS, err = rss(b.svc.pid()); err != nil {
 		return m, err
 	}
+	m.FileRSS, _ = fileRSS(b.svc.pid())
 	b.prof.heap(ctx, "p7-streams")
 	return m, nil
 }

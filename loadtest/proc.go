@@ -83,13 +83,22 @@ func postgresCPU() time.Duration {
 }
 
 // rss is a process's resident memory (VmRSS) in bytes.
-func rss(pid string) (int64, error) {
+func rss(pid string) (int64, error) { return statusBytes(pid, "VmRSS") }
+
+// fileRSS is the part of a process's resident memory that maps files
+// (RssFile: its binary's and libraries' pages), in bytes. It depends on
+// how the binary's file sits in the page cache, not on what the process
+// does: the same binary freshly written can map several MiB more.
+func fileRSS(pid string) (int64, error) { return statusBytes(pid, "RssFile") }
+
+// statusBytes reads a kB field of /proc/<pid>/status, in bytes.
+func statusBytes(pid, field string) (int64, error) {
 	raw, err := os.ReadFile(filepath.Join("/proc", pid, "status"))
 	if err != nil {
 		return 0, err
 	}
 	for line := range strings.SplitSeq(string(raw), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
 			f := strings.Fields(rest)
 			if len(f) == 2 && f[1] == "kB" {
 				kb, err := strconv.ParseInt(f[0], 10, 64)
@@ -99,7 +108,7 @@ func rss(pid string) (int64, error) {
 			}
 		}
 	}
-	return 0, fmt.Errorf("/proc/%s/status has no VmRSS line", pid)
+	return 0, fmt.Errorf("/proc/%s/status has no %s line", pid, field)
 }
 
 // CPU is the CPU time spent during a phase, in milliseconds, by the service,

@@ -73,7 +73,7 @@ func TestBenchQuick(t *testing.T) {
 	if rep.P3.Samples != q.P3Samples || rep.P3.MedianMS <= 0 || rep.P3.MedianMS > rep.P3.MaxMS || rep.P3.FirstError != "" {
 		t.Errorf("P3 %+v", rep.P3)
 	}
-	if want := q.P7Owners * 2 * q.P7TasksPerAgent; rep.P7.Tasks != want || rep.P7.Streams != q.P7Owners || rep.P7.RSS < 1<<20 || rep.P7.FirstError != "" {
+	if want := q.P7Owners * 2 * q.P7TasksPerAgent; rep.P7.Tasks != want || rep.P7.Streams != q.P7Owners || rep.P7.RSS < 1<<20 || rep.P7.FileRSS <= 0 || rep.P7.FileRSS >= rep.P7.RSS || rep.P7.FirstError != "" {
 		t.Errorf("P7 %+v, want %d tasks", rep.P7, want)
 	}
 	var ids []string

@@ -73,11 +73,9 @@ const queueAnswersWithin = 5 * time.Second
 // from at on (at once when at is zero), in a transaction of their own.
 func (db *DB) QueueAnswers(ctx context.Context, jobs []store.AnswerJob, at time.Time) error {
 	params := make([]river.InsertManyParams, len(jobs))
-	opts := answerJobOpts
+	opts := answerJobOpts()
 	if !at.IsZero() {
-		o := *answerJobOpts
-		o.ScheduledAt = at
-		opts = &o
+		opts.ScheduledAt = at
 	}
 	for i, j := range jobs {
 		params[i] = river.InsertManyParams{Args: j, InsertOpts: opts}

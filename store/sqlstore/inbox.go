@@ -50,7 +50,7 @@ func (t *tx) DeviceCopies(ctx context.Context, id string) ([]string, error) {
 
 // answerJobOpts: a failed attempt (the store down mid-run) is tried again;
 // the task row decides whether the run may start at all.
-var answerJobOpts = &river.InsertOpts{MaxAttempts: 10}
+func answerJobOpts() *river.InsertOpts { return &river.InsertOpts{MaxAttempts: 10} }
 
 // EnqueueAnswer writes the job to the queue in this transaction, or, where
 // this process runs answers itself, keeps it to hand over when the
@@ -64,7 +64,7 @@ func (t *tx) EnqueueAnswer(ctx context.Context, job store.AnswerJob) error {
 	if err := t.flush(ctx); err != nil {
 		return err
 	}
-	_, err := t.db.e.insertJobs(ctx, t, []river.InsertManyParams{{Args: job, InsertOpts: answerJobOpts}})
+	_, err := t.db.e.insertJobs(ctx, t, []river.InsertManyParams{{Args: job, InsertOpts: answerJobOpts()}})
 	return err
 }
 

@@ -33,45 +33,38 @@ func (w *queueWorker) Work(_ context.Context, j *river.Job[store.AnswerJob]) err
 func queued(t *testing.T, db *sqlstore.DB) map[string]string {
 	t.Helper()
 	ctx := context.Background()
-	out := map[string]string{}
-	add := func(args []byte, state string) {
-		var j store.AnswerJob
-		if err := json.Unmarshal(args, &j); err != nil {
-			t.Fatal(err)
-		}
-		out[j.TaskID] = state
+	var rows interface {
+		Next() bool
+		Scan(...any) error
+		Err() error
 	}
 	if pool := db.Postgres(); pool != nil {
-		rows, err := pool.Query(ctx, "SELECT args, CAST(state AS TEXT) FROM river_job WHERE kind = 'answer_run'")
+		r, err := pool.Query(ctx, "SELECT args, CAST(state AS TEXT) FROM river_job WHERE kind = 'answer_run'")
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var args []byte
-			var st string
-			if err := rows.Scan(&args, &st); err != nil {
-				t.Fatal(err)
-			}
-			add(args, st)
-		}
-		if err := rows.Err(); err != nil {
+		defer r.Close()
+		rows = r
+	} else {
+		r, err := db.SQLite().QueryContext(ctx, "SELECT json(args), state FROM river_job WHERE kind = 'answer_run'")
+		if err != nil {
 			t.Fatal(err)
 		}
-		return out
+		defer r.Close()
+		rows = r
 	}
-	rows, err := db.SQLite().QueryContext(ctx, "SELECT json(args), state FROM river_job WHERE kind = 'answer_run'")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
+	out := map[string]string{}
 	for rows.Next() {
 		var args []byte
 		var st string
 		if err := rows.Scan(&args, &st); err != nil {
 			t.Fatal(err)
 		}
-		add(args, st)
+		var j store.AnswerJob
+		if err := json.Unmarshal(args, &j); err != nil {
+			t.Fatal(err)
+		}
+		out[j.TaskID] = st
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)

@@ -154,14 +154,12 @@ func startHandOff(ctx context.Context, db DB, cfg Config) func(context.Context) 
 					return
 				case j := <-jobs:
 					jctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.HandOffTimeout)
-					if err := cfg.HandOff(jctx, j); err != nil {
-						// Tried again by the queue; if the queue cannot be
-						// written either, the sweep queues it again.
-						if qerr := db.QueueAnswers(jctx, []store.AnswerJob{j}, time.Now().Add(cfg.HandOffRetry)); qerr != nil {
-							cfg.Logger.Warn("an answer run to try again was left to the sweep", "task", j.TaskID, "err", qerr)
-						}
-					}
+					err := cfg.HandOff(jctx, j)
 					cancel()
+					if err != nil {
+						// Tried again by the queue.
+						toQueue(ctx, db, cfg.Logger, []store.AnswerJob{j}, time.Now().Add(cfg.HandOffRetry))
+					}
 				}
 			}
 		}()
@@ -189,13 +187,25 @@ func startHandOff(ctx context.Context, db DB, cfg Config) func(context.Context) 
 			}
 		}
 		if len(left) > 0 {
-			qctx, cancel := context.WithTimeout(context.WithoutCancel(stopCtx), 5*time.Second)
-			defer cancel()
-			if qerr := db.QueueAnswers(qctx, left, time.Time{}); qerr != nil {
-				cfg.Logger.Warn("answer runs not begun were left to the sweep", "jobs", len(left), "err", qerr)
-			}
+			toQueue(stopCtx, db, cfg.Logger, left, time.Time{})
 		}
 		return err
+	}
+}
+
+// toQueueWithin bounds writing to the queue the answer jobs the hand-off
+// gives back.
+const toQueueWithin = 5 * time.Second
+
+// toQueue writes answer jobs the hand-off gives back to the queue, from at
+// on, within toQueueWithin of its own whatever ctx has left; jobs it cannot
+// write are left to the sweep, which queues an approval again once it has
+// waited sweeps.StrandedAfter.
+func toQueue(ctx context.Context, db DB, log *slog.Logger, jobs []store.AnswerJob, at time.Time) {
+	qctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), toQueueWithin)
+	defer cancel()
+	if err := db.QueueAnswers(qctx, jobs, at); err != nil {
+		log.Warn("answer runs not begun were left to the sweep", "jobs", len(jobs), "err", err)
 	}
 }
 

@@ -114,14 +114,14 @@ func TestRoundTripsPerAction(t *testing.T) {
 		what      string
 		got, most int64
 	}{
-		{"a guess_start", opens / n, 7},
+		{"a guess_start", opens / n, 6},
 		{"a task_cancel", cancels / n, 4},
-		{"an approval", approve, 5},
-		{"an answer run", answer, 6},
+		{"an approval", approve, 4},
+		{"an answer run", answer, 5},
 		// The write's history entry needs the owner's devices, read in the
 		// run's end: one more than a read.
 		{"a direct write", write, read + 1},
-		{"a read", read, 4},
+		{"a read", read, 3},
 	} {
 		if c.got > c.most {
 			t.Errorf("%s waits on the database %d times, more than its budget of %d", c.what, c.got, c.most)

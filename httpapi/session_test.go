@@ -272,8 +272,11 @@ func TestSignInRefusals(t *testing.T) {
 			t.Fatalf("the statement after a refusal with its nonce: %d %v", status, body)
 		}
 		status, body := post(t, e.url+"/inbox/session", stmt)
-		if status != 400 || body["reason"] != "invalid_statement" {
+		if status != 400 || body["reason"] != "invalid_statement" || body["error"] != "this statement was used already; sign a new one" {
 			t.Fatalf("a replayed statement: %d %v", status, body)
+		}
+		if n := countDevices(t, db); n != 1 {
+			t.Fatalf("a replayed statement left %d devices, want the first one only", n)
 		}
 
 		e.rpc.SetMode(neartest.DownHang)

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -317,4 +318,26 @@ func TestWebhookURLRefused(t *testing.T) {
 	if got, _ := strict.Webhook(ctx, sess); got.URL != nil {
 		t.Fatalf("a refused URL was named: %+v", got)
 	}
+}
+
+// TestConfirmationUsedOnce: an owner's confirmation sent again is refused
+// with its sentence, on either database.
+func TestConfirmationUsedOnce(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
+		w := servicetest.New(t, db)
+		url := "https://hooks.example.com/countersign"
+		conf, err := w.Owner.Confirm(approval.ActionNameWebhook(url))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Owner.Client.PutWebhook(ctx, url, conf); err != nil {
+			t.Fatal(err)
+		}
+		_, err = w.Owner.Client.PutWebhook(ctx, url, conf)
+		var ce *client.Error
+		if !errors.As(err, &ce) || ce.Reason != "confirmation_required" || ce.Message != "this confirmation was used already; sign a new one" {
+			t.Fatalf("the confirmation sent again: %v", err)
+		}
+	})
 }

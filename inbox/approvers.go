@@ -131,12 +131,8 @@ func (s *Service) approveShared(ctx context.Context, sess Session, t store.Task,
 		if sess.AccountID != t.Owner && !slices.Contains(others, sess.AccountID) {
 			return errTaskNotFound // taken off its approvers meanwhile
 		}
-		fresh, err := tx.SpendNonce(ctx, sess.AccountID, v.Nonce[:], at.Add(approval.ConfirmationMaxAge+time.Minute))
-		if err != nil {
+		if err := tx.SpendNonce(ctx, sess.AccountID, v.Nonce[:], at.Add(approval.ConfirmationMaxAge+time.Minute)); err != nil {
 			return err
-		}
-		if !fresh {
-			return countersign.Errorf(countersign.ConfirmationRequired, "this approval was used already; sign a new one")
 		}
 		added, err := tx.AddApproval(ctx, store.Approval{TaskID: t.ID, Account: sess.AccountID, At: now, Record: record})
 		if err != nil {
@@ -170,7 +166,7 @@ func (s *Service) approveShared(ctx context.Context, sess Session, t store.Task,
 		return tx.EnqueueAnswer(ctx, store.AnswerJob{TaskID: t.ID, Run: run})
 	})
 	if err != nil {
-		return Approved{}, storeErr(err)
+		return Approved{}, storeErr(usedAlready(err, countersign.ConfirmationRequired, approvalUsed))
 	}
 	if out.Run != "" {
 		s.log.Info("task approved", "task", t.ID, "owner", t.Owner, "by", sess.AccountID, "run", run,

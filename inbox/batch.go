@@ -193,12 +193,8 @@ func (s *Service) BatchApprove(ctx context.Context, sess Session, req BatchAppro
 				return refuseTask(t.ID, closed(cur.State))
 			}
 		}
-		fresh, err := tx.SpendNonce(ctx, sess.AccountID, v.Nonce[:], at.Add(approval.ConfirmationMaxAge+time.Minute))
-		if err != nil {
+		if err := tx.SpendNonce(ctx, sess.AccountID, v.Nonce[:], at.Add(approval.ConfirmationMaxAge+time.Minute)); err != nil {
 			return err
-		}
-		if !fresh {
-			return countersign.Errorf(countersign.ConfirmationRequired, "this approval was used already; sign a new one")
 		}
 		for i, t := range tasks {
 			if err := tx.EnqueueAnswer(ctx, store.AnswerJob{TaskID: t.ID, Run: out.Tasks[i].Run}); err != nil {
@@ -208,7 +204,7 @@ func (s *Service) BatchApprove(ctx context.Context, sess Session, req BatchAppro
 		return nil
 	})
 	if err != nil {
-		return BatchApproved{}, storeErr(err)
+		return BatchApproved{}, storeErr(usedAlready(err, countersign.ConfirmationRequired, approvalUsed))
 	}
 	for _, a := range out.Tasks {
 		s.log.Info("task approved", "task", a.ID, "owner", sess.AccountID, "run", a.Run, "batch", n)

@@ -39,14 +39,11 @@ func (s *Service) confirmed(ctx context.Context, account string, action approval
 	if err != nil {
 		return signatureRefusal(err, countersign.ConfirmationRequired)
 	}
-	return storeErr(s.store.Tx(ctx, func(tx doorTx) error {
-		fresh, err := tx.SpendNonce(ctx, account, v.Nonce[:], at.Add(approval.ConfirmationMaxAge+time.Minute))
-		if err != nil {
+	err = s.store.Tx(ctx, func(tx doorTx) error {
+		if err := tx.SpendNonce(ctx, account, v.Nonce[:], at.Add(approval.ConfirmationMaxAge+time.Minute)); err != nil {
 			return err
 		}
-		if !fresh {
-			return countersign.Errorf(countersign.ConfirmationRequired, "this confirmation was used already; sign a new one")
-		}
 		return apply(tx, v.Key)
-	}))
+	})
+	return storeErr(usedAlready(err, countersign.ConfirmationRequired, "this confirmation was used already; sign a new one"))
 }

@@ -120,6 +120,18 @@ const rpcRetry = 10 * time.Second
 
 // storeErr turns an unreachable store into the owner's transient refusal,
 // which still carries the store's error for the operator's log.
+// approvalUsed is the refusal of an approval whose nonce was spent already.
+const approvalUsed = "this approval was used already; sign a new one"
+
+// usedAlready tells a transaction that spent a nonce used already as the
+// refusal given (code and sentence); any other error stays as it is.
+func usedAlready(err error, code countersign.Code, sentence string) error {
+	if errors.Is(err, store.ErrSpent) {
+		return fmt.Errorf("%w: %w", &countersign.Error{Code: code, Message: sentence}, err)
+	}
+	return err
+}
+
 func storeErr(err error) error {
 	if errors.Is(err, store.ErrUnavailable) {
 		return fmt.Errorf("%w: %w", &countersign.Error{Code: countersign.UpstreamUnavailable, Message: "the store is unavailable; try again shortly", RetryAfter: countersign.RetryShortly}, err)

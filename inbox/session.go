@@ -149,12 +149,8 @@ func (s *Service) SignIn(ctx context.Context, req SignInRequest) (Session, error
 		if err := tx.LockOwner(ctx, req.AccountID); err != nil {
 			return err
 		}
-		fresh, err := tx.SpendNonce(ctx, req.AccountID, v.Nonce[:], validUntil.Add(approval.SignInSlack))
-		if err != nil {
+		if err := tx.SpendNonce(ctx, req.AccountID, v.Nonce[:], validUntil.Add(approval.SignInSlack)); err != nil {
 			return err
-		}
-		if !fresh {
-			return countersign.Errorf(countersign.InvalidStatement, "this statement was used already; sign a new one")
 		}
 		if err := tx.InsertDevice(ctx, dev); err != nil {
 			return err
@@ -171,7 +167,7 @@ func (s *Service) SignIn(ctx context.Context, req SignInRequest) (Session, error
 		return nil
 	})
 	if err != nil {
-		return Session{}, storeErr(err)
+		return Session{}, storeErr(usedAlready(err, countersign.InvalidStatement, "this statement was used already; sign a new one"))
 	}
 	s.log.Info("device signed in", "account", req.AccountID, "device", dev.ID)
 	// Tasks made before this device signed in open on it now.

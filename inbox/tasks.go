@@ -434,17 +434,13 @@ func (s *Service) Approve(ctx context.Context, sess Session, id string, req Appr
 			}
 			return closed(cur.State)
 		}
-		fresh, err := tx.SpendNonce(ctx, sess.AccountID, v.Nonce[:], at.Add(approval.ConfirmationMaxAge+time.Minute))
-		if err != nil {
+		if err := tx.SpendNonce(ctx, sess.AccountID, v.Nonce[:], at.Add(approval.ConfirmationMaxAge+time.Minute)); err != nil {
 			return err
-		}
-		if !fresh {
-			return countersign.Errorf(countersign.ConfirmationRequired, "this approval was used already; sign a new one")
 		}
 		return tx.EnqueueAnswer(ctx, store.AnswerJob{TaskID: t.ID, Run: run})
 	})
 	if err != nil {
-		return Approved{}, storeErr(err)
+		return Approved{}, storeErr(usedAlready(err, countersign.ConfirmationRequired, approvalUsed))
 	}
 	s.log.Info("task approved", "task", t.ID, "owner", sess.AccountID, "run", run)
 	return Approved{ID: t.ID, State: string(countersign.StateApproved), Run: run}, nil

@@ -45,6 +45,9 @@ var (
 	// ErrNoMove: MoveTask was given a zero countersign.Move; a task's
 	// state changes only by a move countersign.Transition made.
 	ErrNoMove = errors.New("store: a task moves only by a countersign.Transition")
+	// ErrSpent: a signature's nonce was used already (SpendNonce), and the
+	// transaction that spent it again kept nothing.
+	ErrSpent = errors.New("store: the nonce was used already")
 )
 
 // Store opens transactions. Every state change happens in one transaction
@@ -732,9 +735,11 @@ type Runs interface {
 	// InsertRun records a run as it starts.
 	InsertRun(ctx context.Context, r Run) error
 	// FinishRun records a run's end, its output's hash and its receipt,
-	// once, with the receipts of the tasks it opened: ErrNotFound for no
-	// such run or task, ErrConflict if it finished already (and then
-	// nothing is kept, when the transaction is abandoned).
+	// once, with the receipts of the tasks it opened: ErrConflict for no
+	// such run or one that finished already, ErrNotFound for no such task,
+	// and then the transaction keeps nothing. The writes go with the
+	// transaction's next round trip (at the latest its COMMIT), so these
+	// refusals may come from a later statement or from the commit.
 	FinishRun(ctx context.Context, id string, at time.Time, outputSHA256, receipt string, tasks ...TaskReceipt) error
 	// Run returns a run (ErrNotFound).
 	Run(ctx context.Context, id string) (Run, error)
@@ -813,8 +818,12 @@ type Devices interface {
 // and the spent signature nonces.
 type Sessions interface {
 	// SpendNonce records a signature nonce of an account as used, until
-	// expires. It reports false, and changes nothing, if it was used already.
-	SpendNonce(ctx context.Context, account string, nonce []byte, expires time.Time) (bool, error)
+	// expires. If it was used already, the transaction fails with ErrSpent
+	// and keeps nothing: the write goes with the transaction's next round
+	// trip (at the latest its COMMIT), so the refusal may come from a later
+	// statement or from the commit, and callers tell it by errors.Is on the
+	// transaction's error.
+	SpendNonce(ctx context.Context, account string, nonce []byte, expires time.Time) error
 	// InsertDevice signs a device in, after every device the account signed in
 	// before (the caller holds the owner's lock).
 	InsertDevice(ctx context.Context, d Device) error

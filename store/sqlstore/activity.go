@@ -27,12 +27,12 @@ func (t *tx) InsertActivity(ctx context.Context, a store.Activity, copies map[st
 	case len(a.Sealed) == 0 || a.KeyID == 0 || a.At.IsZero():
 		return errors.New("store: a history entry needs its sealed body, its key id and its time")
 	}
-	stmts := []stmt{{`INSERT INTO activity (id, owner, project, project_uuid, connector, operation, preparer,
+	stmts := []stmt{{sql: `INSERT INTO activity (id, owner, project, project_uuid, connector, operation, preparer,
 		via, state, failure_reason, at, key_id, sealed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		[]any{a.ID, a.Owner, a.Project, a.ProjectUUID, a.Connector, a.Operation, a.Preparer,
+		args: []any{a.ID, a.Owner, a.Project, a.ProjectUUID, a.Connector, a.Operation, a.Preparer,
 			a.Via, a.State, string(a.FailureReason), a.At.Unix(), int64(a.KeyID), a.Sealed}}}
 	for device, blob := range copies {
-		stmts = append(stmts, stmt{putActivityCopy, []any{a.ID, device, blob}})
+		stmts = append(stmts, stmt{sql: putActivityCopy, args: []any{a.ID, device, blob}})
 	}
 	// Nothing waits for them: they go with the next round trip.
 	t.later(stmts...)
@@ -132,7 +132,7 @@ func (t *tx) ActivityToWrap(ctx context.Context, owner string, devices []string,
 
 func (t *tx) PutActivityCopies(ctx context.Context, copies []store.ActivityCopy) error {
 	for _, c := range copies {
-		t.later(stmt{putActivityCopy, []any{c.EntryID, c.Device, c.Blob}})
+		t.later(stmt{sql: putActivityCopy, args: []any{c.EntryID, c.Device, c.Blob}})
 	}
 	return nil
 }
@@ -143,6 +143,6 @@ func endEntry(m store.Move) stmt {
 	if len(m.Entry) > 0 {
 		sealed = m.Entry
 	}
-	return stmt{`UPDATE activity SET state = ?, failure_reason = ?, at = ?, sealed = COALESCE(?, sealed)
-		WHERE id = ? AND via = '` + store.ViaTask + `'`, []any{m.Move.To(), string(m.Move.Reason()), m.At.Unix(), sealed, m.ID}}
+	return stmt{sql: `UPDATE activity SET state = ?, failure_reason = ?, at = ?, sealed = COALESCE(?, sealed)
+		WHERE id = ? AND via = '` + store.ViaTask + `'`, args: []any{m.Move.To(), string(m.Move.Reason()), m.At.Unix(), sealed, m.ID}}
 }

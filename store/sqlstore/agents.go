@@ -57,7 +57,7 @@ func (t *tx) AgentByKey(ctx context.Context, keyHash []byte) (store.Agent, error
 }
 
 func (t *tx) AgentCalling(ctx context.Context, keyHash []byte, owner, project string) (store.Agent, store.Project, bool, error) {
-	r, err := t.send(ctx, stmt{agentByKey, []any{keyHash}}, stmt{projectAndAgents + projectByName, []any{owner, project}})
+	r, err := t.send(ctx, stmt{sql: agentByKey, args: []any{keyHash}}, stmt{sql: projectAndAgents + projectByName, args: []any{owner, project}})
 	if err != nil {
 		return store.Agent{}, store.Project{}, false, err
 	}

@@ -18,7 +18,7 @@ func (t *tx) ShareTask(ctx context.Context, k store.Task, accounts []string) err
 	}
 	stmts := make([]stmt, 0, len(accounts))
 	for _, a := range accounts {
-		stmts = append(stmts, stmt{"INSERT INTO task_approvers (task_id, account) VALUES (?, ?)", []any{k.ID, a}})
+		stmts = append(stmts, stmt{sql: "INSERT INTO task_approvers (task_id, account) VALUES (?, ?)", args: []any{k.ID, a}})
 	}
 	// They go with the next round trip: the look-up of the approvers'
 	// webhooks, or the commit.
@@ -164,9 +164,9 @@ func (t *tx) DropApprover(ctx context.Context, projectUUID, account string) ([]s
 	}
 	with := func(first []any, rest ...any) []any { return append(append(first, idArgs...), rest...) }
 	stmts := []stmt{
-		{"DELETE FROM task_approvals WHERE account = ? AND task_id IN " + in, with([]any{account})},
-		{"DELETE FROM device_copies WHERE task_id IN " + in + " AND device_id IN (SELECT id FROM devices WHERE account = ?)", with(nil, account)},
-		{"DELETE FROM task_approvers WHERE account = ? AND task_id IN " + in, with([]any{account})},
+		{sql: "DELETE FROM task_approvals WHERE account = ? AND task_id IN " + in, args: with([]any{account})},
+		{sql: "DELETE FROM device_copies WHERE task_id IN " + in + " AND device_id IN (SELECT id FROM devices WHERE account = ?)", args: with(nil, account)},
+		{sql: "DELETE FROM task_approvers WHERE account = ? AND task_id IN " + in, args: with([]any{account})},
 	}
 	// The account is told on its event streams that each left its inbox.
 	for _, id := range ids {

@@ -156,7 +156,7 @@ func (p pipelined) exec(ctx context.Context, q string, args ...any) (int64, erro
 	if len(p.t.pending) == 0 {
 		return p.t.raw.exec(ctx, q, args...)
 	}
-	n, err := p.execAll(ctx, []stmt{{q, args}})
+	n, err := p.execAll(ctx, []stmt{{sql: q, args: args}})
 	if err != nil {
 		return 0, err
 	}
@@ -173,17 +173,50 @@ func (p pipelined) execAll(ctx context.Context, stmts []stmt) ([]int64, error) {
 }
 
 func (p pipelined) query(ctx context.Context, q string, args ...any) (rows, error) {
-	if err := p.t.flush(ctx); err != nil {
+	if len(p.t.pending) == 0 {
+		return p.t.raw.query(ctx, q, args...)
+	}
+	r, err := p.t.send(ctx, stmt{sql: q, args: args})
+	if err != nil {
 		return nil, err
 	}
-	return p.t.raw.query(ctx, q, args...)
+	rs, err := r.rows()
+	if err != nil {
+		_ = r.close()
+		return nil, err
+	}
+	return &lastRows{rows: rs, r: r}, nil
+}
+
+// lastRows are the rows of a batch's last statement, a read; the batch
+// ends when they are closed.
+type lastRows struct {
+	rows
+	r   results
+	err error
+}
+
+func (l *lastRows) Close() {
+	if l.r == nil {
+		return
+	}
+	l.rows.Close()
+	l.err = l.r.close()
+	l.r = nil
+}
+
+func (l *lastRows) Err() error {
+	if err := l.rows.Err(); err != nil {
+		return err
+	}
+	return l.err
 }
 
 func (p pipelined) queryRow(ctx context.Context, q string, args ...any) row {
 	if len(p.t.pending) == 0 {
 		return p.t.raw.queryRow(ctx, q, args...)
 	}
-	r, err := p.t.send(ctx, stmt{q, args})
+	r, err := p.t.send(ctx, stmt{sql: q, args: args})
 	if err != nil {
 		return errRow{err}
 	}
@@ -254,6 +287,21 @@ func (t *tx) send(ctx context.Context, stmts ...stmt) (results, error) {
 type stmt struct {
 	sql  string
 	args []any
+	// orElse makes the statement a checked write (made by checked): one
+	// that must change a row, and fails the transaction with orElse if it
+	// changes none or breaks a unique key.
+	orElse error
+}
+
+// checked is a write that must change a row: if it changes none, or breaks
+// a unique key, the transaction fails with orElse. The check is the
+// database's own (on PostgreSQL the failed check aborts the transaction),
+// so the write can be kept for later and travel with the COMMIT: the caller
+// learns of a failure from the transaction's next round trip, at the latest
+// its commit, and nothing of the transaction is kept. sql is an INSERT,
+// UPDATE or DELETE without RETURNING.
+func checked(orElse error, sql string, args ...any) stmt {
+	return stmt{sql: sql, args: args, orElse: orElse}
 }
 
 type rows interface {

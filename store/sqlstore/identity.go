@@ -7,10 +7,10 @@ import (
 	"countersign/store"
 )
 
-func (t *tx) SpendNonce(ctx context.Context, account string, nonce []byte, expires time.Time) (bool, error) {
-	n, err := t.q.exec(ctx, `INSERT INTO nonces (account, nonce, expires_at) VALUES (?, ?, ?)
-		ON CONFLICT (account, nonce) DO NOTHING`, account, nonce, expires.Unix())
-	return n == 1, err
+func (t *tx) SpendNonce(_ context.Context, account string, nonce []byte, expires time.Time) error {
+	t.later(checked(store.ErrSpent, "INSERT INTO nonces (account, nonce, expires_at) VALUES (?, ?, ?)",
+		account, nonce, expires.Unix()))
+	return nil
 }
 
 func (t *tx) InsertDevice(ctx context.Context, d store.Device) error {
@@ -94,7 +94,7 @@ func (t *tx) EndDevice(ctx context.Context, id, reason string, at time.Time) (bo
 	if _, err = t.q.exec(ctx, "DELETE FROM device_copies WHERE device_id = ?", id); err != nil {
 		return false, err
 	}
-	t.later(stmt{"DELETE FROM activity_copies WHERE device_id = ?", []any{id}})
+	t.later(stmt{sql: "DELETE FROM activity_copies WHERE device_id = ?", args: []any{id}})
 	// Its open event streams end on every process when this commits.
 	return true, t.signal(ctx, store.StreamSignal{Kind: store.SessionEnded, Device: id})
 }

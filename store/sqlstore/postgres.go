@@ -106,18 +106,18 @@ func (p *pgEngine) insertJobs(ctx context.Context, t *tx, params []river.InsertM
 
 // event is a NOTIFY, delivered at commit to every process's LISTEN.
 func (*pgEngine) event(t *tx, stmts []stmt, ev store.TaskEvent) []stmt {
-	return append(stmts, stmt{"SELECT pg_notify(?, ?)", []any{t.db.channel(), eventPayload(ev)}})
+	return append(stmts, stmt{sql: "SELECT pg_notify(?, ?)", args: []any{t.db.channel(), eventPayload(ev)}})
 }
 
 // taskEvents are NOTIFYs made by the database from the task's rows, sent
 // with the transaction's next round trip.
 func (*pgEngine) taskEvents(_ context.Context, t *tx, id string, state countersign.State, owner bool) error {
 	if owner {
-		t.later(stmt{"SELECT pg_notify(CAST(? AS TEXT), owner || ' ' || id || ' ' || CAST(? AS TEXT)) FROM tasks WHERE id = ?",
-			[]any{t.db.channel(), string(state), id}})
+		t.later(stmt{sql: "SELECT pg_notify(CAST(? AS TEXT), owner || ' ' || id || ' ' || CAST(? AS TEXT)) FROM tasks WHERE id = ?",
+			args: []any{t.db.channel(), string(state), id}})
 	}
-	t.later(stmt{"SELECT pg_notify(CAST(? AS TEXT), account || ' ' || CAST(? AS TEXT) || ' ' || CAST(? AS TEXT)) FROM task_approvers WHERE task_id = ?",
-		[]any{t.db.channel(), id, string(state), id}})
+	t.later(stmt{sql: "SELECT pg_notify(CAST(? AS TEXT), account || ' ' || CAST(? AS TEXT) || ' ' || CAST(? AS TEXT)) FROM task_approvers WHERE task_id = ?",
+		args: []any{t.db.channel(), id, string(state), id}})
 	return nil
 }
 
@@ -214,14 +214,18 @@ func (p *pgEngine) tx(ctx context.Context, db *DB, fn func(store.Tx) error) erro
 		return nil
 	}
 	b := &pgx.Batch{}
-	for _, s := range t.takePending() {
-		b.Queue(rebind(s.sql), s.args...)
+	pending := t.takePending()
+	for _, s := range pending {
+		b.Queue(pgSQL(s), s.args...)
 	}
 	b.Queue("COMMIT")
 	br := c.SendBatch(ctx, b)
 	var tag pgconn.CommandTag
-	for range b.Len() {
+	for i := range b.Len() {
 		if tag, err = br.Exec(); err != nil {
+			if i < len(pending) {
+				err = pgFailed(pending[i], err)
+			}
 			break
 		}
 	}
@@ -348,24 +352,46 @@ func (p pgQuerier) execAll(ctx context.Context, stmts []stmt) ([]int64, error) {
 	case 0:
 		return n, nil
 	case 1:
-		var err error
-		n[0], err = p.exec(ctx, stmts[0].sql, stmts[0].args...)
-		return n, err
+		tag, err := p.q.Exec(ctx, pgSQL(stmts[0]), stmts[0].args...)
+		n[0] = tag.RowsAffected()
+		return n, pgFailed(stmts[0], err)
 	}
 	b := &pgx.Batch{}
 	for _, s := range stmts {
-		b.Queue(rebind(s.sql), s.args...)
+		b.Queue(pgSQL(s), s.args...)
 	}
 	br := p.q.SendBatch(ctx, b)
-	for i := range stmts {
+	for i, s := range stmts {
 		tag, err := br.Exec()
 		if err != nil {
 			_ = br.Close()
-			return n, classify(err)
+			return n, pgFailed(s, err)
 		}
 		n[i] = tag.RowsAffected()
 	}
 	return n, classify(br.Close())
+}
+
+// pgSQL is a statement as PostgreSQL runs it: a checked write made a
+// query that divides by the number of rows it changed, so that a write
+// changing none fails (division_by_zero) and aborts the transaction, and
+// the COMMIT sent after it answers ROLLBACK.
+func pgSQL(s stmt) string {
+	if s.orElse == nil {
+		return rebind(s.sql)
+	}
+	return "WITH w AS (" + rebind(s.sql) + " RETURNING 1) SELECT 1 / COUNT(*) FROM w"
+}
+
+// pgFailed is the error of statement s: its check's own for a checked
+// write that changed no row or broke a unique key, else what classify
+// makes of it.
+func pgFailed(s stmt, err error) error {
+	var pgErr *pgconn.PgError
+	if s.orElse != nil && errors.As(err, &pgErr) && (pgErr.Code == "22012" || pgErr.Code == "23505") {
+		return s.orElse
+	}
+	return classify(err)
 }
 
 func (p pgQuerier) exec(ctx context.Context, q string, args ...any) (int64, error) {
@@ -384,22 +410,39 @@ func (p pgQuerier) query(ctx context.Context, q string, args ...any) (rows, erro
 func (p pgQuerier) send(ctx context.Context, stmts []stmt) results {
 	b := &pgx.Batch{}
 	for _, s := range stmts {
-		b.Queue(rebind(s.sql), s.args...)
+		b.Queue(pgSQL(s), s.args...)
 	}
-	return pgResults{p.q.SendBatch(ctx, b)}
+	return &pgResults{br: p.q.SendBatch(ctx, b), stmts: stmts}
 }
 
-// pgResults are a batch's results.
-type pgResults struct{ br pgx.BatchResults }
+// pgResults are a batch's results; stmts are those not read yet.
+type pgResults struct {
+	br    pgx.BatchResults
+	stmts []stmt
+}
 
-func (r pgResults) exec() error {
+func (r *pgResults) next() stmt {
+	s := r.stmts[0]
+	r.stmts = r.stmts[1:]
+	return s
+}
+
+func (r *pgResults) exec() error {
+	s := r.next()
 	_, err := r.br.Exec()
-	return classify(err)
+	if err != nil {
+		return pgFailed(s, err)
+	}
+	return nil
 }
 
-func (r pgResults) row() row { return pgRow{r.br.QueryRow()} }
+func (r *pgResults) row() row {
+	r.next()
+	return pgRow{r.br.QueryRow()}
+}
 
-func (r pgResults) rows() (rows, error) {
+func (r *pgResults) rows() (rows, error) {
+	r.next()
 	q, err := r.br.Query()
 	if err != nil {
 		return nil, classify(err)
@@ -407,7 +450,7 @@ func (r pgResults) rows() (rows, error) {
 	return pgRows{q}, nil
 }
 
-func (r pgResults) close() error { return classify(r.br.Close()) }
+func (r *pgResults) close() error { return classify(r.br.Close()) }
 
 func (p pgQuerier) queryRow(ctx context.Context, q string, args ...any) row {
 	return pgRow{p.q.QueryRow(ctx, rebind(q), args...)}

@@ -57,7 +57,7 @@ func (t *tx) QueuePushes(ctx context.Context, taskID string, devices []string, a
 	}
 	params := make([]river.InsertManyParams, 0, len(devices))
 	for _, d := range devices {
-		t.later(stmt{"INSERT INTO push_deliveries (task_id, device_id, created_at) VALUES (?, ?, ?)", []any{taskID, d, at.Unix()}})
+		t.later(stmt{sql: "INSERT INTO push_deliveries (task_id, device_id, created_at) VALUES (?, ?, ?)", args: []any{taskID, d, at.Unix()}})
 		params = append(params, river.InsertManyParams{Args: store.PushJob{TaskID: taskID, DeviceID: d}, InsertOpts: pushJobOpts})
 	}
 	// The rows go with what is pending, first: the queue writes on the

@@ -20,10 +20,10 @@ func (t *tx) InsertRun(ctx context.Context, r store.Run) error {
 	}
 	// Nothing waits for its result: it goes with the transaction's next
 	// round trip (the charge, or the commit), whose error a taken id is.
-	t.later(stmt{`INSERT INTO runs (id, agent, owner, project_uuid, operation, price,
+	t.later(stmt{sql: `INSERT INTO runs (id, agent, owner, project_uuid, operation, price,
 		compute_limit_ms, task_id, input_sha256, output_sha256, receipt, started_at, finished_at, runner,
 		receipt_key_id, receipt_key)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, []any{
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, args: []any{
 		r.ID, r.Agent, r.Owner, r.ProjectUUID, r.Operation, r.Price, r.ComputeLimit.Milliseconds(),
 		r.TaskID, r.InputSHA256, r.OutputSHA256, r.Receipt, r.StartedAt.Unix(), finished, r.Runner,
 		int64(r.ReceiptKeyID), r.ReceiptKey}})
@@ -31,28 +31,18 @@ func (t *tx) InsertRun(ctx context.Context, r store.Run) error {
 }
 
 // FinishRun records a run's end once, with the receipts of the tasks it
-// opened, in one round trip: a run that finished already keeps its receipt,
-// and a second FinishRun is ErrConflict.
-func (t *tx) FinishRun(ctx context.Context, id string, at time.Time, outputSHA256, receipt string, tasks ...store.TaskReceipt) error {
-	stmts := []stmt{{`UPDATE runs SET finished_at = ?, output_sha256 = ?, receipt = ?
-		WHERE id = ? AND finished_at IS NULL`, []any{at.Unix(), outputSHA256, receipt, id}}}
+// opened: a run that finished already keeps its receipt, and a second
+// FinishRun is ErrConflict. The writes are checked ones and wait for
+// nothing: they go with the transaction's next round trip, on a run's end
+// its COMMIT.
+func (t *tx) FinishRun(_ context.Context, id string, at time.Time, outputSHA256, receipt string, tasks ...store.TaskReceipt) error {
+	// Checked writes: nothing waits for them, they go with the commit.
+	t.later(checked(fmt.Errorf("store: finish run %s: %w: no such run, or it finished already", id, store.ErrConflict),
+		"UPDATE runs SET finished_at = ?, output_sha256 = ?, receipt = ? WHERE id = ? AND finished_at IS NULL",
+		at.Unix(), outputSHA256, receipt, id))
 	for _, r := range tasks {
-		stmts = append(stmts, stmt{setTaskReceipt, []any{r.Receipt, r.TaskID}})
-	}
-	n, err := t.q.execAll(ctx, stmts)
-	if err != nil {
-		return fmt.Errorf("store: finish run %s: %w", id, err)
-	}
-	for i, r := range tasks {
-		if n[i+1] == 0 {
-			return fmt.Errorf("store: the receipt of task %s: %w", r.TaskID, store.ErrNotFound)
-		}
-	}
-	if n[0] == 0 {
-		if _, err := t.Run(ctx, id); err != nil {
-			return fmt.Errorf("store: finish run %s: %w", id, err)
-		}
-		return fmt.Errorf("store: finish run %s: %w: it finished already", id, store.ErrConflict)
+		t.later(checked(fmt.Errorf("store: the receipt of task %s: %w", r.TaskID, store.ErrNotFound),
+			setTaskReceipt, r.Receipt, r.TaskID))
 	}
 	return nil
 }

@@ -246,7 +246,17 @@ func (r *liteResults) next() stmt {
 
 func (r *liteResults) exec() error {
 	s := r.next()
-	_, err := r.q.exec(r.ctx, s.sql, s.args...)
+	n, err := r.q.exec(r.ctx, s.sql, s.args...)
+	return liteChecked(s, n, err)
+}
+
+// liteChecked is the error of statement s, which changed n rows: its
+// check's own for a checked write that changed none or broke a unique
+// key. In process the check costs nothing, so it is made at once.
+func liteChecked(s stmt, n int64, err error) error {
+	if s.orElse != nil && (err == nil && n == 0 || errors.Is(err, store.ErrConflict)) {
+		return s.orElse
+	}
 	return err
 }
 
@@ -266,7 +276,8 @@ func (l liteQuerier) execAll(ctx context.Context, stmts []stmt) ([]int64, error)
 	n := make([]int64, len(stmts))
 	for i, s := range stmts {
 		var err error
-		if n[i], err = l.exec(ctx, s.sql, s.args...); err != nil {
+		n[i], err = l.exec(ctx, s.sql, s.args...)
+		if err = liteChecked(s, n[i], err); err != nil {
 			return n, err
 		}
 	}

@@ -23,11 +23,11 @@ func (t *tx) OwnerGate(ctx context.Context, owner, preparer, project string, now
 	// under the lock, as they would one round trip at a time. The owner's
 	// webhook is read with them, for the task this gate lets in.
 	r, err := t.send(ctx,
-		stmt{lockOwner, []any{owner}},
-		stmt{mutedQuery, []any{owner, preparer, project}},
-		stmt{ownerLoadQuery, []any{preparer, owner}},
-		stmt{activeDevicesQuery, []any{owner, now.Unix()}},
-		stmt{webhookOf, []any{owner}})
+		stmt{sql: lockOwner, args: []any{owner}},
+		stmt{sql: mutedQuery, args: []any{owner, preparer, project}},
+		stmt{sql: ownerLoadQuery, args: []any{preparer, owner}},
+		stmt{sql: activeDevicesQuery, args: []any{owner, now.Unix()}},
+		stmt{sql: webhookOf, args: []any{owner}})
 	if err != nil {
 		return g, err
 	}
@@ -65,19 +65,19 @@ type gatedOwner struct{ owner, webhookID string }
 func (t *tx) InsertTask(ctx context.Context, k store.Task, c store.TaskCiphertext) error {
 	// The task, its files and device copies and its notification go in
 	// one round trip.
-	stmts := []stmt{{`INSERT INTO tasks (id, owner, preparer, project, project_uuid, connector,
+	stmts := []stmt{{sql: `INSERT INTO tasks (id, owner, preparer, project, project_uuid, connector,
 		kind, state, thread, run, operation, supplies, reply_pubkey, task_hash, key_id, content_size,
 		created_at, expires_at, state_at, sealed, content, threshold)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, []any{
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, args: []any{
 		k.ID, k.Owner, k.Preparer, k.Project, k.ProjectUUID, k.Connector,
 		k.Kind, k.State, k.Thread, k.Run, k.Operation, k.Supplies, k.ReplyPubkey, k.TaskHash,
 		int64(k.KeyID), k.ContentSize, k.CreatedAt.Unix(), k.ExpiresAt.Unix(), k.CreatedAt.Unix(), c.Sealed, c.Content, k.Threshold}}}
 	for n, f := range c.Files {
-		stmts = append(stmts, stmt{"INSERT INTO task_files (task_id, n, size, blob) VALUES (?, ?, ?, ?)",
-			[]any{k.ID, n, int64(len(f)), f}})
+		stmts = append(stmts, stmt{sql: "INSERT INTO task_files (task_id, n, size, blob) VALUES (?, ?, ?, ?)",
+			args: []any{k.ID, n, int64(len(f)), f}})
 	}
 	for device, blob := range c.DeviceCopies {
-		stmts = append(stmts, stmt{putDeviceCopy, []any{k.ID, device, blob}})
+		stmts = append(stmts, stmt{sql: putDeviceCopy, args: []any{k.ID, device, blob}})
 	}
 	stmts = t.notifying(stmts, store.TaskEvent{Owner: k.Owner, TaskID: k.ID, State: k.State})
 	var webhookID string
@@ -86,7 +86,7 @@ func (t *tx) InsertTask(ctx context.Context, k store.Task, c store.TaskCiphertex
 		// rows go out with the commit, or with the webhook's event.
 		t.later(stmts...)
 		webhookID = g.webhookID
-	} else if err := t.execThenScan(ctx, stmts, stmt{webhookOf, []any{k.Owner}}, &webhookID); err != nil && !errors.Is(err, store.ErrNotFound) {
+	} else if err := t.execThenScan(ctx, stmts, stmt{sql: webhookOf, args: []any{k.Owner}}, &webhookID); err != nil && !errors.Is(err, store.ErrNotFound) {
 		// Without a gate, the owner's webhook is read in the same round
 		// trip as the rows.
 		return err
@@ -218,19 +218,19 @@ func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 	}
 	var stmts []stmt
 	if drops.Files {
-		stmts = append(stmts, stmt{"DELETE FROM task_files WHERE task_id = ?", []any{m.ID}})
+		stmts = append(stmts, stmt{sql: "DELETE FROM task_files WHERE task_id = ?", args: []any{m.ID}})
 	}
 	if drops.DeviceCopies {
-		stmts = append(stmts, stmt{"DELETE FROM device_copies WHERE task_id = ?", []any{m.ID}})
+		stmts = append(stmts, stmt{sql: "DELETE FROM device_copies WHERE task_id = ?", args: []any{m.ID}})
 	}
-	stmts = append(stmts, stmt{`INSERT INTO task_events (task_id, owner, from_state, to_state, actor, run, at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, []any{m.ID, owner, mv.From(), mv.To(), mv.By(), m.Run, m.At.Unix()}})
+	stmts = append(stmts, stmt{sql: `INSERT INTO task_events (task_id, owner, from_state, to_state, actor, run, at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, args: []any{m.ID, owner, mv.From(), mv.To(), mv.By(), m.Run, m.At.Unix()}})
 	if mv.Ends() {
 		stmts = append(stmts, endEntry(m))
 	}
 	if drops.Sealed && threshold > 0 {
 		// A shared task's approvals lose their signed records with it.
-		stmts = append(stmts, stmt{"UPDATE task_approvals SET approval = NULL WHERE task_id = ?", []any{m.ID}})
+		stmts = append(stmts, stmt{sql: "UPDATE task_approvals SET approval = NULL WHERE task_id = ?", args: []any{m.ID}})
 	}
 	// Nothing waits for their results: they go with the next round trip.
 	t.later(t.notifying(stmts, store.TaskEvent{Owner: owner, TaskID: m.ID, State: mv.To()})...)
@@ -264,11 +264,11 @@ func (t *tx) RunInputs(ctx context.Context, id string) (store.RunInputs, error) 
 	// The project and the preparer are found through the task's row, so
 	// nothing waits for the task to be read first.
 	r, err := t.send(ctx,
-		stmt{"SELECT " + taskColumns + " FROM tasks WHERE id = ?", []any{id}},
-		stmt{projectAndAgents + "p.project_uuid = (SELECT project_uuid FROM tasks WHERE id = ?)", []any{id}},
-		stmt{sealedAndApprovalQuery, []any{id}},
-		stmt{approvalsQuery, []any{id}},
-		stmt{"SELECT " + agentColumns + " FROM agents a WHERE a.account = (SELECT preparer FROM tasks WHERE id = ?)", []any{id}})
+		stmt{sql: "SELECT " + taskColumns + " FROM tasks WHERE id = ?", args: []any{id}},
+		stmt{sql: projectAndAgents + "p.project_uuid = (SELECT project_uuid FROM tasks WHERE id = ?)", args: []any{id}},
+		stmt{sql: sealedAndApprovalQuery, args: []any{id}},
+		stmt{sql: approvalsQuery, args: []any{id}},
+		stmt{sql: "SELECT " + agentColumns + " FROM agents a WHERE a.account = (SELECT preparer FROM tasks WHERE id = ?)", args: []any{id}})
 	if err != nil {
 		return in, err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,22 +18,25 @@ func identityTests() []storeTest {
 	return []storeTest{
 		{"NonceSpentOnce", testNonceSpentOnce},
 		{"NonceOnceUnderConcurrency", testNonceOnceUnderConcurrency},
+		{"NonceSpentAgainKeepsNothing", testNonceSpentAgainKeepsNothing},
 		{"Devices", testDevices},
 		{"DevicesInSignInOrder", testDevicesInSignInOrder},
 		{"EndDeviceDropsItsCopies", testEndDeviceDropsItsCopies},
 	}
 }
 
+// spend spends a nonce in a transaction of its own: false if it was
+// refused as used already.
 func spend(t *testing.T, s store.Store, account string, nonce []byte) bool {
 	t.Helper()
-	var ok bool
-	if err := s.Tx(ctx, func(tx store.Tx) (err error) {
-		ok, err = tx.SpendNonce(ctx, account, nonce, t0.Add(time.Hour))
-		return err
-	}); err != nil {
+	err := s.Tx(ctx, func(tx store.Tx) error { return tx.SpendNonce(ctx, account, nonce, t0.Add(time.Hour)) })
+	if errors.Is(err, store.ErrSpent) {
+		return false
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
-	return ok
+	return true
 }
 
 func testNonceSpentOnce(t *testing.T, s store.Store) {
@@ -49,7 +53,7 @@ func testNonceSpentOnce(t *testing.T, s store.Store) {
 	// A refused transaction spends nothing.
 	other := []byte("ffffffffffffffffffffffffffffffff")
 	_ = s.Tx(ctx, func(tx store.Tx) error {
-		_, _ = tx.SpendNonce(ctx, "alice.near", other, t0)
+		_ = tx.SpendNonce(ctx, "alice.near", other, t0)
 		return errors.New("refused later in the transaction")
 	})
 	if !spend(t, s, "alice.near", other) {
@@ -65,14 +69,11 @@ func testNonceOnceUnderConcurrency(t *testing.T, s store.Store) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := s.Tx(ctx, func(tx store.Tx) error {
-				ok, err := tx.SpendNonce(ctx, "alice.near", n, t0)
-				if ok {
-					wins.Add(1)
-				}
-				return err
-			})
-			if err != nil {
+			err := s.Tx(ctx, func(tx store.Tx) error { return tx.SpendNonce(ctx, "alice.near", n, t0) })
+			switch {
+			case err == nil:
+				wins.Add(1)
+			case !errors.Is(err, store.ErrSpent):
 				t.Error(err)
 			}
 		}()
@@ -80,6 +81,49 @@ func testNonceOnceUnderConcurrency(t *testing.T, s store.Store) {
 	wg.Wait()
 	if wins.Load() != 1 {
 		t.Fatalf("a nonce was accepted %d times under 50 parallel attempts", wins.Load())
+	}
+}
+
+// A nonce spent again fails its whole transaction with ErrSpent, whether
+// the refusal comes with the commit or with a later statement's round
+// trip, and nothing else the transaction wrote is kept.
+func testNonceSpentAgainKeepsNothing(t *testing.T, s store.Store) {
+	n := []byte("spent-twice-0123456789abcdefghij")
+	if !spend(t, s, "alice.near", n) {
+		t.Fatal("a fresh nonce was refused")
+	}
+	for _, tc := range []struct {
+		name string
+		then func(tx store.Tx) error // after the nonce
+	}{
+		{"refused at the commit", func(store.Tx) error { return nil }},
+		{"refused at the next statement", func(tx store.Tx) error {
+			_, err := tx.ActiveDevices(ctx, "alice.near", t0)
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := device("d-"+strings.ReplaceAll(tc.name, " ", "-"), "alice.near", t0)
+			err := s.Tx(ctx, func(tx store.Tx) error {
+				if err := tx.InsertDevice(ctx, d); err != nil {
+					return err
+				}
+				if err := tx.SpendNonce(ctx, "alice.near", n, t0.Add(time.Hour)); err != nil {
+					return err
+				}
+				return tc.then(tx)
+			})
+			if !errors.Is(err, store.ErrSpent) {
+				t.Fatalf("a nonce spent again: %v, want ErrSpent", err)
+			}
+			err = s.Tx(ctx, func(tx store.Tx) error {
+				_, err := tx.Device(ctx, d.ID)
+				return err
+			})
+			if !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("the refused transaction's device was kept: %v", err)
+			}
+		})
 	}
 }
 

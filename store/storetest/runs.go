@@ -106,7 +106,7 @@ func testRunRefusals(t *testing.T, s store.Store) {
 		{"no id", func(tx store.Tx) error { return tx.InsertRun(ctx, NewRun("")) }, nil},
 		{"finish of an unknown run", func(tx store.Tx) error {
 			return tx.FinishRun(ctx, "run9", t0, "", "")
-		}, store.ErrNotFound},
+		}, store.ErrConflict},
 		{"the receipt of an unknown task", func(tx store.Tx) error {
 			return tx.FinishRun(ctx, "run1", t0, "", "", store.TaskReceipt{TaskID: "nosuch-1", Receipt: "x"})
 		}, store.ErrNotFound},

@@ -1,4 +1,12 @@
 package sqlstore
 
+import "countersign/store"
+
 // ParseEvent reads a task event's NOTIFY payload, for tests.
 var ParseEvent = parseEvent
+
+// MoveStatement is a move's UPDATE as PostgreSQL receives it, for tests.
+func MoveStatement(m store.Move) (string, []any) {
+	q, args := moveStatement(m)
+	return rebind(q), args
+}

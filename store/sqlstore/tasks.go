@@ -170,42 +170,11 @@ func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 	if mv.IsZero() {
 		return false, store.ErrNoMove
 	}
-	var closed any
-	if mv.Ends() {
-		closed = m.At.Unix()
-	}
 	// The move, what it drops from the task's row, and what the outbox
 	// needs to know (the owner, the kind, the owner's webhook) in one
 	// statement; its event, its other drops and its notification go with
 	// the transaction's next round trip.
-	drops := mv.Drops()
-	q := `UPDATE tasks SET state = ?, closed_at = ?, state_at = ?,
-		outcome_class = COALESCE(?, outcome_class), failure_reason = COALESCE(?, failure_reason),
-		answer_run = COALESCE(?, answer_run), rejected_by = COALESCE(?, rejected_by),
-		content = CASE WHEN ? THEN NULL ELSE content END,
-		sealed = CASE WHEN ? THEN NULL ELSE sealed END,
-		approval = CASE WHEN ? THEN NULL ELSE COALESCE(?, approval) END,
-		result = CASE WHEN ? THEN ? ELSE result END,
-		next_task_id = CASE WHEN ? THEN ? ELSE next_task_id END,
-		notice_task_id = CASE WHEN ? THEN ? ELSE notice_task_id END
-		WHERE id = ? AND state = ? AND kind = ?`
-	a := m.Answer
-	if a == nil {
-		a = &store.Answer{}
-	}
-	answered := m.Answer != nil
-	var by any
-	if mv.To() == countersign.StateRejected {
-		by = null(m.By)
-	}
-	args := []any{mv.To(), closed, m.At.Unix(), null(string(mv.Outcome())), null(string(mv.Reason())), null(m.AnswerRun), by,
-		drops.Content, drops.Sealed, drops.Sealed, m.Approval,
-		answered, a.Result, answered, null(a.NextTaskID), answered, null(a.NoticeID), m.ID, mv.From(), mv.Kind()}
-	if !m.Unexpired.IsZero() {
-		q += " AND expires_at > ?"
-		args = append(args, m.Unexpired.Unix())
-	}
-	q += " RETURNING owner, kind, (SELECT id FROM webhooks WHERE webhooks.owner = tasks.owner), threshold"
+	q, args := moveStatement(m)
 	var owner string
 	var kind countersign.Kind
 	var webhookID *string
@@ -216,6 +185,7 @@ func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 	} else if err != nil {
 		return false, err
 	}
+	drops := mv.Drops()
 	var stmts []stmt
 	if drops.Files {
 		stmts = append(stmts, stmt{sql: "DELETE FROM task_files WHERE task_id = ?", args: []any{m.ID}})
@@ -243,6 +213,44 @@ func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 		return true, nil
 	}
 	return true, t.toApprovers(ctx, m.ID, kind, mv.To(), m.At.Unix())
+}
+
+// moveStatement is the UPDATE of a move: compare-and-set on the task's id,
+// state and kind, returning what the outbox needs.
+func moveStatement(m store.Move) (string, []any) {
+	mv := m.Move
+	var closed any
+	if mv.Ends() {
+		closed = m.At.Unix()
+	}
+	drops := mv.Drops()
+	q := `UPDATE tasks SET state = ?, closed_at = ?, state_at = ?,
+		outcome_class = COALESCE(?, outcome_class), failure_reason = COALESCE(?, failure_reason),
+		answer_run = COALESCE(?, answer_run), rejected_by = COALESCE(?, rejected_by),
+		content = CASE WHEN ? THEN NULL ELSE content END,
+		sealed = CASE WHEN ? THEN NULL ELSE sealed END,
+		approval = CASE WHEN ? THEN NULL ELSE COALESCE(?, approval) END,
+		result = CASE WHEN ? THEN ? ELSE result END,
+		next_task_id = CASE WHEN ? THEN ? ELSE next_task_id END,
+		notice_task_id = CASE WHEN ? THEN ? ELSE notice_task_id END
+		WHERE id = ? AND state = ? AND kind = ?`
+	a := m.Answer
+	if a == nil {
+		a = &store.Answer{}
+	}
+	answered := m.Answer != nil
+	var by any
+	if mv.To() == countersign.StateRejected {
+		by = null(m.By)
+	}
+	args := []any{mv.To(), closed, m.At.Unix(), null(string(mv.Outcome())), null(string(mv.Reason())), null(m.AnswerRun), by,
+		drops.Content, drops.Sealed, drops.Sealed, m.Approval,
+		answered, a.Result, answered, null(a.NextTaskID), answered, null(a.NoticeID), m.ID, mv.From(), mv.Kind()}
+	if !m.Unexpired.IsZero() {
+		q += " AND expires_at > ?"
+		args = append(args, m.Unexpired.Unix())
+	}
+	return q + " RETURNING owner, kind, (SELECT id FROM webhooks WHERE webhooks.owner = tasks.owner), threshold", args
 }
 
 func (t *tx) Sealed(ctx context.Context, id string) ([]byte, uint32, error) {

@@ -96,6 +96,22 @@ func TestRoundTripsPerAction(t *testing.T) {
 	}
 	approveAndAnswer(1)
 	approve, answer := approveAndAnswer(3)
+	// An answer run that opens the next turn of its thread: a guessing
+	// game's turn answered with a wrong guess.
+	var turn int64
+	for range 2 {
+		id := w.Guess()
+		run := w.Approve(id, []byte("0"))
+		<-handed
+		before := db.RoundTrips()
+		if err := w.Enclave.Answers.Answer(ctx, id, run); err != nil {
+			t.Fatal(err)
+		}
+		turn = db.RoundTrips() - before
+		if k := w.Task(id); k.State != "done" || k.NextTaskID == "" {
+			t.Fatalf("the answered turn is %s, next %q", k.State, k.NextTaskID)
+		}
+	}
 	// A write carried out at once, which the owner's history keeps, and a
 	// read, which it does not.
 	direct := func(op string) int64 {
@@ -108,8 +124,8 @@ func TestRoundTripsPerAction(t *testing.T) {
 	direct("note")
 	write, read := direct("note"), direct("look")
 
-	t.Logf("round trips: guess_start %d, task_cancel %d, approval %d, answer run %d, direct write %d, read %d",
-		opens/n, cancels/n, approve, answer, write, read)
+	t.Logf("round trips: guess_start %d, task_cancel %d, approval %d, answer run %d, one that opens the next turn %d, direct write %d, read %d",
+		opens/n, cancels/n, approve, answer, turn, write, read)
 	for _, c := range []struct {
 		what      string
 		got, most int64
@@ -118,6 +134,7 @@ func TestRoundTripsPerAction(t *testing.T) {
 		{"a task_cancel", cancels / n, 4},
 		{"an approval", approve, 4},
 		{"an answer run", answer, 5},
+		{"an answer run that opens the next turn", turn, 7},
 		// The write's history entry needs the owner's devices, read in the
 		// run's end: one more than a read.
 		{"a direct write", write, read + 1},

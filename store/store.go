@@ -909,8 +909,10 @@ type Openings interface {
 	// OwnerGate is what opening a task for an owner needs, in one round
 	// trip: it takes the owner's lock (as LockOwner), then reads whether
 	// the owner muted the preparer or the project (as Muted), the owner's
-	// load (as OwnerLoad) and active devices at now (as ActiveDevices).
-	OwnerGate(ctx context.Context, owner, preparer, project string, now time.Time) (Gate, error)
+	// load (as OwnerLoad), active devices at now (as ActiveDevices) and,
+	// when thread is not "", the task of that id (as Task) the new task
+	// would continue.
+	OwnerGate(ctx context.Context, owner, preparer, project string, now time.Time, thread string) (Gate, error)
 	// OwnerLoad counts an owner's open tasks, the open and approved tasks of
 	// one preparer for that owner, and the bytes of waiting content.
 	OwnerLoad(ctx context.Context, owner, preparer string) (Load, error)
@@ -992,6 +994,9 @@ type Gate struct {
 	Muted   bool
 	Load    Load
 	Devices []Device
+	// Thread is the task OwnerGate was asked for, nil when it was asked
+	// for none or there is no such task.
+	Thread *Task
 }
 
 // Task is a task's clear metadata: nothing the task shows.

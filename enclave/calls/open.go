@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -84,28 +83,21 @@ func (s *Service) OpenTask(ctx context.Context, tx openTx, run *Run, spec connec
 	if err != nil {
 		return Opened{}, err
 	}
+	now := s.clock()
+	// Under the owner's lock: mutes, limits, devices and the thread's first
+	// task, read at once.
+	gate, err := tx.OwnerGate(ctx, run.Project.Owner, run.Agent, run.Project.Name, now, thread)
+	if err != nil {
+		return Opened{}, err
+	}
 	if thread == "" {
 		thread = id
 	} else {
-		first, err := tx.Task(ctx, thread)
-		if errors.Is(err, store.ErrNotFound) || err == nil && (first.Preparer != run.Agent || first.Owner != run.Project.Owner) {
+		first := gate.Thread
+		if first == nil || first.Preparer != run.Agent || first.Owner != run.Project.Owner {
 			return Opened{}, countersign.Errorf(countersign.InvalidRequest, "no such thread for this preparer")
-		} else if err != nil {
-			return Opened{}, err
 		}
 		thread = first.Thread
-	}
-
-	now := s.clock()
-	st, err := s.seal(run, spec, id, thread, now, life)
-	if err != nil {
-		return Opened{}, err
-	}
-
-	// Under the owner's lock: mutes, limits and devices, read at once.
-	gate, err := tx.OwnerGate(ctx, run.Project.Owner, run.Agent, run.Project.Name, now)
-	if err != nil {
-		return Opened{}, err
 	}
 	if gate.Muted {
 		return Opened{}, countersign.Errorf(countersign.Muted, "the owner muted this agent or this project")
@@ -116,7 +108,12 @@ func (s *Service) OpenTask(ctx context.Context, tx openTx, run *Run, spec connec
 		return Opened{}, countersign.Errorf(countersign.InboxFull, "the owner has %d tasks waiting", countersign.MaxOpenTasksPerOwner)
 	case load.PreparerActive >= countersign.MaxActiveTasksPerPreparer:
 		return Opened{}, countersign.Errorf(countersign.InboxFull, "this agent has %d tasks waiting for this owner", countersign.MaxActiveTasksPerPreparer)
-	case load.WaitingContent+st.size > countersign.MaxWaitingContentBytes:
+	}
+	st, err := s.seal(run, spec, id, thread, now, life)
+	if err != nil {
+		return Opened{}, err
+	}
+	if load.WaitingContent+st.size > countersign.MaxWaitingContentBytes {
 		return Opened{}, countersign.Errorf(countersign.InboxFull, "the owner's waiting tasks hold 64 MiB")
 	}
 

@@ -17,17 +17,23 @@ func (t *tx) LockOwner(ctx context.Context, owner string) error {
 	return err
 }
 
-func (t *tx) OwnerGate(ctx context.Context, owner, preparer, project string, now time.Time) (store.Gate, error) {
+func (t *tx) OwnerGate(ctx context.Context, owner, preparer, project string, now time.Time, thread string) (store.Gate, error) {
 	var g store.Gate
 	// The statements run in order, so the reads see the owner's tasks
 	// under the lock, as they would one round trip at a time. The owner's
-	// webhook is read with them, for the task this gate lets in.
-	r, err := t.send(ctx,
-		stmt{sql: lockOwner, args: []any{owner}},
-		stmt{sql: mutedQuery, args: []any{owner, preparer, project}},
-		stmt{sql: ownerLoadQuery, args: []any{preparer, owner}},
-		stmt{sql: activeDevicesQuery, args: []any{owner, now.Unix()}},
-		stmt{sql: webhookOf, args: []any{owner}})
+	// webhook is read with them, for the task this gate lets in, and the
+	// task it continues.
+	stmts := []stmt{
+		{sql: lockOwner, args: []any{owner}},
+		{sql: mutedQuery, args: []any{owner, preparer, project}},
+		{sql: ownerLoadQuery, args: []any{preparer, owner}},
+		{sql: activeDevicesQuery, args: []any{owner, now.Unix()}},
+		{sql: webhookOf, args: []any{owner}},
+	}
+	if thread != "" {
+		stmts = append(stmts, stmt{sql: "SELECT " + taskColumns + " FROM tasks WHERE id = ?", args: []any{thread}})
+	}
+	r, err := t.send(ctx, stmts...)
 	if err != nil {
 		return g, err
 	}
@@ -53,6 +59,14 @@ func (t *tx) OwnerGate(ctx context.Context, owner, preparer, project string, now
 	var webhookID string
 	if err := r.row().Scan(&webhookID); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return g, err
+	}
+	if thread != "" {
+		k, err := scanTask(r.row())
+		if err == nil {
+			g.Thread = &k
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return g, err
+		}
 	}
 	t.gated = &gatedOwner{owner: owner, webhookID: webhookID}
 	return g, r.close()

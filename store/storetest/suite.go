@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -605,8 +606,8 @@ func testReadSeesCommitted(t *testing.T, s store.Store) {
 	}
 }
 
-// OwnerGate reads under the owner's lock what Muted, OwnerLoad and
-// ActiveDevices read one at a time.
+// OwnerGate reads under the owner's lock what Muted, OwnerLoad,
+// ActiveDevices and Task (the thread's) read one at a time.
 func testOwnerGate(t *testing.T, s store.Store) {
 	for i, p := range []string{"bot.near", "bot.near", "other.near"} {
 		k, c := NewTask(fmt.Sprintf("gate%d-1", i), "alice.near", p)
@@ -621,9 +622,11 @@ func testOwnerGate(t *testing.T, s store.Store) {
 		}
 		return tx.PutMute(ctx, store.Mute{Owner: "alice.near", SubjectIs: "project", Subject: "muted", CreatedAt: t0})
 	})
-	for _, c := range []struct{ preparer, project string }{{"bot.near", "probe"}, {"other.near", "muted"}, {"new.near", "probe"}} {
+	for _, c := range []struct{ preparer, project, thread string }{
+		{"bot.near", "probe", "gate1-1"}, {"other.near", "muted", ""}, {"new.near", "probe", "absent-1"},
+	} {
 		inTx(t, s, func(tx store.Tx) error {
-			g, err := tx.OwnerGate(ctx, "alice.near", c.preparer, c.project, t0.Add(time.Hour))
+			g, err := tx.OwnerGate(ctx, "alice.near", c.preparer, c.project, t0.Add(time.Hour), c.thread)
 			if err != nil {
 				return err
 			}
@@ -642,11 +645,18 @@ func testOwnerGate(t *testing.T, s store.Store) {
 			if g.Muted != muted || g.Load != load || len(g.Devices) != 2 || fmt.Sprint(g.Devices) != fmt.Sprint(devices) {
 				t.Errorf("OwnerGate(%s, %s) = %+v, want muted %v, load %+v, devices %v", c.preparer, c.project, g, muted, load, devices)
 			}
+			thread, err := tx.Task(ctx, c.thread)
+			switch {
+			case c.thread == "gate1-1" && (err != nil || g.Thread == nil || !reflect.DeepEqual(*g.Thread, thread)):
+				t.Errorf("OwnerGate's thread %s = %+v, want %+v (%v)", c.thread, g.Thread, thread, err)
+			case c.thread != "gate1-1" && g.Thread != nil:
+				t.Errorf("OwnerGate's thread %q = %+v, want none", c.thread, g.Thread)
+			}
 			return nil
 		})
 	}
 	inTx(t, s, func(tx store.Tx) error {
-		g, err := tx.OwnerGate(ctx, "alice.near", "other.near", "muted", t0)
+		g, err := tx.OwnerGate(ctx, "alice.near", "other.near", "muted", t0, "")
 		if err == nil && (!g.Muted || g.Load.OwnerOpen != 3 || g.Load.PreparerActive != 1) {
 			t.Errorf("OwnerGate of a muted project = %+v", g)
 		}

@@ -65,6 +65,39 @@ func TestAnswerRunOnce(t *testing.T) {
 	})
 }
 
+// TestAnswerRunOnceUnderConcurrency: jobs of one approval run at once
+// (a sweep's copy beside the hand-off, two processes) claim it once: the
+// first holds the task's row from its read to its commit, and the others
+// find it answering.
+func TestAnswerRunOnceUnderConcurrency(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
+		w := servicetest.New(t, db)
+		id := w.Pay()
+		run := w.Approve(id, nil)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				if err := w.Enclave.Answers.Answer(ctx, id, run); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+		if n := w.Effects.Count(id); n != 1 {
+			t.Fatalf("the write happened %d times", n)
+		}
+		if got := w.Task(id); got.State != countersign.StateDone {
+			t.Fatalf("the task ended %s", got.State)
+		}
+	})
+}
+
 // TestAnswerRunEndings: each way a run cannot happen, or fails, ends the
 // task as the contract says, and nothing is written.
 func TestAnswerRunEndings(t *testing.T) {

@@ -133,8 +133,8 @@ func TestRoundTripsPerAction(t *testing.T) {
 		{"a guess_start", opens / n, 6},
 		{"a task_cancel", cancels / n, 4},
 		{"an approval", approve, 4},
-		{"an answer run", answer, 5},
-		{"an answer run that opens the next turn", turn, 7},
+		{"an answer run", answer, 4},
+		{"an answer run that opens the next turn", turn, 6},
 		// The write's history entry needs the owner's devices, read in the
 		// run's end: one more than a read.
 		{"a direct write", write, read + 1},

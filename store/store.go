@@ -871,7 +871,9 @@ type Tasks interface {
 	// and drops what the new state may no longer hold (see Move). It
 	// reports whether the move happened; a zero m.Move is ErrNoMove. The
 	// owner is told (a task event, the webhook's event) and, for a shared
-	// task, each of its approvers as well.
+	// task, each of its approvers as well. A task the transaction read
+	// with its lock (RunInputs) is moved without a round trip of its own:
+	// its UPDATE goes with the transaction's next one.
 	MoveTask(ctx context.Context, m Move) (bool, error)
 	// LockWaiting locks a task's row until the transaction ends if it is
 	// still open, and reports whether it is: a move out of open waits for
@@ -949,7 +951,9 @@ type TaskKeys interface {
 	// RunInputs reads in one round trip what an approved task's answer run
 	// checks before it claims the run: the task, its project, its sealed
 	// copy with the approval, and its preparer (ErrNotFound when there is
-	// no such task).
+	// no such task). The task's row stays locked until the transaction
+	// ends, so a MoveTask of it in the same transaction knows whether it
+	// moves without asking the database, and waits for nothing.
 	RunInputs(ctx context.Context, id string) (RunInputs, error)
 	// DeviceCopies lists the devices a task's content key is wrapped to.
 	DeviceCopies(ctx context.Context, id string) ([]string, error)

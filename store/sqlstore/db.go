@@ -115,6 +115,8 @@ type tx struct {
 	handoffs []store.AnswerJob
 	// gated is the owner the last OwnerGate read.
 	gated *gatedOwner
+	// locked is the task the last RunInputs read and locked.
+	locked *lockedTask
 }
 
 func newTx(raw driver, native any, db *DB) *tx {

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"countersign"
@@ -184,21 +185,39 @@ func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 	if mv.IsZero() {
 		return false, store.ErrNoMove
 	}
-	// The move, what it drops from the task's row, and what the outbox
-	// needs to know (the owner, the kind, the owner's webhook) in one
-	// statement; its event, its other drops and its notification go with
-	// the transaction's next round trip.
 	q, args := moveStatement(m)
-	var owner string
+	var owner, webhookID string
 	var kind countersign.Kind
-	var webhookID *string
 	var threshold int64
-	err := t.q.queryRow(ctx, q, args...).Scan(&owner, &kind, &webhookID, &threshold)
-	if errors.Is(err, store.ErrNotFound) {
-		return false, nil
-	} else if err != nil {
-		return false, err
+	if l := t.locked; l != nil && l.task.ID == m.ID {
+		// The transaction holds the task's row: whether it moves is known
+		// here, and its UPDATE waits for nothing. It is a checked write all
+		// the same, should the lock ever not hold.
+		k := l.task
+		if k.State != mv.From() || k.Kind != mv.Kind() || !m.Unexpired.IsZero() && k.ExpiresAt.Unix() <= m.Unexpired.Unix() {
+			return false, nil
+		}
+		t.later(checked(fmt.Errorf("store: the locked task %s did not move: %w", m.ID, store.ErrConflict), q, args...))
+		owner, kind, webhookID, threshold = k.Owner, k.Kind, l.webhookID, int64(k.Threshold)
+		l.task.State = mv.To()
+	} else {
+		// The move, what it drops from the task's row, and what the
+		// outbox needs to know (the owner, the kind, the owner's webhook)
+		// in one statement.
+		var webhook *string
+		err := t.q.queryRow(ctx, q+" RETURNING owner, kind, (SELECT id FROM webhooks WHERE webhooks.owner = tasks.owner), threshold",
+			args...).Scan(&owner, &kind, &webhook, &threshold)
+		if errors.Is(err, store.ErrNotFound) {
+			return false, nil
+		} else if err != nil {
+			return false, err
+		}
+		if webhook != nil {
+			webhookID = *webhook
+		}
 	}
+	// Its event, its other drops and its notification go with the
+	// transaction's next round trip.
 	drops := mv.Drops()
 	var stmts []stmt
 	if drops.Files {
@@ -218,8 +237,8 @@ func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 	}
 	// Nothing waits for their results: they go with the next round trip.
 	t.later(t.notifying(stmts, store.TaskEvent{Owner: owner, TaskID: m.ID, State: mv.To()})...)
-	if webhookID != nil {
-		if err := t.outbox(ctx, m.ID, kind, *webhookID, "", mv.To(), m.At.Unix()); err != nil {
+	if webhookID != "" {
+		if err := t.outbox(ctx, m.ID, kind, webhookID, "", mv.To(), m.At.Unix()); err != nil {
 			return true, err
 		}
 	}
@@ -230,7 +249,7 @@ func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 }
 
 // moveStatement is the UPDATE of a move: compare-and-set on the task's id,
-// state and kind, returning what the outbox needs.
+// state and kind.
 func moveStatement(m store.Move) (string, []any) {
 	mv := m.Move
 	var closed any
@@ -264,7 +283,7 @@ func moveStatement(m store.Move) (string, []any) {
 		q += " AND expires_at > ?"
 		args = append(args, m.Unexpired.Unix())
 	}
-	return q + " RETURNING owner, kind, (SELECT id FROM webhooks WHERE webhooks.owner = tasks.owner), threshold", args
+	return q, args
 }
 
 func (t *tx) Sealed(ctx context.Context, id string) ([]byte, uint32, error) {
@@ -286,11 +305,12 @@ func (t *tx) RunInputs(ctx context.Context, id string) (store.RunInputs, error) 
 	// The project and the preparer are found through the task's row, so
 	// nothing waits for the task to be read first.
 	r, err := t.send(ctx,
-		stmt{sql: "SELECT " + taskColumns + " FROM tasks WHERE id = ?", args: []any{id}},
+		stmt{sql: "SELECT " + taskColumns + " FROM tasks WHERE id = ?" + t.db.e.forUpdate(), args: []any{id}},
 		stmt{sql: projectAndAgents + "p.project_uuid = (SELECT project_uuid FROM tasks WHERE id = ?)", args: []any{id}},
 		stmt{sql: sealedAndApprovalQuery, args: []any{id}},
 		stmt{sql: approvalsQuery, args: []any{id}},
-		stmt{sql: "SELECT " + agentColumns + " FROM agents a WHERE a.account = (SELECT preparer FROM tasks WHERE id = ?)", args: []any{id}})
+		stmt{sql: "SELECT " + agentColumns + " FROM agents a WHERE a.account = (SELECT preparer FROM tasks WHERE id = ?)", args: []any{id}},
+		stmt{sql: "SELECT id FROM webhooks WHERE owner = (SELECT owner FROM tasks WHERE id = ?)", args: []any{id}})
 	if err != nil {
 		return in, err
 	}
@@ -326,7 +346,20 @@ func (t *tx) RunInputs(ctx context.Context, id string) (store.RunInputs, error) 
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return in, err
 	}
+	var webhookID string
+	if err := r.row().Scan(&webhookID); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return in, err
+	}
+	t.locked = &lockedTask{task: in.Task, webhookID: webhookID}
 	return in, r.close()
+}
+
+// lockedTask is a task whose row the transaction holds (RunInputs read it
+// FOR UPDATE; on SQLite a writing transaction holds the whole database),
+// as it is now, and its owner's webhook.
+type lockedTask struct {
+	task      store.Task
+	webhookID string
 }
 
 func (t *tx) Content(ctx context.Context, id string) ([]byte, error) {

@@ -360,59 +360,93 @@ func (b *bench) latency(ctx context.Context) (Latency, error) {
 	l := Latency{}
 	ctx, cancel := context.WithTimeout(ctx, s.PhaseTime)
 	defer cancel()
-	ps, err := b.pairs(ctx, "latency", 1)
-	if err != nil {
-		return l, fmt.Errorf("P3's setup: %w", err)
-	}
-	p := ps[0]
-	w, err := p.owner.watchEvents(ctx)
+	g, err := b.newGame(ctx, "latency")
 	if err != nil {
 		return l, err
 	}
-	defer w.stop()
-	id, err := p.start(ctx)
-	if err != nil {
-		return l, err
-	}
+	defer g.stop()
 	var ends, answers []time.Duration
 	for range s.P3Samples {
-		view, err := p.owner.Client.Task(ctx, id)
-		if err == nil {
-			var ap signed
-			if ap, err = sign(p.owner.Device, view); err == nil {
-				t0 := time.Now()
-				if _, err = p.owner.Client.Approve(ctx, id, ap.req); err == nil {
-					answered := time.Since(t0)
-					var states map[string]string
-					var at map[string]time.Time
-					if states, at, err = w.await(ctx, []string{id}, time.Until(deadlineOf(ctx))); err == nil && states[id] != "done" {
-						err = fmt.Errorf("task %s ended %s", id, states[id])
-					}
-					if err == nil {
-						ends, answers = append(ends, at[id].Sub(t0)), append(answers, answered)
-					}
-				}
-			}
-		}
-		var st client.TaskStatus
-		if err == nil {
-			st, err = p.agent.Status(ctx, p.owner.Account, projectName, id, 0)
-		}
-		if err == nil && st.NextTaskID == "" {
-			err = fmt.Errorf("task %s ended with no next turn: %+v", id, st)
-		}
+		end, answered, err := g.turn(ctx)
 		if err != nil {
 			l.FirstError = err.Error()
 			break
 		}
-		id = st.NextTaskID
+		ends, answers = append(ends, end), append(answers, answered)
 	}
-	l.Samples = len(ends)
-	l.ApproveMS = ms(median(answers))
-	l.MaxMS = ms(percentile(ends, 100))
-	l.P90MS = ms(percentile(ends, 90))
-	l.MedianMS = ms(median(ends))
-	return l, nil
+	return latencyOf(ends, answers, l.FirstError), nil
+}
+
+// latencyOf sums up timed turns: approve → done seen on the stream, and the
+// approval's own answer.
+func latencyOf(ends, answers []time.Duration, firstError string) Latency {
+	return Latency{Samples: len(ends), ApproveMS: ms(median(answers)), MaxMS: ms(percentile(ends, 100)),
+		P90MS: ms(percentile(ends, 90)), MedianMS: ms(median(ends)), FirstError: firstError}
+}
+
+// game is P3's guessing game: one owner, watching its event stream, and
+// one agent, whose turns the owner approves one at a time.
+type game struct {
+	p  pair
+	w  *watch
+	id string // the turn waiting
+}
+
+// newGame makes the owner and the agent, opens the owner's event stream and
+// starts the game.
+func (b *bench) newGame(ctx context.Context, prefix string) (*game, error) {
+	ps, err := b.pairs(ctx, prefix, 1)
+	if err != nil {
+		return nil, fmt.Errorf("P3's setup: %w", err)
+	}
+	g := &game{p: ps[0]}
+	if g.w, err = g.p.owner.watchEvents(ctx); err != nil {
+		return nil, err
+	}
+	if g.id, err = g.p.start(ctx); err != nil {
+		g.w.stop()
+		return nil, err
+	}
+	return g, nil
+}
+
+func (g *game) stop() { g.w.stop() }
+
+// turn fetches the waiting turn, opens and signs it (not timed), then times
+// approve → done on the stream and the approval's answer, and moves on to
+// the next turn (task_status's next_task_id).
+func (g *game) turn(ctx context.Context) (end, answered time.Duration, err error) {
+	p, id := g.p, g.id
+	view, err := p.owner.Client.Task(ctx, id)
+	if err != nil {
+		return 0, 0, err
+	}
+	ap, err := sign(p.owner.Device, view)
+	if err != nil {
+		return 0, 0, err
+	}
+	t0 := time.Now()
+	if _, err := p.owner.Client.Approve(ctx, id, ap.req); err != nil {
+		return 0, 0, err
+	}
+	answered = time.Since(t0)
+	states, at, err := g.w.await(ctx, []string{id}, time.Until(deadlineOf(ctx)))
+	if err != nil {
+		return 0, 0, err
+	}
+	if states[id] != "done" {
+		return 0, 0, fmt.Errorf("task %s ended %s", id, states[id])
+	}
+	end = at[id].Sub(t0)
+	st, err := p.agent.Status(ctx, p.owner.Account, projectName, id, 0)
+	if err != nil {
+		return 0, 0, err
+	}
+	if st.NextTaskID == "" {
+		return 0, 0, fmt.Errorf("task %s ended with no next turn: %+v", id, st)
+	}
+	g.id = st.NextTaskID
+	return end, answered, nil
 }
 
 // memory is P7.

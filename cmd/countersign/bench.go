@@ -24,17 +24,18 @@ func runBench(ctx context.Context, a *app, args []string) error {
 	scale := fs.Bool("scale", false, "the memory ladder instead: owners signed in, tasks waiting and event streams open at growing counts (5,000 owners, up to 100,000 tasks and 5,000 streams), the service's memory read at each")
 	profile := fs.String("profile", "", "a directory to write the service's CPU profiles of P1 and P2 and its heap profile at P7 to (go tool pprof reads them); the service then serves Go's profiler beside /metrics, on loopback")
 	replicas := fs.Bool("replicas", false, "rounds against one, two, three and again one serve process on one database instead: their writes/s together ÷ one process's, and approvals sent to one process with the owner's event stream on another")
+	paired := fs.String("paired", "", "P3 alone on two services side by side instead: the --binary (A) and this other binary (B), each on a throwaway database of its own, their turns timed in alternation; each one's median, and B − A turn by turn")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q: countersign bench [--scale | --replicas] [--quick] [--json] [--profile DIR] [--database URL] [--binary PATH]", fs.Args())
+		return fmt.Errorf("unexpected arguments %q: countersign bench [--scale | --replicas | --paired OTHER] [--quick] [--json] [--profile DIR] [--database URL] [--binary PATH]", fs.Args())
 	}
-	if *scale && *replicas {
-		return errors.New("--scale and --replicas are two benches: run one at a time")
+	if n := btoi(*scale) + btoi(*replicas) + btoi(*paired != ""); n > 1 {
+		return errors.New("--scale, --replicas and --paired are three benches: run one at a time")
 	}
-	if *profile != "" && (*scale || *replicas) {
-		return errors.New("--profile profiles the default bench's phases: run it without --scale or --replicas")
+	if *profile != "" && (*scale || *replicas || *paired != "") {
+		return errors.New("--profile profiles the default bench's phases: run it without --scale, --replicas or --paired")
 	}
 	cfg := loadtest.Config{DatabaseURL: *database, Binary: *binary, Progress: a.stderr, ProfileDir: *profile}
 	if cfg.DatabaseURL == "" {
@@ -63,6 +64,16 @@ func runBench(ctx context.Context, a *app, args []string) error {
 			sizes = loadtest.QuickScale()
 		}
 		rep, err := loadtest.RunScale(ctx, cfg, sizes)
+		if rep != nil {
+			return benchDone(ctx, a, *asJSON, rep, rep.Dropped, rep.ServiceLog, err)
+		}
+		return err
+	case *paired != "":
+		sizes := loadtest.DefaultPaired()
+		if *quick {
+			sizes = loadtest.QuickPaired()
+		}
+		rep, err := loadtest.RunPaired(ctx, cfg, *paired, sizes)
 		if rep != nil {
 			return benchDone(ctx, a, *asJSON, rep, rep.Dropped, rep.ServiceLog, err)
 		}
@@ -102,4 +113,11 @@ func benchDone(ctx context.Context, a *app, asJSON bool, rep interface{ WriteTab
 		return enc.Encode(rep)
 	}
 	return rep.WriteTable(a.stdout)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -191,6 +191,59 @@ func TestBenchReplicasQuick(t *testing.T) {
 	}
 }
 
+// TestBenchPairedQuick runs `countersign bench --paired --quick` with the
+// built binary on both sides: every turn of each is timed, each turn of A
+// has its pair, the table says which side is which and how they differ,
+// and both throwaway databases are gone.
+func TestBenchPairedQuick(t *testing.T) {
+	t.Parallel()
+	_ = pgURL(t)
+	bin := buildBinary(t)
+	env := map[string]string{"COUNTERSIGN_DATABASE_URL": storetest.PostgresURL()}
+	r := run(t, context.Background(), env, "bench", "--paired", bin, "--quick", "--json", "--binary", bin)
+	if r.code != 0 {
+		t.Fatalf("bench --paired --quick: %+v", r)
+	}
+	var rep loadtest.PairedReport
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("the report is not JSON: %v\n%s", err, r.stdout)
+	}
+	q := loadtest.QuickPaired()
+	for _, s := range []loadtest.PairedSide{rep.A, rep.B} {
+		l := s.Latency
+		if s.Binary != bin || l.Samples != q.Turns || l.MedianMS <= 0 || l.MedianMS > l.MaxMS || l.ApproveMS <= 0 || l.ApproveMS > l.MaxMS || l.FirstError != "" {
+			t.Errorf("a side: %+v", s)
+		}
+	}
+	d := rep.Diff
+	if d.Pairs != q.Turns || d.Q1MS > d.MedianMS || d.MedianMS > d.Q3MS || d.BQuicker > d.Pairs || rep.Floor1MS <= 0 {
+		t.Errorf("B − A %+v, one bare commit %v ms", d, rep.Floor1MS)
+	}
+	var table bytes.Buffer
+	if err := rep.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"SIDE", "B − A, turn by turn", "One bare commit"} {
+		if !strings.Contains(table.String(), want) {
+			t.Errorf("the table lacks %q:\n%s", want, table.String())
+		}
+	}
+	conn, err := pgx.Connect(context.Background(), storetest.PostgresURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if len(rep.Databases) != 2 || !rep.Dropped {
+		t.Fatalf("databases %v, dropped %v", rep.Databases, rep.Dropped)
+	}
+	for _, name := range rep.Databases {
+		var left bool
+		if err := conn.QueryRow(context.Background(), "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&left); err != nil || left {
+			t.Errorf("the database %q is left behind (%v)", name, err)
+		}
+	}
+}
+
 // TestBenchRefusesRemoteDatabases: the bench loads only this machine.
 func TestBenchRefusesRemoteDatabases(t *testing.T) {
 	t.Parallel()

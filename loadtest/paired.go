@@ -1,0 +1,258 @@
+package loadtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"slices"
+	"text/tabwriter"
+	"time"
+)
+
+// PairedSizes are the counts of `countersign bench --paired OTHER`: P3
+// alone, on two services side by side.
+type PairedSizes struct {
+	// Turns is how many approvals are timed on each service.
+	Turns int
+	// PhaseTime caps the setup and the timed turns.
+	PhaseTime time.Duration
+}
+
+// DefaultPaired times 200 turns on each service: about a minute.
+func DefaultPaired() PairedSizes { return PairedSizes{Turns: 200, PhaseTime: 3 * time.Minute} }
+
+// QuickPaired is tiny, for tests.
+func QuickPaired() PairedSizes { return PairedSizes{Turns: 4, PhaseTime: 30 * time.Second} }
+
+func (s PairedSizes) check() error {
+	if s.Turns < 1 || s.PhaseTime <= 0 {
+		return errors.New("the paired bench needs a turn and a time cap")
+	}
+	return nil
+}
+
+// PairedReport is what `countersign bench --paired` measured: P3 on two
+// binaries, each on a throwaway database of its own, their turns timed in
+// alternation (A B, B A, …) so that the machine's drift, which moves a
+// whole run's figures by more than many a change, falls on both alike.
+type PairedReport struct {
+	Started   time.Time `json:"started"`
+	Cores     int       `json:"cores"`
+	Quick     bool      `json:"quick"`
+	Databases []string  `json:"databases"`
+	Dropped   bool      `json:"dropped"`
+	// Floor1MS is one bare commit (the median of the floor's single
+	// commits), measured on A's database before the turns.
+	Floor1MS float64      `json:"floor1_ms"`
+	A        PairedSide   `json:"a"`
+	B        PairedSide   `json:"b"`
+	Diff     PairedDiffer `json:"b_minus_a"`
+	// ServiceLog is both services' warnings and errors.
+	ServiceLog ServiceLog `json:"service_log"`
+}
+
+// PairedSide is one binary's P3.
+type PairedSide struct {
+	Binary  string  `json:"binary"`
+	Latency Latency `json:"latency"`
+}
+
+// PairedDiffer is B's turn minus A's, turn by turn (the nth of each, made
+// one after the other): the median and the quartiles in ms, and in how
+// many pairs B was the quicker.
+type PairedDiffer struct {
+	Pairs    int     `json:"pairs"`
+	MedianMS float64 `json:"median_ms"`
+	Q1MS     float64 `json:"q1_ms"`
+	Q3MS     float64 `json:"q3_ms"`
+	BQuicker int     `json:"b_quicker"`
+}
+
+// pairedGames is how many games each side plays, in turn: at 200 turns a
+// minute, 50 turns a minute for each owner.
+const pairedGames = 4
+
+// pairedSide is one side while it runs.
+type pairedSide struct {
+	b  *bench
+	db *database
+	// games are played in turn: an owner may approve 120 times a minute.
+	games          []*game
+	ends, answered []time.Duration
+	firstError     string
+}
+
+// RunPaired times P3 on cfg.Binary (A) and on other (B) side by side.
+func RunPaired(ctx context.Context, cfg Config, other string, sizes PairedSizes) (rep *PairedReport, err error) {
+	if err := sizes.check(); err != nil {
+		return nil, err
+	}
+	if cfg.Binary == "" || other == "" {
+		return nil, errors.New("the two countersign binaries to compare are not known")
+	}
+	server, err := checkURL(cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	rep = &PairedReport{Started: time.Now().UTC(), Cores: runtime.NumCPU(), Quick: sizes == QuickPaired(),
+		A: PairedSide{Binary: cfg.Binary}, B: PairedSide{Binary: other}, Dropped: true}
+	t0 := time.Now()
+	addrs := newAddresses()
+	defer addrs.close()
+	sides := make([]*pairedSide, 2)
+	defer func() {
+		for _, s := range sides {
+			if s == nil {
+				continue
+			}
+			for _, g := range s.games {
+				g.stop()
+			}
+			if s.b.svc != nil {
+				if serr := s.b.svc.stop(); serr != nil {
+					err = errors.Join(err, serr)
+				}
+				l := s.b.svc.log.errors()
+				rep.ServiceLog.Lines += l.Lines
+				for _, line := range l.First {
+					if len(rep.ServiceLog.First) < keptLogLines {
+						rep.ServiceLog.First = append(rep.ServiceLog.First, line)
+					}
+				}
+			}
+			if s.db != nil {
+				if derr := s.db.drop(); derr != nil {
+					err, rep.Dropped = errors.Join(err, derr), false
+				} else {
+					s.b.progress("dropped the database %s", s.db.name)
+				}
+			}
+			if s.b.dir != "" {
+				_ = os.RemoveAll(s.b.dir)
+			}
+		}
+	}()
+	ctx, cancel := context.WithTimeout(ctx, sizes.PhaseTime)
+	defer cancel()
+	for i, binary := range []string{cfg.Binary, other} {
+		c := cfg
+		c.Binary = binary
+		s := &pairedSide{b: &bench{cfg: c, addrs: addrs, t0: t0}}
+		sides[i] = s
+		if s.b.dir, err = os.MkdirTemp("", "countersign-bench-"); err != nil {
+			return rep, err
+		}
+		if s.db, err = createDatabase(ctx, server); err != nil {
+			return rep, err
+		}
+		rep.Databases = append(rep.Databases, s.db.name)
+		s.b.progress("created the database %s for %s", s.db.name, binary)
+		if i == 0 {
+			f, err := measureFloor(ctx, s.db.url, Sizes{FloorConns: 1, FloorTime: 100 * time.Millisecond, FloorSamples: 200})
+			if err != nil {
+				return rep, fmt.Errorf("one bare commit: %w", err)
+			}
+			rep.Floor1MS = f.OneCommitMS
+		}
+		if s.b.svc, err = startService(ctx, binary, s.db.url, false, s.b.progress); err != nil {
+			return rep, err
+		}
+		for k := range pairedGames {
+			g, err := s.b.newGame(ctx, fmt.Sprintf("paired%d-%d", i, k))
+			if err != nil {
+				return rep, err
+			}
+			s.games = append(s.games, g)
+			// The first turns prepare statements and fill pools: untimed.
+			if _, _, err := g.turn(ctx); err != nil {
+				return rep, fmt.Errorf("%s's first turn: %w", binary, err)
+			}
+		}
+	}
+	sides[0].b.progress("%d turns on each, one at a time, alternating", sizes.Turns)
+	var diffs []time.Duration
+	for n := range sizes.Turns {
+		// A B, then B A: whichever goes first in a pair is not always the same.
+		order := []*pairedSide{sides[0], sides[1]}
+		if n%2 == 1 {
+			order[0], order[1] = order[1], order[0]
+		}
+		for _, s := range order {
+			if s.firstError != "" {
+				continue
+			}
+			end, answered, err := s.games[n%len(s.games)].turn(ctx)
+			if err != nil {
+				s.firstError = err.Error()
+				continue
+			}
+			s.ends, s.answered = append(s.ends, end), append(s.answered, answered)
+		}
+		a, b := sides[0], sides[1]
+		if a.firstError != "" || b.firstError != "" {
+			break
+		}
+		diffs = append(diffs, b.ends[n]-a.ends[n])
+	}
+	rep.A.Latency = latencyOf(sides[0].ends, sides[0].answered, sides[0].firstError)
+	rep.B.Latency = latencyOf(sides[1].ends, sides[1].answered, sides[1].firstError)
+	rep.Diff = differ(diffs)
+	return rep, nil
+}
+
+// differ sums up the paired differences.
+func differ(d []time.Duration) PairedDiffer {
+	out := PairedDiffer{Pairs: len(d)}
+	if len(d) == 0 {
+		return out
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	q := func(p float64) float64 { return ms(s[int(p*float64(len(s)-1)+0.5)]) }
+	out.Q1MS, out.MedianMS, out.Q3MS = q(0.25), q(0.5), q(0.75)
+	for _, x := range d {
+		if x < 0 {
+			out.BQuicker++
+		}
+	}
+	return out
+}
+
+// WriteTable prints the report for people.
+func (r *PairedReport) WriteTable(w io.Writer) error {
+	fmt.Fprintf(w, "countersign bench --paired, %s, %d cores: P3 (approve → done seen on the event stream), turns timed in alternation\n\n",
+		r.Started.Format("2006-01-02 15:04 MST"), r.Cores)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SIDE\tTURNS\tMEDIAN\tP90\tMAX\tANSWERED (MEDIAN)\t÷ ONE BARE COMMIT\tBINARY")
+	for _, s := range []struct {
+		name string
+		side PairedSide
+	}{{"A", r.A}, {"B", r.B}} {
+		l := s.side.Latency
+		ratio := "—"
+		if r.Floor1MS > 0 && l.Samples > 0 {
+			ratio = number(l.MedianMS/r.Floor1MS) + "×"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s ms\t%s ms\t%s ms\t%s ms\t%s\t%s\n", s.name, l.Samples, number(l.MedianMS), number(l.P90MS),
+			number(l.MaxMS), number(l.ApproveMS), ratio, s.side.Binary)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	d := r.Diff
+	fmt.Fprintf(w, "\nB − A, turn by turn (%d pairs): median %s ms, quartiles %s to %s ms; B the quicker in %d.\n",
+		d.Pairs, number(d.MedianMS), number(d.Q1MS), number(d.Q3MS), d.BQuicker)
+	fmt.Fprintf(w, "One bare commit: %s ms (median of 200, on A's database before the turns).\n", number(r.Floor1MS))
+	for _, s := range []struct {
+		name string
+		err  string
+	}{{"A", r.A.Latency.FirstError}, {"B", r.B.Latency.FirstError}} {
+		if s.err != "" {
+			fmt.Fprintf(w, "Problem: %s stopped: %s\n", s.name, s.err)
+		}
+	}
+	return nil
+}

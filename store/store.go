@@ -866,6 +866,11 @@ type Tasks interface {
 	LockOwner(ctx context.Context, owner string) error
 	// Task returns a task's metadata (ErrNotFound).
 	Task(ctx context.Context, id string) (Task, error)
+	// LockTask returns a task's metadata as Task does, and holds its row
+	// until the transaction ends (ErrNotFound): a MoveTask of it in the
+	// same transaction then knows whether it moves without asking the
+	// database, and waits for nothing.
+	LockTask(ctx context.Context, id string) (Task, error)
 	// MoveTask changes a task's state if and only if it is in the state
 	// m.Move leaves and of its kind (compare-and-set), appends the event,
 	// and drops what the new state may no longer hold (see Move). It

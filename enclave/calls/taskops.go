@@ -144,7 +144,13 @@ var errTaskNotFound = countersign.Errorf(countersign.TaskNotFound, "no such task
 // preparerTask loads a task the agent prepared in this project: any other
 // task, even one that exists, is task_not_found.
 func preparerTask(ctx context.Context, tx store.Tasks, agent string, project store.Project, id string) (store.Task, error) {
-	t, err := tx.Task(ctx, id)
+	return preparerTaskBy(ctx, tx.Task, agent, project, id)
+}
+
+// preparerTaskBy is preparerTask with the task read by read (Task, or LockTask
+// for a task about to move).
+func preparerTaskBy(ctx context.Context, read func(context.Context, string) (store.Task, error), agent string, project store.Project, id string) (store.Task, error) {
+	t, err := read(ctx, id)
 	if errors.Is(err, store.ErrNotFound) || err == nil && (t.Preparer != agent || t.ProjectUUID != project.UUID || t.Forgotten) {
 		return store.Task{}, errTaskNotFound
 	}
@@ -269,7 +275,8 @@ func (s *Service) taskWait(ctx context.Context, agent string, project store.Proj
 
 func (s *Service) taskCancel(ctx context.Context, agent string, project store.Project, id string) (any, error) {
 	err := s.store.Tx(ctx, func(tx callsTx) error {
-		t, err := preparerTask(ctx, tx, agent, project, id)
+		// Read with its lock: the move below then waits for nothing.
+		t, err := preparerTaskBy(ctx, tx.LockTask, agent, project, id)
 		if err != nil {
 			return err
 		}

@@ -180,6 +180,39 @@ func (t *tx) Task(ctx context.Context, id string) (store.Task, error) {
 	return scanTask(t.q.queryRow(ctx, "SELECT "+taskColumns+" FROM tasks WHERE id = ?", id))
 }
 
+func (t *tx) LockTask(ctx context.Context, id string) (store.Task, error) {
+	r, err := t.send(ctx,
+		stmt{sql: "SELECT " + taskColumns + " FROM tasks WHERE id = ?" + t.db.e.forUpdate(), args: []any{id}},
+		stmt{sql: lockedWebhook, args: []any{id}})
+	if err != nil {
+		return store.Task{}, err
+	}
+	defer r.close()
+	k, err := scanTask(r.row())
+	if err != nil {
+		return store.Task{}, err
+	}
+	if err := t.lock(k, r.row()); err != nil {
+		return store.Task{}, err
+	}
+	return k, r.close()
+}
+
+// lockedWebhook reads the webhook of a task's owner, for a task read with
+// its lock.
+const lockedWebhook = "SELECT id FROM webhooks WHERE owner = (SELECT owner FROM tasks WHERE id = ?)"
+
+// lock remembers k, read with its row's lock, and its owner's webhook
+// (read from webhook).
+func (t *tx) lock(k store.Task, webhook row) error {
+	var webhookID string
+	if err := webhook.Scan(&webhookID); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	t.locked = &lockedTask{task: k, webhookID: webhookID}
+	return nil
+}
+
 func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 	mv := m.Move
 	if mv.IsZero() {
@@ -310,7 +343,7 @@ func (t *tx) RunInputs(ctx context.Context, id string) (store.RunInputs, error) 
 		stmt{sql: sealedAndApprovalQuery, args: []any{id}},
 		stmt{sql: approvalsQuery, args: []any{id}},
 		stmt{sql: "SELECT " + agentColumns + " FROM agents a WHERE a.account = (SELECT preparer FROM tasks WHERE id = ?)", args: []any{id}},
-		stmt{sql: "SELECT id FROM webhooks WHERE owner = (SELECT owner FROM tasks WHERE id = ?)", args: []any{id}})
+		stmt{sql: lockedWebhook, args: []any{id}})
 	if err != nil {
 		return in, err
 	}
@@ -346,11 +379,9 @@ func (t *tx) RunInputs(ctx context.Context, id string) (store.RunInputs, error) 
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return in, err
 	}
-	var webhookID string
-	if err := r.row().Scan(&webhookID); err != nil && !errors.Is(err, store.ErrNotFound) {
+	if err := t.lock(in.Task, r.row()); err != nil {
 		return in, err
 	}
-	t.locked = &lockedTask{task: in.Task, webhookID: webhookID}
 	return in, r.close()
 }
 

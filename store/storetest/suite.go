@@ -46,6 +46,7 @@ func taskTests() []storeTest {
 		{"OwnerLockHoldsLimits", testOwnerLockHoldsLimits},
 		{"OwnerLoad", testOwnerLoad},
 		{"OwnerGateReadsAsItsParts", testOwnerGate},
+		{"LockedTaskMovesOnce", testLockedTaskMovesOnce},
 		{"MoveKeepsApprovalAndAnswer", testMoveKeepsApprovalAndAnswer},
 		{"RunInputsReadAsTheirParts", testRunInputs},
 		{"RollbackWritesNothing", testRollbackWritesNothing},
@@ -661,6 +662,75 @@ func testOwnerGate(t *testing.T, s store.Store) {
 			t.Errorf("OwnerGate of a muted project = %+v", g)
 		}
 		return err
+	})
+}
+
+// A task read with LockTask moves as any other, with its event, and only
+// from the state it is in; of transactions that lock and move one task at
+// once, one moves it and the others find it moved.
+func testLockedTaskMovesOnce(t *testing.T, s store.Store) {
+	err := s.Tx(ctx, func(tx store.Tx) error {
+		_, err := tx.LockTask(ctx, "absent-1")
+		return err
+	})
+	if !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("locking an absent task: %v, want ErrNotFound", err)
+	}
+	k, c := NewTask("lock1-1", "alice.near", "bot.near")
+	insert(t, s, k, c)
+	inTx(t, s, func(tx store.Tx) error {
+		got, err := tx.LockTask(ctx, k.ID)
+		if err != nil || got.State != countersign.StateOpen || got.ID != k.ID {
+			t.Errorf("LockTask = %+v, %v", got, err)
+		}
+		// From a state it is not in: no move.
+		moved, err := tx.MoveTask(ctx, store.Move{ID: k.ID, Move: step(countersign.StateApproved, countersign.StateAnswering, countersign.ActorPlatform, ""), At: t0})
+		if err != nil || moved {
+			t.Errorf("a move from approved of an open task: %v, %v", moved, err)
+		}
+		// Expired by the move's clock: no move.
+		moved, err = tx.MoveTask(ctx, store.Move{ID: k.ID, Move: step(countersign.StateOpen, countersign.StateCancelled, countersign.ActorAgent, ""), At: t0, Unexpired: k.ExpiresAt})
+		if err != nil || moved {
+			t.Errorf("a move of a task expired by its clock: %v, %v", moved, err)
+		}
+		return nil
+	})
+	var wins atomic.Int32
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			err := s.Tx(ctx, func(tx store.Tx) error {
+				if _, err := tx.LockTask(ctx, k.ID); err != nil {
+					return err
+				}
+				// Long enough for the others to read the task open, were
+				// it not locked.
+				time.Sleep(20 * time.Millisecond)
+				moved, err := tx.MoveTask(ctx, store.Move{ID: k.ID, Move: step(countersign.StateOpen, countersign.StateCancelled, countersign.ActorAgent, ""), At: t0, Unexpired: t0})
+				if moved {
+					wins.Add(1)
+				}
+				return err
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if wins.Load() != 1 {
+		t.Fatalf("the task moved %d times", wins.Load())
+	}
+	inTx(t, s, func(tx store.Tx) error {
+		got, err := tx.Task(ctx, k.ID)
+		if err != nil || got.State != countersign.StateCancelled {
+			t.Errorf("the task is %+v (%v)", got, err)
+		}
+		ev, err := tx.Events(ctx, k.ID)
+		if err != nil || len(ev) != 1 || ev[0].To != countersign.StateCancelled {
+			t.Errorf("events %+v (%v), want the one move", ev, err)
+		}
+		return nil
 	})
 }
 

@@ -491,7 +491,7 @@ func TestInboxPageAlwaysAllowKeys(t *testing.T) {
 	}
 	// a approves the task, still waiting, under the widened policy.
 	do(t, ctx, "a", chromedp.KeyEvent("a"))
-	waitJS(t, ctx, "approved", `document.getElementById("status").textContent.startsWith("Approved")`)
+	waitApproved(t, ctx)
 	if st := w.WaitState(id, countersign.StateDone, countersign.StateFailed, countersign.StateVoid); st.State != countersign.StateDone {
 		t.Fatalf("approved after Always allow only, the task is %s (%s)", st.State, st.FailureReason)
 	}

@@ -163,7 +163,7 @@ func TestInboxPageGuessShape(t *testing.T) {
 		t.Fatal("Enter in the answer box asked the wallet")
 	}
 	do(t, ctx, "approve 42", chromedp.Click(approveButton()))
-	waitJS(t, ctx, "approved", `document.getElementById("status").textContent.startsWith("Approved")`)
+	waitApproved(t, ctx)
 	signed := walletSigned(t, ctx)
 	if len(signed) != signedBefore+1 {
 		t.Fatalf("the wallet signed %d sentences for 42", len(signed)-signedBefore)

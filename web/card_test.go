@@ -67,6 +67,15 @@ func waitJS(t testing.TB, ctx context.Context, what, js string) {
 	}
 }
 
+// waitApproved waits until the page has told the owner that the approval
+// was taken ("Approved: …"), or already what became of it: an answer run
+// may end before the page is looked at again, and its outcome ("Done: …",
+// "Failed after your approval: …") then takes the live region's place.
+func waitApproved(t testing.TB, ctx context.Context) {
+	t.Helper()
+	waitJS(t, ctx, "approved", `/^(Approved|Done|Failed after your approval)\b/.test(document.getElementById("status").textContent)`)
+}
+
 // openCard clicks a listed task and waits for its receipt check.
 func openCard(t testing.TB, ctx context.Context, id string) {
 	t.Helper()
@@ -228,7 +237,7 @@ func TestInboxPageTaskCard(t *testing.T) {
 	waitJS(t, ctx, "the refusal", `document.getElementById("status").textContent.includes("another sentence")`)
 	do(t, ctx, "send the approval", chromedp.SetValue(chromedp.ID("approval-signed"), walletSign(t, ctx, w, sentence, "approval-nonce")),
 		chromedp.Click(named("Send approval")))
-	waitJS(t, ctx, "approved", `document.getElementById("status").textContent.startsWith("Approved")`)
+	waitApproved(t, ctx)
 	if st := w.WaitState(guess, countersign.StateDone, countersign.StateFailed); st.State != countersign.StateDone {
 		t.Fatalf("the approved task is %s", st.State)
 	}
@@ -367,7 +376,7 @@ func TestInboxPageCardSummary(t *testing.T) {
 	do(t, ctx, "the card at the top", chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
 	screen(t, ctx, "inbox-card-summary")
 	do(t, ctx, "approve", chromedp.Click(approveButton()))
-	waitJS(t, ctx, "approved", `document.getElementById("status").textContent.startsWith("Approved")`)
+	waitApproved(t, ctx)
 	signed := walletSigned(t, ctx)
 	if len(signed) == 0 {
 		t.Fatal("the wallet signed nothing")

@@ -162,7 +162,7 @@ func TestInboxPageFileAnswer(t *testing.T) {
 		t.Fatalf("the wallet was asked %d times, want only the sign-in", n)
 	}
 	do(t, ctx, "the file", chromedp.SetUploadFiles(chromedp.ID("answer-file"), []string{small}), chromedp.Click(approveButton()))
-	waitJS(t, ctx, "approved", `document.getElementById("status").textContent.startsWith("Approved")`)
+	waitApproved(t, ctx)
 	select {
 	case b := <-got:
 		if !bytes.Equal(b, content) {

@@ -58,7 +58,7 @@ func TestInboxPageGuessingGame(t *testing.T) {
 		}
 		g := (low + high) / 2
 		do(t, ctx, fmt.Sprintf("guess %d", g), chromedp.SetValue(chromedp.ID("answer"), fmt.Sprint(g)), chromedp.Click(approveButton()))
-		waitJS(t, ctx, "approved", `document.getElementById("status").textContent.startsWith("Approved")`)
+		waitApproved(t, ctx)
 		if st := w.WaitState(turn, countersign.StateDone, countersign.StateFailed); st.State != countersign.StateDone {
 			t.Fatalf("turn %d is %s", attempt, st.State)
 		}

@@ -53,7 +53,7 @@ func TestInboxPageOutcome(t *testing.T) {
 	title := textOf(t, ctx, "the card's title", "#card-title")
 	fake.Push(repo, "main", "Someone else's change", map[string]string{"README.md": "# hello\n\nChanged elsewhere.\n"})
 	do(t, ctx, "approve", chromedp.Click(approveButton()))
-	waitJS(t, ctx, "approved", `document.getElementById("status").textContent.startsWith("Approved")`)
+	waitApproved(t, ctx)
 	if st := w.WaitState(readme, countersign.StateDone, countersign.StateFailed); st.State != countersign.StateFailed {
 		t.Fatalf("the file_put of a changed file is %s", st.State)
 	}

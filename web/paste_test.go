@@ -238,7 +238,7 @@ func TestInboxPagePastedAnswersChecked(t *testing.T) {
 	s = readShown(t, ctx, "approval-")
 	do(t, ctx, "send the approval", chromedp.SetValue(chromedp.ID("approval-signed"), answer(t, owner, approval.SignRequest{Message: s.sentence, Recipient: s.recipient, Nonce: &s.nonce}, nil)),
 		chromedp.Click(named("Send approval")))
-	waitJS(t, ctx, "approved", `document.getElementById("status").textContent.startsWith("Approved")`)
+	waitApproved(t, ctx)
 	if st := w.WaitState(pay, countersign.StateDone, countersign.StateFailed); st.State != countersign.StateDone {
 		t.Fatalf("the approved task is %s", st.State)
 	}

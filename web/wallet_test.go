@@ -150,7 +150,7 @@ func TestInboxPageWallet(t *testing.T) {
 	// Approve: one wallet prompt, over the sentence the card shows.
 	openCard(t, ctx, guess)
 	do(t, ctx, "approve", chromedp.SetValue(chromedp.ID("answer"), "7"), chromedp.Click(approveButton()))
-	waitJS(t, ctx, "approved", `document.getElementById("status").textContent.startsWith("Approved")`)
+	waitApproved(t, ctx)
 	signed = walletSigned(t, ctx)
 	if len(signed) != 2 || !strings.HasPrefix(signed[1], "Approve in Countersign as "+w.Owner.Account+": give the agent your guess") || !strings.Contains(signed[1], ". Task "+guess+" with hash ") {
 		t.Fatalf("the wallet signed %q", signed)
@@ -189,7 +189,7 @@ func TestInboxPageWallet(t *testing.T) {
 	// callback_url; the service accepts it.
 	do(t, ctx, "approve again", chromedp.Evaluate[chromedp.Void](`window.testWallet.decline = false; window.testWallet.callback = true`),
 		chromedp.Click(approveButton()))
-	waitJS(t, ctx, "approved", `document.getElementById("status").textContent.startsWith("Approved")`)
+	waitApproved(t, ctx)
 	if st := w.WaitState(pay, countersign.StateDone, countersign.StateFailed); st.State != countersign.StateDone {
 		t.Fatalf("the task approved with a callback URL is %s", st.State)
 	}
@@ -202,7 +202,7 @@ func TestInboxPageWallet(t *testing.T) {
 	waitJS(t, ctx, "the paste panel", `!!document.getElementById("approval-signed") && document.getElementById("status").textContent.includes("no longer connected")`)
 	do(t, ctx, "paste", chromedp.SetValue(chromedp.ID("approval-signed"), walletSign(t, ctx, w, textOf(t, ctx, "the sentence", "#approval-sentence"), "approval-nonce")),
 		chromedp.Click(named("Send approval")))
-	waitJS(t, ctx, "approved", `document.getElementById("status").textContent.startsWith("Approved")`)
+	waitApproved(t, ctx)
 
 	signOut(t, ctx)
 	for _, u := range requests() {
@@ -315,7 +315,7 @@ func TestInboxPageSandboxWallet(t *testing.T) {
 	// Signed, it is approved.
 	do(t, ctx, "approve once more", chromedp.Click(approveButton()))
 	clickInWalletFrame(t, ctx, "Sign")
-	waitJS(t, ctx, "approved", `document.getElementById("status").textContent.startsWith("Approved")`)
+	waitApproved(t, ctx)
 	if st := w.WaitState(a.TaskID, countersign.StateDone, countersign.StateFailed, countersign.StateVoid); st.State != countersign.StateDone {
 		t.Fatalf("the approved task is %s", st.State)
 	}

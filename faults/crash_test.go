@@ -46,8 +46,8 @@ func TestKilledMidApproval(t *testing.T) {
 		names = append(names, fmt.Sprintf("crash-agent-%d.near", a))
 		keys = append(keys, w.agent(names[a]))
 	}
-	addr := freeAddr(t)
-	srv := w.serve(addr)
+	srv := w.serveFresh()
+	addr := srv.addr
 	var devices []*device.Device
 	for i := range owners {
 		d := newOwner(t, srv.base, loopback(i))

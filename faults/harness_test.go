@@ -210,6 +210,8 @@ type server struct {
 	cmd  *exec.Cmd
 	log  *lockedBuffer
 	done chan struct{} // closed when the process has exited
+	// listening: the process said it listens.
+	listening bool
 }
 
 // lockedBuffer is standard error of a server, written while tests read it.
@@ -230,6 +232,21 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
+// serveFresh starts `countersign serve --dev` (as serve does) on a loopback
+// address nothing listened on: the address is free when chosen, but a
+// port the system hands out meanwhile (one of the sandbox's fakes in that
+// very process) may take it, and the start is then made again on another.
+func (w *world) serveFresh() *server {
+	w.t.Helper()
+	for attempt := 1; ; attempt++ {
+		s, taken := w.start(freeAddr(w.t))
+		if !taken || attempt == 3 {
+			return s.ready(taken)
+		}
+		w.t.Logf("the address %s was taken before serve listened on it: starting again on another", s.addr)
+	}
+}
+
 // serve starts `countersign serve --dev` on addr with the world's settings
 // (the database, master key and NEAR RPC given explicitly; --dev lets the
 // GitHub connector reach the fake over plain http) and waits until it
@@ -237,7 +254,24 @@ func (l *lockedBuffer) String() string {
 // binary dies.
 func (w *world) serve(addr string) *server {
 	w.t.Helper()
-	s := &server{t: w.t, addr: addr, base: "http://" + addr, log: &lockedBuffer{}, done: make(chan struct{})}
+	s, taken := w.start(addr)
+	return s.ready(taken)
+}
+
+// ready fails the test unless the server listens.
+func (s *server) ready(taken bool) *server {
+	s.t.Helper()
+	if taken || !s.listening {
+		s.t.Fatalf("serve exited: %s", s.log.String())
+	}
+	return s
+}
+
+// start starts serve on addr and waits until it listens (listening) or
+// exits: taken says it exited because the address was in use.
+func (w *world) start(addr string) (s *server, taken bool) {
+	w.t.Helper()
+	s = &server{t: w.t, addr: addr, base: "http://" + addr, log: &lockedBuffer{}, done: make(chan struct{})}
 	s.cmd = exec.Command(binary, "serve", "--dev", "--listen", addr, "--metrics-listen", "off", "--data-dir", filepath.Join(w.t.TempDir(), "data"))
 	s.cmd.Env = w.environ()
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
@@ -255,13 +289,14 @@ func (w *world) serve(addr string) *server {
 	for !strings.Contains(s.log.String(), "listening on http://"+addr) {
 		select {
 		case <-s.done:
-			w.t.Fatalf("serve exited: %s", s.log.String())
+			return s, strings.Contains(s.log.String(), "(COUNTERSIGN_LISTEN): listen tcp "+addr+": bind: address already in use")
 		case <-deadline:
 			w.t.Fatalf("serve did not listen within a minute: %s", s.log.String())
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	return s
+	s.listening = true
+	return s, false
 }
 
 // kill ends the process with SIGKILL, at once, and waits for it to go.

@@ -136,7 +136,7 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 	w := newWorld(t, pg.URL)
 	name := "outage-agent.near"
 	key := w.agent(name)
-	srv := w.serve(freeAddr(t))
+	srv := w.serveFresh()
 	agent := &client.Client{BaseURL: srv.base, AgentKey: key, HTTP: httpClient("")}
 	recv := newReceiver(t)
 	var devices []*device.Device

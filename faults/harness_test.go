@@ -241,7 +241,7 @@ func (w *world) serveFresh() *server {
 	for attempt := 1; ; attempt++ {
 		s, taken := w.start(freeAddr(w.t))
 		if !taken || attempt == 3 {
-			return s.ready(taken)
+			return s.ready()
 		}
 		w.t.Logf("the address %s was taken before serve listened on it: starting again on another", s.addr)
 	}
@@ -254,14 +254,14 @@ func (w *world) serveFresh() *server {
 // binary dies.
 func (w *world) serve(addr string) *server {
 	w.t.Helper()
-	s, taken := w.start(addr)
-	return s.ready(taken)
+	s, _ := w.start(addr)
+	return s.ready()
 }
 
 // ready fails the test unless the server listens.
-func (s *server) ready(taken bool) *server {
+func (s *server) ready() *server {
 	s.t.Helper()
-	if taken || !s.listening {
+	if !s.listening {
 		s.t.Fatalf("serve exited: %s", s.log.String())
 	}
 	return s

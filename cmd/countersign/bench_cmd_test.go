@@ -90,25 +90,12 @@ func TestBenchQuick(t *testing.T) {
 		t.Errorf("figures %s", got)
 	}
 
-	var table bytes.Buffer
-	if err := rep.WriteTable(&table); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"FIGURE", "floor PostgreSQL commits/s", "P1 task-layer writes/s", "P2 approvals accepted/s", "P2′", "P3 approve → done", "P7 service VmRSS", "P1 per write", "P2 per approval done"} {
-		if !strings.Contains(table.String(), want) {
-			t.Errorf("the table lacks %q:\n%s", want, table.String())
-		}
-	}
+	tableSays(t, &rep, "FIGURE", "floor PostgreSQL commits/s", "P1 task-layer writes/s", "P2 approvals accepted/s", "P2′", "P3 approve → done", "P7 service VmRSS", "P1 per write", "P2 per approval done")
 
-	conn, err := pgx.Connect(context.Background(), storetest.PostgresURL())
-	if err != nil {
-		t.Fatal(err)
+	if !strings.HasPrefix(rep.Database, "countersign_bench_") {
+		t.Errorf("the database is named %q", rep.Database)
 	}
-	defer conn.Close(context.Background())
-	var left bool
-	if err := conn.QueryRow(context.Background(), "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", rep.Database).Scan(&left); err != nil || left || !strings.HasPrefix(rep.Database, "countersign_bench_") {
-		t.Errorf("the database %q is left behind (%v)", rep.Database, err)
-	}
+	databasesGone(t, rep.Database)
 }
 
 // TestBenchScaleQuick runs `countersign bench --scale --quick`: every step
@@ -144,15 +131,7 @@ func TestBenchScaleQuick(t *testing.T) {
 	if rep.Probes != q.Probes || rep.Heard != rep.Probes || rep.StreamsLost != 0 {
 		t.Errorf("probes %d, heard %d, lost %d", rep.Probes, rep.Heard, rep.StreamsLost)
 	}
-	var table bytes.Buffer
-	if err := rep.WriteTable(&table); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"PER ADDED STREAM", "PER ADDED TASK", "signed in", "5 of 5 probed"} {
-		if !strings.Contains(table.String(), want) {
-			t.Errorf("the table lacks %q:\n%s", want, table.String())
-		}
-	}
+	tableSays(t, &rep, "PER ADDED STREAM", "PER ADDED TASK", "signed in", "5 of 5 probed")
 }
 
 // TestBenchReplicasQuick runs `countersign bench --replicas --quick`: one
@@ -219,24 +198,37 @@ func TestBenchPairedQuick(t *testing.T) {
 	if d.Pairs != q.Turns || d.Q1MS > d.MedianMS || d.MedianMS > d.Q3MS || d.BQuicker > d.Pairs || rep.Floor1MS <= 0 {
 		t.Errorf("B − A %+v, one bare commit %v ms", d, rep.Floor1MS)
 	}
+	tableSays(t, &rep, "SIDE", "B − A, turn by turn", "One bare commit")
+	if len(rep.Databases) != 2 || !rep.Dropped {
+		t.Fatalf("databases %v, dropped %v", rep.Databases, rep.Dropped)
+	}
+	databasesGone(t, rep.Databases...)
+}
+
+// tableSays fails the test unless the report's table holds each of wants.
+func tableSays(t *testing.T, rep interface{ WriteTable(io.Writer) error }, wants ...string) {
+	t.Helper()
 	var table bytes.Buffer
 	if err := rep.WriteTable(&table); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"SIDE", "B − A, turn by turn", "One bare commit"} {
+	for _, want := range wants {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("the table lacks %q:\n%s", want, table.String())
 		}
 	}
+}
+
+// databasesGone fails the test if any of the named databases is still on
+// the test server.
+func databasesGone(t *testing.T, names ...string) {
+	t.Helper()
 	conn, err := pgx.Connect(context.Background(), storetest.PostgresURL())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
-	if len(rep.Databases) != 2 || !rep.Dropped {
-		t.Fatalf("databases %v, dropped %v", rep.Databases, rep.Dropped)
-	}
-	for _, name := range rep.Databases {
+	for _, name := range names {
 		var left bool
 		if err := conn.QueryRow(context.Background(), "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&left); err != nil || left {
 			t.Errorf("the database %q is left behind (%v)", name, err)

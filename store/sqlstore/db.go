@@ -271,6 +271,17 @@ type results interface {
 	close() error
 }
 
+// unread are the statements of a batch whose results are not read yet, in
+// the order sent.
+type unread []stmt
+
+// next is the statement whose result is read next.
+func (u *unread) next() stmt {
+	s := (*u)[0]
+	*u = (*u)[1:]
+	return s
+}
+
 // send sends the writes still pending and then stmts, together; what is
 // returned are stmts' results.
 func (t *tx) send(ctx context.Context, stmts ...stmt) (results, error) {

@@ -412,19 +412,13 @@ func (p pgQuerier) send(ctx context.Context, stmts []stmt) results {
 	for _, s := range stmts {
 		b.Queue(pgSQL(s), s.args...)
 	}
-	return &pgResults{br: p.q.SendBatch(ctx, b), stmts: stmts}
+	return &pgResults{br: p.q.SendBatch(ctx, b), unread: stmts}
 }
 
-// pgResults are a batch's results; stmts are those not read yet.
+// pgResults are a batch's results.
 type pgResults struct {
-	br    pgx.BatchResults
-	stmts []stmt
-}
-
-func (r *pgResults) next() stmt {
-	s := r.stmts[0]
-	r.stmts = r.stmts[1:]
-	return s
+	br pgx.BatchResults
+	unread
 }
 
 func (r *pgResults) exec() error {

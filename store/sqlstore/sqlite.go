@@ -229,19 +229,13 @@ func (l liteQuerier) queryRow(ctx context.Context, q string, args ...any) row {
 // send runs each statement as its result is read: in process a round trip
 // costs nothing.
 func (l liteQuerier) send(ctx context.Context, stmts []stmt) results {
-	return &liteResults{ctx: ctx, q: l, stmts: stmts}
+	return &liteResults{ctx: ctx, q: l, unread: stmts}
 }
 
 type liteResults struct {
-	ctx   context.Context
-	q     liteQuerier
-	stmts []stmt
-}
-
-func (r *liteResults) next() stmt {
-	s := r.stmts[0]
-	r.stmts = r.stmts[1:]
-	return s
+	ctx context.Context
+	q   liteQuerier
+	unread
 }
 
 func (r *liteResults) exec() error {

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,25 +30,11 @@ func testPushKeyMadeOnce(t *testing.T, s store.Store) {
 		}
 		return nil
 	})
-	var wins atomic.Int32
-	var wg sync.WaitGroup
-	for i := range 8 {
-		wg.Go(func() {
-			err := s.Tx(ctx, func(tx store.Tx) error {
-				ok, err := tx.InsertPushKey(ctx, store.PushKey{PublicKey: fmt.Sprintf("pub-%d", i), KeyID: 1, Sealed: []byte(fmt.Sprintf("sealed-%d", i)), CreatedAt: t0})
-				if ok {
-					wins.Add(1)
-				}
-				return err
-			})
-			if err != nil {
-				t.Error(err)
-			}
-		})
-	}
-	wg.Wait()
-	if wins.Load() != 1 {
-		t.Fatalf("%d keys stored", wins.Load())
+	won := concurrentWins(t, s, 8, func(tx store.Tx, i int) (bool, error) {
+		return tx.InsertPushKey(ctx, store.PushKey{PublicKey: fmt.Sprintf("pub-%d", i), KeyID: 1, Sealed: []byte(fmt.Sprintf("sealed-%d", i)), CreatedAt: t0})
+	})
+	if won != 1 {
+		t.Fatalf("%d keys stored", won)
 	}
 	inTx(t, s, func(tx store.Tx) error {
 		k, err := tx.PushKey(ctx)

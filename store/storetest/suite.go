@@ -471,30 +471,40 @@ func testApprovedKeepsFiles(t *testing.T, s store.Store) {
 	})
 }
 
+// concurrentWins runs fn in n transactions at once (i is each one's number) and
+// counts those that committed with fn reporting a win; a transaction that
+// fails is an error of the test.
+func concurrentWins(t *testing.T, s store.Store, n int, fn func(tx store.Tx, i int) (bool, error)) int {
+	t.Helper()
+	var won atomic.Int32
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			var win bool
+			err := s.Tx(ctx, func(tx store.Tx) (err error) {
+				win, err = fn(tx, i)
+				return err
+			})
+			switch {
+			case err != nil:
+				t.Error(err)
+			case win:
+				won.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	return int(won.Load())
+}
+
 func testMoveOnceUnderConcurrency(t *testing.T, s store.Store) {
 	k, c := NewTask("run1-1", "alice.near", "bot.near")
 	insert(t, s, k, c)
-	var wins atomic.Int32
-	var wg sync.WaitGroup
-	for i := 0; i < 20; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			err := s.Tx(ctx, func(tx store.Tx) error {
-				moved, err := tx.MoveTask(ctx, store.Move{ID: k.ID, Move: step(countersign.StateOpen, countersign.StateApproved, countersign.ActorOwner, ""), At: t0})
-				if moved {
-					wins.Add(1)
-				}
-				return err
-			})
-			if err != nil {
-				t.Error(err)
-			}
-		}()
-	}
-	wg.Wait()
-	if wins.Load() != 1 {
-		t.Fatalf("%d of 20 concurrent moves happened, want exactly 1", wins.Load())
+	won := concurrentWins(t, s, 20, func(tx store.Tx, _ int) (bool, error) {
+		return tx.MoveTask(ctx, store.Move{ID: k.ID, Move: step(countersign.StateOpen, countersign.StateApproved, countersign.ActorOwner, ""), At: t0})
+	})
+	if won != 1 {
+		t.Fatalf("%d of 20 concurrent moves happened, want exactly 1", won)
 	}
 	_ = s.Tx(ctx, func(tx store.Tx) error {
 		events, _ := tx.Events(ctx, k.ID)
@@ -695,31 +705,17 @@ func testLockedTaskMovesOnce(t *testing.T, s store.Store) {
 		}
 		return nil
 	})
-	var wins atomic.Int32
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Go(func() {
-			err := s.Tx(ctx, func(tx store.Tx) error {
-				if _, err := tx.LockTask(ctx, k.ID); err != nil {
-					return err
-				}
-				// Long enough for the others to read the task open, were
-				// it not locked.
-				time.Sleep(20 * time.Millisecond)
-				moved, err := tx.MoveTask(ctx, store.Move{ID: k.ID, Move: step(countersign.StateOpen, countersign.StateCancelled, countersign.ActorAgent, ""), At: t0, Unexpired: t0})
-				if moved {
-					wins.Add(1)
-				}
-				return err
-			})
-			if err != nil {
-				t.Error(err)
-			}
-		})
-	}
-	wg.Wait()
-	if wins.Load() != 1 {
-		t.Fatalf("the task moved %d times", wins.Load())
+	won := concurrentWins(t, s, 8, func(tx store.Tx, _ int) (bool, error) {
+		if _, err := tx.LockTask(ctx, k.ID); err != nil {
+			return false, err
+		}
+		// Long enough for the others to read the task open, were it not
+		// locked.
+		time.Sleep(20 * time.Millisecond)
+		return tx.MoveTask(ctx, store.Move{ID: k.ID, Move: step(countersign.StateOpen, countersign.StateCancelled, countersign.ActorAgent, ""), At: t0, Unexpired: t0})
+	})
+	if won != 1 {
+		t.Fatalf("the task moved %d times", won)
 	}
 	inTx(t, s, func(tx store.Tx) error {
 		got, err := tx.Task(ctx, k.ID)

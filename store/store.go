@@ -48,6 +48,11 @@ var (
 	// ErrSpent: a signature's nonce was used already (SpendNonce), and the
 	// transaction that spent it again kept nothing.
 	ErrSpent = errors.New("store: the nonce was used already")
+	// ErrStale: a move made from what a read before its transaction saw of
+	// the task (Move.Seen) found the task, or its owner's webhook, no
+	// longer so; the transaction kept nothing. The caller moves the task
+	// again without Seen, from the task as it is now.
+	ErrStale = errors.New("store: the task changed since it was read")
 )
 
 // Store opens transactions. Every state change happens in one transaction
@@ -866,6 +871,10 @@ type Tasks interface {
 	LockOwner(ctx context.Context, owner string) error
 	// Task returns a task's metadata (ErrNotFound).
 	Task(ctx context.Context, id string) (Task, error)
+	// TaskSeen returns a task's metadata as Task does, and what a move of
+	// it in a later transaction needs to know (Move.Seen), in one round
+	// trip (ErrNotFound).
+	TaskSeen(ctx context.Context, id string) (Task, Seen, error)
 	// LockTask returns a task's metadata as Task does, and holds its row
 	// until the transaction ends (ErrNotFound): a MoveTask of it in the
 	// same transaction then knows whether it moves without asking the
@@ -877,8 +886,9 @@ type Tasks interface {
 	// reports whether the move happened; a zero m.Move is ErrNoMove. The
 	// owner is told (a task event, the webhook's event) and, for a shared
 	// task, each of its approvers as well. A task the transaction read
-	// with its lock (RunInputs) is moved without a round trip of its own:
-	// its UPDATE goes with the transaction's next one.
+	// with its lock (RunInputs, LockTask), or one the move was told about
+	// (Move.Seen), is moved without a round trip of its own: its UPDATE
+	// goes with the transaction's next one.
 	MoveTask(ctx context.Context, m Move) (bool, error)
 	// LockWaiting locks a task's row until the transaction ends if it is
 	// still open, and reports whether it is: a move out of open waits for
@@ -996,6 +1006,8 @@ type RunInputs struct {
 	// Approvals are the approvals of a shared task (Threshold set).
 	Approvals []Approval
 	Preparer  *Agent
+	// Seen is what a later move of the task needs (Move.Seen).
+	Seen Seen
 }
 
 // Gate is what OwnerGate reads under the owner's lock.
@@ -1092,6 +1104,22 @@ type Move struct {
 	// Entry, when set on a move that ends the task, replaces the sealed
 	// body of the task's history entry (sealed again with its result).
 	Entry []byte
+	// Seen, when set, is what a read before this transaction saw of the
+	// task. The move then asks the database nothing and MoveTask reports
+	// true: its UPDATE, which also requires the task's owner, threshold
+	// and owner's webhook to be as seen, goes with the transaction's next
+	// round trip, and if it changes no row the transaction fails with
+	// ErrStale and keeps nothing.
+	Seen *Seen
+}
+
+// Seen is what a move needs to know of its task besides its state: who
+// owns it, a shared task's threshold, and the id of the owner's webhook
+// ("" for none), as a read found them (TaskSeen, RunInputs).
+type Seen struct {
+	Owner     string
+	Threshold int
+	Webhook   string
 }
 
 // Answer is what an answer run leaves on its task: the result sealed for

@@ -181,36 +181,50 @@ func (t *tx) Task(ctx context.Context, id string) (store.Task, error) {
 }
 
 func (t *tx) LockTask(ctx context.Context, id string) (store.Task, error) {
-	r, err := t.send(ctx,
-		stmt{sql: "SELECT " + taskColumns + " FROM tasks WHERE id = ?" + t.db.e.forUpdate(), args: []any{id}},
-		stmt{sql: lockedWebhook, args: []any{id}})
+	k, seen, err := t.taskSeen(ctx, id, t.db.e.forUpdate())
 	if err != nil {
 		return store.Task{}, err
+	}
+	t.locked = &lockedTask{task: k, webhookID: seen.Webhook}
+	return k, nil
+}
+
+func (t *tx) TaskSeen(ctx context.Context, id string) (store.Task, store.Seen, error) {
+	return t.taskSeen(ctx, id, "")
+}
+
+// taskSeen reads a task (with lock, a locking clause) and its owner's
+// webhook in one round trip.
+func (t *tx) taskSeen(ctx context.Context, id, lock string) (store.Task, store.Seen, error) {
+	r, err := t.send(ctx,
+		stmt{sql: "SELECT " + taskColumns + " FROM tasks WHERE id = ?" + lock, args: []any{id}},
+		stmt{sql: ownersWebhook, args: []any{id}})
+	if err != nil {
+		return store.Task{}, store.Seen{}, err
 	}
 	defer r.close()
 	k, err := scanTask(r.row())
 	if err != nil {
-		return store.Task{}, err
+		return store.Task{}, store.Seen{}, err
 	}
-	if err := t.lock(k, r.row()); err != nil {
-		return store.Task{}, err
+	seen, err := seenOf(k, r.row())
+	if err != nil {
+		return store.Task{}, store.Seen{}, err
 	}
-	return k, r.close()
+	return k, seen, r.close()
 }
 
-// lockedWebhook reads the webhook of a task's owner, for a task read with
-// its lock.
-const lockedWebhook = "SELECT id FROM webhooks WHERE owner = (SELECT owner FROM tasks WHERE id = ?)"
+// ownersWebhook reads the webhook of a task's owner.
+const ownersWebhook = "SELECT id FROM webhooks WHERE owner = (SELECT owner FROM tasks WHERE id = ?)"
 
-// lock remembers k, read with its row's lock, and its owner's webhook
-// (read from webhook).
-func (t *tx) lock(k store.Task, webhook row) error {
+// seenOf is what a later move of k needs, its owner's webhook read from
+// webhook.
+func seenOf(k store.Task, webhook row) (store.Seen, error) {
 	var webhookID string
 	if err := webhook.Scan(&webhookID); err != nil && !errors.Is(err, store.ErrNotFound) {
-		return err
+		return store.Seen{}, err
 	}
-	t.locked = &lockedTask{task: k, webhookID: webhookID}
-	return nil
+	return store.Seen{Owner: k.Owner, Threshold: k.Threshold, Webhook: webhookID}, nil
 }
 
 func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
@@ -233,6 +247,15 @@ func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 		t.later(checked(fmt.Errorf("store: the locked task %s did not move: %w", m.ID, store.ErrConflict), q, args...))
 		owner, kind, webhookID, threshold = k.Owner, k.Kind, l.webhookID, int64(k.Threshold)
 		l.task.State = mv.To()
+	} else if s := m.Seen; s != nil {
+		// What the outbox needs was read before the transaction: the
+		// UPDATE requires it to be so still, and fails the transaction if
+		// it moves nothing.
+		q += ` AND owner = ? AND threshold = ?
+		AND (SELECT id FROM webhooks WHERE webhooks.owner = tasks.owner) IS NOT DISTINCT FROM ?`
+		args = append(args, s.Owner, s.Threshold, null(s.Webhook))
+		t.later(checked(fmt.Errorf("store: task %s: %w", m.ID, store.ErrStale), q, args...))
+		owner, kind, webhookID, threshold = s.Owner, mv.Kind(), s.Webhook, int64(s.Threshold)
 	} else {
 		// The move, what it drops from the task's row, and what the
 		// outbox needs to know (the owner, the kind, the owner's webhook)
@@ -343,7 +366,7 @@ func (t *tx) RunInputs(ctx context.Context, id string) (store.RunInputs, error) 
 		stmt{sql: sealedAndApprovalQuery, args: []any{id}},
 		stmt{sql: approvalsQuery, args: []any{id}},
 		stmt{sql: "SELECT " + agentColumns + " FROM agents a WHERE a.account = (SELECT preparer FROM tasks WHERE id = ?)", args: []any{id}},
-		stmt{sql: lockedWebhook, args: []any{id}})
+		stmt{sql: ownersWebhook, args: []any{id}})
 	if err != nil {
 		return in, err
 	}
@@ -379,9 +402,10 @@ func (t *tx) RunInputs(ctx context.Context, id string) (store.RunInputs, error) 
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return in, err
 	}
-	if err := t.lock(in.Task, r.row()); err != nil {
+	if in.Seen, err = seenOf(in.Task, r.row()); err != nil {
 		return in, err
 	}
+	t.locked = &lockedTask{task: in.Task, webhookID: in.Seen.Webhook}
 	return in, r.close()
 }
 

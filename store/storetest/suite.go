@@ -47,6 +47,7 @@ func taskTests() []storeTest {
 		{"OwnerLoad", testOwnerLoad},
 		{"OwnerGateReadsAsItsParts", testOwnerGate},
 		{"LockedTaskMovesOnce", testLockedTaskMovesOnce},
+		{"MoveFromWhatWasSeen", testMoveFromWhatWasSeen},
 		{"MoveKeepsApprovalAndAnswer", testMoveKeepsApprovalAndAnswer},
 		{"RunInputsReadAsTheirParts", testRunInputs},
 		{"RollbackWritesNothing", testRollbackWritesNothing},
@@ -728,6 +729,118 @@ func testLockedTaskMovesOnce(t *testing.T, s store.Store) {
 		}
 		return nil
 	})
+}
+
+// A move told what a read before its transaction saw of the task
+// (Move.Seen) asks nothing and is made, or, if the task or its owner's
+// webhook changed since, fails its transaction with ErrStale, keeping
+// nothing of it.
+func testMoveFromWhatWasSeen(t *testing.T, s store.Store) {
+	if err := s.Read(ctx, func(tx store.Tx) error {
+		_, _, err := tx.TaskSeen(ctx, "absent-1")
+		return err
+	}); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("TaskSeen of an absent task: %v, want ErrNotFound", err)
+	}
+	approve := step(countersign.StateOpen, countersign.StateApproved, countersign.ActorOwner, "")
+	hook := func(owner, id string) store.Webhook {
+		return store.Webhook{Owner: owner, ID: id, SetAt: t0, SetByKey: "ed25519:k", KeyID: 1, Sealed: []byte("sealed")}
+	}
+	for i, tc := range []struct {
+		name    string
+		webhook string                                // the owner's webhook when the task is read ("" none)
+		then    func(tx store.Tx, k store.Task) error // between the read and the move
+		move    func(k store.Task) store.Move
+		stale   bool
+	}{
+		{name: "nothing changed", webhook: "wh-a"},
+		{name: "nothing changed, no webhook"},
+		{name: "moved meanwhile", stale: true, then: func(tx store.Tx, k store.Task) error {
+			_, err := tx.MoveTask(ctx, store.Move{ID: k.ID, Move: step(countersign.StateOpen, countersign.StateCancelled, countersign.ActorOwner, ""), At: t0})
+			return err
+		}},
+		{name: "webhook renamed", webhook: "wh-a", stale: true, then: func(tx store.Tx, k store.Task) error {
+			return tx.PutWebhook(ctx, hook(k.Owner, "wh-b"))
+		}},
+		{name: "webhook removed", webhook: "wh-a", stale: true, then: func(tx store.Tx, k store.Task) error {
+			_, err := tx.DeleteWebhook(ctx, k.Owner)
+			return err
+		}},
+		{name: "webhook set", stale: true, then: func(tx store.Tx, k store.Task) error {
+			return tx.PutWebhook(ctx, hook(k.Owner, "wh-b"))
+		}},
+		{name: "expired by the move's clock", stale: true, move: func(k store.Task) store.Move {
+			return store.Move{ID: k.ID, Move: approve, At: t0, Unexpired: k.ExpiresAt}
+		}},
+		{name: "of another kind", stale: true, move: func(k store.Task) store.Move {
+			return store.Move{ID: k.ID, Move: stepOf(countersign.KindConfirm, countersign.StateOpen, countersign.StateApproved, countersign.ActorOwner, ""), At: t0}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			owner := fmt.Sprintf("seen%d.near", i)
+			k, c := NewTask(fmt.Sprintf("seen%d-1", i), owner, "bot.near")
+			insert(t, s, k, c)
+			if tc.webhook != "" {
+				inTx(t, s, func(tx store.Tx) error { return tx.PutWebhook(ctx, hook(owner, tc.webhook)) })
+			}
+			var seen store.Seen
+			if err := s.Read(ctx, func(tx store.Tx) (err error) {
+				_, seen, err = tx.TaskSeen(ctx, k.ID)
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if want := (store.Seen{Owner: owner, Webhook: tc.webhook}); seen != want {
+				t.Fatalf("TaskSeen saw %+v, want %+v", seen, want)
+			}
+			if tc.then != nil {
+				inTx(t, s, func(tx store.Tx) error { return tc.then(tx, k) })
+			}
+			m := store.Move{ID: k.ID, Move: approve, At: t0, AnswerRun: "run2"}
+			if tc.move != nil {
+				m = tc.move(k)
+			}
+			m.Seen = &seen
+			nonce := []byte(fmt.Sprintf("seen-nonce-%02d-0123456789abcdefg", i))
+			var moved bool
+			err := s.Tx(ctx, func(tx store.Tx) (err error) {
+				if moved, err = tx.MoveTask(ctx, m); err != nil {
+					return err
+				}
+				return tx.SpendNonce(ctx, owner, nonce, t0.Add(time.Hour))
+			})
+			var events []store.Event
+			var now store.Task
+			inTx(t, s, func(tx store.Tx) (err error) {
+				if now, err = tx.Task(ctx, k.ID); err != nil {
+					return err
+				}
+				events, err = tx.Events(ctx, k.ID)
+				return err
+			})
+			if !tc.stale {
+				if err != nil || !moved || now.State != countersign.StateApproved || now.AnswerRun != "run2" || len(events) != 1 {
+					t.Fatalf("a move from what was seen: %v, %v; the task is %s (answer run %q), %d events", moved, err, now.State, now.AnswerRun, len(events))
+				}
+				if spend(t, s, owner, nonce) {
+					t.Error("the move's transaction did not keep its nonce")
+				}
+				return
+			}
+			if !errors.Is(err, store.ErrStale) {
+				t.Fatalf("a move from what was seen, after the task changed: %v, want ErrStale", err)
+			}
+			if tc.then == nil && (now.State != countersign.StateOpen || len(events) != 0) {
+				t.Errorf("the failed move was kept: the task is %s, %d events", now.State, len(events))
+			}
+			if tc.then != nil && now.State == countersign.StateApproved {
+				t.Error("the failed move was kept")
+			}
+			if !spend(t, s, owner, nonce) {
+				t.Error("the failed move's transaction kept its nonce")
+			}
+		})
+	}
 }
 
 // A move can keep the owner's approval (open → approved) and an answer

@@ -132,9 +132,9 @@ func TestRoundTripsPerAction(t *testing.T) {
 	}{
 		{"a guess_start", opens / n, 6},
 		{"a task_cancel", cancels / n, 3},
-		{"an approval", approve, 4},
-		{"an answer run", answer, 4},
-		{"an answer run that opens the next turn", turn, 6},
+		{"an approval", approve, 3},
+		{"an answer run", answer, 3},
+		{"an answer run that opens the next turn", turn, 5},
 		// The write's history entry needs the owner's devices, read in the
 		// run's end: one more than a read.
 		{"a direct write", write, read + 1},

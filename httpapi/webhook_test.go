@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -13,6 +14,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,8 +23,10 @@ import (
 	"countersign"
 	"countersign/approval"
 	"countersign/client"
+	"countersign/connectors"
 	"countersign/inbox"
 	"countersign/servicetest"
+	"countersign/store"
 	"countersign/store/sqlstore"
 	"countersign/store/storetest"
 	"countersign/webhook"
@@ -338,6 +342,91 @@ func TestConfirmationUsedOnce(t *testing.T) {
 		var ce *client.Error
 		if !errors.As(err, &ce) || ce.Reason != "confirmation_required" || ce.Message != "this confirmation was used already; sign a new one" {
 			t.Fatalf("the confirmation sent again: %v", err)
+		}
+	})
+}
+
+// seenTx is a transaction of the owner's service that notes when it read a
+// task with what a later move needs (TaskSeen).
+type seenTx struct {
+	store.Tx
+	saw *bool
+}
+
+func (s seenTx) TaskSeen(ctx context.Context, id string) (store.Task, store.Seen, error) {
+	*s.saw = true
+	return s.Tx.TaskSeen(ctx, id)
+}
+
+// afterSeen runs then, once, right after a read of the owner's service
+// that read a task for a later move.
+type afterSeen struct {
+	store.Store
+	then *atomic.Pointer[func()]
+}
+
+func (a afterSeen) Read(ctx context.Context, fn func(store.Tx) error) error {
+	saw := false
+	err := a.Store.Read(ctx, func(tx store.Tx) error { return fn(seenTx{tx, &saw}) })
+	if f := a.then.Load(); saw && f != nil && a.then.CompareAndSwap(f, nil) {
+		(*f)()
+	}
+	return err
+}
+
+// TestWebhookRenamedMeanwhile: a move is made from the task and the owner's
+// webhook as a read before its transaction found them. When the owner names
+// another webhook in between — after the approval's read of the task, or
+// while the answer run runs — the event of the move goes to the webhook
+// named now: the move is made again from the task as it is.
+func TestWebhookRenamedMeanwhile(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
+		var then atomic.Pointer[func()]
+		w := servicetest.New(t, db, servicetest.WithInboxStore(func(s store.Store) store.Store { return afterSeen{s, &then} }))
+		w.StartJobs()
+		first, second, third := newReceiver(t), newReceiver(t), newReceiver(t)
+		name := func(r *receiver) {
+			wh := nameWebhook(t, w, r.srv.URL+"/hooks/countersign")
+			r.mu.Lock()
+			r.secret = wh.Secret
+			r.mu.Unlock()
+		}
+		name(first)
+		id := w.Pay()
+		waitEvents(t, first, 1)
+		rename := func() { name(second) }
+		then.Store(&rename)
+		w.SetAnswer(func(context.Context, *connectors.AnswerCall) (connectors.Report, error) {
+			// The approval's event first, while its webhook is named: a
+			// webhook named anew drops what its predecessor had still to
+			// deliver.
+			for deadline := time.Now().Add(30 * time.Second); len(second.events()) == 0 && time.Now().Before(deadline); {
+				time.Sleep(10 * time.Millisecond)
+			}
+			name(third)
+			return connectors.Report{Result: map[string]any{"ok": true}}, nil
+		})
+		w.Approve(id, nil)
+		w.WaitState(id, countersign.StateDone)
+		if then.Load() != nil {
+			t.Fatal("the approval did not read its task for its move")
+		}
+		types := func(r *receiver, n int) string {
+			var got []string
+			for _, e := range waitEvents(t, r, n) {
+				got = append(got, fmt.Sprint(e["type"]))
+			}
+			return strings.Join(got, " ")
+		}
+		if got := types(second, 1); got != "task_approved" {
+			t.Errorf("the webhook named after the approval's read heard %q, want task_approved", got)
+		}
+		if got := types(third, 1); got != "task_answered" {
+			t.Errorf("the webhook named while the answer ran heard %q, want task_answered", got)
+		}
+		if got := types(first, 1); got != "task_created" {
+			t.Errorf("the first webhook heard %q, want only task_created", got)
 		}
 	})
 }

@@ -105,6 +105,23 @@ func inboxTask(ctx context.Context, tx lookupTx, sess Session, id string) (store
 		return store.Task{}, errTaskNotFound
 	}
 	t, err := tx.Task(ctx, id)
+	return visible(ctx, tx, sess, t, err)
+}
+
+// inboxTaskSeen is inboxTask with what a move of the task in a later
+// transaction needs (store.Move.Seen), read in the same round trip.
+func inboxTaskSeen(ctx context.Context, tx lookupTx, sess Session, id string) (store.Task, store.Seen, error) {
+	if !countersign.ValidTaskID(id) {
+		return store.Task{}, store.Seen{}, errTaskNotFound
+	}
+	t, seen, err := tx.TaskSeen(ctx, id)
+	t, err = visible(ctx, tx, sess, t, err)
+	return t, seen, err
+}
+
+// visible is t, read with err, if sess may see it: its owner's, or a shared
+// task's listed approver's; otherwise errTaskNotFound.
+func visible(ctx context.Context, tx lookupTx, sess Session, t store.Task, err error) (store.Task, error) {
 	if errors.Is(err, store.ErrNotFound) {
 		return store.Task{}, errTaskNotFound
 	}
@@ -390,8 +407,9 @@ func (s *Service) Approve(ctx context.Context, sess Session, id string, req Appr
 		return Approved{}, countersign.Errorf(countersign.InvalidRequest, "a supply or a note is empty: leave it out instead")
 	}
 	var t store.Task
+	var seen store.Seen
 	err := s.store.Read(ctx, func(tx doorTx) (err error) {
-		t, err = inboxTask(ctx, tx, sess, id)
+		t, seen, err = inboxTaskSeen(ctx, tx, sess, id)
 		return err
 	})
 	if err != nil {
@@ -416,29 +434,38 @@ func (s *Service) Approve(ctx context.Context, sess Session, id string, req Appr
 		return Approved{}, err
 	}
 	run := countersign.NewRunID()
-	err = s.store.Tx(ctx, func(tx doorTx) error {
-		// The move also requires the task not to have expired meanwhile
-		// (the signature check may have waited on the chain).
-		moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, Move: approve,
-			At: now, Run: run, AnswerRun: run, Unexpired: s.clock(), Approval: record})
-		if err != nil {
-			return err
-		}
-		if !moved {
-			cur, err := tx.Task(ctx, t.ID)
+	approveTx := func(seen *store.Seen) func(doorTx) error {
+		return func(tx doorTx) error {
+			// The move also requires the task not to have expired meanwhile
+			// (the signature check may have waited on the chain).
+			moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, Move: approve,
+				At: now, Run: run, AnswerRun: run, Unexpired: s.clock(), Approval: record, Seen: seen})
 			if err != nil {
 				return err
 			}
-			if cur.State == countersign.StateOpen {
-				return &countersign.Error{Code: countersign.TaskExpired, Message: "the task expired before the approval arrived", State: cur.State}
+			if !moved {
+				cur, err := tx.Task(ctx, t.ID)
+				if err != nil {
+					return err
+				}
+				if cur.State == countersign.StateOpen {
+					return &countersign.Error{Code: countersign.TaskExpired, Message: "the task expired before the approval arrived", State: cur.State}
+				}
+				return closed(cur.State)
 			}
-			return closed(cur.State)
+			if err := tx.SpendNonce(ctx, sess.AccountID, v.Nonce[:], at.Add(approval.ConfirmationMaxAge+time.Minute)); err != nil {
+				return err
+			}
+			return tx.EnqueueAnswer(ctx, store.AnswerJob{TaskID: t.ID, Run: run})
 		}
-		if err := tx.SpendNonce(ctx, sess.AccountID, v.Nonce[:], at.Add(approval.ConfirmationMaxAge+time.Minute)); err != nil {
-			return err
-		}
-		return tx.EnqueueAnswer(ctx, store.AnswerJob{TaskID: t.ID, Run: run})
-	})
+	}
+	// The move is made from the task as it was read, and goes with the
+	// commit; if the task or its owner's webhook changed since, it is made
+	// again from the task as it is now.
+	err = s.store.Tx(ctx, approveTx(&seen))
+	if errors.Is(err, store.ErrStale) {
+		err = s.store.Tx(ctx, approveTx(nil))
+	}
 	if err != nil {
 		return Approved{}, storeErr(usedAlready(err, countersign.ConfirmationRequired, approvalUsed))
 	}

@@ -175,6 +175,14 @@ type settings struct {
 	// extra are connectors besides probe and ledger, each with a project
 	// of its name.
 	extra []*connectors.Connector
+	// inboxStore wraps the store the owner's service is given.
+	inboxStore func(store.Store) store.Store
+}
+
+// WithInboxStore gives the owner's service wrap(the store) instead of the
+// store, for a test that acts between its transactions.
+func WithInboxStore(wrap func(store.Store) store.Store) Option {
+	return func(s *settings) { s.inboxStore = wrap }
 }
 
 // WithMCPGrantPoll sets how often the MCP transport looks at a key's
@@ -313,7 +321,11 @@ func New(t testing.TB, db *sqlstore.DB, opts ...Option) *World {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.Inbox = inbox.NewService(inbox.Config{Store: db, Keeper: w.Enclave.Unlock, Tokens: w.Enclave.Keys, Webhooks: w.Enclave.Delivery,
+	var inboxStore store.Store = db
+	if set.inboxStore != nil {
+		inboxStore = set.inboxStore(db)
+	}
+	w.Inbox = inbox.NewService(inbox.Config{Store: inboxStore, Keeper: w.Enclave.Unlock, Tokens: w.Enclave.Keys, Webhooks: w.Enclave.Delivery,
 		WebhookAllowPrivate: true, Push: w.Enclave.Delivery, PushAllowAnyEndpoint: !set.pushHostsOnly,
 		Catalogue: w.Catalogue, Keys: checker, PublicURL: publicURL, Now: w.Clock.Now, Logger: w.log})
 	cur, keys, _ := w.Enclave.Keys.RunKeys()

@@ -67,6 +67,8 @@ type prepared struct {
 	// approval is the owner's approval of a task the owner alone approves
 	// (zero for a shared task, whose approvals are counted apart).
 	approval approval.Record
+	// seen is what the claim read of the task for its outcome's move.
+	seen store.Seen
 }
 
 // Answer runs the answer operation of an approved task, exactly once. It is
@@ -154,7 +156,7 @@ func (s *Service) AnswerJob(ctx context.Context, job store.AnswerJob) error {
 // Everything it reads was read in one round trip (RunInputs).
 func (s *Service) prepare(in store.RunInputs) (*prepared, *ending, error) {
 	t := in.Task
-	p := &prepared{task: t}
+	p := &prepared{task: t, seen: in.Seen}
 	if in.Project == nil {
 		return p, &ending{void: true}, nil // its policy no longer hashes to anything
 	}
@@ -475,21 +477,31 @@ func (s *Service) answer(ctx context.Context, p *prepared, run string, limit tim
 	// takes. While the store is unavailable the end is tried again (the
 	// job cannot be: the task is answering), until the sweep's deadline
 	// for a run that never reports.
-	err = calls.UntilStored(ctx, s.store, s.log, time.Now().Add(countersign.AnswerRunDeadline), func(tx answersTx) error {
-		// The end, its result and the next turns in one statement.
-		moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, Move: finish, At: s.clock(), Run: run,
-			Answer: &store.Answer{Result: sealed, NextTaskID: next, NoticeID: notice}, Entry: entry})
-		if err != nil {
-			return err
+	ended := func(seen *store.Seen) func(answersTx) error {
+		return func(tx answersTx) error {
+			// The end, its result and the next turns in one statement.
+			moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, Move: finish, At: s.clock(), Run: run,
+				Answer: &store.Answer{Result: sealed, NextTaskID: next, NoticeID: notice}, Entry: entry, Seen: seen})
+			if err != nil {
+				return err
+			}
+			if !moved {
+				// A sweep ended it (run_unfinished) while it ran: what it
+				// reports now is not recorded, and nothing runs again.
+				s.log.Warn("an answer run finished after its task was ended", "run", run, "task", t.ID)
+				return nil
+			}
+			return s.calls.Sign(ctx, tx, r, p.op.Name, answer, opened)
 		}
-		if !moved {
-			// A sweep ended it (run_unfinished) while it ran: what it
-			// reports now is not recorded, and nothing runs again.
-			s.log.Warn("an answer run finished after its task was ended", "run", run, "task", t.ID)
-			return nil
-		}
-		return s.calls.Sign(ctx, tx, r, p.op.Name, answer, opened)
-	})
+	}
+	// The end is moved from the task as the claim read it, and goes with
+	// the commit; if a sweep ended the task meanwhile, or the owner's
+	// webhook changed, it is moved again from the task as it is now.
+	deadline := time.Now().Add(countersign.AnswerRunDeadline)
+	err = calls.UntilStored(ctx, s.store, s.log, deadline, ended(&p.seen))
+	if errors.Is(err, store.ErrStale) {
+		err = calls.UntilStored(ctx, s.store, s.log, deadline, ended(nil))
+	}
 	if err != nil {
 		return err
 	}

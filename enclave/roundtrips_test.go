@@ -2,6 +2,7 @@ package enclave_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"countersign/client"
@@ -53,7 +54,7 @@ func TestRoundTripsPerAction(t *testing.T) {
 	// Approvals are made as in a process that runs answers: each hands its
 	// job to this process at commit (here to a channel nobody reads; the
 	// runs are then made one by one).
-	handed := make(chan store.AnswerJob, 8)
+	handed := make(chan store.AnswerJob, 16)
 	t.Cleanup(db.SetHandOff(&sqlstore.HandOff{Jobs: handed}))
 	approveAndAnswer := func(k int) (approve, answer int64) {
 		var ids, runs []string
@@ -96,6 +97,39 @@ func TestRoundTripsPerAction(t *testing.T) {
 	}
 	approveAndAnswer(1)
 	approve, answer := approveAndAnswer(3)
+	// Ten confirm tasks approved in one batch, under one signature.
+	var ten []*device.Opened
+	for i := range 10 {
+		raw, err := agent.Call(ctx, w.Owner.Account, "ledger", "pay", map[string]any{"amount": 1, "summary": fmt.Sprintf("pay $%d.00 to Acme Corp", i+1)}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var a client.Awaiting
+		if err := json.Unmarshal(raw, &a); err != nil || a.TaskID == "" {
+			t.Fatalf("pay answered %s", raw)
+		}
+		view, err := w.Owner.Client.Task(ctx, a.TaskID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := w.Owner.Open(view)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ten = append(ten, o)
+	}
+	before := db.RoundTrips()
+	if _, err := w.Owner.BatchApprove(ctx, ten); err != nil {
+		t.Fatal(err)
+	}
+	batch := db.RoundTrips() - before
+	// Their runs, which leave the agent room for the turns below.
+	for range ten {
+		j := <-handed
+		if err := w.Enclave.Answers.Answer(ctx, j.TaskID, j.Run); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// An answer run that opens the next turn of its thread: a guessing
 	// game's turn answered with a wrong guess.
 	var turn int64
@@ -124,8 +158,8 @@ func TestRoundTripsPerAction(t *testing.T) {
 	direct("note")
 	write, read := direct("note"), direct("look")
 
-	t.Logf("round trips: guess_start %d, task_cancel %d, approval %d, answer run %d, one that opens the next turn %d, direct write %d, read %d",
-		opens/n, cancels/n, approve, answer, turn, write, read)
+	t.Logf("round trips: guess_start %d, task_cancel %d, approval %d, batch of ten approvals %d, answer run %d, one that opens the next turn %d, direct write %d, read %d",
+		opens/n, cancels/n, approve, batch, answer, turn, write, read)
 	for _, c := range []struct {
 		what      string
 		got, most int64
@@ -133,6 +167,7 @@ func TestRoundTripsPerAction(t *testing.T) {
 		{"a guess_start", opens / n, 6},
 		{"a task_cancel", cancels / n, 3},
 		{"an approval", approve, 3},
+		{"a batch of ten approvals", batch, 3},
 		{"an answer run", answer, 3},
 		{"an answer run that opens the next turn", turn, 5},
 		// The write's history entry needs the owner's devices, read in the

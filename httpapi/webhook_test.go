@@ -358,6 +358,11 @@ func (s seenTx) TaskSeen(ctx context.Context, id string) (store.Task, store.Seen
 	return s.Tx.TaskSeen(ctx, id)
 }
 
+func (s seenTx) TasksSeen(ctx context.Context, ids []string) ([]store.Task, []store.Seen, error) {
+	*s.saw = true
+	return s.Tx.TasksSeen(ctx, ids)
+}
+
 // afterSeen runs then, once, right after a read of the owner's service
 // that read a task for a later move.
 type afterSeen struct {
@@ -376,9 +381,10 @@ func (a afterSeen) Read(ctx context.Context, fn func(store.Tx) error) error {
 
 // TestWebhookRenamedMeanwhile: a move is made from the task and the owner's
 // webhook as a read before its transaction found them. When the owner names
-// another webhook in between — after the approval's read of the task, or
-// while the answer run runs — the event of the move goes to the webhook
-// named now: the move is made again from the task as it is.
+// another webhook in between — after an approval's read of the task, or a
+// batch approval's of its tasks, or while the answer run runs — the event
+// of the move goes to the webhook named now: the move is made again from
+// the task as it is.
 func TestWebhookRenamedMeanwhile(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
@@ -427,6 +433,31 @@ func TestWebhookRenamedMeanwhile(t *testing.T) {
 		}
 		if got := types(first, 1); got != "task_created" {
 			t.Errorf("the first webhook heard %q, want only task_created", got)
+		}
+
+		// A batch of two, the webhook renamed after the batch's read.
+		w.SetAnswer(func(context.Context, *connectors.AnswerCall) (connectors.Report, error) {
+			return connectors.Report{Result: map[string]any{"ok": true}}, nil
+		})
+		ids := []string{payIn(t, w, "ledger", "pay $1.00 to Acme Corp"), payIn(t, w, "ledger", "pay $2.00 to Acme Corp")}
+		fourth := newReceiver(t)
+		rename = func() { name(fourth) }
+		then.Store(&rename)
+		if _, err := w.Owner.BatchApprove(ctx, openAll(t, w.Owner, ids...)); err != nil {
+			t.Fatal(err)
+		}
+		if then.Load() != nil {
+			t.Fatal("the batch approval did not read its tasks for their moves")
+		}
+		// Both approvals, and both answers.
+		heard := map[string]bool{}
+		for _, e := range waitEvents(t, fourth, 4) {
+			heard[fmt.Sprint(e["type"], " ", e["task_id"])] = true
+		}
+		for _, id := range ids {
+			if !heard["task_approved "+id] || !heard["task_answered "+id] {
+				t.Errorf("the webhook named after the batch's read heard %v", heard)
+			}
 		}
 	})
 }

@@ -81,19 +81,28 @@ func (s *Service) BatchApprove(ctx context.Context, sess Session, req BatchAppro
 			return BatchApproved{}, refuseTask(l.ID, countersign.Errorf(countersign.InvalidRequest, "%s", countersign.ErrorMessage(err)))
 		}
 	}
-	tasks := make([]store.Task, n)
+	// The tasks, and what their moves need, in one round trip; an id that
+	// cannot be a task's is not looked up, and reads as a task not found.
+	var tasks []store.Task
+	var seen []store.Seen
 	err := s.store.Read(ctx, func(tx doorTx) error {
+		ids := make([]string, n)
 		for i, l := range req.Tasks {
-			t, err := ownTask(ctx, tx, sess, l.ID)
-			if err != nil {
-				return refuseTask(l.ID, err)
+			if countersign.ValidTaskID(l.ID) {
+				ids[i] = l.ID
 			}
-			tasks[i] = t
 		}
-		return nil
+		var err error
+		tasks, seen, err = tx.TasksSeen(ctx, ids)
+		return err
 	})
 	if err != nil {
 		return BatchApproved{}, storeErr(err)
+	}
+	for i, l := range req.Tasks {
+		if tasks[i].ID == "" || tasks[i].Owner != sess.AccountID {
+			return BatchApproved{}, refuseTask(l.ID, errTaskNotFound)
+		}
 	}
 	first := tasks[0]
 	for i, t := range tasks {
@@ -170,39 +179,14 @@ func (s *Service) BatchApprove(ctx context.Context, sess Session, req BatchAppro
 		}
 		return 0
 	})
-	err = s.store.Tx(ctx, func(tx doorTx) error {
-		for _, i := range order {
-			t, run := tasks[i], out.Tasks[i].Run
-			approve, err := countersign.Transition(t.Kind, countersign.StateOpen, countersign.StateApproved, countersign.ActorOwner, "")
-			if err != nil {
-				return refuseTask(t.ID, err)
-			}
-			moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, Move: approve,
-				At: now, Run: run, AnswerRun: run, Unexpired: s.clock(), Approval: records[i]})
-			if err != nil {
-				return err
-			}
-			if !moved {
-				cur, err := tx.Task(ctx, t.ID)
-				if err != nil {
-					return err
-				}
-				if cur.State == countersign.StateOpen {
-					return refuseTask(t.ID, &countersign.Error{Code: countersign.TaskExpired, Message: "the task expired before the approval arrived", State: cur.State})
-				}
-				return refuseTask(t.ID, closed(cur.State))
-			}
-		}
-		if err := tx.SpendNonce(ctx, sess.AccountID, v.Nonce[:], at.Add(approval.ConfirmationMaxAge+time.Minute)); err != nil {
-			return err
-		}
-		for i, t := range tasks {
-			if err := tx.EnqueueAnswer(ctx, store.AnswerJob{TaskID: t.ID, Run: out.Tasks[i].Run}); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	b := &keptBatch{sess: sess, now: now, at: at, nonce: v.Nonce[:], tasks: tasks, seen: seen, records: records, order: order, out: out}
+	// The moves are made from the tasks as read, and go with the commit;
+	// if a task or the owner's webhook changed since, they are made again
+	// from the tasks as they are now.
+	err = s.store.Tx(ctx, func(tx doorTx) error { return s.keepBatch(ctx, tx, b, true) })
+	if errors.Is(err, store.ErrStale) {
+		err = s.store.Tx(ctx, func(tx doorTx) error { return s.keepBatch(ctx, tx, b, false) })
+	}
 	if err != nil {
 		return BatchApproved{}, storeErr(usedAlready(err, countersign.ConfirmationRequired, approvalUsed))
 	}
@@ -210,4 +194,58 @@ func (s *Service) BatchApprove(ctx context.Context, sess Session, req BatchAppro
 		s.log.Info("task approved", "task", a.ID, "owner", sess.AccountID, "run", a.Run, "batch", n)
 	}
 	return out, nil
+}
+
+// keptBatch is a batch approval checked and ready to be kept.
+type keptBatch struct {
+	sess    Session
+	now, at time.Time // when it arrived, when it was signed
+	nonce   []byte
+	tasks   []store.Task
+	seen    []store.Seen // what the moves need of each task, as read
+	records [][]byte     // each task's approval record
+	order   []int        // the tasks in the order of their ids
+	out     BatchApproved
+}
+
+// keepBatch moves a batch's tasks to approved in tx (from what was read
+// of them when fromSeen), spends the batch's nonce and hands their answer
+// runs over.
+func (s *Service) keepBatch(ctx context.Context, tx doorTx, b *keptBatch, fromSeen bool) error {
+	for _, i := range b.order {
+		t, run := b.tasks[i], b.out.Tasks[i].Run
+		approve, err := countersign.Transition(t.Kind, countersign.StateOpen, countersign.StateApproved, countersign.ActorOwner, "")
+		if err != nil {
+			return refuseTask(t.ID, err)
+		}
+		// The move also requires the task not to have expired meanwhile
+		// (the signature check may have waited on the chain).
+		m := store.Move{ID: t.ID, Move: approve, At: b.now, Run: run, AnswerRun: run, Unexpired: s.clock(), Approval: b.records[i]}
+		if fromSeen {
+			m.Seen = &b.seen[i]
+		}
+		moved, err := tx.MoveTask(ctx, m)
+		if err != nil {
+			return err
+		}
+		if !moved {
+			cur, err := tx.Task(ctx, t.ID)
+			if err != nil {
+				return err
+			}
+			if cur.State == countersign.StateOpen {
+				return refuseTask(t.ID, &countersign.Error{Code: countersign.TaskExpired, Message: "the task expired before the approval arrived", State: cur.State})
+			}
+			return refuseTask(t.ID, closed(cur.State))
+		}
+	}
+	if err := tx.SpendNonce(ctx, b.sess.AccountID, b.nonce, b.at.Add(approval.ConfirmationMaxAge+time.Minute)); err != nil {
+		return err
+	}
+	for i, t := range b.tasks {
+		if err := tx.EnqueueAnswer(ctx, store.AnswerJob{TaskID: t.ID, Run: b.out.Tasks[i].Run}); err != nil {
+			return err
+		}
+	}
+	return nil
 }

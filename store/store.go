@@ -875,6 +875,9 @@ type Tasks interface {
 	// it in a later transaction needs to know (Move.Seen), in one round
 	// trip (ErrNotFound).
 	TaskSeen(ctx context.Context, id string) (Task, Seen, error)
+	// TasksSeen is TaskSeen of each of ids, all in one round trip; a task
+	// that does not exist is a zero Task (its ID empty) and a zero Seen.
+	TasksSeen(ctx context.Context, ids []string) ([]Task, []Seen, error)
 	// LockTask returns a task's metadata as Task does, and holds its row
 	// until the transaction ends (ErrNotFound): a MoveTask of it in the
 	// same transaction then knows whether it moves without asking the

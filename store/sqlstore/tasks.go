@@ -193,6 +193,35 @@ func (t *tx) TaskSeen(ctx context.Context, id string) (store.Task, store.Seen, e
 	return t.taskSeen(ctx, id, "")
 }
 
+func (t *tx) TasksSeen(ctx context.Context, ids []string) ([]store.Task, []store.Seen, error) {
+	stmts := make([]stmt, 0, 2*len(ids))
+	for _, id := range ids {
+		stmts = append(stmts, stmt{sql: "SELECT " + taskColumns + " FROM tasks WHERE id = ?", args: []any{id}},
+			stmt{sql: ownersWebhook, args: []any{id}})
+	}
+	r, err := t.send(ctx, stmts...)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer r.close()
+	tasks, seen := make([]store.Task, len(ids)), make([]store.Seen, len(ids))
+	for i := range ids {
+		k, err := scanTask(r.row())
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, nil, err
+		}
+		// A task that does not exist has no owner, nor a webhook.
+		s, err := seenOf(k, r.row())
+		if err != nil {
+			return nil, nil, err
+		}
+		if k.ID != "" {
+			tasks[i], seen[i] = k, s
+		}
+	}
+	return tasks, seen, r.close()
+}
+
 // taskSeen reads a task (with lock, a locking clause) and its owner's
 // webhook in one round trip.
 func (t *tx) taskSeen(ctx context.Context, id, lock string) (store.Task, store.Seen, error) {

@@ -48,6 +48,7 @@ func taskTests() []storeTest {
 		{"OwnerGateReadsAsItsParts", testOwnerGate},
 		{"LockedTaskMovesOnce", testLockedTaskMovesOnce},
 		{"MoveFromWhatWasSeen", testMoveFromWhatWasSeen},
+		{"TasksSeenInOrder", testTasksSeenInOrder},
 		{"MoveKeepsApprovalAndAnswer", testMoveKeepsApprovalAndAnswer},
 		{"RunInputsReadAsTheirParts", testRunInputs},
 		{"RollbackWritesNothing", testRollbackWritesNothing},
@@ -840,6 +841,38 @@ func testMoveFromWhatWasSeen(t *testing.T, s store.Store) {
 				t.Error("the failed move's transaction kept its nonce")
 			}
 		})
+	}
+}
+
+// TasksSeen reads each task asked for, in the order asked, with its
+// owner's webhook; a task that does not exist reads as a zero Task.
+func testTasksSeenInOrder(t *testing.T, s store.Store) {
+	a, ca := NewTask("many1-1", "manya.near", "bot.near")
+	b, cb := NewTask("many2-1", "manyb.near", "bot.near")
+	insert(t, s, a, ca)
+	insert(t, s, b, cb)
+	inTx(t, s, func(tx store.Tx) error {
+		return tx.PutWebhook(ctx, store.Webhook{Owner: a.Owner, ID: "wh-many", SetAt: t0, SetByKey: "ed25519:k", KeyID: 1, Sealed: []byte("sealed")})
+	})
+	var tasks []store.Task
+	var seen []store.Seen
+	if err := s.Read(ctx, func(tx store.Tx) (err error) {
+		tasks, seen, err = tx.TasksSeen(ctx, []string{b.ID, "absent-1", a.ID, ""})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(tasks) != 4 || len(seen) != 4 {
+		t.Fatalf("TasksSeen of 4 ids gave %d tasks and %d seen", len(tasks), len(seen))
+	}
+	want := []store.Seen{{Owner: b.Owner}, {}, {Owner: a.Owner, Webhook: "wh-many"}, {}}
+	for i, id := range []string{b.ID, "", a.ID, ""} {
+		if tasks[i].ID != id || seen[i] != want[i] {
+			t.Errorf("TasksSeen's %d: task %q, seen %+v; want %q, %+v", i, tasks[i].ID, seen[i], id, want[i])
+		}
+	}
+	if tasks[0].State != countersign.StateOpen || tasks[2].Owner != a.Owner {
+		t.Errorf("the tasks read: %+v", tasks)
 	}
 }
 

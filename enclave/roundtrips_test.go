@@ -100,15 +100,7 @@ func TestRoundTripsPerAction(t *testing.T) {
 	// Ten confirm tasks approved in one batch, under one signature.
 	var ten []*device.Opened
 	for i := range 10 {
-		raw, err := agent.Call(ctx, w.Owner.Account, "ledger", "pay", map[string]any{"amount": 1, "summary": fmt.Sprintf("pay $%d.00 to Acme Corp", i+1)}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var a client.Awaiting
-		if err := json.Unmarshal(raw, &a); err != nil || a.TaskID == "" {
-			t.Fatalf("pay answered %s", raw)
-		}
-		view, err := w.Owner.Client.Task(ctx, a.TaskID)
+		view, err := w.Owner.Client.Task(ctx, w.PaySummed(fmt.Sprintf("pay $%d.00 to Acme Corp", i+1)))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -440,7 +440,19 @@ func (w *World) AgentClient() *client.Client {
 // Pay opens a ledger confirm task for the owner and returns its id.
 func (w *World) Pay() string {
 	w.T.Helper()
-	raw, err := w.AgentClient().Call(ctx, w.Owner.Account, "ledger", "pay", map[string]any{"amount": 1}, nil)
+	return w.pay(map[string]any{"amount": 1})
+}
+
+// PaySummed is Pay with the summary the owner's wallet shows (a task a
+// batch may approve).
+func (w *World) PaySummed(summary string) string {
+	w.T.Helper()
+	return w.pay(map[string]any{"amount": 1, "summary": summary})
+}
+
+func (w *World) pay(args map[string]any) string {
+	w.T.Helper()
+	raw, err := w.AgentClient().Call(ctx, w.Owner.Account, "ledger", "pay", args, nil)
 	if err != nil {
 		w.T.Fatal(err)
 	}

@@ -138,6 +138,17 @@ func TestRoundTripsPerAction(t *testing.T) {
 			t.Fatalf("the answered turn is %s, next %q", k.State, k.NextTaskID)
 		}
 	}
+	// The owner's own moves: a rejection, and a cancel.
+	ownerMove := func(f func(id string) (client.TaskState, error)) int64 {
+		id := w.Pay()
+		before := db.RoundTrips()
+		if st, err := f(id); err != nil || st.State == "open" {
+			t.Fatalf("the owner's move: %+v, %v", st, err)
+		}
+		return db.RoundTrips() - before
+	}
+	reject := ownerMove(func(id string) (client.TaskState, error) { return w.Owner.Client.Reject(ctx, id, nil) })
+	ownerCancel := ownerMove(func(id string) (client.TaskState, error) { return w.Owner.Client.Cancel(ctx, id) })
 	// A write carried out at once, which the owner's history keeps, and a
 	// read, which it does not.
 	direct := func(op string) int64 {
@@ -150,8 +161,8 @@ func TestRoundTripsPerAction(t *testing.T) {
 	direct("note")
 	write, read := direct("note"), direct("look")
 
-	t.Logf("round trips: guess_start %d, task_cancel %d, approval %d, batch of ten approvals %d, answer run %d, one that opens the next turn %d, direct write %d, read %d",
-		opens/n, cancels/n, approve, batch, answer, turn, write, read)
+	t.Logf("round trips: guess_start %d, task_cancel %d, approval %d, batch of ten approvals %d, answer run %d, one that opens the next turn %d, owner's reject %d, owner's cancel %d, direct write %d, read %d",
+		opens/n, cancels/n, approve, batch, answer, turn, reject, ownerCancel, write, read)
 	for _, c := range []struct {
 		what      string
 		got, most int64
@@ -160,6 +171,8 @@ func TestRoundTripsPerAction(t *testing.T) {
 		{"a task_cancel", cancels / n, 3},
 		{"an approval", approve, 3},
 		{"a batch of ten approvals", batch, 3},
+		{"an owner's rejection", reject, 3},
+		{"an owner's cancel", ownerCancel, 3},
 		{"an answer run", answer, 3},
 		{"an answer run that opens the next turn", turn, 5},
 		// The write's history entry needs the owner's devices, read in the

@@ -543,6 +543,12 @@ func (s *Service) Reject(ctx context.Context, sess Session, id string, reason []
 	})
 }
 
+// locking is a lookup's transaction that reads the task with its row's
+// lock (store.Tasks.LockTask).
+type locking struct{ lookupTx }
+
+func (l locking) Task(ctx context.Context, id string) (store.Task, error) { return l.LockTask(ctx, id) }
+
 // Acknowledge is the owner's "Got it" on a notice.
 func (s *Service) Acknowledge(ctx context.Context, sess Session, id string) (Moved, error) {
 	return s.move(ctx, sess, id, countersign.StateDone, ownTask, func(_ doorTx, t store.Task) error {
@@ -564,7 +570,9 @@ func (s *Service) move(ctx context.Context, sess Session, id string, to counters
 	lookup func(context.Context, lookupTx, Session, string) (store.Task, error), check func(doorTx, store.Task) error) (Moved, error) {
 	now := s.clock()
 	err := s.store.Tx(ctx, func(tx doorTx) error {
-		t, err := lookup(ctx, tx, sess, id)
+		// The task is read with its row's lock, so its move asks the
+		// database nothing and goes with the commit.
+		t, err := lookup(ctx, locking{tx}, sess, id)
 		if err != nil {
 			return err
 		}

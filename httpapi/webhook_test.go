@@ -109,15 +109,20 @@ func (r *receiver) eventsAndNext() ([]map[string]any, <-chan struct{}) {
 
 func nameWebhook(t *testing.T, w *servicetest.World, url string) client.Webhook {
 	t.Helper()
-	conf, err := w.Owner.Confirm(approval.ActionNameWebhook(url))
-	if err != nil {
-		t.Fatal(err)
-	}
-	wh, err := w.Owner.Client.PutWebhook(ctx, url, conf)
+	wh, err := putWebhook(w, url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return wh
+}
+
+// putWebhook names the owner's webhook, confirmed by its wallet.
+func putWebhook(w *servicetest.World, url string) (client.Webhook, error) {
+	conf, err := w.Owner.Confirm(approval.ActionNameWebhook(url))
+	if err != nil {
+		return client.Webhook{}, err
+	}
+	return w.Owner.Client.PutWebhook(ctx, url, conf)
 }
 
 // waitEvents waits until the receiver has n events.
@@ -392,25 +397,51 @@ func TestWebhookRenamedMeanwhile(t *testing.T) {
 		w := servicetest.New(t, db, servicetest.WithInboxStore(func(s store.Store) store.Store { return afterSeen{s, &then} }))
 		w.StartJobs()
 		first, second, third := newReceiver(t), newReceiver(t), newReceiver(t)
-		name := func(r *receiver) {
-			wh := nameWebhook(t, w, r.srv.URL+"/hooks/countersign")
+		// name names r the owner's webhook; it may run outside the test's
+		// goroutine, so it reports what fails rather than stopping.
+		name := func(r *receiver) error {
+			wh, err := putWebhook(w, r.srv.URL+"/hooks/countersign")
+			if err != nil {
+				return err
+			}
 			r.mu.Lock()
 			r.secret = wh.Secret
 			r.mu.Unlock()
+			return nil
 		}
-		name(first)
+		mustName := func(r *receiver) {
+			if err := name(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		mustName(first)
 		id := w.Pay()
 		waitEvents(t, first, 1)
-		rename := func() { name(second) }
-		then.Store(&rename)
+		// renameTo is what then runs: r named right after the read.
+		renameTo := func(r *receiver) *func() {
+			f := func() {
+				if err := name(r); err != nil {
+					t.Error(err)
+				}
+			}
+			return &f
+		}
+		then.Store(renameTo(second))
 		w.SetAnswer(func(context.Context, *connectors.AnswerCall) (connectors.Report, error) {
 			// The approval's event first, while its webhook is named: a
 			// webhook named anew drops what its predecessor had still to
 			// deliver.
-			for deadline := time.Now().Add(30 * time.Second); len(second.events()) == 0 && time.Now().Before(deadline); {
-				time.Sleep(10 * time.Millisecond)
+			deadline := time.After(30 * time.Second)
+			for ev, next := second.eventsAndNext(); len(ev) == 0; ev, next = second.eventsAndNext() {
+				select {
+				case <-next:
+				case <-deadline:
+					return connectors.Report{}, errors.New("the approval's event did not arrive")
+				}
 			}
-			name(third)
+			if err := name(third); err != nil {
+				return connectors.Report{}, err
+			}
 			return connectors.Report{Result: map[string]any{"ok": true}}, nil
 		})
 		w.Approve(id, nil)
@@ -441,8 +472,7 @@ func TestWebhookRenamedMeanwhile(t *testing.T) {
 		})
 		ids := []string{payIn(t, w, "ledger", "pay $1.00 to Acme Corp"), payIn(t, w, "ledger", "pay $2.00 to Acme Corp")}
 		fourth := newReceiver(t)
-		rename = func() { name(fourth) }
-		then.Store(&rename)
+		then.Store(renameTo(fourth))
 		if _, err := w.Owner.BatchApprove(ctx, openAll(t, w.Owner, ids...)); err != nil {
 			t.Fatal(err)
 		}

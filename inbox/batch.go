@@ -100,8 +100,8 @@ func (s *Service) BatchApprove(ctx context.Context, sess Session, req BatchAppro
 		return BatchApproved{}, storeErr(err)
 	}
 	for i, l := range req.Tasks {
-		if tasks[i].ID == "" || tasks[i].Owner != sess.AccountID {
-			return BatchApproved{}, refuseTask(l.ID, errTaskNotFound)
+		if _, err := owned(sess, tasks[i], nil); err != nil {
+			return BatchApproved{}, refuseTask(l.ID, err)
 		}
 	}
 	first := tasks[0]
@@ -183,10 +183,9 @@ func (s *Service) BatchApprove(ctx context.Context, sess Session, req BatchAppro
 	// The moves are made from the tasks as read, and go with the commit;
 	// if a task or the owner's webhook changed since, they are made again
 	// from the tasks as they are now.
-	err = s.store.Tx(ctx, func(tx doorTx) error { return s.keepBatch(ctx, tx, b, true) })
-	if errors.Is(err, store.ErrStale) {
-		err = s.store.Tx(ctx, func(tx doorTx) error { return s.keepBatch(ctx, tx, b, false) })
-	}
+	err = store.FromSeen(func(fromSeen bool) error {
+		return s.store.Tx(ctx, func(tx doorTx) error { return s.keepBatch(ctx, tx, b, fromSeen) })
+	})
 	if err != nil {
 		return BatchApproved{}, storeErr(usedAlready(err, countersign.ConfirmationRequired, approvalUsed))
 	}

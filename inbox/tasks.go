@@ -91,7 +91,14 @@ func ownTask(ctx context.Context, tx lookupTx, sess Session, id string) (store.T
 		return store.Task{}, errTaskNotFound
 	}
 	t, err := tx.Task(ctx, id)
-	if errors.Is(err, store.ErrNotFound) || err == nil && t.Owner != sess.AccountID {
+	return owned(sess, t, err)
+}
+
+// owned is t, read with err, if it is the session's account's own task;
+// otherwise errTaskNotFound (a task that does not exist reads as a zero
+// Task, or store.ErrNotFound).
+func owned(sess Session, t store.Task, err error) (store.Task, error) {
+	if errors.Is(err, store.ErrNotFound) || err == nil && (t.ID == "" || t.Owner != sess.AccountID) {
 		return store.Task{}, errTaskNotFound
 	}
 	return t, err
@@ -434,12 +441,18 @@ func (s *Service) Approve(ctx context.Context, sess Session, id string, req Appr
 		return Approved{}, err
 	}
 	run := countersign.NewRunID()
-	approveTx := func(seen *store.Seen) func(doorTx) error {
-		return func(tx doorTx) error {
+	// The move is made from the task as it was read, and goes with the
+	// commit; if the task or its owner's webhook changed since, it is made
+	// again from the task as it is now.
+	err = store.FromSeen(func(fromSeen bool) error {
+		return s.store.Tx(ctx, func(tx doorTx) error {
 			// The move also requires the task not to have expired meanwhile
 			// (the signature check may have waited on the chain).
-			moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, Move: approve,
-				At: now, Run: run, AnswerRun: run, Unexpired: s.clock(), Approval: record, Seen: seen})
+			m := store.Move{ID: t.ID, Move: approve, At: now, Run: run, AnswerRun: run, Unexpired: s.clock(), Approval: record}
+			if fromSeen {
+				m.Seen = &seen
+			}
+			moved, err := tx.MoveTask(ctx, m)
 			if err != nil {
 				return err
 			}
@@ -457,15 +470,8 @@ func (s *Service) Approve(ctx context.Context, sess Session, id string, req Appr
 				return err
 			}
 			return tx.EnqueueAnswer(ctx, store.AnswerJob{TaskID: t.ID, Run: run})
-		}
-	}
-	// The move is made from the task as it was read, and goes with the
-	// commit; if the task or its owner's webhook changed since, it is made
-	// again from the task as it is now.
-	err = s.store.Tx(ctx, approveTx(&seen))
-	if errors.Is(err, store.ErrStale) {
-		err = s.store.Tx(ctx, approveTx(nil))
-	}
+		})
+	})
 	if err != nil {
 		return Approved{}, storeErr(usedAlready(err, countersign.ConfirmationRequired, approvalUsed))
 	}

@@ -71,6 +71,10 @@ type PairedDiffer struct {
 	BQuicker int     `json:"b_quicker"`
 }
 
+// pairedCommits is how many bare commits the one commit P3 is divided by
+// is the median of.
+const pairedCommits = 200
+
 // pairedGames is how many games each side plays, in turn: at 200 turns a
 // minute, 50 turns a minute for each owner.
 const pairedGames = 4
@@ -115,13 +119,7 @@ func RunPaired(ctx context.Context, cfg Config, other string, sizes PairedSizes)
 				if serr := s.b.svc.stop(); serr != nil {
 					err = errors.Join(err, serr)
 				}
-				l := s.b.svc.log.errors()
-				rep.ServiceLog.Lines += l.Lines
-				for _, line := range l.First {
-					if len(rep.ServiceLog.First) < keptLogLines {
-						rep.ServiceLog.First = append(rep.ServiceLog.First, line)
-					}
-				}
+				rep.ServiceLog.add(s.b.svc.log.errors())
 			}
 			if s.db != nil {
 				if derr := s.db.drop(); derr != nil {
@@ -151,7 +149,7 @@ func RunPaired(ctx context.Context, cfg Config, other string, sizes PairedSizes)
 		rep.Databases = append(rep.Databases, s.db.name)
 		s.b.progress("created the database %s for %s", s.db.name, binary)
 		if i == 0 {
-			f, err := measureFloor(ctx, s.db.url, Sizes{FloorConns: 1, FloorTime: 100 * time.Millisecond, FloorSamples: 200})
+			f, err := measureFloor(ctx, s.db.url, Sizes{FloorConns: 1, FloorTime: 100 * time.Millisecond, FloorSamples: pairedCommits})
 			if err != nil {
 				return rep, fmt.Errorf("one bare commit: %w", err)
 			}
@@ -245,7 +243,7 @@ func (r *PairedReport) WriteTable(w io.Writer) error {
 	d := r.Diff
 	fmt.Fprintf(w, "\nB − A, turn by turn (%d pairs): median %s ms, quartiles %s to %s ms; B the quicker in %d.\n",
 		d.Pairs, number(d.MedianMS), number(d.Q1MS), number(d.Q3MS), d.BQuicker)
-	fmt.Fprintf(w, "One bare commit: %s ms (median of 200, on A's database before the turns).\n", number(r.Floor1MS))
+	fmt.Fprintf(w, "One bare commit: %s ms (median of %d, on A's database before the turns).\n", number(r.Floor1MS), pairedCommits)
 	for _, s := range []struct {
 		name string
 		err  string

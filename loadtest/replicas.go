@@ -138,12 +138,7 @@ func RunReplicas(ctx context.Context, cfg Config, sizes ReplicaSizes) (rep *Repl
 	var logs []ServiceLog
 	defer func() {
 		for _, l := range logs {
-			rep.ServiceLog.Lines += l.Lines
-			for _, line := range l.First {
-				if len(rep.ServiceLog.First) < keptLogLines {
-					rep.ServiceLog.First = append(rep.ServiceLog.First, line)
-				}
-			}
+			rep.ServiceLog.add(l)
 		}
 	}()
 	var ps []pair

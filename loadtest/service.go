@@ -232,3 +232,13 @@ type ServiceLog struct {
 	Lines int      `json:"lines"`
 	First []string `json:"first,omitempty"`
 }
+
+// add counts another service's log in, keeping the first few lines.
+func (l *ServiceLog) add(o ServiceLog) {
+	l.Lines += o.Lines
+	for _, line := range o.First {
+		if len(l.First) < keptLogLines {
+			l.First = append(l.First, line)
+		}
+	}
+}

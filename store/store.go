@@ -1125,6 +1125,17 @@ type Seen struct {
 	Webhook   string
 }
 
+// FromSeen runs try(true), a transaction whose moves are made from what a
+// read before it saw (Move.Seen), and if that found a task changed
+// (ErrStale) runs try(false), which makes them from the tasks as they are.
+func FromSeen(try func(fromSeen bool) error) error {
+	err := try(true)
+	if errors.Is(err, ErrStale) {
+		err = try(false)
+	}
+	return err
+}
+
 // Answer is what an answer run leaves on its task: the result sealed for
 // the preparer, and the tasks it opened next.
 type Answer struct {

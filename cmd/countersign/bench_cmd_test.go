@@ -23,18 +23,10 @@ import (
 // throwaway database is gone.
 func TestBenchQuick(t *testing.T) {
 	t.Parallel()
-	_ = pgURL(t) // skips, or fails under CI, without PostgreSQL
-	bin := buildBinary(t)
-	env := map[string]string{"COUNTERSIGN_DATABASE_URL": storetest.PostgresURL()}
+	bin := benchBinary(t)
 	profiles := t.TempDir()
-	r := run(t, context.Background(), env, "bench", "--quick", "--json", "--binary", bin, "--profile", profiles)
-	if r.code != 0 {
-		t.Fatalf("bench --quick: %+v", r)
-	}
 	var rep loadtest.Report
-	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-		t.Fatalf("the report is not JSON: %v\n%s", err, r.stdout)
-	}
+	quickBench(t, bin, &rep, "--profile", profiles)
 	// The service's profiles: gzipped pprof protobufs; P1's loop and P7's
 	// heap name the service's own functions (the quick P2 is over in too
 	// few of the profiler's 10 ms ticks to be sure of a sample).
@@ -104,17 +96,8 @@ func TestBenchQuick(t *testing.T) {
 // what each stream and task added.
 func TestBenchScaleQuick(t *testing.T) {
 	t.Parallel()
-	_ = pgURL(t)
-	bin := buildBinary(t)
-	env := map[string]string{"COUNTERSIGN_DATABASE_URL": storetest.PostgresURL()}
-	r := run(t, context.Background(), env, "bench", "--scale", "--quick", "--json", "--binary", bin)
-	if r.code != 0 {
-		t.Fatalf("bench --scale --quick: %+v", r)
-	}
 	var rep loadtest.ScaleReport
-	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-		t.Fatalf("the report is not JSON: %v\n%s", err, r.stdout)
-	}
+	quickBench(t, benchBinary(t), &rep, "--scale")
 	q := loadtest.QuickScale()
 	if len(rep.Steps) != len(q.Steps) || !rep.Dropped || rep.SignInErrors != 0 || rep.FirstError != "" {
 		t.Fatalf("report %+v", rep)
@@ -140,17 +123,8 @@ func TestBenchScaleQuick(t *testing.T) {
 // other.
 func TestBenchReplicasQuick(t *testing.T) {
 	t.Parallel()
-	_ = pgURL(t)
-	bin := buildBinary(t)
-	env := map[string]string{"COUNTERSIGN_DATABASE_URL": storetest.PostgresURL()}
-	r := run(t, context.Background(), env, "bench", "--replicas", "--quick", "--json", "--binary", bin)
-	if r.code != 0 {
-		t.Fatalf("bench --replicas --quick: %+v", r)
-	}
 	var rep loadtest.ReplicasReport
-	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-		t.Fatalf("the report is not JSON: %v\n%s", err, r.stdout)
-	}
+	quickBench(t, benchBinary(t), &rep, "--replicas")
 	q := loadtest.QuickReplicas()
 	if len(rep.Rounds) != len(q.Rounds) || !rep.Dropped {
 		t.Fatalf("report %+v", rep)
@@ -176,17 +150,9 @@ func TestBenchReplicasQuick(t *testing.T) {
 // and both throwaway databases are gone.
 func TestBenchPairedQuick(t *testing.T) {
 	t.Parallel()
-	_ = pgURL(t)
-	bin := buildBinary(t)
-	env := map[string]string{"COUNTERSIGN_DATABASE_URL": storetest.PostgresURL()}
-	r := run(t, context.Background(), env, "bench", "--paired", bin, "--quick", "--json", "--binary", bin)
-	if r.code != 0 {
-		t.Fatalf("bench --paired --quick: %+v", r)
-	}
+	bin := benchBinary(t)
 	var rep loadtest.PairedReport
-	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-		t.Fatalf("the report is not JSON: %v\n%s", err, r.stdout)
-	}
+	quickBench(t, bin, &rep, "--paired", bin)
 	q := loadtest.QuickPaired()
 	for _, s := range []loadtest.PairedSide{rep.A, rep.B} {
 		l := s.Latency
@@ -206,6 +172,29 @@ func TestBenchPairedQuick(t *testing.T) {
 }
 
 // tableSays fails the test unless the report's table holds each of wants.
+// benchBinary is the built binary the bench tests run, with the test
+// PostgreSQL (skipped, or failed under CI, without it).
+func benchBinary(t *testing.T) string {
+	t.Helper()
+	_ = pgURL(t)
+	return buildBinary(t)
+}
+
+// quickBench runs `countersign bench ARGS --quick --json` with bin as the
+// service against the test PostgreSQL, and reads its report into rep.
+func quickBench(t *testing.T, bin string, rep any, args ...string) {
+	t.Helper()
+	env := map[string]string{"COUNTERSIGN_DATABASE_URL": storetest.PostgresURL()}
+	args = append(append([]string{"bench"}, args...), "--quick", "--json", "--binary", bin)
+	r := run(t, context.Background(), env, args...)
+	if r.code != 0 {
+		t.Fatalf("%s: %+v", strings.Join(args, " "), r)
+	}
+	if err := json.Unmarshal([]byte(r.stdout), rep); err != nil {
+		t.Fatalf("the report is not JSON: %v\n%s", err, r.stdout)
+	}
+}
+
 func tableSays(t *testing.T, rep interface{ WriteTable(io.Writer) error }, wants ...string) {
 	t.Helper()
 	var table bytes.Buffer

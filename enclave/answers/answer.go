@@ -477,11 +477,19 @@ func (s *Service) answer(ctx context.Context, p *prepared, run string, limit tim
 	// takes. While the store is unavailable the end is tried again (the
 	// job cannot be: the task is answering), until the sweep's deadline
 	// for a run that never reports.
-	ended := func(seen *store.Seen) func(answersTx) error {
-		return func(tx answersTx) error {
+	// The end is moved from the task as the claim read it, and goes with
+	// the commit; if a sweep ended the task meanwhile, or the owner's
+	// webhook changed, it is moved again from the task as it is now.
+	deadline := time.Now().Add(countersign.AnswerRunDeadline)
+	err = store.FromSeen(func(fromSeen bool) error {
+		return calls.UntilStored(ctx, s.store, s.log, deadline, func(tx answersTx) error {
 			// The end, its result and the next turns in one statement.
-			moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, Move: finish, At: s.clock(), Run: run,
-				Answer: &store.Answer{Result: sealed, NextTaskID: next, NoticeID: notice}, Entry: entry, Seen: seen})
+			m := store.Move{ID: t.ID, Move: finish, At: s.clock(), Run: run,
+				Answer: &store.Answer{Result: sealed, NextTaskID: next, NoticeID: notice}, Entry: entry}
+			if fromSeen {
+				m.Seen = &p.seen
+			}
+			moved, err := tx.MoveTask(ctx, m)
 			if err != nil {
 				return err
 			}
@@ -492,16 +500,8 @@ func (s *Service) answer(ctx context.Context, p *prepared, run string, limit tim
 				return nil
 			}
 			return s.calls.Sign(ctx, tx, r, p.op.Name, answer, opened)
-		}
-	}
-	// The end is moved from the task as the claim read it, and goes with
-	// the commit; if a sweep ended the task meanwhile, or the owner's
-	// webhook changed, it is moved again from the task as it is now.
-	deadline := time.Now().Add(countersign.AnswerRunDeadline)
-	err = calls.UntilStored(ctx, s.store, s.log, deadline, ended(&p.seen))
-	if errors.Is(err, store.ErrStale) {
-		err = calls.UntilStored(ctx, s.store, s.log, deadline, ended(nil))
-	}
+		})
+	})
 	if err != nil {
 		return err
 	}

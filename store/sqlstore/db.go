@@ -115,7 +115,7 @@ type tx struct {
 	handoffs []store.AnswerJob
 	// gated is the owner the last OwnerGate read.
 	gated *gatedOwner
-	// locked is the task the last RunInputs read and locked.
+	// locked is the task the last RunInputs or LockTask read and locked.
 	locked *lockedTask
 }
 

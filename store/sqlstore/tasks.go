@@ -193,10 +193,28 @@ func (t *tx) TaskSeen(ctx context.Context, id string) (store.Task, store.Seen, e
 	return t.taskSeen(ctx, id, "")
 }
 
+// taskSeen is TaskSeen, the task read with lock (a locking clause).
+func (t *tx) taskSeen(ctx context.Context, id, lock string) (store.Task, store.Seen, error) {
+	tasks, seen, err := t.tasksSeen(ctx, []string{id}, lock)
+	if err == nil && tasks[0].ID == "" {
+		err = store.ErrNotFound
+	}
+	if err != nil {
+		return store.Task{}, store.Seen{}, err
+	}
+	return tasks[0], seen[0], nil
+}
+
 func (t *tx) TasksSeen(ctx context.Context, ids []string) ([]store.Task, []store.Seen, error) {
+	return t.tasksSeen(ctx, ids, "")
+}
+
+// tasksSeen reads each task (with lock, a locking clause) and its owner's
+// webhook, all in one round trip; a task that does not exist is a zero Task.
+func (t *tx) tasksSeen(ctx context.Context, ids []string, lock string) ([]store.Task, []store.Seen, error) {
 	stmts := make([]stmt, 0, 2*len(ids))
 	for _, id := range ids {
-		stmts = append(stmts, stmt{sql: "SELECT " + taskColumns + " FROM tasks WHERE id = ?", args: []any{id}},
+		stmts = append(stmts, stmt{sql: "SELECT " + taskColumns + " FROM tasks WHERE id = ?" + lock, args: []any{id}},
 			stmt{sql: ownersWebhook, args: []any{id}})
 	}
 	r, err := t.send(ctx, stmts...)
@@ -220,27 +238,6 @@ func (t *tx) TasksSeen(ctx context.Context, ids []string) ([]store.Task, []store
 		}
 	}
 	return tasks, seen, r.close()
-}
-
-// taskSeen reads a task (with lock, a locking clause) and its owner's
-// webhook in one round trip.
-func (t *tx) taskSeen(ctx context.Context, id, lock string) (store.Task, store.Seen, error) {
-	r, err := t.send(ctx,
-		stmt{sql: "SELECT " + taskColumns + " FROM tasks WHERE id = ?" + lock, args: []any{id}},
-		stmt{sql: ownersWebhook, args: []any{id}})
-	if err != nil {
-		return store.Task{}, store.Seen{}, err
-	}
-	defer r.close()
-	k, err := scanTask(r.row())
-	if err != nil {
-		return store.Task{}, store.Seen{}, err
-	}
-	seen, err := seenOf(k, r.row())
-	if err != nil {
-		return store.Task{}, store.Seen{}, err
-	}
-	return k, seen, r.close()
 }
 
 // ownersWebhook reads the webhook of a task's owner.

@@ -14,6 +14,7 @@ import (
 	"countersign/client"
 	"countersign/device"
 	"countersign/servicetest"
+	"countersign/store"
 	"countersign/store/sqlstore"
 	"countersign/store/storetest"
 )
@@ -146,8 +147,14 @@ func TestBatchApprovalRefusals(t *testing.T) {
 		la, lb := lineOf(oa), lineOf(ob)
 		noteLine := approval.BatchLine{ID: notice, TaskHash: w.Task(notice).TaskHash, SupplyHash: la.SupplyHash}
 		inputLine := approval.BatchLine{ID: input, TaskHash: w.Task(input).TaskHash, SupplyHash: la.SupplyHash}
-		// No such task (another owner's is answered the same).
+		// No such task; another owner's is answered the same, as is an id
+		// no task can have.
 		const strangerTask = "r0000000000000000000000000-1"
+		const othersTask = "o0000000000000000000000000-1"
+		others, othersCT := storetest.NewTask(othersTask, "someone-else.near", w.Agent)
+		if err := db.Tx(ctx, func(tx store.Tx) error { return tx.InsertTask(ctx, others, othersCT) }); err != nil {
+			t.Fatal(err)
+		}
 		otherHash := lb
 		otherHash.TaskHash = strings.Repeat("0", 64)
 		supplied := lb
@@ -190,6 +197,8 @@ func TestBatchApprovalRefusals(t *testing.T) {
 			{"a task of another project", signBatch(t, w, "ledger", []approval.BatchLine{la, lineOf(oe)}, []string{sa, oe.Envelope.Display.Summary}), 400, "invalid_request", elsewhere},
 			{"a task that moved", signBatch(t, w, "ledger", []approval.BatchLine{la, lineOf(or)}, []string{sa, or.Envelope.Display.Summary}), 409, "task_closed", rejected},
 			{"no such task", mutate(func(r *client.BatchApproveRequest) { r.Tasks[1].ID = strangerTask }), 404, "task_not_found", strangerTask},
+			{"another owner's task", mutate(func(r *client.BatchApproveRequest) { r.Tasks[1].ID = othersTask }), 404, "task_not_found", othersTask},
+			{"an id no task can have", mutate(func(r *client.BatchApproveRequest) { r.Tasks[1].ID = "not-a-task" }), 404, "task_not_found", "not-a-task"},
 			{"another hash", signBatch(t, w, "ledger", []approval.BatchLine{la, otherHash}, []string{sa, sb}), 403, "confirmation_required", b},
 			{"the tasks in another order than signed", mutate(func(r *client.BatchApproveRequest) {
 				r.Tasks[0], r.Tasks[1] = r.Tasks[1], r.Tasks[0]

@@ -208,9 +208,7 @@ func differ(d []time.Duration) PairedDiffer {
 		return out
 	}
 	s := slices.Clone(d)
-	slices.Sort(s)
-	q := func(p float64) float64 { return ms(s[int(p*float64(len(s)-1)+0.5)]) }
-	out.Q1MS, out.MedianMS, out.Q3MS = q(0.25), q(0.5), q(0.75)
+	out.Q1MS, out.MedianMS, out.Q3MS = ms(percentile(s, 25)), ms(median(s)), ms(percentile(s, 75))
 	for _, x := range d {
 		if x < 0 {
 			out.BQuicker++

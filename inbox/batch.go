@@ -223,19 +223,8 @@ func (s *Service) keepBatch(ctx context.Context, tx doorTx, b *keptBatch, fromSe
 		if fromSeen {
 			m.Seen = &b.seen[i]
 		}
-		moved, err := tx.MoveTask(ctx, m)
-		if err != nil {
-			return err
-		}
-		if !moved {
-			cur, err := tx.Task(ctx, t.ID)
-			if err != nil {
-				return err
-			}
-			if cur.State == countersign.StateOpen {
-				return refuseTask(t.ID, &countersign.Error{Code: countersign.TaskExpired, Message: "the task expired before the approval arrived", State: cur.State})
-			}
-			return refuseTask(t.ID, closed(cur.State))
+		if err := moveToApproved(ctx, tx, m); err != nil {
+			return refuseTask(t.ID, err)
 		}
 	}
 	if err := tx.SpendNonce(ctx, b.sess.AccountID, b.nonce, b.at.Add(approval.ConfirmationMaxAge+time.Minute)); err != nil {

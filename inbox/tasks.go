@@ -452,19 +452,8 @@ func (s *Service) Approve(ctx context.Context, sess Session, id string, req Appr
 			if fromSeen {
 				m.Seen = &seen
 			}
-			moved, err := tx.MoveTask(ctx, m)
-			if err != nil {
+			if err := moveToApproved(ctx, tx, m); err != nil {
 				return err
-			}
-			if !moved {
-				cur, err := tx.Task(ctx, t.ID)
-				if err != nil {
-					return err
-				}
-				if cur.State == countersign.StateOpen {
-					return &countersign.Error{Code: countersign.TaskExpired, Message: "the task expired before the approval arrived", State: cur.State}
-				}
-				return closed(cur.State)
 			}
 			if err := tx.SpendNonce(ctx, sess.AccountID, v.Nonce[:], at.Add(approval.ConfirmationMaxAge+time.Minute)); err != nil {
 				return err
@@ -477,6 +466,24 @@ func (s *Service) Approve(ctx context.Context, sess Session, id string, req Appr
 	}
 	s.log.Info("task approved", "task", t.ID, "owner", sess.AccountID, "run", run)
 	return Approved{ID: t.ID, State: string(countersign.StateApproved), Run: run}, nil
+}
+
+// moveToApproved makes m, a move of an open task to approved; a task that
+// did not move is told why: it expired before the approval arrived, or it
+// is closed.
+func moveToApproved(ctx context.Context, tx doorTx, m store.Move) error {
+	moved, err := tx.MoveTask(ctx, m)
+	if err != nil || moved {
+		return err
+	}
+	cur, err := tx.Task(ctx, m.ID)
+	if err != nil {
+		return err
+	}
+	if cur.State == countersign.StateOpen {
+		return &countersign.Error{Code: countersign.TaskExpired, Message: "the task expired before the approval arrived", State: cur.State}
+	}
+	return closed(cur.State)
 }
 
 // checkApproval is every check of an approval of t that needs neither the

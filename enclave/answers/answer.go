@@ -1,6 +1,7 @@
 package answers
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -91,6 +92,7 @@ func (s *Service) AnswerJob(ctx context.Context, job store.AnswerJob) error {
 	var limit time.Duration
 	var input []byte
 	var rk *sealing.ReceiptKey
+	var rkSealed []byte
 	claimed := false
 	err := s.store.Tx(ctx, func(tx answersTx) error {
 		in, err := tx.RunInputs(ctx, taskID)
@@ -131,7 +133,6 @@ func (s *Service) AnswerJob(ctx context.Context, job store.AnswerJob) error {
 		claimed = true
 		// The run's own receipt is keyed under a key of its own (SPEC §11).
 		var rkKeyID uint32
-		var rkSealed []byte
 		if rk, rkKeyID, rkSealed, err = s.keys.NewReceiptKey(run); err != nil {
 			return err
 		}
@@ -139,12 +140,48 @@ func (s *Service) AnswerJob(ctx context.Context, job store.AnswerJob) error {
 			Operation: p.op.Name, ComputeLimit: limit, TaskID: t.ID, InputSHA256: rk.Sum(input),
 			ReceiptKeyID: rkKeyID, ReceiptKey: rkSealed, StartedAt: now, Runner: s.instance})
 	})
+	if errors.Is(err, store.ErrUnavailable) && claimed {
+		// The claim's COMMIT went out and its answer was lost: it may
+		// have been kept, and then no job will find the task approved
+		// again. Whether it was is read back.
+		err = s.claimKept(ctx, run, rkSealed, err)
+	}
 	if err != nil || !claimed {
 		return err
 	}
 	s.log.Info("answer run started", "run", run, "task", p.task.ID, "agent", p.task.Preparer, "operation", p.op.Name)
 	defer s.observe(p.conn.Name, time.Now())
 	return s.answer(ctx, p, run, limit, input, rk)
+}
+
+// claimPatience is how long a claim whose commit's answer was lost waits
+// for the store, to learn whether it was kept.
+const claimPatience = time.Minute
+
+// claimKept tells whether this claim of run, whose commit's answer was lost
+// (lost), was kept: its run's row names this process and holds the receipt
+// key sealed for this claim alone. A claim kept is this process's to run
+// (nil); one not kept answers lost, and the job is tried again.
+func (s *Service) claimKept(ctx context.Context, run string, receiptKey []byte, lost error) error {
+	kept := false
+	err := calls.UntilStored(ctx, s.store, s.log, time.Now().Add(claimPatience), func(tx answersTx) error {
+		r, err := tx.Run(ctx, run)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		kept = r.Runner == s.instance && bytes.Equal(r.ReceiptKey, receiptKey)
+		return nil
+	})
+	switch {
+	case err != nil:
+		return err
+	case !kept:
+		return lost
+	}
+	s.log.Warn("an answer run's claim was kept though the answer to its commit was lost: it runs", "run", run)
+	return nil
 }
 
 // prepare makes every check that comes before the run begins, in the

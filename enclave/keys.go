@@ -36,6 +36,9 @@ type Keys struct {
 	origin string
 	// checked are the device statements that checked out.
 	checked checkedDevices
+	// wrapper wraps keys to devices, one ephemeral key per device for a
+	// while.
+	wrapper *sealing.Wrapper
 }
 
 // Config is what a Keys is built from.
@@ -55,7 +58,18 @@ func New(c Config) *Keys {
 	if c.Recipient == "" && origin != "" {
 		c.Recipient, _ = approval.RecipientOf(origin)
 	}
-	return &Keys{ring: c.Keyring, recipient: c.Recipient, origin: origin}
+	return &Keys{ring: c.Keyring, recipient: c.Recipient, origin: origin, wrapper: sealing.NewWrapper(nil)}
+}
+
+// WrapContentKey wraps task taskID's content key to a device: a device
+// copy (sealing.Wrapper).
+func (k *Keys) WrapContentKey(device *ecdh.PublicKey, taskID string, ck *sealing.ContentKey) ([]byte, error) {
+	return k.wrapper.WrapContentKey(device, taskID, ck)
+}
+
+// WrapEntryKey wraps a history entry's key to a device (sealing.Wrapper).
+func (k *Keys) WrapEntryKey(device *ecdh.PublicKey, ek *sealing.EntryKey) ([]byte, error) {
+	return k.wrapper.WrapEntryKey(device, ek)
 }
 
 // Recipient is the NEP-413 recipient owners sign for ("" when none is

@@ -437,4 +437,31 @@ func TestRunKey(t *testing.T) {
 	if _, err := k.RunKey(3); !errors.Is(err, ErrUnknownKey) {
 		t.Fatalf("a missing key id: %v", err)
 	}
+	// Run keys are derived when a keyring is made, whichever way: a bare
+	// key, a generated keyring and one with a key added hold the same run
+	// keys as the keyring their export parses to.
+	bare, err := ParseKeyring(strings.Repeat("11", 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := bare.RunKey(1); err != nil || !r.Equal(a) {
+		t.Fatalf("a bare key's run key differs from the same key's under id 1: %v", err)
+	}
+	added, err := GenerateKeyring().AddKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed, err := ParseKeyring(added.Export())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []uint32{1, 2} {
+		r, err := added.RunKey(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p, _ := parsed.RunKey(id); !r.Equal(p) {
+			t.Errorf("run key %d of a generated keyring differs from its export's", id)
+		}
+	}
 }

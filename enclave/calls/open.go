@@ -120,7 +120,7 @@ func (s *Service) OpenTask(ctx context.Context, tx openTx, run *Run, spec connec
 	devices := s.keys.CheckedKeys(gate.Devices, now)
 	st.ct.DeviceCopies = make(map[string][]byte, len(devices))
 	for deviceID, pub := range devices {
-		if st.ct.DeviceCopies[deviceID], err = sealing.WrapContentKey(pub, id, st.ck); err != nil {
+		if st.ct.DeviceCopies[deviceID], err = s.keys.WrapContentKey(pub, id, st.ck); err != nil {
 			return Opened{}, err
 		}
 	}
@@ -138,7 +138,7 @@ func (s *Service) OpenTask(ctx context.Context, tx openTx, run *Run, spec connec
 		}
 		keys := s.keys.CheckedKeys(theirs, now)
 		for deviceID, pub := range keys {
-			if st.ct.DeviceCopies[deviceID], err = sealing.WrapContentKey(pub, id, st.ck); err != nil {
+			if st.ct.DeviceCopies[deviceID], err = s.keys.WrapContentKey(pub, id, st.ck); err != nil {
 				return Opened{}, err
 			}
 		}

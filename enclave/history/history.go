@@ -88,10 +88,10 @@ func (h *Writer) seal(keyID uint32, projectUUID, owner, id string, body entryBod
 }
 
 // wrapEntry wraps an entry's key to each device.
-func wrapEntry(ek *sealing.EntryKey, devices map[string]*ecdh.PublicKey) (map[string][]byte, error) {
+func (h *Writer) wrapEntry(ek *sealing.EntryKey, devices map[string]*ecdh.PublicKey) (map[string][]byte, error) {
 	copies := make(map[string][]byte, len(devices))
 	for id, pub := range devices {
-		blob, err := sealing.WrapEntryKey(pub, ek)
+		blob, err := h.keys.WrapEntryKey(pub, ek)
 		if err != nil {
 			return nil, err
 		}
@@ -107,7 +107,7 @@ func (h *Writer) Task(operation string, t store.Task, d countersign.Display, dev
 	if err != nil {
 		return store.Activity{}, nil, err
 	}
-	copies, err := wrapEntry(ek, devices)
+	copies, err := h.wrapEntry(ek, devices)
 	if err != nil {
 		return store.Activity{}, nil, err
 	}
@@ -145,7 +145,7 @@ func (h *Writer) Direct(w Write, d connectors.Did, now time.Time, devices map[st
 	if err != nil {
 		return store.Activity{}, nil, err
 	}
-	copies, err := wrapEntry(ek, devices)
+	copies, err := h.wrapEntry(ek, devices)
 	if err != nil {
 		return store.Activity{}, nil, err
 	}
@@ -221,7 +221,7 @@ func (h *Writer) Copies(owner string, todo []store.EntryToWrap, devices map[stri
 			h.log.Error("cannot derive a history entry's key to unlock it", "entry", w.ID, "err", err)
 			continue
 		}
-		blob, err := sealing.WrapEntryKey(devices[w.Device], ek)
+		blob, err := h.keys.WrapEntryKey(devices[w.Device], ek)
 		if err != nil {
 			return nil, err
 		}

@@ -15,7 +15,6 @@ import (
 	"countersign/enclave"
 	"countersign/enclave/calls"
 	"countersign/enclave/history"
-	"countersign/sealing"
 	"countersign/store"
 )
 
@@ -178,7 +177,7 @@ func (s *Service) Unlock(ctx context.Context, owner string) (int, error) {
 				return err
 			}
 			for id := range missing {
-				blob, err := sealing.WrapContentKey(devices[id], t.ID, ck)
+				blob, err := s.keys.WrapContentKey(devices[id], t.ID, ck)
 				if err != nil {
 					return err
 				}

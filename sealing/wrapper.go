@@ -1,0 +1,185 @@
+package sealing
+
+import (
+	"crypto/ecdh"
+	"crypto/hkdf"
+	"crypto/rand"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// A Wrapper wraps keys to devices (device copies and history entries'
+// keys) in SealTo's format, with one ephemeral key per device for a while
+// instead of one per blob. The ECDH with a device and HKDF's extract step
+// are then made once per ephemeral key, and each wrap after costs an HKDF
+// expand and an AES-GCM seal: no P-256 scalar multiplication.
+//
+// A blob is opened as any of SealTo's: its ephemeral key is in its header,
+// its AES key is bound to its purpose and task by HKDF's info, and its
+// nonce is random. What the reuse gives away is that blobs with the same
+// ephemeral key went to the same device, which the rows holding them say
+// already. An ephemeral key lives in memory at most its lifetime, and only
+// in a process that holds the master key, which opens everything anyway.
+//
+// A Wrapper is safe for concurrent use. The zero value is not usable; use
+// NewWrapper.
+type Wrapper struct {
+	now  func() time.Time
+	life time.Duration
+	max  int
+
+	mu   sync.Mutex
+	keys map[string]*wrapKey // by the device's uncompressed public key
+}
+
+// wrapKey is one device's current ephemeral key: its public half, and
+// HKDF's pseudorandom key extracted from the ECDH x-coordinate with salt =
+// ephemeral ‖ device. The ephemeral private key itself is not kept.
+type wrapKey struct {
+	ephPub []byte
+	prk    []byte
+	until  time.Time
+}
+
+// Defaults of a Wrapper.
+const (
+	// WrapKeyLife is how long one ephemeral key serves a device.
+	WrapKeyLife = 10 * time.Minute
+	// WrapKeysMax bounds the devices remembered at once (about 200 bytes
+	// each); past it, expired keys are dropped, then any one.
+	WrapKeysMax = 10000
+)
+
+// NewWrapper returns a Wrapper with the default lifetime and bound, on the
+// clock now (time.Now when nil).
+func NewWrapper(now func() time.Time) *Wrapper {
+	return newWrapper(now, WrapKeyLife, WrapKeysMax)
+}
+
+func newWrapper(now func() time.Time, life time.Duration, max int) *Wrapper {
+	if now == nil {
+		now = time.Now
+	}
+	return &Wrapper{now: now, life: life, max: max, keys: make(map[string]*wrapKey)}
+}
+
+// WrapContentKey is WrapContentKey with this Wrapper's ephemeral key for
+// device.
+func (w *Wrapper) WrapContentKey(device *ecdh.PublicKey, taskID string, k *ContentKey) ([]byte, error) {
+	if err := k.check(); err != nil {
+		return nil, err
+	}
+	return w.seal(device, DeviceCopy, taskID, k.key[:])
+}
+
+// WrapEntryKey is WrapEntryKey with this Wrapper's ephemeral key for
+// device.
+func (w *Wrapper) WrapEntryKey(device *ecdh.PublicKey, e *EntryKey) ([]byte, error) {
+	if err := e.check(); err != nil {
+		return nil, err
+	}
+	return w.seal(device, Activity, e.id, e.key[:])
+}
+
+// seal is sealTo with the device's current ephemeral key and a random
+// nonce.
+func (w *Wrapper) seal(device *ecdh.PublicKey, p Purpose, taskID string, plaintext []byte) ([]byte, error) {
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	if err := checkTaskID(taskID); err != nil {
+		return nil, err
+	}
+	if device == nil || device.Curve() != ecdh.P256() {
+		return nil, errors.New("sealing: recipient is not a P-256 public key")
+	}
+	k, err := w.key(device)
+	if err != nil {
+		return nil, err
+	}
+	return k.seal(randomGCMNonce(), p.Info(taskID), plaintext)
+}
+
+// key returns device's ephemeral key, making a new one when it has none or
+// its own has lived its life.
+func (w *Wrapper) key(device *ecdh.PublicKey) (*wrapKey, error) {
+	id := string(device.Bytes())
+	now := w.now()
+	w.mu.Lock()
+	k, ok := w.keys[id]
+	w.mu.Unlock()
+	if ok && now.Before(k.until) {
+		return k, nil
+	}
+	// Made outside the lock: two wraps racing for a new key each make one,
+	// and the later stays; both blobs open.
+	eph, err := ecdh.P256().GenerateKey(rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("sealing: ephemeral key: %w", err)
+	}
+	k, err = newWrapKey(eph, device, now.Add(w.life))
+	if err != nil {
+		return nil, err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.keys) >= w.max {
+		w.evict(now)
+	}
+	w.keys[id] = k
+	return k, nil
+}
+
+// evict drops the expired keys, and one more if none had expired. The
+// caller holds w.mu.
+func (w *Wrapper) evict(now time.Time) {
+	for id, k := range w.keys {
+		if !now.Before(k.until) {
+			delete(w.keys, id)
+		}
+	}
+	for id := range w.keys {
+		if len(w.keys) < w.max {
+			return
+		}
+		delete(w.keys, id)
+	}
+}
+
+// devices is how many devices have a key, for tests.
+func (w *Wrapper) devices() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.keys)
+}
+
+func newWrapKey(eph *ecdh.PrivateKey, device *ecdh.PublicKey, until time.Time) (*wrapKey, error) {
+	x, err := eph.ECDH(device)
+	if err != nil {
+		return nil, errors.New("sealing: P-256 key agreement failed")
+	}
+	ephPub := eph.PublicKey().Bytes()
+	prk, err := hkdf.Extract(sha256.New, x, eciesSalt(ephPub, device.Bytes()))
+	if err != nil {
+		return nil, fmt.Errorf("sealing: HKDF: %w", err)
+	}
+	return &wrapKey{ephPub: ephPub, prk: prk, until: until}, nil
+}
+
+// seal returns 0x01 ‖ ephemeral ‖ nonce ‖ AES-256-GCM(HKDF-Expand(prk,
+// info), nonce, plaintext, info): what sealTo makes with the same
+// ephemeral key and nonce.
+func (k *wrapKey) seal(nonce, info, plaintext []byte) ([]byte, error) {
+	b, err := hkdf.Expand(sha256.New, k.prk, string(info), KeySize)
+	if err != nil {
+		return nil, fmt.Errorf("sealing: HKDF: %w", err)
+	}
+	out := make([]byte, 0, 1+p256PointSize+gcmNonceSize+len(plaintext)+tagSize)
+	out = append(out, Version)
+	out = append(out, k.ephPub...)
+	out = append(out, nonce...)
+	return newGCM((*[KeySize]byte)(b)).Seal(out, nonce, plaintext, info), nil
+}

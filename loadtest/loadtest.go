@@ -127,6 +127,8 @@ type bench struct {
 	recipient string
 	// prof takes the service's profiles (nil: none asked for).
 	prof *profiles
+	// dbURL is the throwaway database's.
+	dbURL string
 }
 
 func (b *bench) progress(format string, args ...any) {
@@ -165,7 +167,7 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	if err != nil {
 		return rep, err
 	}
-	rep.Database = db.name
+	rep.Database, b.dbURL = db.name, db.url
 	b.progress("created the database %s", db.name)
 	defer func() {
 		if derr := db.drop(); derr != nil {

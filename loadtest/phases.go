@@ -64,11 +64,15 @@ type Latency struct {
 	Samples int `json:"samples"`
 	// MedianMS, P90MS and MaxMS are of approve → done on the stream;
 	// ApproveMS is the median of the approval's own answer.
-	MedianMS   float64 `json:"median_ms"`
-	P90MS      float64 `json:"p90_ms"`
-	MaxMS      float64 `json:"max_ms"`
-	ApproveMS  float64 `json:"approve_ms"`
-	FirstError string  `json:"first_error,omitempty"`
+	MedianMS  float64 `json:"median_ms"`
+	P90MS     float64 `json:"p90_ms"`
+	MaxMS     float64 `json:"max_ms"`
+	ApproveMS float64 `json:"approve_ms"`
+	// BesideCommitMS is the median of one bare commit timed after each
+	// turn, on a connection of the bench's own: the floor's single commit
+	// measured beside P3 rather than after the floor's load.
+	BesideCommitMS float64 `json:"beside_commit_ms"`
+	FirstError     string  `json:"first_error,omitempty"`
 }
 
 // Memory is P7: the service's resident memory with tasks waiting and event
@@ -365,7 +369,12 @@ func (b *bench) latency(ctx context.Context) (Latency, error) {
 		return l, err
 	}
 	defer g.stop()
-	var ends, answers []time.Duration
+	bare, err := newBareCommits(ctx, b.dbURL)
+	if err != nil {
+		return l, err
+	}
+	defer bare.close()
+	var ends, answers, commits []time.Duration
 	for range s.P3Samples {
 		end, answered, err := g.turn(ctx)
 		if err != nil {
@@ -373,8 +382,15 @@ func (b *bench) latency(ctx context.Context) (Latency, error) {
 			break
 		}
 		ends, answers = append(ends, end), append(answers, answered)
+		c, err := bare.time(ctx)
+		if err != nil {
+			return l, err
+		}
+		commits = append(commits, c)
 	}
-	return latencyOf(ends, answers, l.FirstError), nil
+	l = latencyOf(ends, answers, l.FirstError)
+	l.BesideCommitMS = ms(median(commits))
+	return l, nil
 }
 
 // latencyOf sums up timed turns: approve → done seen on the stream, and the

@@ -195,6 +195,48 @@ func measureFloor(ctx context.Context, url string, s Sizes) (Floor, error) {
 	return f, nil
 }
 
+// bareCommits times one bare commit at a time, as the floor's single
+// commits are, on a connection and table of its own: P3 sets them beside
+// its turns.
+type bareCommits struct {
+	pool *pgxpool.Pool
+	row  []byte
+}
+
+const besideTable = "bench_beside"
+
+func newBareCommits(ctx context.Context, url string) (*bareCommits, error) {
+	pool, err := openPool(ctx, url, 1)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := pool.Exec(ctx, "CREATE TABLE "+besideTable+" (id bigserial PRIMARY KEY, body bytea NOT NULL)"); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	c := &bareCommits{pool: pool, row: make([]byte, 4096)}
+	_, _ = rand.Read(c.row)
+	// The statement is prepared before anything is timed.
+	if _, err := c.time(ctx); err != nil {
+		c.close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// time commits one 4 KiB row in a transaction of its own and says how long
+// it took.
+func (c *bareCommits) time(ctx context.Context) (time.Duration, error) {
+	t0 := time.Now()
+	_, err := c.pool.Exec(ctx, "INSERT INTO "+besideTable+" (body) VALUES ($1)", c.row)
+	return time.Since(t0), err
+}
+
+func (c *bareCommits) close() {
+	_, _ = c.pool.Exec(context.Background(), "DROP TABLE IF EXISTS "+besideTable)
+	c.pool.Close()
+}
+
 // median is the middle of ds (the mean of the two middles for an even
 // count); ds is sorted in place.
 func median(ds []time.Duration) time.Duration {

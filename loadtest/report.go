@@ -145,6 +145,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 
 	fmt.Fprintf(w, "\nP3: approve answered in %s ms (median); approve → done p90 %s ms, max %s ms.\n",
 		number(r.P3.ApproveMS), number(r.P3.P90MS), number(r.P3.MaxMS))
+	if r.P3.BesideCommitMS > 0 {
+		fmt.Fprintf(w, "P3: one bare commit after each turn, median %s ms; P3 ÷ it %s×.\n",
+			number(r.P3.BesideCommitMS), number(r.P3.MedianMS/r.P3.BesideCommitMS))
+	}
 	fmt.Fprintf(w, "P7: VmRSS %s MiB at start, %s MiB with the tasks waiting, %s MiB with the streams open too, of which %s MiB map files (RssFile: the binary's pages, which depend on the page cache; compare builds made together).\n",
 		number(mib(r.IdleRSS)), number(mib(r.P7.TasksRSS)), number(mib(r.P7.RSS)), number(mib(r.P7.FileRSS)))
 	var problems []string

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Purpose names what a blob sealed to a P-256 public key carries. It is part
@@ -72,27 +73,30 @@ func SealTo(recipient *ecdh.PublicKey, p Purpose, taskID string, plaintext []byt
 }
 
 func sealTo(eph *ecdh.PrivateKey, nonce []byte, recipient *ecdh.PublicKey, p Purpose, taskID string, plaintext []byte) ([]byte, error) {
-	if err := p.check(); err != nil {
+	if err := checkSealTo(recipient, p, taskID); err != nil {
 		return nil, err
 	}
-	if err := checkTaskID(taskID); err != nil {
-		return nil, err
-	}
-	if recipient == nil || recipient.Curve() != ecdh.P256() {
-		return nil, errors.New("sealing: recipient is not a P-256 public key")
-	}
-	info := p.Info(taskID)
-	ephPub := eph.PublicKey().Bytes()
-	key, err := eciesKey(eph, recipient, eciesSalt(ephPub, recipient.Bytes()), info)
+	// A Wrapper's key made for this blob alone.
+	k, err := newWrapKey(eph, recipient, time.Time{})
 	if err != nil {
 		return nil, err
 	}
-	aead := newGCM(key)
-	out := make([]byte, 0, 1+p256PointSize+gcmNonceSize+len(plaintext)+tagSize)
-	out = append(out, Version)
-	out = append(out, ephPub...)
-	out = append(out, nonce...)
-	return aead.Seal(out, nonce, plaintext, info), nil
+	return k.seal(nonce, p.Info(taskID), plaintext)
+}
+
+// checkSealTo refuses what no blob is sealed for: an unknown purpose, a
+// task id that cannot be one, a recipient that is not a P-256 key.
+func checkSealTo(recipient *ecdh.PublicKey, p Purpose, taskID string) error {
+	if err := p.check(); err != nil {
+		return err
+	}
+	if err := checkTaskID(taskID); err != nil {
+		return err
+	}
+	if recipient == nil || recipient.Curve() != ecdh.P256() {
+		return errors.New("sealing: recipient is not a P-256 public key")
+	}
+	return nil
 }
 
 // OpenWith opens a blob that SealTo sealed for purpose p of task taskID to

@@ -14,7 +14,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"golang.org/x/crypto/chacha20poly1305"
 )
@@ -314,17 +313,6 @@ func TestContractDeviceCopy(t *testing.T) {
 		t.Fatal(err)
 	}
 	equalHex(t, "device copy blob", blob, d.Blob)
-	// A Wrapper's device copy, made with the same ephemeral key and nonce,
-	// is the same bytes.
-	wk, err := newWrapKey(eph, device.PublicKey(), time.Time{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	blob, err = wk.seal(d.Nonce, DeviceCopy.Info(id), d.Plaintext)
-	if err != nil {
-		t.Fatal(err)
-	}
-	equalHex(t, "device copy blob, from a Wrapper's key", blob, d.Blob)
 
 	ck, err := UnwrapContentKey(device, id, d.Blob)
 	if err != nil {

@@ -87,14 +87,8 @@ func (w *Wrapper) WrapEntryKey(device *ecdh.PublicKey, e *EntryKey) ([]byte, err
 // seal is sealTo with the device's current ephemeral key and a random
 // nonce.
 func (w *Wrapper) seal(device *ecdh.PublicKey, p Purpose, taskID string, plaintext []byte) ([]byte, error) {
-	if err := p.check(); err != nil {
+	if err := checkSealTo(device, p, taskID); err != nil {
 		return nil, err
-	}
-	if err := checkTaskID(taskID); err != nil {
-		return nil, err
-	}
-	if device == nil || device.Curve() != ecdh.P256() {
-		return nil, errors.New("sealing: recipient is not a P-256 public key")
 	}
 	k, err := w.key(device)
 	if err != nil {
@@ -170,8 +164,8 @@ func newWrapKey(eph *ecdh.PrivateKey, device *ecdh.PublicKey, until time.Time) (
 }
 
 // seal returns 0x01 ‖ ephemeral ‖ nonce ‖ AES-256-GCM(HKDF-Expand(prk,
-// info), nonce, plaintext, info): what sealTo makes with the same
-// ephemeral key and nonce.
+// info), nonce, plaintext, info): SPEC §9's blob, HKDF taken in its two
+// steps (extract once per key, expand per blob).
 func (k *wrapKey) seal(nonce, info, plaintext []byte) ([]byte, error) {
 	b, err := hkdf.Expand(sha256.New, k.prk, string(info), KeySize)
 	if err != nil {

@@ -27,9 +27,9 @@ import (
 // A Wrapper is safe for concurrent use. The zero value is not usable; use
 // NewWrapper.
 type Wrapper struct {
-	now  func() time.Time
-	life time.Duration
-	max  int
+	now   func() time.Time
+	life  time.Duration
+	bound int
 
 	mu   sync.Mutex
 	keys map[string]*wrapKey // by the device's uncompressed public key
@@ -59,11 +59,11 @@ func NewWrapper(now func() time.Time) *Wrapper {
 	return newWrapper(now, WrapKeyLife, WrapKeysMax)
 }
 
-func newWrapper(now func() time.Time, life time.Duration, max int) *Wrapper {
+func newWrapper(now func() time.Time, life time.Duration, bound int) *Wrapper {
 	if now == nil {
 		now = time.Now
 	}
-	return &Wrapper{now: now, life: life, max: max, keys: make(map[string]*wrapKey)}
+	return &Wrapper{now: now, life: life, bound: bound, keys: make(map[string]*wrapKey)}
 }
 
 // WrapContentKey is WrapContentKey with this Wrapper's ephemeral key for
@@ -120,15 +120,15 @@ func (w *Wrapper) key(device *ecdh.PublicKey) (*wrapKey, error) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if len(w.keys) >= w.max {
+	if _, held := w.keys[id]; !held && len(w.keys) >= w.bound {
 		w.evict(now)
 	}
 	w.keys[id] = k
 	return k, nil
 }
 
-// evict drops the expired keys, and one more if none had expired. The
-// caller holds w.mu.
+// evict makes room for one more device: it drops the expired keys, then
+// any, until the map is under its bound. The caller holds w.mu.
 func (w *Wrapper) evict(now time.Time) {
 	for id, k := range w.keys {
 		if !now.Before(k.until) {
@@ -136,7 +136,7 @@ func (w *Wrapper) evict(now time.Time) {
 		}
 	}
 	for id := range w.keys {
-		if len(w.keys) < w.max {
+		if len(w.keys) < w.bound {
 			return
 		}
 		delete(w.keys, id)

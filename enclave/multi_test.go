@@ -1,8 +1,6 @@
 package enclave_test
 
 import (
-	"io"
-	"log/slog"
 	"testing"
 
 	"countersign"
@@ -32,8 +30,7 @@ func TestTwoProcessesEachApprovalOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Close()
-	second := servicetest.NewEnclave(servicetest.EnclaveConfig{Keys: w.Keys, Store: other, Connectors: w.Catalogue, Now: w.Clock.Now,
-		PublicURL: w.URL, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	second := w.OtherEnclave(other)
 	w.StartJobs()
 	servicetest.StartJobs(t, other, second)
 

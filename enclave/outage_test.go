@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"sync/atomic"
 	"testing"
 
@@ -40,8 +38,7 @@ func TestAnswerRecordedAfterAnOutage(t *testing.T) {
 	db := storetest.Postgres(t)
 	w := servicetest.New(t, db)
 	flaky := &outage{DB: db}
-	e := servicetest.NewEnclave(servicetest.EnclaveConfig{Keys: w.Keys, Store: flaky, Connectors: w.Catalogue, Now: w.Clock.Now,
-		PublicURL: w.URL, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	e := w.OtherEnclave(flaky)
 	w.SetAnswer(func(ctx context.Context, a *connectors.AnswerCall) (connectors.Report, error) {
 		w.Effects.Add(a.Task.ID)
 		flaky.down.Store(3) // the next three transactions find the store down
@@ -106,8 +103,7 @@ func TestClaimWhoseCommitAnswerWasLost(t *testing.T) {
 			storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
 				w := servicetest.New(t, db)
 				lost := &lostAnswer{DB: db}
-				e := servicetest.NewEnclave(servicetest.EnclaveConfig{Keys: w.Keys, Store: lost, Connectors: w.Catalogue, Now: w.Clock.Now,
-					PublicURL: w.URL, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+				e := w.OtherEnclave(lost)
 				if err := e.Answers.Heartbeat(ctx); err != nil {
 					t.Fatal(err)
 				}

@@ -437,6 +437,13 @@ func (w *World) AgentClient() *client.Client {
 	return &client.Client{BaseURL: w.URL, AgentKey: w.AgentKey}
 }
 
+// OtherEnclave is a second enclave process of this world (its keys,
+// connectors, clock and address) on st, a store of its own or one wrapped
+// to fail; it logs into Logs.
+func (w *World) OtherEnclave(st store.Store) *Enclave {
+	return NewEnclave(EnclaveConfig{Keys: w.Keys, Store: st, Connectors: w.Catalogue, Now: w.Clock.Now, PublicURL: w.URL, Logger: w.log})
+}
+
 // Pay opens a ledger confirm task for the owner and returns its id.
 func (w *World) Pay() string {
 	w.T.Helper()

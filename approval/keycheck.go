@@ -11,9 +11,10 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
+
+	"countersign/expiring"
 )
 
 // KeyStatus is what the chain says about a key of an account.
@@ -110,21 +111,13 @@ type RPCChecker struct {
 	client *http.Client
 	now    func() time.Time
 	ttl    time.Duration
-	max    int
 	nextID atomic.Uint64
-
-	mu    sync.Mutex
-	cache map[cacheKey]cacheEntry
+	cache  *expiring.Map[cacheKey, KeyStatus]
 }
 
 type cacheKey struct {
 	account string
 	key     PublicKey
-}
-
-type cacheEntry struct {
-	status  KeyStatus
-	expires time.Time
 }
 
 // NewRPCChecker returns a checker for the endpoint in cfg.
@@ -138,8 +131,6 @@ func NewRPCChecker(cfg RPCConfig) (*RPCChecker, error) {
 		client: cfg.Client,
 		now:    cfg.Now,
 		ttl:    cfg.CacheTTL,
-		max:    cfg.MaxCacheEntries,
-		cache:  make(map[cacheKey]cacheEntry),
 	}
 	if c.client == nil {
 		c.client = &http.Client{
@@ -155,9 +146,11 @@ func NewRPCChecker(cfg RPCConfig) (*RPCChecker, error) {
 	if c.ttl <= 0 {
 		c.ttl = DefaultCacheTTL
 	}
-	if c.max <= 0 {
-		c.max = DefaultMaxCacheEntries
+	bound := cfg.MaxCacheEntries
+	if bound <= 0 {
+		bound = DefaultMaxCacheEntries
 	}
+	c.cache = expiring.New[cacheKey, KeyStatus](bound)
 	return c, nil
 }
 
@@ -213,39 +206,11 @@ func (c *RPCChecker) ask(ctx context.Context, account string, key PublicKey) (Ke
 	return KeyImplicit, nil
 }
 
-func (c *RPCChecker) cached(k cacheKey) (KeyStatus, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.cache[k]
-	if !ok {
-		return 0, false
-	}
-	if !c.now().Before(e.expires) {
-		delete(c.cache, k)
-		return 0, false
-	}
-	return e.status, true
-}
+func (c *RPCChecker) cached(k cacheKey) (KeyStatus, bool) { return c.cache.Get(k, c.now()) }
 
 func (c *RPCChecker) store(k cacheKey, s KeyStatus) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	now := c.now()
-	if _, ok := c.cache[k]; !ok && len(c.cache) >= c.max {
-		for ek, e := range c.cache {
-			if !now.Before(e.expires) {
-				delete(c.cache, ek)
-			}
-		}
-		// Still full of live entries: make room by dropping any one.
-		for ek := range c.cache {
-			if len(c.cache) < c.max {
-				break
-			}
-			delete(c.cache, ek)
-		}
-	}
-	c.cache[k] = cacheEntry{status: s, expires: now.Add(c.ttl)}
+	c.cache.Put(k, s, now.Add(c.ttl), now)
 }
 
 type answer uint8

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 )
 
 // Purpose names what a blob sealed to a P-256 public key carries. It is part
@@ -77,7 +76,7 @@ func sealTo(eph *ecdh.PrivateKey, nonce []byte, recipient *ecdh.PublicKey, p Pur
 		return nil, err
 	}
 	// A Wrapper's key made for this blob alone.
-	k, err := newWrapKey(eph, recipient, time.Time{})
+	k, err := newWrapKey(eph, recipient)
 	if err != nil {
 		return nil, err
 	}

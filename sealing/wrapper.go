@@ -7,8 +7,9 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
+
+	"countersign/expiring"
 )
 
 // A Wrapper wraps keys to devices (device copies and history entries'
@@ -27,12 +28,9 @@ import (
 // A Wrapper is safe for concurrent use. The zero value is not usable; use
 // NewWrapper.
 type Wrapper struct {
-	now   func() time.Time
-	life  time.Duration
-	bound int
-
-	mu   sync.Mutex
-	keys map[string]*wrapKey // by the device's uncompressed public key
+	now  func() time.Time
+	life time.Duration
+	keys *expiring.Map[string, *wrapKey] // by the device's uncompressed public key
 }
 
 // wrapKey is one device's current ephemeral key: its public half, and
@@ -41,7 +39,6 @@ type Wrapper struct {
 type wrapKey struct {
 	ephPub []byte
 	prk    []byte
-	until  time.Time
 }
 
 // Defaults of a Wrapper.
@@ -63,7 +60,7 @@ func newWrapper(now func() time.Time, life time.Duration, bound int) *Wrapper {
 	if now == nil {
 		now = time.Now
 	}
-	return &Wrapper{now: now, life: life, bound: bound, keys: make(map[string]*wrapKey)}
+	return &Wrapper{now: now, life: life, keys: expiring.New[string, *wrapKey](bound)}
 }
 
 // WrapContentKey is WrapContentKey with this Wrapper's ephemeral key for
@@ -102,55 +99,27 @@ func (w *Wrapper) seal(device *ecdh.PublicKey, p Purpose, taskID string, plainte
 func (w *Wrapper) key(device *ecdh.PublicKey) (*wrapKey, error) {
 	id := string(device.Bytes())
 	now := w.now()
-	w.mu.Lock()
-	k, ok := w.keys[id]
-	w.mu.Unlock()
-	if ok && now.Before(k.until) {
+	if k, ok := w.keys.Get(id, now); ok {
 		return k, nil
 	}
-	// Made outside the lock: two wraps racing for a new key each make one,
-	// and the later stays; both blobs open.
+	// Two wraps racing for a new key each make one, and the later stays;
+	// both blobs open.
 	eph, err := ecdh.P256().GenerateKey(rand.Reader)
 	if err != nil {
 		return nil, fmt.Errorf("sealing: ephemeral key: %w", err)
 	}
-	k, err = newWrapKey(eph, device, now.Add(w.life))
+	k, err := newWrapKey(eph, device)
 	if err != nil {
 		return nil, err
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if _, held := w.keys[id]; !held && len(w.keys) >= w.bound {
-		w.evict(now)
-	}
-	w.keys[id] = k
+	w.keys.Put(id, k, now.Add(w.life), now)
 	return k, nil
 }
 
-// evict makes room for one more device: it drops the expired keys, then
-// any, until the map is under its bound. The caller holds w.mu.
-func (w *Wrapper) evict(now time.Time) {
-	for id, k := range w.keys {
-		if !now.Before(k.until) {
-			delete(w.keys, id)
-		}
-	}
-	for id := range w.keys {
-		if len(w.keys) < w.bound {
-			return
-		}
-		delete(w.keys, id)
-	}
-}
-
 // devices is how many devices have a key, for tests.
-func (w *Wrapper) devices() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.keys)
-}
+func (w *Wrapper) devices() int { return w.keys.Len() }
 
-func newWrapKey(eph *ecdh.PrivateKey, device *ecdh.PublicKey, until time.Time) (*wrapKey, error) {
+func newWrapKey(eph *ecdh.PrivateKey, device *ecdh.PublicKey) (*wrapKey, error) {
 	x, err := eph.ECDH(device)
 	if err != nil {
 		return nil, errors.New("sealing: P-256 key agreement failed")
@@ -160,7 +129,7 @@ func newWrapKey(eph *ecdh.PrivateKey, device *ecdh.PublicKey, until time.Time) (
 	if err != nil {
 		return nil, fmt.Errorf("sealing: HKDF: %w", err)
 	}
-	return &wrapKey{ephPub: ephPub, prk: prk, until: until}, nil
+	return &wrapKey{ephPub: ephPub, prk: prk}, nil
 }
 
 // seal returns 0x01 ‖ ephemeral ‖ nonce ‖ AES-256-GCM(HKDF-Expand(prk,

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -115,6 +116,37 @@ type Floor struct {
 
 const floorTable = "bench_floor"
 
+// commitTable is a table of 4 KiB rows of random bytes, each inserted in a
+// transaction of its own: one bare commit.
+type commitTable struct {
+	name string
+	row  []byte
+}
+
+// execer is a connection or a pool.
+type execer interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+func newCommitTable(ctx context.Context, on execer, name string) (*commitTable, error) {
+	if _, err := on.Exec(ctx, "CREATE TABLE "+name+" (id bigserial PRIMARY KEY, body bytea NOT NULL)"); err != nil {
+		return nil, err
+	}
+	c := &commitTable{name: name, row: make([]byte, 4096)}
+	_, _ = rand.Read(c.row)
+	return c, nil
+}
+
+// commit inserts one row on on.
+func (c *commitTable) commit(ctx context.Context, on execer) error {
+	_, err := on.Exec(ctx, "INSERT INTO "+c.name+" (body) VALUES ($1)", c.row)
+	return err
+}
+
+func (c *commitTable) drop(on execer) {
+	_, _ = on.Exec(context.Background(), "DROP TABLE IF EXISTS "+c.name)
+}
+
 func measureFloor(ctx context.Context, url string, s Sizes) (Floor, error) {
 	f := Floor{Connections: s.FloorConns, Samples: s.FloorSamples}
 	pool, err := openPool(ctx, url, s.FloorConns)
@@ -125,16 +157,12 @@ func measureFloor(ctx context.Context, url string, s Sizes) (Floor, error) {
 	if err := pool.QueryRow(ctx, "SHOW synchronous_commit").Scan(&f.SynchronousCommit); err != nil {
 		return f, err
 	}
-	if _, err := pool.Exec(ctx, "CREATE TABLE "+floorTable+" (id bigserial PRIMARY KEY, body bytea NOT NULL)"); err != nil {
+	table, err := newCommitTable(ctx, pool, floorTable)
+	if err != nil {
 		return f, err
 	}
-	defer pool.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+floorTable)
-	row := make([]byte, 4096)
-	_, _ = rand.Read(row)
-	insert := func(c *pgxpool.Conn) error {
-		_, err := c.Exec(ctx, "INSERT INTO "+floorTable+" (body) VALUES ($1)", row)
-		return err
-	}
+	defer table.drop(pool)
+	insert := func(c *pgxpool.Conn) error { return table.commit(ctx, c) }
 
 	// Every connection is made, and its statement prepared, before the
 	// clock starts.
@@ -199,8 +227,8 @@ func measureFloor(ctx context.Context, url string, s Sizes) (Floor, error) {
 // commits are, on a connection and table of its own: P3 sets them beside
 // its turns.
 type bareCommits struct {
-	pool *pgxpool.Pool
-	row  []byte
+	pool  *pgxpool.Pool
+	table *commitTable
 }
 
 const besideTable = "bench_beside"
@@ -210,12 +238,12 @@ func newBareCommits(ctx context.Context, url string) (*bareCommits, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := pool.Exec(ctx, "CREATE TABLE "+besideTable+" (id bigserial PRIMARY KEY, body bytea NOT NULL)"); err != nil {
+	table, err := newCommitTable(ctx, pool, besideTable)
+	if err != nil {
 		pool.Close()
 		return nil, err
 	}
-	c := &bareCommits{pool: pool, row: make([]byte, 4096)}
-	_, _ = rand.Read(c.row)
+	c := &bareCommits{pool: pool, table: table}
 	// The statement is prepared before anything is timed.
 	if _, err := c.time(ctx); err != nil {
 		c.close()
@@ -224,16 +252,15 @@ func newBareCommits(ctx context.Context, url string) (*bareCommits, error) {
 	return c, nil
 }
 
-// time commits one 4 KiB row in a transaction of its own and says how long
-// it took.
+// time commits one row and says how long it took.
 func (c *bareCommits) time(ctx context.Context) (time.Duration, error) {
 	t0 := time.Now()
-	_, err := c.pool.Exec(ctx, "INSERT INTO "+besideTable+" (body) VALUES ($1)", c.row)
+	err := c.table.commit(ctx, c.pool)
 	return time.Since(t0), err
 }
 
 func (c *bareCommits) close() {
-	_, _ = c.pool.Exec(context.Background(), "DROP TABLE IF EXISTS "+besideTable)
+	c.table.drop(c.pool)
 	c.pool.Close()
 }
 

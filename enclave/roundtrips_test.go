@@ -165,7 +165,7 @@ func TestRoundTripsPerAction(t *testing.T) {
 		what      string
 		got, most int64
 	}{
-		{"a guess_start", opens / n, 6},
+		{"a guess_start", opens / n, 5},
 		{"a task_cancel", cancels / n, 3},
 		{"an approval", approve, 3},
 		{"a batch of ten approvals", batch, 3},

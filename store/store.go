@@ -53,6 +53,9 @@ var (
 	// longer so; the transaction kept nothing. The caller moves the task
 	// again without Seen, from the task as it is now.
 	ErrStale = errors.New("store: the task changed since it was read")
+	// ErrUncovered: a charge (Charge) the agent's balance did not cover,
+	// or of no such agent; the transaction that made it kept nothing.
+	ErrUncovered = errors.New("store: the balance does not cover the charge")
 )
 
 // Store opens transactions. Every state change happens in one transaction
@@ -623,12 +626,14 @@ type Balances interface {
 	// amount, or one that would take the balance past the largest int64, is
 	// refused; a zero amount changes nothing and writes no entry.
 	Credit(ctx context.Context, account string, amount int64, note string, at time.Time) (int64, error)
-	// Charge takes a run's price from the balance if it covers it, with a
-	// ledger entry; it reports false, changing nothing, if it does not.
-	// Concurrent charges never take more than the balance. ErrNotFound for
-	// no such agent; a negative amount is refused; a zero amount is covered
-	// and writes no entry.
-	Charge(ctx context.Context, account string, amount int64, run string, at time.Time) (bool, error)
+	// Charge takes a run's price from the balance, with a ledger entry, as
+	// a checked write: it travels with the transaction's next round trip,
+	// at the latest its commit, and if the balance does not cover the
+	// price, or there is no such agent, the transaction fails with
+	// ErrUncovered and keeps nothing. Concurrent charges never take more
+	// than the balance. A negative amount is refused at once; a zero amount
+	// is covered by any balance and writes no entry.
+	Charge(ctx context.Context, account string, amount int64, run string, at time.Time) error
 	// Uncharge takes back the charge of a run, once: its ledger entry is
 	// removed and its amount returned to the balance, which it reports (0
 	// when the run was charged nothing, or was uncharged already). For a

@@ -268,13 +268,8 @@ func (s *Service) runOperation(ctx context.Context, agent store.Agent, project s
 			return err
 		}
 		if op.Price > 0 {
-			ok, err := tx.Charge(ctx, agent.Account, op.Price, run.ID, now)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				return countersign.Errorf(countersign.PaymentRequired, "the agent's balance of %d µUSD does not cover the price of %d µUSD", agent.Balance, op.Price)
-			}
+			// Checked at the commit, with which it travels.
+			return tx.Charge(ctx, agent.Account, op.Price, run.ID, now)
 		}
 		return nil
 	})
@@ -282,6 +277,8 @@ func (s *Service) runOperation(ctx context.Context, agent store.Agent, project s
 	case replay != nil:
 		return replay, nil
 	case err == nil:
+	case errors.Is(err, store.ErrUncovered):
+		return refusal(countersign.Errorf(countersign.PaymentRequired, "the agent's balance of %d µUSD does not cover the price of %d µUSD", agent.Balance, op.Price)), nil
 	case errors.Is(err, store.ErrUnavailable):
 		return nil, Transport(err)
 	case countersign.ErrorCode(err) != countersign.Internal:

@@ -146,28 +146,18 @@ func (t *tx) Credit(ctx context.Context, account string, amount int64, note stri
 const takeBalance = "UPDATE agents SET balance = balance - ? WHERE account = ? AND balance >= ?"
 
 // Charge takes amount in one conditional UPDATE, so concurrent charges
-// never take more than the balance holds.
-func (t *tx) Charge(ctx context.Context, account string, amount int64, run string, at time.Time) (bool, error) {
+// never take more than the balance holds. The UPDATE is a checked write
+// kept for the transaction's next round trip, with its ledger entry: a
+// charge costs no wait of its own.
+func (t *tx) Charge(_ context.Context, account string, amount int64, run string, at time.Time) error {
 	if amount < 0 {
-		return false, fmt.Errorf("store: charge of a negative amount (%d µUSD)", amount)
+		return fmt.Errorf("store: charge of a negative amount (%d µUSD)", amount)
 	}
-	charged := true
-	var err error
+	t.later(checked(fmt.Errorf("store: charge agent %s: %w", account, store.ErrUncovered), takeBalance, amount, account, amount))
 	if amount > 0 {
-		charged, err = t.db.e.debit(ctx, t, account, amount, run, at)
-	} else {
-		// Nothing to take: the agent is there, with a balance.
-		var n int64
-		n, err = t.q.exec(ctx, takeBalance, amount, account, amount)
-		charged = n == 1
+		t.later(stmt{sql: addLedger, args: []any{account, -amount, run, "", at.Unix()}})
 	}
-	if err != nil {
-		return false, fmt.Errorf("store: charge agent %s: %w", account, err)
-	}
-	if !charged {
-		return false, t.refusedCharge(ctx, account)
-	}
-	return true, nil
+	return nil
 }
 
 // Uncharge removes the run's charge from the ledger and returns its amount
@@ -184,18 +174,10 @@ func (t *tx) Uncharge(ctx context.Context, account, run string) (int64, error) {
 	return amount, nil
 }
 
-// refusedCharge tells a charge the balance did not cover from one of an
-// agent that is not there.
-func (t *tx) refusedCharge(ctx context.Context, account string) error {
-	if _, err := t.Agent(ctx, account); err != nil {
-		return fmt.Errorf("store: charge agent %s: %w", account, err)
-	}
-	return nil
-}
+const addLedger = "INSERT INTO ledger (account, amount, run, note, at) VALUES (?, ?, ?, ?, ?)"
 
 func (t *tx) ledger(ctx context.Context, account string, amount int64, run, note string, at time.Time) error {
-	_, err := t.q.exec(ctx, "INSERT INTO ledger (account, amount, run, note, at) VALUES (?, ?, ?, ?, ?)",
-		account, amount, run, note, at.Unix())
+	_, err := t.q.exec(ctx, addLedger, account, amount, run, note, at.Unix())
 	if err != nil {
 		return fmt.Errorf("store: ledger entry of agent %s: %w", account, err)
 	}

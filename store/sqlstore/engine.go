@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"time"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
@@ -56,9 +55,6 @@ type engine interface {
 	// first time a subscriber needs it.
 	listen(db *DB)
 
-	// debit takes amount (> 0) from account's balance if the balance holds
-	// it and writes the run's ledger entry, saying whether it did.
-	debit(ctx context.Context, t *tx, account string, amount int64, run string, at time.Time) (bool, error)
 	// refund removes the run's charge from the ledger and returns it to
 	// the balance, saying how much (0: there was none).
 	refund(ctx context.Context, t *tx, account, run string) (int64, error)

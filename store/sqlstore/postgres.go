@@ -131,14 +131,6 @@ func (p *pgEngine) signalNow(ctx context.Context, db *DB, sig store.StreamSignal
 	return err
 }
 
-// debit is the charge and its ledger entry in one statement.
-func (*pgEngine) debit(ctx context.Context, t *tx, account string, amount int64, run string, at time.Time) (bool, error) {
-	n, err := t.q.exec(ctx, `WITH charged AS (UPDATE agents SET balance = balance - ? WHERE account = ? AND balance >= ?
-		RETURNING account) INSERT INTO ledger (account, amount, run, note, at) SELECT account, ?, ?, '', ? FROM charged`,
-		amount, account, amount, -amount, run, at.Unix())
-	return n == 1, err
-}
-
 // refund is the ledger entry's removal and the balance's return in one
 // statement.
 func (*pgEngine) refund(ctx context.Context, t *tx, account, run string) (int64, error) {

@@ -8,7 +8,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
@@ -170,15 +169,6 @@ func (*liteEngine) signalNow(_ context.Context, db *DB, sig store.StreamSignal) 
 
 // listen has nothing to start: every event is this process's own.
 func (*liteEngine) listen(*DB) {}
-
-// debit takes the balance, then writes the ledger entry.
-func (*liteEngine) debit(ctx context.Context, t *tx, account string, amount int64, run string, at time.Time) (bool, error) {
-	n, err := t.q.exec(ctx, takeBalance, amount, account, amount)
-	if err != nil || n == 0 {
-		return false, err
-	}
-	return true, t.ledger(ctx, account, -amount, run, "", at)
-}
 
 // refund removes the ledger entry, then returns its amount, refusing a
 // balance that would pass the largest int64.

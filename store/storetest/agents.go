@@ -171,14 +171,15 @@ func credit(t *testing.T, s store.Store, account string, amount int64) int64 {
 	return balance
 }
 
+// charge reports whether a transaction charging amount committed, and
+// fails the test on any error but ErrUncovered.
 func charge(t *testing.T, s store.Store, account string, amount int64, run string) bool {
 	t.Helper()
-	var ok bool
-	inTx(t, s, func(tx store.Tx) (err error) {
-		ok, err = tx.Charge(ctx, account, amount, run, t0.Add(time.Minute))
-		return err
-	})
-	return ok
+	err := s.Tx(ctx, func(tx store.Tx) error { return tx.Charge(ctx, account, amount, run, t0.Add(time.Minute)) })
+	if err != nil && !errors.Is(err, store.ErrUncovered) {
+		t.Fatalf("charge of %d to %s: %v", amount, account, err)
+	}
+	return err == nil
 }
 
 func balance(t *testing.T, s store.Store, account string) int64 {
@@ -266,49 +267,77 @@ func testCreditAndCharge(t *testing.T, s store.Store) {
 	if !charge(t, s, "other.near", math.MaxInt64, "run6") || balance(t, s, "other.near") != 0 {
 		t.Fatal("a charge of the largest balance did not empty it")
 	}
+
+	// A charge the balance does not cover fails its whole transaction at
+	// its commit: what was written before it and after it is not kept.
+	credit(t, s, "bot.near", 100)
+	err = s.Tx(ctx, func(tx store.Tx) error {
+		if err := tx.AddAgentKey(ctx, "before.near", keyHash("ak_before"), t0); err != nil {
+			return err
+		}
+		if err := tx.Charge(ctx, "bot.near", 101, "run7", t0); err != nil {
+			return err
+		}
+		return tx.AddAgentKey(ctx, "after.near", keyHash("ak_after"), t0)
+	})
+	if !errors.Is(err, store.ErrUncovered) {
+		t.Fatalf("a transaction with a charge its balance does not cover: %v, want ErrUncovered", err)
+	}
+	if b, l := balance(t, s, "bot.near"), ledger(t, s, "bot.near"); b != 100 || len(l) != len(want)+1 {
+		t.Errorf("an uncovered charge left the balance %d and %d ledger entries, want 100 and %d", b, len(l), len(want)+1)
+	}
+	inTx(t, s, func(tx store.Tx) error {
+		for _, k := range []string{"ak_before", "ak_after"} {
+			if _, err := tx.AgentByKey(ctx, keyHash(k)); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("the failed transaction kept %s: %v", k, err)
+			}
+		}
+		return nil
+	})
 }
 
 func testMoneyRefusals(t *testing.T, s store.Store) {
 	addKey(t, s, "bot.near", "ak_one", t0)
 	credit(t, s, "bot.near", 1_000)
 	for _, tc := range []struct {
-		name     string
-		f        func(tx store.Tx) error
-		notFound bool
+		name string
+		f    func(tx store.Tx) error
+		want error // nil: any refusal but those named
 	}{
 		{"negative credit", func(tx store.Tx) error {
 			_, err := tx.Credit(ctx, "bot.near", -1, "", t0)
 			return err
-		}, false},
+		}, nil},
 		{"most negative credit", func(tx store.Tx) error {
 			_, err := tx.Credit(ctx, "bot.near", math.MinInt64, "", t0)
 			return err
-		}, false},
+		}, nil},
 		{"negative charge", func(tx store.Tx) error {
-			_, err := tx.Charge(ctx, "bot.near", -5, "run1", t0)
-			return err
-		}, false},
+			return tx.Charge(ctx, "bot.near", -5, "run1", t0)
+		}, nil},
 		{"most negative charge", func(tx store.Tx) error {
-			_, err := tx.Charge(ctx, "bot.near", math.MinInt64, "run1", t0)
-			return err
-		}, false},
+			return tx.Charge(ctx, "bot.near", math.MinInt64, "run1", t0)
+		}, nil},
 		{"credit of an unknown agent", func(tx store.Tx) error {
 			_, err := tx.Credit(ctx, "nobody.near", 100, "", t0)
 			return err
-		}, true},
+		}, store.ErrNotFound},
 		{"charge of an unknown agent", func(tx store.Tx) error {
-			_, err := tx.Charge(ctx, "nobody.near", 100, "run1", t0)
-			return err
-		}, true},
+			return tx.Charge(ctx, "nobody.near", 100, "run1", t0)
+		}, store.ErrUncovered},
 		{"zero charge of an unknown agent", func(tx store.Tx) error {
-			_, err := tx.Charge(ctx, "nobody.near", 0, "run1", t0)
-			return err
-		}, true},
+			return tx.Charge(ctx, "nobody.near", 0, "run1", t0)
+		}, store.ErrUncovered},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := s.Tx(ctx, tc.f)
-			if err == nil || errors.Is(err, store.ErrNotFound) != tc.notFound {
-				t.Fatalf("got %v, want a refusal (ErrNotFound: %v)", err, tc.notFound)
+			switch {
+			case err == nil:
+				t.Fatal("accepted, want a refusal")
+			case tc.want != nil && !errors.Is(err, tc.want):
+				t.Fatalf("got %v, want %v", err, tc.want)
+			case tc.want == nil && (errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrUncovered)):
+				t.Fatalf("got %v, want a refusal of the amount", err)
 			}
 		})
 	}
@@ -337,13 +366,12 @@ func testChargeNeverOverdraws(t *testing.T, s store.Store) {
 		go func() {
 			defer wg.Done()
 			err := s.Tx(ctx, func(tx store.Tx) error {
-				ok, err := tx.Charge(ctx, "bot.near", price, fmt.Sprintf("run%d", i), t0)
-				if ok {
-					taken.Add(1)
-				}
-				return err
+				return tx.Charge(ctx, "bot.near", price, fmt.Sprintf("run%d", i), t0)
 			})
-			if err != nil {
+			switch {
+			case err == nil:
+				taken.Add(1)
+			case !errors.Is(err, store.ErrUncovered):
 				t.Error(err)
 			}
 		}()
@@ -374,8 +402,8 @@ func testRolledBackCharge(t *testing.T, s store.Store) {
 	credit(t, s, "bot.near", 1_000)
 	boom := errors.New("the run was refused later in the transaction")
 	err := s.Tx(ctx, func(tx store.Tx) error {
-		if ok, err := tx.Charge(ctx, "bot.near", 600, "run1", t0); !ok || err != nil {
-			return fmt.Errorf("charge in the transaction: %v, %w", ok, err)
+		if err := tx.Charge(ctx, "bot.near", 600, "run1", t0); err != nil {
+			return fmt.Errorf("charge in the transaction: %w", err)
 		}
 		if _, err := tx.Credit(ctx, "bot.near", 50, "in the same transaction", t0); err != nil {
 			return err

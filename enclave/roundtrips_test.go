@@ -167,7 +167,7 @@ func TestRoundTripsPerAction(t *testing.T) {
 	}{
 		{"a guess_start", opens / n, 5},
 		{"a task_cancel", cancels / n, 3},
-		{"an approval", approve, 3},
+		{"an approval", approve, 2},
 		{"a batch of ten approvals", batch, 3},
 		{"an owner's rejection", reject, 3},
 		{"an owner's cancel", ownerCancel, 3},

@@ -24,7 +24,7 @@ func (s *Server) routeInbox(r *mux.Router) {
 	r.HandleFunc("/inbox/tasks/{id}/files/{n:[0-9]+}", s.owner(s.file)).Methods(http.MethodGet)
 	r.HandleFunc("/inbox/tasks/{id}/origin", s.owner(s.origin)).Methods(http.MethodGet)
 	r.HandleFunc("/inbox/tasks/{id}/events", s.owner(s.history)).Methods(http.MethodGet)
-	r.HandleFunc("/inbox/tasks/{id}/approve", s.owner(s.approve)).Methods(http.MethodPost)
+	r.HandleFunc("/inbox/tasks/{id}/approve", s.ownerTask(s.approve)).Methods(http.MethodPost)
 	r.HandleFunc("/inbox/tasks/{id}/reject", s.owner(s.reject)).Methods(http.MethodPost)
 	r.HandleFunc("/inbox/tasks/{id}/acknowledge", s.owner(s.acknowledge)).Methods(http.MethodPost)
 	r.HandleFunc("/inbox/unlock", s.owner(s.unlock)).Methods(http.MethodPost)

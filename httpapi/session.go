@@ -20,8 +20,20 @@ type ownerHandler func(w http.ResponseWriter, r *http.Request, sess inbox.Sessio
 // guessed or forged one costs a hash, and a client behind a shared
 // address cannot lock out the owners there (SPEC §6).
 func (s *Server) owner(h ownerHandler) http.HandlerFunc {
+	return s.ownerReading(h, false)
+}
+
+// ownerTask is owner for a route on the task in its path whose handler
+// reads that task first: the task is read with the session, in the same
+// round trip (inbox.AuthenticateTask), and the handler's own read of it
+// asks the store nothing more.
+func (s *Server) ownerTask(h ownerHandler) http.HandlerFunc {
+	return s.ownerReading(h, true)
+}
+
+func (s *Server) ownerReading(h ownerHandler, task bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		sess, err := s.authenticateOwner(r)
+		r, sess, err := s.authenticateOwner(r, task)
 		if err != nil {
 			writeOwnerError(w, s.opts.Logger, err)
 			return
@@ -34,12 +46,19 @@ func (s *Server) owner(h ownerHandler) http.HandlerFunc {
 	}
 }
 
-func (s *Server) authenticateOwner(r *http.Request) (inbox.Session, error) {
+// authenticateOwner authenticates r's session, with the task in its path
+// if task: r is then returned with a context that holds the task read.
+func (s *Server) authenticateOwner(r *http.Request, task bool) (*http.Request, inbox.Session, error) {
 	token, _, err := s.sessionToken(r)
 	if err != nil {
-		return inbox.Session{}, err
+		return r, inbox.Session{}, err
 	}
-	return s.opts.Inbox.Authenticate(r.Context(), token)
+	if !task {
+		sess, err := s.opts.Inbox.Authenticate(r.Context(), token)
+		return r, sess, err
+	}
+	ctx, sess, err := s.opts.Inbox.AuthenticateTask(r.Context(), token, mux.Vars(r)["id"])
+	return r.WithContext(ctx), sess, err
 }
 
 func (s *Server) routeSessions(r *mux.Router) {

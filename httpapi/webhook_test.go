@@ -352,7 +352,8 @@ func TestConfirmationUsedOnce(t *testing.T) {
 }
 
 // seenTx is a transaction of the owner's service that notes when it read a
-// task with what a later move needs (TaskSeen).
+// task with what a later move needs (TaskSeen, and with a session at the
+// door, DeviceWithTask).
 type seenTx struct {
 	store.Tx
 	saw *bool
@@ -361,6 +362,11 @@ type seenTx struct {
 func (s seenTx) TaskSeen(ctx context.Context, id string) (store.Task, store.Seen, error) {
 	*s.saw = true
 	return s.Tx.TaskSeen(ctx, id)
+}
+
+func (s seenTx) DeviceWithTask(ctx context.Context, hash []byte, id string) (store.Device, store.Task, store.Seen, error) {
+	*s.saw = true
+	return s.Tx.DeviceWithTask(ctx, hash, id)
 }
 
 func (s seenTx) TasksSeen(ctx context.Context, ids []string) ([]store.Task, []store.Seen, error) {

@@ -244,12 +244,54 @@ func (s *Service) Authenticate(ctx context.Context, token string) (Session, erro
 	if !s.madeHere(token) {
 		return Session{}, errSessionRequired
 	}
-	now := s.clock()
 	var dev store.Device
 	err := s.store.Read(ctx, func(tx doorTx) (err error) {
 		dev, err = tx.DeviceByToken(ctx, hashToken(token))
 		return err
 	})
+	return s.session(ctx, dev, err)
+}
+
+// AuthenticateTask is Authenticate for a request on the task id: the task
+// is read with the session, in the same round trip, and kept in the
+// context returned for the request's own read of it (readTaskSeen), which
+// then asks the store nothing more. Whether the task exists, or whose it
+// is, is not told here: the request's own read checks that the session may
+// see it, as it would have.
+func (s *Service) AuthenticateTask(ctx context.Context, token, id string) (context.Context, Session, error) {
+	if !countersign.ValidTaskID(id) {
+		sess, err := s.Authenticate(ctx, token)
+		return ctx, sess, err
+	}
+	if !s.madeHere(token) {
+		return ctx, Session{}, errSessionRequired
+	}
+	var dev store.Device
+	var r readWith
+	err := s.store.Read(ctx, func(tx doorTx) (err error) {
+		dev, r.task, r.seen, err = tx.DeviceWithTask(ctx, hashToken(token), id)
+		return err
+	})
+	sess, err := s.session(ctx, dev, err)
+	if err != nil {
+		return ctx, Session{}, err
+	}
+	r.device, r.id = sess.DeviceID, id
+	return context.WithValue(ctx, readWithKey{}, r), sess, nil
+}
+
+// readWith is a task read with the session of device, by AuthenticateTask.
+type readWith struct {
+	device, id string
+	task       store.Task
+	seen       store.Seen
+}
+
+type readWithKey struct{}
+
+// session is the session dev, read with err, opens at the door.
+func (s *Service) session(ctx context.Context, dev store.Device, err error) (Session, error) {
+	now := s.clock()
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return Session{}, errSessionRequired

@@ -126,6 +126,24 @@ func inboxTaskSeen(ctx context.Context, tx lookupTx, sess Session, id string) (s
 	return t, seen, err
 }
 
+// readTaskSeen is inboxTaskSeen, from what AuthenticateTask read with the
+// session when ctx holds that.
+func readTaskSeen(ctx context.Context, tx lookupTx, sess Session, id string) (store.Task, store.Seen, error) {
+	r, ok := ctx.Value(readWithKey{}).(readWith)
+	if !ok || r.device != sess.DeviceID || r.id != id {
+		return inboxTaskSeen(ctx, tx, sess, id)
+	}
+	var err error
+	if r.task.ID == "" {
+		err = store.ErrNotFound
+	}
+	t, err := visible(ctx, tx, sess, r.task, err)
+	if err != nil {
+		return store.Task{}, store.Seen{}, err
+	}
+	return t, r.seen, nil
+}
+
 // visible is t, read with err, if sess may see it: its owner's, or a shared
 // task's listed approver's; otherwise errTaskNotFound.
 func visible(ctx context.Context, tx lookupTx, sess Session, t store.Task, err error) (store.Task, error) {
@@ -416,7 +434,7 @@ func (s *Service) Approve(ctx context.Context, sess Session, id string, req Appr
 	var t store.Task
 	var seen store.Seen
 	err := s.store.Read(ctx, func(tx doorTx) (err error) {
-		t, seen, err = inboxTaskSeen(ctx, tx, sess, id)
+		t, seen, err = readTaskSeen(ctx, tx, sess, id)
 		return err
 	})
 	if err != nil {

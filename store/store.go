@@ -815,6 +815,13 @@ type Devices interface {
 	// DeviceByToken returns the device whose session token hashes to hash
 	// (ErrNotFound).
 	DeviceByToken(ctx context.Context, hash []byte) (Device, error)
+	// DeviceWithTask is DeviceByToken with a task and what a move of it in
+	// a later transaction needs (TaskSeen), read in the same round trip:
+	// the device (ErrNotFound as DeviceByToken), then the task, a zero
+	// Task (its ID empty) and a zero Seen if there is none. The task is
+	// read whoever it belongs to: the caller checks that the device may
+	// see it.
+	DeviceWithTask(ctx context.Context, hash []byte, id string) (Device, Task, Seen, error)
 	// ActiveDevices lists an account's devices not ended and valid at now,
 	// in the order they signed in (oldest first; within one second, in the
 	// order of InsertDevice).

@@ -52,8 +52,27 @@ func (t *tx) Device(ctx context.Context, id string) (store.Device, error) {
 	return scanDevice(t.q.queryRow(ctx, "SELECT "+deviceColumns+" FROM devices WHERE id = ?", id))
 }
 
+const deviceByToken = "SELECT " + deviceColumns + " FROM devices WHERE token_hash = ?"
+
 func (t *tx) DeviceByToken(ctx context.Context, hash []byte) (store.Device, error) {
-	return scanDevice(t.q.queryRow(ctx, "SELECT "+deviceColumns+" FROM devices WHERE token_hash = ?", hash))
+	return scanDevice(t.q.queryRow(ctx, deviceByToken, hash))
+}
+
+func (t *tx) DeviceWithTask(ctx context.Context, hash []byte, id string) (store.Device, store.Task, store.Seen, error) {
+	r, err := t.send(ctx, append([]stmt{{sql: deviceByToken, args: []any{hash}}}, taskSeenStmts(id, "")...)...)
+	if err != nil {
+		return store.Device{}, store.Task{}, store.Seen{}, err
+	}
+	defer r.close()
+	d, err := scanDevice(r.row())
+	if err != nil {
+		return store.Device{}, store.Task{}, store.Seen{}, err
+	}
+	k, seen, err := scanSeen(r)
+	if err != nil {
+		return store.Device{}, store.Task{}, store.Seen{}, err
+	}
+	return d, k, seen, r.close()
 }
 
 const activeDevicesQuery = "SELECT " + deviceColumns + ` FROM devices

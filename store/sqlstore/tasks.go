@@ -214,8 +214,7 @@ func (t *tx) TasksSeen(ctx context.Context, ids []string) ([]store.Task, []store
 func (t *tx) tasksSeen(ctx context.Context, ids []string, lock string) ([]store.Task, []store.Seen, error) {
 	stmts := make([]stmt, 0, 2*len(ids))
 	for _, id := range ids {
-		stmts = append(stmts, stmt{sql: "SELECT " + taskColumns + " FROM tasks WHERE id = ?" + lock, args: []any{id}},
-			stmt{sql: ownersWebhook, args: []any{id}})
+		stmts = append(stmts, taskSeenStmts(id, lock)...)
 	}
 	r, err := t.send(ctx, stmts...)
 	if err != nil {
@@ -224,20 +223,33 @@ func (t *tx) tasksSeen(ctx context.Context, ids []string, lock string) ([]store.
 	defer r.close()
 	tasks, seen := make([]store.Task, len(ids)), make([]store.Seen, len(ids))
 	for i := range ids {
-		k, err := scanTask(r.row())
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
+		if tasks[i], seen[i], err = scanSeen(r); err != nil {
 			return nil, nil, err
-		}
-		// A task that does not exist has no owner, nor a webhook.
-		s, err := seenOf(k, r.row())
-		if err != nil {
-			return nil, nil, err
-		}
-		if k.ID != "" {
-			tasks[i], seen[i] = k, s
 		}
 	}
 	return tasks, seen, r.close()
+}
+
+// taskSeenStmts read a task (with lock, a locking clause) and its owner's
+// webhook; scanSeen reads their results.
+func taskSeenStmts(id, lock string) []stmt {
+	return []stmt{{sql: "SELECT " + taskColumns + " FROM tasks WHERE id = ?" + lock, args: []any{id}},
+		{sql: ownersWebhook, args: []any{id}}}
+}
+
+// scanSeen reads the results of taskSeenStmts: a task that does not exist
+// is a zero Task and a zero Seen.
+func scanSeen(r results) (store.Task, store.Seen, error) {
+	k, err := scanTask(r.row())
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return store.Task{}, store.Seen{}, err
+	}
+	// A task that does not exist has no owner, nor a webhook.
+	s, err := seenOf(k, r.row())
+	if err != nil || k.ID == "" {
+		return store.Task{}, store.Seen{}, err
+	}
+	return k, s, nil
 }
 
 // ownersWebhook reads the webhook of a task's owner.

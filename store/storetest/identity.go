@@ -20,6 +20,7 @@ func identityTests() []storeTest {
 		{"NonceOnceUnderConcurrency", testNonceOnceUnderConcurrency},
 		{"NonceSpentAgainKeepsNothing", testNonceSpentAgainKeepsNothing},
 		{"Devices", testDevices},
+		{"DeviceWithTask", testDeviceWithTask},
 		{"DevicesInSignInOrder", testDevicesInSignInOrder},
 		{"EndDeviceDropsItsCopies", testEndDeviceDropsItsCopies},
 	}
@@ -131,6 +132,66 @@ func device(id, account string, created time.Time) store.Device {
 	return store.Device{ID: id, Account: account, DevicePubkey: "p256:" + id, SignerPubkey: "ed25519:x",
 		TokenHash: []byte("hash-" + id), Statement: `{"message":"m"}`, CreatedAt: created,
 		ValidUntil: created.Add(24 * time.Hour), KeyCheckedAt: created}
+}
+
+// testDeviceWithTask: a session's device and a task, read in one round
+// trip, are what DeviceByToken and TaskSeen read apart; the task is read
+// whoever's it is, and its absence is no error.
+func testDeviceWithTask(t *testing.T, s store.Store) {
+	k, c := NewTask("withtask-1", "alice.near", "bot.near")
+	insert(t, s, k, c)
+	inTx(t, s, func(tx store.Tx) error {
+		for _, d := range []store.Device{device("a1", "alice.near", t0), device("b1", "bob.near", t0)} {
+			if err := tx.InsertDevice(ctx, d); err != nil {
+				return err
+			}
+		}
+		return tx.PutWebhook(ctx, store.Webhook{Owner: "alice.near", ID: "wh-a", SetAt: t0, SetByKey: "ed25519:k", KeyID: 1, Sealed: []byte("sealed")})
+	})
+	var task store.Task
+	var seen store.Seen
+	if err := s.Read(ctx, func(tx store.Tx) (err error) {
+		task, seen, err = tx.TaskSeen(ctx, k.ID)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, token, id string
+		device          string // "" for ErrNotFound
+		task            store.Task
+		seen            store.Seen
+	}{
+		{"the owner's device and task", "hash-a1", k.ID, "a1", task, seen},
+		{"another account's device", "hash-b1", k.ID, "b1", task, seen},
+		{"no such task", "hash-a1", "absent-1", "a1", store.Task{}, store.Seen{}},
+		{"no such token", "hash-nope", k.ID, "", store.Task{}, store.Seen{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var d store.Device
+			var gotTask store.Task
+			var gotSeen store.Seen
+			err := s.Read(ctx, func(tx store.Tx) (err error) {
+				d, gotTask, gotSeen, err = tx.DeviceWithTask(ctx, []byte(tc.token), tc.id)
+				return err
+			})
+			if tc.device == "" {
+				if !errors.Is(err, store.ErrNotFound) {
+					t.Fatalf("got %v, want ErrNotFound", err)
+				}
+				return
+			}
+			if err != nil || d.ID != tc.device {
+				t.Fatalf("device %q, %v; want %s", d.ID, err, tc.device)
+			}
+			if fmt.Sprint(gotTask) != fmt.Sprint(tc.task) || gotSeen != tc.seen {
+				t.Errorf("read\n%+v %+v\nwant\n%+v %+v", gotTask, gotSeen, tc.task, tc.seen)
+			}
+		})
+	}
+	if seen != (store.Seen{Owner: "alice.near", Webhook: "wh-a"}) || task.ID != k.ID {
+		t.Fatalf("TaskSeen read %+v, %+v", task, seen)
+	}
 }
 
 func testDevices(t *testing.T, s store.Store) {

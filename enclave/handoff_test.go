@@ -2,6 +2,7 @@ package enclave_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -127,4 +128,97 @@ func TestHandedOffToAProcessThatDied(t *testing.T) {
 			t.Fatalf("the write ran %d times", n)
 		}
 	})
+}
+
+// TestHandedOverClaim: a job handed over at the approval's commit carries
+// what that commit read of its task (on PostgreSQL; on SQLite nothing),
+// and its claim reads nothing more. Copies of the job, with what was read
+// and without, run at once and claim the run once. When the owner names
+// another webhook between the approval's commit and the claim, the claim
+// reads the task again, and the answer's event goes to the webhook named
+// now.
+func TestHandedOverClaim(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
+		w := servicetest.New(t, db)
+		handed := make(chan store.AnswerJob, 4)
+		t.Cleanup(db.SetHandOff(&sqlstore.HandOff{Jobs: handed}))
+		approve := func() store.AnswerJob {
+			id := w.Pay()
+			run := w.Approve(id, nil)
+			j := <-handed
+			if j.TaskID != id || j.Run != run {
+				t.Fatalf("handed over %+v for %s, run %s", j, id, run)
+			}
+			if (j.Inputs != nil) != (db.Postgres() != nil) {
+				t.Fatalf("handed over with inputs %v on %s", j.Inputs != nil, db.Dialect())
+			}
+			if in := j.Inputs; in != nil && (in.Task.State != countersign.StateApproved || in.Task.AnswerRun != run ||
+				in.Sealed == nil || in.Approval == nil || in.Project == nil || in.Preparer == nil || in.Seen.Owner != w.Owner.Account) {
+				t.Fatalf("the approval's commit read %+v", *in)
+			}
+			return j
+		}
+
+		j := approve()
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range 16 {
+			job := j
+			if i%2 == 1 {
+				job.Inputs = nil // a copy from the queue, or a sweep
+			}
+			wg.Go(func() {
+				<-start
+				if err := w.Enclave.Answers.AnswerJob(ctx, job); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		if n := w.Effects.Count(j.TaskID); n != 1 {
+			t.Fatalf("the write happened %d times", n)
+		}
+		if got := w.Task(j.TaskID); got.State != countersign.StateDone {
+			t.Fatalf("the task ended %s", got.State)
+		}
+
+		j = approve()
+		if err := w.DB.Tx(ctx, func(tx store.Tx) error {
+			return tx.PutWebhook(ctx, store.Webhook{Owner: w.Owner.Account, ID: "wh-named-now", SetAt: time.Now(),
+				SetByKey: "ed25519:k", KeyID: 1, Sealed: []byte("sealed")})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Enclave.Answers.AnswerJob(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+		if n := w.Effects.Count(j.TaskID); n != 1 {
+			t.Fatalf("the write happened %d times", n)
+		}
+		if got := w.Task(j.TaskID); got.State != countersign.StateDone {
+			t.Fatalf("the task ended %s", got.State)
+		}
+		q := "SELECT COUNT(*) FROM webhook_events WHERE task_id = '" + j.TaskID + "' AND webhook_id = 'wh-named-now' AND type = 'task_answered'"
+		if n := countOn(t, db, q); n != 1 {
+			t.Fatalf("%d task_answered events for the webhook named before the claim, want 1", n)
+		}
+	})
+}
+
+// countOn reads a count on either database, outside the service.
+func countOn(t *testing.T, db *sqlstore.DB, q string) int64 {
+	t.Helper()
+	var n int64
+	var err error
+	if db.Postgres() != nil {
+		err = db.Postgres().QueryRow(context.Background(), q).Scan(&n)
+	} else {
+		err = db.SQLite().QueryRowContext(context.Background(), q).Scan(&n)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -52,12 +52,16 @@ func TestRoundTripsPerAction(t *testing.T) {
 		opens, cancels = opens+mid-before, cancels+db.RoundTrips()-mid
 	}
 	// Approvals are made as in a process that runs answers: each hands its
-	// job to this process at commit (here to a channel nobody reads; the
+	// job to this process at commit (here to a channel the test reads; the
 	// runs are then made one by one).
 	handed := make(chan store.AnswerJob, 16)
 	t.Cleanup(db.SetHandOff(&sqlstore.HandOff{Jobs: handed}))
-	approveAndAnswer := func(k int) (approve, answer int64) {
-		var ids, runs []string
+	// Each answer run is made from the job as handed over, with what the
+	// approval's commit read of its task, but the last, which is made as
+	// from the queue, reading its task itself.
+	approveAndAnswer := func(k int) (approve, answer, queued int64) {
+		var ids []string
+		var jobs []store.AnswerJob
 		var opened []*device.Opened
 		for range k {
 			id := w.Pay()
@@ -78,25 +82,33 @@ func TestRoundTripsPerAction(t *testing.T) {
 				t.Fatal(err)
 			}
 			approve = max(approve, db.RoundTrips()-before)
-			runs = append(runs, st.Run)
-			if j := <-handed; j.TaskID != ids[i] || j.Run != st.Run {
+			j := <-handed
+			if j.TaskID != ids[i] || j.Run != st.Run || j.Inputs == nil || j.Inputs.Task.State != "approved" {
 				t.Fatalf("handed off %+v for %s", j, ids[i])
 			}
+			jobs = append(jobs, j)
 		}
-		for i, id := range ids {
+		for i, j := range jobs {
+			if i == len(jobs)-1 {
+				j.Inputs = nil
+			}
 			before := db.RoundTrips()
-			if err := w.Enclave.Answers.Answer(ctx, id, runs[i]); err != nil {
+			if err := w.Enclave.Answers.AnswerJob(ctx, j); err != nil {
 				t.Fatal(err)
 			}
-			answer = max(answer, db.RoundTrips()-before)
-			if got := w.Task(id).State; got != "done" {
+			if n := db.RoundTrips() - before; i == len(jobs)-1 {
+				queued = n
+			} else {
+				answer = max(answer, n)
+			}
+			if got := w.Task(j.TaskID).State; got != "done" {
 				t.Fatalf("the answered task is %s", got)
 			}
 		}
-		return approve, answer
+		return approve, answer, queued
 	}
-	approveAndAnswer(1)
-	approve, answer := approveAndAnswer(3)
+	approveAndAnswer(2)
+	approve, answer, queued := approveAndAnswer(3)
 	// Ten confirm tasks approved in one batch, under one signature.
 	var ten []*device.Opened
 	for i := range 10 {
@@ -118,7 +130,7 @@ func TestRoundTripsPerAction(t *testing.T) {
 	// Their runs, which leave the agent room for the turns below.
 	for range ten {
 		j := <-handed
-		if err := w.Enclave.Answers.Answer(ctx, j.TaskID, j.Run); err != nil {
+		if err := w.Enclave.Answers.AnswerJob(ctx, j); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -128,9 +140,12 @@ func TestRoundTripsPerAction(t *testing.T) {
 	for range 2 {
 		id := w.Guess()
 		run := w.Approve(id, []byte("0"))
-		<-handed
+		j := <-handed
+		if j.TaskID != id || j.Run != run {
+			t.Fatalf("handed off %+v for %s", j, id)
+		}
 		before := db.RoundTrips()
-		if err := w.Enclave.Answers.Answer(ctx, id, run); err != nil {
+		if err := w.Enclave.Answers.AnswerJob(ctx, j); err != nil {
 			t.Fatal(err)
 		}
 		turn = db.RoundTrips() - before
@@ -171,8 +186,9 @@ func TestRoundTripsPerAction(t *testing.T) {
 		{"a batch of ten approvals", batch, 3},
 		{"an owner's rejection", reject, 3},
 		{"an owner's cancel", ownerCancel, 3},
-		{"an answer run", answer, 3},
-		{"an answer run that opens the next turn", turn, 5},
+		{"an answer run, handed over", answer, 2},
+		{"an answer run from the queue", queued, 3},
+		{"an answer run that opens the next turn", turn, 4},
 		// The write's history entry needs the owner's devices, read in the
 		// run's end: one more than a read.
 		{"a direct write", write, read + 1},

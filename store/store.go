@@ -565,6 +565,13 @@ type TaskReceipt struct {
 type AnswerJob struct {
 	TaskID string `json:"task_id"`
 	Run    string `json:"run"`
+	// Inputs are what RunInputs reads of the task, read by the approval's
+	// own commit, after its move, when the job was handed to this
+	// process's workers there (sqlstore.HandOff, on PostgreSQL): the claim
+	// then reads nothing, and makes its move from what was read
+	// (Inputs.Seen), or, if the task changed since, reads it again. nil
+	// otherwise. Never written to the queue.
+	Inputs *RunInputs `json:"-"`
 }
 
 // Kind names the job for the queue.

@@ -83,75 +83,110 @@ func (s *Service) Answer(ctx context.Context, taskID, run string) error {
 
 // AnswerJob is Answer for a job from the queue or handed off in-process.
 func (s *Service) AnswerJob(ctx context.Context, job store.AnswerJob) error {
-	taskID, run := job.TaskID, job.Run
 	// One transaction checks everything in the approved state and either
 	// ends the task there or claims the run (approved → answering,
 	// compare-and-set, the run's row naming this process, whose heartbeat
-	// says it is alive): nothing can change between the checks and the claim.
-	var p *prepared
-	var limit time.Duration
-	var input []byte
-	var rk *sealing.ReceiptKey
-	var rkSealed []byte
-	claimed := false
-	err := s.store.Tx(ctx, func(tx answersTx) error {
-		in, err := tx.RunInputs(ctx, taskID)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil
-		}
-		if err != nil {
+	// says it is alive): nothing can change between the checks and the
+	// claim. A job handed over by the approval's commit carries what that
+	// commit read of the task: the claim then reads nothing and makes its
+	// move from what was read; if the task changed since, the transaction
+	// keeps nothing, and the task is read again, with its lock.
+	var c *claim
+	err := store.FromSeen(func(fromSeen bool) error {
+		c = nil
+		return s.store.Tx(ctx, func(tx answersTx) (err error) {
+			c, err = s.claim(ctx, tx, job, fromSeen && job.Inputs != nil)
 			return err
-		}
-		t := in.Task
-		if t.State != countersign.StateApproved || t.AnswerRun != run {
-			return nil // taken, ended, or another approval's run
-		}
-		var end *ending
-		if p, end, err = s.prepare(in); err != nil {
-			return err
-		}
-		if end != nil {
-			return s.endApproved(ctx, tx, t, end, p)
-		}
-		// No more compute than the preparing run was allowed, nor than the
-		// answer operation declares.
-		limit = time.Duration(p.sealed.Voucher.ComputeLimitMS) * time.Millisecond
-		if limit <= 0 || limit > connectors.MaxLimit {
-			limit = connectors.DefaultLimit
-		}
-		limit = min(limit, p.op.ComputeLimit())
-		input, _ = calls.Marshal(map[string]string{"operation": p.op.Name, "task_id": t.ID})
-		now := s.clock()
-		begin, err := countersign.Transition(t.Kind, countersign.StateApproved, countersign.StateAnswering, countersign.ActorPlatform, "")
-		if err != nil {
-			return err
-		}
-		moved, err := tx.MoveTask(ctx, store.Move{ID: t.ID, Move: begin, At: now, Run: run})
-		if err != nil || !moved {
-			return err
-		}
-		claimed = true
-		// The run's own receipt is keyed under a key of its own (SPEC §11).
-		var rkKeyID uint32
-		if rk, rkKeyID, rkSealed, err = s.keys.NewReceiptKey(run); err != nil {
-			return err
-		}
-		return tx.InsertRun(ctx, store.Run{ID: run, Agent: t.Preparer, Owner: t.Owner, ProjectUUID: t.ProjectUUID,
-			Operation: p.op.Name, ComputeLimit: limit, TaskID: t.ID, InputSHA256: rk.Sum(input),
-			ReceiptKeyID: rkKeyID, ReceiptKey: rkSealed, StartedAt: now, Runner: s.instance})
+		})
 	})
-	if errors.Is(err, store.ErrUnavailable) && claimed {
+	if errors.Is(err, store.ErrUnavailable) && c != nil {
 		// The claim's COMMIT went out and its answer was lost: it may
 		// have been kept, and then no job will find the task approved
 		// again. Whether it was is read back.
-		err = s.claimKept(ctx, run, rkSealed, err)
+		err = s.claimKept(ctx, job.Run, c.receiptKeySealed, err)
 	}
-	if err != nil || !claimed {
+	if err != nil || c == nil {
 		return err
 	}
-	s.log.Info("answer run started", "run", run, "task", p.task.ID, "agent", p.task.Preparer, "operation", p.op.Name)
+	p := c.prepared
+	s.log.Info("answer run started", "run", job.Run, "task", p.task.ID, "agent", p.task.Preparer, "operation", p.op.Name)
 	defer s.observe(p.conn.Name, time.Now())
-	return s.answer(ctx, p, run, limit, input, rk)
+	return s.answer(ctx, p, job.Run, c.limit, c.input, c.receiptKey)
+}
+
+// claim is what a claim of an answer run made: the run prepared, its
+// compute limit, its input, and its receipt key (with the key sealed for
+// its row).
+type claim struct {
+	prepared         *prepared
+	limit            time.Duration
+	input            []byte
+	receiptKey       *sealing.ReceiptKey
+	receiptKeySealed []byte
+}
+
+// claim tries AnswerJob's claim of job in tx: from the job's Inputs when
+// handed (the move then made from what they saw), else from the task read
+// with its lock. It returns nil when there is nothing to run: the task
+// taken, ended, or ended here.
+func (s *Service) claim(ctx context.Context, tx answersTx, job store.AnswerJob, handed bool) (*claim, error) {
+	var in store.RunInputs
+	if handed {
+		in = *job.Inputs
+	} else {
+		var err error
+		in, err = tx.RunInputs(ctx, job.TaskID)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	t := in.Task
+	if t.State != countersign.StateApproved || t.AnswerRun != job.Run {
+		return nil, nil // taken, ended, or another approval's run
+	}
+	p, end, err := s.prepare(in)
+	if err != nil {
+		return nil, err
+	}
+	if end != nil {
+		if handed {
+			// Ended from the task as it is, under its lock.
+			return nil, store.ErrStale
+		}
+		return nil, s.endApproved(ctx, tx, t, end, p)
+	}
+	// No more compute than the preparing run was allowed, nor than the
+	// answer operation declares.
+	c := &claim{prepared: p, limit: time.Duration(p.sealed.Voucher.ComputeLimitMS) * time.Millisecond}
+	if c.limit <= 0 || c.limit > connectors.MaxLimit {
+		c.limit = connectors.DefaultLimit
+	}
+	c.limit = min(c.limit, p.op.ComputeLimit())
+	c.input, _ = calls.Marshal(map[string]string{"operation": p.op.Name, "task_id": t.ID})
+	now := s.clock()
+	begin, err := countersign.Transition(t.Kind, countersign.StateApproved, countersign.StateAnswering, countersign.ActorPlatform, "")
+	if err != nil {
+		return nil, err
+	}
+	m := store.Move{ID: t.ID, Move: begin, At: now, Run: job.Run}
+	if handed {
+		m.Seen = &in.Seen
+	}
+	moved, err := tx.MoveTask(ctx, m)
+	if err != nil || !moved {
+		return nil, err
+	}
+	// The run's own receipt is keyed under a key of its own (SPEC §11).
+	var rkKeyID uint32
+	if c.receiptKey, rkKeyID, c.receiptKeySealed, err = s.keys.NewReceiptKey(job.Run); err != nil {
+		return nil, err
+	}
+	return c, tx.InsertRun(ctx, store.Run{ID: job.Run, Agent: t.Preparer, Owner: t.Owner, ProjectUUID: t.ProjectUUID,
+		Operation: p.op.Name, ComputeLimit: c.limit, TaskID: t.ID, InputSHA256: c.receiptKey.Sum(c.input),
+		ReceiptKeyID: rkKeyID, ReceiptKey: c.receiptKeySealed, StartedAt: now, Runner: s.instance})
 }
 
 // claimPatience is how long a claim whose commit's answer was lost waits

@@ -23,6 +23,12 @@ import (
 // process takes a job, the task row's compare-and-set (approved →
 // answering) lets only one run begin.
 
+// handedInputsMax bounds the ciphertext a handed-over job carries with
+// what its run reads (AnswerJob.Inputs): a task's sealed copy may reach
+// half a megabyte, and up to a thousand jobs may wait for this process's
+// workers. A larger task's run reads it itself, as from the queue.
+const handedInputsMax = 32 << 10
+
 // HandOff is where this process's own workers take the answer jobs its
 // transactions queue.
 type HandOff struct {

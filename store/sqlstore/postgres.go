@@ -205,23 +205,43 @@ func (p *pgEngine) tx(ctx context.Context, db *DB, fn func(store.Tx) error) erro
 		db.handOver(t.handoffs)
 		return nil
 	}
-	b := &pgx.Batch{}
+	// The answer jobs handed over at commit take what their runs read of
+	// their tasks, read after every write of the transaction, before its
+	// COMMIT, in the same round trip.
 	pending := t.takePending()
-	for _, s := range pending {
-		b.Queue(pgSQL(s), s.args...)
+	stmts := pending
+	for _, j := range t.handoffs {
+		stmts = append(stmts, runInputsStmts(j.TaskID, "")...)
 	}
-	b.Queue("COMMIT")
-	br := c.SendBatch(ctx, b)
-	var tag pgconn.CommandTag
-	for i := range b.Len() {
-		if tag, err = br.Exec(); err != nil {
-			if i < len(pending) {
-				err = pgFailed(pending[i], err)
-			}
+	r := pgQuerier{c}.send(ctx, append(stmts, stmt{sql: "COMMIT"})).(*pgResults)
+	for range pending {
+		if err = r.exec(); err != nil {
 			break
 		}
 	}
-	if cerr := br.Close(); err == nil {
+	for i := range t.handoffs {
+		if err != nil {
+			break
+		}
+		var in store.RunInputs
+		if in, err = scanRunInputs(r); err == nil {
+			if len(in.Sealed)+len(in.Approval) <= handedInputsMax {
+				t.handoffs[i].Inputs = &in
+			}
+		} else if errors.Is(err, store.ErrNotFound) {
+			// Read again by the run; its results are skipped.
+			err = nil
+			for range len(runInputsStmts("", "")) - 1 {
+				r.next()
+				_, _ = r.br.Exec()
+			}
+		}
+	}
+	var tag pgconn.CommandTag
+	if err == nil {
+		tag, err = r.br.Exec()
+	}
+	if cerr := r.close(); err == nil {
 		err = cerr
 	}
 	if err == nil && tag.String() != "COMMIT" {

@@ -395,20 +395,36 @@ func (t *tx) Sealed(ctx context.Context, id string) ([]byte, uint32, error) {
 const sealedAndApprovalQuery = "SELECT sealed, key_id, approval FROM tasks WHERE id = ?"
 
 func (t *tx) RunInputs(ctx context.Context, id string) (store.RunInputs, error) {
-	var in store.RunInputs
-	// The project and the preparer are found through the task's row, so
-	// nothing waits for the task to be read first.
-	r, err := t.send(ctx,
-		stmt{sql: "SELECT " + taskColumns + " FROM tasks WHERE id = ?" + t.db.e.forUpdate(), args: []any{id}},
-		stmt{sql: projectAndAgents + "p.project_uuid = (SELECT project_uuid FROM tasks WHERE id = ?)", args: []any{id}},
-		stmt{sql: sealedAndApprovalQuery, args: []any{id}},
-		stmt{sql: approvalsQuery, args: []any{id}},
-		stmt{sql: "SELECT " + agentColumns + " FROM agents a WHERE a.account = (SELECT preparer FROM tasks WHERE id = ?)", args: []any{id}},
-		stmt{sql: ownersWebhook, args: []any{id}})
+	r, err := t.send(ctx, runInputsStmts(id, t.db.e.forUpdate())...)
+	if err != nil {
+		return store.RunInputs{}, err
+	}
+	defer r.close()
+	in, err := scanRunInputs(r)
 	if err != nil {
 		return in, err
 	}
-	defer r.close()
+	t.locked = &lockedTask{task: in.Task, webhookID: in.Seen.Webhook}
+	return in, r.close()
+}
+
+// runInputsStmts read what RunInputs reads of task id (with lock, a locking
+// clause, on the task's row); scanRunInputs reads their results. The
+// project and the preparer are found through the task's row, so nothing
+// waits for the task to be read first.
+func runInputsStmts(id, lock string) []stmt {
+	return []stmt{
+		{sql: "SELECT " + taskColumns + " FROM tasks WHERE id = ?" + lock, args: []any{id}},
+		{sql: projectAndAgents + "p.project_uuid = (SELECT project_uuid FROM tasks WHERE id = ?)", args: []any{id}},
+		{sql: sealedAndApprovalQuery, args: []any{id}},
+		{sql: approvalsQuery, args: []any{id}},
+		{sql: "SELECT " + agentColumns + " FROM agents a WHERE a.account = (SELECT preparer FROM tasks WHERE id = ?)", args: []any{id}},
+		{sql: ownersWebhook, args: []any{id}}}
+}
+
+func scanRunInputs(r results) (store.RunInputs, error) {
+	var in store.RunInputs
+	var err error
 	if in.Task, err = scanTask(r.row()); err != nil {
 		return in, err
 	}
@@ -440,11 +456,8 @@ func (t *tx) RunInputs(ctx context.Context, id string) (store.RunInputs, error) 
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return in, err
 	}
-	if in.Seen, err = seenOf(in.Task, r.row()); err != nil {
-		return in, err
-	}
-	t.locked = &lockedTask{task: in.Task, webhookID: in.Seen.Webhook}
-	return in, r.close()
+	in.Seen, err = seenOf(in.Task, r.row())
+	return in, err
 }
 
 // lockedTask is a task whose row the transaction holds (RunInputs read it

@@ -565,8 +565,8 @@ type TaskReceipt struct {
 type AnswerJob struct {
 	TaskID string `json:"task_id"`
 	Run    string `json:"run"`
-	// Inputs are what RunInputs reads of the task, read by the approval's
-	// own commit, after its move, when the job was handed to this
+	// Inputs are what RunInputs reads of the task, read right after the
+	// approval's COMMIT, in its round trip, when the job was handed to this
 	// process's workers there (sqlstore.HandOff, on PostgreSQL): the claim
 	// then reads nothing, and makes its move from what was read
 	// (Inputs.Seen), or, if the task changed since, reads it again. nil

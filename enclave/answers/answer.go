@@ -91,7 +91,7 @@ func (s *Service) AnswerJob(ctx context.Context, job store.AnswerJob) error {
 	// commit read of the task: the claim then reads nothing and makes its
 	// move from what was read; if the task changed since, the transaction
 	// keeps nothing, and the task is read again, with its lock.
-	var c *claim
+	var c *claimed
 	err := store.FromSeen(func(fromSeen bool) error {
 		c = nil
 		return s.store.Tx(ctx, func(tx answersTx) (err error) {
@@ -114,10 +114,10 @@ func (s *Service) AnswerJob(ctx context.Context, job store.AnswerJob) error {
 	return s.answer(ctx, p, job.Run, c.limit, c.input, c.receiptKey)
 }
 
-// claim is what a claim of an answer run made: the run prepared, its
+// claimed is what a claim of an answer run made: the run prepared, its
 // compute limit, its input, and its receipt key (with the key sealed for
 // its row).
-type claim struct {
+type claimed struct {
 	prepared         *prepared
 	limit            time.Duration
 	input            []byte
@@ -129,7 +129,7 @@ type claim struct {
 // handed (the move then made from what they saw), else from the task read
 // with its lock. It returns nil when there is nothing to run: the task
 // taken, ended, or ended here.
-func (s *Service) claim(ctx context.Context, tx answersTx, job store.AnswerJob, handed bool) (*claim, error) {
+func (s *Service) claim(ctx context.Context, tx answersTx, job store.AnswerJob, handed bool) (*claimed, error) {
 	var in store.RunInputs
 	if handed {
 		in = *job.Inputs
@@ -160,7 +160,7 @@ func (s *Service) claim(ctx context.Context, tx answersTx, job store.AnswerJob, 
 	}
 	// No more compute than the preparing run was allowed, nor than the
 	// answer operation declares.
-	c := &claim{prepared: p, limit: time.Duration(p.sealed.Voucher.ComputeLimitMS) * time.Millisecond}
+	c := &claimed{prepared: p, limit: time.Duration(p.sealed.Voucher.ComputeLimitMS) * time.Millisecond}
 	if c.limit <= 0 || c.limit > connectors.MaxLimit {
 		c.limit = connectors.DefaultLimit
 	}

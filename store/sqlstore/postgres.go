@@ -205,53 +205,45 @@ func (p *pgEngine) tx(ctx context.Context, db *DB, fn func(store.Tx) error) erro
 		db.handOver(t.handoffs)
 		return nil
 	}
-	// The answer jobs handed over at commit take what their runs read of
-	// their tasks, read after every write of the transaction, before its
-	// COMMIT, in the same round trip.
 	pending := t.takePending()
-	stmts := pending
+	stmts := append(pending, stmt{sql: "COMMIT"})
+	// The answer jobs handed over at commit take what their runs read of
+	// their tasks, read right after the COMMIT, in its round trip.
 	for _, j := range t.handoffs {
 		stmts = append(stmts, runInputsStmts(j.TaskID, "")...)
 	}
-	r := pgQuerier{c}.send(ctx, append(stmts, stmt{sql: "COMMIT"})).(*pgResults)
+	r := pgQuerier{c}.send(ctx, stmts).(*pgResults)
 	for range pending {
 		if err = r.exec(); err != nil {
 			break
 		}
 	}
-	for i := range t.handoffs {
-		if err != nil {
-			break
-		}
-		var in store.RunInputs
-		if in, err = scanRunInputs(r); err == nil {
-			if len(in.Sealed)+len(in.Approval) <= handedInputsMax {
-				t.handoffs[i].Inputs = &in
-			}
-		} else if errors.Is(err, store.ErrNotFound) {
-			// Read again by the run; its results are skipped.
-			err = nil
-			for range len(runInputsStmts("", "")) - 1 {
-				r.next()
-				_, _ = r.br.Exec()
-			}
-		}
-	}
 	var tag pgconn.CommandTag
 	if err == nil {
+		r.next()
 		tag, err = r.br.Exec()
-	}
-	if cerr := r.close(); err == nil {
-		err = cerr
 	}
 	if err == nil && tag.String() != "COMMIT" {
 		// COMMIT of a transaction an error already aborted answers ROLLBACK.
 		err = pgx.ErrTxCommitRollback
 	}
 	if err != nil {
+		_ = r.close()
 		t.rollback(ctx, c)
 		return classify(err)
 	}
+	// Committed: the reads after it decide nothing of the transaction. A
+	// job whose read fails is handed over without it, and its run reads.
+	for i := range t.handoffs {
+		in, err := scanRunInputs(r)
+		if err != nil {
+			break
+		}
+		if len(in.Sealed)+len(in.Approval) <= handedInputsMax {
+			t.handoffs[i].Inputs = &in
+		}
+	}
+	_ = r.close()
 	db.handOver(t.handoffs)
 	return nil
 }

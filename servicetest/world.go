@@ -499,6 +499,15 @@ func (w *World) Task(id string) store.Task {
 	return t
 }
 
+// DoneOnce fails the test unless the task ended done with the ledger's
+// write made exactly once: what "carried out once" means to the owner.
+func (w *World) DoneOnce(id string) {
+	w.T.Helper()
+	if got, n := w.Task(id), w.Effects.Count(id); got.State != countersign.StateDone || n != 1 {
+		w.T.Fatalf("task %s ended %s %s with its write made %d times; want done, once", id, got.State, got.FailureReason, n)
+	}
+}
+
 // Status is what the agent reads of a task.
 func (w *World) Status(project, id string) client.TaskStatus {
 	w.T.Helper()

@@ -10,3 +10,9 @@ func MoveStatement(m store.Move) (string, []any) {
 	q, args := moveStatement(m)
 	return rebind(q), args
 }
+
+// OwnerLoadStatement is the owner's load as PostgreSQL receives it, for
+// tests.
+func OwnerLoadStatement(owner, preparer string) (string, []any) {
+	return rebind(ownerLoadQuery), []any{preparer, owner}
+}

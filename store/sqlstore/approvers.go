@@ -80,24 +80,29 @@ func (t *tx) TaskApprovers(ctx context.Context, id string) ([]string, error) {
 	return out, r.Err()
 }
 
+// InboxTasks reads the account's own tasks and the shared tasks it is an
+// approver of apart, each through its own index and cut at a page, and then
+// merges them: a page reads at most two pages of tasks, however many tasks
+// the service holds. (One query with "owner = ? OR id IN (…)" was read
+// through neither index: PostgreSQL walked every waiting task of every
+// owner, or every task, for each page.)
 func (t *tx) InboxTasks(ctx context.Context, account string, waiting bool, before *store.Task, limit int) ([]store.Task, error) {
 	if limit <= 0 {
 		return nil, fmt.Errorf("store: a list of tasks needs a positive limit, not %d", limit)
 	}
-	q := "SELECT " + taskColumns + " FROM tasks WHERE (owner = ? OR id IN (SELECT task_id FROM task_approvers WHERE account = ?))"
-	if waiting {
-		q += " AND state = " + sqlState(countersign.StateOpen)
-	} else {
-		q += " AND state <> " + sqlState(countersign.StateOpen)
-	}
-	args := []any{account, account}
-	if before != nil {
-		q += " AND (created_at < ? OR created_at = ? AND id < ?)"
-		args = append(args, before.CreatedAt.Unix(), before.CreatedAt.Unix(), before.ID)
-	}
-	q += " ORDER BY created_at DESC, id DESC LIMIT ?"
-	args = append(args, limit)
+	q, args := inboxTasksQuery(account, waiting, before, limit)
 	return t.tasks(ctx, q, args...)
+}
+
+func inboxTasksQuery(account string, waiting bool, before *store.Task, limit int) (string, []any) {
+	page, pageArgs := taskPage(waiting, before)
+	q := "SELECT * FROM (SELECT " + taskColumns + " FROM tasks WHERE owner = ?" + page + newestFirst + ") owned" +
+		" UNION ALL SELECT * FROM (SELECT " + taskColumns + " FROM tasks" +
+		" WHERE id IN (SELECT task_id FROM task_approvers WHERE account = ?) AND owner <> ?" + page + newestFirst + ") shared" +
+		newestFirst
+	args := append([]any{account}, pageArgs...)
+	args = append(args, limit, account, account)
+	return q, append(append(args, pageArgs...), limit, limit)
 }
 
 func (t *tx) AddApproval(ctx context.Context, a store.Approval) (bool, error) {

@@ -16,3 +16,10 @@ func MoveStatement(m store.Move) (string, []any) {
 func OwnerLoadStatement(owner, preparer string) (string, []any) {
 	return rebind(ownerLoadQuery), []any{preparer, owner}
 }
+
+// InboxTasksStatement is a page of an account's inbox (its own tasks and
+// those it is an approver of) as PostgreSQL receives it, for tests.
+func InboxTasksStatement(account string, waiting bool, before *store.Task, limit int) (string, []any) {
+	q, args := inboxTasksQuery(account, waiting, before, limit)
+	return rebind(q), args
+}

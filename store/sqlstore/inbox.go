@@ -15,20 +15,28 @@ func (t *tx) OwnerTasks(ctx context.Context, owner string, waiting bool, before 
 	if limit <= 0 {
 		return nil, fmt.Errorf("store: a list of tasks needs a positive limit, not %d", limit)
 	}
-	q := "SELECT " + taskColumns + " FROM tasks WHERE owner = ?"
+	page, args := taskPage(waiting, before)
+	return t.tasks(ctx, "SELECT "+taskColumns+" FROM tasks WHERE owner = ?"+page+newestFirst,
+		append(append([]any{owner}, args...), limit)...)
+}
+
+// newestFirst orders a list of tasks as it is shown, and cuts it at a page.
+const newestFirst = " ORDER BY created_at DESC, id DESC LIMIT ?"
+
+// taskPage is what a list of tasks keeps: the waiting (open) tasks or the
+// others, and, after a page, the tasks older than its last (created_at,
+// id). With the owner first, (owner, created_at, id) reads the history from
+// the page's start on, newest first, as far as one page goes; the waiting
+// tasks, a few, are the owner's active ones (tasks_owner_active).
+func taskPage(waiting bool, before *store.Task) (string, []any) {
+	q := " AND state <> " + sqlState(countersign.StateOpen)
 	if waiting {
-		q += " AND state = " + sqlState(countersign.StateOpen)
-	} else {
-		q += " AND state <> " + sqlState(countersign.StateOpen)
+		q = " AND state = " + sqlState(countersign.StateOpen)
 	}
-	args := []any{owner}
-	if before != nil {
-		q += " AND (created_at < ? OR created_at = ? AND id < ?)"
-		args = append(args, before.CreatedAt.Unix(), before.CreatedAt.Unix(), before.ID)
+	if before == nil {
+		return q, nil
 	}
-	q += " ORDER BY created_at DESC, id DESC LIMIT ?"
-	args = append(args, limit)
-	return t.tasks(ctx, q, args...)
+	return q + " AND (created_at, id) < (?, ?)", []any{before.CreatedAt.Unix(), before.ID}
 }
 
 func (t *tx) DeviceCopies(ctx context.Context, id string) ([]string, error) {

@@ -177,3 +177,142 @@ func TestOwnerLoadReadsOnlyActiveTasks(t *testing.T) {
 		})
 	}
 }
+
+// TestInboxListsReadAPage: a page of an account's inbox (its waiting tasks,
+// or its history, with the shared tasks it is an approver of) reads about a
+// page of tasks, however many the account and every other owner have, on
+// both plans and before statistics. One query with "owner = ? OR id IN
+// (approvers)" was read through neither index: PostgreSQL walked every
+// waiting task of every owner for the waiting list, and the whole table for
+// the history.
+func TestInboxListsReadAPage(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := storetest.Postgres(t)
+	// alice: 300 ended tasks and 3 waiting; bob: 300 waiting and 300
+	// ended, one waiting task shared with alice, the newest of all.
+	var tasks []store.Task
+	add := func(prefix, owner string, n int) {
+		for i := range n {
+			k, _ := storetest.NewTask(fmt.Sprintf("%s-%03d", prefix, i), owner, "bot.near")
+			k.CreatedAt = k.CreatedAt.Add(time.Duration(len(tasks)) * time.Second)
+			tasks = append(tasks, k)
+		}
+	}
+	add("a-ended", "alice.near", 300)
+	add("b-ended", "bob.near", 300)
+	add("b-open", "bob.near", 300)
+	add("a-open", "alice.near", 3)
+	add("b-shared", "bob.near", 1)
+	err := db.Tx(ctx, func(tx store.Tx) error {
+		for _, k := range tasks {
+			_, c := storetest.NewTask(k.ID, k.Owner, k.Preparer)
+			if err := tx.InsertTask(ctx, k, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	setup := []string{
+		`UPDATE tasks SET state = 'cancelled', closed_at = 1 WHERE id LIKE '%-ended-%'`,
+		`INSERT INTO task_approvers (task_id, account) VALUES ('b-shared-000', 'alice.near') ON CONFLICT DO NOTHING`,
+		`ANALYZE tasks`, `ANALYZE task_approvers`,
+	}
+	for _, mode := range []string{"force_generic_plan", "force_custom_plan"} {
+		t.Run(mode, func(t *testing.T) {
+			c, plans := planConn(t, db, "SET plan_cache_mode = "+mode)
+			for _, s := range setup {
+				if _, err := c.Exec(ctx, s); err != nil {
+					t.Fatal(err)
+				}
+			}
+			const limit = 10
+			at := func(id string) *store.Task {
+				for i := range tasks {
+					if tasks[i].ID == id {
+						return &tasks[i]
+					}
+				}
+				t.Fatalf("no task %s", id)
+				return nil
+			}
+			cases := []struct {
+				name    string
+				waiting bool
+				before  *store.Task
+				want    []string
+			}{
+				{"waiting", true, nil, []string{"b-shared-000", "a-open-002", "a-open-001", "a-open-000"}},
+				{"waiting after a page", true, at("a-open-002"), []string{"a-open-001", "a-open-000"}},
+				{"history", false, nil, ids("a-ended", 299, 290)},
+				{"history after a page", false, at("a-ended-290"), ids("a-ended", 289, 280)},
+			}
+			for _, tc := range cases {
+				q, args := sqlstore.InboxTasksStatement("alice.near", tc.waiting, tc.before, limit)
+				plans()
+				rows, err := c.Query(ctx, q, args...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got []string
+				for rows.Next() {
+					v, err := rows.Values()
+					if err != nil {
+						t.Fatal(err)
+					}
+					got = append(got, v[0].(string))
+				}
+				if err := rows.Err(); err != nil {
+					t.Fatal(err)
+				}
+				if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+					t.Errorf("%s: listed %v, want %v", tc.name, got, tc.want)
+				}
+				plan := plans()
+				if strings.Contains(plan, "Seq Scan on tasks") {
+					t.Errorf("%s reads the whole table:\n%s", tc.name, plan)
+				}
+				if most := mostRowsRead(plan); most > 2*limit {
+					t.Errorf("%s reads %d rows for a page of %d:\n%s", tc.name, most, limit, plan)
+				}
+			}
+		})
+	}
+}
+
+// mostRowsRead is the most rows any step of an executed plan read, over all
+// its loops.
+func mostRowsRead(plan string) int {
+	most := 0
+	for _, line := range strings.Split(plan, "\n") {
+		i := strings.Index(line, "(actual ")
+		if i < 0 {
+			continue
+		}
+		var rows, loops int
+		if j := strings.Index(line[i:], " rows="); j >= 0 {
+			fmt.Sscanf(line[i+j+len(" rows="):], "%d loops=%d", &rows, &loops)
+		}
+		most = max(most, rows*loops)
+		for _, removed := range []string{"Rows Removed by Filter: ", "Rows Removed by Join Filter: "} {
+			if j := strings.Index(line, removed); j >= 0 {
+				var n int
+				fmt.Sscanf(line[j+len(removed):], "%d", &n)
+				most = max(most, n)
+			}
+		}
+	}
+	return most
+}
+
+// ids names prefix's tasks from the number first down to last.
+func ids(prefix string, first, last int) []string {
+	var out []string
+	for i := first; i >= last; i-- {
+		out = append(out, fmt.Sprintf("%s-%03d", prefix, i))
+	}
+	return out
+}

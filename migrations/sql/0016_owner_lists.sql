@@ -10,3 +10,7 @@ DROP INDEX tasks_owner_active;
 CREATE INDEX tasks_owner_active ON tasks (owner, state, created_at, id, preparer, content_size)
 	WHERE state IN ('open', 'approved');
 CREATE INDEX tasks_owner_history ON tasks (owner, created_at, id) WHERE state <> 'open';
+-- An agent's list of the tasks it opened for an owner in a project, newest
+-- first, the same way.
+DROP INDEX tasks_preparer;
+CREATE INDEX tasks_preparer ON tasks (owner, preparer, project_uuid, created_at, id);

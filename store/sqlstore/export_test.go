@@ -1,6 +1,9 @@
 package sqlstore
 
-import "countersign/store"
+import (
+	"countersign"
+	"countersign/store"
+)
 
 // ParseEvent reads a task event's NOTIFY payload, for tests.
 var ParseEvent = parseEvent
@@ -21,5 +24,12 @@ func OwnerLoadStatement(owner, preparer string) (string, []any) {
 // those it is an approver of) as PostgreSQL receives it, for tests.
 func InboxTasksStatement(account string, waiting bool, before *store.Task, limit int) (string, []any) {
 	q, args := inboxTasksQuery(account, waiting, before, limit)
+	return rebind(q), args
+}
+
+// PreparerTasksStatement is a page of an agent's list of its tasks as
+// PostgreSQL receives it, for tests.
+func PreparerTasksStatement(owner, projectUUID, preparer string, state countersign.State, limit int) (string, []any) {
+	q, args := preparerTasksQuery(owner, projectUUID, preparer, state, limit)
 	return rebind(q), args
 }

@@ -179,9 +179,11 @@ func TestOwnerLoadReadsOnlyActiveTasks(t *testing.T) {
 }
 
 // TestInboxListsReadAPage: a page of an account's inbox (its waiting tasks,
-// or its history, with the shared tasks it is an approver of) reads about a
-// page of tasks, however many the account and every other owner have, on
-// both plans and before statistics. One query with "owner = ? OR id IN
+// or its history, with the shared tasks it is an approver of), and of an
+// agent's list of the tasks it opened, reads about a page of tasks, however
+// many the account and every other owner have, on both plans. The planner
+// has the table's statistics here, as autovacuum gathers them once a table
+// has had fifty or so changes. One query with "owner = ? OR id IN
 // (approvers)" was read through neither index: PostgreSQL walked every
 // waiting task of every owner for the waiting list, and the whole table for
 // the history.
@@ -239,19 +241,28 @@ func TestInboxListsReadAPage(t *testing.T) {
 				t.Fatalf("no task %s", id)
 				return nil
 			}
+			inbox := func(waiting bool, before *store.Task) func() (string, []any) {
+				return func() (string, []any) { return sqlstore.InboxTasksStatement("alice.near", waiting, before, limit) }
+			}
+			agent := func(owner string) func() (string, []any) {
+				return func() (string, []any) {
+					return sqlstore.PreparerTasksStatement(owner, tasks[0].ProjectUUID, "bot.near", "", limit)
+				}
+			}
 			cases := []struct {
-				name    string
-				waiting bool
-				before  *store.Task
-				want    []string
+				name      string
+				statement func() (string, []any)
+				want      []string
 			}{
-				{"waiting", true, nil, []string{"b-shared-000", "a-open-002", "a-open-001", "a-open-000"}},
-				{"waiting after a page", true, at("a-open-002"), []string{"a-open-001", "a-open-000"}},
-				{"history", false, nil, ids("a-ended", 299, 290)},
-				{"history after a page", false, at("a-ended-290"), ids("a-ended", 289, 280)},
+				{"waiting", inbox(true, nil), []string{"b-shared-000", "a-open-002", "a-open-001", "a-open-000"}},
+				{"waiting after a page", inbox(true, at("a-open-002")), []string{"a-open-001", "a-open-000"}},
+				{"history", inbox(false, nil), ids("a-ended", 299, 290)},
+				{"history after a page", inbox(false, at("a-ended-290")), ids("a-ended", 289, 280)},
+				{"the agent's list", agent("alice.near"), append(ids("a-open", 2, 0), ids("a-ended", 299, 293)...)},
+				{"the agent's list of a busy owner", agent("bob.near"), append([]string{"b-shared-000"}, ids("b-open", 299, 291)...)},
 			}
 			for _, tc := range cases {
-				q, args := sqlstore.InboxTasksStatement("alice.near", tc.waiting, tc.before, limit)
+				q, args := tc.statement()
 				plans()
 				rows, err := c.Query(ctx, q, args...)
 				if err != nil {

@@ -149,6 +149,18 @@ func (t *tx) PreparerTasks(ctx context.Context, owner, projectUUID, preparer str
 	if limit <= 0 {
 		return nil, fmt.Errorf("store: a list of tasks needs a positive limit, not %d", limit)
 	}
+	q, args := preparerTasksQuery(owner, projectUUID, preparer, state, limit)
+	out, err := t.tasks(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: tasks of preparer %s: %w", preparer, err)
+	}
+	return out, nil
+}
+
+// preparerTasksQuery reads through (owner, preparer, project_uuid,
+// created_at, id) in the order shown: a page without a state reads a page
+// of tasks; with one, it reads on until it has a page of tasks in it.
+func preparerTasksQuery(owner, projectUUID, preparer string, state countersign.State, limit int) (string, []any) {
 	q := "SELECT " + taskColumns + " FROM tasks WHERE owner = ? AND preparer = ? AND forgotten = 0"
 	args := []any{owner, preparer}
 	if projectUUID != "" {
@@ -159,13 +171,7 @@ func (t *tx) PreparerTasks(ctx context.Context, owner, projectUUID, preparer str
 		q += " AND state = ?"
 		args = append(args, state)
 	}
-	q += " ORDER BY created_at DESC, id DESC LIMIT ?"
-	args = append(args, limit)
-	out, err := t.tasks(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("store: tasks of preparer %s: %w", preparer, err)
-	}
-	return out, nil
+	return q + newestFirst, append(args, limit)
 }
 
 // ForgetTask marks a closed task forgotten; an open, approved or answering

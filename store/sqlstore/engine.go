@@ -34,6 +34,10 @@ type engine interface {
 	// tableExists is a query counting the tables named by its one
 	// argument in the store's schema.
 	tableExists() string
+	// lockOwner is the statement that holds owner's lock until the
+	// transaction ends (false where a writing transaction holds the whole
+	// database).
+	lockOwner(owner string) (stmt, bool)
 	// migrationLock is the statement that lets one migrator at a time run,
 	// across processes ("" where the transaction already does).
 	migrationLock() string

@@ -116,6 +116,9 @@ func (*liteEngine) tableExists() string {
 	return "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?"
 }
 
+// lockOwner takes nothing: a writing transaction holds the whole database.
+func (*liteEngine) lockOwner(string) (stmt, bool) { return stmt{}, false }
+
 func (*liteEngine) migrationLock() string { return "" }
 
 func (l *liteEngine) jobMigrator() (jobMigrator, error) {

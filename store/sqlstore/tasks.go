@@ -10,11 +10,12 @@ import (
 	"countersign/store"
 )
 
-const lockOwner = `INSERT INTO owner_locks (owner) VALUES (?)
-	ON CONFLICT (owner) DO UPDATE SET owner = excluded.owner`
-
 func (t *tx) LockOwner(ctx context.Context, owner string) error {
-	_, err := t.q.exec(ctx, lockOwner, owner)
+	lock, ok := t.db.e.lockOwner(owner)
+	if !ok {
+		return nil
+	}
+	_, err := t.q.exec(ctx, lock.sql, lock.args...)
 	return err
 }
 
@@ -24,13 +25,17 @@ func (t *tx) OwnerGate(ctx context.Context, owner, preparer, project string, now
 	// under the lock, as they would one round trip at a time. The owner's
 	// webhook is read with them, for the task this gate lets in, and the
 	// task it continues.
-	stmts := []stmt{
-		{sql: lockOwner, args: []any{owner}},
+	lock, locks := t.db.e.lockOwner(owner)
+	var stmts []stmt
+	if locks {
+		stmts = append(stmts, lock)
+	}
+	stmts = append(stmts, []stmt{
 		{sql: mutedQuery, args: []any{owner, preparer, project}},
 		{sql: ownerLoadQuery, args: []any{preparer, owner}},
 		{sql: activeDevicesQuery, args: []any{owner, now.Unix()}},
 		{sql: webhookOf, args: []any{owner}},
-	}
+	}...)
 	if thread != "" {
 		stmts = append(stmts, stmt{sql: "SELECT " + taskColumns + " FROM tasks WHERE id = ?", args: []any{thread}})
 	}
@@ -39,8 +44,10 @@ func (t *tx) OwnerGate(ctx context.Context, owner, preparer, project string, now
 		return g, err
 	}
 	defer r.close()
-	if err := r.exec(); err != nil {
-		return g, err
+	if locks {
+		if err := r.exec(); err != nil {
+			return g, err
+		}
 	}
 	var muted int
 	if err := r.row().Scan(&muted); err != nil {

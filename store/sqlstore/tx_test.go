@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"countersign"
 	"countersign/store"
@@ -63,5 +64,50 @@ func TestPostgresTransactionRoundTrips(t *testing.T) {
 	}
 	if got.State != countersign.StateOpen {
 		t.Fatalf("the aborted transaction's move was kept: %s", got.State)
+	}
+}
+
+// TestOwnerLocksAreTheOwners: on PostgreSQL an owner's lock holds that
+// owner's transactions back and no other's, in this store's schema and in
+// another's on the same database: while one transaction holds alice's
+// lock, bob's opens at once here, and alice's at once in another schema,
+// and alice's here waits until the first ends.
+func TestOwnerLocksAreTheOwners(t *testing.T) {
+	t.Parallel()
+	db, other := storetest.Postgres(t), storetest.Postgres(t)
+	ctx := context.Background()
+	held, release := make(chan struct{}), make(chan struct{})
+	first := make(chan error, 1)
+	go func() {
+		first <- db.Tx(ctx, func(tx store.Tx) error {
+			if err := tx.LockOwner(ctx, "alice.near"); err != nil {
+				return err
+			}
+			close(held)
+			<-release
+			return nil
+		})
+	}()
+	<-held
+	lock := func(s store.Store, owner string, patience time.Duration) error {
+		ctx, cancel := context.WithTimeout(ctx, patience)
+		defer cancel()
+		return s.Tx(ctx, func(tx store.Tx) error { return tx.LockOwner(ctx, owner) })
+	}
+	if err := lock(db, "bob.near", 5*time.Second); err != nil {
+		t.Errorf("bob's lock waited for alice's: %v", err)
+	}
+	if err := lock(other, "alice.near", 5*time.Second); err != nil {
+		t.Errorf("alice's lock in another schema waited for this one's: %v", err)
+	}
+	if err := lock(db, "alice.near", 300*time.Millisecond); err == nil {
+		t.Error("alice's lock was taken twice at once")
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if err := lock(db, "alice.near", 5*time.Second); err != nil {
+		t.Errorf("alice's lock, once released: %v", err)
 	}
 }

@@ -107,6 +107,26 @@ func Postgres(t testing.TB) *sqlstore.DB {
 	return db
 }
 
+// FreshPostgres opens a migrated store on a schema made for this test alone
+// and dropped when it ends: no statistics of an earlier test's rows, nor
+// any setting a test gave its tables, are carried into it or out of it, as
+// they are by the pool's emptied schemas. For tests of what PostgreSQL's
+// planner does.
+func FreshPostgres(t testing.TB) *sqlstore.DB {
+	t.Helper()
+	schema := NewSchema(t)
+	ctx := context.Background()
+	db, err := sqlstore.OpenPostgres(ctx, PostgresURL(), schema)
+	if err != nil {
+		t.Fatalf("open postgres: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.Migrate(ctx); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	return db
+}
+
 // takeSchema hands out a free schema of the pool, or makes a new one.
 func takeSchema() (string, error) {
 	pool.mu.Lock()

@@ -27,22 +27,7 @@ import (
 func TestMovesFindTheTaskByItsID(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := storetest.FreshPostgres(t)
-	withoutAutovacuum(t, db)
-	const n = 300
-	err := db.Tx(ctx, func(tx store.Tx) error {
-		for i := range n {
-			k, c := storetest.NewTask(fmt.Sprintf("plan-%03d", i), "alice.near", "bot.near")
-			k.ExpiresAt = time.Now().Add(time.Hour)
-			if err := tx.InsertTask(ctx, k, c); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := planDB(t, alicesTasks("plan", 300))
 	c, plans := planConn(t, db, "SET plan_cache_mode = force_generic_plan")
 	steps := []struct {
 		from, to countersign.State
@@ -81,15 +66,68 @@ func TestMovesFindTheTaskByItsID(t *testing.T) {
 	}
 }
 
-// withoutAutovacuum keeps autovacuum off db's tasks, so that the planner
-// has no statistics but those a test gathers itself: autovacuum analyzes a
-// table a while after its first fifty changes, at a moment a test cannot
-// choose.
-func withoutAutovacuum(t *testing.T, db *sqlstore.DB) {
+// planDB is a store on a schema of the test's own holding tasks, their
+// table without autovacuum, so that the planner has no statistics but those
+// a test gathers itself: autovacuum analyzes a table a while after its first
+// fifty changes, at a moment a test cannot choose.
+func planDB(t *testing.T, tasks []store.Task) *sqlstore.DB {
 	t.Helper()
-	c, _ := planConn(t, db)
-	if _, err := c.Exec(context.Background(), "ALTER TABLE tasks SET (autovacuum_enabled = off)"); err != nil {
+	db := storetest.FreshPostgres(t)
+	execAll(t, schemaConn(t, db, nil), "ALTER TABLE tasks SET (autovacuum_enabled = off)")
+	err := db.Tx(context.Background(), func(tx store.Tx) error {
+		for _, k := range tasks {
+			_, c := storetest.NewTask(k.ID, k.Owner, k.Preparer)
+			if err := tx.InsertTask(context.Background(), k, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
 		t.Fatal(err)
+	}
+	return db
+}
+
+// alicesTasks are n open tasks of alice's named prefix-000 on, expiring in
+// an hour.
+func alicesTasks(prefix string, n int) []store.Task {
+	tasks := make([]store.Task, n)
+	for i := range tasks {
+		tasks[i], _ = storetest.NewTask(fmt.Sprintf("%s-%03d", prefix, i), "alice.near", "bot.near")
+		tasks[i].ExpiresAt = time.Now().Add(time.Hour)
+	}
+	return tasks
+}
+
+// schemaConn is a connection of the test's own to db's schema, closed when
+// the test ends; configure, if not nil, sets it up before it connects.
+func schemaConn(tb testing.TB, db *sqlstore.DB, configure func(*pgx.ConnConfig)) *pgx.Conn {
+	tb.Helper()
+	ctx := context.Background()
+	cfg, err := pgx.ParseConfig(storetest.PostgresURL())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cfg.RuntimeParams["search_path"] = db.SchemaName()
+	if configure != nil {
+		configure(cfg)
+	}
+	c, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { c.Close(ctx) })
+	return c
+}
+
+// execAll runs each statement on c in turn.
+func execAll(tb testing.TB, c *pgx.Conn, stmts ...string) {
+	tb.Helper()
+	for _, q := range stmts {
+		if _, err := c.Exec(context.Background(), q); err != nil {
+			tb.Fatalf("%s: %v", q, err)
+		}
 	}
 }
 
@@ -101,32 +139,20 @@ func withoutAutovacuum(t *testing.T, db *sqlstore.DB) {
 func planConn(t *testing.T, db *sqlstore.DB, settings ...string) (c *pgx.Conn, plans func() string) {
 	t.Helper()
 	ctx := context.Background()
-	cfg, err := pgx.ParseConfig(storetest.PostgresURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.RuntimeParams["search_path"] = db.SchemaName()
 	var mu sync.Mutex
 	var told []string
-	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
-		mu.Lock()
-		told = append(told, n.Message)
-		mu.Unlock()
-	}
-	c, err = pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close(ctx) })
+	c = schemaConn(t, db, func(cfg *pgx.ConnConfig) {
+		cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
+			mu.Lock()
+			told = append(told, n.Message)
+			mu.Unlock()
+		}
+	})
 	if _, err := c.Exec(ctx, "LOAD 'auto_explain'"); err != nil {
 		t.Skipf("auto_explain cannot be loaded here: %v", err)
 	}
-	for _, set := range append([]string{"SET auto_explain.log_min_duration = 0", "SET auto_explain.log_level = notice",
-		"SET auto_explain.log_analyze = on"}, settings...) {
-		if _, err := c.Exec(ctx, set); err != nil {
-			t.Fatal(err)
-		}
-	}
+	execAll(t, c, append([]string{"SET auto_explain.log_min_duration = 0", "SET auto_explain.log_level = notice",
+		"SET auto_explain.log_analyze = on"}, settings...)...)
 	return c, func() string {
 		mu.Lock()
 		defer mu.Unlock()
@@ -142,40 +168,22 @@ func planConn(t *testing.T, db *sqlstore.DB, settings ...string) (c *pgx.Conn, p
 // plan PostgreSQL keeps for a prepared statement and on a plan made for the
 // values, before the table's statistics were gathered, as on a new
 // database. (With them, and 300 tasks, the planner reads the table whole,
-// rightly: it is a few pages.) Through (owner, state, created_at) the planner matched the
-// owner alone there and read every task the owner ever had: the bench saw
-// the read grow from 0.02 to 0.3 ms within ten seconds of opens and
-// cancels.
+// rightly: it is a few pages.) Through (owner, state, created_at) the
+// planner matched the owner alone there and read every task the owner ever
+// had: the bench saw the read grow from 0.02 to 0.3 ms within ten seconds
+// of opens and cancels.
 func TestOwnerLoadReadsOnlyActiveTasks(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := storetest.FreshPostgres(t)
-	withoutAutovacuum(t, db)
-	const ended = 300
-	err := db.Tx(ctx, func(tx store.Tx) error {
-		for i := range ended + 3 {
-			k, c := storetest.NewTask(fmt.Sprintf("load-%03d", i), "alice.near", "bot.near")
-			k.ExpiresAt = time.Now().Add(time.Hour)
-			k.ContentSize = 100
-			if err := tx.InsertTask(ctx, k, c); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+	tasks := alicesTasks("load", 303)
+	for i := range tasks {
+		tasks[i].ContentSize = 100
 	}
+	db := planDB(t, tasks)
 	// All but three ended; one of those three approved.
-	c, _ := planConn(t, db)
-	for _, q := range []string{
+	execAll(t, schemaConn(t, db, nil),
 		`UPDATE tasks SET state = 'cancelled', closed_at = 1 WHERE id < 'load-300'`,
-		`UPDATE tasks SET state = 'approved' WHERE id = 'load-302'`,
-	} {
-		if _, err := c.Exec(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
+		`UPDATE tasks SET state = 'approved' WHERE id = 'load-302'`)
 	for _, mode := range []string{"force_generic_plan", "force_custom_plan"} {
 		t.Run(mode, func(t *testing.T) {
 			c, plans := planConn(t, db, "SET plan_cache_mode = "+mode)
@@ -208,8 +216,6 @@ func TestOwnerLoadReadsOnlyActiveTasks(t *testing.T) {
 func TestInboxListsReadAPage(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := storetest.FreshPostgres(t)
-	withoutAutovacuum(t, db)
 	// alice: 300 ended tasks and 3 waiting; bob: 300 waiting and 300
 	// ended, one waiting task shared with alice, the newest of all.
 	var tasks []store.Task
@@ -225,31 +231,14 @@ func TestInboxListsReadAPage(t *testing.T) {
 	add("b-open", "bob.near", 300)
 	add("a-open", "alice.near", 3)
 	add("b-shared", "bob.near", 1)
-	err := db.Tx(ctx, func(tx store.Tx) error {
-		for _, k := range tasks {
-			_, c := storetest.NewTask(k.ID, k.Owner, k.Preparer)
-			if err := tx.InsertTask(ctx, k, c); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	setup := []string{
+	db := planDB(t, tasks)
+	execAll(t, schemaConn(t, db, nil),
 		`UPDATE tasks SET state = 'cancelled', closed_at = 1 WHERE id LIKE '%-ended-%'`,
-		`INSERT INTO task_approvers (task_id, account) VALUES ('b-shared-000', 'alice.near') ON CONFLICT DO NOTHING`,
-		`ANALYZE tasks`, `ANALYZE task_approvers`,
-	}
+		`INSERT INTO task_approvers (task_id, account) VALUES ('b-shared-000', 'alice.near')`,
+		`ANALYZE tasks`, `ANALYZE task_approvers`)
 	for _, mode := range []string{"force_generic_plan", "force_custom_plan"} {
 		t.Run(mode, func(t *testing.T) {
 			c, plans := planConn(t, db, "SET plan_cache_mode = "+mode)
-			for _, s := range setup {
-				if _, err := c.Exec(ctx, s); err != nil {
-					t.Fatal(err)
-				}
-			}
 			const limit = 10
 			at := func(id string) *store.Task {
 				for i := range tasks {

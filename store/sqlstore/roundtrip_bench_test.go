@@ -28,20 +28,11 @@ import (
 func BenchmarkRoundTrips(b *testing.B) {
 	ctx := context.Background()
 	db := storetest.Postgres(b)
-	c, err := pgx.Connect(ctx, storetest.PostgresURL()+"&search_path="+db.SchemaName())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close(ctx)
-	for _, q := range []string{
+	c := schemaConn(b, db, nil)
+	execAll(b, c,
 		"CREATE TABLE bench_rt (id BIGINT PRIMARY KEY, v BIGINT)",
 		"INSERT INTO bench_rt VALUES (1, 0)",
-		"CREATE TABLE bench_commit (id BIGSERIAL PRIMARY KEY, v BIGINT)",
-	} {
-		if _, err := c.Exec(ctx, q); err != nil {
-			b.Fatal(err)
-		}
-	}
+		"CREATE TABLE bench_commit (id BIGSERIAL PRIMARY KEY, v BIGINT)")
 	const lookup, insert = "SELECT v FROM bench_rt WHERE id = $1", "INSERT INTO bench_commit (v) VALUES ($1)"
 	exec := func(b *testing.B, sql string, args ...any) {
 		if _, err := c.Exec(ctx, sql, args...); err != nil {

@@ -285,18 +285,7 @@ func TestConcurrentApprovalsOneWins(t *testing.T) {
 
 func countJobs(t *testing.T, db *sqlstore.DB) int {
 	t.Helper()
-	var n int
-	q := "SELECT COUNT(*) FROM river_job WHERE kind = 'answer_run'"
-	var err error
-	if db.Postgres() != nil {
-		err = db.Postgres().QueryRow(ctx, q).Scan(&n)
-	} else {
-		err = db.SQLite().QueryRowContext(ctx, q).Scan(&n)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return int(countOn(t, db, "SELECT COUNT(*) FROM river_job WHERE kind = 'answer_run'"))
 }
 
 // TestReceiptsVerify: the task's origin carries a receipt signed by the

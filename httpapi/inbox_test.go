@@ -201,6 +201,12 @@ func TestAuthorizationMatrix(t *testing.T) {
 				t.Errorf("bob's %s of alice's task: %v", name, err)
 			}
 		}
+		// Approving a task that does not exist is told as approving
+		// another's (the session's read of it finds none).
+		var e *client.Error
+		if _, err := alice.Client.Approve(ctx, "nosuch-1", aliceReq); !errors.As(err, &e) || e.Status != 404 || e.Reason != "task_not_found" || e.State != "" {
+			t.Errorf("alice's approval of no task: %v", err)
+		}
 		page, err := bob.Client.Tasks(ctx, "waiting", "", 0)
 		if err != nil || len(page.Tasks) != 0 {
 			t.Errorf("bob lists %d of alice's tasks (%v)", len(page.Tasks), err)

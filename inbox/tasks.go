@@ -133,11 +133,10 @@ func readTaskSeen(ctx context.Context, tx lookupTx, sess Session, id string) (st
 	if !ok || r.device != sess.DeviceID || r.id != id {
 		return inboxTaskSeen(ctx, tx, sess, id)
 	}
-	var err error
 	if r.task.ID == "" {
-		err = store.ErrNotFound
+		return store.Task{}, store.Seen{}, errTaskNotFound
 	}
-	t, err := visible(ctx, tx, sess, r.task, err)
+	t, err := visible(ctx, tx, sess, r.task, nil)
 	if err != nil {
 		return store.Task{}, store.Seen{}, err
 	}

@@ -156,6 +156,9 @@ func testDeviceWithTask(t *testing.T, s store.Store) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	if seen != (store.Seen{Owner: "alice.near", Webhook: "wh-a"}) || task.ID != k.ID {
+		t.Fatalf("TaskSeen read %+v, %+v", task, seen)
+	}
 	for _, tc := range []struct {
 		name, token, id string
 		device          string // "" for ErrNotFound
@@ -188,9 +191,6 @@ func testDeviceWithTask(t *testing.T, s store.Store) {
 				t.Errorf("read\n%+v %+v\nwant\n%+v %+v", gotTask, gotSeen, tc.task, tc.seen)
 			}
 		})
-	}
-	if seen != (store.Seen{Owner: "alice.near", Webhook: "wh-a"}) || task.ID != k.ID {
-		t.Fatalf("TaskSeen read %+v, %+v", task, seen)
 	}
 }
 

@@ -78,6 +78,17 @@ type Operation struct {
 	Carries []string
 	// Noun is what a refusal by rule calls one such write ("payment").
 	Noun string
+	// InProcess declares that the operation's handler (Run, or Answer)
+	// reaches nothing outside the service: no request to any host, by any
+	// means; what it does, it does through the Platform. The platform
+	// then keeps each of its runs in one transaction — the run's start and
+	// charge, the tasks it opens, its counts and its end (for an answer,
+	// the claim and the task's end too) — kept together or not at all,
+	// and a run of which nothing was kept may run again. A request through
+	// an egress client from such a handler is refused
+	// (egress.ErrInProcess). Leave it false for a handler that reaches a
+	// host: its run's start is then kept before it runs.
+	InProcess bool
 	// Run serves a read or a write.
 	Run func(ctx context.Context, c *Call) (any, error)
 	// Answer serves an answer operation.

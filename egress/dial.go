@@ -1,6 +1,7 @@
 package egress
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -133,13 +134,14 @@ func NewTransport(o Options) *http.Transport {
 
 // NewClient is a client over NewTransport(o) (wrapped by o.Wrap) that
 // follows at most o.Redirects redirects, and those only to the same
-// scheme, host and port.
+// scheme, host and port, and refuses every request whose context is
+// InProcess.
 func NewClient(o Options) *http.Client {
 	var rt http.RoundTripper = NewTransport(o)
 	if o.Wrap != nil {
 		rt = o.Wrap(rt)
 	}
-	return &http.Client{Transport: rt, Timeout: o.timeout(), CheckRedirect: func(req *http.Request, via []*http.Request) error {
+	return &http.Client{Transport: inProcessGuard{rt}, Timeout: o.timeout(), CheckRedirect: func(req *http.Request, via []*http.Request) error {
 		first := via[0].URL
 		if len(via) > o.Redirects || req.URL.Scheme != first.Scheme || req.URL.Host != first.Host {
 			return http.ErrUseLastResponse
@@ -150,3 +152,35 @@ func NewClient(o Options) *http.Client {
 
 // Refused reports whether err is a dial the guard refused.
 func Refused(err error) bool { return errors.Is(err, ErrNotPublic) }
+
+// ErrInProcess is what a client from NewClient answers a request made with
+// an InProcess context: nothing is dialed and nothing is sent.
+var ErrInProcess = errors.New("this run was declared to reach nothing outside the service")
+
+type inProcessKey struct{}
+
+// InProcess marks ctx as the context of work that promised to reach
+// nothing outside the service (a connector's operation declared
+// InProcess, whose run the platform keeps in one transaction): a client
+// from NewClient refuses every request made with it or with a context
+// derived from it.
+func InProcess(ctx context.Context) context.Context {
+	return context.WithValue(ctx, inProcessKey{}, true)
+}
+
+// IsInProcess reports whether ctx was marked by InProcess.
+func IsInProcess(ctx context.Context) bool { return ctx.Value(inProcessKey{}) != nil }
+
+// inProcessGuard refuses requests with an InProcess context before they
+// reach the transport (or a connection kept alive from an earlier one).
+type inProcessGuard struct{ next http.RoundTripper }
+
+func (g inProcessGuard) RoundTrip(r *http.Request) (*http.Response, error) {
+	if IsInProcess(r.Context()) {
+		if r.Body != nil {
+			r.Body.Close()
+		}
+		return nil, ErrInProcess
+	}
+	return g.next.RoundTrip(r)
+}

@@ -199,3 +199,45 @@ func mustURL(t *testing.T, raw string) *url.URL {
 	}
 	return u
 }
+
+// A client refuses every request made with an InProcess context — the
+// first, and one that could reuse a connection kept alive — before any
+// wrapper or dial: the server sees nothing. The same client still serves
+// other contexts.
+func TestClientRefusesInProcess(t *testing.T) {
+	t.Parallel()
+	srv := egresstest.NewServer(t, false, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	wrapped := 0
+	c := egress.NewClient(egress.Options{AllowPrivate: true, Wrap: func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripper(func(r *http.Request) (*http.Response, error) {
+			wrapped++
+			return rt.RoundTrip(r)
+		})
+	}})
+	get := func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/write", strings.NewReader("body"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := c.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	inProcess := egress.InProcess(context.Background())
+	if !egress.IsInProcess(inProcess) || egress.IsInProcess(context.Background()) {
+		t.Fatal("IsInProcess does not tell the marked context")
+	}
+	if err := get(inProcess); !errors.Is(err, egress.ErrInProcess) || srv.Conns() != 0 || wrapped != 0 {
+		t.Fatalf("a first request in process: %v, %d connections, %d through the wrapper", err, srv.Conns(), wrapped)
+	}
+	if err := get(context.Background()); err != nil || srv.Requests() != 1 {
+		t.Fatalf("an ordinary request: %v, %d requests", err, srv.Requests())
+	}
+	derived, cancel := context.WithTimeout(inProcess, time.Minute)
+	defer cancel()
+	if err := get(derived); !errors.Is(err, egress.ErrInProcess) || srv.Requests() != 1 {
+		t.Fatalf("a request in process with a connection kept alive: %v, %d requests", err, srv.Requests())
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"countersign"
@@ -17,15 +18,17 @@ import (
 	"countersign/store/storetest"
 )
 
-// refuser's writes, priced 10,000 µUSD, each refuse in their own way.
-func refuser() *connectors.Connector {
+// refuser's writes, priced 10,000 µUSD, each refuse in their own way;
+// inProcess declares them so (each then runs in one transaction). broken
+// counts the runs of the write whose platform call fails.
+func refuser(inProcess bool, broken *atomic.Int32) *connectors.Connector {
 	good := connectors.TaskSpec{Kind: countersign.KindConfirm,
 		Display:  countersign.Display{Title: "Pay", Summary: "pay in a test", Fields: []countersign.Field{{Kind: countersign.FieldText, Label: "What", Values: []string{"a test"}, WrittenBy: countersign.WrittenByProject}}},
 		AnswerBy: &countersign.AnswerBy{Operation: "confirm", Supplies: countersign.SuppliesNone}}
 	bad := good
 	bad.Display.Title = "Pay\r\nBcc: everyone"
 	write := func(name string, run func(ctx context.Context, c *connectors.Call) (any, error)) connectors.Operation {
-		return connectors.Operation{Name: name, Kind: connectors.Write, Price: 10_000, Description: name + " in a test.", Run: run,
+		return connectors.Operation{Name: name, Kind: connectors.Write, Price: 10_000, Description: name + " in a test.", Run: run, InProcess: inProcess,
 			Schema: json.RawMessage(`{"type": "object", "properties": {"n": {"type": "integer"}}, "additionalProperties": false}`)}
 	}
 	return &connectors.Connector{Name: "refuser", Version: "1.0.0", Tasks: true, Operations: []connectors.Operation{
@@ -57,6 +60,17 @@ func refuser() *connectors.Connector {
 			c.Did(connectors.Did{Title: "Paid"})
 			return nil, connectors.Refuse(countersign.InvalidRequest, "the receipt does not read")
 		}),
+		// A platform call the store refuses (a payment of nothing), after a
+		// task was opened: in process, the run's one transaction keeps
+		// nothing, and the run is made again the ordinary way.
+		write("broken", func(ctx context.Context, c *connectors.Call) (any, error) {
+			broken.Add(1)
+			if _, err := c.OpenTask(ctx, good); err != nil {
+				return nil, err
+			}
+			_, err := c.Spend(ctx, "nothing", 0, -1)
+			return nil, err
+		}),
 		{Name: "confirm", Kind: connectors.Answer, Description: "confirm in a test.", Answer: func(context.Context, *connectors.AnswerCall) (connectors.Report, error) {
 			return connectors.Report{Result: map[string]bool{"ok": true}}, nil
 		}},
@@ -70,10 +84,24 @@ func refuser() *connectors.Connector {
 // holds no charge; a refusal for any other reason, or one after the run
 // opened a task or did its write, is charged as SPEC §5 says. A replay
 // of an uncharged refusal by its idempotency key costs nothing either.
+//
+// The same holds of writes declared in process, whose runs are each one
+// transaction: there a broken platform call keeps nothing of the first
+// try, and the run made again the ordinary way is charged once.
 func TestRefusalsForTheirOwnArgumentsAreNotCharged(t *testing.T) {
 	t.Parallel()
+	for _, inProcess := range []bool{false, true} {
+		t.Run(fmt.Sprintf("in process %v", inProcess), func(t *testing.T) {
+			t.Parallel()
+			refusalsCharged(t, inProcess)
+		})
+	}
+}
+
+func refusalsCharged(t *testing.T, inProcess bool) {
 	db := storetest.Postgres(t)
-	w := servicetest.New(t, db, servicetest.WithConnector(refuser()), servicetest.WithConnector(gmail.New(gmail.Config{})))
+	var broken atomic.Int32
+	w := servicetest.New(t, db, servicetest.WithConnector(refuser(inProcess, &broken)), servicetest.WithConnector(gmail.New(gmail.Config{})))
 	agent := w.AgentClient()
 	money := func() (int64, []store.LedgerEntry) {
 		t.Helper()
@@ -105,6 +133,7 @@ func TestRefusalsForTheirOwnArgumentsAreNotCharged(t *testing.T) {
 		{"a conflict", "refuser", "conflict", nil, "conflict", 10_000},
 		{"after a task was opened", "refuser", "after_task", nil, "display_invalid", 10_000},
 		{"after the write", "refuser", "after_write", nil, "invalid_request", 10_000},
+		{"a platform call broken", "refuser", "broken", nil, "internal_error", 10_000},
 	} {
 		before, ledger := money()
 		trips := db.RoundTrips()
@@ -127,6 +156,16 @@ func TestRefusalsForTheirOwnArgumentsAreNotCharged(t *testing.T) {
 			t.Errorf("%s: the ledger holds %+v, want the charge", tc.name, added)
 		}
 		t.Logf("%s: %d round trips", tc.name, trips)
+	}
+	runs := int32(1)
+	if inProcess {
+		runs = 2
+	}
+	if got := broken.Load(); got != runs {
+		t.Errorf("the broken write ran %d times, want %d", got, runs)
+	}
+	if inProcess && !strings.Contains(w.Logs.String(), "an in-process run kept nothing; it runs again in transactions of its own") {
+		t.Error("the in-process run kept nothing without a word in the log")
 	}
 
 	// The refusal is the first answer of its idempotency key; its replay

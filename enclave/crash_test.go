@@ -18,6 +18,7 @@ import (
 	"countersign/connectors/probe"
 	"countersign/sealing"
 	"countersign/servicetest"
+	"countersign/store"
 	"countersign/store/sqlstore"
 	"countersign/store/storetest"
 )
@@ -54,7 +55,25 @@ func TestCrashChild(t *testing.T) {
 			return connectors.Report{}, nil
 		}},
 	}}
-	cat, _ := connectors.NewCatalogue(probe.New(), ledger)
+	// The probe, whose guess is declared in process, dies when its answer
+	// has opened the next turn, before it returns.
+	game := probe.New()
+	for i, op := range game.Operations {
+		if op.Name == "guess" {
+			game.Operations[i].Answer = func(ctx context.Context, a *connectors.AnswerCall) (connectors.Report, error) {
+				if _, err := op.Answer(ctx, a); err != nil {
+					t.Fatal(err)
+				}
+				if f, err := os.OpenFile(mark, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
+					f.WriteString("guessed\n")
+					f.Close()
+				}
+				os.Exit(3)
+				return connectors.Report{}, nil
+			}
+		}
+	}
+	cat, _ := connectors.NewCatalogue(game, ledger)
 	now, _ := time.Parse(time.RFC3339, os.Getenv("CS_CRASH_NOW"))
 	e := servicetest.NewEnclave(servicetest.EnclaveConfig{Keys: keys, Store: db, Connectors: cat, Now: func() time.Time { return now }, PublicURL: os.Getenv("CS_CRASH_PUBLIC_URL"),
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
@@ -63,6 +82,66 @@ func TestCrashChild(t *testing.T) {
 	}
 	_ = e.Answers.Answer(context.Background(), os.Getenv("CS_CRASH_TASK"), os.Getenv("CS_CRASH_RUN"))
 	t.Fatal("the worker survived its own crash")
+}
+
+// TestCrashInProcessRunsAgain kills a worker process inside the answer of
+// an operation declared in process (the probe's guess), after the answer
+// opened the next turn through the platform and before it returned: the
+// run, its claim and the turn are kept together or not at all, so nothing
+// was kept — the task is still approved, no turn is waiting — and the
+// retried job runs it, once: the task done, one next turn.
+func TestCrashInProcessRunsAgain(t *testing.T) {
+	t.Parallel()
+	db := storetest.Postgres(t)
+	w := servicetest.New(t, db)
+	id := w.Guess()
+	run := w.Approve(id, []byte("0"))
+	mark := filepath.Join(t.TempDir(), "mark")
+
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "CS_CRASH_SCHEMA="+db.SchemaName(), "CS_CRASH_KEYS="+w.Keys.Export(),
+		"CS_CRASH_TASK="+id, "CS_CRASH_RUN="+run, "CS_CRASH_MARK="+mark, "CS_CRASH_NOW="+w.Clock.Now().Format(time.RFC3339), "CS_CRASH_PUBLIC_URL="+w.URL)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 3 {
+		t.Fatalf("the worker did not die in its run: %v\n%s", err, out.String())
+	}
+	if b, _ := os.ReadFile(mark); string(b) != "guessed\n" {
+		t.Fatalf("the worker's answer ran %q before it died", b)
+	}
+	waiting := func() []store.Task {
+		var tasks []store.Task
+		if err := db.Read(ctx, func(tx store.Tx) (err error) {
+			tasks, err = tx.OwnerTasks(ctx, w.Owner.Account, true, nil, 10)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return tasks
+	}
+	if got := w.Task(id); got.State != countersign.StateApproved || got.AnswerRun != run {
+		t.Fatalf("after the crash the task is %s, run %q", got.State, got.AnswerRun)
+	}
+	if got := waiting(); len(got) != 0 {
+		t.Fatalf("after the crash the owner's open tasks are %+v, want none: the next turn was not kept", got)
+	}
+	// The job is retried: the task is still approved, so it runs.
+	if err := w.Enclave.Answers.Answer(ctx, id, run); err != nil {
+		t.Fatal(err)
+	}
+	got := w.Task(id)
+	if got.State != countersign.StateDone || got.NextTaskID == "" {
+		t.Fatalf("the guess after the crash: %s, next %q", got.State, got.NextTaskID)
+	}
+	// Run again, it does nothing: one turn opened in all.
+	if err := w.Enclave.Answers.Answer(ctx, id, run); err != nil {
+		t.Fatal(err)
+	}
+	if next := waiting(); len(next) != 1 || next[0].ID != got.NextTaskID || next[0].State != countersign.StateOpen {
+		t.Fatalf("the owner's open tasks are %+v, want the next turn %s alone", next, got.NextTaskID)
+	}
 }
 
 // TestCrashNeverReplays kills a worker process between answering and its

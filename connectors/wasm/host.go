@@ -360,7 +360,8 @@ func (m *Module) connector() (*connectors.Connector, error) {
 	}
 	for _, d := range man.Operations {
 		op := connectors.Operation{Name: d.Name, Kind: connectors.OpKind(d.Kind), Price: d.Price, Description: d.Description,
-			Schema: d.Schema, Examples: d.Examples, Result: d.Result, SuppliedText: d.SuppliedText, Limit: time.Duration(d.LimitMS) * time.Millisecond}
+			Schema: d.Schema, Examples: d.Examples, Result: d.Result, SuppliedText: d.SuppliedText, Limit: time.Duration(d.LimitMS) * time.Millisecond,
+			InProcess: d.InProcess}
 		switch op.Kind {
 		case connectors.Answer:
 			op.Answer = m.answerFunc(d.Name)

@@ -91,14 +91,34 @@ func (s *Service) AnswerJob(ctx context.Context, job store.AnswerJob) error {
 	// commit read of the task: the claim then reads nothing and makes its
 	// move from what was read; if the task changed since, the transaction
 	// keeps nothing, and the task is read again, with its lock.
+	//
+	// The answer of an operation declared InProcess runs in the claim's
+	// transaction, and its end is recorded there too: the claim, what the
+	// run did and how it ended are kept together or not at all. If nothing
+	// was kept, the task is still approved and the job may run again; for
+	// any reason but the store's being away or the task's having changed,
+	// it runs again at once the ordinary way.
 	var c *claimed
-	err := store.FromSeen(func(fromSeen bool) error {
-		c = nil
-		return s.store.Tx(ctx, func(tx answersTx) (err error) {
-			c, err = s.claim(ctx, tx, job, fromSeen && job.Inputs != nil)
-			return err
+	var whole, ordinary bool
+	var err error
+	for {
+		err = store.FromSeen(func(fromSeen bool) error {
+			c, whole = nil, false
+			return s.store.Tx(ctx, func(tx answersTx) (err error) {
+				c, err = s.claim(ctx, tx, job, fromSeen && job.Inputs != nil)
+				if err != nil || c == nil || ordinary || !c.prepared.op.InProcess {
+					return err
+				}
+				whole = true
+				return s.answerIn(ctx, tx, c, job.Run, fromSeen)
+			})
 		})
-	})
+		if !whole || err == nil || errors.Is(err, store.ErrUnavailable) || errors.Is(err, store.ErrStale) || ordinary {
+			break
+		}
+		s.log.Warn("an in-process answer run kept nothing; it runs again the ordinary way", "run", job.Run, "err_type", fmt.Sprintf("%T", err))
+		ordinary = true
+	}
 	if errors.Is(err, store.ErrUnavailable) && c != nil {
 		// The claim's COMMIT went out and its answer was lost: it may
 		// have been kept, and then no job will find the task approved
@@ -109,9 +129,27 @@ func (s *Service) AnswerJob(ctx context.Context, job store.AnswerJob) error {
 		return err
 	}
 	p := c.prepared
+	if whole {
+		// The run and its end were kept with the claim.
+		s.log.Info("answer run finished", "run", job.Run, "task", p.task.ID, "in_process", true)
+		return nil
+	}
 	s.log.Info("answer run started", "run", job.Run, "task", p.task.ID, "agent", p.task.Preparer, "operation", p.op.Name)
 	defer s.observe(p.conn.Name, time.Now())
 	return s.answer(ctx, p, job.Run, c.limit, c.input, c.receiptKey)
+}
+
+// answerIn runs the answer claimed in tx, of an operation declared
+// InProcess, in tx, and records its end there.
+func (s *Service) answerIn(ctx context.Context, tx answersTx, c *claimed, run string, fromSeen bool) error {
+	p := c.prepared
+	s.log.Info("answer run started", "run", run, "task", p.task.ID, "agent", p.task.Preparer, "operation", p.op.Name, "in_process", true)
+	defer s.observe(p.conn.Name, time.Now())
+	e, err := s.runAnswer(ctx, tx, p, run, c.limit, c.input, c.receiptKey)
+	if err != nil {
+		return err
+	}
+	return s.recordEnd(ctx, tx, p, e, fromSeen)
 }
 
 // claimed is what a claim of an answer run made: the run prepared, its
@@ -501,46 +539,7 @@ func (s *Service) sealResult(t store.Task, result any) ([]byte, error) {
 
 // answer runs the claimed answer operation and records how it ended.
 func (s *Service) answer(ctx context.Context, p *prepared, run string, limit time.Duration, input []byte, rk *sealing.ReceiptKey) error {
-	t := p.task
-	ac, end := s.answerCall(ctx, p, run)
-	r := &calls.Run{ID: run, Agent: t.Preparer, Request: input, ComputeLimit: limit, Receipt: rk, Operation: p.op.Name,
-		Project: calls.Project{Owner: t.Owner, Name: p.project.Name, UUID: t.ProjectUUID, Connector: p.conn.Name,
-			Build: p.conn.Build(), PolicyHash: p.envelope.PolicyHash, Approvers: p.conn.ParsePolicy(p.project.Policy).For(t.Owner)}}
-	var out any
-	var opened []calls.Opened
-	var runErr error
-	if end != nil {
-		runErr = &connectors.Refusal{Code: countersign.TaskUnreadable, Sentence: end.refusal}
-	} else {
-		// The report comes back whole through the handler's channel: a
-		// handler given up leaves nothing behind to read.
-		out, opened, runErr = s.calls.Execute(ctx, r, p.conn, func(ctx context.Context, plat connectors.Platform) (any, error) {
-			ac.Platform = plat
-			return p.op.Answer(ctx, ac)
-		})
-	}
-	rep, _ := out.(connectors.Report)
-	out = rep.Result
-	var next, notice string
-	for _, o := range opened {
-		if o.Kind == countersign.KindNotice {
-			notice = o.ID
-		} else if next == "" {
-			next = o.ID
-		}
-	}
-	state, reason, result, sentence := s.outcome(out, runErr)
-	finish, err := countersign.Transition(t.Kind, countersign.StateAnswering, state, countersign.ActorPlatform, reason)
-	if err != nil {
-		return err
-	}
-	told := history.Result{Text: history.Sentence(sentence)}
-	if state == countersign.StateDone {
-		told = s.history.Outcome(p.conn.Name, rep.Outcome)
-	}
-	entry := s.history.Ended(t, p.envelope.Display, told)
-	answer, _ := calls.Marshal(result)
-	sealed, err := s.sealResult(t, result)
+	e, err := s.runAnswer(ctx, nil, p, run, limit, input, rk)
 	if err != nil {
 		return err
 	}
@@ -555,35 +554,114 @@ func (s *Service) answer(ctx context.Context, p *prepared, run string, limit tim
 	deadline := time.Now().Add(countersign.AnswerRunDeadline)
 	err = store.FromSeen(func(fromSeen bool) error {
 		return calls.UntilStored(ctx, s.store, s.log, deadline, func(tx answersTx) error {
-			// The end, its result and the next turns in one statement.
-			m := store.Move{ID: t.ID, Move: finish, At: s.clock(), Run: run,
-				Answer: &store.Answer{Result: sealed, NextTaskID: next, NoticeID: notice}, Entry: entry}
-			if fromSeen {
-				m.Seen = &p.seen
-			}
-			moved, err := tx.MoveTask(ctx, m)
-			if err != nil {
-				return err
-			}
-			if !moved {
-				// A sweep ended it (run_unfinished) while it ran: what it
-				// reports now is not recorded, and nothing runs again.
-				s.log.Warn("an answer run finished after its task was ended", "run", run, "task", t.ID)
-				return nil
-			}
-			return s.calls.Sign(ctx, tx, r, p.op.Name, answer, opened)
+			return s.recordEnd(ctx, tx, p, e, fromSeen)
 		})
 	})
 	if err != nil {
 		return err
 	}
-	s.log.Info("answer run finished", "run", run, "task", t.ID, "state", state, "reason", reason)
+	s.log.Info("answer run finished", "run", run, "task", p.task.ID, "state", e.state, "reason", e.reason)
 	return nil
+}
+
+// concluded is how an answer run ended, to be recorded: the run, the
+// task's last move, the owner's history entry, the preparer's result
+// (and sealed), the tasks it opened.
+type concluded struct {
+	r      *calls.Run
+	finish countersign.Move
+	state  countersign.State
+	reason countersign.FailureReason
+	entry  []byte
+	answer []byte
+	sealed []byte
+	opened []calls.Opened
+	next   string
+	notice string
+}
+
+// runAnswer runs the claimed answer operation: in tx, when its operation
+// is declared InProcess and the claim was made in tx, else on its own.
+func (s *Service) runAnswer(ctx context.Context, tx answersTx, p *prepared, run string, limit time.Duration, input []byte, rk *sealing.ReceiptKey) (*concluded, error) {
+	t := p.task
+	ac, end := s.answerCall(ctx, tx, p, run)
+	r := &calls.Run{ID: run, Agent: t.Preparer, Request: input, ComputeLimit: limit, Receipt: rk, Operation: p.op.Name,
+		Project: calls.Project{Owner: t.Owner, Name: p.project.Name, UUID: t.ProjectUUID, Connector: p.conn.Name,
+			Build: p.conn.Build(), PolicyHash: p.envelope.PolicyHash, Approvers: p.conn.ParsePolicy(p.project.Policy).For(t.Owner)}}
+	var out any
+	var opened []calls.Opened
+	var runErr error
+	// The report comes back whole through the handler's channel: a handler
+	// given up leaves nothing behind to read.
+	handler := func(ctx context.Context, plat connectors.Platform) (any, error) {
+		ac.Platform = plat
+		return p.op.Answer(ctx, ac)
+	}
+	switch {
+	case end != nil:
+		runErr = &connectors.Refusal{Code: countersign.TaskUnreadable, Sentence: end.refusal}
+	case tx != nil:
+		var broke error
+		if out, opened, runErr, broke = s.calls.ExecuteIn(ctx, tx, r, p.conn, handler); broke != nil {
+			return nil, broke
+		}
+	default:
+		out, opened, runErr = s.calls.Execute(ctx, r, p.conn, handler)
+	}
+	rep, _ := out.(connectors.Report)
+	out = rep.Result
+	e := &concluded{r: r, opened: opened}
+	for _, o := range opened {
+		if o.Kind == countersign.KindNotice {
+			e.notice = o.ID
+		} else if e.next == "" {
+			e.next = o.ID
+		}
+	}
+	var result any
+	var sentence string
+	e.state, e.reason, result, sentence = s.outcome(out, runErr)
+	var err error
+	if e.finish, err = countersign.Transition(t.Kind, countersign.StateAnswering, e.state, countersign.ActorPlatform, e.reason); err != nil {
+		return nil, err
+	}
+	told := history.Result{Text: history.Sentence(sentence)}
+	if e.state == countersign.StateDone {
+		told = s.history.Outcome(p.conn.Name, rep.Outcome)
+	}
+	e.entry = s.history.Ended(t, p.envelope.Display, told)
+	e.answer, _ = calls.Marshal(result)
+	if e.sealed, err = s.sealResult(t, result); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// recordEnd records in tx how an answer run ended: the task's end, its
+// result and the next turns in one statement (moved from the task as the
+// claim read it when fromSeen), and the run's receipts.
+func (s *Service) recordEnd(ctx context.Context, tx answersTx, p *prepared, e *concluded, fromSeen bool) error {
+	m := store.Move{ID: p.task.ID, Move: e.finish, At: s.clock(), Run: e.r.ID,
+		Answer: &store.Answer{Result: e.sealed, NextTaskID: e.next, NoticeID: e.notice}, Entry: e.entry}
+	if fromSeen {
+		m.Seen = &p.seen
+	}
+	moved, err := tx.MoveTask(ctx, m)
+	if err != nil {
+		return err
+	}
+	if !moved {
+		// A sweep ended it (run_unfinished) while it ran: what it
+		// reports now is not recorded, and nothing runs again.
+		s.log.Warn("an answer run finished after its task was ended", "run", e.r.ID, "task", p.task.ID)
+		return nil
+	}
+	return s.calls.Sign(ctx, tx, e.r, p.op.Name, e.answer, e.opened)
 }
 
 // answerCall opens what the answer handler receives: the owner's supply and
 // note (sealed to the reply key) and the task's files.
-func (s *Service) answerCall(ctx context.Context, p *prepared, run string) (*connectors.AnswerCall, *ending) {
+func (s *Service) answerCall(ctx context.Context, tx answersTx, p *prepared, run string) (*connectors.AnswerCall, *ending) {
 	t := p.task
 	unreadable := refused(countersign.TaskUnreadable, "decryption failed.")
 	ac := &connectors.AnswerCall{
@@ -610,7 +688,13 @@ func (s *Service) answerCall(ctx context.Context, p *prepared, run string) (*con
 		return nil, unreadable
 	}
 	if len(p.envelope.Files) > 0 {
-		if err := s.store.Tx(ctx, func(tx answersTx) error { return s.openFiles(ctx, tx, p, ck, ac) }); err != nil {
+		read := func(tx answersTx) error { return s.openFiles(ctx, tx, p, ck, ac) }
+		if tx != nil {
+			err = read(tx)
+		} else {
+			err = s.store.Tx(ctx, read)
+		}
+		if err != nil {
 			return nil, unreadable
 		}
 	}

@@ -1,18 +1,24 @@
 package answers
 
-import "countersign/store"
+import (
+	"countersign/enclave/calls"
+	"countersign/store"
+)
 
 // answersTx is everything an answer run may read and change in one of the
 // store's transactions: these aggregates and no other. It reads what the
 // run needs (the task, its sealed copy and approvals, the project, the
 // preparer), claims and ends the task, records the run and its receipts,
 // reads the task's files, and says the process is alive.
+//
+// An answer of an operation declared InProcess runs in the claim's
+// transaction, so it is also what the run's platform does
+// (calls.RunTx): opening the next turns, counting.
 type answersTx interface {
-	store.Tasks
+	calls.RunTx
 	store.TaskContent
 	store.TaskKeys
 	store.Outcomes
-	store.Runs
 	store.Upkeep
 }
 

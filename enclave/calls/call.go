@@ -220,7 +220,9 @@ func answerOf(out any, err error) ([]byte, error) {
 }
 
 // runOperation starts a run (charging its price), runs the connector's
-// handler within the operation's compute limit, and records the answer.
+// handler within the operation's compute limit, and records the answer:
+// an operation declared InProcess in one transaction (runInProcess), any
+// other with its start kept before the handler runs.
 func (s *Service) runOperation(ctx context.Context, agent store.Agent, project store.Project, conn *connectors.Connector,
 	op *connectors.Operation, pol *policy.Policy, req callRequest) ([]byte, error) {
 	// Credentials are opened before anything is charged: a project whose
@@ -231,79 +233,179 @@ func (s *Service) runOperation(ctx context.Context, agent store.Agent, project s
 		return refusal(countersign.Errorf(countersign.Internal, "the project's credentials cannot be opened")), nil
 	}
 	now := s.clock()
-	run := &Run{
+	st := &started{agent: agent, op: op, body: req.Body, now: now}
+	st.run = &Run{
 		ID: countersign.NewRunID(), Agent: agent.Account, Request: req.Body, ComputeLimit: op.ComputeLimit(), Operation: op.Name,
 		Project: Project{Owner: project.Owner, Name: project.Name, UUID: project.UUID, Connector: conn.Name,
 			Build: conn.Build(), PolicyHash: pol.Hash(), Approvers: pol.For(project.Owner)},
 	}
 	// The body's hash is keyed under the master key (SPEC §11): the same body
 	// is recognised, and no reader of the database can test guesses of it.
-	idem := store.IdempotentCall{Agent: agent.Account, Owner: project.Owner, Project: project.Name,
+	st.idem = store.IdempotentCall{Agent: agent.Account, Owner: project.Owner, Project: project.Name,
 		Key: req.IdempotencyKey, BodyKeyID: s.keys.Current(), CreatedAt: now}
 	if req.IdempotencyKey != "" {
-		if idem.BodySHA256, err = s.keys.BodyHash(idem.BodyKeyID, idemRow(idem), req.Body); err != nil {
+		if st.idem.BodySHA256, err = s.keys.BodyHash(st.idem.BodyKeyID, idemRow(st.idem), req.Body); err != nil {
 			return nil, err
 		}
 	}
-	rk, rkKeyID, rkSealed, err := s.keys.NewReceiptKey(run.ID)
-	if err != nil {
+	if st.run.Receipt, st.receiptKeyID, st.receiptKey, err = s.keys.NewReceiptKey(st.run.ID); err != nil {
 		return nil, err
 	}
-	run.Receipt = rk
+	newCall := func() *connectors.Call {
+		return &connectors.Call{
+			Operation: op.Name, Args: req.Body, Agent: agent.Account, Owner: project.Owner, Project: project.Name,
+			ProjectUUID: project.UUID, Run: st.run.ID, Policy: pol, Credentials: creds, Now: now,
+		}
+	}
+	if op.InProcess {
+		if answer, ok, err := s.runInProcess(ctx, st, conn, newCall()); ok {
+			return answer, err
+		}
+		// Nothing of it was kept: it runs again, the ordinary way.
+		st.run.reset()
+	}
 	var replay []byte
-	err = s.store.Tx(ctx, func(tx callsTx) error {
-		if req.IdempotencyKey != "" {
-			first, claimed, err := tx.ClaimCall(ctx, idem)
-			if err != nil {
-				return err
-			}
-			if !claimed {
-				replay, err = s.replay(first, idem, req.Body, now)
-				return err
-			}
-		}
-		if err := tx.InsertRun(ctx, store.Run{ID: run.ID, Agent: agent.Account, Owner: project.Owner,
-			ProjectUUID: project.UUID, Operation: op.Name, Price: op.Price, ComputeLimit: run.ComputeLimit,
-			InputSHA256: rk.Sum(req.Body), ReceiptKeyID: rkKeyID, ReceiptKey: rkSealed, StartedAt: now}); err != nil {
-			return err
-		}
-		if op.Price > 0 {
-			// Checked at the commit, with which it travels.
-			return tx.Charge(ctx, agent.Account, op.Price, run.ID, now)
-		}
-		return nil
+	err = s.store.Tx(ctx, func(tx callsTx) (err error) {
+		replay, err = s.startRun(ctx, tx, st)
+		return err
 	})
-	switch {
-	case replay != nil:
+	if replay != nil {
 		return replay, nil
-	case err == nil:
+	} else if err != nil {
+		return startRefused(err, st)
+	}
+	call := newCall()
+	s.logStart(st)
+	// The run is not the request's: a client that hangs up does not cut a
+	// write off half way (the compute limit bounds it).
+	out, opened, runErr := s.Execute(context.WithoutCancel(ctx), st.run, conn, func(ctx context.Context, p connectors.Platform) (any, error) {
+		call.Platform = p
+		return op.Run(ctx, call)
+	})
+	st.run.did = didOf(st.run, op, call, runErr, opened)
+	return s.finish(ctx, st.run, op.Name, opened, st.idem, out, runErr, uncharged(op, call, runErr, opened))
+}
+
+// started is a call's run as it starts: its row's parts and the
+// idempotent call it answers.
+type started struct {
+	agent        store.Agent
+	op           *connectors.Operation
+	body         []byte
+	now          time.Time
+	run          *Run
+	idem         store.IdempotentCall
+	receiptKeyID uint32
+	receiptKey   []byte // sealed, for the run's row
+}
+
+// startRun claims the call's idempotency key (a replay returns the first
+// call's answer, and nothing starts), records the run and charges its
+// price in tx; the charge is checked with tx's next round trip.
+func (s *Service) startRun(ctx context.Context, tx callsTx, st *started) (replay []byte, err error) {
+	if st.idem.Key != "" {
+		first, claimed, err := tx.ClaimCall(ctx, st.idem)
+		if err != nil {
+			return nil, err
+		}
+		if !claimed {
+			return s.replay(first, st.idem, st.body, st.now)
+		}
+	}
+	r := st.run
+	if err := tx.InsertRun(ctx, store.Run{ID: r.ID, Agent: r.Agent, Owner: r.Project.Owner,
+		ProjectUUID: r.Project.UUID, Operation: st.op.Name, Price: st.op.Price, ComputeLimit: r.ComputeLimit,
+		InputSHA256: r.Receipt.Sum(st.body), ReceiptKeyID: st.receiptKeyID, ReceiptKey: st.receiptKey, StartedAt: st.now}); err != nil {
+		return nil, err
+	}
+	if st.op.Price > 0 {
+		return nil, tx.Charge(ctx, r.Agent, st.op.Price, r.ID, st.now)
+	}
+	return nil, nil
+}
+
+// startRefused answers a call whose run did not start: its balance does
+// not cover the price, the store is away, or a refusal.
+func startRefused(err error, st *started) ([]byte, error) {
+	switch {
 	case errors.Is(err, store.ErrUncovered):
-		return refusal(countersign.Errorf(countersign.PaymentRequired, "the agent's balance of %d µUSD does not cover the price of %d µUSD", agent.Balance, op.Price)), nil
+		return refusal(countersign.Errorf(countersign.PaymentRequired, "the agent's balance of %d µUSD does not cover the price of %d µUSD", st.agent.Balance, st.op.Price)), nil
 	case errors.Is(err, store.ErrUnavailable):
 		return nil, Transport(err)
 	case countersign.ErrorCode(err) != countersign.Internal:
 		return refusal(err), nil
-	default:
-		return nil, err
 	}
+	return nil, err
+}
 
-	call := &connectors.Call{
-		Operation: op.Name, Args: req.Body, Agent: agent.Account, Owner: project.Owner, Project: project.Name,
-		ProjectUUID: project.UUID, Run: run.ID, Policy: pol, Credentials: creds, Now: now,
-	}
-	s.log.Info("run started", "run", run.ID, "agent", agent.Account, "owner", project.Owner,
-		"project", project.Name, "operation", op.Name, "price", op.Price)
-	// The run is not the request's: a client that hangs up does not cut a
-	// write off half way (the compute limit bounds it).
-	out, opened, runErr := s.Execute(context.WithoutCancel(ctx), run, conn, func(ctx context.Context, p connectors.Platform) (any, error) {
-		call.Platform = p
-		return op.Run(ctx, call)
+func (s *Service) logStart(st *started) {
+	s.log.Info("run started", "run", st.run.ID, "agent", st.run.Agent, "owner", st.run.Project.Owner,
+		"project", st.run.Project.Name, "operation", st.op.Name, "price", st.op.Price)
+}
+
+// uncharged tells whether a run's charge is taken back: a call refused
+// for its own arguments is not charged, wherever in the connector the
+// refusal arose, unless its run left something behind.
+func uncharged(op *connectors.Operation, call *connectors.Call, runErr error, opened []Opened) bool {
+	return op.Price > 0 && runErr != nil && connectors.Uncharged(runErr) && len(opened) == 0 && call.Done() == nil
+}
+
+// runInProcess runs a call of an operation declared InProcess in one
+// transaction: its start and charge, what the handler does through the
+// platform, and its end are kept together or not at all. ok is false
+// when nothing was kept for a reason the ordinary way may not meet (an
+// error of the store's other than its being away or the balance): the
+// call then runs again that way.
+func (s *Service) runInProcess(ctx context.Context, st *started, conn *connectors.Connector, call *connectors.Call) (answer []byte, ok bool, err error) {
+	var replay []byte
+	var runErr error
+	began := false
+	// The client hanging up does not cut the run off (the compute limit
+	// bounds it).
+	ctx = context.WithoutCancel(ctx)
+	err = s.store.Tx(ctx, func(tx callsTx) error {
+		var err error
+		if replay, err = s.startRun(ctx, tx, st); err != nil || replay != nil {
+			return err
+		}
+		began = true
+		s.logStart(st)
+		out, opened, rErr, broke := s.ExecuteIn(ctx, tx, st.run, conn, func(ctx context.Context, p connectors.Platform) (any, error) {
+			call.Platform = p
+			return st.op.Run(ctx, call)
+		})
+		if broke != nil {
+			return broke
+		}
+		runErr = rErr
+		s.logFailure(st.run, runErr)
+		st.run.did = didOf(st.run, st.op, call, runErr, opened)
+		if answer, err = answerOf(out, runErr); err != nil {
+			return err
+		}
+		return s.recordEnd(ctx, tx, st.run, st.op.Name, opened, st.idem, answer, uncharged(st.op, call, runErr, opened))
 	})
-	run.did = didOf(run, op, call, runErr, opened)
-	// A call refused for its own arguments is not charged, wherever in the
-	// connector the refusal arose, unless its run left something behind.
-	uncharge := op.Price > 0 && runErr != nil && connectors.Uncharged(runErr) && len(opened) == 0 && call.Done() == nil
-	return s.finish(ctx, run, op.Name, opened, idem, out, runErr, uncharge)
+	switch {
+	case replay != nil:
+		return replay, true, nil
+	case err == nil:
+		s.logEnd(st.run, runErr, false)
+		return answer, true, nil
+	case errors.Is(err, store.ErrUncovered), errors.Is(err, store.ErrUnavailable), !began:
+		if began {
+			s.log.Info("run kept nothing", "run", st.run.ID, "uncovered", errors.Is(err, store.ErrUncovered))
+		}
+		answer, err = startRefused(err, st)
+		return answer, true, err
+	}
+	if st.run.abandoned.Load() {
+		// Its handler overran its limit and may still be running: it is
+		// not run again.
+		s.log.Error("an in-process run overran its limit and kept nothing", "run", st.run.ID)
+		return refusal(countersign.Errorf(countersign.Internal, "the run passed its compute limit of %s", st.run.ComputeLimit)), true, nil
+	}
+	s.log.Warn("an in-process run kept nothing; it runs again in transactions of its own", "run", st.run.ID, "err_type", fmt.Sprintf("%T", err))
+	return nil, false, nil
 }
 
 // finishPatience is how long a run's end is tried again while the store is
@@ -313,14 +415,7 @@ const finishPatience = 30 * time.Second
 // finish records the run's end and its answer, and takes its charge back
 // when uncharge says so, in one transaction.
 func (s *Service) finish(ctx context.Context, run *Run, op string, opened []Opened, idem store.IdempotentCall, out any, runErr error, uncharge bool) ([]byte, error) {
-	if runErr != nil && countersign.ErrorCode(runErr) == countersign.Internal {
-		var ce *countersign.Error
-		if !errors.As(runErr, &ce) {
-			// Only the error's type: a connector's own error text may
-			// quote what the task holds.
-			s.log.Error("run failed", "run", run.ID, "err_type", fmt.Sprintf("%T", runErr))
-		}
-	}
+	s.logFailure(run, runErr)
 	answer, err := answerOf(out, runErr)
 	if err != nil {
 		return nil, err
@@ -329,35 +424,56 @@ func (s *Service) finish(ctx context.Context, run *Run, op string, opened []Open
 	// The run's end (its receipts, the idempotent answer) is tried again a
 	// while if the store went away during the run; the agent waits for it.
 	err = UntilStored(ctx, s.store, s.log, time.Now().Add(finishPatience), func(tx callsTx) error {
-		if err := s.Sign(ctx, tx, run, op, answer, opened); err != nil {
-			return err
-		}
-		if uncharge {
-			if _, err := tx.Uncharge(ctx, run.Agent, run.ID); err != nil {
-				return err
-			}
-		}
-		if run.did != nil {
-			if err := s.recordDirect(ctx, tx, run, *run.did); err != nil {
-				return err
-			}
-		}
-		if idem.Key == "" {
-			return nil
-		}
-		keyID, blob, err := s.keys.SealCallAnswer(idemRow(idem), answer)
-		if err != nil {
-			return err
-		}
-		idem.AnswerKeyID, idem.Answer = keyID, blob
-		return tx.AnswerCall(ctx, idem)
+		return s.recordEnd(ctx, tx, run, op, opened, idem, answer, uncharge)
 	})
 	if err != nil {
 		// The charge of a run refused for its arguments then stands.
 		s.log.Error("cannot record a run's end", "run", run.ID, "uncharge", uncharge, "err", err)
 	}
-	s.log.Info("run finished", "run", run.ID, "refused", string(countersign.ErrorCode(runErr)), "uncharged", uncharge && err == nil)
+	s.logEnd(run, runErr, uncharge && err == nil)
 	return answer, nil
+}
+
+// logFailure logs a run that failed with an error that is not a refusal:
+// only the error's type, since a connector's own error text may quote
+// what the task holds.
+func (s *Service) logFailure(run *Run, runErr error) {
+	var ce *countersign.Error
+	if runErr != nil && countersign.ErrorCode(runErr) == countersign.Internal && !errors.As(runErr, &ce) {
+		s.log.Error("run failed", "run", run.ID, "err_type", fmt.Sprintf("%T", runErr))
+	}
+}
+
+func (s *Service) logEnd(run *Run, runErr error, uncharged bool) {
+	s.log.Info("run finished", "run", run.ID, "refused", string(countersign.ErrorCode(runErr)), "uncharged", uncharged)
+}
+
+// recordEnd records, in tx, a run's end: its receipts, the charge taken
+// back when uncharge says so, the history entry of a write it carried out
+// at once, and its answer to an idempotent call.
+func (s *Service) recordEnd(ctx context.Context, tx callsTx, run *Run, op string, opened []Opened, idem store.IdempotentCall, answer []byte, uncharge bool) error {
+	if err := s.Sign(ctx, tx, run, op, answer, opened); err != nil {
+		return err
+	}
+	if uncharge {
+		if _, err := tx.Uncharge(ctx, run.Agent, run.ID); err != nil {
+			return err
+		}
+	}
+	if run.did != nil {
+		if err := s.recordDirect(ctx, tx, run, *run.did); err != nil {
+			return err
+		}
+	}
+	if idem.Key == "" {
+		return nil
+	}
+	keyID, blob, err := s.keys.SealCallAnswer(idemRow(idem), answer)
+	if err != nil {
+		return err
+	}
+	idem.AnswerKeyID, idem.Answer = keyID, blob
+	return tx.AnswerCall(ctx, idem)
 }
 
 // recordDirect writes, in tx, the history entry of a write carried out at

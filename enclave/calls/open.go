@@ -52,6 +52,13 @@ type Run struct {
 	abandoned atomic.Bool
 }
 
+// reset makes r as it was before its handler ran, for a run of which
+// nothing was kept to run again.
+func (r *Run) reset() {
+	r.opened = 0
+	r.did = nil
+}
+
 // Opened is what the agent is told of a task it opened.
 type Opened struct {
 	ID        string

@@ -12,6 +12,7 @@ import (
 
 	"countersign"
 	"countersign/connectors"
+	"countersign/egress"
 	"countersign/policy"
 	"countersign/store"
 )
@@ -24,6 +25,39 @@ func (s *Service) Execute(ctx context.Context, run *Run, conn *connectors.Connec
 	p := &platform{s: s, run: run, conn: conn}
 	out, err := s.runHandler(ctx, run, func(ctx context.Context) (any, error) { return f(ctx, p) })
 	return out, p.tasks(), err
+}
+
+// ExecuteIn is Execute for an operation declared InProcess, whose run is
+// kept in tx, the caller's transaction: what the handler does through the
+// platform is done in tx (never tried again on its own), and a request it
+// makes through an egress client is refused. broke is the first error of
+// tx's that the platform met, after which tx is not to be committed: the
+// run then kept nothing, and may run again.
+func (s *Service) ExecuteIn(ctx context.Context, tx RunTx, run *Run, conn *connectors.Connector, f func(context.Context, connectors.Platform) (any, error)) (out any, opened []Opened, runErr, broke error) {
+	p := &platform{s: s, run: run, conn: conn, tx: tx, txCtx: context.WithoutCancel(ctx)}
+	out, runErr = s.runHandler(egress.InProcess(ctx), run, func(ctx context.Context) (any, error) { return f(ctx, p) })
+	// A handler given up may still call the platform: from now on it is
+	// refused, and tx is the caller's alone.
+	p.txMu.Lock()
+	p.closed = true
+	broke = p.broke
+	p.txMu.Unlock()
+	return out, p.tasks(), runErr, broke
+}
+
+// RunTx is what the platform of a run kept in one transaction
+// (ExecuteIn) reads and writes: what opening a task does, the daily
+// counts and the spend ledger, and the run's row.
+type RunTx interface {
+	platformTx
+	store.Runs
+}
+
+// platformTx is what the platform's operations read and write: opening
+// tasks, the daily counts and the spend ledger.
+type platformTx interface {
+	openTx
+	store.Counts
 }
 
 // OverrunGrace is how long a handler may take, past its compute limit, to
@@ -132,6 +166,48 @@ type platform struct {
 	// opened records the tasks the run opened.
 	mu     sync.Mutex
 	opened []Opened
+	// tx, when set, is the transaction the run is kept in (ExecuteIn),
+	// used under txMu with txCtx; closed once the run is over, broke set
+	// by the first failure that leaves tx not to be committed.
+	tx     platformTx
+	txCtx  context.Context
+	txMu   sync.Mutex
+	closed bool
+	broke  error
+}
+
+// within runs fn in the run's transaction (ExecuteIn), or else in a
+// transaction of its own, tried again while the store is away.
+func (p *platform) within(ctx context.Context, fn func(ctx context.Context, tx platformTx) error) error {
+	if p.tx == nil {
+		return p.s.storeWithin(ctx, func(tx callsTx) error { return fn(ctx, tx) })
+	}
+	p.txMu.Lock()
+	defer p.txMu.Unlock()
+	switch {
+	case p.closed:
+		return errGivenUp
+	case p.broke != nil:
+		return p.broke
+	}
+	// The statements run on the run's own context: the handler's deadline
+	// cutting one off would leave the transaction unusable.
+	err := fn(p.txCtx, p.tx)
+	if err != nil && !refusedBeforeWriting(err) {
+		p.broke = err
+	}
+	return err
+}
+
+// refusedBeforeWriting tells whether err, from a platform operation, is
+// a refusal the task layer makes before it writes anything (a limit, a
+// mute, a thread that is not the preparer's), which leaves the run's
+// transaction as it was. Anything else — the store's errors, a charge
+// the balance did not cover, an internal error — may leave it half
+// written or failed.
+func refusedBeforeWriting(err error) bool {
+	var ce *countersign.Error
+	return errors.As(err, &ce) && ce.Code != countersign.Internal && ce.Code != countersign.TaskStoreUnavailable
 }
 
 // tasks are the tasks the run opened so far.
@@ -152,7 +228,7 @@ func (p *platform) OpenTask(ctx context.Context, spec connectors.TaskSpec, threa
 		return connectors.Task{}, err
 	}
 	var o Opened
-	err := p.s.storeWithin(ctx, func(tx callsTx) (err error) {
+	err := p.within(ctx, func(ctx context.Context, tx platformTx) (err error) {
 		o, err = p.s.OpenTask(ctx, tx, p.run, spec, thread)
 		return err
 	})
@@ -170,7 +246,7 @@ func (p *platform) Reserve(ctx context.Context, kind policy.Kind, limit int) (bo
 		return false, errGivenUp
 	}
 	var ok bool
-	err := p.s.storeWithin(ctx, func(tx callsTx) (err error) {
+	err := p.within(ctx, func(ctx context.Context, tx platformTx) (err error) {
 		ok, err = tx.ReserveDaily(ctx, store.DailyKey{Owner: p.run.Project.Owner, ProjectUUID: p.run.Project.UUID,
 			Agent: p.run.Agent, Day: policy.Day(p.s.now()), Kind: kind.String()}, limit)
 		return err
@@ -184,7 +260,7 @@ func (p *platform) Spend(ctx context.Context, key string, amount, limit policy.C
 	}
 	now := p.s.now()
 	var ok bool
-	err := p.s.storeWithin(ctx, func(tx callsTx) (err error) {
+	err := p.within(ctx, func(ctx context.Context, tx platformTx) (err error) {
 		ok, err = tx.ReserveSpend(ctx, store.Spend{Owner: p.run.Project.Owner, ProjectUUID: p.run.Project.UUID, Key: key,
 			Cents: int64(amount), At: now, Since: now.Add(-connectors.SpendWindow)}, int64(limit))
 		return err
@@ -193,5 +269,5 @@ func (p *platform) Spend(ctx context.Context, key string, amount, limit policy.C
 }
 
 func (p *platform) Unspend(ctx context.Context, key string) error {
-	return p.s.storeWithin(ctx, func(tx callsTx) error { return tx.ReleaseSpend(ctx, p.run.Project.UUID, key) })
+	return p.within(ctx, func(ctx context.Context, tx platformTx) error { return tx.ReleaseSpend(ctx, p.run.Project.UUID, key) })
 }

@@ -380,6 +380,10 @@ type ManifestOperation struct {
 	SuppliedText json.RawMessage `json:"supplied_text,omitempty"`
 	// LimitMS is the run's compute limit in milliseconds (0: the default).
 	LimitMS int64 `json:"limit_ms,omitempty"`
+	// InProcess declares that the operation reaches no host
+	// (connectors.Operation's InProcess): its http_do is refused, and the
+	// platform keeps each of its runs in one transaction.
+	InProcess bool `json:"in_process,omitempty"`
 }
 
 // Egress says where the module's requests may go and how the project's

@@ -36,9 +36,12 @@ type Operation struct {
 	// owner supplies (connectors.Operation's SuppliedText).
 	SuppliedText json.RawMessage
 	// Limit is the run's compute limit (0: the platform's default).
-	Limit  time.Duration
-	Run    func(ctx context.Context, c *Call) (any, error)
-	Answer func(ctx context.Context, a *AnswerCall) (Report, error)
+	Limit time.Duration
+	// InProcess declares that the handler reaches no host
+	// (connectors.Operation's InProcess).
+	InProcess bool
+	Run       func(ctx context.Context, c *Call) (any, error)
+	Answer    func(ctx context.Context, a *AnswerCall) (Report, error)
 }
 
 // Credentials says how the host attaches the project's credentials to the
@@ -99,7 +102,8 @@ func (c *Connector) Manifest(module string) (abi.Manifest, error) {
 	}
 	for _, op := range c.Operations {
 		m.Operations = append(m.Operations, abi.ManifestOperation{Name: op.Name, Kind: string(op.Kind), Price: op.Price,
-			Description: op.Description, Schema: op.Schema, Examples: op.Examples, Result: op.Result, SuppliedText: op.SuppliedText, LimitMS: op.Limit.Milliseconds()})
+			Description: op.Description, Schema: op.Schema, Examples: op.Examples, Result: op.Result, SuppliedText: op.SuppliedText, LimitMS: op.Limit.Milliseconds(),
+			InProcess: op.InProcess})
 	}
 	if cr := c.Credentials; cr != nil {
 		members := append([]string(nil), cr.Members...)

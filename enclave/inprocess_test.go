@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
+	"sync"
 	"testing"
 
 	"countersign"
@@ -13,6 +15,8 @@ import (
 	"countersign/egress"
 	"countersign/egress/egresstest"
 	"countersign/servicetest"
+	"countersign/store"
+	"countersign/store/sqlstore"
 	"countersign/store/storetest"
 )
 
@@ -70,4 +74,106 @@ func TestInProcessRunsReachNothing(t *testing.T) {
 	if err != nil || json.Unmarshal(raw, &a) != nil || a.Status != "notified" || srv.Requests() != 1 {
 		t.Fatalf("the ordinary write answered %s %v, the host saw %d requests", raw, err, srv.Requests())
 	}
+}
+
+// TestInProcessAnswerRunOnceUnderConcurrency: sixteen jobs of one approved
+// guess, whose answer runs in its claim's transaction, run at once: one
+// claims it and keeps its run whole, the others find it taken — the task
+// done once, one next turn opened.
+func TestInProcessAnswerRunOnceUnderConcurrency(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
+		w := servicetest.New(t, db)
+		id := w.Guess()
+		run := w.Approve(id, []byte("0"))
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				if err := w.Enclave.Answers.Answer(ctx, id, run); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+		got := w.Task(id)
+		if got.State != countersign.StateDone || got.NextTaskID == "" {
+			t.Fatalf("the guess is %s, next %q", got.State, got.NextTaskID)
+		}
+		var open []store.Task
+		if err := db.Read(ctx, func(tx store.Tx) (err error) {
+			open, err = tx.OwnerTasks(ctx, w.Owner.Account, true, nil, 10)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if len(open) != 1 || open[0].ID != got.NextTaskID {
+			t.Fatalf("the owner's open tasks are %+v, want the one next turn %s", open, got.NextTaskID)
+		}
+	})
+}
+
+// TestInProcessCallOnceUnderConcurrency: eight guess_starts with one
+// Idempotency-Key sent at once run once: one game opened, one charge, and
+// every answer is that game's or says the first call is still running.
+func TestInProcessCallOnceUnderConcurrency(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
+		w := servicetest.New(t, db)
+		agent := w.AgentClient()
+		ledger := func() int {
+			var l []store.LedgerEntry
+			if err := db.Read(ctx, func(tx store.Tx) (err error) {
+				l, err = tx.Ledger(ctx, w.Agent)
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			return len(l)
+		}
+		before := ledger()
+		answers := make([]string, 8)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range answers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				raw, err := agent.Call(ctx, w.Owner.Account, "probe", "guess_start", map[string]any{"max": 10}, &client.CallOptions{IdempotencyKey: "game-once"})
+				if err != nil {
+					answers[i] = err.Error()
+				} else {
+					answers[i] = string(raw)
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+		var game string
+		for _, a := range answers {
+			var aw client.Awaiting
+			switch {
+			case json.Unmarshal([]byte(a), &aw) == nil && aw.TaskID != "":
+				if game != "" && aw.TaskID != game {
+					t.Fatalf("two games answered: %s and %s", game, aw.TaskID)
+				}
+				game = aw.TaskID
+			case strings.Contains(a, "still running"):
+			default:
+				t.Fatalf("an answer: %s", a)
+			}
+		}
+		page, err := w.Owner.Client.Tasks(ctx, "waiting", "", 10)
+		if err != nil || game == "" || len(page.Tasks) != 1 || page.Tasks[0].ID != game {
+			t.Fatalf("waiting: %+v %v, want the one game %s", page, err, game)
+		}
+		if got := ledger() - before; got != 1 {
+			t.Fatalf("%d charges, want one", got)
+		}
+	})
 }

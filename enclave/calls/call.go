@@ -359,7 +359,7 @@ func uncharged(op *connectors.Operation, call *connectors.Call, runErr error, op
 func (s *Service) runInProcess(ctx context.Context, st *started, conn *connectors.Connector, call *connectors.Call) (answer []byte, ok bool, err error) {
 	var replay []byte
 	var runErr error
-	began := false
+	began, unch := false, false
 	// The client hanging up does not cut the run off (the compute limit
 	// bounds it).
 	ctx = context.WithoutCancel(ctx)
@@ -383,13 +383,14 @@ func (s *Service) runInProcess(ctx context.Context, st *started, conn *connector
 		if answer, err = answerOf(out, runErr); err != nil {
 			return err
 		}
-		return s.recordEnd(ctx, tx, st.run, st.op.Name, opened, st.idem, answer, uncharged(st.op, call, runErr, opened))
+		unch = uncharged(st.op, call, runErr, opened)
+		return s.recordEnd(ctx, tx, st.run, st.op.Name, opened, st.idem, answer, unch)
 	})
 	switch {
 	case replay != nil:
 		return replay, true, nil
 	case err == nil:
-		s.logEnd(st.run, runErr, false)
+		s.logEnd(st.run, runErr, unch)
 		return answer, true, nil
 	case errors.Is(err, store.ErrUncovered), errors.Is(err, store.ErrUnavailable), !began:
 		if began {

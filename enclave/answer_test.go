@@ -74,23 +74,29 @@ func TestAnswerRunOnceUnderConcurrency(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
 		w := servicetest.New(t, db)
 		id := w.Pay()
-		run := w.Approve(id, nil)
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for range 16 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				if err := w.Enclave.Answers.Answer(ctx, id, run); err != nil {
-					t.Error(err)
-				}
-			}()
-		}
-		close(start)
-		wg.Wait()
+		answerAtOnce(t, w, id, w.Approve(id, nil))
 		w.DoneOnce(id)
 	})
+}
+
+// answerAtOnce runs sixteen jobs of one approval at once and waits for
+// them all.
+func answerAtOnce(t *testing.T, w *servicetest.World, id, run string) {
+	t.Helper()
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			if err := w.Enclave.Answers.Answer(ctx, id, run); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
 }
 
 // TestAnswerRunEndings: each way a run cannot happen, or fails, ends the

@@ -18,7 +18,6 @@ import (
 	"countersign/connectors/probe"
 	"countersign/sealing"
 	"countersign/servicetest"
-	"countersign/store"
 	"countersign/store/sqlstore"
 	"countersign/store/storetest"
 )
@@ -84,6 +83,25 @@ func TestCrashChild(t *testing.T) {
 	t.Fatal("the worker survived its own crash")
 }
 
+// crashWorker runs TestCrashChild as a worker process answering task id's
+// run, which dies in it (exit 3), and returns the file its connector
+// marks what it did in.
+func crashWorker(t *testing.T, db *sqlstore.DB, w *servicetest.World, id, run string) (mark string) {
+	t.Helper()
+	mark = filepath.Join(t.TempDir(), "mark")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "CS_CRASH_SCHEMA="+db.SchemaName(), "CS_CRASH_KEYS="+w.Keys.Export(),
+		"CS_CRASH_TASK="+id, "CS_CRASH_RUN="+run, "CS_CRASH_MARK="+mark, "CS_CRASH_NOW="+w.Clock.Now().Format(time.RFC3339), "CS_CRASH_PUBLIC_URL="+w.URL)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 3 {
+		t.Fatalf("the worker did not die in its run: %v\n%s", err, out.String())
+	}
+	return mark
+}
+
 // TestCrashInProcessRunsAgain kills a worker process inside the answer of
 // an operation declared in process (the probe's guess), after the answer
 // opened the next turn through the platform and before it returned: the
@@ -96,35 +114,14 @@ func TestCrashInProcessRunsAgain(t *testing.T) {
 	w := servicetest.New(t, db)
 	id := w.Guess()
 	run := w.Approve(id, []byte("0"))
-	mark := filepath.Join(t.TempDir(), "mark")
-
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "CS_CRASH_SCHEMA="+db.SchemaName(), "CS_CRASH_KEYS="+w.Keys.Export(),
-		"CS_CRASH_TASK="+id, "CS_CRASH_RUN="+run, "CS_CRASH_MARK="+mark, "CS_CRASH_NOW="+w.Clock.Now().Format(time.RFC3339), "CS_CRASH_PUBLIC_URL="+w.URL)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 3 {
-		t.Fatalf("the worker did not die in its run: %v\n%s", err, out.String())
-	}
+	mark := crashWorker(t, db, w, id, run)
 	if b, _ := os.ReadFile(mark); string(b) != "guessed\n" {
 		t.Fatalf("the worker's answer ran %q before it died", b)
-	}
-	waiting := func() []store.Task {
-		var tasks []store.Task
-		if err := db.Read(ctx, func(tx store.Tx) (err error) {
-			tasks, err = tx.OwnerTasks(ctx, w.Owner.Account, true, nil, 10)
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
-		return tasks
 	}
 	if got := w.Task(id); got.State != countersign.StateApproved || got.AnswerRun != run {
 		t.Fatalf("after the crash the task is %s, run %q", got.State, got.AnswerRun)
 	}
-	if got := waiting(); len(got) != 0 {
+	if got := openTasks(t, w); len(got) != 0 {
 		t.Fatalf("after the crash the owner's open tasks are %+v, want none: the next turn was not kept", got)
 	}
 	// The job is retried: the task is still approved, so it runs.
@@ -139,7 +136,7 @@ func TestCrashInProcessRunsAgain(t *testing.T) {
 	if err := w.Enclave.Answers.Answer(ctx, id, run); err != nil {
 		t.Fatal(err)
 	}
-	if next := waiting(); len(next) != 1 || next[0].ID != got.NextTaskID || next[0].State != countersign.StateOpen {
+	if next := openTasks(t, w); len(next) != 1 || next[0].ID != got.NextTaskID || next[0].State != countersign.StateOpen {
 		t.Fatalf("the owner's open tasks are %+v, want the next turn %s alone", next, got.NextTaskID)
 	}
 }
@@ -153,18 +150,7 @@ func TestCrashNeverReplays(t *testing.T) {
 	w := servicetest.New(t, db)
 	id := w.Pay()
 	run := w.Approve(id, nil)
-	mark := filepath.Join(t.TempDir(), "mark")
-
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "CS_CRASH_SCHEMA="+db.SchemaName(), "CS_CRASH_KEYS="+w.Keys.Export(),
-		"CS_CRASH_TASK="+id, "CS_CRASH_RUN="+run, "CS_CRASH_MARK="+mark, "CS_CRASH_NOW="+w.Clock.Now().Format(time.RFC3339), "CS_CRASH_PUBLIC_URL="+w.URL)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 3 {
-		t.Fatalf("the worker did not die in its run: %v\n%s", err, out.String())
-	}
+	mark := crashWorker(t, db, w, id, run)
 	if got := w.Task(id); got.State != countersign.StateAnswering {
 		t.Fatalf("after the crash the task is %s", got.State)
 	}

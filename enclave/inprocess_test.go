@@ -85,33 +85,12 @@ func TestInProcessAnswerRunOnceUnderConcurrency(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
 		w := servicetest.New(t, db)
 		id := w.Guess()
-		run := w.Approve(id, []byte("0"))
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for range 16 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				if err := w.Enclave.Answers.Answer(ctx, id, run); err != nil {
-					t.Error(err)
-				}
-			}()
-		}
-		close(start)
-		wg.Wait()
+		answerAtOnce(t, w, id, w.Approve(id, []byte("0")))
 		got := w.Task(id)
 		if got.State != countersign.StateDone || got.NextTaskID == "" {
 			t.Fatalf("the guess is %s, next %q", got.State, got.NextTaskID)
 		}
-		var open []store.Task
-		if err := db.Read(ctx, func(tx store.Tx) (err error) {
-			open, err = tx.OwnerTasks(ctx, w.Owner.Account, true, nil, 10)
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
-		if len(open) != 1 || open[0].ID != got.NextTaskID {
+		if open := openTasks(t, w); len(open) != 1 || open[0].ID != got.NextTaskID {
 			t.Fatalf("the owner's open tasks are %+v, want the one next turn %s", open, got.NextTaskID)
 		}
 	})
@@ -176,4 +155,17 @@ func TestInProcessCallOnceUnderConcurrency(t *testing.T) {
 			t.Fatalf("%d charges, want one", got)
 		}
 	})
+}
+
+// openTasks are the open tasks of w's owner (at most ten).
+func openTasks(t *testing.T, w *servicetest.World) []store.Task {
+	t.Helper()
+	var tasks []store.Task
+	if err := w.DB.Read(ctx, func(tx store.Tx) (err error) {
+		tasks, err = tx.OwnerTasks(ctx, w.Owner.Account, true, nil, 10)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return tasks
 }

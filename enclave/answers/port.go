@@ -16,6 +16,7 @@ import (
 // (calls.RunTx): opening the next turns, counting.
 type answersTx interface {
 	calls.RunTx
+	store.Runs
 	store.TaskContent
 	store.TaskKeys
 	store.Outcomes

@@ -45,17 +45,10 @@ func (s *Service) ExecuteIn(ctx context.Context, tx RunTx, run *Run, conn *conne
 	return out, p.tasks(), runErr, broke
 }
 
-// RunTx is what the platform of a run kept in one transaction
-// (ExecuteIn) reads and writes: what opening a task does, the daily
-// counts and the spend ledger, and the run's row.
+// RunTx is what the platform's operations read and write: opening tasks,
+// the daily counts and the spend ledger. A transaction a run is kept in
+// (ExecuteIn) offers it.
 type RunTx interface {
-	platformTx
-	store.Runs
-}
-
-// platformTx is what the platform's operations read and write: opening
-// tasks, the daily counts and the spend ledger.
-type platformTx interface {
 	openTx
 	store.Counts
 }
@@ -169,7 +162,7 @@ type platform struct {
 	// tx, when set, is the transaction the run is kept in (ExecuteIn),
 	// used under txMu with txCtx; closed once the run is over, broke set
 	// by the first failure that leaves tx not to be committed.
-	tx     platformTx
+	tx     RunTx
 	txCtx  context.Context
 	txMu   sync.Mutex
 	closed bool
@@ -178,7 +171,7 @@ type platform struct {
 
 // within runs fn in the run's transaction (ExecuteIn), or else in a
 // transaction of its own, tried again while the store is away.
-func (p *platform) within(ctx context.Context, fn func(ctx context.Context, tx platformTx) error) error {
+func (p *platform) within(ctx context.Context, fn func(ctx context.Context, tx RunTx) error) error {
 	if p.tx == nil {
 		return p.s.storeWithin(ctx, func(tx callsTx) error { return fn(ctx, tx) })
 	}
@@ -228,7 +221,7 @@ func (p *platform) OpenTask(ctx context.Context, spec connectors.TaskSpec, threa
 		return connectors.Task{}, err
 	}
 	var o Opened
-	err := p.within(ctx, func(ctx context.Context, tx platformTx) (err error) {
+	err := p.within(ctx, func(ctx context.Context, tx RunTx) (err error) {
 		o, err = p.s.OpenTask(ctx, tx, p.run, spec, thread)
 		return err
 	})
@@ -246,7 +239,7 @@ func (p *platform) Reserve(ctx context.Context, kind policy.Kind, limit int) (bo
 		return false, errGivenUp
 	}
 	var ok bool
-	err := p.within(ctx, func(ctx context.Context, tx platformTx) (err error) {
+	err := p.within(ctx, func(ctx context.Context, tx RunTx) (err error) {
 		ok, err = tx.ReserveDaily(ctx, store.DailyKey{Owner: p.run.Project.Owner, ProjectUUID: p.run.Project.UUID,
 			Agent: p.run.Agent, Day: policy.Day(p.s.now()), Kind: kind.String()}, limit)
 		return err
@@ -260,7 +253,7 @@ func (p *platform) Spend(ctx context.Context, key string, amount, limit policy.C
 	}
 	now := p.s.now()
 	var ok bool
-	err := p.within(ctx, func(ctx context.Context, tx platformTx) (err error) {
+	err := p.within(ctx, func(ctx context.Context, tx RunTx) (err error) {
 		ok, err = tx.ReserveSpend(ctx, store.Spend{Owner: p.run.Project.Owner, ProjectUUID: p.run.Project.UUID, Key: key,
 			Cents: int64(amount), At: now, Since: now.Add(-connectors.SpendWindow)}, int64(limit))
 		return err
@@ -269,5 +262,5 @@ func (p *platform) Spend(ctx context.Context, key string, amount, limit policy.C
 }
 
 func (p *platform) Unspend(ctx context.Context, key string) error {
-	return p.within(ctx, func(ctx context.Context, tx platformTx) error { return tx.ReleaseSpend(ctx, p.run.Project.UUID, key) })
+	return p.within(ctx, func(ctx context.Context, tx RunTx) error { return tx.ReleaseSpend(ctx, p.run.Project.UUID, key) })
 }

@@ -14,6 +14,7 @@ import (
 	"countersign/connectors"
 	"countersign/egress"
 	"countersign/egress/egresstest"
+	"countersign/enclave/calls"
 	"countersign/servicetest"
 	"countersign/store"
 	"countersign/store/sqlstore"
@@ -168,4 +169,55 @@ func openTasks(t *testing.T, w *servicetest.World) []store.Task {
 		t.Fatal(err)
 	}
 	return tasks
+}
+
+// TestInProcessUncoveredKeepsNothing: a guess_start whose price the
+// agent's balance does not cover is refused payment_required when its
+// one transaction commits — after the game's turn was written in it — and
+// keeps nothing: no task waits, nothing is charged.
+func TestInProcessUncoveredKeepsNothing(t *testing.T) {
+	t.Parallel()
+	db := storetest.Postgres(t)
+	w := servicetest.New(t, db)
+	const poor, key = "poor.near", "ak_poor_agent_key_for_tests_0001"
+	now := w.Clock.Now()
+	if err := db.Tx(ctx, func(tx store.Tx) error {
+		if err := tx.AddAgentKey(ctx, poor, calls.HashAgentKey(key), now); err != nil {
+			return err
+		}
+		p, err := tx.Project(ctx, w.Owner.Account, "probe")
+		if err != nil {
+			return err
+		}
+		p.Agents, p.UpdatedAt = append(p.Agents, poor), now
+		return tx.PutProject(ctx, p)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	agent := &client.Client{BaseURL: w.URL, AgentKey: key}
+	raw, err := agent.Call(ctx, w.Owner.Account, "probe", "guess_start", nil, nil)
+	var r *client.Refusal
+	if !errors.As(err, &r) || r.Code != "payment_required" {
+		t.Fatalf("an uncovered guess_start answered %s %v", raw, err)
+	}
+	if open := openTasks(t, w); len(open) != 0 {
+		t.Fatalf("the owner's open tasks are %+v, want none", open)
+	}
+	var a store.Agent
+	var ledger []store.LedgerEntry
+	if err := db.Read(ctx, func(tx store.Tx) (err error) {
+		if a, err = tx.Agent(ctx, poor); err != nil {
+			return err
+		}
+		ledger, err = tx.Ledger(ctx, poor)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if a.Balance != 0 || len(ledger) != 0 {
+		t.Fatalf("balance %d, ledger %+v: want nothing charged", a.Balance, ledger)
+	}
+	if strings.Contains(w.Logs.String(), "runs again in transactions of its own") {
+		t.Fatal("an uncovered call was made again the ordinary way")
+	}
 }

@@ -1,7 +1,9 @@
 // Package migrations holds the numbered SQL migrations of the service's own
 // tables, embedded in the binary. They are written once, in the subset of SQL
 // that PostgreSQL and SQLite share; the few type names that differ are
-// translated for SQLite by For. The store applies them (countersign migrate).
+// translated for SQLite by For, and what only PostgreSQL has (how it stores
+// a table's rows) follows a line PostgresOnly, which For cuts off for
+// SQLite. The store applies them (countersign migrate).
 package migrations
 
 import (
@@ -39,6 +41,10 @@ var sqliteTypes = strings.NewReplacer(
 	"BYTEA", "BLOB",
 )
 
+// PostgresOnly is the line after which the rest of a migration is
+// PostgreSQL's alone: settings SQLite has no counterpart of.
+const PostgresOnly = "-- On PostgreSQL alone:"
+
 // For returns every migration in version order, as SQL for the dialect.
 func For(d Dialect) ([]Migration, error) {
 	if d != Postgres && d != SQLite {
@@ -70,6 +76,7 @@ func For(d Dialect) ([]Migration, error) {
 		}
 		sql := string(body)
 		if d == SQLite {
+			sql, _, _ = strings.Cut(sql, "\n"+PostgresOnly+"\n")
 			sql = sqliteTypes.Replace(sql)
 		}
 		out = append(out, Migration{Version: v, Name: rest, SQL: sql})

@@ -26,6 +26,14 @@ func TestForBothDialects(t *testing.T) {
 			t.Errorf("sqlite migration %d still holds a postgres type", m.Version)
 		}
 	}
+	for i := range pg {
+		if strings.Contains(lite[i].SQL, PostgresOnly) {
+			t.Errorf("sqlite migration %d holds what is PostgreSQL's alone", lite[i].Version)
+		}
+		if strings.Contains(pg[i].SQL, PostgresOnly) && len(Statements(lite[i].SQL)) >= len(Statements(pg[i].SQL)) {
+			t.Errorf("migration %d: PostgreSQL's own statements were not left out for sqlite", pg[i].Version)
+		}
+	}
 	if _, err := For("mysql"); err == nil {
 		t.Fatal("an unknown dialect was accepted")
 	}

@@ -97,6 +97,54 @@ func TestInProcessAnswerRunOnceUnderConcurrency(t *testing.T) {
 	})
 }
 
+// TestInProcessAnswerHandedAndQueuedAtOnce: jobs of one approved guess
+// handed over with what the approval read (their claim holds the task as
+// read) and jobs from the queue (which read it with its lock) run at once.
+// Both take the task's row before the owner's lock, so none waits on
+// another in a cycle: one keeps the run whole, the rest find it taken, and
+// none has to be run again the ordinary way.
+func TestInProcessAnswerHandedAndQueuedAtOnce(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
+		w := servicetest.New(t, db)
+		id := w.Guess()
+		run := w.Approve(id, []byte("0"))
+		var in store.RunInputs
+		if err := db.Tx(ctx, func(tx store.Tx) (err error) {
+			in, err = tx.RunInputs(ctx, id)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range 16 {
+			job := store.AnswerJob{TaskID: id, Run: run}
+			if i%2 == 0 {
+				job.Inputs = &in
+			}
+			wg.Go(func() {
+				<-start
+				if err := w.Enclave.Answers.AnswerJob(ctx, job); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		got := w.Task(id)
+		if got.State != countersign.StateDone || got.NextTaskID == "" {
+			t.Fatalf("the guess is %s, next %q", got.State, got.NextTaskID)
+		}
+		if open := openTasks(t, w); len(open) != 1 || open[0].ID != got.NextTaskID {
+			t.Fatalf("the owner's open tasks are %+v, want the one next turn %s", open, got.NextTaskID)
+		}
+		if logs := w.Logs.String(); strings.Contains(logs, "runs again the ordinary way") {
+			t.Errorf("a job's in-process run kept nothing and ran again:\n%s", logs)
+		}
+	})
+}
+
 // TestInProcessCallOnceUnderConcurrency: eight guess_starts with one
 // Idempotency-Key sent at once run once: one game opened, one charge, and
 // every answer is that game's or says the first call is still running.

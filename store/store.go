@@ -902,6 +902,12 @@ type Tasks interface {
 	// same transaction then knows whether it moves without asking the
 	// database, and waits for nothing.
 	LockTask(ctx context.Context, id string) (Task, error)
+	// HoldTask is LockTask for a task already read, before this
+	// transaction, as k and seen: it asks the database nothing, and holds
+	// the task's row from the transaction's next round trip, which fails
+	// the transaction with ErrStale, keeping nothing, unless the task is
+	// still as k (its state and kind) and seen say.
+	HoldTask(ctx context.Context, k Task, seen Seen) error
 	// MoveTask changes a task's state if and only if it is in the state
 	// m.Move leaves and of its kind (compare-and-set), appends the event,
 	// and drops what the new state may no longer hold (see Move). It
@@ -1126,6 +1132,13 @@ type Move struct {
 	// Entry, when set on a move that ends the task, replaces the sealed
 	// body of the task's history entry (sealed again with its result).
 	Entry []byte
+	// Through, when set, is a move the task makes first, in the same
+	// write: the task leaves Through's state (which Move must leave from
+	// Through's end) and its row is written once, with both moves' events,
+	// notifications and drops. Only a transaction in which nothing reads
+	// the task between the two may join them: an answer run kept whole in
+	// the transaction that claims it.
+	Through *Step
 	// Seen, when set, is what a read before this transaction saw of the
 	// task. The move then asks the database nothing and MoveTask reports
 	// true: its UPDATE, which also requires the task's owner, threshold
@@ -1133,6 +1146,14 @@ type Move struct {
 	// round trip, and if it changes no row the transaction fails with
 	// ErrStale and keeps nothing.
 	Seen *Seen
+}
+
+// Step is a move made in the same write as the one after it (Move.Through):
+// the move, when it was made, and the run concerned, for its event.
+type Step struct {
+	Move countersign.Move
+	At   time.Time
+	Run  string
 }
 
 // Seen is what a move needs to know of its task besides its state: who

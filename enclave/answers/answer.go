@@ -105,8 +105,8 @@ func (s *Service) AnswerJob(ctx context.Context, job store.AnswerJob) error {
 		err = store.FromSeen(func(fromSeen bool) error {
 			c, whole = nil, false
 			return s.store.Tx(ctx, func(tx answersTx) (err error) {
-				c, err = s.claim(ctx, tx, job, fromSeen && job.Inputs != nil)
-				if err != nil || c == nil || ordinary || !c.prepared.op.InProcess {
+				c, err = s.claim(ctx, tx, job, fromSeen && job.Inputs != nil, !ordinary)
+				if err != nil || c == nil || c.begin == nil {
 					return err
 				}
 				whole = true
@@ -149,25 +149,32 @@ func (s *Service) answerIn(ctx context.Context, tx answersTx, c *claimed, run st
 	if err != nil {
 		return err
 	}
+	e.begin = c.begin
 	return s.recordEnd(ctx, tx, p, e, fromSeen)
 }
 
 // claimed is what a claim of an answer run made: the run prepared, its
 // compute limit, its input, and its receipt key (with the key sealed for
-// its row).
+// its row); and, for a run kept whole in the claim's transaction, the
+// claim's move, made with the run's end in one write of the task's row.
 type claimed struct {
 	prepared         *prepared
 	limit            time.Duration
 	input            []byte
 	receiptKey       *sealing.ReceiptKey
 	receiptKeySealed []byte
+	begin            *store.Step
 }
 
 // claim tries AnswerJob's claim of job in tx: from the job's Inputs when
 // handed (the move then made from what they saw), else from the task read
 // with its lock. It returns nil when there is nothing to run: the task
-// taken, ended, or ended here.
-func (s *Service) claim(ctx context.Context, tx answersTx, job store.AnswerJob, handed bool) (*claimed, error) {
+// taken, ended, or ended here. When whole may be kept and the operation is
+// declared InProcess, the claim's move is kept for the run's end (begin),
+// which writes the task's row once for both: the transaction holds the
+// claim all the same, since nothing of it is kept unless that write finds
+// the task still approved.
+func (s *Service) claim(ctx context.Context, tx answersTx, job store.AnswerJob, handed, whole bool) (*claimed, error) {
 	var in store.RunInputs
 	if handed {
 		in = *job.Inputs
@@ -209,13 +216,25 @@ func (s *Service) claim(ctx context.Context, tx answersTx, job store.AnswerJob, 
 	if err != nil {
 		return nil, err
 	}
-	m := store.Move{ID: t.ID, Move: begin, At: now, Run: job.Run}
-	if handed {
-		m.Seen = &in.Seen
-	}
-	moved, err := tx.MoveTask(ctx, m)
-	if err != nil || !moved {
-		return nil, err
+	if whole && p.op.InProcess {
+		// Read with its lock, or held now as read before: the row is
+		// the transaction's before the run takes the owner's lock, as
+		// the claim's write would have made it.
+		if handed {
+			if err := tx.HoldTask(ctx, t, in.Seen); err != nil {
+				return nil, err
+			}
+		}
+		c.begin = &store.Step{Move: begin, At: now, Run: job.Run}
+	} else {
+		m := store.Move{ID: t.ID, Move: begin, At: now, Run: job.Run}
+		if handed {
+			m.Seen = &in.Seen
+		}
+		moved, err := tx.MoveTask(ctx, m)
+		if err != nil || !moved {
+			return nil, err
+		}
 	}
 	// The run's own receipt is keyed under a key of its own (SPEC §11).
 	var rkKeyID uint32
@@ -568,6 +587,7 @@ func (s *Service) answer(ctx context.Context, p *prepared, run string, limit tim
 // task's last move, the owner's history entry, the preparer's result
 // (and sealed), the tasks it opened.
 type concluded struct {
+	begin  *store.Step // the claim, when its move is written with the end
 	r      *calls.Run
 	finish countersign.Move
 	state  countersign.State
@@ -641,7 +661,7 @@ func (s *Service) runAnswer(ctx context.Context, tx answersTx, p *prepared, run 
 // result and the next turns in one statement (moved from the task as the
 // claim read it when fromSeen), and the run's receipts.
 func (s *Service) recordEnd(ctx context.Context, tx answersTx, p *prepared, e *concluded, fromSeen bool) error {
-	m := store.Move{ID: p.task.ID, Move: e.finish, At: s.clock(), Run: e.r.ID,
+	m := store.Move{ID: p.task.ID, Move: e.finish, At: s.clock(), Run: e.r.ID, Through: e.begin,
 		Answer: &store.Answer{Result: e.sealed, NextTaskID: e.next, NoticeID: e.notice}, Entry: e.entry}
 	if fromSeen {
 		m.Seen = &p.seen
@@ -649,6 +669,11 @@ func (s *Service) recordEnd(ctx context.Context, tx answersTx, p *prepared, e *c
 	moved, err := tx.MoveTask(ctx, m)
 	if err != nil {
 		return err
+	}
+	if !moved && e.begin != nil {
+		// The claim is made by this write: a task no longer approved
+		// keeps nothing of this transaction.
+		return store.ErrStale
 	}
 	if !moved {
 		// A sweep ended it (run_unfinished) while it ran: what it

@@ -304,6 +304,17 @@ type stmt struct {
 	// that must change a row, and fails the transaction with orElse if it
 	// changes none or breaks a unique key.
 	orElse error
+	// held makes a checked statement a read that locks (made by held).
+	held bool
+}
+
+// held is a checked read: sql, a query of the rows it locks, must find
+// one, or the transaction fails with orElse, as a checked write that
+// changed none. It counts what it found as 1 / COUNT(*), which fails on
+// PostgreSQL (division_by_zero, aborting the transaction) and is NULL on
+// SQLite, whose check is made at once.
+func held(orElse error, sql string, args ...any) stmt {
+	return stmt{sql: "SELECT 1 / COUNT(*) FROM (" + sql + ") AS held", args: args, orElse: orElse, held: true}
 }
 
 // checked is a write that must change a row: if it changes none, or breaks

@@ -400,9 +400,10 @@ func (p pgQuerier) execAll(ctx context.Context, stmts []stmt) ([]int64, error) {
 // pgSQL is a statement as PostgreSQL runs it: a checked write made a
 // query that divides by the number of rows it changed, so that a write
 // changing none fails (division_by_zero) and aborts the transaction, and
-// the COMMIT sent after it answers ROLLBACK.
+// the COMMIT sent after it answers ROLLBACK. A checked read divides so
+// already.
 func pgSQL(s stmt) string {
-	if s.orElse == nil {
+	if s.orElse == nil || s.held {
 		return rebind(s.sql)
 	}
 	return "WITH w AS (" + rebind(s.sql) + " RETURNING 1) SELECT 1 / COUNT(*) FROM w"

@@ -233,8 +233,24 @@ type liteResults struct {
 
 func (r *liteResults) exec() error {
 	s := r.next()
-	n, err := r.q.exec(r.ctx, s.sql, s.args...)
+	n, err := r.q.run(r.ctx, s)
 	return liteChecked(s, n, err)
+}
+
+// run runs a statement for what it changed: a checked read's count is 1
+// for a row found and 0 for none.
+func (l liteQuerier) run(ctx context.Context, s stmt) (int64, error) {
+	if !s.held {
+		return l.exec(ctx, s.sql, s.args...)
+	}
+	var found *int64
+	if err := l.queryRow(ctx, s.sql, s.args...).Scan(&found); err != nil {
+		return 0, err
+	}
+	if found == nil {
+		return 0, nil
+	}
+	return 1, nil
 }
 
 // liteChecked is the error of statement s, which changed n rows: its
@@ -263,7 +279,7 @@ func (l liteQuerier) execAll(ctx context.Context, stmts []stmt) ([]int64, error)
 	n := make([]int64, len(stmts))
 	for i, s := range stmts {
 		var err error
-		n[i], err = l.exec(ctx, s.sql, s.args...)
+		n[i], err = l.run(ctx, s)
 		if err = liteChecked(s, n[i], err); err != nil {
 			return n, err
 		}

@@ -87,13 +87,10 @@ type gatedOwner struct{ owner, webhookID string }
 func (t *tx) InsertTask(ctx context.Context, k store.Task, c store.TaskCiphertext) error {
 	// The task, its files and device copies and its notification go in
 	// one round trip.
-	stmts := []stmt{{sql: `INSERT INTO tasks (id, owner, preparer, project, project_uuid, connector,
-		kind, state, thread, run, operation, supplies, reply_pubkey, task_hash, key_id, content_size,
-		created_at, expires_at, state_at, sealed, content, threshold)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, args: []any{
+	stmts := []stmt{{sql: insertTask, args: []any{
 		k.ID, k.Owner, k.Preparer, k.Project, k.ProjectUUID, k.Connector,
 		k.Kind, k.State, k.Thread, k.Run, k.Operation, k.Supplies, k.ReplyPubkey, k.TaskHash,
-		int64(k.KeyID), k.ContentSize, k.CreatedAt.Unix(), k.ExpiresAt.Unix(), k.CreatedAt.Unix(), c.Sealed, c.Content, k.Threshold}}}
+		int64(k.KeyID), k.ContentSize, k.CreatedAt.Unix(), k.ExpiresAt.Unix(), k.CreatedAt.Unix(), c.Sealed, c.Content, k.Threshold, ""}}}
 	for n, f := range c.Files {
 		stmts = append(stmts, stmt{sql: "INSERT INTO task_files (task_id, n, size, blob) VALUES (?, ?, ?, ?)",
 			args: []any{k.ID, n, int64(len(f)), f}})
@@ -114,6 +111,31 @@ func (t *tx) InsertTask(ctx context.Context, k store.Task, c store.TaskCiphertex
 		return err
 	}
 	return t.outbox(ctx, k.ID, k.Kind, webhookID, "", k.State, k.CreatedAt.Unix())
+}
+
+// insertTask inserts a task; its receipt, the last argument, is "" until
+// the run that opened it ends, unless that end is in the same transaction
+// and finds the insert still pending (foldReceipt).
+const insertTask = `INSERT INTO tasks (id, owner, preparer, project, project_uuid, connector,
+		kind, state, thread, run, operation, supplies, reply_pubkey, task_hash, key_id, content_size,
+		created_at, expires_at, state_at, sealed, content, threshold, receipt)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+// foldReceipt puts a task's receipt into its INSERT when that is still
+// pending in this transaction (a run that opened the task and ended in one
+// transaction): the row is written once, with its receipt, instead of
+// written and then updated. It reports whether it found the insert.
+func (t *tx) foldReceipt(id, receipt string) bool {
+	for i := range t.pending {
+		s := &t.pending[i]
+		if s.sql == insertTask && s.args[0] == id {
+			args := append([]any(nil), s.args...)
+			args[len(args)-1] = receipt
+			s.args = args
+			return true
+		}
+	}
+	return false
 }
 
 const taskColumns = `id, owner, preparer, project, project_uuid, connector, kind, state, thread, run,
@@ -194,6 +216,18 @@ func (t *tx) LockTask(ctx context.Context, id string) (store.Task, error) {
 	}
 	t.locked = &lockedTask{task: k, webhookID: seen.Webhook}
 	return k, nil
+}
+
+func (t *tx) HoldTask(_ context.Context, k store.Task, seen store.Seen) error {
+	if k.ID == "" {
+		return store.ErrNotFound
+	}
+	t.later(held(fmt.Errorf("store: task %s: %w", k.ID, store.ErrStale),
+		`SELECT 1 FROM tasks WHERE id = ? AND state = ? AND kind = ? AND owner = ? AND threshold = ?
+		AND (SELECT id FROM webhooks WHERE webhooks.owner = tasks.owner) IS NOT DISTINCT FROM ?`+t.db.e.forUpdate(),
+		k.ID, k.State, k.Kind, seen.Owner, seen.Threshold, null(seen.Webhook)))
+	t.locked = &lockedTask{task: k, webhookID: seen.Webhook}
+	return nil
 }
 
 func (t *tx) TaskSeen(ctx context.Context, id string) (store.Task, store.Seen, error) {
@@ -277,6 +311,14 @@ func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 	if mv.IsZero() {
 		return false, store.ErrNoMove
 	}
+	steps := []store.Step{{Move: mv, At: m.At, Run: m.Run}}
+	if th := m.Through; th != nil {
+		if th.Move.IsZero() || th.Move.Kind() != mv.Kind() || th.Move.To() != mv.From() {
+			return false, store.ErrNoMove
+		}
+		steps = []store.Step{*th, steps[0]}
+	}
+	from := steps[0].Move.From()
 	q, args := moveStatement(m)
 	var owner, webhookID string
 	var kind countersign.Kind
@@ -286,7 +328,7 @@ func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 		// here, and its UPDATE waits for nothing. It is a checked write all
 		// the same, should the lock ever not hold.
 		k := l.task
-		if k.State != mv.From() || k.Kind != mv.Kind() || !m.Unexpired.IsZero() && k.ExpiresAt.Unix() <= m.Unexpired.Unix() {
+		if k.State != from || k.Kind != mv.Kind() || !m.Unexpired.IsZero() && k.ExpiresAt.Unix() <= m.Unexpired.Unix() {
 			return false, nil
 		}
 		t.later(checked(fmt.Errorf("store: the locked task %s did not move: %w", m.ID, store.ErrConflict), q, args...))
@@ -317,9 +359,9 @@ func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 			webhookID = *webhook
 		}
 	}
-	// Its event, its other drops and its notification go with the
+	// Its events, its other drops and its notifications go with the
 	// transaction's next round trip.
-	drops := mv.Drops()
+	drops := dropsOf(m)
 	var stmts []stmt
 	if drops.Files {
 		stmts = append(stmts, stmt{sql: "DELETE FROM task_files WHERE task_id = ?", args: []any{m.ID}})
@@ -327,8 +369,10 @@ func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 	if drops.DeviceCopies {
 		stmts = append(stmts, stmt{sql: "DELETE FROM device_copies WHERE task_id = ?", args: []any{m.ID}})
 	}
-	stmts = append(stmts, stmt{sql: `INSERT INTO task_events (task_id, owner, from_state, to_state, actor, run, at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, args: []any{m.ID, owner, mv.From(), mv.To(), mv.By(), m.Run, m.At.Unix()}})
+	for _, st := range steps {
+		stmts = append(stmts, stmt{sql: `INSERT INTO task_events (task_id, owner, from_state, to_state, actor, run, at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, args: []any{m.ID, owner, st.Move.From(), st.Move.To(), st.Move.By(), st.Run, st.At.Unix()}})
+	}
 	if mv.Ends() {
 		stmts = append(stmts, endEntry(m))
 	}
@@ -337,27 +381,48 @@ func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 		stmts = append(stmts, stmt{sql: "UPDATE task_approvals SET approval = NULL WHERE task_id = ?", args: []any{m.ID}})
 	}
 	// Nothing waits for their results: they go with the next round trip.
-	t.later(t.notifying(stmts, store.TaskEvent{Owner: owner, TaskID: m.ID, State: mv.To()})...)
-	if webhookID != "" {
-		if err := t.outbox(ctx, m.ID, kind, webhookID, "", mv.To(), m.At.Unix()); err != nil {
-			return true, err
+	for _, st := range steps {
+		stmts = t.notifying(stmts, store.TaskEvent{Owner: owner, TaskID: m.ID, State: st.Move.To()})
+	}
+	t.later(stmts...)
+	for _, st := range steps {
+		if webhookID != "" {
+			if err := t.outbox(ctx, m.ID, kind, webhookID, "", st.Move.To(), st.At.Unix()); err != nil {
+				return true, err
+			}
+		}
+		if threshold > 0 {
+			if err := t.toApprovers(ctx, m.ID, kind, st.Move.To(), st.At.Unix()); err != nil {
+				return true, err
+			}
 		}
 	}
-	if threshold == 0 {
-		return true, nil
+	return true, nil
+}
+
+// dropsOf is what m drops from its task, with what its Through drops.
+func dropsOf(m store.Move) countersign.Dropped {
+	d := m.Move.Drops()
+	if th := m.Through; th != nil {
+		f := th.Move.Drops()
+		d.Content, d.DeviceCopies, d.Files, d.Sealed = d.Content || f.Content, d.DeviceCopies || f.DeviceCopies, d.Files || f.Files, d.Sealed || f.Sealed
 	}
-	return true, t.toApprovers(ctx, m.ID, kind, mv.To(), m.At.Unix())
+	return d
 }
 
 // moveStatement is the UPDATE of a move: compare-and-set on the task's id,
-// state and kind.
+// state (the one Through leaves, if set) and kind.
 func moveStatement(m store.Move) (string, []any) {
 	mv := m.Move
+	from := mv.From()
+	if m.Through != nil {
+		from = m.Through.Move.From()
+	}
 	var closed any
 	if mv.Ends() {
 		closed = m.At.Unix()
 	}
-	drops := mv.Drops()
+	drops := dropsOf(m)
 	q := `UPDATE tasks SET state = ?, closed_at = ?, state_at = ?,
 		outcome_class = COALESCE(?, outcome_class), failure_reason = COALESCE(?, failure_reason),
 		answer_run = COALESCE(?, answer_run), rejected_by = COALESCE(?, rejected_by),
@@ -379,7 +444,7 @@ func moveStatement(m store.Move) (string, []any) {
 	}
 	args := []any{mv.To(), closed, m.At.Unix(), null(string(mv.Outcome())), null(string(mv.Reason())), null(m.AnswerRun), by,
 		drops.Content, drops.Sealed, drops.Sealed, m.Approval,
-		answered, a.Result, answered, null(a.NextTaskID), answered, null(a.NoticeID), m.ID, mv.From(), mv.Kind()}
+		answered, a.Result, answered, null(a.NextTaskID), answered, null(a.NoticeID), m.ID, from, mv.Kind()}
 	if !m.Unexpired.IsZero() {
 		q += " AND expires_at > ?"
 		args = append(args, m.Unexpired.Unix())

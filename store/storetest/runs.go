@@ -18,6 +18,7 @@ func runTests() []storeTest {
 	return []storeTest{
 		{"RunRoundTrip", testRunRoundTrip},
 		{"RunRefusals", testRunRefusals},
+		{"RunEndingWithItsTasks", testRunEndingWithItsTasks},
 		{"ClaimCallOnce", testClaimCallOnce},
 		{"ClaimCallUnderConcurrency", testClaimCallUnderConcurrency},
 		{"ClaimCallRefusals", testClaimCallRefusals},
@@ -93,6 +94,38 @@ func testRunRoundTrip(t *testing.T, s store.Store) {
 	if got := readRun(t, s, "run1"); !reflect.DeepEqual(got, want) {
 		t.Errorf("a refused FinishRun changed the run: %+v", got)
 	}
+}
+
+// testRunEndingWithItsTasks: a run that opens tasks and ends in the same
+// transaction keeps each task's own receipt, and a task opened before it
+// keeps its own.
+func testRunEndingWithItsTasks(t *testing.T, s store.Store) {
+	earlier, c := NewTask("run4-0", "alice.near", "bot.near")
+	insert(t, s, earlier, c)
+	receipts := map[string]string{"run4-0": `{"task_id":"run4-0"}`, "run4-1": `{"task_id":"run4-1"}`, "run4-2": `{"task_id":"run4-2"}`}
+	inTx(t, s, func(tx store.Tx) error {
+		if err := tx.InsertRun(ctx, NewRun("run4")); err != nil {
+			return err
+		}
+		for _, id := range []string{"run4-1", "run4-2"} {
+			k, c := NewTask(id, "alice.near", "bot.near")
+			if err := tx.InsertTask(ctx, k, c); err != nil {
+				return err
+			}
+		}
+		return tx.FinishRun(ctx, "run4", t0.Add(time.Second), strings.Repeat("b", 64), `{"run":"run4"}`,
+			store.TaskReceipt{TaskID: "run4-2", Receipt: receipts["run4-2"]},
+			store.TaskReceipt{TaskID: "run4-0", Receipt: receipts["run4-0"]},
+			store.TaskReceipt{TaskID: "run4-1", Receipt: receipts["run4-1"]})
+	})
+	inTx(t, s, func(tx store.Tx) error {
+		for id, want := range receipts {
+			if got, err := tx.TaskReceipt(ctx, id); err != nil || got != want {
+				t.Errorf("task %s's receipt: %q, %v; want %q", id, got, err, want)
+			}
+		}
+		return nil
+	})
 }
 
 func testRunRefusals(t *testing.T, s store.Store) {

@@ -48,6 +48,7 @@ func taskTests() []storeTest {
 		{"OwnerGateReadsAsItsParts", testOwnerGate},
 		{"LockedTaskMovesOnce", testLockedTaskMovesOnce},
 		{"MoveFromWhatWasSeen", testMoveFromWhatWasSeen},
+		{"HeldTaskMovesThroughOnce", testHeldTaskMovesThroughOnce},
 		{"TasksSeenInOrder", testTasksSeenInOrder},
 		{"MoveKeepsApprovalAndAnswer", testMoveKeepsApprovalAndAnswer},
 		{"RunInputsReadAsTheirParts", testRunInputs},
@@ -842,6 +843,154 @@ func testMoveFromWhatWasSeen(t *testing.T, s store.Store) {
 			}
 		})
 	}
+}
+
+// A task held as seen (HoldTask) and moved through a state (Move.Through)
+// is written once, from the state Through leaves, with both moves'
+// events in order; if it changed since it was seen, the transaction fails
+// with ErrStale and keeps nothing. Of transactions that hold and move it
+// at once, one moves it. A Through that does not lead to the move is
+// refused.
+func testHeldTaskMovesThroughOnce(t *testing.T, s store.Store) {
+	claim := step(countersign.StateApproved, countersign.StateAnswering, countersign.ActorPlatform, "")
+	end := step(countersign.StateAnswering, countersign.StateDone, countersign.ActorPlatform, "")
+	approved := func(t *testing.T, id, owner string) (store.Task, store.Seen) {
+		t.Helper()
+		k, c := NewTask(id, owner, "bot.near")
+		insert(t, s, k, c)
+		if !move(t, s, store.Move{ID: id, Move: step(countersign.StateOpen, countersign.StateApproved, countersign.ActorOwner, ""), At: t0, AnswerRun: "run-h"}) {
+			t.Fatal("the task was not approved")
+		}
+		var seen store.Seen
+		if err := s.Read(ctx, func(tx store.Tx) (err error) {
+			k, seen, err = tx.TaskSeen(ctx, id)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return k, seen
+	}
+	through := func(k store.Task) store.Move {
+		return store.Move{ID: k.ID, Move: end, At: t0.Add(2 * time.Second), Run: "run-h",
+			Through: &store.Step{Move: claim, At: t0.Add(time.Second), Run: "run-h"},
+			Answer:  &store.Answer{Result: []byte("sealed result"), NextTaskID: "next-1"}}
+	}
+	for i, tc := range []struct {
+		name  string
+		then  func(tx store.Tx, k store.Task) error // between the read and the hold
+		stale bool
+	}{
+		{name: "nothing changed"},
+		{name: "ended meanwhile", stale: true, then: func(tx store.Tx, k store.Task) error {
+			_, err := tx.MoveTask(ctx, store.Move{ID: k.ID, Move: step(countersign.StateApproved, countersign.StateVoid, countersign.ActorPlatform, ""), At: t0})
+			return err
+		}},
+		{name: "webhook set meanwhile", stale: true, then: func(tx store.Tx, k store.Task) error {
+			return tx.PutWebhook(ctx, store.Webhook{Owner: k.Owner, ID: "wh-h", SetAt: t0, SetByKey: "ed25519:k", KeyID: 1, Sealed: []byte("sealed")})
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			owner := fmt.Sprintf("held%d.near", i)
+			k, seen := approved(t, fmt.Sprintf("held%d-1", i), owner)
+			if tc.then != nil {
+				inTx(t, s, func(tx store.Tx) error { return tc.then(tx, k) })
+			}
+			nonce := []byte(fmt.Sprintf("held-nonce-%02d-0123456789abcdefg", i))
+			var moved bool
+			err := s.Tx(ctx, func(tx store.Tx) (err error) {
+				if err := tx.HoldTask(ctx, k, seen); err != nil {
+					return err
+				}
+				if err := tx.SpendNonce(ctx, owner, nonce, t0.Add(time.Hour)); err != nil {
+					return err
+				}
+				moved, err = tx.MoveTask(ctx, through(k))
+				return err
+			})
+			var now store.Task
+			var events []store.Event
+			var result []byte
+			inTx(t, s, func(tx store.Tx) (err error) {
+				if now, err = tx.Task(ctx, k.ID); err != nil {
+					return err
+				}
+				if result, _, err = tx.Outcome(ctx, k.ID); err != nil {
+					return err
+				}
+				events, err = tx.Events(ctx, k.ID)
+				return err
+			})
+			if tc.stale {
+				if !errors.Is(err, store.ErrStale) {
+					t.Fatalf("a held task that changed: %v, want ErrStale", err)
+				}
+				if now.State == countersign.StateDone || !spend(t, s, owner, nonce) {
+					t.Errorf("the failed transaction kept something: the task is %s", now.State)
+				}
+				return
+			}
+			if err != nil || !moved || now.State != countersign.StateDone || now.NextTaskID != "next-1" || string(result) != "sealed result" {
+				t.Fatalf("moved through: %v, %v; the task is %s, next %q, result %q", moved, err, now.State, now.NextTaskID, result)
+			}
+			var trail []string
+			for _, e := range events {
+				trail = append(trail, fmt.Sprintf("%s→%s by %s at %d", e.From, e.To, e.Actor, e.At.Unix()-t0.Unix()))
+			}
+			if want := []string{"open→approved by owner at 0", "approved→answering by platform at 1", "answering→done by platform at 2"}; fmt.Sprint(trail) != fmt.Sprint(want) {
+				t.Errorf("events %q, want %q", trail, want)
+			}
+			if spend(t, s, owner, nonce) {
+				t.Error("the move's transaction did not keep its nonce")
+			}
+		})
+	}
+	t.Run("at once", func(t *testing.T) {
+		k, seen := approved(t, "heldrace-1", "heldrace.near")
+		var stale atomic.Int32
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				err := s.Tx(ctx, func(tx store.Tx) error {
+					if err := tx.HoldTask(ctx, k, seen); err != nil {
+						return err
+					}
+					// Long enough for the others to hold it too, were it
+					// not held.
+					if _, _, err := tx.Outcome(ctx, k.ID); err != nil {
+						return err
+					}
+					time.Sleep(20 * time.Millisecond)
+					_, err := tx.MoveTask(ctx, through(k))
+					return err
+				})
+				if errors.Is(err, store.ErrStale) {
+					stale.Add(1)
+				} else if err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		var events []store.Event
+		inTx(t, s, func(tx store.Tx) (err error) {
+			events, err = tx.Events(ctx, k.ID)
+			return err
+		})
+		if stale.Load() != 7 || len(events) != 3 {
+			t.Errorf("%d of 8 found the task changed (want 7); %d events (want 3)", stale.Load(), len(events))
+		}
+	})
+	t.Run("a Through that does not lead to the move", func(t *testing.T) {
+		k, _ := approved(t, "heldwrong-1", "heldwrong.near")
+		err := s.Tx(ctx, func(tx store.Tx) error {
+			_, err := tx.MoveTask(ctx, store.Move{ID: k.ID, Move: end, At: t0,
+				Through: &store.Step{Move: step(countersign.StateOpen, countersign.StateApproved, countersign.ActorOwner, ""), At: t0}})
+			return err
+		})
+		if !errors.Is(err, store.ErrNoMove) {
+			t.Errorf("a Through ending where the move does not begin: %v, want ErrNoMove", err)
+		}
+	})
 }
 
 // TasksSeen reads each task asked for, in the order asked, with its

@@ -269,3 +269,43 @@ func TestInProcessUncoveredKeepsNothing(t *testing.T) {
 		t.Fatal("an uncovered call was made again the ordinary way")
 	}
 }
+
+// TestInProcessAnswerAtThePreparersLimit: with as many of its games
+// approved as an agent may have active for an owner, each answer still
+// opens its next turn. An in-process answer's claim is written with its
+// end, so while it runs the task it answers is approved in the database:
+// it is counted as the answering task it is, not against the limit.
+func TestInProcessAnswerAtThePreparersLimit(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
+		w := servicetest.New(t, db)
+		ids := make([]string, countersign.MaxActiveTasksPerPreparer)
+		runs := make([]string, len(ids))
+		for i := range ids {
+			ids[i] = w.Guess()
+			runs[i] = w.Approve(ids[i], []byte("0"))
+		}
+		for i, id := range ids {
+			var in store.RunInputs
+			if err := db.Tx(ctx, func(tx store.Tx) (err error) {
+				in, err = tx.RunInputs(ctx, id)
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			job := store.AnswerJob{TaskID: id, Run: runs[i]}
+			if i%2 == 0 {
+				job.Inputs = &in // as handed over by the approval, and as from the queue
+			}
+			if err := w.Enclave.Answers.AnswerJob(ctx, job); err != nil {
+				t.Fatal(err)
+			}
+			if got := w.Task(id); got.State != countersign.StateDone || got.NextTaskID == "" {
+				t.Fatalf("game %d of %d: %s %s, next %q", i+1, len(ids), got.State, got.FailureReason, got.NextTaskID)
+			}
+		}
+		if open := openTasks(t, w); len(open) != len(ids) {
+			t.Fatalf("%d next turns waiting, want %d", len(open), len(ids))
+		}
+	})
+}

@@ -19,6 +19,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"io"
 	"os"
 	"runtime"
@@ -129,6 +130,8 @@ type bench struct {
 	prof *profiles
 	// dbURL is the throwaway database's.
 	dbURL string
+	// wal reads the server's WAL position (nil: not read).
+	wal *pgxpool.Pool
 }
 
 func (b *bench) progress(format string, args ...any) {
@@ -182,6 +185,11 @@ func Run(ctx context.Context, cfg Config) (rep *Report, err error) {
 	if rep.Floor, err = measureFloor(ctx, db.url, sizes); err != nil {
 		return rep, fmt.Errorf("the PostgreSQL floor: %w", err)
 	}
+
+	if b.wal, err = openPool(ctx, db.url, 1); err != nil {
+		return rep, err
+	}
+	defer b.wal.Close()
 
 	if b.svc, err = startService(ctx, cfg.Binary, db.url, cfg.ProfileDir != "", b.progress); err != nil {
 		return rep, err

@@ -2,6 +2,7 @@ package loadtest
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -112,12 +113,24 @@ func statusBytes(pid, field string) (int64, error) {
 }
 
 // CPU is the CPU time spent during a phase, in milliseconds, by the service,
-// by PostgreSQL and by the bench itself, and the operations it was spent on.
+// by PostgreSQL and by the bench itself, and the operations it was spent on;
+// and the WAL the server wrote meanwhile, in bytes (every database's: the
+// bench's is the only one written to), which unlike CPU time does not
+// depend on what else the machine is doing.
 type CPU struct {
 	Ops        int     `json:"ops"`
 	ServiceMS  float64 `json:"service_ms"`
 	PostgresMS float64 `json:"postgres_ms"`
 	BenchMS    float64 `json:"bench_ms"`
+	WALBytes   int64   `json:"wal_bytes"`
+}
+
+// WALPerOp is the WAL written per operation, in bytes.
+func (c CPU) WALPerOp() float64 {
+	if c.Ops == 0 {
+		return 0
+	}
+	return float64(c.WALBytes) / float64(c.Ops)
 }
 
 // PerOp is each side's CPU per operation, in milliseconds.
@@ -129,11 +142,23 @@ func (c CPU) PerOp() (service, postgres, bench float64) {
 	return c.ServiceMS / n, c.PostgresMS / n, c.BenchMS / n
 }
 
-// cpuMark is a reading of the three CPU counters.
-type cpuMark struct{ service, postgres, bench time.Duration }
+// cpuMark is a reading of the three CPU counters and of the WAL's position
+// (-1 when it could not be read).
+type cpuMark struct {
+	service, postgres, bench time.Duration
+	wal                      int64
+}
 
 func (b *bench) mark() cpuMark {
-	return cpuMark{service: procCPU(b.svc.pid()), postgres: postgresCPU(), bench: procCPU("self")}
+	m := cpuMark{service: procCPU(b.svc.pid()), postgres: postgresCPU(), bench: procCPU("self"), wal: -1}
+	if b.wal != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := b.wal.QueryRow(ctx, "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint").Scan(&m.wal); err != nil {
+			m.wal = -1
+		}
+	}
+	return m
 }
 
 // add adds what was spent since m to c.
@@ -141,4 +166,7 @@ func (c *CPU) add(m cpuMark, now cpuMark) {
 	c.ServiceMS += ms(now.service - m.service)
 	c.PostgresMS += ms(now.postgres - m.postgres)
 	c.BenchMS += ms(now.bench - m.bench)
+	if m.wal >= 0 && now.wal >= m.wal {
+		c.WALBytes += now.wal - m.wal
+	}
 }

@@ -124,9 +124,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 		return err
 	}
 
-	fmt.Fprintf(w, "\nCPU ms per operation (service, PostgreSQL, bench; all PostgreSQL processes on the machine counted):\n")
+	fmt.Fprintf(w, "\nCPU ms per operation (service, PostgreSQL, bench; all PostgreSQL processes on the machine counted), and the WAL the server wrote per operation:\n")
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "PHASE\tSERVICE\tPOSTGRESQL\tBENCH\tTOTAL\tCEILING ON THESE CORES")
+	fmt.Fprintln(tw, "PHASE\tSERVICE\tPOSTGRESQL\tBENCH\tTOTAL\tCEILING ON THESE CORES\tWAL KiB")
 	cpuRow := func(name, op string, c CPU) {
 		svc, pg, be := c.PerOp()
 		total := svc + pg + be
@@ -134,11 +134,11 @@ func (r *Report) WriteTable(w io.Writer) error {
 		if total > 0 {
 			ceiling = fmt.Sprintf("%s %s/s", number(float64(r.Cores)*1000/total), op)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", name, number(svc), number(pg), number(be), number(total), ceiling)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", name, number(svc), number(pg), number(be), number(total), ceiling, number(c.WALPerOp()/1024))
 	}
 	cpuRow("P1 per write", "writes", r.P1.CPU)
 	cpuRow("P2 per approval done", "approvals", r.P2.CPU)
-	fmt.Fprintf(tw, "floor per commit\t\t%s\t\t\t\n", number(r.Floor.PostgresCPUPerCommitMS))
+	fmt.Fprintf(tw, "floor per commit\t\t%s\t\t\t\t\n", number(r.Floor.PostgresCPUPerCommitMS))
 	if err := tw.Flush(); err != nil {
 		return err
 	}

@@ -59,6 +59,10 @@ func TestBenchQuick(t *testing.T) {
 	if rep.P1.Pairs <= 0 || rep.P1.WritesPerSecond <= 0 || rep.P1.Errors != 0 || rep.P1.CPU.ServiceMS <= 0 {
 		t.Errorf("P1 %+v", rep.P1)
 	}
+	// Each pair writes a task's ciphertext (about 2.5 KiB) to the WAL.
+	if rep.P1.CPU.WALPerOp() < 1024 || rep.P2.CPU.WALPerOp() < 1024 {
+		t.Errorf("WAL per P1 write %.0f B, per P2 task done %.0f B: want at least a task's ciphertext's share", rep.P1.CPU.WALPerOp(), rep.P2.CPU.WALPerOp())
+	}
 	if rep.P2.Accepted != q.P2Approvals || rep.P2.Done != q.P2Approvals || rep.P2.AcceptedPerSecond <= 0 || rep.P2.DonePerSecond <= 0 || rep.P2.Errors != 0 {
 		t.Errorf("P2 %+v", rep.P2)
 	}

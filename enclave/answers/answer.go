@@ -145,11 +145,10 @@ func (s *Service) answerIn(ctx context.Context, tx answersTx, c *claimed, run st
 	p := c.prepared
 	s.log.Info("answer run started", "run", run, "task", p.task.ID, "agent", p.task.Preparer, "operation", p.op.Name, "in_process", true)
 	defer s.observe(p.conn.Name, time.Now())
-	e, err := s.runAnswer(ctx, tx, p, run, c.limit, c.input, c.receiptKey)
+	e, err := s.runAnswer(ctx, tx, c.begin, p, run, c.limit, c.input, c.receiptKey)
 	if err != nil {
 		return err
 	}
-	e.begin = c.begin
 	return s.recordEnd(ctx, tx, p, e, fromSeen)
 }
 
@@ -558,7 +557,7 @@ func (s *Service) sealResult(t store.Task, result any) ([]byte, error) {
 
 // answer runs the claimed answer operation and records how it ended.
 func (s *Service) answer(ctx context.Context, p *prepared, run string, limit time.Duration, input []byte, rk *sealing.ReceiptKey) error {
-	e, err := s.runAnswer(ctx, nil, p, run, limit, input, rk)
+	e, err := s.runAnswer(ctx, nil, nil, p, run, limit, input, rk)
 	if err != nil {
 		return err
 	}
@@ -602,12 +601,14 @@ type concluded struct {
 
 // runAnswer runs the claimed answer operation: in tx, when its operation
 // is declared InProcess and the claim was made in tx, else on its own.
-func (s *Service) runAnswer(ctx context.Context, tx answersTx, p *prepared, run string, limit time.Duration, input []byte, rk *sealing.ReceiptKey) (*concluded, error) {
+// begin is the claim's move when it is written with the run's end.
+func (s *Service) runAnswer(ctx context.Context, tx answersTx, begin *store.Step, p *prepared, run string, limit time.Duration, input []byte, rk *sealing.ReceiptKey) (*concluded, error) {
 	t := p.task
 	ac, end := s.answerCall(ctx, tx, p, run)
 	r := &calls.Run{ID: run, Agent: t.Preparer, Request: input, ComputeLimit: limit, Receipt: rk, Operation: p.op.Name,
 		Project: calls.Project{Owner: t.Owner, Name: p.project.Name, UUID: t.ProjectUUID, Connector: p.conn.Name,
-			Build: p.conn.Build(), PolicyHash: p.envelope.PolicyHash, Approvers: p.conn.ParsePolicy(p.project.Policy).For(t.Owner)}}
+			Build: p.conn.Build(), PolicyHash: p.envelope.PolicyHash, Approvers: p.conn.ParsePolicy(p.project.Policy).For(t.Owner)},
+		Claiming: begin != nil}
 	var out any
 	var opened []calls.Opened
 	var runErr error
@@ -630,7 +631,7 @@ func (s *Service) runAnswer(ctx context.Context, tx answersTx, p *prepared, run 
 	}
 	rep, _ := out.(connectors.Report)
 	out = rep.Result
-	e := &concluded{r: r, opened: opened}
+	e := &concluded{r: r, opened: opened, begin: begin}
 	for _, o := range opened {
 		if o.Kind == countersign.KindNotice {
 			e.notice = o.ID

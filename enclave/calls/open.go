@@ -48,6 +48,11 @@ type Run struct {
 	did *connectors.Did
 	// Receipt keys the run's own receipt (SPEC §11).
 	Receipt *sealing.ReceiptKey
+	// Claiming is set on an answer run whose claim is written with its
+	// end (store.Move.Through): the task it answers is still approved in
+	// the database while it runs, and is not counted against its
+	// preparer's limit of active tasks, as the answering task it is.
+	Claiming bool
 	// abandoned is set when the handler overran its limit and was given up.
 	abandoned atomic.Bool
 }
@@ -110,6 +115,11 @@ func (s *Service) OpenTask(ctx context.Context, tx openTx, run *Run, spec connec
 		return Opened{}, countersign.Errorf(countersign.Muted, "the owner muted this agent or this project")
 	}
 	load := gate.Load
+	if run.Claiming {
+		// The task answered, held approved in this transaction, is one
+		// of the preparer's active tasks the gate counted.
+		load.PreparerActive--
+	}
 	switch {
 	case load.OwnerOpen >= countersign.MaxOpenTasksPerOwner:
 		return Opened{}, countersign.Errorf(countersign.InboxFull, "the owner has %d tasks waiting", countersign.MaxOpenTasksPerOwner)

@@ -12,32 +12,43 @@ import (
 	"time"
 )
 
-// PairedSizes are the counts of `countersign bench --paired OTHER`: P3
-// alone, on two services side by side.
+// PairedSizes are the counts of `countersign bench --paired OTHER`: P3 and
+// P1 alone, on two services side by side.
 type PairedSizes struct {
 	// Turns is how many approvals are timed on each service.
 	Turns int
-	// PhaseTime caps the setup and the timed turns.
+	// Slices is how many times P1 runs on each service, in turn, for
+	// SliceTime each, with Agents agents.
+	Slices    int
+	SliceTime time.Duration
+	Agents    int
+	// PhaseTime caps the setup and the timed turns, and the slices.
 	PhaseTime time.Duration
 }
 
-// DefaultPaired times 200 turns on each service: about a minute.
-func DefaultPaired() PairedSizes { return PairedSizes{Turns: 200, PhaseTime: 3 * time.Minute} }
+// DefaultPaired times 200 turns and ten 2-second slices of P1 on each
+// service: about two minutes.
+func DefaultPaired() PairedSizes {
+	return PairedSizes{Turns: 200, Slices: 10, SliceTime: 2 * time.Second, Agents: 16, PhaseTime: 3 * time.Minute}
+}
 
 // QuickPaired is tiny, for tests.
-func QuickPaired() PairedSizes { return PairedSizes{Turns: 4, PhaseTime: 30 * time.Second} }
+func QuickPaired() PairedSizes {
+	return PairedSizes{Turns: 4, Slices: 2, SliceTime: 200 * time.Millisecond, Agents: 2, PhaseTime: 30 * time.Second}
+}
 
 func (s PairedSizes) check() error {
-	if s.Turns < 1 || s.PhaseTime <= 0 {
-		return errors.New("the paired bench needs a turn and a time cap")
+	if s.Turns < 1 || s.Slices < 1 || s.SliceTime <= 0 || s.Agents < 1 || s.PhaseTime <= 0 {
+		return errors.New("the paired bench needs a turn, a slice of P1 with an agent, and a time cap")
 	}
 	return nil
 }
 
-// PairedReport is what `countersign bench --paired` measured: P3 on two
-// binaries, each on a throwaway database of its own, their turns timed in
-// alternation (A B, B A, …) so that the machine's drift, which moves a
-// whole run's figures by more than many a change, falls on both alike.
+// PairedReport is what `countersign bench --paired` measured: P3 and P1 on
+// two binaries, each on a throwaway database of its own, their turns and
+// P1's slices timed in alternation (A B, B A, …) so that the machine's
+// drift, which moves a whole run's figures by more than many a change,
+// falls on both alike.
 type PairedReport struct {
 	Started   time.Time `json:"started"`
 	Cores     int       `json:"cores"`
@@ -50,14 +61,28 @@ type PairedReport struct {
 	A        PairedSide   `json:"a"`
 	B        PairedSide   `json:"b"`
 	Diff     PairedDiffer `json:"b_minus_a"`
+	// WritesRatio is B's P1 writes/s ÷ A's, slice by slice (the nth of
+	// each, run one after the other).
+	WritesRatio PairedRatio `json:"writes_b_over_a"`
 	// ServiceLog is both services' warnings and errors.
 	ServiceLog ServiceLog `json:"service_log"`
 }
 
-// PairedSide is one binary's P3.
+// PairedSide is one binary's P3 and P1.
 type PairedSide struct {
 	Binary  string  `json:"binary"`
 	Latency Latency `json:"latency"`
+	Writes  Writes  `json:"writes"`
+}
+
+// PairedRatio sums up B's figure ÷ A's, slice by slice: the median, the
+// lowest and the highest, and in how many B was the higher.
+type PairedRatio struct {
+	Slices  int     `json:"slices"`
+	Median  float64 `json:"median"`
+	Min     float64 `json:"min"`
+	Max     float64 `json:"max"`
+	BHigher int     `json:"b_higher"`
 }
 
 // PairedDiffer is B's turn minus A's, turn by turn (the nth of each, made
@@ -87,6 +112,10 @@ type pairedSide struct {
 	games          []*game
 	ends, answered []time.Duration
 	firstError     string
+	// ps are P1's agents, each with an owner of its own.
+	ps     []pair
+	writes Writes
+	fails  failures
 }
 
 // RunPaired times P3 on cfg.Binary (A) and on other (B) side by side.
@@ -169,6 +198,9 @@ func RunPaired(ctx context.Context, cfg Config, other string, sizes PairedSizes)
 				return rep, fmt.Errorf("%s's first turn: %w", binary, err)
 			}
 		}
+		if s.ps, err = s.b.pairs(ctx, fmt.Sprintf("paired%d-load", i), sizes.Agents); err != nil {
+			return rep, fmt.Errorf("P1's agents on %s: %w", binary, err)
+		}
 	}
 	sides[0].b.progress("%d turns on each, one at a time, alternating", sizes.Turns)
 	var diffs []time.Duration
@@ -198,7 +230,52 @@ func RunPaired(ctx context.Context, cfg Config, other string, sizes PairedSizes)
 	rep.A.Latency = latencyOf(sides[0].ends, sides[0].answered, sides[0].firstError)
 	rep.B.Latency = latencyOf(sides[1].ends, sides[1].answered, sides[1].firstError)
 	rep.Diff = differ(diffs)
+
+	sides[0].b.progress("P1: %d slices of %s on each, %d agents, alternating", sizes.Slices, sizes.SliceTime, sizes.Agents)
+	var ratios []float64
+	for n := range sizes.Slices {
+		order := []*pairedSide{sides[0], sides[1]}
+		if n%2 == 1 {
+			order[0], order[1] = order[1], order[0]
+		}
+		var rate [2]float64
+		for _, s := range order {
+			before := s.writes
+			if err := s.b.loopPairs(ctx, s.ps, sizes.SliceTime, 1<<40, &s.writes, &s.fails); err != nil {
+				return rep, fmt.Errorf("P1 on %s: %w", s.b.cfg.Binary, err)
+			}
+			rate[slices.Index(sides, s)] = 2 * float64(s.writes.Pairs-before.Pairs) / (s.writes.Seconds - before.Seconds)
+		}
+		if rate[0] > 0 {
+			ratios = append(ratios, rate[1]/rate[0])
+		}
+	}
+	rep.A.Writes, rep.B.Writes = sides[0].writes, sides[1].writes
+	rep.A.Writes.Agents, rep.B.Writes.Agents = sizes.Agents, sizes.Agents
+	rep.WritesRatio = ratioOf(ratios)
 	return rep, nil
+}
+
+// ratioOf sums up the slices' ratios.
+func ratioOf(r []float64) PairedRatio {
+	out := PairedRatio{Slices: len(r)}
+	if len(r) == 0 {
+		return out
+	}
+	s := slices.Clone(r)
+	slices.Sort(s)
+	out.Min, out.Max = s[0], s[len(s)-1]
+	if n := len(s); n%2 == 1 {
+		out.Median = s[n/2]
+	} else {
+		out.Median = (s[n/2-1] + s[n/2]) / 2
+	}
+	for _, x := range r {
+		if x > 1 {
+			out.BHigher++
+		}
+	}
+	return out
 }
 
 // differ sums up the paired differences.
@@ -242,6 +319,24 @@ func (r *PairedReport) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "\nB − A, turn by turn (%d pairs): median %s ms, quartiles %s to %s ms; B the quicker in %d.\n",
 		d.Pairs, number(d.MedianMS), number(d.Q1MS), number(d.Q3MS), d.BQuicker)
 	fmt.Fprintf(w, "One bare commit: %s ms (median of %d, on A's database before the turns).\n", number(r.Floor1MS), pairedCommits)
+
+	fmt.Fprintf(w, "\nP1 (guess_start + task_cancel), slices timed in alternation:\n\n")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SIDE\tWRITES/S\tSERVICE · POSTGRESQL · BENCH CPU MS PER WRITE\tERRORS")
+	for _, s := range []struct {
+		name string
+		side PairedSide
+	}{{"A", r.A}, {"B", r.B}} {
+		wr := s.side.Writes
+		svc, pg, be := wr.CPU.PerOp()
+		fmt.Fprintf(tw, "%s\t%s\t%s · %s · %s\t%d\n", s.name, number(wr.WritesPerSecond), number(svc), number(pg), number(be), wr.Errors)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	q := r.WritesRatio
+	fmt.Fprintf(w, "\nB ÷ A writes/s, slice by slice (%d pairs): median %s, from %s to %s; B the higher in %d.\n",
+		q.Slices, number(q.Median), number(q.Min), number(q.Max), q.BHigher)
 	for _, s := range []struct {
 		name string
 		err  string

@@ -113,21 +113,29 @@ func (b *bench) writes(ctx context.Context, ps []pair) (Writes, error) {
 	s := b.sizes
 	b.progress("P1: %d agents looping guess_start + task_cancel for %s (at most %d pairs)", len(ps), s.P1Time, s.P1MaxPairs)
 	w := Writes{Agents: len(ps)}
+	defer b.prof.cpu(ctx, "p1-writes", s.P1Time)()
+	var fails failures
+	err := b.loopPairs(ctx, ps, s.P1Time, int64(s.P1MaxPairs), &w, &fails)
+	return w, err
+}
+
+// loopPairs has each agent of ps loop guess_start then task_cancel of that
+// task for d (at most max pairs in all), and adds to w what they did, how
+// long it took and what it cost; fails gathers their failures.
+func (b *bench) loopPairs(ctx context.Context, ps []pair, d time.Duration, max int64, w *Writes, fails *failures) error {
 	// Requests in flight at the end get a little longer than the loop.
-	ctx, cancel := context.WithTimeout(ctx, s.P1Time+30*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, d+30*time.Second)
 	defer cancel()
 	var pairs atomic.Int64
-	var fails failures
 	var wg sync.WaitGroup
 	m0 := b.mark()
 	start := time.Now()
-	deadline := start.Add(s.P1Time)
-	defer b.prof.cpu(ctx, "p1-writes", s.P1Time)()
+	deadline := start.Add(d)
 	for _, p := range ps {
 		wg.Go(func() {
 			mine := 0
 			for time.Now().Before(deadline) && ctx.Err() == nil {
-				if pairs.Add(1) > int64(s.P1MaxPairs) {
+				if pairs.Add(1) > max {
 					pairs.Add(-1)
 					return
 				}
@@ -153,13 +161,14 @@ func (b *bench) writes(ctx context.Context, ps []pair) (Writes, error) {
 	elapsed := time.Since(start)
 	w.CPU.add(m0, b.mark())
 	if err := ctx.Err(); err != nil && !time.Now().After(deadline) {
-		return w, err
+		return err
 	}
-	w.Pairs, w.Seconds = pairs.Load(), elapsed.Seconds()
+	w.Pairs += pairs.Load()
+	w.Seconds += elapsed.Seconds()
 	w.WritesPerSecond = float64(2*w.Pairs) / w.Seconds
 	w.CPU.Ops = int(2 * w.Pairs)
 	w.Errors, w.FirstError = fails.n.Load(), fails.first
-	return w, nil
+	return nil
 }
 
 // signed is one task's approval, signed before the clock starts.

@@ -151,8 +151,8 @@ func TestBenchReplicasQuick(t *testing.T) {
 
 // TestBenchPairedQuick runs `countersign bench --paired --quick` with the
 // built binary on both sides: every turn of each is timed, each turn of A
-// has its pair, the table says which side is which and how they differ,
-// and both throwaway databases are gone.
+// has its pair, each side's P1 slices wrote, the table says which side is
+// which and how they differ, and both throwaway databases are gone.
 func TestBenchPairedQuick(t *testing.T) {
 	t.Parallel()
 	bin := benchBinary(t)
@@ -169,7 +169,16 @@ func TestBenchPairedQuick(t *testing.T) {
 	if d.Pairs != q.Turns || d.Q1MS > d.MedianMS || d.MedianMS > d.Q3MS || d.BQuicker > d.Pairs || rep.Floor1MS <= 0 {
 		t.Errorf("B − A %+v, one bare commit %v ms", d, rep.Floor1MS)
 	}
-	tableSays(t, &rep, "SIDE", "B − A, turn by turn", "One bare commit")
+	for _, s := range []loadtest.PairedSide{rep.A, rep.B} {
+		w := s.Writes
+		if w.Agents != q.Agents || w.Pairs <= 0 || w.WritesPerSecond <= 0 || w.Errors != 0 || w.CPU.Ops != int(2*w.Pairs) || w.CPU.ServiceMS <= 0 {
+			t.Errorf("a side's P1: %+v", w)
+		}
+	}
+	if r := rep.WritesRatio; r.Slices != q.Slices || r.Min <= 0 || r.Min > r.Median || r.Median > r.Max || r.BHigher > r.Slices {
+		t.Errorf("B ÷ A writes/s %+v", r)
+	}
+	tableSays(t, &rep, "SIDE", "B − A, turn by turn", "One bare commit", "B ÷ A writes/s, slice by slice")
 	if len(rep.Databases) != 2 || !rep.Dropped {
 		t.Fatalf("databases %v, dropped %v", rep.Databases, rep.Dropped)
 	}

@@ -2,6 +2,7 @@ package sqlstore_test
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"strings"
 	"sync"
@@ -334,4 +335,49 @@ func ids(prefix string, first, last int) []string {
 		out = append(out, fmt.Sprintf("%s-%03d", prefix, i))
 	}
 	return out
+}
+
+// TestTaskRowsStayWhole: a guessing game's turn (1.7 KiB sealed, 1.4 KiB
+// of content, both random, as ciphertext is) is kept in the task's own row:
+// nothing goes to the table PostgreSQL moves large values out to, which
+// each open and each close would otherwise write to and delete from. A
+// value larger than a page still goes there, as it is, uncompressed.
+func TestTaskRowsStayWhole(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := storetest.FreshPostgres(t)
+	c := schemaConn(t, db, nil)
+	outOfLine := func() (rows int64) {
+		t.Helper()
+		var toast string
+		if err := c.QueryRow(ctx, "SELECT reltoastrelid::regclass::text FROM pg_class WHERE oid = 'tasks'::regclass").Scan(&toast); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.QueryRow(ctx, "SELECT COUNT(*) FROM "+toast).Scan(&rows); err != nil {
+			t.Fatal(err)
+		}
+		return rows
+	}
+	insertSized := func(id string, sealed, content int) {
+		t.Helper()
+		k, ct := storetest.NewTask(id, "alice.near", "bot.near")
+		ct.Sealed, ct.Content = make([]byte, sealed), make([]byte, content)
+		_, _ = rand.Read(ct.Sealed)
+		_, _ = rand.Read(ct.Content)
+		if err := db.Tx(ctx, func(tx store.Tx) error { return tx.InsertTask(ctx, k, ct) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	insertSized("turn-1", 1680, 1440)
+	if n := outOfLine(); n != 0 {
+		t.Fatalf("a turn's row put %d chunks out of line", n)
+	}
+	insertSized("large-1", 1680, 64<<10)
+	var stored, length int64
+	if err := c.QueryRow(ctx, "SELECT pg_column_size(content), octet_length(content) FROM tasks WHERE id = 'large-1'").Scan(&stored, &length); err != nil {
+		t.Fatal(err)
+	}
+	if n := outOfLine(); n == 0 || stored < length {
+		t.Errorf("64 KiB of content: %d chunks out of line, stored in %d bytes for %d", n, stored, length)
+	}
 }

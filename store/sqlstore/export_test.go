@@ -20,6 +20,12 @@ func OwnerLoadStatement(owner, preparer string) (string, []any) {
 	return rebind(ownerLoadQuery), []any{preparer, owner}
 }
 
+// OwnerGateStatement is what the owner's gate reads of the owner beside
+// its devices (mutes, load, webhook) as PostgreSQL receives it, for tests.
+func OwnerGateStatement(owner, preparer, project string) (string, []any) {
+	return rebind(gateQuery), []any{owner, preparer, project, preparer, owner, owner}
+}
+
 // InboxTasksStatement is a page of an account's inbox (its own tasks and
 // those it is an approver of) as PostgreSQL receives it, for tests.
 func InboxTasksStatement(account string, waiting bool, before *store.Task, limit int) (string, []any) {

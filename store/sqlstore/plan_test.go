@@ -201,6 +201,20 @@ func TestOwnerLoadReadsOnlyActiveTasks(t *testing.T) {
 			if !strings.Contains(plan, "tasks_owner_active") || strings.Contains(plan, "Rows Removed by Filter") {
 				t.Errorf("the load reads more than the owner's active tasks:\n%s", plan)
 			}
+			// The gate reads the same load with the mutes and the webhook.
+			q, args = sqlstore.OwnerGateStatement("alice.near", "bot.near", "probe")
+			var muted int64
+			var webhook *string
+			if err := c.QueryRow(ctx, q, args...).Scan(&muted, &open, &active, &waiting, &webhook); err != nil {
+				t.Fatal(err)
+			}
+			if muted != 0 || open != 2 || active != 3 || waiting != 200 || webhook != nil {
+				t.Errorf("the gate read %d mutes, %d open, %d active, %d bytes waiting, webhook %v; want 0, 2, 3, 200, none", muted, open, active, waiting, webhook)
+			}
+			plan = plans()
+			if !strings.Contains(plan, "tasks_owner_active") || strings.Contains(plan, "Seq Scan on tasks") {
+				t.Errorf("the gate reads more than the owner's active tasks:\n%s", plan)
+			}
 		})
 	}
 }

@@ -31,10 +31,8 @@ func (t *tx) OwnerGate(ctx context.Context, owner, preparer, project string, now
 		stmts = append(stmts, lock)
 	}
 	stmts = append(stmts, []stmt{
-		{sql: mutedQuery, args: []any{owner, preparer, project}},
-		{sql: ownerLoadQuery, args: []any{preparer, owner}},
+		{sql: gateQuery, args: []any{owner, preparer, project, preparer, owner, owner}},
 		{sql: activeDevicesQuery, args: []any{owner, now.Unix()}},
-		{sql: webhookOf, args: []any{owner}},
 	}...)
 	if thread != "" {
 		stmts = append(stmts, stmt{sql: "SELECT " + taskColumns + " FROM tasks WHERE id = ?", args: []any{thread}})
@@ -50,22 +48,24 @@ func (t *tx) OwnerGate(ctx context.Context, owner, preparer, project string, now
 		}
 	}
 	var muted int
-	if err := r.row().Scan(&muted); err != nil {
+	var waiting *int64
+	var webhook *string
+	if err := r.row().Scan(&muted, &g.Load.OwnerOpen, &g.Load.PreparerActive, &waiting, &webhook); err != nil {
 		return g, err
 	}
 	g.Muted = muted > 0
-	if g.Load, err = scanLoad(r.row()); err != nil {
-		return g, err
+	if waiting != nil {
+		g.Load.WaitingContent = *waiting
+	}
+	var webhookID string
+	if webhook != nil {
+		webhookID = *webhook
 	}
 	devices, err := r.rows()
 	if err != nil {
 		return g, err
 	}
 	if g.Devices, err = scanDevices(devices); err != nil {
-		return g, err
-	}
-	var webhookID string
-	if err := r.row().Scan(&webhookID); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return g, err
 	}
 	if thread != "" {
@@ -253,7 +253,7 @@ func (t *tx) TasksSeen(ctx context.Context, ids []string) ([]store.Task, []store
 // tasksSeen reads each task (with lock, a locking clause) and its owner's
 // webhook, all in one round trip; a task that does not exist is a zero Task.
 func (t *tx) tasksSeen(ctx context.Context, ids []string, lock string) ([]store.Task, []store.Seen, error) {
-	stmts := make([]stmt, 0, 2*len(ids))
+	stmts := make([]stmt, 0, len(ids))
 	for _, id := range ids {
 		stmts = append(stmts, taskSeenStmts(id, lock)...)
 	}
@@ -272,39 +272,47 @@ func (t *tx) tasksSeen(ctx context.Context, ids []string, lock string) ([]store.
 }
 
 // taskSeenStmts read a task (with lock, a locking clause) and its owner's
-// webhook; scanSeen reads their results.
+// webhook, in one statement; scanSeen reads its result.
 func taskSeenStmts(id, lock string) []stmt {
-	return []stmt{{sql: "SELECT " + taskColumns + " FROM tasks WHERE id = ?" + lock, args: []any{id}},
-		{sql: ownersWebhook, args: []any{id}}}
+	return []stmt{{sql: "SELECT " + taskColumns + ", " + ownersWebhook + " FROM tasks WHERE id = ?" + lock, args: []any{id}}}
 }
 
-// scanSeen reads the results of taskSeenStmts: a task that does not exist
+// scanSeen reads the result of taskSeenStmts: a task that does not exist
 // is a zero Task and a zero Seen.
 func scanSeen(r results) (store.Task, store.Seen, error) {
-	k, err := scanTask(r.row())
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
+	var webhook *string
+	k, err := scanTask(withColumns{r.row(), []any{&webhook}})
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Task{}, store.Seen{}, nil
+	}
+	if err != nil {
 		return store.Task{}, store.Seen{}, err
 	}
-	// A task that does not exist has no owner, nor a webhook.
-	s, err := seenOf(k, r.row())
-	if err != nil || k.ID == "" {
-		return store.Task{}, store.Seen{}, err
-	}
-	return k, s, nil
+	return k, seenOf(k, webhook), nil
 }
 
-// ownersWebhook reads the webhook of a task's owner.
-const ownersWebhook = "SELECT id FROM webhooks WHERE owner = (SELECT owner FROM tasks WHERE id = ?)"
+// ownersWebhook is a column of a query of tasks: the id of the task's
+// owner's webhook (NULL for none).
+const ownersWebhook = "(SELECT id FROM webhooks WHERE webhooks.owner = tasks.owner)"
 
-// seenOf is what a later move of k needs, its owner's webhook read from
-// webhook.
-func seenOf(k store.Task, webhook row) (store.Seen, error) {
-	var webhookID string
-	if err := webhook.Scan(&webhookID); err != nil && !errors.Is(err, store.ErrNotFound) {
-		return store.Seen{}, err
+// seenOf is what a later move of k needs, with its owner's webhook as
+// read (nil for none).
+func seenOf(k store.Task, webhook *string) store.Seen {
+	s := store.Seen{Owner: k.Owner, Threshold: k.Threshold}
+	if webhook != nil {
+		s.Webhook = *webhook
 	}
-	return store.Seen{Owner: k.Owner, Threshold: k.Threshold, Webhook: webhookID}, nil
+	return s
 }
+
+// withColumns is a row of a task's columns and then more, read into
+// what Scan is given and then into more.
+type withColumns struct {
+	r    row
+	more []any
+}
+
+func (w withColumns) Scan(dest ...any) error { return w.r.Scan(append(dest, w.more...)...) }
 
 func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 	mv := m.Move
@@ -464,8 +472,6 @@ func (t *tx) Sealed(ctx context.Context, id string) ([]byte, uint32, error) {
 	return blob, uint32(keyID), nil
 }
 
-const sealedAndApprovalQuery = "SELECT sealed, key_id, approval FROM tasks WHERE id = ?"
-
 func (t *tx) RunInputs(ctx context.Context, id string) (store.RunInputs, error) {
 	r, err := t.send(ctx, runInputsStmts(id, t.db.e.forUpdate())...)
 	if err != nil {
@@ -486,20 +492,22 @@ func (t *tx) RunInputs(ctx context.Context, id string) (store.RunInputs, error) 
 // waits for the task to be read first.
 func runInputsStmts(id, lock string) []stmt {
 	return []stmt{
-		{sql: "SELECT " + taskColumns + " FROM tasks WHERE id = ?" + lock, args: []any{id}},
+		{sql: "SELECT " + taskColumns + ", sealed, key_id, approval, " + ownersWebhook + " FROM tasks WHERE id = ?" + lock, args: []any{id}},
 		{sql: projectAndAgents + "p.project_uuid = (SELECT project_uuid FROM tasks WHERE id = ?)", args: []any{id}},
-		{sql: sealedAndApprovalQuery, args: []any{id}},
 		{sql: approvalsQuery, args: []any{id}},
-		{sql: "SELECT " + agentColumns + " FROM agents a WHERE a.account = (SELECT preparer FROM tasks WHERE id = ?)", args: []any{id}},
-		{sql: ownersWebhook, args: []any{id}}}
+		{sql: "SELECT " + agentColumns + " FROM agents a WHERE a.account = (SELECT preparer FROM tasks WHERE id = ?)", args: []any{id}}}
 }
 
 func scanRunInputs(r results) (store.RunInputs, error) {
 	var in store.RunInputs
+	var keyID int64
+	var webhook *string
 	var err error
-	if in.Task, err = scanTask(r.row()); err != nil {
+	if in.Task, err = scanTask(withColumns{r.row(), []any{&in.Sealed, &keyID, &in.Approval, &webhook}}); err != nil {
 		return in, err
 	}
+	in.KeyID = uint32(keyID)
+	in.Seen = seenOf(in.Task, webhook)
 	projects, err := r.rows()
 	if err != nil {
 		return in, err
@@ -510,11 +518,6 @@ func scanRunInputs(r results) (store.RunInputs, error) {
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return in, err
 	}
-	var keyID int64
-	if err := r.row().Scan(&in.Sealed, &keyID, &in.Approval); err != nil {
-		return in, err
-	}
-	in.KeyID = uint32(keyID)
 	approvals, err := r.rows()
 	if err != nil {
 		return in, err
@@ -528,8 +531,7 @@ func scanRunInputs(r results) (store.RunInputs, error) {
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return in, err
 	}
-	in.Seen, err = seenOf(in.Task, r.row())
-	return in, err
+	return in, nil
 }
 
 // lockedTask is a task whose row the transaction holds (RunInputs read it
@@ -607,11 +609,23 @@ func (t *tx) Events(ctx context.Context, id string) ([]store.Event, error) {
 	return out, r.Err()
 }
 
-var ownerLoadQuery = `SELECT
-	COALESCE(SUM(CASE WHEN state = ` + sqlState(countersign.StateOpen) + ` THEN 1 ELSE 0 END), 0),
+// loadColumns and loadFrom are the owner's load (preparer, then owner):
+// its open tasks, the preparer's open and approved ones, and the bytes
+// the open ones hold.
+var (
+	loadColumns = `COALESCE(SUM(CASE WHEN state = ` + sqlState(countersign.StateOpen) + ` THEN 1 ELSE 0 END), 0),
 	COALESCE(SUM(CASE WHEN preparer = ? AND state IN (` + sqlState(countersign.StateOpen) + `, ` + sqlState(countersign.StateApproved) + `) THEN 1 ELSE 0 END), 0),
-	SUM(CASE WHEN state = ` + sqlState(countersign.StateOpen) + ` THEN content_size ELSE 0 END)
-	FROM tasks WHERE owner = ? AND state IN (` + sqlState(countersign.StateOpen) + `, ` + sqlState(countersign.StateApproved) + `)`
+	SUM(CASE WHEN state = ` + sqlState(countersign.StateOpen) + ` THEN content_size ELSE 0 END)`
+	loadFrom = ` FROM tasks WHERE owner = ? AND state IN (` + sqlState(countersign.StateOpen) + `, ` + sqlState(countersign.StateApproved) + `)`
+)
+
+var ownerLoadQuery = "SELECT " + loadColumns + loadFrom
+
+// gateQuery is what OwnerGate reads of the owner beside its devices, in
+// one statement: whether the preparer or the project is muted (owner,
+// preparer, project), the load (preparer), and the owner's webhook
+// (owner), of the owner's tasks (owner).
+var gateQuery = "SELECT (" + mutedQuery + "), " + loadColumns + ", (" + webhookOf + ")" + loadFrom
 
 func (t *tx) OwnerLoad(ctx context.Context, owner, preparer string) (store.Load, error) {
 	return scanLoad(t.q.queryRow(ctx, ownerLoadQuery, preparer, owner))

@@ -83,20 +83,48 @@ func TestAnswerRunOnceUnderConcurrency(t *testing.T) {
 // them all.
 func answerAtOnce(t *testing.T, w *servicetest.World, id, run string) {
 	t.Helper()
+	jobs := make([]store.AnswerJob, 16)
+	for i := range jobs {
+		jobs[i] = store.AnswerJob{TaskID: id, Run: run}
+	}
+	runAtOnce(t, w, jobs)
+}
+
+// runAtOnce starts jobs at once and waits for them all.
+func runAtOnce(t *testing.T, w *servicetest.World, jobs []store.AnswerJob) {
+	t.Helper()
 	var wg sync.WaitGroup
 	start := make(chan struct{})
-	for range 16 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for _, job := range jobs {
+		wg.Go(func() {
 			<-start
-			if err := w.Enclave.Answers.Answer(ctx, id, run); err != nil {
+			if err := w.Enclave.Answers.AnswerJob(ctx, job); err != nil {
 				t.Error(err)
 			}
-		}()
+		})
 	}
 	close(start)
 	wg.Wait()
+}
+
+// answerJob is the job of approval run of task id: handed, with what the
+// approval's commit read of the task, as a process hands it to itself;
+// else as from the queue.
+func answerJob(t *testing.T, db store.Store, id, run string, handed bool) store.AnswerJob {
+	t.Helper()
+	job := store.AnswerJob{TaskID: id, Run: run}
+	if !handed {
+		return job
+	}
+	var in store.RunInputs
+	if err := db.Tx(ctx, func(tx store.Tx) (err error) {
+		in, err = tx.RunInputs(ctx, id)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	job.Inputs = &in
+	return job
 }
 
 // TestAnswerRunEndings: each way a run cannot happen, or fails, ends the

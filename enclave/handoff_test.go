@@ -2,7 +2,6 @@ package enclave_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -161,22 +160,14 @@ func TestHandedOverClaim(t *testing.T) {
 		}
 
 		j := approve()
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for i := range 16 {
-			job := j
+		jobs := make([]store.AnswerJob, 16)
+		for i := range jobs {
+			jobs[i] = j
 			if i%2 == 1 {
-				job.Inputs = nil // a copy from the queue, or a sweep
+				jobs[i].Inputs = nil // a copy from the queue, or a sweep
 			}
-			wg.Go(func() {
-				<-start
-				if err := w.Enclave.Answers.AnswerJob(ctx, job); err != nil {
-					t.Error(err)
-				}
-			})
 		}
-		close(start)
-		wg.Wait()
+		runAtOnce(t, w, jobs)
 		w.DoneOnce(j.TaskID)
 
 		j = approve()

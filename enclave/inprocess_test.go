@@ -109,29 +109,11 @@ func TestInProcessAnswerHandedAndQueuedAtOnce(t *testing.T) {
 		w := servicetest.New(t, db)
 		id := w.Guess()
 		run := w.Approve(id, []byte("0"))
-		var in store.RunInputs
-		if err := db.Tx(ctx, func(tx store.Tx) (err error) {
-			in, err = tx.RunInputs(ctx, id)
-			return err
-		}); err != nil {
-			t.Fatal(err)
+		jobs := make([]store.AnswerJob, 16)
+		for i := range jobs {
+			jobs[i] = answerJob(t, db, id, run, i%2 == 0)
 		}
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for i := range 16 {
-			job := store.AnswerJob{TaskID: id, Run: run}
-			if i%2 == 0 {
-				job.Inputs = &in
-			}
-			wg.Go(func() {
-				<-start
-				if err := w.Enclave.Answers.AnswerJob(ctx, job); err != nil {
-					t.Error(err)
-				}
-			})
-		}
-		close(start)
-		wg.Wait()
+		runAtOnce(t, w, jobs)
 		got := w.Task(id)
 		if got.State != countersign.StateDone || got.NextTaskID == "" {
 			t.Fatalf("the guess is %s, next %q", got.State, got.NextTaskID)
@@ -286,17 +268,7 @@ func TestInProcessAnswerAtThePreparersLimit(t *testing.T) {
 			runs[i] = w.Approve(ids[i], []byte("0"))
 		}
 		for i, id := range ids {
-			var in store.RunInputs
-			if err := db.Tx(ctx, func(tx store.Tx) (err error) {
-				in, err = tx.RunInputs(ctx, id)
-				return err
-			}); err != nil {
-				t.Fatal(err)
-			}
-			job := store.AnswerJob{TaskID: id, Run: runs[i]}
-			if i%2 == 0 {
-				job.Inputs = &in // as handed over by the approval, and as from the queue
-			}
+			job := answerJob(t, db, id, runs[i], i%2 == 0) // handed over by the approval, and as from the queue
 			if err := w.Enclave.Answers.AnswerJob(ctx, job); err != nil {
 				t.Fatal(err)
 			}

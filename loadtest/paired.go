@@ -296,14 +296,15 @@ func differ(d []time.Duration) PairedDiffer {
 
 // WriteTable prints the report for people.
 func (r *PairedReport) WriteTable(w io.Writer) error {
-	fmt.Fprintf(w, "countersign bench --paired, %s, %d cores: P3 (approve → done seen on the event stream), turns timed in alternation\n\n",
+	fmt.Fprintf(w, "countersign bench --paired, %s, %d cores: P3 (approve → done seen on the event stream) and P1, timed in alternation\n\n",
 		r.Started.Format("2006-01-02 15:04 MST"), r.Cores)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SIDE\tTURNS\tMEDIAN\tP90\tMAX\tANSWERED (MEDIAN)\t÷ ONE BARE COMMIT\tBINARY")
-	for _, s := range []struct {
+	sides := []struct {
 		name string
 		side PairedSide
-	}{{"A", r.A}, {"B", r.B}} {
+	}{{"A", r.A}, {"B", r.B}}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SIDE\tTURNS\tMEDIAN\tP90\tMAX\tANSWERED (MEDIAN)\t÷ ONE BARE COMMIT\tBINARY")
+	for _, s := range sides {
 		l := s.side.Latency
 		ratio := "—"
 		if r.Floor1MS > 0 && l.Samples > 0 {
@@ -323,10 +324,7 @@ func (r *PairedReport) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "\nP1 (guess_start + task_cancel), slices timed in alternation:\n\n")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SIDE\tWRITES/S\tSERVICE · POSTGRESQL · BENCH CPU MS PER WRITE\tERRORS")
-	for _, s := range []struct {
-		name string
-		side PairedSide
-	}{{"A", r.A}, {"B", r.B}} {
+	for _, s := range sides {
 		wr := s.side.Writes
 		svc, pg, be := wr.CPU.PerOp()
 		fmt.Fprintf(tw, "%s\t%s\t%s · %s · %s\t%d\n", s.name, number(wr.WritesPerSecond), number(svc), number(pg), number(be), wr.Errors)
@@ -337,12 +335,12 @@ func (r *PairedReport) WriteTable(w io.Writer) error {
 	q := r.WritesRatio
 	fmt.Fprintf(w, "\nB ÷ A writes/s, slice by slice (%d pairs): median %s, from %s to %s; B the higher in %d.\n",
 		q.Slices, number(q.Median), number(q.Min), number(q.Max), q.BHigher)
-	for _, s := range []struct {
-		name string
-		err  string
-	}{{"A", r.A.Latency.FirstError}, {"B", r.B.Latency.FirstError}} {
-		if s.err != "" {
-			fmt.Fprintf(w, "Problem: %s stopped: %s\n", s.name, s.err)
+	for _, s := range sides {
+		if e := s.side.Latency.FirstError; e != "" {
+			fmt.Fprintf(w, "Problem: %s stopped: %s\n", s.name, e)
+		}
+		if e := s.side.Writes.FirstError; e != "" {
+			fmt.Fprintf(w, "Problem: %s's P1: %s\n", s.name, e)
 		}
 	}
 	return nil

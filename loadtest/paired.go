@@ -112,10 +112,16 @@ type pairedSide struct {
 	games          []*game
 	ends, answered []time.Duration
 	firstError     string
-	// ps are P1's agents, each with an owner of its own.
-	ps     []pair
-	writes Writes
-	fails  failures
+	// ps are P1's agents, each with an owner of its own; writes what
+	// they did in all, slice what they had done before the last slice.
+	ps            []pair
+	writes, slice Writes
+	fails         failures
+}
+
+// sliceRate is the side's writes/s in its last slice of P1.
+func (s *pairedSide) sliceRate() float64 {
+	return 2 * float64(s.writes.Pairs-s.slice.Pairs) / (s.writes.Seconds - s.slice.Seconds)
 }
 
 // RunPaired times P3 on cfg.Binary (A) and on other (B) side by side.
@@ -201,6 +207,7 @@ func RunPaired(ctx context.Context, cfg Config, other string, sizes PairedSizes)
 		if s.ps, err = s.b.pairs(ctx, fmt.Sprintf("paired%d-load", i), sizes.Agents); err != nil {
 			return rep, fmt.Errorf("P1's agents on %s: %w", binary, err)
 		}
+		s.writes.Agents = sizes.Agents
 	}
 	sides[0].b.progress("%d turns on each, one at a time, alternating", sizes.Turns)
 	var diffs []time.Duration
@@ -238,20 +245,17 @@ func RunPaired(ctx context.Context, cfg Config, other string, sizes PairedSizes)
 		if n%2 == 1 {
 			order[0], order[1] = order[1], order[0]
 		}
-		var rate [2]float64
 		for _, s := range order {
-			before := s.writes
+			s.slice = s.writes
 			if err := s.b.loopPairs(ctx, s.ps, sizes.SliceTime, 1<<40, &s.writes, &s.fails); err != nil {
 				return rep, fmt.Errorf("P1 on %s: %w", s.b.cfg.Binary, err)
 			}
-			rate[slices.Index(sides, s)] = 2 * float64(s.writes.Pairs-before.Pairs) / (s.writes.Seconds - before.Seconds)
 		}
-		if rate[0] > 0 {
-			ratios = append(ratios, rate[1]/rate[0])
+		if a, b := sides[0].sliceRate(), sides[1].sliceRate(); a > 0 {
+			ratios = append(ratios, b/a)
 		}
 	}
 	rep.A.Writes, rep.B.Writes = sides[0].writes, sides[1].writes
-	rep.A.Writes.Agents, rep.B.Writes.Agents = sizes.Agents, sizes.Agents
 	rep.WritesRatio = ratioOf(ratios)
 	return rep, nil
 }
@@ -262,14 +266,7 @@ func ratioOf(r []float64) PairedRatio {
 	if len(r) == 0 {
 		return out
 	}
-	s := slices.Clone(r)
-	slices.Sort(s)
-	out.Min, out.Max = s[0], s[len(s)-1]
-	if n := len(s); n%2 == 1 {
-		out.Median = s[n/2]
-	} else {
-		out.Median = (s[n/2-1] + s[n/2]) / 2
-	}
+	out.Min, out.Max, out.Median = slices.Min(r), slices.Max(r), median(slices.Clone(r))
 	for _, x := range r {
 		if x > 1 {
 			out.BHigher++

@@ -266,7 +266,7 @@ func (c *bareCommits) close() {
 
 // median is the middle of ds (the mean of the two middles for an even
 // count); ds is sorted in place.
-func median(ds []time.Duration) time.Duration {
+func median[T ~int64 | ~float64](ds []T) T {
 	if len(ds) == 0 {
 		return 0
 	}

@@ -21,9 +21,9 @@ func OwnerLoadStatement(owner, preparer string) (string, []any) {
 }
 
 // OwnerGateStatement is what the owner's gate reads of the owner beside
-// its devices (mutes, load, webhook) as PostgreSQL receives it, for tests.
+// its devices (load, mutes, webhook) as PostgreSQL receives it, for tests.
 func OwnerGateStatement(owner, preparer, project string) (string, []any) {
-	return rebind(gateQuery), []any{owner, preparer, project, preparer, owner, owner}
+	return rebind(gateQuery), []any{preparer, owner, preparer, project, owner, owner}
 }
 
 // InboxTasksStatement is a page of an account's inbox (its own tasks and

@@ -205,7 +205,7 @@ func TestOwnerLoadReadsOnlyActiveTasks(t *testing.T) {
 			q, args = sqlstore.OwnerGateStatement("alice.near", "bot.near", "probe")
 			var muted int64
 			var webhook *string
-			if err := c.QueryRow(ctx, q, args...).Scan(&muted, &open, &active, &waiting, &webhook); err != nil {
+			if err := c.QueryRow(ctx, q, args...).Scan(&open, &active, &waiting, &muted, &webhook); err != nil {
 				t.Fatal(err)
 			}
 			if muted != 0 || open != 2 || active != 3 || waiting != 200 || webhook != nil {

@@ -31,7 +31,7 @@ func (t *tx) OwnerGate(ctx context.Context, owner, preparer, project string, now
 		stmts = append(stmts, lock)
 	}
 	stmts = append(stmts, []stmt{
-		{sql: gateQuery, args: []any{owner, preparer, project, preparer, owner, owner}},
+		{sql: gateQuery, args: []any{preparer, owner, preparer, project, owner, owner}},
 		{sql: activeDevicesQuery, args: []any{owner, now.Unix()}},
 	}...)
 	if thread != "" {
@@ -48,19 +48,12 @@ func (t *tx) OwnerGate(ctx context.Context, owner, preparer, project string, now
 		}
 	}
 	var muted int
-	var waiting *int64
 	var webhook *string
-	if err := r.row().Scan(&muted, &g.Load.OwnerOpen, &g.Load.PreparerActive, &waiting, &webhook); err != nil {
+	if g.Load, err = scanLoad(withColumns{r.row(), []any{&muted, &webhook}}); err != nil {
 		return g, err
 	}
 	g.Muted = muted > 0
-	if waiting != nil {
-		g.Load.WaitingContent = *waiting
-	}
-	var webhookID string
-	if webhook != nil {
-		webhookID = *webhook
-	}
+	webhookID := deref(webhook)
 	devices, err := r.rows()
 	if err != nil {
 		return g, err
@@ -223,8 +216,7 @@ func (t *tx) HoldTask(_ context.Context, k store.Task, seen store.Seen) error {
 		return store.ErrNotFound
 	}
 	t.later(held(fmt.Errorf("store: task %s: %w", k.ID, store.ErrStale),
-		`SELECT 1 FROM tasks WHERE id = ? AND state = ? AND kind = ? AND owner = ? AND threshold = ?
-		AND (SELECT id FROM webhooks WHERE webhooks.owner = tasks.owner) IS NOT DISTINCT FROM ?`+t.db.e.forUpdate(),
+		"SELECT 1 FROM tasks WHERE id = ? AND state = ? AND kind = ?"+asSeen+t.db.e.forUpdate(),
 		k.ID, k.State, k.Kind, seen.Owner, seen.Threshold, null(seen.Webhook)))
 	t.locked = &lockedTask{task: k, webhookID: seen.Webhook}
 	return nil
@@ -295,14 +287,15 @@ func scanSeen(r results) (store.Task, store.Seen, error) {
 // owner's webhook (NULL for none).
 const ownersWebhook = "(SELECT id FROM webhooks WHERE webhooks.owner = tasks.owner)"
 
+// asSeen requires a task's row to be as a store.Seen says: its owner, its
+// threshold and its owner's webhook (arguments: owner, threshold, webhook
+// or nil).
+const asSeen = " AND owner = ? AND threshold = ? AND " + ownersWebhook + " IS NOT DISTINCT FROM ?"
+
 // seenOf is what a later move of k needs, with its owner's webhook as
 // read (nil for none).
 func seenOf(k store.Task, webhook *string) store.Seen {
-	s := store.Seen{Owner: k.Owner, Threshold: k.Threshold}
-	if webhook != nil {
-		s.Webhook = *webhook
-	}
-	return s
+	return store.Seen{Owner: k.Owner, Threshold: k.Threshold, Webhook: deref(webhook)}
 }
 
 // withColumns is a row of a task's columns and then more, read into
@@ -346,8 +339,7 @@ func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 		// What the outbox needs was read before the transaction: the
 		// UPDATE requires it to be so still, and fails the transaction if
 		// it moves nothing.
-		q += ` AND owner = ? AND threshold = ?
-		AND (SELECT id FROM webhooks WHERE webhooks.owner = tasks.owner) IS NOT DISTINCT FROM ?`
+		q += asSeen
 		args = append(args, s.Owner, s.Threshold, null(s.Webhook))
 		t.later(checked(fmt.Errorf("store: task %s: %w", m.ID, store.ErrStale), q, args...))
 		owner, kind, webhookID, threshold = s.Owner, mv.Kind(), s.Webhook, int64(s.Threshold)
@@ -356,7 +348,7 @@ func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 		// outbox needs to know (the owner, the kind, the owner's webhook)
 		// in one statement.
 		var webhook *string
-		err := t.q.queryRow(ctx, q+" RETURNING owner, kind, (SELECT id FROM webhooks WHERE webhooks.owner = tasks.owner), threshold",
+		err := t.q.queryRow(ctx, q+" RETURNING owner, kind, "+ownersWebhook+", threshold",
 			args...).Scan(&owner, &kind, &webhook, &threshold)
 		if errors.Is(err, store.ErrNotFound) {
 			return false, nil
@@ -622,10 +614,10 @@ var (
 var ownerLoadQuery = "SELECT " + loadColumns + loadFrom
 
 // gateQuery is what OwnerGate reads of the owner beside its devices, in
-// one statement: whether the preparer or the project is muted (owner,
-// preparer, project), the load (preparer), and the owner's webhook
-// (owner), of the owner's tasks (owner).
-var gateQuery = "SELECT (" + mutedQuery + "), " + loadColumns + ", (" + webhookOf + ")" + loadFrom
+// one statement: the load (preparer), whether the preparer or the project
+// is muted (owner, preparer, project) and the owner's webhook (owner), of
+// the owner's tasks (owner).
+var gateQuery = "SELECT " + loadColumns + ", (" + mutedQuery + "), (" + webhookOf + ")" + loadFrom
 
 func (t *tx) OwnerLoad(ctx context.Context, owner, preparer string) (store.Load, error) {
 	return scanLoad(t.q.queryRow(ctx, ownerLoadQuery, preparer, owner))

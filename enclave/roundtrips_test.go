@@ -15,7 +15,8 @@ import (
 
 // TestRoundTripsPerAction holds the number of waits on PostgreSQL each
 // action of the task layer costs (statements and batches, BEGIN and COMMIT
-// included), measured through the real HTTP API: on a service whose unit of
+// included), and the statements of the two hottest, measured through the
+// real HTTP API: on a service whose unit of
 // work is a handful of small rows, these waits, not the work, are what the
 // time goes to. The budgets are what the design needs; a change that adds a
 // round trip to a hot path fails here and has to say why.
@@ -43,13 +44,14 @@ func TestRoundTripsPerAction(t *testing.T) {
 	cancel(open()) // statements prepared, pools filled
 
 	const n = 10
-	var opens, cancels int64
+	var opens, cancels, pairStmts int64
 	for range n {
-		before := db.RoundTrips()
+		before, stmts := db.RoundTrips(), db.Statements()
 		id := open()
 		mid := db.RoundTrips()
 		cancel(id)
 		opens, cancels = opens+mid-before, cancels+db.RoundTrips()-mid
+		pairStmts += db.Statements() - stmts
 	}
 	// Approvals are made as in a process that runs answers: each hands its
 	// job to this process at commit (here to a channel the test reads; the
@@ -136,7 +138,7 @@ func TestRoundTripsPerAction(t *testing.T) {
 	}
 	// An answer run that opens the next turn of its thread: a guessing
 	// game's turn answered with a wrong guess.
-	var turn int64
+	var turn, turnStmts int64
 	for range 2 {
 		id := w.Guess()
 		run := w.Approve(id, []byte("0"))
@@ -144,11 +146,11 @@ func TestRoundTripsPerAction(t *testing.T) {
 		if j.TaskID != id || j.Run != run {
 			t.Fatalf("handed off %+v for %s", j, id)
 		}
-		before := db.RoundTrips()
+		before, stmts := db.RoundTrips(), db.Statements()
 		if err := w.Enclave.Answers.AnswerJob(ctx, j); err != nil {
 			t.Fatal(err)
 		}
-		turn = db.RoundTrips() - before
+		turn, turnStmts = db.RoundTrips()-before, db.Statements()-stmts
 		if k := w.Task(id); k.State != "done" || k.NextTaskID == "" {
 			t.Fatalf("the answered turn is %s, next %q", k.State, k.NextTaskID)
 		}
@@ -201,6 +203,23 @@ func TestRoundTripsPerAction(t *testing.T) {
 		t.Logf("%s: %d round trips (budget %d)", c.what, c.got, c.most)
 		if c.got > c.most {
 			t.Errorf("%s waits on the database %d times, more than its budget of %d", c.what, c.got, c.most)
+		}
+	}
+	// Within its round trips, each statement is parsed, planned and run
+	// on its own: the two hottest actions' statements, BEGIN and COMMIT
+	// included. A task's row is written once with its receipt, an
+	// in-process answer's claim and end are one write, and the reads
+	// that go together are one statement.
+	for _, c := range []struct {
+		what      string
+		got, most int64
+	}{
+		{"a guess_start and its task_cancel", pairStmts / n, 27},
+		{"an answer run that opens the next turn", turnStmts, 22},
+	} {
+		t.Logf("%s: %d statements (budget %d)", c.what, c.got, c.most)
+		if c.got > c.most {
+			t.Errorf("%s sends %d statements, more than its budget of %d", c.what, c.got, c.most)
 		}
 	}
 }

@@ -176,8 +176,14 @@ func (db *DB) RoundTrips() int64 { return db.trips.n.Load() }
 // what else was inserted just before).
 func (db *DB) QueueWakeUps() int64 { return db.trips.wakeUps.Load() }
 
-// roundTrips counts, as pgx's tracer, each statement and each batch sent.
-type roundTrips struct{ n, wakeUps atomic.Int64 }
+// Statements is how many statements this store has sent to PostgreSQL,
+// each on its own or in a batch (BEGIN and COMMIT included; the job
+// queue's own included). 0 on the embedded store.
+func (db *DB) Statements() int64 { return db.trips.stmts.Load() }
+
+// roundTrips counts, as pgx's tracer, each statement and each batch sent,
+// and the statements in all.
+type roundTrips struct{ n, wakeUps, stmts atomic.Int64 }
 
 // queueWakeUp starts the job queue's NOTIFY statement (River names its
 // queries in a leading comment).
@@ -185,6 +191,7 @@ const queueWakeUp = "-- name: PGNotifyMany "
 
 func (r *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
 	r.n.Add(1)
+	r.stmts.Add(1)
 	if strings.HasPrefix(d.SQL, queueWakeUp) {
 		r.wakeUps.Add(1)
 	}
@@ -198,7 +205,7 @@ func (r *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.Tra
 	return ctx
 }
 
-func (*roundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+func (r *roundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) { r.stmts.Add(1) }
 func (*roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
 
 // tx runs fn in one transaction whose BEGIN travels with

@@ -980,6 +980,11 @@ func testHeldTaskMovesThroughOnce(t *testing.T, s store.Store) {
 			t.Errorf("%d of 8 found the task changed (want 7); %d events (want 3)", stale.Load(), len(events))
 		}
 	})
+	t.Run("a task never read", func(t *testing.T) {
+		if err := s.Tx(ctx, func(tx store.Tx) error { return tx.HoldTask(ctx, store.Task{}, store.Seen{}) }); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("holding a task never read: %v, want ErrNotFound", err)
+		}
+	})
 	t.Run("a Through that does not lead to the move", func(t *testing.T) {
 		k, _ := approved(t, "heldwrong-1", "heldwrong.near")
 		err := s.Tx(ctx, func(tx store.Tx) error {

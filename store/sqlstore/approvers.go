@@ -175,7 +175,7 @@ func (t *tx) DropApprover(ctx context.Context, projectUUID, account string) ([]s
 	}
 	// The account is told on its event streams that each left its inbox.
 	for _, id := range ids {
-		stmts = t.notifying(stmts, store.TaskEvent{Owner: account, TaskID: id, State: countersign.StateOpen})
+		t.tell(store.TaskEvent{Owner: account, TaskID: id, State: countersign.StateOpen})
 	}
 	_, err = t.q.execAll(ctx, stmts)
 	return ids, err

@@ -109,7 +109,7 @@ type tx struct {
 	// it (readOnly in a read).
 	native  any
 	db      *DB
-	events  []store.TaskEvent // published after commit, where the engine does not
+	events  []store.TaskEvent // told once it commits (tell)
 	signals []store.StreamSignal
 	// handoffs are the answer jobs handed to this process after commit.
 	handoffs []store.AnswerJob

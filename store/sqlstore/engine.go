@@ -46,8 +46,6 @@ type engine interface {
 	insertJobs(ctx context.Context, t *tx, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error)
 	jobMigrator() (jobMigrator, error)
 
-	// event adds to stmts what tells subscribers of ev once t commits.
-	event(t *tx, stmts []stmt, ev store.TaskEvent) []stmt
 	// taskEvents tells the approvers of task id (and its owner too, with
 	// owner) that it reached state, once t commits.
 	taskEvents(ctx context.Context, t *tx, id string, state countersign.State, owner bool) error

@@ -198,6 +198,51 @@ func eventPayload(ev store.TaskEvent) string {
 	return ev.Owner + " " + ev.TaskID + " " + string(ev.State)
 }
 
+// notifyMax is how long a NOTIFY's payload may be: PostgreSQL refuses
+// 8000 bytes and more.
+const notifyMax = 7999
+
+// notices are the NOTIFYs of a transaction's events: their payloads one
+// to a line, as many to a NOTIFY as fit. A transaction of one event (most)
+// sends the payload it always did.
+func notices(channel string, evs []store.TaskEvent) []stmt {
+	var stmts []stmt
+	var b strings.Builder
+	send := func() {
+		if b.Len() > 0 {
+			stmts = append(stmts, stmt{sql: "SELECT pg_notify(?, ?)", args: []any{channel, b.String()}})
+			b.Reset()
+		}
+	}
+	for _, ev := range evs {
+		p := eventPayload(ev)
+		if b.Len() > 0 && b.Len()+1+len(p) > notifyMax {
+			send()
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(p)
+	}
+	send()
+	return stmts
+}
+
+// parseNotification reads a NOTIFY's payload: a stream signal, or task
+// events one to a line. A line that is neither is skipped.
+func parseNotification(p string) (store.StreamSignal, []store.TaskEvent, bool) {
+	if sig, ok := parseSignal(p); ok {
+		return sig, nil, true
+	}
+	var evs []store.TaskEvent
+	for line := range strings.SplitSeq(p, "\n") {
+		if ev, ok := parseEvent(line); ok {
+			evs = append(evs, ev)
+		}
+	}
+	return store.StreamSignal{}, evs, false
+}
+
 func parseEvent(p string) (store.TaskEvent, bool) {
 	f := strings.Fields(p)
 	if len(f) != 3 {
@@ -252,14 +297,7 @@ func parseSignal(p string) (store.StreamSignal, bool) {
 	return store.StreamSignal{}, false
 }
 
-// notify records a task event in the transaction: NOTIFY on PostgreSQL
-// (delivered at commit), published after commit on SQLite.
-func (t *tx) notify(ctx context.Context, ev store.TaskEvent) error {
-	_, err := t.q.execAll(ctx, t.notifying(nil, ev))
-	return err
-}
-
-// notifying adds to stmts what notify does, to be run with them.
-func (t *tx) notifying(stmts []stmt, ev store.TaskEvent) []stmt {
-	return t.db.e.event(t, stmts, ev)
-}
+// tell keeps ev to tell the owner's event streams once t commits: in
+// the NOTIFY sent with the COMMIT on PostgreSQL, published after it on
+// SQLite.
+func (t *tx) tell(ev store.TaskEvent) { t.events = append(t.events, ev) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -144,5 +145,140 @@ func TestEventsReachEveryProcessOnce(t *testing.T) {
 	}
 	if n != owners*len(path) {
 		t.Fatalf("%d notifications on the channel, want %d", n, owners*len(path))
+	}
+}
+
+// TestEventsOfATransactionInOneNotification: the events of one
+// transaction (a move made through another, and a task opened beside it)
+// reach the writing process and another one in order, in one NOTIFY; a
+// transaction of more events than one NOTIFY's payload holds sends them in
+// as few as hold them, each under PostgreSQL's limit, and none is lost.
+func TestEventsOfATransactionInOneNotification(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := storetest.Postgres(t)
+	other, err := sqlstore.OpenPostgres(ctx, storetest.PostgresURL(), db.SchemaName())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	raw, err := pgx.Connect(ctx, storetest.PostgresURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close(ctx)
+	if _, err := raw.Exec(ctx, "LISTEN "+pgx.Identifier{"countersign_tasks_" + db.SchemaName()}.Sanitize()); err != nil {
+		t.Fatal(err)
+	}
+	// payloads reads what the channel carried until it is quiet.
+	payloads := func() []string {
+		var ps []string
+		for {
+			wctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+			note, err := raw.WaitForNotification(wctx)
+			cancel()
+			if err != nil {
+				return ps
+			}
+			ps = append(ps, note.Payload)
+		}
+	}
+	owner := strings.Repeat("o", 58) + ".near" // a long account, a long payload
+	here, stopHere := listen(db, owner)
+	defer stopHere()
+	there, stopThere := listen(other, owner)
+	defer stopThere()
+	wait := func(h *heard, n int) []store.TaskEvent {
+		deadline := time.Now().Add(5 * time.Second)
+		for len(h.events()) < n && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		time.Sleep(100 * time.Millisecond) // a duplicate would show by now
+		return h.events()
+	}
+
+	k, c := storetest.NewTask("r1-1", owner, "bot.near")
+	if err := db.Tx(ctx, func(tx store.Tx) error { return tx.InsertTask(ctx, k, c) }); err != nil {
+		t.Fatal(err)
+	}
+	approve, _ := countersign.Transition(k.Kind, countersign.StateOpen, countersign.StateApproved, countersign.ActorOwner, "")
+	if err := db.Tx(ctx, func(tx store.Tx) error {
+		_, err := tx.MoveTask(ctx, store.Move{ID: k.ID, Move: approve, At: time.Now()})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	payloads()
+	claim, _ := countersign.Transition(k.Kind, countersign.StateApproved, countersign.StateAnswering, countersign.ActorPlatform, "")
+	done, _ := countersign.Transition(k.Kind, countersign.StateAnswering, countersign.StateDone, countersign.ActorPlatform, "")
+	next, nc := storetest.NewTask("r1-2", owner, "bot.near")
+	err = db.Tx(ctx, func(tx store.Tx) error {
+		now := time.Now()
+		moved, err := tx.MoveTask(ctx, store.Move{ID: k.ID, Move: done, At: now, Run: "run2",
+			Through: &store.Step{Move: claim, At: now, Run: "run2"}})
+		if err == nil && !moved {
+			err = errors.New("not moved")
+		}
+		if err != nil {
+			return err
+		}
+		return tx.InsertTask(ctx, next, nc)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []store.TaskEvent{
+		{Owner: owner, TaskID: "r1-1", State: countersign.StateOpen},
+		{Owner: owner, TaskID: "r1-1", State: countersign.StateApproved},
+		{Owner: owner, TaskID: "r1-1", State: countersign.StateAnswering},
+		{Owner: owner, TaskID: "r1-1", State: countersign.StateDone},
+		{Owner: owner, TaskID: "r1-2", State: countersign.StateOpen},
+	}
+	for name, h := range map[string]*heard{"the writing process": here, "the other process": there} {
+		if got := wait(h, len(want)); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s heard %v, want %v", name, got, want)
+		}
+	}
+	if ps := payloads(); len(ps) != 1 || fmt.Sprint(sqlstore.ParseEvents(ps[0])) != fmt.Sprint(want[2:]) {
+		t.Errorf("the transaction's NOTIFYs: %q, want one of %v", ps, want[2:])
+	}
+
+	// Two hundred tasks opened in one transaction: about 15 KB of events.
+	const many = 200
+	var opened []store.TaskEvent
+	err = db.Tx(ctx, func(tx store.Tx) error {
+		for i := range many {
+			k, c := storetest.NewTask(fmt.Sprintf("m1-%d", i), owner, "bot.near")
+			if err := tx.InsertTask(ctx, k, c); err != nil {
+				return err
+			}
+			opened = append(opened, store.TaskEvent{Owner: owner, TaskID: k.ID, State: countersign.StateOpen})
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, opened...)
+	for name, h := range map[string]*heard{"the writing process": here, "the other process": there} {
+		if got := wait(h, len(want)); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s heard %d events, want %d in order", name, len(got), len(want))
+		}
+	}
+	ps := payloads()
+	var carried []store.TaskEvent
+	size := 0
+	for _, p := range ps {
+		if len(p) >= 8000 {
+			t.Errorf("a NOTIFY of %d bytes", len(p))
+		}
+		size += len(p) + 1
+		carried = append(carried, sqlstore.ParseEvents(p)...)
+	}
+	if fmt.Sprint(carried) != fmt.Sprint(opened) {
+		t.Errorf("the NOTIFYs carried %d events, want the %d opened, in order", len(carried), len(opened))
+	}
+	if fewest := (size + 7998) / 7999; len(ps) < 2 || len(ps) > fewest+1 {
+		t.Errorf("%d events in %d NOTIFYs (%d bytes)", len(carried), len(ps), size)
 	}
 }

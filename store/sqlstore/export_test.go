@@ -8,6 +8,12 @@ import (
 // ParseEvent reads a task event's NOTIFY payload, for tests.
 var ParseEvent = parseEvent
 
+// ParseEvents reads the task events of a NOTIFY's payload, for tests.
+func ParseEvents(p string) []store.TaskEvent {
+	_, evs, _ := parseNotification(p)
+	return evs
+}
+
 // MoveStatement is a move's UPDATE as PostgreSQL receives it, for tests.
 func MoveStatement(m store.Move) (string, []any) {
 	q, args := moveStatement(m)

@@ -125,11 +125,6 @@ func (p *pgEngine) insertJobs(ctx context.Context, t *tx, params []river.InsertM
 	return res, classify(err)
 }
 
-// event is a NOTIFY, delivered at commit to every process's LISTEN.
-func (*pgEngine) event(t *tx, stmts []stmt, ev store.TaskEvent) []stmt {
-	return append(stmts, stmt{sql: "SELECT pg_notify(?, ?)", args: []any{t.db.channel(), eventPayload(ev)}})
-}
-
 // taskEvents are NOTIFYs made by the database from the task's rows, sent
 // with the transaction's next round trip.
 func (*pgEngine) taskEvents(_ context.Context, t *tx, id string, state countersign.State, owner bool) error {
@@ -229,12 +224,15 @@ func (p *pgEngine) tx(ctx context.Context, db *DB, fn func(store.Tx) error) erro
 		t.rollback(ctx, c)
 		return err
 	}
-	if len(t.pending) == 1 && t.pending[0].sql == "BEGIN" {
+	if len(t.pending) == 1 && t.pending[0].sql == "BEGIN" && len(t.events) == 0 {
 		// It sent nothing: there is nothing to commit (an answer job
 		// queued again by a sweep is all it may have to hand over).
 		db.handOver(t.handoffs)
 		return nil
 	}
+	// The events told in it go in one NOTIFY with the COMMIT, delivered
+	// at commit to every process's LISTEN.
+	t.later(notices(db.channel(), t.events)...)
 	pending := t.takePending()
 	stmts := append(pending, stmt{sql: "COMMIT"})
 	// The answer jobs handed over at commit take what their runs read of
@@ -284,7 +282,7 @@ func (p *pgEngine) read(_ context.Context, db *DB, fn func(store.Tx) error) erro
 	if err := fn(t); err != nil {
 		return err
 	}
-	if len(t.pending) > 0 {
+	if len(t.pending) > 0 || len(t.events) > 0 {
 		return errors.New("store: a write in a read")
 	}
 	return nil
@@ -570,9 +568,11 @@ type listenHandler struct {
 }
 
 func (h *listenHandler) HandleNotification(_ context.Context, n *pgconn.Notification, _ *pgx.Conn) error {
-	if sig, ok := parseSignal(n.Payload); ok {
+	sig, evs, ok := parseNotification(n.Payload)
+	if ok {
 		h.hub.signal(sig)
-	} else if ev, ok := parseEvent(n.Payload); ok {
+	}
+	for _, ev := range evs {
 		h.hub.publish(ev)
 	}
 	return nil

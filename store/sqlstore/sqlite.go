@@ -134,12 +134,6 @@ func (l *liteEngine) insertJobs(ctx context.Context, t *tx, params []river.Inser
 	return res, classify(err)
 }
 
-// event is published after commit.
-func (*liteEngine) event(t *tx, stmts []stmt, ev store.TaskEvent) []stmt {
-	t.events = append(t.events, ev)
-	return stmts
-}
-
 // taskEvents reads whom to tell now and publishes after commit.
 func (*liteEngine) taskEvents(ctx context.Context, t *tx, id string, state countersign.State, owner bool) error {
 	accounts, err := t.TaskApprovers(ctx, id)

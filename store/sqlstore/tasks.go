@@ -91,7 +91,7 @@ func (t *tx) InsertTask(ctx context.Context, k store.Task, c store.TaskCiphertex
 	for device, blob := range c.DeviceCopies {
 		stmts = append(stmts, stmt{sql: putDeviceCopy, args: []any{k.ID, device, blob}})
 	}
-	stmts = t.notifying(stmts, store.TaskEvent{Owner: k.Owner, TaskID: k.ID, State: k.State})
+	t.tell(store.TaskEvent{Owner: k.Owner, TaskID: k.ID, State: k.State})
 	var webhookID string
 	if g := t.gated; g != nil && g.owner == k.Owner {
 		// The gate read the owner's webhook under the owner's lock: the
@@ -369,10 +369,16 @@ func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 	if drops.DeviceCopies {
 		stmts = append(stmts, stmt{sql: "DELETE FROM device_copies WHERE task_id = ?", args: []any{m.ID}})
 	}
-	for _, st := range steps {
-		stmts = append(stmts, stmt{sql: `INSERT INTO task_events (task_id, owner, from_state, to_state, actor, run, at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, args: []any{m.ID, owner, st.Move.From(), st.Move.To(), st.Move.By(), st.Run, st.At.Unix()}})
+	// Its events (two for a move made through another) in one INSERT.
+	events := stmt{sql: "INSERT INTO task_events (task_id, owner, from_state, to_state, actor, run, at) VALUES "}
+	for i, st := range steps {
+		if i > 0 {
+			events.sql += ", "
+		}
+		events.sql += "(?, ?, ?, ?, ?, ?, ?)"
+		events.args = append(events.args, m.ID, owner, st.Move.From(), st.Move.To(), st.Move.By(), st.Run, st.At.Unix())
 	}
+	stmts = append(stmts, events)
 	if mv.Ends() {
 		stmts = append(stmts, endEntry(m))
 	}
@@ -382,7 +388,7 @@ func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 	}
 	// Nothing waits for their results: they go with the next round trip.
 	for _, st := range steps {
-		stmts = t.notifying(stmts, store.TaskEvent{Owner: owner, TaskID: m.ID, State: st.Move.To()})
+		t.tell(store.TaskEvent{Owner: owner, TaskID: m.ID, State: st.Move.To()})
 	}
 	t.later(stmts...)
 	for _, st := range steps {

@@ -209,14 +209,15 @@ func TestRoundTripsPerAction(t *testing.T) {
 	// on its own: the two hottest actions' statements, BEGIN and COMMIT
 	// included. A task's row is written once with its receipt, an
 	// in-process answer's claim and end are one write with its events in
-	// one INSERT, a transaction's events go in one NOTIFY, and the reads
-	// that go together are one statement.
+	// one INSERT, a move's event and drops go in its own statement, a
+	// transaction's events go in one NOTIFY, and the reads that go
+	// together are one statement.
 	for _, c := range []struct {
 		what      string
 		got, most int64
 	}{
-		{"a guess_start and its task_cancel", pairStmts / n, 27},
-		{"an answer run that opens the next turn", turnStmts, 19},
+		{"a guess_start and its task_cancel", pairStmts / n, 23},
+		{"an answer run that opens the next turn", turnStmts, 15},
 	} {
 		t.Logf("%s: %d statements (budget %d)", c.what, c.got, c.most)
 		if c.got > c.most {

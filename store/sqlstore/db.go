@@ -306,6 +306,21 @@ type stmt struct {
 	orElse error
 	// held makes a checked statement a read that locks (made by held).
 	held bool
+	// with are writes whose results nobody reads that go in the same
+	// statement as this checked write, on PostgreSQL (with).
+	with []stmt
+}
+
+// args are the statement's arguments, with those of its with after its own.
+func (s stmt) allArgs() []any {
+	if len(s.with) == 0 {
+		return s.args
+	}
+	args := append([]any(nil), s.args...)
+	for _, w := range s.with {
+		args = append(args, w.args...)
+	}
+	return args
 }
 
 // held is a checked read: sql, a query of the rows it locks, must find

@@ -46,6 +46,9 @@ type engine interface {
 	insertJobs(ctx context.Context, t *tx, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error)
 	jobMigrator() (jobMigrator, error)
 
+	// with is the checked write s and writes, whose results nobody
+	// reads, as the engine sends them best.
+	with(s stmt, writes []stmt) []stmt
 	// taskEvents tells the approvers of task id (and its owner too, with
 	// owner) that it reached state, once t commits.
 	taskEvents(ctx context.Context, t *tx, id string, state countersign.State, owner bool) error

@@ -384,13 +384,13 @@ func (p pgQuerier) execAll(ctx context.Context, stmts []stmt) ([]int64, error) {
 	case 0:
 		return n, nil
 	case 1:
-		tag, err := p.q.Exec(ctx, pgSQL(stmts[0]), stmts[0].args...)
+		tag, err := p.q.Exec(ctx, pgSQL(stmts[0]), stmts[0].allArgs()...)
 		n[0] = tag.RowsAffected()
 		return n, pgFailed(stmts[0], err)
 	}
 	b := &pgx.Batch{}
 	for _, s := range stmts {
-		b.Queue(pgSQL(s), s.args...)
+		b.Queue(pgSQL(s), s.allArgs()...)
 	}
 	br := p.q.SendBatch(ctx, b)
 	for i, s := range stmts {
@@ -409,11 +409,32 @@ func (p pgQuerier) execAll(ctx context.Context, stmts []stmt) ([]int64, error) {
 // changing none fails (division_by_zero) and aborts the transaction, and
 // the COMMIT sent after it answers ROLLBACK. A checked read divides so
 // already.
+//
+// The writes that go with a checked write are its statement's other
+// parts: data-modifying WITH queries, each run once, to completion, in the
+// statement's snapshot, the whole failing if the check does (they are the
+// move's event and drops, which touch other tables than the move's row).
 func pgSQL(s stmt) string {
 	if s.orElse == nil || s.held {
 		return rebind(s.sql)
 	}
-	return "WITH w AS (" + rebind(s.sql) + " RETURNING 1) SELECT 1 / COUNT(*) FROM w"
+	q := "WITH w AS (" + s.sql + " RETURNING 1)"
+	for i, w := range s.with {
+		q += ", w" + strconv.Itoa(i+1) + " AS (" + w.sql + ")"
+	}
+	return rebind(q + " SELECT 1 / COUNT(*) FROM w")
+}
+
+// with puts writes in the statement of the checked write s: one statement
+// to parse, plan and run on PostgreSQL, one after another on SQLite.
+func (*pgEngine) with(s stmt, writes []stmt) []stmt {
+	for _, w := range writes {
+		if w.orElse != nil || len(w.with) > 0 {
+			return append([]stmt{s}, writes...)
+		}
+	}
+	s.with = append(s.with, writes...)
+	return []stmt{s}
 }
 
 // pgFailed is the error of statement s: its check's own for a checked
@@ -443,7 +464,7 @@ func (p pgQuerier) query(ctx context.Context, q string, args ...any) (rows, erro
 func (p pgQuerier) send(ctx context.Context, stmts []stmt) results {
 	b := &pgx.Batch{}
 	for _, s := range stmts {
-		b.Queue(pgSQL(s), s.args...)
+		b.Queue(pgSQL(s), s.allArgs()...)
 	}
 	return &pgResults{br: p.q.SendBatch(ctx, b), unread: stmts}
 }

@@ -104,6 +104,9 @@ func (l *liteEngine) read(ctx context.Context, db *DB, fn func(store.Tx) error) 
 	return l.tx(ctx, db, fn)
 }
 
+// with is s and writes one after another.
+func (*liteEngine) with(s stmt, writes []stmt) []stmt { return append([]stmt{s}, writes...) }
+
 // forUpdate is empty: a writing transaction holds the whole database
 // (_txlock=immediate).
 func (*liteEngine) forUpdate() string { return "" }

@@ -324,6 +324,9 @@ func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 	var owner, webhookID string
 	var kind countersign.Kind
 	var threshold int64
+	// checkedMove is the move's UPDATE when it waits for nothing: its
+	// event and drops go in its statement.
+	var checkedMove *stmt
 	if l := t.locked; l != nil && l.task.ID == m.ID {
 		// The transaction holds the task's row: whether it moves is known
 		// here, and its UPDATE waits for nothing. It is a checked write all
@@ -332,7 +335,8 @@ func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 		if k.State != from || k.Kind != mv.Kind() || !m.Unexpired.IsZero() && k.ExpiresAt.Unix() <= m.Unexpired.Unix() {
 			return false, nil
 		}
-		t.later(checked(fmt.Errorf("store: the locked task %s did not move: %w", m.ID, store.ErrConflict), q, args...))
+		c := checked(fmt.Errorf("store: the locked task %s did not move: %w", m.ID, store.ErrConflict), q, args...)
+		checkedMove = &c
 		owner, kind, webhookID, threshold = k.Owner, k.Kind, l.webhookID, int64(k.Threshold)
 		l.task.State = mv.To()
 	} else if s := m.Seen; s != nil {
@@ -341,7 +345,8 @@ func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 		// it moves nothing.
 		q += asSeen
 		args = append(args, s.Owner, s.Threshold, null(s.Webhook))
-		t.later(checked(fmt.Errorf("store: task %s: %w", m.ID, store.ErrStale), q, args...))
+		c := checked(fmt.Errorf("store: task %s: %w", m.ID, store.ErrStale), q, args...)
+		checkedMove = &c
 		owner, kind, webhookID, threshold = s.Owner, mv.Kind(), s.Webhook, int64(s.Threshold)
 	} else {
 		// The move, what it drops from the task's row, and what the
@@ -360,7 +365,8 @@ func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 		}
 	}
 	// Its events, its other drops and its notifications go with the
-	// transaction's next round trip.
+	// transaction's next round trip; its event and drops in the move's
+	// own statement where that waits for nothing.
 	drops := dropsOf(m)
 	var stmts []stmt
 	if drops.Files {
@@ -386,9 +392,12 @@ func (t *tx) MoveTask(ctx context.Context, m store.Move) (bool, error) {
 		// A shared task's approvals lose their signed records with it.
 		stmts = append(stmts, stmt{sql: "UPDATE task_approvals SET approval = NULL WHERE task_id = ?", args: []any{m.ID}})
 	}
-	// Nothing waits for their results: they go with the next round trip.
 	for _, st := range steps {
 		t.tell(store.TaskEvent{Owner: owner, TaskID: m.ID, State: st.Move.To()})
+	}
+	// Nothing waits for their results: they go with the next round trip.
+	if checkedMove != nil {
+		stmts = t.db.e.with(*checkedMove, stmts)
 	}
 	t.later(stmts...)
 	for _, st := range steps {

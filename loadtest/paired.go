@@ -12,8 +12,8 @@ import (
 	"time"
 )
 
-// PairedSizes are the counts of `countersign bench --paired OTHER`: P3 and
-// P1 alone, on two services side by side.
+// PairedSizes are the counts of `countersign bench --paired OTHER`: P3, P1
+// and P2 alone, on two services side by side.
 type PairedSizes struct {
 	// Turns is how many approvals are timed on each service.
 	Turns int
@@ -22,31 +22,38 @@ type PairedSizes struct {
 	Slices    int
 	SliceTime time.Duration
 	Agents    int
+	// Rounds is how many rounds of P2 run on each service, in turn: each
+	// by Agents owners approving ten each, two sets of owners taking
+	// turns (P1's agents' owners and as many again).
+	Rounds int
 	// PhaseTime caps the setup and the timed turns, and the slices.
 	PhaseTime time.Duration
 }
 
-// DefaultPaired times 200 turns and ten 2-second slices of P1 on each
-// service: about two minutes.
+// DefaultPaired times 200 turns, ten 2-second slices of P1 and eight
+// rounds of P2 (160 approvals each) on each service: about two minutes.
+// Each owner makes 40 approvals in about twenty seconds, within what an
+// owner may make (a burst of 60, then two a second).
 func DefaultPaired() PairedSizes {
-	return PairedSizes{Turns: 200, Slices: 10, SliceTime: 2 * time.Second, Agents: 16, PhaseTime: 3 * time.Minute}
+	return PairedSizes{Turns: 200, Slices: 10, SliceTime: 2 * time.Second, Agents: 16, Rounds: 8, PhaseTime: 4 * time.Minute}
 }
 
 // QuickPaired is tiny, for tests.
 func QuickPaired() PairedSizes {
-	return PairedSizes{Turns: 4, Slices: 2, SliceTime: 200 * time.Millisecond, Agents: 2, PhaseTime: 30 * time.Second}
+	return PairedSizes{Turns: 4, Slices: 2, SliceTime: 200 * time.Millisecond, Agents: 2, Rounds: 2, PhaseTime: 30 * time.Second}
 }
 
 func (s PairedSizes) check() error {
-	if s.Turns < 1 || s.Slices < 1 || s.SliceTime <= 0 || s.Agents < 1 || s.PhaseTime <= 0 {
-		return errors.New("the paired bench needs a turn, a slice of P1 with an agent, and a time cap")
+	if s.Turns < 1 || s.Slices < 1 || s.SliceTime <= 0 || s.Agents < 1 || s.Rounds < 1 || s.PhaseTime <= 0 {
+		return errors.New("the paired bench needs a turn, a slice of P1 with an agent, a round of P2, and a time cap")
 	}
 	return nil
 }
 
-// PairedReport is what `countersign bench --paired` measured: P3 and P1 on
-// two binaries, each on a throwaway database of its own, their turns and
-// P1's slices timed in alternation (A B, B A, …) so that the machine's
+// PairedReport is what `countersign bench --paired` measured: P3, P1 and
+// P2 on two binaries, each on a throwaway database of its own, their
+// turns, P1's slices and P2's rounds timed in alternation (A B, B A, …) so
+// that the machine's
 // drift, which moves a whole run's figures by more than many a change,
 // falls on both alike.
 type PairedReport struct {
@@ -64,19 +71,24 @@ type PairedReport struct {
 	// WritesRatio is B's P1 writes/s ÷ A's, slice by slice (the nth of
 	// each, run one after the other).
 	WritesRatio PairedRatio `json:"writes_b_over_a"`
+	// DoneRatio is B's P2 approvals carried out per second ÷ A's, round
+	// by round.
+	DoneRatio PairedRatio `json:"done_b_over_a"`
 	// ServiceLog is both services' warnings and errors.
 	ServiceLog ServiceLog `json:"service_log"`
 }
 
-// PairedSide is one binary's P3 and P1.
+// PairedSide is one binary's P3, P1 and P2.
 type PairedSide struct {
-	Binary  string  `json:"binary"`
-	Latency Latency `json:"latency"`
-	Writes  Writes  `json:"writes"`
+	Binary    string    `json:"binary"`
+	Latency   Latency   `json:"latency"`
+	Writes    Writes    `json:"writes"`
+	Approvals Approvals `json:"approvals"`
 }
 
-// PairedRatio sums up B's figure ÷ A's, slice by slice: the median, the
-// lowest and the highest, and in how many B was the higher.
+// PairedRatio sums up B's figure ÷ A's, slice by slice (or round by
+// round): the median, the lowest and the highest, and in how many B was
+// the higher.
 type PairedRatio struct {
 	Slices  int     `json:"slices"`
 	Median  float64 `json:"median"`
@@ -117,6 +129,8 @@ type pairedSide struct {
 	ps            []pair
 	writes, slice Writes
 	fails         failures
+	// p2 is P2 on the same agents' owners.
+	p2 *p2
 }
 
 // sliceRate is the side's writes/s in its last slice of P1.
@@ -149,6 +163,9 @@ func RunPaired(ctx context.Context, cfg Config, other string, sizes PairedSizes)
 			}
 			for _, g := range s.games {
 				g.stop()
+			}
+			if s.p2 != nil {
+				s.p2.stop()
 			}
 			if s.b.svc != nil {
 				if serr := s.b.svc.stop(); serr != nil {
@@ -257,6 +274,36 @@ func RunPaired(ctx context.Context, cfg Config, other string, sizes PairedSizes)
 	}
 	rep.A.Writes, rep.B.Writes = sides[0].writes, sides[1].writes
 	rep.WritesRatio = ratioOf(ratios)
+
+	sides[0].b.progress("P2: %d rounds on each, %d owners approving ten each, alternating", sizes.Rounds, sizes.Agents)
+	for i, s := range sides {
+		more, err := s.b.pairs(ctx, fmt.Sprintf("paired%d-p2", i), sizes.Agents)
+		if err != nil {
+			return rep, fmt.Errorf("P2's owners on %s: %w", s.b.cfg.Binary, err)
+		}
+		if s.p2, err = startP2(ctx, append(slices.Clone(s.ps), more...), sizes.Rounds*sizes.Agents*perRound); err != nil {
+			return rep, fmt.Errorf("P2 on %s: %w", s.b.cfg.Binary, err)
+		}
+	}
+	ratios = nil
+	for n := range sizes.Rounds {
+		order := []*pairedSide{sides[0], sides[1]}
+		if n%2 == 1 {
+			order[0], order[1] = order[1], order[0]
+		}
+		for _, s := range order {
+			s.p2.round = 0
+			from := n % 2 * sizes.Agents // the two sets of owners take turns
+			if _, err := s.b.p2Round(ctx, s.p2, from, from+sizes.Agents, func() {}); err != nil {
+				return rep, fmt.Errorf("P2 on %s: %w", s.b.cfg.Binary, err)
+			}
+		}
+		if a, b := sides[0].p2.round, sides[1].p2.round; a > 0 && b > 0 {
+			ratios = append(ratios, b/a)
+		}
+	}
+	rep.A.Approvals, rep.B.Approvals = sides[0].p2.end(ctx, sizes.PhaseTime), sides[1].p2.end(ctx, sizes.PhaseTime)
+	rep.DoneRatio = ratioOf(ratios)
 	return rep, nil
 }
 
@@ -293,7 +340,7 @@ func differ(d []time.Duration) PairedDiffer {
 
 // WriteTable prints the report for people.
 func (r *PairedReport) WriteTable(w io.Writer) error {
-	fmt.Fprintf(w, "countersign bench --paired, %s, %d cores: P3 (approve → done seen on the event stream) and P1, timed in alternation\n\n",
+	fmt.Fprintf(w, "countersign bench --paired, %s, %d cores: P3 (approve → done seen on the event stream), P1 and P2, timed in alternation\n\n",
 		r.Started.Format("2006-01-02 15:04 MST"), r.Cores)
 	sides := []struct {
 		name string
@@ -332,12 +379,31 @@ func (r *PairedReport) WriteTable(w io.Writer) error {
 	q := r.WritesRatio
 	fmt.Fprintf(w, "\nB ÷ A writes/s, slice by slice (%d pairs): median %s, from %s to %s; B the higher in %d.\n",
 		q.Slices, number(q.Median), number(q.Min), number(q.Max), q.BHigher)
+
+	fmt.Fprintf(w, "\nP2 (every owner approving ten at once, each answer run opening the next turn), rounds timed in alternation:\n\n")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SIDE\tROUNDS\tACCEPTED/S\tDONE/S\tSERVICE · POSTGRESQL · BENCH CPU MS PER APPROVAL DONE\tERRORS")
+	for _, s := range sides {
+		a := s.side.Approvals
+		svc, pg, be := a.CPU.PerOp()
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s · %s · %s\t%d\n", s.name, a.Rounds, number(a.AcceptedPerSecond), number(a.DonePerSecond),
+			number(svc), number(pg), number(be), a.Errors)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	q = r.DoneRatio
+	fmt.Fprintf(w, "\nB ÷ A approvals done/s, round by round (%d pairs): median %s, from %s to %s; B the higher in %d.\n",
+		q.Slices, number(q.Median), number(q.Min), number(q.Max), q.BHigher)
 	for _, s := range sides {
 		if e := s.side.Latency.FirstError; e != "" {
 			fmt.Fprintf(w, "Problem: %s stopped: %s\n", s.name, e)
 		}
 		if e := s.side.Writes.FirstError; e != "" {
 			fmt.Fprintf(w, "Problem: %s's P1: %s\n", s.name, e)
+		}
+		if e := s.side.Approvals.FirstError; e != "" {
+			fmt.Fprintf(w, "Problem: %s's P2: %s\n", s.name, e)
 		}
 	}
 	return nil

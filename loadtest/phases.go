@@ -189,33 +189,67 @@ var guess = []byte("0")
 // opens that game's next turn, so the next round approves those.
 func (b *bench) approvals(ctx context.Context, ps []pair) (Approvals, error) {
 	s := b.sizes
-	n := len(ps)
-	a := Approvals{Owners: n}
-	b.progress("P2: %d owners approving %d tasks in rounds, every owner's at once", n, s.P2Approvals)
+	b.progress("P2: %d owners approving %d tasks in rounds, every owner's at once", len(ps), s.P2Approvals)
 	ctx, cancel := context.WithTimeout(ctx, s.PhaseTime)
 	defer cancel()
-	left := make([]int, n)
-	for i := range left {
-		left[i] = s.P2Approvals / n
-		if i < s.P2Approvals%n {
-			left[i]++
-		}
+	p, err := startP2(ctx, ps, s.P2Approvals)
+	defer p.stop()
+	if err != nil {
+		return p.a, err
 	}
-	watches := make([]*watch, n)
+	var profiled func()
 	defer func() {
-		for _, w := range watches {
-			if w != nil {
-				w.stop()
-			}
+		if profiled != nil {
+			profiled() // P3 waits for the profile
 		}
 	}()
+	for ctx.Err() == nil {
+		more, err := b.p2Round(ctx, p, 0, len(ps), func() {
+			if profiled == nil {
+				// As long as P1's loop, from the first round's approvals.
+				profiled = b.prof.cpu(ctx, "p2-approvals", s.P1Time)
+			}
+		})
+		if err != nil {
+			return p.a, err
+		}
+		if !more {
+			break
+		}
+	}
+	return p.end(ctx, s.PhaseTime), nil
+}
+
+// p2 is P2 on one service while it runs: its owners, their event
+// streams, how many each has left to approve, and what was measured.
+type p2 struct {
+	ps      []pair
+	watches []*watch
+	left    []int
+	fails   failures
+	a       Approvals
+	// round is the last round's approvals carried out per second.
+	round float64
+}
+
+// startP2 opens each owner's event stream (for as long as ctx lasts) and
+// the first turns of its games: total approvals to make among ps.
+func startP2(ctx context.Context, ps []pair, total int) (*p2, error) {
+	n := len(ps)
+	p := &p2{ps: ps, watches: make([]*watch, n), left: make([]int, n), a: Approvals{Owners: n}}
+	for i := range p.left {
+		p.left[i] = total / n
+		if i < total%n {
+			p.left[i]++
+		}
+	}
 	streams := ctx
 	err := parallel(ctx, n, 8, func(ctx context.Context, i int) (err error) {
 		// The stream outlives this setup's context.
-		if watches[i], err = ps[i].owner.watchEvents(streams); err != nil {
+		if p.watches[i], err = ps[i].owner.watchEvents(streams); err != nil {
 			return err
 		}
-		for range min(perRound, left[i]) {
+		for range min(perRound, p.left[i]) {
 			if _, err := ps[i].start(ctx); err != nil {
 				return err
 			}
@@ -223,87 +257,100 @@ func (b *bench) approvals(ctx context.Context, ps []pair) (Approvals, error) {
 		return nil
 	})
 	if err != nil {
-		return a, fmt.Errorf("P2's first turns: %w", err)
+		return p, fmt.Errorf("P2's first turns: %w", err)
 	}
+	return p, nil
+}
 
-	var fails failures
-	profiled := false
-	for ctx.Err() == nil {
-		batches := make([][]signed, n)
-		err := parallel(ctx, n, 4, func(ctx context.Context, i int) (err error) {
-			batches[i], err = signWaiting(ctx, ps[i].owner, min(perRound, left[i]))
-			return err
-		})
-		if err != nil && ctx.Err() == nil {
-			return a, fmt.Errorf("P2's round %d: %w", a.Rounds+1, err)
-		} else if err != nil {
-			break // the cap: what was measured stands
-		}
-		total := 0
-		for _, bt := range batches {
-			total += len(bt)
-		}
-		if total == 0 {
-			break
-		}
-		a.Rounds++
-		accepted := make([][]string, n)
-		var mu sync.Mutex
-		var wg sync.WaitGroup
-		m0 := b.mark()
-		start := time.Now()
-		if !profiled {
-			// As long as P1's loop, from the first round's approvals;
-			// P3 waits for it.
-			profiled = true
-			defer b.prof.cpu(ctx, "p2-approvals", s.P1Time)()
-		}
-		for i, bt := range batches {
-			for _, ap := range bt {
-				wg.Go(func() {
-					if _, err := ps[i].owner.Client.Approve(ctx, ap.id, ap.req); err != nil {
-						fails.add(fmt.Errorf("approve %s: %w", ap.id, err))
-						return
-					}
-					mu.Lock()
-					accepted[i] = append(accepted[i], ap.id)
-					mu.Unlock()
-				})
-			}
-		}
-		wg.Wait()
-		answered := time.Now()
-		var done atomic.Int64
-		wait := time.Until(deadlineOf(ctx))
-		_ = parallel(ctx, n, n, func(ctx context.Context, i int) error {
-			states, _, err := watches[i].await(ctx, accepted[i], wait)
-			if err != nil {
-				fails.add(err)
-				return nil
-			}
-			for id, st := range states {
-				if st == "done" {
-					done.Add(1)
-				} else {
-					fails.add(fmt.Errorf("task %s ended %s", id, st))
-				}
-			}
-			return nil
-		})
-		end := time.Now()
-		a.CPU.add(m0, b.mark())
-		for i := range left {
-			left[i] -= len(batches[i])
-			a.Accepted += len(accepted[i])
-		}
-		a.Done += int(done.Load())
-		a.AcceptSeconds += answered.Sub(start).Seconds()
-		a.EndSeconds += end.Sub(start).Seconds()
-		b.progress("P2: round %d: %d approvals accepted in %s, done in %s", a.Rounds, total, answered.Sub(start).Round(time.Millisecond), end.Sub(start).Round(time.Millisecond))
-		if fails.n.Load() > 0 {
-			break
+func (p *p2) stop() {
+	for _, w := range p.watches {
+		if w != nil {
+			w.stop()
 		}
 	}
+}
+
+// p2Round is one round of P2: every owner of p.ps[from:to] approves up
+// to perRound of its waiting tasks at once, and the round ends when each
+// is seen done (or not) on the owner's stream. timed is called as the
+// timing starts. It says whether another round may follow.
+func (b *bench) p2Round(ctx context.Context, p *p2, from, to int, timed func()) (bool, error) {
+	n := len(p.ps)
+	batches := make([][]signed, n)
+	err := parallel(ctx, to-from, 4, func(ctx context.Context, i int) (err error) {
+		i += from
+		batches[i], err = signWaiting(ctx, p.ps[i].owner, min(perRound, p.left[i]))
+		return err
+	})
+	if err != nil && ctx.Err() == nil {
+		return false, fmt.Errorf("P2's round %d: %w", p.a.Rounds+1, err)
+	} else if err != nil {
+		return false, nil // the cap: what was measured stands
+	}
+	total := 0
+	for _, bt := range batches {
+		total += len(bt)
+	}
+	if total == 0 {
+		return false, nil
+	}
+	p.a.Rounds++
+	accepted := make([][]string, n)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	m0 := b.mark()
+	start := time.Now()
+	timed()
+	for i, bt := range batches {
+		for _, ap := range bt {
+			wg.Go(func() {
+				if _, err := p.ps[i].owner.Client.Approve(ctx, ap.id, ap.req); err != nil {
+					p.fails.add(fmt.Errorf("approve %s: %w", ap.id, err))
+					return
+				}
+				mu.Lock()
+				accepted[i] = append(accepted[i], ap.id)
+				mu.Unlock()
+			})
+		}
+	}
+	wg.Wait()
+	answered := time.Now()
+	var done atomic.Int64
+	wait := time.Until(deadlineOf(ctx))
+	_ = parallel(ctx, to-from, to-from, func(ctx context.Context, i int) error {
+		i += from
+		states, _, err := p.watches[i].await(ctx, accepted[i], wait)
+		if err != nil {
+			p.fails.add(err)
+			return nil
+		}
+		for id, st := range states {
+			if st == "done" {
+				done.Add(1)
+			} else {
+				p.fails.add(fmt.Errorf("task %s ended %s", id, st))
+			}
+		}
+		return nil
+	})
+	end := time.Now()
+	p.a.CPU.add(m0, b.mark())
+	for i := range p.left {
+		p.left[i] -= len(batches[i])
+		p.a.Accepted += len(accepted[i])
+	}
+	p.a.Done += int(done.Load())
+	p.a.AcceptSeconds += answered.Sub(start).Seconds()
+	p.a.EndSeconds += end.Sub(start).Seconds()
+	p.round = float64(done.Load()) / end.Sub(start).Seconds()
+	b.progress("P2: round %d: %d approvals accepted in %s, done in %s", p.a.Rounds, total, answered.Sub(start).Round(time.Millisecond), end.Sub(start).Round(time.Millisecond))
+	return p.fails.n.Load() == 0, nil
+}
+
+// end sums up what the rounds measured, within a cap of limit.
+func (p *p2) end(ctx context.Context, limit time.Duration) Approvals {
+	a := p.a
 	if a.AcceptSeconds > 0 {
 		a.AcceptedPerSecond = float64(a.Accepted) / a.AcceptSeconds
 	}
@@ -311,11 +358,11 @@ func (b *bench) approvals(ctx context.Context, ps []pair) (Approvals, error) {
 		a.DonePerSecond = float64(a.Done) / a.EndSeconds
 	}
 	a.CPU.Ops = a.Done
-	a.Errors, a.FirstError = fails.n.Load(), fails.first
+	a.Errors, a.FirstError = p.fails.n.Load(), p.fails.first
 	if a.FirstError == "" && ctx.Err() != nil {
-		a.FirstError = fmt.Sprintf("P2 stopped at its cap of %s", s.PhaseTime)
+		a.FirstError = fmt.Sprintf("P2 stopped at its cap of %s", limit)
 	}
-	return a, nil
+	return a
 }
 
 // perRound is how many of one owner's tasks a round approves: the limit of

@@ -24,7 +24,7 @@ func runBench(ctx context.Context, a *app, args []string) error {
 	scale := fs.Bool("scale", false, "the memory ladder instead: owners signed in, tasks waiting and event streams open at growing counts (5,000 owners, up to 100,000 tasks and 5,000 streams), the service's memory read at each")
 	profile := fs.String("profile", "", "a directory to write the service's CPU profiles of P1 and P2 and its heap profile at P7 to (go tool pprof reads them); the service then serves Go's profiler beside /metrics, on loopback")
 	replicas := fs.Bool("replicas", false, "rounds against one, two, three and again one serve process on one database instead: their writes/s together ÷ one process's, and approvals sent to one process with the owner's event stream on another")
-	paired := fs.String("paired", "", "P3 and P1 alone on two services side by side instead: the --binary (A) and this other binary (B), each on a throwaway database of its own, their turns and P1's slices timed in alternation; each one's median and writes/s, B − A turn by turn and B ÷ A slice by slice")
+	paired := fs.String("paired", "", "P3, P1 and P2 alone on two services side by side instead: the --binary (A) and this other binary (B), each on a throwaway database of its own, their turns, P1's slices and P2's rounds timed in alternation; each one's median, writes/s and approvals done/s, B − A turn by turn and B ÷ A slice by slice and round by round")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

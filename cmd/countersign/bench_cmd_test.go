@@ -151,8 +151,9 @@ func TestBenchReplicasQuick(t *testing.T) {
 
 // TestBenchPairedQuick runs `countersign bench --paired --quick` with the
 // built binary on both sides: every turn of each is timed, each turn of A
-// has its pair, each side's P1 slices wrote, the table says which side is
-// which and how they differ, and both throwaway databases are gone.
+// has its pair, each side's P1 slices wrote, each side's P2 rounds saw
+// every approval done, the table says which side is which and how they
+// differ, and both throwaway databases are gone.
 func TestBenchPairedQuick(t *testing.T) {
 	t.Parallel()
 	bin := benchBinary(t)
@@ -178,7 +179,17 @@ func TestBenchPairedQuick(t *testing.T) {
 	if r := rep.WritesRatio; r.Slices != q.Slices || r.Min <= 0 || r.Min > r.Median || r.Median > r.Max || r.BHigher > r.Slices {
 		t.Errorf("B ÷ A writes/s %+v", r)
 	}
-	tableSays(t, &rep, "SIDE", "B − A, turn by turn", "One bare commit", "B ÷ A writes/s, slice by slice")
+	for _, s := range []loadtest.PairedSide{rep.A, rep.B} {
+		a := s.Approvals
+		if want := q.Rounds * q.Agents * 10; a.Owners != 2*q.Agents || a.Rounds != q.Rounds || a.Accepted != want || a.Done != want ||
+			a.DonePerSecond <= 0 || a.Errors != 0 || a.CPU.Ops != want || a.CPU.ServiceMS <= 0 {
+			t.Errorf("a side's P2: %+v", a)
+		}
+	}
+	if r := rep.DoneRatio; r.Slices != q.Rounds || r.Min <= 0 || r.Min > r.Median || r.Median > r.Max || r.BHigher > r.Slices {
+		t.Errorf("B ÷ A approvals done/s %+v", r)
+	}
+	tableSays(t, &rep, "SIDE", "B − A, turn by turn", "One bare commit", "B ÷ A writes/s, slice by slice", "B ÷ A approvals done/s, round by round")
 	if len(rep.Databases) != 2 || !rep.Dropped {
 		t.Fatalf("databases %v, dropped %v", rep.Databases, rep.Dropped)
 	}

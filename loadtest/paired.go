@@ -53,9 +53,8 @@ func (s PairedSizes) check() error {
 // PairedReport is what `countersign bench --paired` measured: P3, P1 and
 // P2 on two binaries, each on a throwaway database of its own, their
 // turns, P1's slices and P2's rounds timed in alternation (A B, B A, …) so
-// that the machine's
-// drift, which moves a whole run's figures by more than many a change,
-// falls on both alike.
+// that the machine's drift, which moves a whole run's figures by more than
+// many a change, falls on both alike.
 type PairedReport struct {
 	Started   time.Time `json:"started"`
 	Cores     int       `json:"cores"`
@@ -129,7 +128,7 @@ type pairedSide struct {
 	ps            []pair
 	writes, slice Writes
 	fails         failures
-	// p2 is P2 on the same agents' owners.
+	// p2 is P2, on ps's owners and as many more, taking turns.
 	p2 *p2
 }
 

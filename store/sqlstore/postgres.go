@@ -426,7 +426,9 @@ func pgSQL(s stmt) string {
 }
 
 // with puts writes in the statement of the checked write s: one statement
-// to parse, plan and run on PostgreSQL, one after another on SQLite.
+// to parse, plan and run on PostgreSQL, one after another on SQLite. The
+// writes must not break a unique key, which pgFailed would take for the
+// check's own failure, nor touch the rows s changes.
 func (*pgEngine) with(s stmt, writes []stmt) []stmt {
 	for _, w := range writes {
 		if w.orElse != nil || len(w.with) > 0 {

@@ -540,17 +540,17 @@ func rebind(q string) string {
 		return q
 	}
 	var b strings.Builder
-	n := 0
-	for i := 0; i < len(q); i++ {
-		if q[i] == '?' {
-			n++
-			b.WriteByte('$')
-			b.WriteString(strconv.Itoa(n))
-			continue
+	b.Grow(len(q) + len(q)/8)
+	for n := 1; ; n++ {
+		before, after, found := strings.Cut(q, "?")
+		b.WriteString(before)
+		if !found {
+			return b.String()
 		}
-		b.WriteByte(q[i])
+		b.WriteByte('$')
+		b.WriteString(strconv.Itoa(n))
+		q = after
 	}
-	return b.String()
 }
 
 // channel is the NOTIFY channel of this store's schema.

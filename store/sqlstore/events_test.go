@@ -39,6 +39,55 @@ func (h *heard) events() []store.TaskEvent {
 	return append([]store.TaskEvent(nil), h.evs...)
 }
 
+// settled waits up to 5 s for n events, then a while longer, so that a
+// duplicate or a straggler shows, and returns what was heard.
+func (h *heard) settled(n int) []store.TaskEvent {
+	deadline := time.Now().Add(5 * time.Second)
+	for len(h.events()) < n && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
+	return h.events()
+}
+
+// twoProcesses is a store on the test PostgreSQL, another handle on the
+// same schema (another process), and a bare LISTEN on the store's channel,
+// to see what is sent on it.
+func twoProcesses(t *testing.T) (db, other *sqlstore.DB, channel *pgx.Conn) {
+	t.Helper()
+	ctx := context.Background()
+	db = storetest.Postgres(t)
+	other, err := sqlstore.OpenPostgres(ctx, storetest.PostgresURL(), db.SchemaName())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	channel, err = pgx.Connect(ctx, storetest.PostgresURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { channel.Close(ctx) })
+	if _, err := channel.Exec(ctx, "LISTEN "+pgx.Identifier{"countersign_tasks_" + db.SchemaName()}.Sanitize()); err != nil {
+		t.Fatal(err)
+	}
+	return db, other, channel
+}
+
+// payloads reads what the channel carried until it is quiet.
+func payloads(channel *pgx.Conn) []string {
+	ctx := context.Background()
+	var ps []string
+	for {
+		wctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+		note, err := channel.WaitForNotification(wctx)
+		cancel()
+		if err != nil {
+			return ps
+		}
+		ps = append(ps, note.Payload)
+	}
+}
+
 // TestEventsReachEveryProcessOnce: events committed through one handle (one
 // process) reach that handle's subscribers and another handle's on the same
 // database, each exactly once and in commit order, also when many commit at
@@ -47,22 +96,7 @@ func (h *heard) events() []store.TaskEvent {
 func TestEventsReachEveryProcessOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := storetest.Postgres(t)
-	other, err := sqlstore.OpenPostgres(ctx, storetest.PostgresURL(), db.SchemaName())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-
-	// A bare LISTEN on the channel, to count what is sent on it.
-	raw, err := pgx.Connect(ctx, storetest.PostgresURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close(ctx)
-	if _, err := raw.Exec(ctx, "LISTEN "+pgx.Identifier{"countersign_tasks_" + db.SchemaName()}.Sanitize()); err != nil {
-		t.Fatal(err)
-	}
+	db, other, raw := twoProcesses(t)
 	const owners, moves = 8, 3
 	here, stopHere := make([]*heard, owners), make([]func(), owners)
 	there, stopThere := make([]*heard, owners), make([]func(), owners)
@@ -119,32 +153,20 @@ func TestEventsReachEveryProcessOnce(t *testing.T) {
 			want = append(want, store.TaskEvent{Owner: fmt.Sprintf("owner%d.near", i), TaskID: id, State: s})
 		}
 		for name, h := range map[string]*heard{"the writing process": here[i], "the other process": there[i]} {
-			deadline := time.Now().Add(5 * time.Second)
-			for len(h.events()) < len(want) && time.Now().Before(deadline) {
-				time.Sleep(5 * time.Millisecond)
-			}
-			time.Sleep(100 * time.Millisecond) // a duplicate or a straggler would show by now
-			if got := h.events(); fmt.Sprint(got) != fmt.Sprint(want) {
+			if got := h.settled(len(want)); fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("%s heard %v, want %v", name, got, want)
 			}
 		}
 	}
 
-	n := 0
-	for {
-		wctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
-		note, err := raw.WaitForNotification(wctx)
-		cancel()
-		if err != nil {
-			break
-		}
-		n++
-		if _, ok := sqlstore.ParseEvent(note.Payload); !ok {
-			t.Fatalf("%q on the channel", note.Payload)
+	ps := payloads(raw)
+	for _, p := range ps {
+		if _, ok := sqlstore.ParseEvent(p); !ok {
+			t.Fatalf("%q on the channel", p)
 		}
 	}
-	if n != owners*len(path) {
-		t.Fatalf("%d notifications on the channel, want %d", n, owners*len(path))
+	if len(ps) != owners*len(path) {
+		t.Fatalf("%d notifications on the channel, want %d", len(ps), owners*len(path))
 	}
 }
 
@@ -156,46 +178,12 @@ func TestEventsReachEveryProcessOnce(t *testing.T) {
 func TestEventsOfATransactionInOneNotification(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := storetest.Postgres(t)
-	other, err := sqlstore.OpenPostgres(ctx, storetest.PostgresURL(), db.SchemaName())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	raw, err := pgx.Connect(ctx, storetest.PostgresURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close(ctx)
-	if _, err := raw.Exec(ctx, "LISTEN "+pgx.Identifier{"countersign_tasks_" + db.SchemaName()}.Sanitize()); err != nil {
-		t.Fatal(err)
-	}
-	// payloads reads what the channel carried until it is quiet.
-	payloads := func() []string {
-		var ps []string
-		for {
-			wctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-			note, err := raw.WaitForNotification(wctx)
-			cancel()
-			if err != nil {
-				return ps
-			}
-			ps = append(ps, note.Payload)
-		}
-	}
+	db, other, raw := twoProcesses(t)
 	owner := strings.Repeat("o", 58) + ".near" // a long account, a long payload
 	here, stopHere := listen(db, owner)
 	defer stopHere()
 	there, stopThere := listen(other, owner)
 	defer stopThere()
-	wait := func(h *heard, n int) []store.TaskEvent {
-		deadline := time.Now().Add(5 * time.Second)
-		for len(h.events()) < n && time.Now().Before(deadline) {
-			time.Sleep(5 * time.Millisecond)
-		}
-		time.Sleep(100 * time.Millisecond) // a duplicate would show by now
-		return h.events()
-	}
 
 	k, c := storetest.NewTask("r1-1", owner, "bot.near")
 	if err := db.Tx(ctx, func(tx store.Tx) error { return tx.InsertTask(ctx, k, c) }); err != nil {
@@ -208,11 +196,11 @@ func TestEventsOfATransactionInOneNotification(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	payloads()
+	payloads(raw)
 	claim, _ := countersign.Transition(k.Kind, countersign.StateApproved, countersign.StateAnswering, countersign.ActorPlatform, "")
 	done, _ := countersign.Transition(k.Kind, countersign.StateAnswering, countersign.StateDone, countersign.ActorPlatform, "")
 	next, nc := storetest.NewTask("r1-2", owner, "bot.near")
-	err = db.Tx(ctx, func(tx store.Tx) error {
+	err := db.Tx(ctx, func(tx store.Tx) error {
 		now := time.Now()
 		moved, err := tx.MoveTask(ctx, store.Move{ID: k.ID, Move: done, At: now, Run: "run2",
 			Through: &store.Step{Move: claim, At: now, Run: "run2"}})
@@ -235,11 +223,11 @@ func TestEventsOfATransactionInOneNotification(t *testing.T) {
 		{Owner: owner, TaskID: "r1-2", State: countersign.StateOpen},
 	}
 	for name, h := range map[string]*heard{"the writing process": here, "the other process": there} {
-		if got := wait(h, len(want)); fmt.Sprint(got) != fmt.Sprint(want) {
+		if got := h.settled(len(want)); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("%s heard %v, want %v", name, got, want)
 		}
 	}
-	if ps := payloads(); len(ps) != 1 || fmt.Sprint(sqlstore.ParseEvents(ps[0])) != fmt.Sprint(want[2:]) {
+	if ps := payloads(raw); len(ps) != 1 || fmt.Sprint(sqlstore.ParseEvents(ps[0])) != fmt.Sprint(want[2:]) {
 		t.Errorf("the transaction's NOTIFYs: %q, want one of %v", ps, want[2:])
 	}
 
@@ -261,11 +249,11 @@ func TestEventsOfATransactionInOneNotification(t *testing.T) {
 	}
 	want = append(want, opened...)
 	for name, h := range map[string]*heard{"the writing process": here, "the other process": there} {
-		if got := wait(h, len(want)); fmt.Sprint(got) != fmt.Sprint(want) {
+		if got := h.settled(len(want)); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("%s heard %d events, want %d in order", name, len(got), len(want))
 		}
 	}
-	ps := payloads()
+	ps := payloads(raw)
 	var carried []store.TaskEvent
 	size := 0
 	for _, p := range ps {

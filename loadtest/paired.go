@@ -228,12 +228,7 @@ func RunPaired(ctx context.Context, cfg Config, other string, sizes PairedSizes)
 	sides[0].b.progress("%d turns on each, one at a time, alternating", sizes.Turns)
 	var diffs []time.Duration
 	for n := range sizes.Turns {
-		// A B, then B A: whichever goes first in a pair is not always the same.
-		order := []*pairedSide{sides[0], sides[1]}
-		if n%2 == 1 {
-			order[0], order[1] = order[1], order[0]
-		}
-		for _, s := range order {
+		for _, s := range inTurn(sides, n) {
 			if s.firstError != "" {
 				continue
 			}
@@ -257,11 +252,7 @@ func RunPaired(ctx context.Context, cfg Config, other string, sizes PairedSizes)
 	sides[0].b.progress("P1: %d slices of %s on each, %d agents, alternating", sizes.Slices, sizes.SliceTime, sizes.Agents)
 	var ratios []float64
 	for n := range sizes.Slices {
-		order := []*pairedSide{sides[0], sides[1]}
-		if n%2 == 1 {
-			order[0], order[1] = order[1], order[0]
-		}
-		for _, s := range order {
+		for _, s := range inTurn(sides, n) {
 			s.slice = s.writes
 			if err := s.b.loopPairs(ctx, s.ps, sizes.SliceTime, 1<<40, &s.writes, &s.fails); err != nil {
 				return rep, fmt.Errorf("P1 on %s: %w", s.b.cfg.Binary, err)
@@ -286,24 +277,29 @@ func RunPaired(ctx context.Context, cfg Config, other string, sizes PairedSizes)
 	}
 	ratios = nil
 	for n := range sizes.Rounds {
-		order := []*pairedSide{sides[0], sides[1]}
-		if n%2 == 1 {
-			order[0], order[1] = order[1], order[0]
-		}
-		for _, s := range order {
-			s.p2.round = 0
+		rate := map[*pairedSide]float64{}
+		for _, s := range inTurn(sides, n) {
 			from := n % 2 * sizes.Agents // the two sets of owners take turns
-			if _, err := s.b.p2Round(ctx, s.p2, from, from+sizes.Agents, func() {}); err != nil {
+			if rate[s], _, err = s.b.p2Round(ctx, s.p2, from, from+sizes.Agents, func() {}); err != nil {
 				return rep, fmt.Errorf("P2 on %s: %w", s.b.cfg.Binary, err)
 			}
 		}
-		if a, b := sides[0].p2.round, sides[1].p2.round; a > 0 && b > 0 {
+		if a, b := rate[sides[0]], rate[sides[1]]; a > 0 && b > 0 {
 			ratios = append(ratios, b/a)
 		}
 	}
 	rep.A.Approvals, rep.B.Approvals = sides[0].p2.end(ctx, sizes.PhaseTime), sides[1].p2.end(ctx, sizes.PhaseTime)
 	rep.DoneRatio = ratioOf(ratios)
 	return rep, nil
+}
+
+// inTurn is the two sides in the order the nth pair runs them: A B, then
+// B A, so that whichever goes first in a pair is not always the same.
+func inTurn(sides []*pairedSide, n int) []*pairedSide {
+	if n%2 == 1 {
+		return []*pairedSide{sides[1], sides[0]}
+	}
+	return []*pairedSide{sides[0], sides[1]}
 }
 
 // ratioOf sums up the slices' ratios.
@@ -319,6 +315,12 @@ func ratioOf(r []float64) PairedRatio {
 		}
 	}
 	return out
+}
+
+// write prints the ratio of what, as a sentence of the table.
+func (q PairedRatio) write(w io.Writer, what string) {
+	fmt.Fprintf(w, "\nB ÷ A %s (%d pairs): median %s, from %s to %s; B the higher in %d.\n",
+		what, q.Slices, number(q.Median), number(q.Min), number(q.Max), q.BHigher)
 }
 
 // differ sums up the paired differences.
@@ -375,9 +377,7 @@ func (r *PairedReport) WriteTable(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	q := r.WritesRatio
-	fmt.Fprintf(w, "\nB ÷ A writes/s, slice by slice (%d pairs): median %s, from %s to %s; B the higher in %d.\n",
-		q.Slices, number(q.Median), number(q.Min), number(q.Max), q.BHigher)
+	r.WritesRatio.write(w, "writes/s, slice by slice")
 
 	fmt.Fprintf(w, "\nP2 (every owner approving ten at once, each answer run opening the next turn), rounds timed in alternation:\n\n")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -391,9 +391,7 @@ func (r *PairedReport) WriteTable(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	q = r.DoneRatio
-	fmt.Fprintf(w, "\nB ÷ A approvals done/s, round by round (%d pairs): median %s, from %s to %s; B the higher in %d.\n",
-		q.Slices, number(q.Median), number(q.Min), number(q.Max), q.BHigher)
+	r.DoneRatio.write(w, "approvals done/s, round by round")
 	for _, s := range sides {
 		if e := s.side.Latency.FirstError; e != "" {
 			fmt.Fprintf(w, "Problem: %s stopped: %s\n", s.name, e)

@@ -204,7 +204,7 @@ func (b *bench) approvals(ctx context.Context, ps []pair) (Approvals, error) {
 		}
 	}()
 	for ctx.Err() == nil {
-		more, err := b.p2Round(ctx, p, 0, len(ps), func() {
+		_, more, err := b.p2Round(ctx, p, 0, len(ps), func() {
 			if profiled == nil {
 				// As long as P1's loop, from the first round's approvals.
 				profiled = b.prof.cpu(ctx, "p2-approvals", s.P1Time)
@@ -228,8 +228,6 @@ type p2 struct {
 	left    []int
 	fails   failures
 	a       Approvals
-	// round is the last round's approvals carried out per second.
-	round float64
 }
 
 // startP2 opens each owner's event stream (for as long as ctx lasts) and
@@ -273,26 +271,27 @@ func (p *p2) stop() {
 // p2Round is one round of P2: every owner of p.ps[from:to] approves up
 // to perRound of its waiting tasks at once, and the round ends when each
 // is seen done (or not) on the owner's stream. timed is called as the
-// timing starts. It says whether another round may follow.
-func (b *bench) p2Round(ctx context.Context, p *p2, from, to int, timed func()) (bool, error) {
+// timing starts. It answers the round's approvals carried out per second,
+// and whether another round may follow.
+func (b *bench) p2Round(ctx context.Context, p *p2, from, to int, timed func()) (rate float64, more bool, err error) {
 	n := len(p.ps)
 	batches := make([][]signed, n)
-	err := parallel(ctx, to-from, 4, func(ctx context.Context, i int) (err error) {
+	err = parallel(ctx, to-from, 4, func(ctx context.Context, i int) (err error) {
 		i += from
 		batches[i], err = signWaiting(ctx, p.ps[i].owner, min(perRound, p.left[i]))
 		return err
 	})
 	if err != nil && ctx.Err() == nil {
-		return false, fmt.Errorf("P2's round %d: %w", p.a.Rounds+1, err)
+		return 0, false, fmt.Errorf("P2's round %d: %w", p.a.Rounds+1, err)
 	} else if err != nil {
-		return false, nil // the cap: what was measured stands
+		return 0, false, nil // the cap: what was measured stands
 	}
 	total := 0
 	for _, bt := range batches {
 		total += len(bt)
 	}
 	if total == 0 {
-		return false, nil
+		return 0, false, nil
 	}
 	p.a.Rounds++
 	accepted := make([][]string, n)
@@ -343,9 +342,8 @@ func (b *bench) p2Round(ctx context.Context, p *p2, from, to int, timed func()) 
 	p.a.Done += int(done.Load())
 	p.a.AcceptSeconds += answered.Sub(start).Seconds()
 	p.a.EndSeconds += end.Sub(start).Seconds()
-	p.round = float64(done.Load()) / end.Sub(start).Seconds()
 	b.progress("P2: round %d: %d approvals accepted in %s, done in %s", p.a.Rounds, total, answered.Sub(start).Round(time.Millisecond), end.Sub(start).Round(time.Millisecond))
-	return p.fails.n.Load() == 0, nil
+	return float64(done.Load()) / end.Sub(start).Seconds(), p.fails.n.Load() == 0, nil
 }
 
 // end sums up what the rounds measured, within a cap of limit.

@@ -1199,3 +1199,37 @@ type Load struct {
 	PreparerActive int   // open and approved tasks of one preparer
 	WaitingContent int64 // bytes of content and files of open tasks
 }
+
+// groupKey is the context key of Grouped.
+type groupKey struct{}
+
+// Grouped marks ctx so that a transaction begun with it (Tx) may share
+// its commit with other such transactions begun meanwhile: one BEGIN and
+// one COMMIT, one flush of the log, for several actions, each still kept
+// whole or not at all. Transactions of the same key (an owner) go to the
+// same group, one after another. A store that does not group them runs
+// each alone.
+//
+// A transaction so marked may be tried twice: when any transaction of its
+// group fails, or waits long for a lock another holds, nothing of the
+// group is kept and each is tried again alone, and that try's answer is
+// its answer. So fn must start every try from nothing it kept of an
+// earlier one, as a transaction tried again after an outage does.
+func Grouped(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, groupKey{}, key)
+}
+
+// Alone unmarks a ctx Grouped marked: a transaction begun within a grouped
+// one, or tried again alone, runs on its own.
+func Alone(ctx context.Context) context.Context {
+	if _, ok := GroupOf(ctx); !ok {
+		return ctx
+	}
+	return context.WithValue(ctx, groupKey{}, "")
+}
+
+// GroupOf is the key Grouped marked ctx with.
+func GroupOf(ctx context.Context) (string, bool) {
+	k, _ := ctx.Value(groupKey{}).(string)
+	return k, k != ""
+}

@@ -101,10 +101,17 @@ func (s *Service) AnswerJob(ctx context.Context, job store.AnswerJob) error {
 	var c *claimed
 	var whole, ordinary bool
 	var err error
+	// A job handed over with its task shares its commit with other
+	// owners' actions where it can (store.Grouped), and may then be tried
+	// twice: each try starts from the job.
+	txCtx := ctx
+	if job.Inputs != nil {
+		txCtx = store.Grouped(ctx, job.Inputs.Task.Owner)
+	}
 	for {
 		err = store.FromSeen(func(fromSeen bool) error {
-			c, whole = nil, false
-			return s.store.Tx(ctx, func(tx answersTx) (err error) {
+			return s.store.Tx(txCtx, func(tx answersTx) (err error) {
+				c, whole = nil, false
 				c, err = s.claim(ctx, tx, job, fromSeen && job.Inputs != nil, !ordinary)
 				if err != nil || c == nil || c.begin == nil {
 					return err

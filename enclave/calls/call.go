@@ -258,7 +258,7 @@ func (s *Service) runOperation(ctx context.Context, agent store.Agent, project s
 		}
 	}
 	if op.InProcess {
-		if answer, ok, err := s.runInProcess(ctx, st, conn, newCall()); ok {
+		if answer, ok, err := s.runInProcess(ctx, st, conn, newCall); ok {
 			return answer, err
 		}
 		// Nothing of it was kept: it runs again, the ordinary way.
@@ -356,14 +356,25 @@ func uncharged(op *connectors.Operation, call *connectors.Call, runErr error, op
 // when nothing was kept for a reason the ordinary way may not meet (an
 // error of the store's other than its being away or the balance): the
 // call then runs again that way.
-func (s *Service) runInProcess(ctx context.Context, st *started, conn *connectors.Connector, call *connectors.Call) (answer []byte, ok bool, err error) {
+//
+// Its transaction may share its commit with other owners' (store.Grouped)
+// and so be tried twice: each try starts from a new call and the run as
+// it was, and a handler given up for overrunning its limit is not tried
+// again.
+func (s *Service) runInProcess(ctx context.Context, st *started, conn *connectors.Connector, newCall func() *connectors.Call) (answer []byte, ok bool, err error) {
 	var replay []byte
 	var runErr error
-	began, unch := false, false
+	var began, unch bool
 	// The client hanging up does not cut the run off (the compute limit
 	// bounds it).
 	ctx = context.WithoutCancel(ctx)
-	err = s.store.Tx(ctx, func(tx callsTx) error {
+	err = s.store.Tx(store.Grouped(ctx, st.run.Project.Owner), func(tx callsTx) error {
+		if st.run.abandoned.Load() {
+			return errGivenUp
+		}
+		replay, runErr, began, unch = nil, nil, false, false
+		st.run.reset()
+		call := newCall()
 		var err error
 		if replay, err = s.startRun(ctx, tx, st); err != nil || replay != nil {
 			return err

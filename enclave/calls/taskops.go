@@ -274,7 +274,9 @@ func (s *Service) taskWait(ctx context.Context, agent string, project store.Proj
 }
 
 func (s *Service) taskCancel(ctx context.Context, agent string, project store.Project, id string) (any, error) {
-	err := s.store.Tx(ctx, func(tx callsTx) error {
+	// It may share its commit with other owners' actions and be tried
+	// twice (store.Grouped): each try reads the task again.
+	err := s.store.Tx(store.Grouped(ctx, project.Owner), func(tx callsTx) error {
 		// Read with its lock: the move below then waits for nothing.
 		t, err := preparerTaskBy(ctx, tx.LockTask, agent, project, id)
 		if err != nil {

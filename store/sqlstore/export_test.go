@@ -1,6 +1,9 @@
 package sqlstore
 
 import (
+	"context"
+	"errors"
+
 	"countersign"
 	"countersign/store"
 )
@@ -44,4 +47,27 @@ func InboxTasksStatement(account string, waiting bool, before *store.Task, limit
 func PreparerTasksStatement(owner, projectUUID, preparer string, state countersign.State, limit int) (string, []any) {
 	q, args := preparerTasksQuery(owner, projectUUID, preparer, state, limit)
 	return rebind(q), args
+}
+
+// RunGroups runs fns as one lane would if they all waited for it, in
+// order: each group made of those waiting, and each fn whose group kept
+// nothing tried again alone afterwards. It returns each fn's answer.
+func RunGroups(db *DB, fns ...func(store.Tx) error) []error {
+	p := db.e.(*pgEngine)
+	in := make(chan *member, len(fns))
+	ms := make([]*member, len(fns))
+	for i, fn := range fns {
+		ms[i] = &member{fn: fn, done: make(chan error, 1)}
+		in <- ms[i]
+	}
+	for len(in) > 0 {
+		p.group(db, <-in, in)
+	}
+	errs := make([]error, len(fns))
+	for i, m := range ms {
+		if errs[i] = <-m.done; errors.Is(errs[i], errAlone) {
+			errs[i] = p.tx(context.Background(), db, m.fn)
+		}
+	}
+	return errs
 }

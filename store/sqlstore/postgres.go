@@ -59,6 +59,7 @@ func OpenPostgres(ctx context.Context, url, schema string) (*DB, error) {
 		pool.Close()
 		return nil, err
 	}
+	p.lanes = lanesFor(p, db, pool)
 	return db, nil
 }
 
@@ -69,6 +70,8 @@ type pgEngine struct {
 	// jobs is an insert-only client of the job queue, for the jobs a
 	// transaction queues.
 	jobs *river.Client[pgx.Tx]
+	// lanes run grouped transactions (store.Grouped).
+	lanes *lanes
 }
 
 func (*pgEngine) dialect() migrations.Dialect { return migrations.Postgres }
@@ -76,6 +79,9 @@ func (*pgEngine) dialect() migrations.Dialect { return migrations.Postgres }
 func (p *pgEngine) ping(ctx context.Context) error { return p.pool.Ping(ctx) }
 
 func (p *pgEngine) close() error {
+	if p.lanes != nil {
+		p.lanes.close()
+	}
 	p.pool.Close()
 	return nil
 }
@@ -210,6 +216,9 @@ func (*roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndDa
 // costs no round trip of its own, and one that sent nothing (refused
 // before its first statement) costs none at all.
 func (p *pgEngine) tx(ctx context.Context, db *DB, fn func(store.Tx) error) error {
+	if key, ok := store.GroupOf(ctx); ok && p.lanes != nil {
+		return p.grouped(ctx, db, key, fn)
+	}
 	c, err := p.pool.Acquire(ctx)
 	if err != nil {
 		return classify(err)
@@ -224,6 +233,12 @@ func (p *pgEngine) tx(ctx context.Context, db *DB, fn func(store.Tx) error) erro
 		t.rollback(ctx, c)
 		return err
 	}
+	return p.commit(ctx, db, c, t)
+}
+
+// commit commits t on c, with the events told in it and the answer jobs
+// it hands over.
+func (p *pgEngine) commit(ctx context.Context, db *DB, c *pgxpool.Conn, t *tx) error {
 	if len(t.pending) == 1 && t.pending[0].sql == "BEGIN" && len(t.events) == 0 {
 		// It sent nothing: there is nothing to commit (an answer job
 		// queued again by a sweep is all it may have to hand over).
@@ -241,6 +256,7 @@ func (p *pgEngine) tx(ctx context.Context, db *DB, fn func(store.Tx) error) erro
 		stmts = append(stmts, runInputsStmts(j.TaskID, "")...)
 	}
 	r := pgQuerier{c}.send(ctx, stmts).(*pgResults)
+	var err error
 	for range pending {
 		if err = r.exec(); err != nil {
 			break

@@ -1,0 +1,159 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"hash/fnv"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"countersign/store"
+)
+
+// Grouped transactions on PostgreSQL (store.Grouped). A few lanes each
+// hold a connection while they have work: a lane runs the transactions
+// sent to it one after another in one transaction of the database's, and
+// commits when none waits or the group is full. A lane has no timer: a
+// group forms only of what queued while the lane was busy, so a
+// transaction that finds its lane idle commits alone, as soon as it
+// would have.
+//
+// Each member is kept whole or not at all without savepoints: the first
+// runs as a transaction alone would (its failure is its own answer), and
+// when a later one fails, for any reason, nothing of the group is kept
+// and every member is tried again alone (errAlone). Members after the
+// first wait at most groupLockWait for a lock another transaction holds:
+// the group has taken its earlier members' locks, and another waiting
+// for one of those while the group waits for it must not wait for
+// PostgreSQL's deadlock check.
+
+const (
+	// groupMax is how many transactions share a commit at most.
+	groupMax = 8
+	// groupLockWait is how long a group's later members wait for a lock.
+	groupLockWait = "50ms"
+)
+
+// errAlone answers a member whose group kept nothing: it is tried again
+// alone.
+var errAlone = errors.New("store: the group kept nothing; tried again alone")
+
+// lanes are a store's groups in the making, one channel each; a
+// transaction goes to its key's.
+type lanes struct {
+	in   []chan *member
+	stop chan struct{}
+}
+
+// member is a transaction sent to a lane, and its answer.
+type member struct {
+	fn   func(store.Tx) error
+	done chan error
+	t    *tx
+}
+
+// lanesFor starts the lanes of a pool: half its connections, so that
+// transactions alone and reads always find one.
+func lanesFor(p *pgEngine, db *DB, pool *pgxpool.Pool) *lanes {
+	n := max(1, int(pool.Config().MaxConns)/2)
+	l := &lanes{in: make([]chan *member, n), stop: make(chan struct{})}
+	for i := range l.in {
+		l.in[i] = make(chan *member)
+		go l.work(p, db, l.in[i])
+	}
+	return l
+}
+
+func (l *lanes) close() { close(l.stop) }
+
+// grouped runs fn in its key's lane, or alone when that kept nothing.
+func (p *pgEngine) grouped(ctx context.Context, db *DB, key string, fn func(store.Tx) error) error {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(key))
+	m := &member{fn: fn, done: make(chan error, 1)}
+	select {
+	case p.lanes.in[h.Sum32()%uint32(len(p.lanes.in))] <- m:
+		err := <-m.done
+		if !errors.Is(err, errAlone) {
+			return err
+		}
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-p.lanes.stop:
+	}
+	return p.tx(store.Alone(ctx), db, fn)
+}
+
+// work runs the lane's groups until the store closes.
+func (l *lanes) work(p *pgEngine, db *DB, in chan *member) {
+	for {
+		select {
+		case m := <-in:
+			p.group(db, m, in)
+		case <-l.stop:
+			return
+		}
+	}
+}
+
+// group runs first and what waits in the lane after it, up to groupMax,
+// in one transaction, and answers each.
+func (p *pgEngine) group(db *DB, first *member, in chan *member) {
+	ctx := context.Background()
+	c, err := p.pool.Acquire(ctx)
+	if err != nil {
+		first.done <- classify(err)
+		return
+	}
+	defer c.Release()
+	carry := []stmt{{sql: "BEGIN"}}
+	var kept []*member
+	for m := first; m != nil; {
+		t := newTx(pgQuerier{c}, nil, db)
+		t.native = queueTx{c: c, t: t}
+		if len(kept) == 1 {
+			carry = append(carry, stmt{sql: "SET LOCAL lock_timeout = '" + groupLockWait + "'"})
+		}
+		t.pending = carry
+		if err := m.fn(t); err != nil {
+			t.rollback(ctx, c)
+			if len(kept) == 0 {
+				m.done <- err // as alone: the first waits as long as alone
+				return
+			}
+			m.done <- errAlone
+			for _, k := range kept {
+				k.done <- errAlone
+			}
+			return
+		}
+		m.t, kept = t, append(kept, m)
+		carry = t.takePending()
+		m = nil
+		if len(kept) < groupMax {
+			select {
+			case m = <-in:
+			default:
+			}
+		}
+	}
+	last := kept[len(kept)-1].t
+	last.pending = carry
+	var events []store.TaskEvent
+	var handoffs []store.AnswerJob
+	for _, k := range kept {
+		events = append(events, k.t.events...)
+		handoffs = append(handoffs, k.t.handoffs...)
+	}
+	last.events, last.handoffs = events, handoffs
+	err = p.commit(ctx, db, c, last)
+	for _, k := range kept {
+		switch {
+		case err == nil, errors.Is(err, store.ErrUnavailable):
+			// Kept, or perhaps kept: the members answer as one alone would.
+			k.done <- err
+		default:
+			k.done <- errAlone
+		}
+	}
+}

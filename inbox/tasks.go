@@ -460,9 +460,11 @@ func (s *Service) Approve(ctx context.Context, sess Session, id string, req Appr
 	run := countersign.NewRunID()
 	// The move is made from the task as it was read, and goes with the
 	// commit; if the task or its owner's webhook changed since, it is made
-	// again from the task as it is now.
+	// again from the task as it is now. The transaction may share its
+	// commit with other owners' actions and be tried twice
+	// (store.Grouped): each try makes the move again.
 	err = store.FromSeen(func(fromSeen bool) error {
-		return s.store.Tx(ctx, func(tx doorTx) error {
+		return s.store.Tx(store.Grouped(ctx, t.Owner), func(tx doorTx) error {
 			// The move also requires the task not to have expired meanwhile
 			// (the signature check may have waited on the chain).
 			m := store.Move{ID: t.ID, Move: approve, At: now, Run: run, AnswerRun: run, Unexpired: s.clock(), Approval: record}

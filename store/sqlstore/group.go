@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"hash/fnv"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -74,6 +75,10 @@ func (p *pgEngine) grouped(ctx context.Context, db *DB, key string, fn func(stor
 	select {
 	case p.lanes.in[h.Sum32()%uint32(len(p.lanes.in))] <- m:
 		err := <-m.done
+		var pn *panicked
+		if errors.As(err, &pn) {
+			panic(pn.value) // on the caller's goroutine, as alone
+		}
 		if !errors.Is(err, errAlone) {
 			return err
 		}
@@ -115,13 +120,15 @@ func (p *pgEngine) group(db *DB, first *member, in chan *member) {
 			carry = append(carry, stmt{sql: "SET LOCAL lock_timeout = '" + groupLockWait + "'"})
 		}
 		t.pending = carry
-		if err := m.fn(t); err != nil {
+		if err := try(m.fn, t); err != nil {
 			t.rollback(ctx, c)
-			if len(kept) == 0 {
-				m.done <- err // as alone: the first waits as long as alone
-				return
+			var pn *panicked
+			if len(kept) == 0 || errors.As(err, &pn) {
+				// As alone: the first waits for locks as long as alone.
+				m.done <- err
+			} else {
+				m.done <- errAlone
 			}
-			m.done <- errAlone
 			for _, k := range kept {
 				k.done <- errAlone
 			}
@@ -156,4 +163,19 @@ func (p *pgEngine) group(db *DB, first *member, in chan *member) {
 			k.done <- errAlone
 		}
 	}
+}
+
+// panicked is a member's panic, carried to its caller's goroutine.
+type panicked struct{ value any }
+
+func (p *panicked) Error() string { return fmt.Sprint("store: a grouped transaction panicked: ", p.value) }
+
+// try runs fn in t, a panic in it made an error (the lane goes on).
+func try(fn func(store.Tx) error, t *tx) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &panicked{r}
+		}
+	}()
+	return fn(t)
 }

@@ -232,3 +232,32 @@ func TestGroupedConcurrently(t *testing.T) {
 	}
 	t.Logf("%d transactions kept by %d commits", n, len(commits))
 }
+
+// TestGroupedPanic: a grouped transaction that panics panics on its
+// caller's goroutine, as one alone would, keeps nothing, and leaves its
+// lane working.
+func TestGroupedPanic(t *testing.T) {
+	t.Parallel()
+	db := storetest.Postgres(t)
+	accounts := agents(t, db, "panic-", 2)
+	ctx := store.Grouped(context.Background(), "owner.near")
+	var tries [2]atomic.Int64
+	func() {
+		defer func() {
+			if r := recover(); r != "broken" {
+				t.Errorf("the caller recovered %v, want the transaction's panic", r)
+			}
+		}()
+		_ = db.Tx(ctx, func(tx store.Tx) error {
+			_ = credit(accounts[0], &tries[0])(tx)
+			panic("broken")
+		})
+		t.Error("the panic did not reach the caller")
+	}()
+	if err := db.Tx(ctx, credit(accounts[1], &tries[1])); err != nil {
+		t.Fatalf("the lane after a panic: %v", err)
+	}
+	if balances, _ := credited(t, db, accounts); balances[0] != 0 || balances[1] != 1 {
+		t.Fatalf("balances %v, want [0 1]", balances)
+	}
+}

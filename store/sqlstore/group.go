@@ -168,7 +168,9 @@ func (p *pgEngine) group(db *DB, first *member, in chan *member) {
 // panicked is a member's panic, carried to its caller's goroutine.
 type panicked struct{ value any }
 
-func (p *panicked) Error() string { return fmt.Sprint("store: a grouped transaction panicked: ", p.value) }
+func (p *panicked) Error() string {
+	return fmt.Sprint("store: a grouped transaction panicked: ", p.value)
+}
 
 // try runs fn in t, a panic in it made an error (the lane goes on).
 func try(fn func(store.Tx) error, t *tx) (err error) {

@@ -52,3 +52,26 @@ func (g *gauges) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(g.queued, prometheus.GaugeValue, float64(n), kind)
 	}
 }
+
+// groupingCounters count the store's grouped transactions (store.Grouped),
+// when it groups them: the commits they shared, the transactions those
+// kept, and those tried again alone because their group kept nothing.
+func groupingCounters(s store.Store) []prometheus.Collector {
+	g, ok := s.(interface{ Grouping() (commits, kept, alone int64) })
+	if !ok {
+		return nil
+	}
+	counter := func(name, help string, pick func(commits, kept, alone int64) int64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 {
+			return float64(pick(g.Grouping()))
+		})
+	}
+	return []prometheus.Collector{
+		counter("countersign_store_group_commits_total", "Commits of grouped transactions: different owners' actions sharing one transaction.",
+			func(c, _, _ int64) int64 { return c }),
+		counter("countersign_store_grouped_kept_total", "Grouped transactions kept by those commits.",
+			func(_, k, _ int64) int64 { return k }),
+		counter("countersign_store_grouped_alone_total", "Grouped transactions tried again alone because their group kept nothing.",
+			func(_, _, a int64) int64 { return a }),
+	}
+}

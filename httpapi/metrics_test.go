@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -39,9 +40,19 @@ func TestMetricsSeries(t *testing.T) {
 		`countersign_queued_jobs{kind="answer_run"} 0`,
 		`countersign_queued_jobs{kind="webhook_delivery"} 0`,
 		`countersign_webhook_attempts_total{outcome="delivered"} 0`,
+		"countersign_store_grouped_alone_total 0",
 	} {
 		if !strings.Contains(m, want) {
 			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	// The approval and its answer run were grouped transactions, each
+	// committed (alone: nothing else waited).
+	for _, series := range []string{"countersign_store_group_commits_total", "countersign_store_grouped_kept_total"} {
+		_, rest, ok := strings.Cut(m, "\n"+series+" ")
+		n, err := strconv.ParseFloat(strings.SplitN(rest, "\n", 2)[0], 64)
+		if !ok || err != nil || n < 2 {
+			t.Errorf("/metrics: %s %q, want 2 or more", series, strings.SplitN(rest, "\n", 2)[0])
 		}
 	}
 	for _, secret := range []string{w.Owner.Account, w.Agent, done} {

@@ -155,6 +155,7 @@ func New(opts Options) *Server {
 	}, []string{"route"})
 	s.registry.MustRegister(s.requests, s.latency, newGauges(opts.Store),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s.registry.MustRegister(groupingCounters(opts.Store)...)
 
 	r := s.router
 	r.Use(recordRoute)

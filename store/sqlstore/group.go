@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -44,6 +45,20 @@ var errAlone = errors.New("store: the group kept nothing; tried again alone")
 type lanes struct {
 	in   []chan *member
 	stop chan struct{}
+	// counts are what the lanes did, for Grouping.
+	counts struct{ commits, kept, alone atomic.Int64 }
+}
+
+// Grouping is what this store's grouped transactions came to so far:
+// the commits of groups, the transactions they kept, and the transactions
+// tried again alone because their group kept nothing. Zeros on SQLite.
+func (db *DB) Grouping() (commits, kept, alone int64) {
+	p, ok := db.e.(*pgEngine)
+	if !ok || p.lanes == nil {
+		return 0, 0, 0
+	}
+	c := &p.lanes.counts
+	return c.commits.Load(), c.kept.Load(), c.alone.Load()
 }
 
 // member is a transaction sent to a lane, and its answer.
@@ -128,10 +143,12 @@ func (p *pgEngine) group(db *DB, first *member, in chan *member) {
 				m.done <- err
 			} else {
 				m.done <- errAlone
+				p.lanes.counts.alone.Add(1)
 			}
 			for _, k := range kept {
 				k.done <- errAlone
 			}
+			p.lanes.counts.alone.Add(int64(len(kept)))
 			return
 		}
 		m.t, kept = t, append(kept, m)
@@ -154,6 +171,12 @@ func (p *pgEngine) group(db *DB, first *member, in chan *member) {
 	}
 	last.events, last.handoffs = events, handoffs
 	err = p.commit(ctx, db, c, last)
+	if err == nil {
+		p.lanes.counts.commits.Add(1)
+		p.lanes.counts.kept.Add(int64(len(kept)))
+	} else if !errors.Is(err, store.ErrUnavailable) {
+		p.lanes.counts.alone.Add(int64(len(kept)))
+	}
 	for _, k := range kept {
 		switch {
 		case err == nil, errors.Is(err, store.ErrUnavailable):

@@ -230,6 +230,9 @@ func TestGroupedConcurrently(t *testing.T) {
 	if len(commits) >= n {
 		t.Fatalf("%d transactions were kept by %d commits: none shared one", n, len(commits))
 	}
+	if c, k, alone := db.Grouping(); c != int64(len(commits)) || k != n || alone != 0 {
+		t.Fatalf("Grouping says %d commits kept %d, %d tried alone; the rows say %d commits kept %d, none alone", c, k, alone, len(commits), n)
+	}
 	t.Logf("%d transactions kept by %d commits", n, len(commits))
 }
 

@@ -57,7 +57,9 @@ func (g *gauges) Collect(ch chan<- prometheus.Metric) {
 // when it groups them: the commits they shared, the transactions those
 // kept, and those tried again alone because their group kept nothing.
 func groupingCounters(s store.Store) []prometheus.Collector {
-	g, ok := s.(interface{ Grouping() (commits, kept, alone int64) })
+	g, ok := s.(interface {
+		Grouping() (commits, kept, alone int64)
+	})
 	if !ok {
 		return nil
 	}

@@ -1214,7 +1214,9 @@ type groupKey struct{}
 // group fails, or waits long for a lock another holds, nothing of the
 // group is kept and each is tried again alone, and that try's answer is
 // its answer. So fn must start every try from nothing it kept of an
-// earlier one, as a transaction tried again after an outage does.
+// earlier one, as a transaction tried again after an outage does. And fn
+// runs where its group is made: it must not begin a grouped transaction
+// itself (with ctx), which would wait for the group it is in.
 func Grouped(ctx context.Context, key string) context.Context {
 	return context.WithValue(ctx, groupKey{}, key)
 }

@@ -163,6 +163,10 @@ func (p *pgEngine) group(db *DB, first *member, in chan *member) {
 	}
 	last := kept[len(kept)-1].t
 	last.pending = carry
+	if len(kept) > 1 {
+		// The COMMIT waits for the NOTIFY queue's lock as long as alone.
+		last.later(stmt{sql: "SET LOCAL lock_timeout = 0"})
+	}
 	var events []store.TaskEvent
 	var handoffs []store.AnswerJob
 	for _, k := range kept {

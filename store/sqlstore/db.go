@@ -73,6 +73,12 @@ func (db *DB) Close() error {
 	return db.e.close()
 }
 
+// Grouping is what this store's grouped transactions (store.Grouped)
+// came to so far: the commits of groups, the transactions they kept, and
+// the transactions tried again alone because their group kept nothing.
+// Zeros on SQLite, which runs every transaction alone.
+func (db *DB) Grouping() (commits, kept, alone int64) { return db.e.grouping() }
+
 // Ping checks that the database answers.
 func (db *DB) Ping(ctx context.Context) error { return classify(db.e.ping(ctx)) }
 

@@ -24,6 +24,9 @@ type engine interface {
 	read(ctx context.Context, db *DB, fn func(store.Tx) error) error
 	ping(ctx context.Context) error
 	close() error
+	// grouping counts the grouped transactions (DB.Grouping): zeros where
+	// every transaction runs alone.
+	grouping() (commits, kept, alone int64)
 
 	// forUpdate ends a SELECT whose rows stay locked until the
 	// transaction ends ("" where a writing transaction holds the whole

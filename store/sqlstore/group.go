@@ -49,12 +49,8 @@ type lanes struct {
 	counts struct{ commits, kept, alone atomic.Int64 }
 }
 
-// Grouping is what this store's grouped transactions came to so far:
-// the commits of groups, the transactions they kept, and the transactions
-// tried again alone because their group kept nothing. Zeros on SQLite.
-func (db *DB) Grouping() (commits, kept, alone int64) {
-	p, ok := db.e.(*pgEngine)
-	if !ok || p.lanes == nil {
+func (p *pgEngine) grouping() (commits, kept, alone int64) {
+	if p.lanes == nil {
 		return 0, 0, 0
 	}
 	c := &p.lanes.counts

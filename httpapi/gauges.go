@@ -73,7 +73,7 @@ func groupingCounters(s store.Store) []prometheus.Collector {
 			func(c, _, _ int64) int64 { return c }),
 		counter("countersign_store_grouped_kept_total", "Grouped transactions kept by those commits.",
 			func(_, k, _ int64) int64 { return k }),
-		counter("countersign_store_grouped_alone_total", "Grouped transactions tried again alone because their group kept nothing.",
+		counter("countersign_store_grouped_alone_total", "Grouped transactions run alone instead: their group kept nothing, or their lane's member running had run longer than 50 ms.",
 			func(_, _, a int64) int64 { return a }),
 	}
 }

@@ -75,7 +75,8 @@ func (db *DB) Close() error {
 
 // Grouping is what this store's grouped transactions (store.Grouped)
 // came to so far: the commits of groups, the transactions they kept, and
-// the transactions tried again alone because their group kept nothing.
+// the transactions run alone instead: their group kept nothing, or the
+// member their lane was running had held it too long.
 // Zeros on SQLite, which runs every transaction alone.
 func (db *DB) Grouping() (commits, kept, alone int64) { return db.e.grouping() }
 

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 
 	"countersign"
 	"countersign/store"
@@ -60,8 +61,9 @@ func RunGroups(db *DB, fns ...func(store.Tx) error) []error {
 		ms[i] = &member{fn: fn, done: make(chan error, 1)}
 		in <- ms[i]
 	}
+	var running atomic.Int64
 	for len(in) > 0 {
-		p.group(db, <-in, in)
+		p.group(db, <-in, in, &running)
 	}
 	errs := make([]error, len(fns))
 	for i, m := range ms {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -34,6 +35,15 @@ const (
 	groupMax = 8
 	// groupLockWait is how long a group's later members wait for a lock.
 	groupLockWait = "50ms"
+	// groupJoinWait is how long a member may hold its lane before the
+	// transactions waiting for the lane run alone instead: a member that
+	// takes long (an in-process handler using its compute limit) holds
+	// its lane, not the others of it. A lane busy with many quick members
+	// keeps them waiting: they share its commits.
+	groupJoinWait = 50 * time.Millisecond
+	// groupSpan is how long a group takes members: the first's answer
+	// waits for the group's commit.
+	groupSpan = 20 * time.Millisecond
 )
 
 // errAlone answers a member whose group kept nothing: it is tried again
@@ -43,8 +53,11 @@ var errAlone = errors.New("store: the group kept nothing; tried again alone")
 // lanes are a store's groups in the making, one channel each; a
 // transaction goes to its key's.
 type lanes struct {
-	in   []chan *member
-	stop chan struct{}
+	in []chan *member
+	// running is, for each lane, when its member running now began
+	// (UnixNano; 0 between members).
+	running []atomic.Int64
+	stop    chan struct{}
 	// counts are what the lanes did, for Grouping.
 	counts struct{ commits, kept, alone atomic.Int64 }
 }
@@ -68,10 +81,10 @@ type member struct {
 // transactions alone and reads always find one.
 func lanesFor(p *pgEngine, db *DB, pool *pgxpool.Pool) *lanes {
 	n := max(1, int(pool.Config().MaxConns)/2)
-	l := &lanes{in: make([]chan *member, n), stop: make(chan struct{})}
+	l := &lanes{in: make([]chan *member, n), running: make([]atomic.Int64, n), stop: make(chan struct{})}
 	for i := range l.in {
 		l.in[i] = make(chan *member)
-		go l.work(p, db, l.in[i])
+		go l.work(p, db, l.in[i], &l.running[i])
 	}
 	return l
 }
@@ -83,29 +96,40 @@ func (p *pgEngine) grouped(ctx context.Context, db *DB, key string, fn func(stor
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(key))
 	m := &member{fn: fn, done: make(chan error, 1)}
-	select {
-	case p.lanes.in[h.Sum32()%uint32(len(p.lanes.in))] <- m:
-		err := <-m.done
-		var pn *panicked
-		if errors.As(err, &pn) {
-			panic(pn.value) // on the caller's goroutine, as alone
+	lane := h.Sum32() % uint32(len(p.lanes.in))
+	wait := time.NewTimer(groupJoinWait)
+	defer wait.Stop()
+	for {
+		select {
+		case p.lanes.in[lane] <- m:
+			err := <-m.done
+			var pn *panicked
+			if errors.As(err, &pn) {
+				panic(pn.value) // on the caller's goroutine, as alone
+			}
+			if !errors.Is(err, errAlone) {
+				return err
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-wait.C:
+			if began := p.lanes.running[lane].Load(); began == 0 || time.Since(time.Unix(0, began)) < groupJoinWait {
+				wait.Reset(groupJoinWait)
+				continue
+			}
+			p.lanes.counts.alone.Add(1)
+		case <-p.lanes.stop:
 		}
-		if !errors.Is(err, errAlone) {
-			return err
-		}
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-p.lanes.stop:
+		return p.tx(store.Alone(ctx), db, fn)
 	}
-	return p.tx(store.Alone(ctx), db, fn)
 }
 
 // work runs the lane's groups until the store closes.
-func (l *lanes) work(p *pgEngine, db *DB, in chan *member) {
+func (l *lanes) work(p *pgEngine, db *DB, in chan *member, running *atomic.Int64) {
 	for {
 		select {
 		case m := <-in:
-			p.group(db, m, in)
+			p.group(db, m, in, running)
 		case <-l.stop:
 			return
 		}
@@ -113,9 +137,10 @@ func (l *lanes) work(p *pgEngine, db *DB, in chan *member) {
 }
 
 // group runs first and what waits in the lane after it, up to groupMax,
-// in one transaction, and answers each.
-func (p *pgEngine) group(db *DB, first *member, in chan *member) {
-	ctx := context.Background()
+// in one transaction, and answers each; running says when the member
+// running now began.
+func (p *pgEngine) group(db *DB, first *member, in chan *member, running *atomic.Int64) {
+	ctx, began := context.Background(), time.Now()
 	c, err := p.pool.Acquire(ctx)
 	if err != nil {
 		first.done <- classify(err)
@@ -131,7 +156,10 @@ func (p *pgEngine) group(db *DB, first *member, in chan *member) {
 			carry = append(carry, stmt{sql: "SET LOCAL lock_timeout = '" + groupLockWait + "'"})
 		}
 		t.pending = carry
-		if err := try(m.fn, t); err != nil {
+		running.Store(time.Now().UnixNano())
+		err := try(m.fn, t)
+		running.Store(0)
+		if err != nil {
 			t.rollback(ctx, c)
 			var pn *panicked
 			if len(kept) == 0 || errors.As(err, &pn) {
@@ -150,7 +178,7 @@ func (p *pgEngine) group(db *DB, first *member, in chan *member) {
 		m.t, kept = t, append(kept, m)
 		carry = t.takePending()
 		m = nil
-		if len(kept) < groupMax {
+		if len(kept) < groupMax && time.Since(began) < groupSpan {
 			select {
 			case m = <-in:
 			default:

@@ -41,9 +41,6 @@ const (
 	// its lane, not the others of it. A lane busy with many quick members
 	// keeps them waiting: they share its commits.
 	groupJoinWait = 50 * time.Millisecond
-	// groupSpan is how long a group takes members: the first's answer
-	// waits for the group's commit.
-	groupSpan = 20 * time.Millisecond
 )
 
 // errAlone answers a member whose group kept nothing: it is tried again
@@ -140,7 +137,7 @@ func (l *lanes) work(p *pgEngine, db *DB, in chan *member, running *atomic.Int64
 // in one transaction, and answers each; running says when the member
 // running now began.
 func (p *pgEngine) group(db *DB, first *member, in chan *member, running *atomic.Int64) {
-	ctx, began := context.Background(), time.Now()
+	ctx := context.Background()
 	c, err := p.pool.Acquire(ctx)
 	if err != nil {
 		first.done <- classify(err)
@@ -178,7 +175,7 @@ func (p *pgEngine) group(db *DB, first *member, in chan *member, running *atomic
 		m.t, kept = t, append(kept, m)
 		carry = t.takePending()
 		m = nil
-		if len(kept) < groupMax && time.Since(began) < groupSpan {
+		if len(kept) < groupMax {
 			select {
 			case m = <-in:
 			default:

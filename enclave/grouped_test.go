@@ -28,15 +28,7 @@ func TestGroupedApprovalsAndAnswers(t *testing.T) {
 	var opened []*device.Opened
 	for range n {
 		id := w.Pay()
-		view, err := w.Owner.Client.Task(ctx, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		o, err := w.Owner.Open(view)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids, opened = append(ids, id), append(opened, o)
+		ids, opened = append(ids, id), append(opened, w.Open(id))
 	}
 	commits0, kept0, alone0 := db.Grouping()
 	var wg sync.WaitGroup

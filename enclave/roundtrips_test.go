@@ -67,15 +67,7 @@ func TestRoundTripsPerAction(t *testing.T) {
 		var opened []*device.Opened
 		for range k {
 			id := w.Pay()
-			view, err := w.Owner.Client.Task(ctx, id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			o, err := w.Owner.Open(view)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ids, opened = append(ids, id), append(opened, o)
+			ids, opened = append(ids, id), append(opened, w.Open(id))
 		}
 		for i, o := range opened {
 			before := db.RoundTrips()
@@ -114,15 +106,7 @@ func TestRoundTripsPerAction(t *testing.T) {
 	// Ten confirm tasks approved in one batch, under one signature.
 	var ten []*device.Opened
 	for i := range 10 {
-		view, err := w.Owner.Client.Task(ctx, w.PaySummed(fmt.Sprintf("pay $%d.00 to Acme Corp", i+1)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		o, err := w.Owner.Open(view)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ten = append(ten, o)
+		ten = append(ten, w.Open(w.PaySummed(fmt.Sprintf("pay $%d.00 to Acme Corp", i+1))))
 	}
 	before := db.RoundTrips()
 	if _, err := w.Owner.BatchApprove(ctx, ten); err != nil {

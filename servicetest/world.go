@@ -468,8 +468,9 @@ func (w *World) pay(args map[string]any) string {
 	return a.TaskID
 }
 
-// Approve approves a task as the owner at the door and returns the run.
-func (w *World) Approve(id string, supplied []byte) string {
+// Open reads a task on the owner's device and opens it, as before an
+// approval.
+func (w *World) Open(id string) *device.Opened {
 	w.T.Helper()
 	view, err := w.Owner.Client.Task(ctx, id)
 	if err != nil {
@@ -479,7 +480,13 @@ func (w *World) Approve(id string, supplied []byte) string {
 	if err != nil {
 		w.T.Fatal(err)
 	}
-	st, err := w.Owner.Approve(ctx, o, supplied, "")
+	return o
+}
+
+// Approve approves a task as the owner at the door and returns the run.
+func (w *World) Approve(id string, supplied []byte) string {
+	w.T.Helper()
+	st, err := w.Owner.Approve(ctx, w.Open(id), supplied, "")
 	if err != nil {
 		w.T.Fatal(err)
 	}

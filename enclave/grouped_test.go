@@ -30,7 +30,7 @@ func TestGroupedApprovalsAndAnswers(t *testing.T) {
 		id := w.Pay()
 		ids, opened = append(ids, id), append(opened, w.Open(id))
 	}
-	commits0, kept0, alone0 := db.Grouping()
+	before := db.Grouping()
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for _, o := range opened {
@@ -60,8 +60,8 @@ func TestGroupedApprovalsAndAnswers(t *testing.T) {
 	for _, id := range ids {
 		w.DoneOnce(id)
 	}
-	commits, kept, alone := db.Grouping()
-	commits, kept, alone = commits-commits0, kept-kept0, alone-alone0
+	after := db.Grouping()
+	commits, kept, alone := after.Commits-before.Commits, after.Kept-before.Kept, after.Alone-before.Alone
 	t.Logf("%d approvals and %d answer jobs: %d commits of groups kept %d, %d tried again alone", n, 2*n, commits, kept, alone)
 	if kept <= commits {
 		t.Fatalf("%d commits kept %d transactions: none shared one", commits, kept)

@@ -55,25 +55,28 @@ func (g *gauges) Collect(ch chan<- prometheus.Metric) {
 
 // groupingCounters count the store's grouped transactions (store.Grouped),
 // when it groups them: the commits they shared, the transactions those
-// kept, and those tried again alone because their group kept nothing.
+// kept, those tried again alone because their group kept nothing, and how
+// busy the lanes that group them were.
 func groupingCounters(s store.Store) []prometheus.Collector {
-	g, ok := s.(interface {
-		Grouping() (commits, kept, alone int64)
-	})
+	g, ok := s.(interface{ Grouping() store.Grouping })
 	if !ok {
 		return nil
 	}
-	counter := func(name, help string, pick func(commits, kept, alone int64) int64) prometheus.Collector {
+	counter := func(name, help string, pick func(store.Grouping) float64) prometheus.Collector {
 		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 {
-			return float64(pick(g.Grouping()))
+			return pick(g.Grouping())
 		})
 	}
 	return []prometheus.Collector{
 		counter("countersign_store_group_commits_total", "Commits of grouped transactions: different owners' actions sharing one transaction.",
-			func(c, _, _ int64) int64 { return c }),
+			func(g store.Grouping) float64 { return float64(g.Commits) }),
 		counter("countersign_store_grouped_kept_total", "Grouped transactions kept by those commits.",
-			func(_, k, _ int64) int64 { return k }),
+			func(g store.Grouping) float64 { return float64(g.Kept) }),
 		counter("countersign_store_grouped_alone_total", "Grouped transactions run alone instead: their group kept nothing, or their lane's member running had run longer than 50 ms.",
-			func(_, _, a int64) int64 { return a }),
+			func(g store.Grouping) float64 { return float64(g.Alone) }),
+		counter("countersign_store_group_busy_seconds_total", "Time the lanes spent on groups, summed over the lanes: its rate divided by countersign_store_group_lanes is the share of the time they were busy.",
+			func(g store.Grouping) float64 { return g.Busy.Seconds() }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "countersign_store_group_lanes", Help: "Lanes grouping transactions: each runs one group at a time on one connection."},
+			func() float64 { return float64(g.Grouping().Lanes) }),
 	}
 }

@@ -74,11 +74,8 @@ func (db *DB) Close() error {
 }
 
 // Grouping is what this store's grouped transactions (store.Grouped)
-// came to so far: the commits of groups, the transactions they kept, and
-// the transactions run alone instead: their group kept nothing, or the
-// member their lane was running had held it too long.
-// Zeros on SQLite, which runs every transaction alone.
-func (db *DB) Grouping() (commits, kept, alone int64) { return db.e.grouping() }
+// came to so far. Zeros on SQLite, which runs every transaction alone.
+func (db *DB) Grouping() store.Grouping { return db.e.grouping() }
 
 // Ping checks that the database answers.
 func (db *DB) Ping(ctx context.Context) error { return classify(db.e.ping(ctx)) }

@@ -26,7 +26,7 @@ type engine interface {
 	close() error
 	// grouping counts the grouped transactions (DB.Grouping): zeros where
 	// every transaction runs alone.
-	grouping() (commits, kept, alone int64)
+	grouping() store.Grouping
 
 	// forUpdate ends a SELECT whose rows stay locked until the
 	// transaction ends ("" where a writing transaction holds the whole

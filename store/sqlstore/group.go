@@ -56,15 +56,16 @@ type lanes struct {
 	running []atomic.Int64
 	stop    chan struct{}
 	// counts are what the lanes did, for Grouping.
-	counts struct{ commits, kept, alone atomic.Int64 }
+	counts struct{ commits, kept, alone, busy atomic.Int64 }
 }
 
-func (p *pgEngine) grouping() (commits, kept, alone int64) {
+func (p *pgEngine) grouping() store.Grouping {
 	if p.lanes == nil {
-		return 0, 0, 0
+		return store.Grouping{}
 	}
 	c := &p.lanes.counts
-	return c.commits.Load(), c.kept.Load(), c.alone.Load()
+	return store.Grouping{Lanes: len(p.lanes.in), Commits: c.commits.Load(), Kept: c.kept.Load(), Alone: c.alone.Load(),
+		Busy: time.Duration(c.busy.Load())}
 }
 
 // member is a transaction sent to a lane, and its answer.
@@ -138,6 +139,8 @@ func (l *lanes) work(p *pgEngine, db *DB, in chan *member, running *atomic.Int64
 // running now began.
 func (p *pgEngine) group(db *DB, first *member, in chan *member, running *atomic.Int64) {
 	ctx := context.Background()
+	began := time.Now()
+	defer func() { p.lanes.counts.busy.Add(int64(time.Since(began))) }()
 	c, err := p.pool.Acquire(ctx)
 	if err != nil {
 		first.done <- classify(err)

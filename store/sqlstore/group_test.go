@@ -231,8 +231,9 @@ func TestGroupedConcurrently(t *testing.T) {
 		t.Fatalf("%d transactions were kept by %d commits: none shared one", n, len(commits))
 	}
 	// A transaction whose lane stayed busy past the wait ran alone.
-	if c, k, alone := db.Grouping(); c+alone != int64(len(commits)) || k+alone != n {
-		t.Fatalf("Grouping says %d commits kept %d, %d ran alone; the rows say %d commits kept %d", c, k, alone, len(commits), n)
+	if g := db.Grouping(); g.Commits+g.Alone != int64(len(commits)) || g.Kept+g.Alone != n || g.Lanes != 2 || g.Busy <= 0 {
+		t.Fatalf("Grouping says %d commits kept %d, %d ran alone, %d lanes busy %v; the rows say %d commits kept %d",
+			g.Commits, g.Kept, g.Alone, g.Lanes, g.Busy, len(commits), n)
 	}
 	t.Logf("%d transactions kept by %d commits", n, len(commits))
 }
@@ -306,7 +307,7 @@ func TestGroupedSlowMember(t *testing.T) {
 	if balances, _ := credited(t, db, accounts); balances[0] != 1 || balances[1] != 1 || tries[0].Load() != 1 || tries[1].Load() != 1 {
 		t.Fatalf("balances %v after %d and %d tries, want [1 1] after one each", balances, tries[0].Load(), tries[1].Load())
 	}
-	if _, _, alone := db.Grouping(); alone != 1 {
+	if alone := db.Grouping().Alone; alone != 1 {
 		t.Fatalf("%d transactions ran alone, want the other one", alone)
 	}
 }

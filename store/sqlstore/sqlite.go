@@ -75,7 +75,7 @@ func (l *liteEngine) ping(ctx context.Context) error { return l.db.PingContext(c
 func (l *liteEngine) close() error { return l.db.Close() }
 
 // grouping is none: SQLite runs every transaction alone (store.Grouped).
-func (*liteEngine) grouping() (commits, kept, alone int64) { return 0, 0, 0 }
+func (*liteEngine) grouping() store.Grouping { return store.Grouping{} }
 
 // tx runs fn in one transaction; what it tells subscribers is published
 // once it commits.

@@ -123,6 +123,37 @@ type CPU struct {
 	PostgresMS float64 `json:"postgres_ms"`
 	BenchMS    float64 `json:"bench_ms"`
 	WALBytes   int64   `json:"wal_bytes"`
+	// Lanes is what the service's lanes did meanwhile (from its /metrics;
+	// absent when it groups nothing or serves no metrics).
+	Lanes *Lanes `json:"lanes,omitempty"`
+}
+
+// Lanes is what the lanes that group different owners' actions did over a
+// phase: the commits they made, the actions those kept, the actions run
+// alone instead, and their busy time against the phase's.
+type Lanes struct {
+	Lanes       int     `json:"lanes"`
+	Commits     int64   `json:"commits"`
+	Kept        int64   `json:"kept"`
+	Alone       int64   `json:"alone"`
+	BusySeconds float64 `json:"busy_seconds"`
+	Seconds     float64 `json:"seconds"`
+}
+
+// PerCommit is how many actions a commit kept.
+func (l *Lanes) PerCommit() float64 {
+	if l.Commits == 0 {
+		return 0
+	}
+	return float64(l.Kept) / float64(l.Commits)
+}
+
+// Busy is the share of the time the lanes were busy, over all of them.
+func (l *Lanes) Busy() float64 {
+	if l.Seconds == 0 || l.Lanes == 0 {
+		return 0
+	}
+	return l.BusySeconds / (l.Seconds * float64(l.Lanes))
 }
 
 // WALPerOp is the WAL written per operation, in bytes.
@@ -147,10 +178,21 @@ func (c CPU) PerOp() (service, postgres, bench float64) {
 type cpuMark struct {
 	service, postgres, bench time.Duration
 	wal                      int64
+	// lanes is the service's lane counters, when it serves them.
+	lanes *laneMark
+}
+
+// laneMark is a reading of the service's lane counters.
+type laneMark struct {
+	at                   time.Time
+	lanes                int
+	commits, kept, alone int64
+	busy                 float64
 }
 
 func (b *bench) mark() cpuMark {
-	m := cpuMark{service: procCPU(b.svc.pid()), postgres: postgresCPU(), bench: procCPU("self"), wal: -1}
+	m := cpuMark{service: procCPU(b.svc.pid()), postgres: postgresCPU(), bench: procCPU("self"), wal: -1,
+		lanes: readLanes(b.svc.metrics)}
 	if b.wal != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -169,4 +211,31 @@ func (c *CPU) add(m cpuMark, now cpuMark) {
 	if m.wal >= 0 && now.wal >= m.wal {
 		c.WALBytes += now.wal - m.wal
 	}
+	if a, z := m.lanes, now.lanes; a != nil && z != nil && z.lanes > 0 {
+		if c.Lanes == nil {
+			c.Lanes = &Lanes{Lanes: z.lanes}
+		}
+		l := c.Lanes
+		l.Commits += z.commits - a.commits
+		l.Kept += z.kept - a.kept
+		l.Alone += z.alone - a.alone
+		l.BusySeconds += z.busy - a.busy
+		l.Seconds += z.at.Sub(a.at).Seconds()
+	}
+}
+
+// readLanes reads the lane counters from a service's /metrics URL (nil
+// when there is none or it cannot be read).
+func readLanes(url string) *laneMark {
+	if url == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	vals, err := readMetrics(ctx, url, "countersign_store_group_lanes", "countersign_store_group_commits_total",
+		"countersign_store_grouped_kept_total", "countersign_store_grouped_alone_total", "countersign_store_group_busy_seconds_total")
+	if err != nil {
+		return nil
+	}
+	return &laneMark{at: time.Now(), lanes: int(vals[0]), commits: int64(vals[1]), kept: int64(vals[2]), alone: int64(vals[3]), busy: vals[4]}
 }

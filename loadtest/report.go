@@ -142,6 +142,16 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	for _, p := range []struct {
+		phase, ops string
+		l          *Lanes
+	}{{"P1", "writes", r.P1.CPU.Lanes}, {"P2", "approvals and answers", r.P2.CPU.Lanes}} {
+		if p.l == nil || p.l.Lanes == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "%s: the service's %d lanes kept %s %s per commit (%d commits; %d run alone instead) and were busy %s %% of the time.\n",
+			p.phase, p.l.Lanes, number(p.l.PerCommit()), p.ops, p.l.Commits, p.l.Alone, number(100*p.l.Busy()))
+	}
 
 	fmt.Fprintf(w, "\nP3: approve answered in %s ms (median); approve → done p90 %s ms, max %s ms.\n",
 		number(r.P3.ApproveMS), number(r.P3.P90MS), number(r.P3.MaxMS))

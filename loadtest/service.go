@@ -81,7 +81,8 @@ func startService(ctx context.Context, binary, dbURL string, profiler bool, prog
 		// Go's profiler is served beside /metrics, on loopback.
 		env = append(env, "COUNTERSIGN_PPROF=true")
 	}
-	return launch(ctx, binary, env, profiler, progress)
+	// /metrics, on loopback, tells what the lanes did in each phase.
+	return launch(ctx, binary, env, true, progress)
 }
 
 // prepareService migrates the database and makes a master key: the

@@ -59,6 +59,13 @@ func TestBenchQuick(t *testing.T) {
 	if rep.P1.Pairs <= 0 || rep.P1.WritesPerSecond <= 0 || rep.P1.Errors != 0 || rep.P1.CPU.ServiceMS <= 0 {
 		t.Errorf("P1 %+v", rep.P1)
 	}
+	// Every P1 write is a grouped transaction, kept by a lane's commit (or
+	// run alone): the lanes' counters, read from the service's /metrics
+	// around the phase, account for each once.
+	if l := rep.P1.CPU.Lanes; l == nil || l.Lanes < 1 || l.Kept+l.Alone != 2*rep.P1.Pairs || l.Commits < 1 || l.Commits > l.Kept ||
+		l.Busy() <= 0 || l.Busy() > 1.05 {
+		t.Errorf("P1's lanes %+v for %d pairs", l, rep.P1.Pairs)
+	}
 	// Each pair writes a task's ciphertext (about 2.5 KiB) to the WAL.
 	if rep.P1.CPU.WALPerOp() < 1024 || rep.P2.CPU.WALPerOp() < 1024 {
 		t.Errorf("WAL per P1 write %.0f B, per P2 task done %.0f B: want at least a task's ciphertext's share", rep.P1.CPU.WALPerOp(), rep.P2.CPU.WALPerOp())
@@ -90,7 +97,7 @@ func TestBenchQuick(t *testing.T) {
 		t.Errorf("figures %s", got)
 	}
 
-	tableSays(t, &rep, "FIGURE", "floor PostgreSQL commits/s", "P1 task-layer writes/s", "P2 approvals accepted/s", "P2′", "P3 approve → done", "P7 service VmRSS", "P1 per write", "P2 per approval done")
+	tableSays(t, &rep, "FIGURE", "floor PostgreSQL commits/s", "P1 task-layer writes/s", "P2 approvals accepted/s", "P2′", "P3 approve → done", "P7 service VmRSS", "P1 per write", "P2 per approval done", "P1: the service's", "writes per commit")
 
 	if !strings.HasPrefix(rep.Database, "countersign_bench_") {
 		t.Errorf("the database is named %q", rep.Database)

@@ -1,6 +1,10 @@
 package enclave_test
 
 import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -65,5 +69,54 @@ func TestGroupedApprovalsAndAnswers(t *testing.T) {
 	t.Logf("%d approvals and %d answer jobs: %d commits of groups kept %d, %d tried again alone", n, 2*n, commits, kept, alone)
 	if kept <= commits {
 		t.Fatalf("%d commits kept %d transactions: none shared one", commits, kept)
+	}
+}
+
+// TestGroupedRunsLoggedAndTimedOnce: in-process answer runs handed over
+// twice at once share their lane's groups; the second of a pair keeps its
+// group from committing and every member is tried again alone. A run so
+// tried is kept once, and is logged and timed once: the operator's log and
+// /metrics count the runs that happened, not the tries.
+func TestGroupedRunsLoggedAndTimedOnce(t *testing.T) {
+	t.Parallel()
+	db := storetest.Postgres(t)
+	w := servicetest.New(t, db)
+	handed := make(chan store.AnswerJob, 32)
+	t.Cleanup(db.SetHandOff(&sqlstore.HandOff{Jobs: handed}))
+	const n = 6
+	var jobs []store.AnswerJob
+	for range n {
+		id := w.Guess()
+		run := w.Approve(id, []byte("0"))
+		j := <-handed
+		if j.TaskID != id || j.Run != run || j.Inputs == nil {
+			t.Fatalf("handed over %+v for %s", j, id)
+		}
+		jobs = append(jobs, j, j)
+	}
+	before := db.Grouping()
+	runAtOnce(t, w, jobs)
+	if after := db.Grouping(); after.Alone == before.Alone {
+		t.Fatalf("no grouped transaction was tried again alone (%+v → %+v): the test shows nothing", before, after)
+	}
+	logs := w.Logs.String()
+	for i := 0; i < len(jobs); i += 2 {
+		j := jobs[i]
+		if k := w.Task(j.TaskID); k.State != "done" || k.NextTaskID == "" {
+			t.Errorf("turn %s ended %s, next %q", j.TaskID, k.State, k.NextTaskID)
+		}
+		for _, msg := range []string{`msg="answer run started"`, `msg="answer run finished"`} {
+			if got := strings.Count(logs, msg+" run="+j.Run+" "); got != 1 {
+				t.Errorf("run %s: %s logged %d times, want once", j.Run, msg, got)
+			}
+		}
+	}
+	if got := len(openTasks(t, w)); got != n {
+		t.Errorf("%d next turns open, want %d: one a run", got, n)
+	}
+	rec := httptest.NewRecorder()
+	w.API.Metrics().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	if want := fmt.Sprintf(`countersign_answer_run_seconds_count{connector="probe"} %d`, n); !strings.Contains(rec.Body.String(), want+"\n") {
+		t.Errorf("/metrics lacks %s", want)
 	}
 }

@@ -101,6 +101,7 @@ func (s *Service) AnswerJob(ctx context.Context, job store.AnswerJob) error {
 	var c *claimed
 	var whole, ordinary bool
 	var err error
+	var tried time.Time
 	// A job handed over with its task shares its commit with other
 	// owners' actions where it can (store.Grouped), and may then be tried
 	// twice: each try starts from the job.
@@ -116,7 +117,7 @@ func (s *Service) AnswerJob(ctx context.Context, job store.AnswerJob) error {
 				if err != nil || c == nil || c.begin == nil {
 					return err
 				}
-				whole = true
+				whole, tried = true, time.Now()
 				return s.answerIn(ctx, tx, c, job.Run, fromSeen)
 			})
 		})
@@ -125,6 +126,13 @@ func (s *Service) AnswerJob(ctx context.Context, job store.AnswerJob) error {
 		}
 		s.log.Warn("an in-process answer run kept nothing; it runs again the ordinary way", "run", job.Run, "err_type", fmt.Sprintf("%T", err))
 		ordinary = true
+	}
+	if whole {
+		// Logged and timed once, for the try that counts (the last): a
+		// try its transaction did not keep did not happen.
+		p := c.prepared
+		s.log.Info("answer run started", "run", job.Run, "task", p.task.ID, "agent", p.task.Preparer, "operation", p.op.Name, "in_process", true)
+		s.observe(p.conn.Name, tried)
 	}
 	if errors.Is(err, store.ErrUnavailable) && c != nil {
 		// The claim's COMMIT went out and its answer was lost: it may
@@ -147,11 +155,10 @@ func (s *Service) AnswerJob(ctx context.Context, job store.AnswerJob) error {
 }
 
 // answerIn runs the answer claimed in tx, of an operation declared
-// InProcess, in tx, and records its end there.
+// InProcess, in tx, and records its end there. Its caller logs and times
+// it: once, though its transaction may be tried more than once.
 func (s *Service) answerIn(ctx context.Context, tx answersTx, c *claimed, run string, fromSeen bool) error {
 	p := c.prepared
-	s.log.Info("answer run started", "run", run, "task", p.task.ID, "agent", p.task.Preparer, "operation", p.op.Name, "in_process", true)
-	defer s.observe(p.conn.Name, time.Now())
 	e, err := s.runAnswer(ctx, tx, c.begin, p, run, c.limit, c.input, c.receiptKey)
 	if err != nil {
 		return err

@@ -380,7 +380,6 @@ func (s *Service) runInProcess(ctx context.Context, st *started, conn *connector
 			return err
 		}
 		began = true
-		s.logStart(st)
 		out, opened, rErr, broke := s.ExecuteIn(ctx, tx, st.run, conn, func(ctx context.Context, p connectors.Platform) (any, error) {
 			call.Platform = p
 			return st.op.Run(ctx, call)
@@ -389,7 +388,6 @@ func (s *Service) runInProcess(ctx context.Context, st *started, conn *connector
 			return broke
 		}
 		runErr = rErr
-		s.logFailure(st.run, runErr)
 		st.run.did = didOf(st.run, st.op, call, runErr, opened)
 		if answer, err = answerOf(out, runErr); err != nil {
 			return err
@@ -397,6 +395,12 @@ func (s *Service) runInProcess(ctx context.Context, st *started, conn *connector
 		unch = uncharged(st.op, call, runErr, opened)
 		return s.recordEnd(ctx, tx, st.run, st.op.Name, opened, st.idem, answer, unch)
 	})
+	if began {
+		// Logged once, for the try that counts (the last): a try its
+		// transaction did not keep did not happen.
+		s.logStart(st)
+		s.logFailure(st.run, runErr)
+	}
 	switch {
 	case replay != nil:
 		return replay, true, nil

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"reflect"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -85,9 +86,7 @@ func DecodeStrict(data []byte, v any) error {
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return &JSONError{Problem: JSONWrongType, Member: "the value"}
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if err := walkJSON(dec, rv.Type().Elem(), true); err != nil {
+	if err := (&jsonWalk{data: data}).value(rv.Type().Elem(), true); err != nil {
 		return err
 	}
 	strict := json.NewDecoder(bytes.NewReader(data))
@@ -182,10 +181,59 @@ var (
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
 )
 
-// walkJSON reads one value from dec (valid JSON, nested at most 10,000
-// deep) beside t, the type it decodes into; t is nil where any value may
-// come (json.RawMessage, any, a type decoding itself).
-func walkJSON(dec *json.Decoder, t reflect.Type, top bool) error {
+// jsonWalk reads a JSON text that json.Valid accepted, beside the type it
+// decodes into. It reads the bytes themselves: the text is known to be
+// valid, so it only has to find its way (encoding/json's tokens cost an
+// allocation each).
+type jsonWalk struct {
+	data []byte
+	i    int
+}
+
+// next skips white space and returns the byte at it.
+func (w *jsonWalk) next() byte {
+	for w.i < len(w.data) {
+		switch c := w.data[w.i]; c {
+		case ' ', '\t', '\n', '\r':
+			w.i++
+		default:
+			return c
+		}
+	}
+	return 0
+}
+
+// str reads the string at i (its opening quote) and returns its value,
+// escapes decoded as encoding/json decodes them.
+func (w *jsonWalk) str() string {
+	start, escaped := w.skipStr()
+	raw := w.data[start:w.i]
+	if !escaped {
+		return string(raw[1 : len(raw)-1])
+	}
+	var v string
+	_ = json.Unmarshal(raw, &v) // valid, as the whole text is
+	return v
+}
+
+// skipStr passes the string at i (its opening quote), returning where it
+// began and whether it holds an escape.
+func (w *jsonWalk) skipStr() (start int, escaped bool) {
+	start = w.i
+	for w.i++; w.data[w.i] != '"'; w.i++ {
+		if w.data[w.i] == '\\' {
+			escaped = true
+			w.i++
+		}
+	}
+	w.i++
+	return start, escaped
+}
+
+// value reads one value beside t, the type it decodes into; t is nil
+// where any value may come (json.RawMessage, any, a type decoding
+// itself).
+func (w *jsonWalk) value(t reflect.Type, top bool) error {
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -193,30 +241,49 @@ func walkJSON(dec *json.Decoder, t reflect.Type, top bool) error {
 		(reflect.PointerTo(t).Implements(unmarshalerType) || reflect.PointerTo(t).Implements(textUnmarshalerType)) {
 		t = nil
 	}
-	tok, err := dec.Token()
-	if err != nil {
-		return &JSONError{Problem: JSONMalformed}
-	}
-	d, ok := tok.(json.Delim)
-	if top && t != nil && takesObject(t) && d != '{' {
+	c := w.next()
+	if top && t != nil && takesObject(t) && c != '{' {
 		return &JSONError{Problem: JSONNotObject}
 	}
-	if !ok {
-		return nil
-	}
-	if d == '[' {
+	switch c {
+	case '[':
 		var elem reflect.Type
 		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
 			elem = t.Elem()
 		}
-		for dec.More() {
-			if err := walkJSON(dec, elem, false); err != nil {
+		w.i++
+		if w.next() == ']' {
+			w.i++
+			return nil
+		}
+		for {
+			if err := w.value(elem, false); err != nil {
 				return err
 			}
+			c := w.next()
+			w.i++ // ',' or ']'
+			if c == ']' {
+				return nil
+			}
 		}
-		_, err := dec.Token()
-		return err
+	case '{':
+		return w.object(t)
+	case '"':
+		w.skipStr()
+	default: // a number, true, false or null
+		for w.i < len(w.data) {
+			switch w.data[w.i] {
+			case ',', '}', ']', ' ', '\t', '\n', '\r':
+				return nil
+			}
+			w.i++
+		}
 	}
+	return nil
+}
+
+// object reads the object at i beside t.
+func (w *jsonWalk) object(t reflect.Type) error {
 	var fields map[string]reflect.Type // by exact name
 	var folded map[string]string       // MemberKey → the field's name
 	var elem reflect.Type
@@ -227,13 +294,17 @@ func walkJSON(dec *json.Decoder, t reflect.Type, top bool) error {
 	case t.Kind() == reflect.Map:
 		elem = t.Elem()
 	}
+	w.i++
+	if w.next() == '}' {
+		w.i++
+		return nil
+	}
 	seen := map[string]string{} // MemberKey → the name as first written
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return &JSONError{Problem: JSONMalformed}
-		}
-		name := tok.(string)
+	for {
+		w.next()
+		name := w.str()
+		w.next()
+		w.i++ // ':'
 		key := MemberKey(name)
 		if first, dup := seen[key]; dup {
 			return &JSONError{Problem: JSONRepeated, Member: MemberName(first)}
@@ -251,18 +322,41 @@ func walkJSON(dec *json.Decoder, t reflect.Type, top bool) error {
 				return &JSONError{Problem: JSONUnknown, Member: MemberName(name)}
 			}
 		}
-		if err := walkJSON(dec, child, false); err != nil {
+		if err := w.value(child, false); err != nil {
 			return err
 		}
+		c := w.next()
+		w.i++ // ',' or '}'
+		if c == '}' {
+			return nil
+		}
 	}
-	_, err = dec.Token()
-	return err
 }
 
 // jsonFields returns the members a struct decodes, as encoding/json names
 // them: exported fields by their json tag or name, embedded structs'
 // fields promoted, "-" left out.
 func jsonFields(t reflect.Type) (map[string]reflect.Type, map[string]string) {
+	if f, ok := structFields.Load(t); ok {
+		f := f.(*fieldsOf)
+		return f.fields, f.folded
+	}
+	fields, folded := findFields(t)
+	structFields.Store(t, &fieldsOf{fields, folded})
+	return fields, folded
+}
+
+// structFields holds jsonFields' answers by type (the types are the
+// program's own, so it stays small); they are never changed.
+var structFields sync.Map
+
+type fieldsOf struct {
+	fields map[string]reflect.Type
+	folded map[string]string
+}
+
+// findFields is jsonFields, found by reflection.
+func findFields(t reflect.Type) (map[string]reflect.Type, map[string]string) {
 	fields := map[string]reflect.Type{}
 	folded := map[string]string{}
 	var add func(t reflect.Type, depth int)

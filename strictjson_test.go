@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode"
+	"unicode/utf8"
 )
 
 type strictInner struct {
@@ -216,6 +218,142 @@ func repeatedName(t *testing.T, data []byte) string {
 					top.key = true
 				}
 			}
+		}
+	}
+}
+
+// FuzzJSONWalk: on every valid JSON text, the walk over bytes that
+// DecodeStrict uses finds what a walk over encoding/json's tokens finds
+// (tokenWalk, below): the same refusal, naming the same member, or none.
+func FuzzJSONWalk(f *testing.F) {
+	for _, s := range []string{`{}`, `[]`, `{"a":1,"A":2}`, `{"task_id":"x","TASK_ID":"y"}`, `{"\u0074ask_id":"x"}`,
+		`{"kay":1,"\u212aay":2}`, `{"items":[{"amount":1},{"aMount":1}]}`, `{"raw":{"a b":1,"A B":2}}`,
+		`{"inner":{"amount":"5","cents":[true,false,null,-1.5e3]}}`, " \t{\"map\" : {\"a\\\"b\" : \"\\u00e9\\\\\" } }\n",
+		`{"any":[{"k":1},{"k":2,"K":3}]}`, `"x"`, `12`, `null`, `{"nonce":"n","Nonce":"m"}`, `{"x":{"y":[[],[{}]]}}`} {
+		f.Add([]byte(s))
+	}
+	type fuzzArgs struct {
+		TaskID string          `json:"task_id"`
+		Extra  json.RawMessage `json:"extra"`
+	}
+	types := []reflect.Type{reflect.TypeFor[strictArgs](), reflect.TypeFor[fuzzArgs](), reflect.TypeFor[map[string]any](),
+		reflect.TypeFor[any](), reflect.TypeFor[[]strictInner]()}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !utf8.Valid(data) || !json.Valid(data) {
+			return
+		}
+		for _, typ := range types {
+			got := (&jsonWalk{data: data}).value(typ, true)
+			dec := json.NewDecoder(bytes.NewReader(data))
+			dec.UseNumber()
+			want := tokenWalk(dec, typ, true)
+			if !sameRefusal(got, want) {
+				t.Fatalf("%s into %v: the walk says %v, the tokens %v", data, typ, got, want)
+			}
+		}
+	})
+}
+
+func sameRefusal(a, b error) bool {
+	var x, y *JSONError
+	if errors.As(a, &x) != errors.As(b, &y) {
+		return false
+	}
+	if x == nil {
+		return a == nil && b == nil
+	}
+	return *x == *y
+}
+
+// tokenWalk is the walk over encoding/json's tokens that DecodeStrict
+// used before it read the bytes itself: FuzzJSONWalk's reference.
+func tokenWalk(dec *json.Decoder, t reflect.Type, top bool) error {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t != nil && t.Kind() != reflect.Interface &&
+		(reflect.PointerTo(t).Implements(unmarshalerType) || reflect.PointerTo(t).Implements(textUnmarshalerType)) {
+		t = nil
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return &JSONError{Problem: JSONMalformed}
+	}
+	d, ok := tok.(json.Delim)
+	if top && t != nil && takesObject(t) && d != '{' {
+		return &JSONError{Problem: JSONNotObject}
+	}
+	if !ok {
+		return nil
+	}
+	if d == '[' {
+		var elem reflect.Type
+		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+			elem = t.Elem()
+		}
+		for dec.More() {
+			if err := tokenWalk(dec, elem, false); err != nil {
+				return err
+			}
+		}
+		_, err := dec.Token()
+		return err
+	}
+	var fields map[string]reflect.Type
+	var folded map[string]string
+	var elem reflect.Type
+	switch {
+	case t == nil:
+	case t.Kind() == reflect.Struct:
+		fields, folded = findFields(t)
+	case t.Kind() == reflect.Map:
+		elem = t.Elem()
+	}
+	seen := map[string]string{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return &JSONError{Problem: JSONMalformed}
+		}
+		name := tok.(string)
+		key := MemberKey(name)
+		if first, dup := seen[key]; dup {
+			return &JSONError{Problem: JSONRepeated, Member: MemberName(first)}
+		}
+		seen[key] = name
+		child := elem
+		if fields != nil {
+			ft, exact := fields[name]
+			switch own, other := folded[key]; {
+			case exact:
+				child = ft
+			case other:
+				return &JSONError{Problem: JSONOtherCase, Member: MemberName(own)}
+			default:
+				return &JSONError{Problem: JSONUnknown, Member: MemberName(name)}
+			}
+		}
+		if err := tokenWalk(dec, child, false); err != nil {
+			return err
+		}
+	}
+	_, err = dec.Token()
+	return err
+}
+
+// BenchmarkDecodeStrict decodes an agent's call as the service reads it.
+func BenchmarkDecodeStrict(b *testing.B) {
+	body := []byte(`{"owner":"alice.near","project":"probe","operation":"guess_start","args":{"max":1000,"memo":"a turn \u00e9"}}`)
+	var v struct {
+		Owner     string          `json:"owner"`
+		Project   string          `json:"project"`
+		Operation string          `json:"operation"`
+		Args      json.RawMessage `json:"args"`
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := DecodeStrict(body, &v); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

@@ -550,8 +550,32 @@ func classifyPostgres(err error) (error, bool) {
 }
 
 // rebind numbers "?" placeholders for PostgreSQL. The queries hold no "?"
-// anywhere else.
+// anywhere else. The statements are the store's own, a few hundred
+// shapes: each is numbered once and kept (up to rebindKept of them; a
+// statement whose shape varies, such as an IN list, is numbered each time
+// once they are kept).
 func rebind(q string) string {
+	if r, ok := rebound.Load(q); ok {
+		return r.(string)
+	}
+	r := numbered(q)
+	if reboundN.Load() < rebindKept {
+		if _, had := rebound.LoadOrStore(q, r); !had {
+			reboundN.Add(1)
+		}
+	}
+	return r
+}
+
+const rebindKept = 4096
+
+var (
+	rebound  sync.Map // statement → numbered
+	reboundN atomic.Int64
+)
+
+// numbered is rebind's numbering.
+func numbered(q string) string {
 	if !strings.Contains(q, "?") {
 		return q
 	}

@@ -111,6 +111,10 @@ func TestGroupedRunsLoggedAndTimedOnce(t *testing.T) {
 			}
 		}
 	}
+	// The agent's guess_starts, one at a time, each logged once.
+	if got := strings.Count(logs, `msg="run started"`); got != n {
+		t.Errorf("%d agent's runs logged as started, want %d", got, n)
+	}
 	if got := len(openTasks(t, w)); got != n {
 		t.Errorf("%d next turns open, want %d: one a run", got, n)
 	}

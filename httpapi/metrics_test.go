@@ -43,7 +43,6 @@ func TestMetricsSeries(t *testing.T) {
 		`countersign_queued_jobs{kind="webhook_delivery"} 0`,
 		`countersign_webhook_attempts_total{outcome="delivered"} 0`,
 		"countersign_store_grouped_alone_total 0",
-		"countersign_store_group_lanes 2",
 	} {
 		if !strings.Contains(m, want) {
 			t.Errorf("/metrics lacks %s", want)
@@ -57,6 +56,7 @@ func TestMetricsSeries(t *testing.T) {
 		series      string
 		least, most float64
 	}{
+		{"countersign_store_group_lanes", 1, 1e9}, // half the pool's connections
 		{"countersign_store_group_commits_total", 2, 1e9},
 		{"countersign_store_grouped_kept_total", 2, 1e9},
 		{"countersign_store_group_busy_seconds_total", 1e-6, time.Since(began).Seconds()},

@@ -395,20 +395,20 @@ func (s *Service) runInProcess(ctx context.Context, st *started, conn *connector
 		unch = uncharged(st.op, call, runErr, opened)
 		return s.recordEnd(ctx, tx, st.run, st.op.Name, opened, st.idem, answer, unch)
 	})
-	if began {
-		// Logged once, for the try that counts (the last): a try its
-		// transaction did not keep did not happen.
-		s.logStart(st)
-		s.logFailure(st.run, runErr)
-	}
+	// The run is logged once, for the try that counts (the last): a try
+	// its transaction did not keep did not happen; one that runs again
+	// the ordinary way is logged there.
 	switch {
 	case replay != nil:
 		return replay, true, nil
 	case err == nil:
+		s.logStart(st)
+		s.logFailure(st.run, runErr)
 		s.logEnd(st.run, runErr, unch)
 		return answer, true, nil
 	case errors.Is(err, store.ErrUncovered), errors.Is(err, store.ErrUnavailable), !began:
 		if began {
+			s.logStart(st)
 			s.log.Info("run kept nothing", "run", st.run.ID, "uncovered", errors.Is(err, store.ErrUncovered))
 		}
 		answer, err = startRefused(err, st)
@@ -417,6 +417,7 @@ func (s *Service) runInProcess(ctx context.Context, st *started, conn *connector
 	if st.run.abandoned.Load() {
 		// Its handler overran its limit and may still be running: it is
 		// not run again.
+		s.logStart(st)
 		s.log.Error("an in-process run overran its limit and kept nothing", "run", st.run.ID)
 		return refusal(countersign.Errorf(countersign.Internal, "the run passed its compute limit of %s", st.run.ComputeLimit)), true, nil
 	}

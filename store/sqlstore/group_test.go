@@ -231,7 +231,7 @@ func TestGroupedConcurrently(t *testing.T) {
 		t.Fatalf("%d transactions were kept by %d commits: none shared one", n, len(commits))
 	}
 	// A transaction whose lane stayed busy past the wait ran alone.
-	if g := db.Grouping(); g.Commits+g.Alone != int64(len(commits)) || g.Kept+g.Alone != n || g.Lanes != 2 || g.Busy <= 0 {
+	if g := db.Grouping(); g.Commits+g.Alone != int64(len(commits)) || g.Kept+g.Alone != n || g.Lanes < 1 || g.Busy <= 0 {
 		t.Fatalf("Grouping says %d commits kept %d, %d ran alone, %d lanes busy %v; the rows say %d commits kept %d",
 			g.Commits, g.Kept, g.Alone, g.Lanes, g.Busy, len(commits), n)
 	}

@@ -281,11 +281,7 @@ func TestConcurrentApprovalsOneWins(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
 		w := servicetest.New(t, db)
 		id := w.Pay()
-		view, _ := w.Owner.Client.Task(ctx, id)
-		o, err := w.Owner.Open(view)
-		if err != nil {
-			t.Fatal(err)
-		}
+		o := w.Open(id)
 		var wins, closed atomic.Int32
 		var wg sync.WaitGroup
 		for i := 0; i < 50; i++ {

@@ -161,12 +161,7 @@ func TestSharedSummaryMismatch(t *testing.T) {
 	if st, err := bob.Approve(ctx, o, nil, ""); err != nil || st.State != "open" {
 		t.Fatalf("bob's approval: %+v %v", st, err)
 	}
-	view, _ = w.Owner.Client.Task(ctx, id)
-	owner, err := w.Owner.Open(view)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := w.Owner.Approve(ctx, owner, nil, "")
+	st, err := w.Owner.Approve(ctx, w.Open(id), nil, "")
 	if err != nil || st.Run == "" {
 		t.Fatalf("the owner's approval: %+v %v", st, err)
 	}

@@ -508,12 +508,7 @@ func TestUnlockNeverOutlivesOpen(t *testing.T) {
 	signInWithoutUnlock(t, w, late)
 	for i := 0; i < 10; i++ {
 		id := w.Pay()
-		view, _ := w.Owner.Client.Task(ctx, id)
-		o, err := w.Owner.Open(view)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req, _ := w.Owner.ApproveRequest(o, nil, "")
+		req, _ := w.Owner.ApproveRequest(w.Open(id), nil, "")
 		var wg sync.WaitGroup
 		wg.Add(2)
 		go func() { defer wg.Done(); _, _ = late.Client.Unlock(ctx) }()

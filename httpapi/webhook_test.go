@@ -168,12 +168,7 @@ func TestWebhookJourney(t *testing.T) {
 		}
 
 		first := w.Guess()
-		view, _ := w.Owner.Client.Task(ctx, first)
-		o, err := w.Owner.Open(view)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := w.Owner.Approve(ctx, o, []byte("5"), ""); err != nil {
+		if _, err := w.Owner.Approve(ctx, w.Open(first), []byte("5"), ""); err != nil {
 			t.Fatal(err)
 		}
 		w.WaitState(first, countersign.StateDone)

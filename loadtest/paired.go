@@ -368,11 +368,11 @@ func (r *PairedReport) WriteTable(w io.Writer) error {
 
 	fmt.Fprintf(w, "\nP1 (guess_start + task_cancel), slices timed in alternation:\n\n")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SIDE\tWRITES/S\tSERVICE · POSTGRESQL · BENCH CPU MS PER WRITE\tERRORS")
+	fmt.Fprintln(tw, "SIDE\tWRITES/S\tSERVICE · POSTGRESQL · BENCH CPU MS PER WRITE\tLANES: PER COMMIT, BUSY\tERRORS")
 	for _, s := range sides {
 		wr := s.side.Writes
 		svc, pg, be := wr.CPU.PerOp()
-		fmt.Fprintf(tw, "%s\t%s\t%s · %s · %s\t%d\n", s.name, number(wr.WritesPerSecond), number(svc), number(pg), number(be), wr.Errors)
+		fmt.Fprintf(tw, "%s\t%s\t%s · %s · %s\t%s\t%d\n", s.name, number(wr.WritesPerSecond), number(svc), number(pg), number(be), wr.CPU.Lanes.brief(), wr.Errors)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -381,12 +381,12 @@ func (r *PairedReport) WriteTable(w io.Writer) error {
 
 	fmt.Fprintf(w, "\nP2 (every owner approving ten at once, each answer run opening the next turn), rounds timed in alternation:\n\n")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SIDE\tROUNDS\tACCEPTED/S\tDONE/S\tSERVICE · POSTGRESQL · BENCH CPU MS PER APPROVAL DONE\tERRORS")
+	fmt.Fprintln(tw, "SIDE\tROUNDS\tACCEPTED/S\tDONE/S\tSERVICE · POSTGRESQL · BENCH CPU MS PER APPROVAL DONE\tLANES: PER COMMIT, BUSY\tERRORS")
 	for _, s := range sides {
 		a := s.side.Approvals
 		svc, pg, be := a.CPU.PerOp()
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s · %s · %s\t%d\n", s.name, a.Rounds, number(a.AcceptedPerSecond), number(a.DonePerSecond),
-			number(svc), number(pg), number(be), a.Errors)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s · %s · %s\t%s\t%d\n", s.name, a.Rounds, number(a.AcceptedPerSecond), number(a.DonePerSecond),
+			number(svc), number(pg), number(be), a.CPU.Lanes.brief(), a.Errors)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

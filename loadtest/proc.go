@@ -148,6 +148,15 @@ func (l *Lanes) PerCommit() float64 {
 	return float64(l.Kept) / float64(l.Commits)
 }
 
+// brief says how many actions a commit kept and how busy the lanes were,
+// or "—" where the service grouped nothing or served no counters.
+func (l *Lanes) brief() string {
+	if l == nil || l.Lanes == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%s, %s %%", number(l.PerCommit()), number(100*l.Busy()))
+}
+
 // Busy is the share of the time the lanes were busy, over all of them.
 func (l *Lanes) Busy() float64 {
 	if l.Seconds == 0 || l.Lanes == 0 {

@@ -185,6 +185,10 @@ func TestBenchPairedQuick(t *testing.T) {
 		if w.Agents != q.Agents || w.Pairs <= 0 || w.WritesPerSecond <= 0 || w.Errors != 0 || w.CPU.Ops != int(2*w.Pairs) || w.CPU.ServiceMS <= 0 {
 			t.Errorf("a side's P1: %+v", w)
 		}
+		// Each side's lanes, read over its own slices only.
+		if l := w.CPU.Lanes; l == nil || l.Kept+l.Alone != 2*w.Pairs || l.Busy() <= 0 || l.Busy() > 1.05 {
+			t.Errorf("a side's P1 lanes %+v for %d pairs", l, w.Pairs)
+		}
 	}
 	if r := rep.WritesRatio; r.Slices != q.Slices || r.Min <= 0 || r.Min > r.Median || r.Median > r.Max || r.BHigher > r.Slices {
 		t.Errorf("B ÷ A writes/s %+v", r)
@@ -199,7 +203,7 @@ func TestBenchPairedQuick(t *testing.T) {
 	if r := rep.DoneRatio; r.Slices != q.Rounds || r.Min <= 0 || r.Min > r.Median || r.Median > r.Max || r.BHigher > r.Slices {
 		t.Errorf("B ÷ A approvals done/s %+v", r)
 	}
-	tableSays(t, &rep, "SIDE", "B − A, turn by turn", "One bare commit", "B ÷ A writes/s, slice by slice", "B ÷ A approvals done/s, round by round")
+	tableSays(t, &rep, "SIDE", "LANES: PER COMMIT, BUSY", "B − A, turn by turn", "One bare commit", "B ÷ A writes/s, slice by slice", "B ÷ A approvals done/s, round by round")
 	if len(rep.Databases) != 2 || !rep.Dropped {
 		t.Fatalf("databases %v, dropped %v", rep.Databases, rep.Dropped)
 	}

@@ -234,13 +234,7 @@ func (w *jsonWalk) skipStr() (start int, escaped bool) {
 // where any value may come (json.RawMessage, any, a type decoding
 // itself).
 func (w *jsonWalk) value(t reflect.Type, top bool) error {
-	for t != nil && t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t != nil && t.Kind() != reflect.Interface &&
-		(reflect.PointerTo(t).Implements(unmarshalerType) || reflect.PointerTo(t).Implements(textUnmarshalerType)) {
-		t = nil
-	}
+	t = decodesInto(t)
 	c := w.next()
 	if top && t != nil && takesObject(t) && c != '{' {
 		return &JSONError{Problem: JSONNotObject}
@@ -284,43 +278,20 @@ func (w *jsonWalk) value(t reflect.Type, top bool) error {
 
 // object reads the object at i beside t.
 func (w *jsonWalk) object(t reflect.Type) error {
-	var fields map[string]reflect.Type // by exact name
-	var folded map[string]string       // MemberKey → the field's name
-	var elem reflect.Type
-	switch {
-	case t == nil:
-	case t.Kind() == reflect.Struct:
-		fields, folded = jsonFields(t)
-	case t.Kind() == reflect.Map:
-		elem = t.Elem()
-	}
 	w.i++
 	if w.next() == '}' {
 		w.i++
 		return nil
 	}
-	seen := map[string]string{} // MemberKey → the name as first written
+	m, seen := membersOf(t), map[string]string{}
 	for {
 		w.next()
 		name := w.str()
 		w.next()
 		w.i++ // ':'
-		key := MemberKey(name)
-		if first, dup := seen[key]; dup {
-			return &JSONError{Problem: JSONRepeated, Member: MemberName(first)}
-		}
-		seen[key] = name
-		child := elem
-		if fields != nil {
-			ft, exact := fields[name]
-			switch own, other := folded[key]; {
-			case exact:
-				child = ft
-			case other:
-				return &JSONError{Problem: JSONOtherCase, Member: MemberName(own)}
-			default:
-				return &JSONError{Problem: JSONUnknown, Member: MemberName(name)}
-			}
+		child, err := m.next(seen, name)
+		if err != nil {
+			return err
 		}
 		if err := w.value(child, false); err != nil {
 			return err
@@ -331,6 +302,64 @@ func (w *jsonWalk) object(t reflect.Type) error {
 			return nil
 		}
 	}
+}
+
+// decodesInto is what a value decoded into t is read beside: t without
+// its pointers, or nil where any value may come (json.RawMessage, any, a
+// type decoding itself).
+func decodesInto(t reflect.Type) reflect.Type {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t != nil && t.Kind() != reflect.Interface &&
+		(reflect.PointerTo(t).Implements(unmarshalerType) || reflect.PointerTo(t).Implements(textUnmarshalerType)) {
+		return nil
+	}
+	return t
+}
+
+// memberRule is the rule for the member names of one object decoded into a
+// type: none twice, ignoring case, and for a struct only its fields, as
+// it spells them.
+type memberRule struct {
+	fields map[string]reflect.Type // a struct's, by exact name
+	folded map[string]string       // MemberKey → the field's name
+	elem   reflect.Type            // a map's values
+}
+
+// membersOf is the rule for an object decoded into t (from decodesInto).
+func membersOf(t reflect.Type) memberRule {
+	var m memberRule
+	switch {
+	case t == nil:
+	case t.Kind() == reflect.Struct:
+		m.fields, m.folded = jsonFields(t)
+	case t.Kind() == reflect.Map:
+		m.elem = t.Elem()
+	}
+	return m
+}
+
+// next checks the member named name, the object's next after those in
+// seen (MemberKey → the name as first written, kept by the caller), and
+// returns the type its value decodes into.
+func (m memberRule) next(seen map[string]string, name string) (reflect.Type, error) {
+	key := MemberKey(name)
+	if first, dup := seen[key]; dup {
+		return nil, &JSONError{Problem: JSONRepeated, Member: MemberName(first)}
+	}
+	seen[key] = name
+	if m.fields == nil {
+		return m.elem, nil
+	}
+	ft, exact := m.fields[name]
+	switch own, other := m.folded[key]; {
+	case exact:
+		return ft, nil
+	case other:
+		return nil, &JSONError{Problem: JSONOtherCase, Member: MemberName(own)}
+	}
+	return nil, &JSONError{Problem: JSONUnknown, Member: MemberName(name)}
 }
 
 // jsonFields returns the members a struct decodes, as encoding/json names

@@ -266,15 +266,10 @@ func sameRefusal(a, b error) bool {
 }
 
 // tokenWalk is the walk over encoding/json's tokens that DecodeStrict
-// used before it read the bytes itself: FuzzJSONWalk's reference.
+// used before it read the bytes itself, with the same rule for each
+// object's members: FuzzJSONWalk's reference for finding the way.
 func tokenWalk(dec *json.Decoder, t reflect.Type, top bool) error {
-	for t != nil && t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t != nil && t.Kind() != reflect.Interface &&
-		(reflect.PointerTo(t).Implements(unmarshalerType) || reflect.PointerTo(t).Implements(textUnmarshalerType)) {
-		t = nil
-	}
+	t = decodesInto(t)
 	tok, err := dec.Token()
 	if err != nil {
 		return &JSONError{Problem: JSONMalformed}
@@ -299,39 +294,15 @@ func tokenWalk(dec *json.Decoder, t reflect.Type, top bool) error {
 		_, err := dec.Token()
 		return err
 	}
-	var fields map[string]reflect.Type
-	var folded map[string]string
-	var elem reflect.Type
-	switch {
-	case t == nil:
-	case t.Kind() == reflect.Struct:
-		fields, folded = findFields(t)
-	case t.Kind() == reflect.Map:
-		elem = t.Elem()
-	}
-	seen := map[string]string{}
+	m, seen := membersOf(t), map[string]string{}
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
 			return &JSONError{Problem: JSONMalformed}
 		}
-		name := tok.(string)
-		key := MemberKey(name)
-		if first, dup := seen[key]; dup {
-			return &JSONError{Problem: JSONRepeated, Member: MemberName(first)}
-		}
-		seen[key] = name
-		child := elem
-		if fields != nil {
-			ft, exact := fields[name]
-			switch own, other := folded[key]; {
-			case exact:
-				child = ft
-			case other:
-				return &JSONError{Problem: JSONOtherCase, Member: MemberName(own)}
-			default:
-				return &JSONError{Problem: JSONUnknown, Member: MemberName(name)}
-			}
+		child, err := m.next(seen, tok.(string))
+		if err != nil {
+			return err
 		}
 		if err := tokenWalk(dec, child, false); err != nil {
 			return err

@@ -90,6 +90,16 @@ func answerAtOnce(t *testing.T, w *servicetest.World, id, run string) {
 	runAtOnce(t, w, jobs)
 }
 
+// handedOver has db hand the answer jobs its commits hand over (as a
+// process that runs answers hands them to itself) to the channel it
+// returns, which holds room of them, until the test ends.
+func handedOver(t *testing.T, db *sqlstore.DB, room int) chan store.AnswerJob {
+	t.Helper()
+	handed := make(chan store.AnswerJob, room)
+	t.Cleanup(db.SetHandOff(&sqlstore.HandOff{Jobs: handed}))
+	return handed
+}
+
 // runAtOnce starts jobs at once and waits for them all.
 func runAtOnce(t *testing.T, w *servicetest.World, jobs []store.AnswerJob) {
 	t.Helper()

@@ -12,7 +12,6 @@ import (
 	"countersign/device"
 	"countersign/servicetest"
 	"countersign/store"
-	"countersign/store/sqlstore"
 	"countersign/store/storetest"
 )
 
@@ -25,8 +24,7 @@ func TestGroupedApprovalsAndAnswers(t *testing.T) {
 	t.Parallel()
 	db := storetest.Postgres(t)
 	w := servicetest.New(t, db)
-	handed := make(chan store.AnswerJob, 32)
-	t.Cleanup(db.SetHandOff(&sqlstore.HandOff{Jobs: handed}))
+	handed := handedOver(t, db, 32)
 	const n = 8
 	var ids []string
 	var opened []*device.Opened
@@ -81,8 +79,7 @@ func TestGroupedRunsLoggedAndTimedOnce(t *testing.T) {
 	t.Parallel()
 	db := storetest.Postgres(t)
 	w := servicetest.New(t, db)
-	handed := make(chan store.AnswerJob, 32)
-	t.Cleanup(db.SetHandOff(&sqlstore.HandOff{Jobs: handed}))
+	handed := handedOver(t, db, 32)
 	const n = 6
 	var jobs []store.AnswerJob
 	for range n {

@@ -140,8 +140,7 @@ func TestHandedOverClaim(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *sqlstore.DB) {
 		w := servicetest.New(t, db)
-		handed := make(chan store.AnswerJob, 4)
-		t.Cleanup(db.SetHandOff(&sqlstore.HandOff{Jobs: handed}))
+		handed := handedOver(t, db, 4)
 		approve := func() store.AnswerJob {
 			id := w.Pay()
 			run := w.Approve(id, nil)

@@ -9,7 +9,6 @@ import (
 	"countersign/device"
 	"countersign/servicetest"
 	"countersign/store"
-	"countersign/store/sqlstore"
 	"countersign/store/storetest"
 )
 
@@ -56,8 +55,7 @@ func TestRoundTripsPerAction(t *testing.T) {
 	// Approvals are made as in a process that runs answers: each hands its
 	// job to this process at commit (here to a channel the test reads; the
 	// runs are then made one by one).
-	handed := make(chan store.AnswerJob, 16)
-	t.Cleanup(db.SetHandOff(&sqlstore.HandOff{Jobs: handed}))
+	handed := handedOver(t, db, 16)
 	// Each answer run is made from the job as handed over, with what the
 	// approval's commit read of its task, but the last, which is made as
 	// from the queue, reading its task itself.

@@ -148,10 +148,14 @@ func (l *Lanes) PerCommit() float64 {
 	return float64(l.Kept) / float64(l.Commits)
 }
 
+// counted says whether the service counted its lanes: it groups actions
+// and serves the counters.
+func (l *Lanes) counted() bool { return l != nil && l.Lanes > 0 }
+
 // brief says how many actions a commit kept and how busy the lanes were,
-// or "—" where the service grouped nothing or served no counters.
+// or "—" where the lanes were not counted.
 func (l *Lanes) brief() string {
-	if l == nil || l.Lanes == 0 {
+	if !l.counted() {
 		return "—"
 	}
 	return fmt.Sprintf("%s, %s %%", number(l.PerCommit()), number(100*l.Busy()))
@@ -191,12 +195,11 @@ type cpuMark struct {
 	lanes *laneMark
 }
 
-// laneMark is a reading of the service's lane counters.
+// laneMark is a reading of the service's lane counters: their totals so
+// far (Seconds unused), and when they were read.
 type laneMark struct {
-	at                   time.Time
-	lanes                int
-	commits, kept, alone int64
-	busy                 float64
+	Lanes
+	at time.Time
 }
 
 func (b *bench) mark() cpuMark {
@@ -220,15 +223,15 @@ func (c *CPU) add(m cpuMark, now cpuMark) {
 	if m.wal >= 0 && now.wal >= m.wal {
 		c.WALBytes += now.wal - m.wal
 	}
-	if a, z := m.lanes, now.lanes; a != nil && z != nil && z.lanes > 0 {
+	if a, z := m.lanes, now.lanes; a != nil && z != nil && z.counted() {
 		if c.Lanes == nil {
-			c.Lanes = &Lanes{Lanes: z.lanes}
+			c.Lanes = &Lanes{Lanes: z.Lanes.Lanes}
 		}
 		l := c.Lanes
-		l.Commits += z.commits - a.commits
-		l.Kept += z.kept - a.kept
-		l.Alone += z.alone - a.alone
-		l.BusySeconds += z.busy - a.busy
+		l.Commits += z.Commits - a.Commits
+		l.Kept += z.Kept - a.Kept
+		l.Alone += z.Alone - a.Alone
+		l.BusySeconds += z.BusySeconds - a.BusySeconds
 		l.Seconds += z.at.Sub(a.at).Seconds()
 	}
 }
@@ -246,5 +249,6 @@ func readLanes(url string) *laneMark {
 	if err != nil {
 		return nil
 	}
-	return &laneMark{at: time.Now(), lanes: int(vals[0]), commits: int64(vals[1]), kept: int64(vals[2]), alone: int64(vals[3]), busy: vals[4]}
+	return &laneMark{at: time.Now(), Lanes: Lanes{Lanes: int(vals[0]), Commits: int64(vals[1]), Kept: int64(vals[2]), Alone: int64(vals[3]),
+		BusySeconds: vals[4]}}
 }

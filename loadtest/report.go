@@ -146,7 +146,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		phase, ops string
 		l          *Lanes
 	}{{"P1", "writes", r.P1.CPU.Lanes}, {"P2", "approvals and answers", r.P2.CPU.Lanes}} {
-		if p.l == nil || p.l.Lanes == 0 {
+		if !p.l.counted() {
 			continue
 		}
 		fmt.Fprintf(w, "%s: the service's %d lanes kept %s %s per commit (%d commits; %d run alone instead) and were busy %s %% of the time.\n",

@@ -1,16 +1,12 @@
 package loadtest
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"runtime"
-	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -384,32 +380,6 @@ func (b *bench) read(ctx context.Context) (Reading, error) {
 	vals, err := readMetrics(ctx, b.svc.metrics, "go_goroutines", "go_memstats_heap_inuse_bytes", "go_memstats_stack_inuse_bytes")
 	r.Goroutines, r.HeapInUse, r.StackInUse = int64(vals[0]), int64(vals[1]), int64(vals[2])
 	return r, err
-}
-
-// readMetrics reads the values of unlabelled series from a /metrics URL, in
-// the order named (0 for one it does not serve).
-func readMetrics(ctx context.Context, url string, names ...string) ([]float64, error) {
-	vals := make([]float64, len(names))
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return vals, err
-	}
-	resp, err := agentHTTP.Do(req)
-	if err != nil {
-		return vals, fmt.Errorf("the service's /metrics: %w", err)
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		name, value, ok := strings.Cut(sc.Text(), " ")
-		if i := slices.Index(names, name); ok && i >= 0 {
-			if f, err := strconv.ParseFloat(strings.TrimSpace(value), 64); err == nil {
-				vals[i] = f
-			}
-		}
-	}
-	return vals, sc.Err()
 }
 
 // Goal is the reading at the goal's population (100,000 tasks waiting,

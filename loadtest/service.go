@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -242,4 +244,30 @@ func (l *ServiceLog) add(o ServiceLog) {
 			l.First = append(l.First, line)
 		}
 	}
+}
+
+// readMetrics reads the values of unlabelled series from a /metrics URL, in
+// the order named (0 for one it does not serve).
+func readMetrics(ctx context.Context, url string, names ...string) ([]float64, error) {
+	vals := make([]float64, len(names))
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return vals, err
+	}
+	resp, err := agentHTTP.Do(req)
+	if err != nil {
+		return vals, fmt.Errorf("the service's /metrics: %w", err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		name, value, ok := strings.Cut(sc.Text(), " ")
+		if i := slices.Index(names, name); ok && i >= 0 {
+			if f, err := strconv.ParseFloat(strings.TrimSpace(value), 64); err == nil {
+				vals[i] = f
+			}
+		}
+	}
+	return vals, sc.Err()
 }

@@ -1221,21 +1221,6 @@ func Grouped(ctx context.Context, key string) context.Context {
 	return context.WithValue(ctx, groupKey{}, key)
 }
 
-// Grouping counts what a store's lanes did with its grouped transactions:
-// a store that groups them says so (sqlstore.DB.Grouping on PostgreSQL).
-type Grouping struct {
-	// Lanes is how many lanes group transactions.
-	Lanes int
-	// Commits are the commits of groups, Kept the transactions they kept.
-	Commits, Kept int64
-	// Alone are the transactions run alone instead: their group kept
-	// nothing, or the member their lane was running had held it too long.
-	Alone int64
-	// Busy is the time the lanes spent on their groups, summed over the
-	// lanes: from a group's first member to its members' answers.
-	Busy time.Duration
-}
-
 // Alone unmarks a ctx Grouped marked: a transaction begun within a grouped
 // one, or tried again alone, runs on its own.
 func Alone(ctx context.Context) context.Context {
@@ -1249,4 +1234,19 @@ func Alone(ctx context.Context) context.Context {
 func GroupOf(ctx context.Context) (string, bool) {
 	k, _ := ctx.Value(groupKey{}).(string)
 	return k, k != ""
+}
+
+// Grouping counts what a store's lanes did with its grouped transactions:
+// a store that groups them says so (sqlstore.DB.Grouping on PostgreSQL).
+type Grouping struct {
+	// Lanes is how many lanes group transactions.
+	Lanes int
+	// Commits are the commits of groups, Kept the transactions they kept.
+	Commits, Kept int64
+	// Alone are the transactions run alone instead: their group kept
+	// nothing, or the member their lane was running had held it too long.
+	Alone int64
+	// Busy is the time the lanes spent on their groups, summed over the
+	// lanes: from taking a group's connection to its members' answers.
+	Busy time.Duration
 }

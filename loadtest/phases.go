@@ -128,7 +128,7 @@ func (b *bench) loopPairs(ctx context.Context, ps []pair, d time.Duration, max i
 	defer cancel()
 	var pairs atomic.Int64
 	var wg sync.WaitGroup
-	m0 := b.mark()
+	m0 := b.mark(true)
 	start := time.Now()
 	deadline := start.Add(d)
 	for _, p := range ps {
@@ -159,7 +159,7 @@ func (b *bench) loopPairs(ctx context.Context, ps []pair, d time.Duration, max i
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	w.CPU.add(m0, b.mark())
+	w.CPU.add(m0, b.mark(false))
 	if err := ctx.Err(); err != nil && !time.Now().After(deadline) {
 		return err
 	}
@@ -297,7 +297,7 @@ func (b *bench) p2Round(ctx context.Context, p *p2, from, to int, timed func()) 
 	accepted := make([][]string, n)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	m0 := b.mark()
+	m0 := b.mark(true)
 	start := time.Now()
 	timed()
 	for i, bt := range batches {
@@ -334,7 +334,7 @@ func (b *bench) p2Round(ctx context.Context, p *p2, from, to int, timed func()) 
 		return nil
 	})
 	end := time.Now()
-	p.a.CPU.add(m0, b.mark())
+	p.a.CPU.add(m0, b.mark(false))
 	for i := range p.left {
 		p.left[i] -= len(batches[i])
 		p.a.Accepted += len(accepted[i])

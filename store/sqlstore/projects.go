@@ -33,7 +33,8 @@ func (t *tx) PutProject(ctx context.Context, p store.Project) error {
 		creds_key_id, creds, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (owner, name) DO UPDATE SET connector = excluded.connector, policy = excluded.policy,
 		policy_widens = excluded.policy_widens,
-		creds_key_id = excluded.creds_key_id, creds = excluded.creds, updated_at = excluded.updated_at
+		creds_key_id = excluded.creds_key_id, creds = excluded.creds, updated_at = excluded.updated_at,
+		version = projects.version + 1
 		RETURNING project_uuid`,
 		p.Owner, p.Name, p.UUID, p.Connector, p.Policy, strings.Join(p.PolicyWidens, " "), credsKeyID, creds, created.Unix(), p.UpdatedAt.Unix()).
 		Scan(&uuid)
@@ -75,7 +76,7 @@ func sortedAgents(agents []string) []string {
 	return slices.Compact(out)
 }
 
-const projectColumns = `owner, name, project_uuid, connector, policy, policy_widens, creds_key_id, creds, created_at, updated_at`
+const projectColumns = `owner, name, project_uuid, connector, policy, policy_widens, creds_key_id, creds, created_at, updated_at, version`
 
 func scanProject(r row, extra ...any) (store.Project, error) {
 	var p store.Project
@@ -83,7 +84,7 @@ func scanProject(r row, extra ...any) (store.Project, error) {
 	var created, updated int64
 	var widens string
 	if err := r.Scan(append([]any{&p.Owner, &p.Name, &p.UUID, &p.Connector, &p.Policy, &widens, &credsKeyID, &p.Creds,
-		&created, &updated}, extra...)...); err != nil {
+		&created, &updated, &p.Version}, extra...)...); err != nil {
 		return store.Project{}, err
 	}
 	if widens != "" {
@@ -102,7 +103,7 @@ func scanProject(r row, extra ...any) (store.Project, error) {
 // projectAndAgents reads one project and its grants in one statement: a
 // row per agent granted (one with no agent when none is).
 const projectAndAgents = `SELECT p.owner, p.name, p.project_uuid, p.connector, p.policy, p.policy_widens, p.creds_key_id, p.creds,
-	p.created_at, p.updated_at, a.agent
+	p.created_at, p.updated_at, p.version, a.agent
 	FROM projects p LEFT JOIN project_agents a ON a.project_uuid = p.project_uuid WHERE `
 
 const projectByName = "p.owner = ? AND p.name = ?"

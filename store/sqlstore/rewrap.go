@@ -100,7 +100,11 @@ func (t *tx) ReplaceSealed(ctx context.Context, old store.Sealed, keyID uint32, 
 			args = append(args, p)
 		}
 		args = append(args, int64(old.KeyID))
-		n, err := t.q.exec(ctx, fmt.Sprintf("UPDATE %s SET %s = ?, %s = ? WHERE %s AND %s = ?", s.table, s.keyCol, s.blobCol, s.where, s.keyCol), args...)
+		also := ""
+		if s.table == "projects" {
+			also = ", version = version + 1" // a project's version moves with its credentials
+		}
+		n, err := t.q.exec(ctx, fmt.Sprintf("UPDATE %s SET %s = ?, %s = ?%s WHERE %s AND %s = ?", s.table, s.keyCol, s.blobCol, also, s.where, s.keyCol), args...)
 		return n == 1, err
 	}
 	return false, fmt.Errorf("store: unknown sealed kind %q", old.Kind)

@@ -19,6 +19,7 @@ func agentTests() []storeTest {
 		{"AgentKeys", testAgentKeys},
 		{"AgentKeyRefusals", testAgentKeyRefusals},
 		{"AgentCalling", testAgentCalling},
+		{"DoorUnchanged", testDoorUnchanged},
 		{"CreditAndCharge", testCreditAndCharge},
 		{"MoneyRefusals", testMoneyRefusals},
 		{"ChargeNeverOverdraws", testChargeNeverOverdraws},
@@ -539,5 +540,121 @@ func testAgentCalling(t *testing.T, s store.Store) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
+	}
+}
+
+// testDoorUnchanged: a door answer read before a transaction holds in it
+// only while nothing it was read from changed. Each change below is made
+// to a project (or key) of its own, after its door was read; a
+// transaction that credits the agent and checks the door then keeps
+// nothing, and one whose door is unchanged keeps its credit.
+func testDoorUnchanged(t *testing.T, s store.Store) {
+	addKey(t, s, "bot.near", "ak_bot", t0)
+	addKey(t, s, "other.near", "ak_other", t0)
+	addKey(t, s, "gone.near", "ak_gone", t0)
+	cases := []struct {
+		name   string
+		change func(tx store.Tx, p store.Project) error
+		// door, if set, changes the answer itself rather than the rows.
+		door func(d *store.Door)
+		held bool
+	}{
+		{name: "nothing changed", held: true},
+		{name: "read again, nothing changed", held: true, change: func(tx store.Tx, p store.Project) error {
+			_, err := tx.Project(ctx, p.Owner, p.Name)
+			return err
+		}},
+		{name: "policy changed", change: func(tx store.Tx, p store.Project) error {
+			p.Policy, p.UpdatedAt = []byte(`{"confirm":[]}`), t0 // the same second: only the version tells
+			return tx.PutProject(ctx, p)
+		}},
+		{name: "put again as it was", change: func(tx store.Tx, p store.Project) error { return tx.PutProject(ctx, p) }},
+		{name: "grant withdrawn", change: func(tx store.Tx, p store.Project) error {
+			p.Agents = []string{"other.near"}
+			return tx.PutProject(ctx, p)
+		}},
+		{name: "deleted", change: func(tx store.Tx, p store.Project) error {
+			_, err := tx.DeleteProject(ctx, p.Owner, p.Name)
+			return err
+		}},
+		{name: "deleted and made again by its name", change: func(tx store.Tx, p store.Project) error {
+			if _, err := tx.DeleteProject(ctx, p.Owner, p.Name); err != nil {
+				return err
+			}
+			p.UUID += "-again"
+			return tx.PutProject(ctx, p)
+		}},
+		{name: "credentials sealed again", change: func(tx store.Tx, p store.Project) error {
+			ok, err := tx.ReplaceSealed(ctx, store.Sealed{Kind: "project", Row: p.UUID, KeyID: p.CredsKeyID, Blob: p.Creds}, 2, []byte("resealed"))
+			if err == nil && !ok {
+				err = errors.New("the credentials were not sealed again")
+			}
+			return err
+		}},
+		{name: "key revoked", change: func(tx store.Tx, _ store.Project) error {
+			_, err := tx.RevokeAgentKeys(ctx, "gone.near", t0)
+			return err
+		}},
+		{name: "another agent's key", door: func(d *store.Door) { d.KeyHash = keyHash("ak_other") }},
+		{name: "another project's uuid", door: func(d *store.Door) { d.UUID = "uuid-door-0" }},
+		{name: "another owner", door: func(d *store.Door) { d.Owner = "bob.near" }},
+		{name: "an older version", door: func(d *store.Door) { d.Version-- }},
+	}
+	doors := make([]store.Door, len(cases))
+	projects := make([]store.Project, len(cases))
+	for i, c := range cases {
+		agent, key := "bot.near", "ak_bot"
+		if c.name == "key revoked" {
+			agent, key = "gone.near", "ak_gone"
+		}
+		name := fmt.Sprintf("door%d", i)
+		putProject(t, s, NewProject("alice.near", name, fmt.Sprintf("uuid-door-%d", i), agent))
+		if i > 0 && c.door == nil && c.change != nil {
+			// One earlier change, so that a version other than a new
+			// project's is what the door reads.
+			putProject(t, s, NewProject("alice.near", name, fmt.Sprintf("uuid-door-%d", i), agent))
+		}
+		inTx(t, s, func(tx store.Tx) error {
+			a, p, found, err := tx.AgentCalling(ctx, keyHash(key), "alice.near", name)
+			if err != nil || !found {
+				return fmt.Errorf("%s: read the door: %v, found %v", c.name, err, found)
+			}
+			projects[i] = p
+			doors[i] = store.Door{KeyHash: keyHash(key), Agent: a.Account, Owner: p.Owner, Project: p.Name, UUID: p.UUID, Version: p.Version}
+			return nil
+		})
+	}
+	if projects[0].Version != 1 || projects[1].Version != 2 {
+		t.Errorf("versions read: a new project %d, one put twice %d; want 1 and 2", projects[0].Version, projects[1].Version)
+	}
+	for i, c := range cases {
+		if c.change != nil {
+			inTx(t, s, func(tx store.Tx) error { return c.change(tx, projects[i]) })
+		}
+		if c.door != nil {
+			c.door(&doors[i])
+		}
+		before := balance(t, s, doors[i].Agent)
+		err := s.Tx(ctx, func(tx store.Tx) error {
+			if _, err := tx.Credit(ctx, doors[i].Agent, 7, "door", t0); err != nil {
+				return err
+			}
+			return tx.DoorUnchanged(ctx, doors[i])
+		})
+		after := balance(t, s, doors[i].Agent)
+		switch {
+		case c.held && (err != nil || after != before+7):
+			t.Errorf("%s: the check = %v, balance %d → %d; want it held and the credit kept", c.name, err, before, after)
+		case !c.held && (!errors.Is(err, store.ErrDoorChanged) || after != before):
+			t.Errorf("%s: the check = %v, balance %d → %d; want ErrDoorChanged and nothing kept", c.name, err, before, after)
+		}
+	}
+	var p store.Project
+	inTx(t, s, func(tx store.Tx) (err error) {
+		p, err = tx.Project(ctx, "alice.near", "door7")
+		return err
+	})
+	if p.Version != projects[7].Version+1 {
+		t.Errorf("credentials sealed again: version %d → %d; want it moved by one", projects[7].Version, p.Version)
 	}
 }

@@ -37,6 +37,7 @@ func NewProject(owner, name, uuid string, agents ...string) store.Project {
 		CredsKeyID: 1, Creds: []byte("sealed-creds-" + name),
 		Agents:    agents,
 		CreatedAt: t0, UpdatedAt: t0,
+		Version: 1, // as a new project reads back (PutProject does not take it)
 	}
 }
 
@@ -140,7 +141,7 @@ func testPutProjectUpdates(t *testing.T, s store.Store) {
 
 	got := projectByName(t, s, "alice.near", "github")
 	want := update
-	want.UUID, want.CreatedAt = "uuid-first", t0
+	want.UUID, want.CreatedAt, want.Version = "uuid-first", t0, 2
 	want.Agents = []string{"bot.near", "new.near"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("updated project\n got %+v\nwant %+v", got, want)

@@ -2,7 +2,6 @@ package calls
 
 import (
 	"context"
-	"errors"
 
 	"countersign"
 	"countersign/store"
@@ -18,66 +17,47 @@ func (s *Service) Authenticate(ctx context.Context, agentKey string) (context.Co
 	if err != nil {
 		return ctx, err
 	}
-	return context.WithValue(ctx, authenticatedKey{}, authenticated{keyHash: string(HashAgentKey(agentKey)), agent: a}), nil
+	return context.WithValue(ctx, authenticatedKey{}, authenticated{keyHash: string(HashAgentKey(agentKey)), agent: a, read: true}), nil
 }
 
 // AuthenticateCall is Authenticate for a call to an owner's project: the
 // project is read with the key, in the same round trip, and kept in the
-// context with the agent for the Call that follows, which does not read it
-// again. Whether the project exists is still not the agent's to learn: a
-// bad key is refused as by Authenticate, and the grant is checked by Call.
+// context for the Call that follows, which does not read it again. Whether
+// the project exists is still not the agent's to learn: a bad key is
+// refused as by Authenticate, and the grant is checked by Call.
+//
+// A key, project and grant found together before, by an earlier call, may
+// be what lets the call in instead of a read (see door): the call's own
+// transaction then checks them, and a call none of whose transactions
+// checked them is decided again from a fresh read.
 func (s *Service) AuthenticateCall(ctx context.Context, agentKey, owner, project string) (context.Context, error) {
-	if !wellFormedKey(agentKey) {
-		return ctx, unauthorized()
+	d, err := s.door(ctx, agentKey, owner, project)
+	if err != nil {
+		return ctx, err
 	}
-	var a authenticated
-	err := s.store.Read(ctx, func(tx callsTx) (err error) {
-		var p store.Project
-		var found bool
-		a.agent, p, found, err = tx.AgentCalling(ctx, HashAgentKey(agentKey), owner, project)
-		if found {
-			a.project = &p
-		}
-		return err
-	})
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return ctx, unauthorized()
-	case err != nil:
-		return ctx, Transport(err)
+	a := authenticated{keyHash: d.keyHash, door: d}
+	if !d.kept {
+		a.agent, a.read = d.agent, true
 	}
-	a.keyHash, a.owner, a.name, a.looked = string(HashAgentKey(agentKey)), owner, project, true
 	return context.WithValue(ctx, authenticatedKey{}, a), nil
 }
 
-// authenticated is the agent a request's key was found to be, kept in its
-// context for the rest of the request, and the project it calls when it
-// was read with the key (looked; project nil if there is none).
+// authenticated is what a request's key was found to be, kept in its
+// context for the rest of the request: the agent, if read for this request
+// (read), and the door of the call it makes, if AuthenticateCall found it.
 type authenticated struct {
-	keyHash     string
-	agent       store.Agent
-	owner, name string
-	looked      bool
-	project     *store.Project
-}
-
-// calledProject returns the project ctx's request read with key, if it
-// read owner's project of that name: the project, or nil when there is
-// none.
-func calledProject(ctx context.Context, key, owner, name string) (p *store.Project, looked bool) {
-	a, ok := ctx.Value(authenticatedKey{}).(authenticated)
-	if !ok || !a.looked || a.keyHash != string(HashAgentKey(key)) || a.owner != owner || a.name != name {
-		return nil, false
-	}
-	return a.project, true
+	keyHash string
+	agent   store.Agent
+	read    bool
+	door    *door
 }
 
 type authenticatedKey struct{}
 
-// authenticatedAs returns the agent ctx's request already found for key.
+// authenticatedAs returns the agent ctx's request already read for key.
 func authenticatedAs(ctx context.Context, key string) (store.Agent, bool) {
 	a, ok := ctx.Value(authenticatedKey{}).(authenticated)
-	if !ok || a.keyHash != string(HashAgentKey(key)) {
+	if !ok || !a.read || a.keyHash != string(HashAgentKey(key)) {
 		return store.Agent{}, false
 	}
 	return a.agent, true

@@ -70,10 +70,29 @@ func (s *Service) Call(ctx context.Context, agentKey, owner, project, idempotenc
 }
 
 func (s *Service) call(ctx context.Context, req callRequest) ([]byte, error) {
-	agent, err := s.agent(ctx, req.AgentKey)
+	d, err := s.door(ctx, req.AgentKey, req.Owner, req.Project)
 	if err != nil {
 		return nil, err
 	}
+	answer, err := s.callThrough(ctx, req, d)
+	if d.kept && !d.stands {
+		// Decided from a kept door that no transaction of the call checked:
+		// decided again from the door as it is (which the read keeps, or
+		// drops).
+		if d, err = s.readDoor(ctx, d.keyHash, d.owner, d.name); err != nil {
+			return nil, err
+		}
+		answer, err = s.callThrough(ctx, req, d)
+	}
+	return answer, err
+}
+
+// errReadTheDoor: what the call asks is served only from a door read for
+// it, not from a kept one.
+var errReadTheDoor = errors.New("calls: the operation reads its door")
+
+// callThrough serves a call let in by d.
+func (s *Service) callThrough(ctx context.Context, req callRequest, d *door) ([]byte, error) {
 	// The body is read by the one rule for JSON bodies: a member named twice
 	// (ignoring case, at any depth) is refused, so the operation that runs
 	// is the only one the body names. "operation" is matched exactly.
@@ -92,33 +111,19 @@ func (s *Service) call(ctx context.Context, req callRequest) ([]byte, error) {
 	if len(req.IdempotencyKey) > MaxIdempotencyKey {
 		return refusal(countersign.Errorf(countersign.InvalidRequest, "the Idempotency-Key is longer than %d characters", MaxIdempotencyKey)), nil
 	}
-	var project store.Project
-	granted := false
-	if p, looked := calledProject(ctx, req.AgentKey, req.Owner, req.Project); looked {
-		if p != nil {
-			project, granted = *p, contains(p.Agents, agent.Account)
-		}
-	} else if err := s.store.Read(ctx, func(tx callsTx) error {
-		p, err := tx.Project(ctx, req.Owner, req.Project)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil
-		} else if err != nil {
-			return err
-		}
-		project, granted = p, contains(p.Agents, agent.Account)
-		return nil
-	}); err != nil {
-		return nil, Transport(err)
-	}
-	if !granted {
+	if !d.granted {
 		// Whether the project exists is not the agent's to learn.
 		return refusal(countersign.Errorf(countersign.NotGranted, "this agent may not use this project")), nil
 	}
+	project := d.project
 	if isTaskOperation(call.Operation) {
+		if d.kept && call.Operation != opTaskCancel {
+			return nil, errReadTheDoor
+		}
 		if err := s.taskArgs(call.Operation, req.Body); err != nil {
 			return refusal(err), nil
 		}
-		out, err := s.taskOperation(ctx, agent.Account, project, call.Operation, req.Body)
+		out, err := s.taskOperation(ctx, d, call.Operation, req.Body)
 		if err != nil {
 			return answerOf(nil, err)
 		}
@@ -144,7 +149,7 @@ func (s *Service) call(ctx context.Context, req callRequest) ([]byte, error) {
 	if op.Kind == connectors.Write && pol.Mode() != policy.OK {
 		return refusal(countersign.Errorf(countersign.PolicyUnreadable, "%s", pol.Sentence())), nil
 	}
-	return s.runOperation(ctx, agent, project, conn, op, pol, req)
+	return s.runOperation(ctx, d, conn, op, pol, req)
 }
 
 func contains(list []string, s string) bool {
@@ -223,8 +228,9 @@ func answerOf(out any, err error) ([]byte, error) {
 // handler within the operation's compute limit, and records the answer:
 // an operation declared InProcess in one transaction (runInProcess), any
 // other with its start kept before the handler runs.
-func (s *Service) runOperation(ctx context.Context, agent store.Agent, project store.Project, conn *connectors.Connector,
+func (s *Service) runOperation(ctx context.Context, d *door, conn *connectors.Connector,
 	op *connectors.Operation, pol *policy.Policy, req callRequest) ([]byte, error) {
+	agent, project := d.agent, d.project
 	// Credentials are opened before anything is charged: a project whose
 	// credentials do not open refuses, free.
 	creds, err := s.keys.Credentials(project)
@@ -233,7 +239,7 @@ func (s *Service) runOperation(ctx context.Context, agent store.Agent, project s
 		return refusal(countersign.Errorf(countersign.Internal, "the project's credentials cannot be opened")), nil
 	}
 	now := s.clock()
-	st := &started{agent: agent, op: op, body: req.Body, now: now}
+	st := &started{door: d, agent: agent, op: op, body: req.Body, now: now}
 	st.run = &Run{
 		ID: countersign.NewRunID(), Agent: agent.Account, Request: req.Body, ComputeLimit: op.ComputeLimit(), Operation: op.Name,
 		Project: Project{Owner: project.Owner, Name: project.Name, UUID: project.UUID, Connector: conn.Name,
@@ -269,6 +275,11 @@ func (s *Service) runOperation(ctx context.Context, agent store.Agent, project s
 		replay, err = s.startRun(ctx, tx, st)
 		return err
 	})
+	if err == nil {
+		d.stands = true
+	} else if d.kept {
+		return nil, err // decided again from a fresh read
+	}
 	if replay != nil {
 		return replay, nil
 	} else if err != nil {
@@ -289,6 +300,7 @@ func (s *Service) runOperation(ctx context.Context, agent store.Agent, project s
 // started is a call's run as it starts: its row's parts and the
 // idempotent call it answers.
 type started struct {
+	door         *door
 	agent        store.Agent
 	op           *connectors.Operation
 	body         []byte
@@ -301,8 +313,12 @@ type started struct {
 
 // startRun claims the call's idempotency key (a replay returns the first
 // call's answer, and nothing starts), records the run and charges its
-// price in tx; the charge is checked with tx's next round trip.
+// price in tx; the charge, and a kept door, are checked with tx's next
+// round trip.
 func (s *Service) startRun(ctx context.Context, tx callsTx, st *started) (replay []byte, err error) {
+	if err := st.door.check(ctx, tx); err != nil {
+		return nil, err
+	}
 	if st.idem.Key != "" {
 		first, claimed, err := tx.ClaimCall(ctx, st.idem)
 		if err != nil {
@@ -397,8 +413,14 @@ func (s *Service) runInProcess(ctx context.Context, st *started, conn *connector
 	})
 	// The run is logged once, for the try that counts (the last): a try
 	// its transaction did not keep did not happen; one that runs again
-	// the ordinary way is logged there.
+	// the ordinary way, or from a fresh read of its door, is logged there.
+	if err == nil {
+		st.door.stands = true
+	}
+	answered := errors.Is(err, store.ErrUncovered) || errors.Is(err, store.ErrUnavailable) || !began
 	switch {
+	case err != nil && st.door.kept && (answered || errors.Is(err, store.ErrDoorChanged)):
+		return nil, true, err // decided again from a fresh read of the door
 	case replay != nil:
 		return replay, true, nil
 	case err == nil:
@@ -406,7 +428,7 @@ func (s *Service) runInProcess(ctx context.Context, st *started, conn *connector
 		s.logFailure(st.run, runErr)
 		s.logEnd(st.run, runErr, unch)
 		return answer, true, nil
-	case errors.Is(err, store.ErrUncovered), errors.Is(err, store.ErrUnavailable), !began:
+	case answered:
 		if began {
 			s.logStart(st)
 			s.log.Info("run kept nothing", "run", st.run.ID, "uncovered", errors.Is(err, store.ErrUncovered))
@@ -416,7 +438,8 @@ func (s *Service) runInProcess(ctx context.Context, st *started, conn *connector
 	}
 	if st.run.abandoned.Load() {
 		// Its handler overran its limit and may still be running: it is
-		// not run again.
+		// not run again, whoever calls.
+		st.door.stands = true
 		s.logStart(st)
 		s.log.Error("an in-process run overran its limit and kept nothing", "run", st.run.ID)
 		return refusal(countersign.Errorf(countersign.Internal, "the run passed its compute limit of %s", st.run.ComputeLimit)), true, nil

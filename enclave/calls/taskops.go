@@ -63,7 +63,8 @@ type ApprovalsCount struct {
 }
 
 // taskOperation serves the task operations of SPEC §5.
-func (s *Service) taskOperation(ctx context.Context, agent string, project store.Project, op string, body []byte) (any, error) {
+func (s *Service) taskOperation(ctx context.Context, d *door, op string, body []byte) (any, error) {
+	agent, project := d.agent.Account, d.project
 	var args struct {
 		Operation string `json:"operation"`
 		TaskID    string `json:"task_id"`
@@ -97,7 +98,7 @@ func (s *Service) taskOperation(ctx context.Context, agent string, project store
 		}
 		return s.taskWait(ctx, agent, project, args.TaskID, timeout)
 	case opTaskCancel:
-		return s.taskCancel(ctx, agent, project, args.TaskID)
+		return s.taskCancel(ctx, d, args.TaskID)
 	case opTaskDelete:
 		return s.taskDelete(ctx, agent, project, args.TaskID)
 	}
@@ -273,10 +274,14 @@ func (s *Service) taskWait(ctx context.Context, agent string, project store.Proj
 	}
 }
 
-func (s *Service) taskCancel(ctx context.Context, agent string, project store.Project, id string) (any, error) {
+func (s *Service) taskCancel(ctx context.Context, d *door, id string) (any, error) {
+	agent, project := d.agent.Account, d.project
 	// It may share its commit with other owners' actions and be tried
 	// twice (store.Grouped): each try reads the task again.
 	err := s.store.Tx(store.Grouped(ctx, project.Owner), func(tx callsTx) error {
+		if err := d.check(ctx, tx); err != nil {
+			return err
+		}
 		// Read with its lock: the move below then waits for nothing.
 		t, err := preparerTaskBy(ctx, tx.LockTask, agent, project, id)
 		if err != nil {
@@ -297,6 +302,7 @@ func (s *Service) taskCancel(ctx context.Context, agent string, project store.Pr
 	if err != nil {
 		return nil, err
 	}
+	d.stands = true
 	return map[string]string{"task_id": id, "state": string(countersign.StateCancelled)}, nil
 }
 

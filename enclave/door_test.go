@@ -1,0 +1,269 @@
+package enclave_test
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"countersign"
+	"countersign/client"
+	"countersign/connectors/probe"
+	"countersign/servicetest"
+	"countersign/store"
+	"countersign/store/storetest"
+)
+
+// refusedAs is the code an agent is refused with: a refusal's (HTTP 200)
+// or the HTTP error's; "" for none.
+func refusedAs(err error) string {
+	var r *client.Refusal
+	var e *client.Error
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &r):
+		return r.Code
+	case errors.As(err, &e):
+		return e.Reason
+	}
+	return err.Error()
+}
+
+// TestKeptDoorIsCheckedByTheCall: after a first call let an agent's key
+// into a project, the next call by that key to that project is let in on
+// what the first read, without reading it again; each change below, made
+// between the two calls, is still what the second call meets, as an agent
+// would meet it with nothing kept: the refusal the change calls for, with
+// nothing charged, opened or cancelled; or, where the change refuses
+// nothing, the call served by the project as it is now.
+func TestKeptDoorIsCheckedByTheCall(t *testing.T) {
+	t.Parallel()
+	changes := []struct {
+		name   string
+		change func(w *servicetest.World)
+		// want is each operation's refusal ("": served).
+		want map[string]string
+	}{
+		{"nothing", func(*servicetest.World) {},
+			map[string]string{"guess_start": "", "pay": "", "task_cancel": ""}},
+		{"the key revoked", func(w *servicetest.World) {
+			if err := w.DB.Tx(ctx, func(tx store.Tx) error {
+				_, err := tx.RevokeAgentKeys(ctx, w.Agent, w.Clock.Now())
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}, map[string]string{"guess_start": "unauthorized", "pay": "unauthorized", "task_cancel": "unauthorized"}},
+		{"the grant withdrawn", func(w *servicetest.World) { w.Grant("probe"); w.Grant("ledger") },
+			map[string]string{"guess_start": "not_granted", "pay": "not_granted", "task_cancel": "not_granted"}},
+		{"the project deleted", func(w *servicetest.World) {
+			if err := w.DB.Tx(ctx, func(tx store.Tx) error {
+				for _, name := range []string{"probe", "ledger"} {
+					if _, err := tx.DeleteProject(ctx, w.Owner.Account, name); err != nil {
+						return err
+					}
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}, map[string]string{"guess_start": "not_granted", "pay": "not_granted", "task_cancel": "not_granted"}},
+		// The same second as the first call: only the project's version
+		// tells the change.
+		{"the policy made unreadable", func(w *servicetest.World) {
+			w.PutProject("probe", "probe", `{"rules":[{"then":"deny"}]}`, nil)
+			w.PutProject("ledger", "ledger", `{"rules":[{"then":"deny"}]}`, nil)
+		}, map[string]string{"guess_start": "policy_unreadable", "pay": "policy_unreadable", "task_cancel": ""}},
+		{"the balance spent", func(w *servicetest.World) {
+			if err := w.DB.Tx(ctx, func(tx store.Tx) error {
+				a, err := tx.Agent(ctx, w.Agent)
+				if err != nil {
+					return err
+				}
+				return tx.Charge(ctx, w.Agent, a.Balance, "spent-elsewhere", w.Clock.Now())
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}, map[string]string{"guess_start": "payment_required", "pay": "payment_required", "task_cancel": ""}},
+	}
+	for _, c := range changes {
+		for _, op := range []string{"guess_start", "pay", "task_cancel"} {
+			t.Run(c.name+"/"+op, func(t *testing.T) {
+				t.Parallel()
+				db := storetest.Postgres(t)
+				w := servicetest.New(t, db)
+				agent := w.AgentClient()
+				project := map[string]string{"guess_start": "probe", "pay": "ledger", "task_cancel": "probe"}[op]
+				// The first call reads the door and keeps it.
+				raw, err := agent.Call(ctx, w.Owner.Account, "probe", "guess_start", nil, nil)
+				var first client.Awaiting
+				if err != nil || json.Unmarshal(raw, &first) != nil || first.TaskID == "" {
+					t.Fatalf("the first call: %s %v", raw, err)
+				}
+				uuid := w.Task(first.TaskID).ProjectUUID
+				c.change(w)
+				before := agentState(t, w, uuid)
+				args := map[string]any(nil)
+				if op == "task_cancel" {
+					args = map[string]any{"task_id": first.TaskID}
+				}
+				if op == "pay" {
+					args = map[string]any{"amount": 1}
+				}
+				raw, err = agent.Call(ctx, w.Owner.Account, project, op, args, nil)
+				got, want := refusedAs(err), c.want[op]
+				if got != want {
+					t.Fatalf("answered %s %v; want %q", raw, err, want)
+				}
+				after := agentState(t, w, uuid)
+				if want != "" {
+					if after != before {
+						t.Errorf("the refused call changed what the agent has: %+v → %+v", before, after)
+					}
+					if want == "payment_required" && !strings.Contains(err.Error(), "balance of 0 µUSD") {
+						t.Errorf("the refusal names another balance than the agent's: %v", err)
+					}
+					return
+				}
+				switch op {
+				case "task_cancel":
+					if s := w.Task(first.TaskID).State; s != countersign.StateCancelled {
+						t.Errorf("the cancelled task is %s", s)
+					}
+				default:
+					var a client.Awaiting
+					if json.Unmarshal(raw, &a) != nil || a.TaskID == "" || after.runs != before.runs+1 {
+						t.Errorf("answered %s; runs %d → %d; want a task and a run", raw, before.runs, after.runs)
+					}
+				}
+			})
+		}
+	}
+}
+
+// held is what an agent has that a call can change: its balance, its
+// ledger's entries, its runs and the tasks it opened in a project.
+type held struct {
+	balance        int64
+	entries, runs  int
+	tasks, waiting int
+}
+
+func agentState(t *testing.T, w *servicetest.World, projectUUID string) held {
+	t.Helper()
+	var h held
+	if err := w.DB.Tx(ctx, func(tx store.Tx) error {
+		a, err := tx.Agent(ctx, w.Agent)
+		if err != nil {
+			return err
+		}
+		l, err := tx.Ledger(ctx, w.Agent)
+		if err != nil {
+			return err
+		}
+		tasks, err := tx.PreparerTasks(ctx, w.Owner.Account, projectUUID, w.Agent, "", 100)
+		if err != nil {
+			return err
+		}
+		for _, k := range tasks {
+			if !k.State.Terminal() {
+				h.waiting++
+			}
+		}
+		h.balance, h.entries, h.tasks = a.Balance, len(l), len(tasks)
+		for _, e := range l {
+			if e.Run != "" {
+				h.runs++
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// TestKeptDoorRevokedWhileCalled: an agent's key revoked while its calls
+// run on a door kept from before: a call made after the revocation
+// committed is refused unauthorized, whatever it asks (to open a task or to
+// cancel one), and a task is opened for each call answered with one and for
+// no other.
+func TestKeptDoorRevokedWhileCalled(t *testing.T) {
+	t.Parallel()
+	db := storetest.Postgres(t)
+	w := servicetest.New(t, db)
+	agent := w.AgentClient()
+	if _, err := agent.Call(ctx, w.Owner.Account, "probe", "guess_start", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	const callers, each = 8, 6
+	var revoked atomic.Bool
+	var opened, refused atomic.Int32
+	var wg sync.WaitGroup
+	for i := range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range each {
+				if i == 0 && k == each/2 {
+					if err := w.DB.Tx(ctx, func(tx store.Tx) error {
+						_, err := tx.RevokeAgentKeys(ctx, w.Agent, w.Clock.Now())
+						return err
+					}); err != nil {
+						t.Error(err)
+					}
+					revoked.Store(true)
+				}
+				after := revoked.Load()
+				raw, err := agent.Call(ctx, w.Owner.Account, "probe", "guess_start", map[string]any{"max": probe.MinMax}, nil)
+				switch refusedAs(err) {
+				case "":
+					var a client.Awaiting
+					if json.Unmarshal(raw, &a) != nil || a.TaskID == "" {
+						t.Errorf("answered %s", raw)
+					}
+					if after {
+						t.Errorf("a call made after the revocation committed was served: %s", raw)
+					}
+					opened.Add(1)
+					// Cancelled, so the owner's inbox has room for the
+					// next (an agent has at most ten tasks waiting).
+					after = revoked.Load()
+					_, err := agent.Call(ctx, w.Owner.Account, "probe", "task_cancel", map[string]any{"task_id": a.TaskID}, nil)
+					if code := refusedAs(err); code != "unauthorized" && (code != "" || after) {
+						t.Errorf("the task's cancel (made after the revocation: %v): %v", after, err)
+					}
+				case "unauthorized":
+					refused.Add(1)
+				default:
+					t.Errorf("answered %s %v", raw, err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, op := range []string{"guess_start", "task_status", "tasks", "task_cancel"} {
+		if _, err := agent.Call(ctx, w.Owner.Account, "probe", op, nil, nil); refusedAs(err) != "unauthorized" {
+			t.Errorf("%s after the revocation: %v; want unauthorized", op, err)
+		}
+	}
+	var tasks []store.Task
+	if err := w.DB.Tx(ctx, func(tx store.Tx) error {
+		p, err := tx.Project(ctx, w.Owner.Account, "probe")
+		if err != nil {
+			return err
+		}
+		tasks, err = tx.PreparerTasks(ctx, w.Owner.Account, p.UUID, w.Agent, "", 1000)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if int32(len(tasks)) != opened.Load()+1 || opened.Load()+refused.Load() != callers*each || refused.Load() == 0 {
+		t.Errorf("%d tasks; %d calls answered with one and %d refused of %d; want a task for each call answered with one, and refusals",
+			len(tasks), opened.Load(), refused.Load(), callers*each)
+	}
+	t.Logf("%d calls opened a task, %d were refused", opened.Load(), refused.Load())
+}

@@ -30,8 +30,8 @@ type PairedSizes struct {
 	PhaseTime time.Duration
 }
 
-// DefaultPaired times 200 turns, ten 2-second slices of P1 and eight
-// rounds of P2 (160 approvals each) on each service: about two minutes.
+// DefaultPaired times 200 turns, ten pairs of slices of P1 (the first
+// 2 seconds, the second as many writes) and eight rounds of P2 (160 approvals each) on each service: about two minutes.
 // Each owner makes 40 approvals in about twenty seconds, within what an
 // owner may make (a burst of 60, then two a second).
 func DefaultPaired() PairedSizes {
@@ -249,13 +249,27 @@ func RunPaired(ctx context.Context, cfg Config, other string, sizes PairedSizes)
 	rep.B.Latency = latencyOf(sides[1].ends, sides[1].answered, sides[1].firstError)
 	rep.Diff = differ(diffs)
 
-	sides[0].b.progress("P1: %d slices of %s on each, %d agents, alternating", sizes.Slices, sizes.SliceTime, sizes.Agents)
+	sides[0].b.progress("P1: %d slices on each, %d agents, alternating: the first of a pair %s, the second as many writes", sizes.Slices, sizes.Agents, sizes.SliceTime)
 	var ratios []float64
 	for n := range sizes.Slices {
-		for _, s := range inTurn(sides, n) {
+		// The first of a pair of slices runs for SliceTime, the second
+		// makes as many pairs (within three times as long): each side's
+		// P1 then leaves as many tasks behind, and the P2 that follows
+		// meets databases alike. (Slices of equal time left the quicker
+		// side's database a tenth fuller, which made its P2 rounds about
+		// as much slower.)
+		work := int64(1 << 40)
+		for i, s := range inTurn(sides, n) {
 			s.slice = s.writes
-			if err := s.b.loopPairs(ctx, s.ps, sizes.SliceTime, 1<<40, &s.writes, &s.fails); err != nil {
+			d := sizes.SliceTime
+			if i == 1 {
+				d = 3 * sizes.SliceTime
+			}
+			if err := s.b.loopPairs(ctx, s.ps, d, work, &s.writes, &s.fails); err != nil {
 				return rep, fmt.Errorf("P1 on %s: %w", s.b.cfg.Binary, err)
+			}
+			if did := s.writes.Pairs - s.slice.Pairs; did > 0 {
+				work = did
 			}
 		}
 		if a, b := sides[0].sliceRate(), sides[1].sliceRate(); a > 0 {

@@ -165,7 +165,7 @@ func TestRoundTripsPerAction(t *testing.T) {
 		got, most int64
 	}{
 		// Declared in process: its start, its task and its end in one
-		// transaction, which also checks the door an earlier call kept
+		// transaction, which also checks the admission an earlier call kept
 		// (no read of the key and project of its own).
 		{"a guess_start", opens / n, 2},
 		{"a task_cancel", cancels / n, 2},

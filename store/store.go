@@ -56,10 +56,10 @@ var (
 	// ErrUncovered: a charge (Charge) the agent's balance did not cover,
 	// or of no such agent; the transaction that made it kept nothing.
 	ErrUncovered = errors.New("store: the balance does not cover the charge")
-	// ErrDoorChanged: a transaction checked a door answer read before it
-	// (DoorUnchanged) and found the key revoked, the project changed or
+	// ErrAdmissionChanged: a transaction checked an admission read before
+	// it (AdmissionHolds) and found the key revoked, the project changed or
 	// no longer granted; the transaction kept nothing.
-	ErrDoorChanged = errors.New("store: the agent's key or project changed since it was read")
+	ErrAdmissionChanged = errors.New("store: the agent's key or project changed since it was read")
 )
 
 // Store opens transactions. Every state change happens in one transaction
@@ -621,13 +621,13 @@ type Agents interface {
 	// the same round trip: the agent (ErrNotFound as AgentByKey), then the
 	// owner's project by name with its grants, found or not.
 	AgentCalling(ctx context.Context, keyHash []byte, owner, project string) (Agent, Project, bool, error)
-	// DoorUnchanged keeps the transaction only while d still holds: the
+	// AdmissionHolds keeps the transaction only while d still holds: the
 	// key not revoked and still the agent's, the project of that uuid and
 	// version still the owner's by that name and still granted to the
-	// agent. Otherwise the transaction fails with ErrDoorChanged and keeps
+	// agent. Otherwise the transaction fails with ErrAdmissionChanged and keeps
 	// nothing. The check goes with the transaction's next round trip (at
 	// the latest its COMMIT).
-	DoorUnchanged(ctx context.Context, d Door) error
+	AdmissionHolds(ctx context.Context, a Admission) error
 	// Agent returns an agent (ErrNotFound).
 	Agent(ctx context.Context, account string) (Agent, error)
 	// Agents lists every agent, by account.
@@ -758,10 +758,10 @@ type Project struct {
 	Version int64
 }
 
-// Door is what an agent's call to a project was let in on, as one read
+// Admission is what an agent's call to a project was let in on, as one read
 // found it: the key's hash, the agent it belongs to, the project called
 // and its version.
-type Door struct {
+type Admission struct {
 	KeyHash              []byte
 	Agent                string
 	Owner, Project, UUID string

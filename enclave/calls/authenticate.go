@@ -27,15 +27,15 @@ func (s *Service) Authenticate(ctx context.Context, agentKey string) (context.Co
 // refused as by Authenticate, and the grant is checked by Call.
 //
 // A key, project and grant found together before, by an earlier call, may
-// be what lets the call in instead of a read (see door): the call's own
+// be what lets the call in instead of a read (see admission): the call's own
 // transaction then checks them, and a call none of whose transactions
 // checked them is decided again from a fresh read.
 func (s *Service) AuthenticateCall(ctx context.Context, agentKey, owner, project string) (context.Context, error) {
-	d, err := s.door(ctx, agentKey, owner, project)
+	d, err := s.admit(ctx, agentKey, owner, project)
 	if err != nil {
 		return ctx, err
 	}
-	a := authenticated{keyHash: d.keyHash, door: d}
+	a := authenticated{keyHash: d.keyHash, admission: d}
 	if !d.kept {
 		a.agent, a.read = d.agent, true
 	}
@@ -44,12 +44,12 @@ func (s *Service) AuthenticateCall(ctx context.Context, agentKey, owner, project
 
 // authenticated is what a request's key was found to be, kept in its
 // context for the rest of the request: the agent, if read for this request
-// (read), and the door of the call it makes, if AuthenticateCall found it.
+// (read), and the admission of the call it makes, if AuthenticateCall found it.
 type authenticated struct {
-	keyHash string
-	agent   store.Agent
-	read    bool
-	door    *door
+	keyHash   string
+	agent     store.Agent
+	read      bool
+	admission *admission
 }
 
 type authenticatedKey struct{}

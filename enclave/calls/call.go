@@ -70,16 +70,16 @@ func (s *Service) Call(ctx context.Context, agentKey, owner, project, idempotenc
 }
 
 func (s *Service) call(ctx context.Context, req callRequest) ([]byte, error) {
-	d, err := s.door(ctx, req.AgentKey, req.Owner, req.Project)
+	d, err := s.admit(ctx, req.AgentKey, req.Owner, req.Project)
 	if err != nil {
 		return nil, err
 	}
 	answer, err := s.callThrough(ctx, req, d)
 	if d.kept && !d.stands {
-		// Decided from a kept door that no transaction of the call checked:
-		// decided again from the door as it is (which the read keeps, or
-		// drops).
-		if d, err = s.readDoor(ctx, d.keyHash, d.owner, d.name); err != nil {
+		// Decided from a kept admission that no transaction of the call
+		// checked: decided again from the admission as it is (which the
+		// read keeps, or drops).
+		if d, err = s.readAdmission(ctx, d.keyHash, d.owner, d.name); err != nil {
 			return nil, err
 		}
 		answer, err = s.callThrough(ctx, req, d)
@@ -87,12 +87,12 @@ func (s *Service) call(ctx context.Context, req callRequest) ([]byte, error) {
 	return answer, err
 }
 
-// errReadTheDoor: what the call asks is served only from a door read for
-// it, not from a kept one.
-var errReadTheDoor = errors.New("calls: the operation reads its door")
+// errReadTheAdmission: what the call asks is served only from an admission
+// read for it, not from a kept one.
+var errReadTheAdmission = errors.New("calls: the operation reads its admission")
 
 // callThrough serves a call let in by d.
-func (s *Service) callThrough(ctx context.Context, req callRequest, d *door) ([]byte, error) {
+func (s *Service) callThrough(ctx context.Context, req callRequest, d *admission) ([]byte, error) {
 	// The body is read by the one rule for JSON bodies: a member named twice
 	// (ignoring case, at any depth) is refused, so the operation that runs
 	// is the only one the body names. "operation" is matched exactly.
@@ -118,7 +118,7 @@ func (s *Service) callThrough(ctx context.Context, req callRequest, d *door) ([]
 	project := d.project
 	if isTaskOperation(call.Operation) {
 		if d.kept && call.Operation != opTaskCancel {
-			return nil, errReadTheDoor
+			return nil, errReadTheAdmission
 		}
 		if err := s.taskArgs(call.Operation, req.Body); err != nil {
 			return refusal(err), nil
@@ -228,7 +228,7 @@ func answerOf(out any, err error) ([]byte, error) {
 // handler within the operation's compute limit, and records the answer:
 // an operation declared InProcess in one transaction (runInProcess), any
 // other with its start kept before the handler runs.
-func (s *Service) runOperation(ctx context.Context, d *door, conn *connectors.Connector,
+func (s *Service) runOperation(ctx context.Context, d *admission, conn *connectors.Connector,
 	op *connectors.Operation, pol *policy.Policy, req callRequest) ([]byte, error) {
 	agent, project := d.agent, d.project
 	// Credentials are opened before anything is charged: a project whose
@@ -239,7 +239,7 @@ func (s *Service) runOperation(ctx context.Context, d *door, conn *connectors.Co
 		return refusal(countersign.Errorf(countersign.Internal, "the project's credentials cannot be opened")), nil
 	}
 	now := s.clock()
-	st := &started{door: d, agent: agent, op: op, body: req.Body, now: now}
+	st := &started{admission: d, agent: agent, op: op, body: req.Body, now: now}
 	st.run = &Run{
 		ID: countersign.NewRunID(), Agent: agent.Account, Request: req.Body, ComputeLimit: op.ComputeLimit(), Operation: op.Name,
 		Project: Project{Owner: project.Owner, Name: project.Name, UUID: project.UUID, Connector: conn.Name,
@@ -278,7 +278,7 @@ func (s *Service) runOperation(ctx context.Context, d *door, conn *connectors.Co
 	if err == nil {
 		d.stands = true
 	} else if d.kept {
-		return nil, err // decided again from a fresh read
+		return nil, err // decided again from a fresh read of the admission
 	}
 	if replay != nil {
 		return replay, nil
@@ -300,7 +300,7 @@ func (s *Service) runOperation(ctx context.Context, d *door, conn *connectors.Co
 // started is a call's run as it starts: its row's parts and the
 // idempotent call it answers.
 type started struct {
-	door         *door
+	admission    *admission
 	agent        store.Agent
 	op           *connectors.Operation
 	body         []byte
@@ -313,10 +313,10 @@ type started struct {
 
 // startRun claims the call's idempotency key (a replay returns the first
 // call's answer, and nothing starts), records the run and charges its
-// price in tx; the charge, and a kept door, are checked with tx's next
-// round trip.
+// price in tx; the charge, and a kept admission, are checked with tx's
+// next round trip.
 func (s *Service) startRun(ctx context.Context, tx callsTx, st *started) (replay []byte, err error) {
-	if err := st.door.check(ctx, tx); err != nil {
+	if err := st.admission.check(ctx, tx); err != nil {
 		return nil, err
 	}
 	if st.idem.Key != "" {
@@ -413,14 +413,14 @@ func (s *Service) runInProcess(ctx context.Context, st *started, conn *connector
 	})
 	// The run is logged once, for the try that counts (the last): a try
 	// its transaction did not keep did not happen; one that runs again
-	// the ordinary way, or from a fresh read of its door, is logged there.
+	// the ordinary way, or from a fresh read of its admission, is logged there.
 	if err == nil {
-		st.door.stands = true
+		st.admission.stands = true
 	}
 	answered := errors.Is(err, store.ErrUncovered) || errors.Is(err, store.ErrUnavailable) || !began
 	switch {
-	case err != nil && st.door.kept && (answered || errors.Is(err, store.ErrDoorChanged)):
-		return nil, true, err // decided again from a fresh read of the door
+	case err != nil && st.admission.kept && (answered || errors.Is(err, store.ErrAdmissionChanged)):
+		return nil, true, err // decided again from a fresh read of the admission
 	case replay != nil:
 		return replay, true, nil
 	case err == nil:
@@ -439,7 +439,7 @@ func (s *Service) runInProcess(ctx context.Context, st *started, conn *connector
 	if st.run.abandoned.Load() {
 		// Its handler overran its limit and may still be running: it is
 		// not run again, whoever calls.
-		st.door.stands = true
+		st.admission.stands = true
 		s.logStart(st)
 		s.log.Error("an in-process run overran its limit and kept nothing", "run", st.run.ID)
 		return refusal(countersign.Errorf(countersign.Internal, "the run passed its compute limit of %s", st.run.ComputeLimit)), true, nil

@@ -36,8 +36,8 @@ type Service struct {
 	// taskWaitPoll is how often task_wait looks at a task besides listening
 	// to its events; not positive: never.
 	taskWaitPoll time.Duration
-	// doors are the granted doors earlier calls read (door).
-	doors doors
+	// admissions are the granted admissions earlier calls read.
+	admissions admissions
 }
 
 // Config is what a Service is built from.

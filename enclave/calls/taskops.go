@@ -63,7 +63,7 @@ type ApprovalsCount struct {
 }
 
 // taskOperation serves the task operations of SPEC §5.
-func (s *Service) taskOperation(ctx context.Context, d *door, op string, body []byte) (any, error) {
+func (s *Service) taskOperation(ctx context.Context, d *admission, op string, body []byte) (any, error) {
 	agent, project := d.agent.Account, d.project
 	var args struct {
 		Operation string `json:"operation"`
@@ -274,7 +274,7 @@ func (s *Service) taskWait(ctx context.Context, agent string, project store.Proj
 	}
 }
 
-func (s *Service) taskCancel(ctx context.Context, d *door, id string) (any, error) {
+func (s *Service) taskCancel(ctx context.Context, d *admission, id string) (any, error) {
 	agent, project := d.agent.Account, d.project
 	// It may share its commit with other owners' actions and be tried
 	// twice (store.Grouped): each try reads the task again.

@@ -203,19 +203,19 @@ func (t *tx) Ledger(ctx context.Context, account string) ([]store.LedgerEntry, e
 	return out, r.Err()
 }
 
-// doorUnchanged finds the row of a door answer that still holds: the key
+// admissionHolds finds the row of an admission that still holds: the key
 // live and the agent's, the project of that uuid and version the owner's
 // by that name, and granted to the agent.
-const doorUnchanged = `SELECT 1 FROM agent_keys kh
+const admissionHolds = `SELECT 1 FROM agent_keys kh
 	JOIN projects p ON p.project_uuid = ? AND p.version = ? AND p.owner = ? AND p.name = ?
 	JOIN project_agents g ON g.project_uuid = p.project_uuid AND g.agent = kh.account
 	WHERE kh.key_hash = ? AND kh.revoked_at IS NULL AND kh.account = ?`
 
-func (t *tx) DoorUnchanged(_ context.Context, d store.Door) error {
+func (t *tx) AdmissionHolds(_ context.Context, d store.Admission) error {
 	if len(d.KeyHash) == 0 || d.Agent == "" || d.UUID == "" {
-		return fmt.Errorf("store: a door answer needs a key, an agent and a project: %w", store.ErrDoorChanged)
+		return fmt.Errorf("store: an admission needs a key, an agent and a project: %w", store.ErrAdmissionChanged)
 	}
-	t.later(held(fmt.Errorf("store: agent %s calling %s/%s: %w", d.Agent, d.Owner, d.Project, store.ErrDoorChanged),
-		doorUnchanged, d.UUID, d.Version, d.Owner, d.Project, d.KeyHash, d.Agent))
+	t.later(held(fmt.Errorf("store: agent %s calling %s/%s: %w", d.Agent, d.Owner, d.Project, store.ErrAdmissionChanged),
+		admissionHolds, d.UUID, d.Version, d.Owner, d.Project, d.KeyHash, d.Agent))
 	return nil
 }

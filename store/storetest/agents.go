@@ -19,7 +19,7 @@ func agentTests() []storeTest {
 		{"AgentKeys", testAgentKeys},
 		{"AgentKeyRefusals", testAgentKeyRefusals},
 		{"AgentCalling", testAgentCalling},
-		{"DoorUnchanged", testDoorUnchanged},
+		{"AdmissionHolds", testAdmissionHolds},
 		{"CreditAndCharge", testCreditAndCharge},
 		{"MoneyRefusals", testMoneyRefusals},
 		{"ChargeNeverOverdraws", testChargeNeverOverdraws},
@@ -543,21 +543,21 @@ func testAgentCalling(t *testing.T, s store.Store) {
 	}
 }
 
-// testDoorUnchanged: a door answer read before a transaction holds in it
+// testAdmissionHolds: an admission read before a transaction holds in it
 // only while nothing it was read from changed. Each change below is made
-// to a project (or key) of its own, after its door was read; a
-// transaction that credits the agent and checks the door then keeps
-// nothing, and one whose door is unchanged keeps its credit.
-func testDoorUnchanged(t *testing.T, s store.Store) {
+// to a project (or key) of its own, after its admission was read; a
+// transaction that credits the agent and checks the admission then keeps
+// nothing, and one whose admission is unchanged keeps its credit.
+func testAdmissionHolds(t *testing.T, s store.Store) {
 	addKey(t, s, "bot.near", "ak_bot", t0)
 	addKey(t, s, "other.near", "ak_other", t0)
 	addKey(t, s, "gone.near", "ak_gone", t0)
 	cases := []struct {
 		name   string
 		change func(tx store.Tx, p store.Project) error
-		// door, if set, changes the answer itself rather than the rows.
-		door func(d *store.Door)
-		held bool
+		// admission, if set, changes the admission itself rather than the rows.
+		admission func(d *store.Admission)
+		held      bool
 	}{
 		{name: "nothing changed", held: true},
 		{name: "read again, nothing changed", held: true, change: func(tx store.Tx, p store.Project) error {
@@ -595,12 +595,12 @@ func testDoorUnchanged(t *testing.T, s store.Store) {
 			_, err := tx.RevokeAgentKeys(ctx, "gone.near", t0)
 			return err
 		}},
-		{name: "another agent's key", door: func(d *store.Door) { d.KeyHash = keyHash("ak_other") }},
-		{name: "another project's uuid", door: func(d *store.Door) { d.UUID = "uuid-door-0" }},
-		{name: "another owner", door: func(d *store.Door) { d.Owner = "bob.near" }},
-		{name: "an older version", door: func(d *store.Door) { d.Version-- }},
+		{name: "another agent's key", admission: func(d *store.Admission) { d.KeyHash = keyHash("ak_other") }},
+		{name: "another project's uuid", admission: func(d *store.Admission) { d.UUID = "uuid-door-0" }},
+		{name: "another owner", admission: func(d *store.Admission) { d.Owner = "bob.near" }},
+		{name: "an older version", admission: func(d *store.Admission) { d.Version-- }},
 	}
-	doors := make([]store.Door, len(cases))
+	admissions := make([]store.Admission, len(cases))
 	projects := make([]store.Project, len(cases))
 	for i, c := range cases {
 		agent, key := "bot.near", "ak_bot"
@@ -609,18 +609,18 @@ func testDoorUnchanged(t *testing.T, s store.Store) {
 		}
 		name := fmt.Sprintf("door%d", i)
 		putProject(t, s, NewProject("alice.near", name, fmt.Sprintf("uuid-door-%d", i), agent))
-		if i > 0 && c.door == nil && c.change != nil {
+		if i > 0 && c.admission == nil && c.change != nil {
 			// One earlier change, so that a version other than a new
-			// project's is what the door reads.
+			// project's is what the admission reads.
 			putProject(t, s, NewProject("alice.near", name, fmt.Sprintf("uuid-door-%d", i), agent))
 		}
 		inTx(t, s, func(tx store.Tx) error {
 			a, p, found, err := tx.AgentCalling(ctx, keyHash(key), "alice.near", name)
 			if err != nil || !found {
-				return fmt.Errorf("%s: read the door: %v, found %v", c.name, err, found)
+				return fmt.Errorf("%s: read the admission: %v, found %v", c.name, err, found)
 			}
 			projects[i] = p
-			doors[i] = store.Door{KeyHash: keyHash(key), Agent: a.Account, Owner: p.Owner, Project: p.Name, UUID: p.UUID, Version: p.Version}
+			admissions[i] = store.Admission{KeyHash: keyHash(key), Agent: a.Account, Owner: p.Owner, Project: p.Name, UUID: p.UUID, Version: p.Version}
 			return nil
 		})
 	}
@@ -631,22 +631,22 @@ func testDoorUnchanged(t *testing.T, s store.Store) {
 		if c.change != nil {
 			inTx(t, s, func(tx store.Tx) error { return c.change(tx, projects[i]) })
 		}
-		if c.door != nil {
-			c.door(&doors[i])
+		if c.admission != nil {
+			c.admission(&admissions[i])
 		}
-		before := balance(t, s, doors[i].Agent)
+		before := balance(t, s, admissions[i].Agent)
 		err := s.Tx(ctx, func(tx store.Tx) error {
-			if _, err := tx.Credit(ctx, doors[i].Agent, 7, "door", t0); err != nil {
+			if _, err := tx.Credit(ctx, admissions[i].Agent, 7, "door", t0); err != nil {
 				return err
 			}
-			return tx.DoorUnchanged(ctx, doors[i])
+			return tx.AdmissionHolds(ctx, admissions[i])
 		})
-		after := balance(t, s, doors[i].Agent)
+		after := balance(t, s, admissions[i].Agent)
 		switch {
 		case c.held && (err != nil || after != before+7):
 			t.Errorf("%s: the check = %v, balance %d → %d; want it held and the credit kept", c.name, err, before, after)
-		case !c.held && (!errors.Is(err, store.ErrDoorChanged) || after != before):
-			t.Errorf("%s: the check = %v, balance %d → %d; want ErrDoorChanged and nothing kept", c.name, err, before, after)
+		case !c.held && (!errors.Is(err, store.ErrAdmissionChanged) || after != before):
+			t.Errorf("%s: the check = %v, balance %d → %d; want ErrAdmissionChanged and nothing kept", c.name, err, before, after)
 		}
 	}
 	var p store.Project

@@ -32,14 +32,14 @@ func refusedAs(err error) string {
 	return err.Error()
 }
 
-// TestKeptDoorIsCheckedByTheCall: after a first call let an agent's key
+// TestKeptAdmissionIsCheckedByTheCall: after a first call let an agent's key
 // into a project, the next call by that key to that project is let in on
 // what the first read, without reading it again; each change below, made
 // between the two calls, is still what the second call meets, as an agent
 // would meet it with nothing kept: the refusal the change calls for, with
 // nothing charged, opened or cancelled; or, where the change refuses
 // nothing, the call served by the project as it is now.
-func TestKeptDoorIsCheckedByTheCall(t *testing.T) {
+func TestKeptAdmissionIsCheckedByTheCall(t *testing.T) {
 	t.Parallel()
 	changes := []struct {
 		name   string
@@ -97,7 +97,7 @@ func TestKeptDoorIsCheckedByTheCall(t *testing.T) {
 				w := servicetest.New(t, db)
 				agent := w.AgentClient()
 				project := map[string]string{"guess_start": "probe", "pay": "ledger", "task_cancel": "probe"}[op]
-				// The first call reads the door and keeps it.
+				// The first call reads its admission and keeps it.
 				raw, err := agent.Call(ctx, w.Owner.Account, "probe", "guess_start", nil, nil)
 				var first client.Awaiting
 				if err != nil || json.Unmarshal(raw, &first) != nil || first.TaskID == "" {
@@ -186,12 +186,12 @@ func agentState(t *testing.T, w *servicetest.World, projectUUID string) held {
 	return h
 }
 
-// TestKeptDoorRevokedWhileCalled: an agent's key revoked while its calls
-// run on a door kept from before: a call made after the revocation
+// TestKeptAdmissionRevokedWhileCalled: an agent's key revoked while its calls
+// run on an admission kept from before: a call made after the revocation
 // committed is refused unauthorized, whatever it asks (to open a task or to
 // cancel one), and a task is opened for each call answered with one and for
 // no other.
-func TestKeptDoorRevokedWhileCalled(t *testing.T) {
+func TestKeptAdmissionRevokedWhileCalled(t *testing.T) {
 	t.Parallel()
 	db := storetest.Postgres(t)
 	w := servicetest.New(t, db)

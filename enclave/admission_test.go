@@ -13,6 +13,7 @@ import (
 	"countersign/connectors/probe"
 	"countersign/servicetest"
 	"countersign/store"
+	"countersign/store/sqlstore"
 	"countersign/store/storetest"
 )
 
@@ -89,57 +90,62 @@ func TestKeptAdmissionIsCheckedByTheCall(t *testing.T) {
 			}
 		}, map[string]string{"guess_start": "payment_required", "pay": "payment_required", "task_cancel": ""}},
 	}
+	stores := map[string]func(t *testing.T) *sqlstore.DB{
+		"postgres": func(t *testing.T) *sqlstore.DB { return storetest.Postgres(t) },
+		"sqlite":   func(t *testing.T) *sqlstore.DB { return storetest.SQLite(t) },
+	}
 	for _, c := range changes {
 		for _, op := range []string{"guess_start", "pay", "task_cancel"} {
-			t.Run(c.name+"/"+op, func(t *testing.T) {
-				t.Parallel()
-				db := storetest.Postgres(t)
-				w := servicetest.New(t, db)
-				agent := w.AgentClient()
-				project := map[string]string{"guess_start": "probe", "pay": "ledger", "task_cancel": "probe"}[op]
-				// The first call reads its admission and keeps it.
-				raw, err := agent.Call(ctx, w.Owner.Account, "probe", "guess_start", nil, nil)
-				var first client.Awaiting
-				if err != nil || json.Unmarshal(raw, &first) != nil || first.TaskID == "" {
-					t.Fatalf("the first call: %s %v", raw, err)
-				}
-				uuid := w.Task(first.TaskID).ProjectUUID
-				c.change(w)
-				before := agentState(t, w, uuid)
-				args := map[string]any(nil)
-				if op == "task_cancel" {
-					args = map[string]any{"task_id": first.TaskID}
-				}
-				if op == "pay" {
-					args = map[string]any{"amount": 1}
-				}
-				raw, err = agent.Call(ctx, w.Owner.Account, project, op, args, nil)
-				got, want := refusedAs(err), c.want[op]
-				if got != want {
-					t.Fatalf("answered %s %v; want %q", raw, err, want)
-				}
-				after := agentState(t, w, uuid)
-				if want != "" {
-					if after != before {
-						t.Errorf("the refused call changed what the agent has: %+v → %+v", before, after)
+			for kind, open := range stores {
+				t.Run(kind+"/"+c.name+"/"+op, func(t *testing.T) {
+					t.Parallel()
+					w := servicetest.New(t, open(t))
+					agent := w.AgentClient()
+					project := map[string]string{"guess_start": "probe", "pay": "ledger", "task_cancel": "probe"}[op]
+					// The first call reads its admission and keeps it.
+					raw, err := agent.Call(ctx, w.Owner.Account, "probe", "guess_start", nil, nil)
+					var first client.Awaiting
+					if err != nil || json.Unmarshal(raw, &first) != nil || first.TaskID == "" {
+						t.Fatalf("the first call: %s %v", raw, err)
 					}
-					if want == "payment_required" && !strings.Contains(err.Error(), "balance of 0 µUSD") {
-						t.Errorf("the refusal names another balance than the agent's: %v", err)
+					uuid := w.Task(first.TaskID).ProjectUUID
+					c.change(w)
+					before := agentState(t, w, uuid)
+					args := map[string]any(nil)
+					if op == "task_cancel" {
+						args = map[string]any{"task_id": first.TaskID}
 					}
-					return
-				}
-				switch op {
-				case "task_cancel":
-					if s := w.Task(first.TaskID).State; s != countersign.StateCancelled {
-						t.Errorf("the cancelled task is %s", s)
+					if op == "pay" {
+						args = map[string]any{"amount": 1}
 					}
-				default:
-					var a client.Awaiting
-					if json.Unmarshal(raw, &a) != nil || a.TaskID == "" || after.runs != before.runs+1 {
-						t.Errorf("answered %s; runs %d → %d; want a task and a run", raw, before.runs, after.runs)
+					raw, err = agent.Call(ctx, w.Owner.Account, project, op, args, nil)
+					got, want := refusedAs(err), c.want[op]
+					if got != want {
+						t.Fatalf("answered %s %v; want %q", raw, err, want)
 					}
-				}
-			})
+					after := agentState(t, w, uuid)
+					if want != "" {
+						if after != before {
+							t.Errorf("the refused call changed what the agent has: %+v → %+v", before, after)
+						}
+						if want == "payment_required" && !strings.Contains(err.Error(), "balance of 0 µUSD") {
+							t.Errorf("the refusal names another balance than the agent's: %v", err)
+						}
+						return
+					}
+					switch op {
+					case "task_cancel":
+						if s := w.Task(first.TaskID).State; s != countersign.StateCancelled {
+							t.Errorf("the cancelled task is %s", s)
+						}
+					default:
+						var a client.Awaiting
+						if json.Unmarshal(raw, &a) != nil || a.TaskID == "" || after.runs != before.runs+1 {
+							t.Errorf("answered %s; runs %d → %d; want a task and a run", raw, before.runs, after.runs)
+						}
+					}
+				})
+			}
 		}
 	}
 }

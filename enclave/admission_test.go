@@ -49,7 +49,7 @@ func TestKeptAdmissionIsCheckedByTheCall(t *testing.T) {
 		want map[string]string
 	}{
 		{"nothing", func(*servicetest.World) {},
-			map[string]string{"guess_start": "", "pay": "", "task_cancel": ""}},
+			map[string]string{"guess_start": "", "pay": "", "task_cancel": "", "task_status": ""}},
 		{"the key revoked", func(w *servicetest.World) {
 			if err := w.DB.Tx(ctx, func(tx store.Tx) error {
 				_, err := tx.RevokeAgentKeys(ctx, w.Agent, w.Clock.Now())
@@ -57,9 +57,9 @@ func TestKeptAdmissionIsCheckedByTheCall(t *testing.T) {
 			}); err != nil {
 				t.Fatal(err)
 			}
-		}, map[string]string{"guess_start": "unauthorized", "pay": "unauthorized", "task_cancel": "unauthorized"}},
+		}, map[string]string{"guess_start": "unauthorized", "pay": "unauthorized", "task_cancel": "unauthorized", "task_status": "unauthorized"}},
 		{"the grant withdrawn", func(w *servicetest.World) { w.Grant("probe"); w.Grant("ledger") },
-			map[string]string{"guess_start": "not_granted", "pay": "not_granted", "task_cancel": "not_granted"}},
+			map[string]string{"guess_start": "not_granted", "pay": "not_granted", "task_cancel": "not_granted", "task_status": "not_granted"}},
 		{"the project deleted", func(w *servicetest.World) {
 			if err := w.DB.Tx(ctx, func(tx store.Tx) error {
 				for _, name := range []string{"probe", "ledger"} {
@@ -71,13 +71,13 @@ func TestKeptAdmissionIsCheckedByTheCall(t *testing.T) {
 			}); err != nil {
 				t.Fatal(err)
 			}
-		}, map[string]string{"guess_start": "not_granted", "pay": "not_granted", "task_cancel": "not_granted"}},
+		}, map[string]string{"guess_start": "not_granted", "pay": "not_granted", "task_cancel": "not_granted", "task_status": "not_granted"}},
 		// The same second as the first call: only the project's version
 		// tells the change.
 		{"the policy made unreadable", func(w *servicetest.World) {
 			w.PutProject("probe", "probe", `{"rules":[{"then":"deny"}]}`, nil)
 			w.PutProject("ledger", "ledger", `{"rules":[{"then":"deny"}]}`, nil)
-		}, map[string]string{"guess_start": "policy_unreadable", "pay": "policy_unreadable", "task_cancel": ""}},
+		}, map[string]string{"guess_start": "policy_unreadable", "pay": "policy_unreadable", "task_cancel": "", "task_status": ""}},
 		{"the balance spent", func(w *servicetest.World) {
 			if err := w.DB.Tx(ctx, func(tx store.Tx) error {
 				a, err := tx.Agent(ctx, w.Agent)
@@ -88,20 +88,20 @@ func TestKeptAdmissionIsCheckedByTheCall(t *testing.T) {
 			}); err != nil {
 				t.Fatal(err)
 			}
-		}, map[string]string{"guess_start": "payment_required", "pay": "payment_required", "task_cancel": ""}},
+		}, map[string]string{"guess_start": "payment_required", "pay": "payment_required", "task_cancel": "", "task_status": ""}},
 	}
 	stores := map[string]func(t *testing.T) *sqlstore.DB{
 		"postgres": func(t *testing.T) *sqlstore.DB { return storetest.Postgres(t) },
 		"sqlite":   func(t *testing.T) *sqlstore.DB { return storetest.SQLite(t) },
 	}
 	for _, c := range changes {
-		for _, op := range []string{"guess_start", "pay", "task_cancel"} {
+		for _, op := range []string{"guess_start", "pay", "task_cancel", "task_status"} {
 			for kind, open := range stores {
 				t.Run(kind+"/"+c.name+"/"+op, func(t *testing.T) {
 					t.Parallel()
 					w := servicetest.New(t, open(t))
 					agent := w.AgentClient()
-					project := map[string]string{"guess_start": "probe", "pay": "ledger", "task_cancel": "probe"}[op]
+					project := map[string]string{"guess_start": "probe", "pay": "ledger", "task_cancel": "probe", "task_status": "probe"}[op]
 					// The first call reads its admission and keeps it.
 					raw, err := agent.Call(ctx, w.Owner.Account, "probe", "guess_start", nil, nil)
 					var first client.Awaiting
@@ -112,7 +112,7 @@ func TestKeptAdmissionIsCheckedByTheCall(t *testing.T) {
 					c.change(w)
 					before := agentState(t, w, uuid)
 					args := map[string]any(nil)
-					if op == "task_cancel" {
+					if op == "task_cancel" || op == "task_status" {
 						args = map[string]any{"task_id": first.TaskID}
 					}
 					if op == "pay" {
@@ -134,6 +134,11 @@ func TestKeptAdmissionIsCheckedByTheCall(t *testing.T) {
 						return
 					}
 					switch op {
+					case "task_status":
+						var st client.TaskStatus
+						if json.Unmarshal(raw, &st) != nil || st.TaskID != first.TaskID || st.State != "open" || after != before {
+							t.Errorf("answered %s; want the task, open, and nothing changed", raw)
+						}
 					case "task_cancel":
 						if s := w.Task(first.TaskID).State; s != countersign.StateCancelled {
 							t.Errorf("the cancelled task is %s", s)

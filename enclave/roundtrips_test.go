@@ -41,6 +41,18 @@ func TestRoundTripsPerAction(t *testing.T) {
 		}
 	}
 	cancel(open()) // statements prepared, pools filled
+	// An agent's poll of its task.
+	polled := open()
+	status := func() int64 {
+		before := db.RoundTrips()
+		if _, err := agent.Call(ctx, w.Owner.Account, "probe", "task_status", map[string]any{"task_id": polled}, nil); err != nil {
+			t.Fatal(err)
+		}
+		return db.RoundTrips() - before
+	}
+	status()
+	poll := status()
+	cancel(polled)
 
 	const n = 10
 	var opens, cancels, pairStmts int64
@@ -169,6 +181,9 @@ func TestRoundTripsPerAction(t *testing.T) {
 		// (no read of the key and project of its own).
 		{"a guess_start", opens / n, 2},
 		{"a task_cancel", cancels / n, 2},
+		// Its admission checked with its first read, the task's outcome
+		// read, the commit.
+		{"a task_status", poll, 3},
 		{"an approval", approve, 2},
 		{"a batch of ten approvals", batch, 3},
 		{"an owner's rejection", reject, 3},

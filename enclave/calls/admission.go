@@ -66,6 +66,21 @@ func (s *Service) admit(ctx context.Context, agentKey, owner, name string) (*adm
 	return s.readAdmission(ctx, h, owner, name)
 }
 
+// admittedTx runs fn in one of the store's transactions that also checks
+// d, if it was kept: when it commits, what the call answers from it stands.
+func (s *Service) admittedTx(ctx context.Context, d *admission, fn func(tx callsTx) error) error {
+	err := s.store.Tx(ctx, func(tx callsTx) error {
+		if err := d.check(ctx, tx); err != nil {
+			return err
+		}
+		return fn(tx)
+	})
+	if err == nil {
+		d.stands = true
+	}
+	return err
+}
+
 // readAdmission reads a call's admission (its key and project in one round
 // trip), and keeps it if it is granted.
 func (s *Service) readAdmission(ctx context.Context, keyHash, owner, name string) (*admission, error) {

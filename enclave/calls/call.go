@@ -117,7 +117,8 @@ func (s *Service) callThrough(ctx context.Context, req callRequest, d *admission
 	}
 	project := d.project
 	if isTaskOperation(call.Operation) {
-		if d.kept && call.Operation != opTaskCancel {
+		if d.kept && call.Operation == opTaskWait {
+			// It waits, and answers from reads made later.
 			return nil, errReadTheAdmission
 		}
 		if err := s.taskArgs(call.Operation, req.Body); err != nil {

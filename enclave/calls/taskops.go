@@ -64,7 +64,6 @@ type ApprovalsCount struct {
 
 // taskOperation serves the task operations of SPEC §5.
 func (s *Service) taskOperation(ctx context.Context, d *admission, op string, body []byte) (any, error) {
-	agent, project := d.agent.Account, d.project
 	var args struct {
 		Operation string `json:"operation"`
 		TaskID    string `json:"task_id"`
@@ -87,7 +86,7 @@ func (s *Service) taskOperation(ctx context.Context, d *admission, op string, bo
 	}
 	switch op {
 	case opTaskStatus:
-		return s.taskStatus(ctx, agent, project, args.TaskID)
+		return s.taskStatus(ctx, d, args.TaskID)
 	case opTaskWait:
 		timeout := 30 * time.Second
 		if args.TimeoutS != nil {
@@ -96,16 +95,16 @@ func (s *Service) taskOperation(ctx context.Context, d *admission, op string, bo
 			}
 			timeout = time.Duration(*args.TimeoutS) * time.Second
 		}
-		return s.taskWait(ctx, agent, project, args.TaskID, timeout)
+		return s.taskWait(ctx, d, args.TaskID, timeout)
 	case opTaskCancel:
 		return s.taskCancel(ctx, d, args.TaskID)
 	case opTaskDelete:
-		return s.taskDelete(ctx, agent, project, args.TaskID)
+		return s.taskDelete(ctx, d, args.TaskID)
 	}
 	if args.State != "" && !countersign.State(args.State).Valid() {
 		return nil, countersign.Errorf(countersign.InvalidRequest, "`state` is one of open, approved, answering, done, failed, rejected, cancelled, expired, void")
 	}
-	return s.taskList(ctx, agent, project, args.State)
+	return s.taskList(ctx, d, args.State)
 }
 
 // taskArgs checks a task operation's call against its declared schema,
@@ -158,9 +157,10 @@ func preparerTaskBy(ctx context.Context, read func(context.Context, string) (sto
 	return t, err
 }
 
-func (s *Service) taskStatus(ctx context.Context, agent string, project store.Project, id string) (TaskStatus, error) {
+func (s *Service) taskStatus(ctx context.Context, d *admission, id string) (TaskStatus, error) {
+	agent, project := d.agent.Account, d.project
 	var st TaskStatus
-	err := s.store.Tx(ctx, func(tx callsTx) error {
+	err := s.admittedTx(ctx, d, func(tx callsTx) error {
 		t, err := preparerTask(ctx, tx, agent, project, id)
 		if err != nil {
 			return err
@@ -222,7 +222,8 @@ const lookLimit = 10 * time.Second
 // shutting down) ends the wait, not a look at the task under way: the wait
 // is answered with what it knows, never with the look's cancellation; the
 // looks are bounded by the wait's own timeout and lookLimit beyond it.
-func (s *Service) taskWait(ctx context.Context, agent string, project store.Project, id string, timeout time.Duration) (TaskStatus, error) {
+func (s *Service) taskWait(ctx context.Context, d *admission, id string, timeout time.Duration) (TaskStatus, error) {
+	agent, project := d.agent.Account, d.project
 	look, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout+lookLimit)
 	defer cancel()
 	var events <-chan store.TaskEvent
@@ -231,7 +232,7 @@ func (s *Service) taskWait(ctx context.Context, agent string, project store.Proj
 		defer stop()
 		events = ch
 	}
-	first, err := s.taskStatus(look, agent, project, id)
+	first, err := s.taskStatus(look, d, id)
 	if err != nil || timeout == 0 || countersign.State(first.State).Terminal() {
 		return first, err // a closed task changes no more
 	}
@@ -248,14 +249,14 @@ func (s *Service) taskWait(ctx context.Context, agent string, project store.Proj
 		case <-ctx.Done():
 			return first, nil
 		case <-deadline.C:
-			return s.taskStatus(look, agent, project, id)
+			return s.taskStatus(look, d, id)
 		case ev, ok := <-events:
 			if !ok {
 				events = nil // dropped: the poll still looks, if there is one
 				continue
 			}
 			if ev.TaskID == id && string(ev.State) != first.State {
-				return s.taskStatus(look, agent, project, id)
+				return s.taskStatus(look, d, id)
 			}
 		case <-poll:
 			var state string
@@ -268,7 +269,7 @@ func (s *Service) taskWait(ctx context.Context, agent string, project store.Proj
 				return TaskStatus{}, err
 			}
 			if state != first.State {
-				return s.taskStatus(look, agent, project, id)
+				return s.taskStatus(look, d, id)
 			}
 		}
 	}
@@ -278,10 +279,7 @@ func (s *Service) taskCancel(ctx context.Context, d *admission, id string) (any,
 	agent, project := d.agent.Account, d.project
 	// It may share its commit with other owners' actions and be tried
 	// twice (store.Grouped): each try reads the task again.
-	err := s.store.Tx(store.Grouped(ctx, project.Owner), func(tx callsTx) error {
-		if err := d.check(ctx, tx); err != nil {
-			return err
-		}
+	err := s.admittedTx(store.Grouped(ctx, project.Owner), d, func(tx callsTx) error {
 		// Read with its lock: the move below then waits for nothing.
 		t, err := preparerTaskBy(ctx, tx.LockTask, agent, project, id)
 		if err != nil {
@@ -302,12 +300,12 @@ func (s *Service) taskCancel(ctx context.Context, d *admission, id string) (any,
 	if err != nil {
 		return nil, err
 	}
-	d.stands = true
 	return map[string]string{"task_id": id, "state": string(countersign.StateCancelled)}, nil
 }
 
-func (s *Service) taskDelete(ctx context.Context, agent string, project store.Project, id string) (any, error) {
-	err := s.store.Tx(ctx, func(tx callsTx) error {
+func (s *Service) taskDelete(ctx context.Context, d *admission, id string) (any, error) {
+	agent, project := d.agent.Account, d.project
+	err := s.admittedTx(ctx, d, func(tx callsTx) error {
 		t, err := preparerTask(ctx, tx, agent, project, id)
 		if err != nil {
 			return err
@@ -332,10 +330,11 @@ type listed struct {
 	CreatedAt string `json:"created_at"`
 }
 
-func (s *Service) taskList(ctx context.Context, agent string, project store.Project, state string) (any, error) {
+func (s *Service) taskList(ctx context.Context, d *admission, state string) (any, error) {
+	agent, project := d.agent.Account, d.project
 	out := []listed{}
 	now := s.clock()
-	err := s.store.Tx(ctx, func(tx callsTx) error {
+	err := s.admittedTx(ctx, d, func(tx callsTx) error {
 		tasks, err := tx.PreparerTasks(ctx, project.Owner, project.UUID, agent, countersign.State(state), maxListed)
 		for _, t := range tasks {
 			out = append(out, listed{TaskID: t.ID, Kind: string(t.Kind), State: string(countersign.StateAt(t.State, t.ExpiresAt, now)), Thread: t.Thread, CreatedAt: t.CreatedAt.Format(countersign.TimeFormat)})

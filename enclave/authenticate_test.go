@@ -101,3 +101,50 @@ func TestProjectReadWithTheKeyIsOnlyForItsCall(t *testing.T) {
 		t.Errorf("an unknown key with a project: %v, want unauthorized", err)
 	}
 }
+
+// TestAuthenticatedCallKeepsItsAdmission: a request authenticated without
+// its project (an MCP tool's call) reads the project for its first call,
+// and its next call to that project, in another request, is let in on what
+// the first read, checked in its own transaction: a round trip fewer, and
+// refused once the key is revoked.
+func TestAuthenticatedCallKeepsItsAdmission(t *testing.T) {
+	t.Parallel()
+	db := storetest.Postgres(t)
+	w := servicetest.New(t, db)
+	c := w.Enclave.Calls
+	start := []byte(`{"operation": "guess_start"}`)
+	call := func() (int64, error) {
+		checked, err := c.Authenticate(ctx, w.AgentKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := db.RoundTrips()
+		answer, err := c.Call(checked, w.AgentKey, w.Owner.Account, "probe", "", start)
+		var a struct{ Status string }
+		if err == nil && (json.Unmarshal(answer, &a) != nil || a.Status != "awaiting_owner") {
+			t.Fatalf("the call answered %s", answer)
+		}
+		return db.RoundTrips() - before, err
+	}
+	first, err := call()
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := call()
+	if err != nil || next != first-1 {
+		t.Errorf("the next call: %d round trips, %v; want %d (the first's less its read of the project)", next, err, first-1)
+	}
+	checked, err := c.Authenticate(ctx, w.AgentKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.DB.Tx(ctx, func(tx store.Tx) error {
+		_, err := tx.RevokeAgentKeys(ctx, w.Agent, w.Clock.Now())
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Call(checked, w.AgentKey, w.Owner.Account, "probe", "", start); countersign.ErrorCode(err) != countersign.Unauthorized {
+		t.Errorf("a call on the kept admission after the key was revoked: %v, want unauthorized", err)
+	}
+}

@@ -45,23 +45,24 @@ func (d *admission) check(ctx context.Context, tx callsTx) error {
 }
 
 // admit finds the admission of a call by agentKey to owner's project: the
-// one ctx's request already found, a kept one, or a fresh read.
+// one ctx's request found with it (AuthenticateCall), a kept one, or a
+// fresh read (of the project alone when ctx's request read its agent).
 func (s *Service) admit(ctx context.Context, agentKey, owner, name string) (*admission, error) {
 	if !wellFormedKey(agentKey) {
 		return nil, unauthorized()
 	}
 	h := string(HashAgentKey(agentKey))
-	if a, ok := ctx.Value(authenticatedKey{}).(authenticated); ok && a.keyHash == h {
-		if a.admission != nil && a.admission.owner == owner && a.admission.name == name {
-			d := *a.admission // each call its own
-			return &d, nil
-		}
-		if a.read {
-			return s.readProject(ctx, h, a.agent, owner, name)
-		}
+	a, ok := ctx.Value(authenticatedKey{}).(authenticated)
+	ok = ok && a.keyHash == h
+	if ok && a.admission != nil && a.admission.owner == owner && a.admission.name == name {
+		d := *a.admission // each call its own
+		return &d, nil
 	}
-	if d, ok := s.admissions.get(h, owner, name); ok {
+	if d, kept := s.admissions.get(h, owner, name); kept {
 		return d, nil
+	}
+	if ok && a.read {
+		return s.readProject(ctx, h, a.agent, owner, name)
 	}
 	return s.readAdmission(ctx, h, owner, name)
 }
@@ -106,8 +107,8 @@ func (s *Service) readAdmission(ctx context.Context, keyHash, owner, name string
 	return d, nil
 }
 
-// readProject is readAdmission for a request that read its agent already;
-// what it reads is not kept.
+// readProject is readAdmission for a request that read its agent already
+// (an MCP tool's call: its request was authenticated with no project).
 func (s *Service) readProject(ctx context.Context, keyHash string, agent store.Agent, owner, name string) (*admission, error) {
 	d := &admission{keyHash: keyHash, owner: owner, name: name, agent: agent}
 	err := s.store.Read(ctx, func(tx callsTx) error {
@@ -120,6 +121,9 @@ func (s *Service) readProject(ctx context.Context, keyHash string, agent store.A
 	})
 	if err != nil {
 		return nil, Transport(err)
+	}
+	if d.granted {
+		s.admissions.keep(d)
 	}
 	return d, nil
 }

@@ -50,14 +50,7 @@ func TestKeptAdmissionIsCheckedByTheCall(t *testing.T) {
 	}{
 		{"nothing", func(*servicetest.World) {},
 			map[string]string{"guess_start": "", "pay": "", "task_cancel": "", "task_status": ""}},
-		{"the key revoked", func(w *servicetest.World) {
-			if err := w.DB.Tx(ctx, func(tx store.Tx) error {
-				_, err := tx.RevokeAgentKeys(ctx, w.Agent, w.Clock.Now())
-				return err
-			}); err != nil {
-				t.Fatal(err)
-			}
-		}, map[string]string{"guess_start": "unauthorized", "pay": "unauthorized", "task_cancel": "unauthorized", "task_status": "unauthorized"}},
+		{"the key revoked", (*servicetest.World).RevokeAgent, map[string]string{"guess_start": "unauthorized", "pay": "unauthorized", "task_cancel": "unauthorized", "task_status": "unauthorized"}},
 		{"the grant withdrawn", func(w *servicetest.World) { w.Grant("probe"); w.Grant("ledger") },
 			map[string]string{"guess_start": "not_granted", "pay": "not_granted", "task_cancel": "not_granted", "task_status": "not_granted"}},
 		{"the project deleted", func(w *servicetest.World) {

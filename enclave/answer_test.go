@@ -166,7 +166,7 @@ func TestAnswerRunEndings(t *testing.T) {
 		// The preparer's key was revoked: preparer_key_unavailable.
 		id = w.Pay()
 		run = w.Approve(id, nil)
-		_ = db.Tx(ctx, func(tx store.Tx) error { _, err := tx.RevokeAgentKeys(ctx, w.Agent, w.Clock.Now()); return err })
+		w.RevokeAgent()
 		_ = w.Enclave.Answers.Answer(ctx, id, run)
 		check("key revoked", id, string(countersign.StateFailed), "preparer_key_unavailable", "observed")
 		w.AgentKey = servicetest.AgentKey + "-new"

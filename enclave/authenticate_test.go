@@ -22,12 +22,7 @@ func TestAuthenticatedCallLooksTheKeyUpOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.DB.Tx(ctx, func(tx store.Tx) error {
-		_, err := tx.RevokeAgentKeys(ctx, w.Agent, w.Clock.Now())
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	w.RevokeAgent()
 	body := []byte(`{"operation": "guess_start"}`)
 	answer, err := w.Enclave.Calls.Call(checked, w.AgentKey, w.Owner.Account, "probe", "", body)
 	if err != nil {
@@ -138,12 +133,7 @@ func TestAuthenticatedCallKeepsItsAdmission(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.DB.Tx(ctx, func(tx store.Tx) error {
-		_, err := tx.RevokeAgentKeys(ctx, w.Agent, w.Clock.Now())
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	w.RevokeAgent()
 	if _, err := c.Call(checked, w.AgentKey, w.Owner.Account, "probe", "", start); countersign.ErrorCode(err) != countersign.Unauthorized {
 		t.Errorf("a call on the kept admission after the key was revoked: %v, want unauthorized", err)
 	}

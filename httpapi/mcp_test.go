@@ -19,7 +19,6 @@ import (
 	"countersign"
 	"countersign/agentmcp"
 	"countersign/servicetest"
-	"countersign/store"
 	"countersign/store/storetest"
 )
 
@@ -195,12 +194,7 @@ func TestMCPOverHTTP(t *testing.T) {
 	}
 
 	// A revoked key: every later request is refused unauthorized.
-	if err := w.DB.Tx(ctx, func(tx store.Tx) error {
-		_, err := tx.RevokeAgentKeys(ctx, w.Agent, w.Clock.Now())
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	w.RevokeAgent()
 	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool("probe", "guess_start"), Arguments: map[string]any{}}); err == nil ||
 		!strings.Contains(err.Error(), "Unauthorized") && !strings.Contains(err.Error(), "unauthorized") {
 		t.Fatalf("a revoked key's call: %v", err)

@@ -596,6 +596,19 @@ func (w *World) Grant(project string, agents ...string) {
 	}
 }
 
+// RevokeAgent revokes every key of the world's agent, as `agent revoke`
+// would.
+func (w *World) RevokeAgent() {
+	w.T.Helper()
+	err := w.DB.Tx(ctx, func(tx store.Tx) error {
+		_, err := tx.RevokeAgentKeys(ctx, w.Agent, w.Clock.Now())
+		return err
+	})
+	if err != nil {
+		w.T.Fatal(err)
+	}
+}
+
 // NewAgent adds another agent, with credit, granted the owner's projects,
 // and returns its client.
 func (w *World) NewAgent(name, key string) *client.Client {

@@ -3,6 +3,7 @@ package enclave_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -39,112 +40,141 @@ func refusedAs(err error) string {
 // between the two calls, is still what the second call meets, as an agent
 // would meet it with nothing kept: the refusal the change calls for, with
 // nothing charged, opened or cancelled; or, where the change refuses
-// nothing, the call served by the project as it is now.
+// nothing, the call served by the project as it is now. Each operation is
+// called by an agent of its own, whose first call kept its admission
+// before the change.
 func TestKeptAdmissionIsCheckedByTheCall(t *testing.T) {
 	t.Parallel()
 	changes := []struct {
 		name   string
-		change func(w *servicetest.World)
+		change func(w *servicetest.World, agents []string)
 		// want is each operation's refusal ("": served).
 		want map[string]string
 	}{
-		{"nothing", func(*servicetest.World) {},
+		{"nothing", func(*servicetest.World, []string) {},
 			map[string]string{"guess_start": "", "pay": "", "task_cancel": "", "task_status": ""}},
-		{"the key revoked", (*servicetest.World).RevokeAgent, map[string]string{"guess_start": "unauthorized", "pay": "unauthorized", "task_cancel": "unauthorized", "task_status": "unauthorized"}},
-		{"the grant withdrawn", func(w *servicetest.World) { w.Grant("probe"); w.Grant("ledger") },
+		{"the key revoked", func(w *servicetest.World, agents []string) {
+			inWorld(t, w, func(tx store.Tx) error {
+				for _, a := range agents {
+					if _, err := tx.RevokeAgentKeys(ctx, a, w.Clock.Now()); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		}, map[string]string{"guess_start": "unauthorized", "pay": "unauthorized", "task_cancel": "unauthorized", "task_status": "unauthorized"}},
+		{"the grant withdrawn", func(w *servicetest.World, _ []string) { w.Grant("probe"); w.Grant("ledger") },
 			map[string]string{"guess_start": "not_granted", "pay": "not_granted", "task_cancel": "not_granted", "task_status": "not_granted"}},
-		{"the project deleted", func(w *servicetest.World) {
-			if err := w.DB.Tx(ctx, func(tx store.Tx) error {
+		{"the project deleted", func(w *servicetest.World, _ []string) {
+			inWorld(t, w, func(tx store.Tx) error {
 				for _, name := range []string{"probe", "ledger"} {
 					if _, err := tx.DeleteProject(ctx, w.Owner.Account, name); err != nil {
 						return err
 					}
 				}
 				return nil
-			}); err != nil {
-				t.Fatal(err)
-			}
+			})
 		}, map[string]string{"guess_start": "not_granted", "pay": "not_granted", "task_cancel": "not_granted", "task_status": "not_granted"}},
 		// The same second as the first call: only the project's version
 		// tells the change.
-		{"the policy made unreadable", func(w *servicetest.World) {
+		{"the policy made unreadable", func(w *servicetest.World, _ []string) {
 			w.PutProject("probe", "probe", `{"rules":[{"then":"deny"}]}`, nil)
 			w.PutProject("ledger", "ledger", `{"rules":[{"then":"deny"}]}`, nil)
 		}, map[string]string{"guess_start": "policy_unreadable", "pay": "policy_unreadable", "task_cancel": "", "task_status": ""}},
-		{"the balance spent", func(w *servicetest.World) {
-			if err := w.DB.Tx(ctx, func(tx store.Tx) error {
-				a, err := tx.Agent(ctx, w.Agent)
-				if err != nil {
-					return err
+		{"the balance spent", func(w *servicetest.World, agents []string) {
+			inWorld(t, w, func(tx store.Tx) error {
+				for _, account := range agents {
+					a, err := tx.Agent(ctx, account)
+					if err != nil {
+						return err
+					}
+					if err := tx.Charge(ctx, account, a.Balance, "spent-elsewhere", w.Clock.Now()); err != nil {
+						return err
+					}
 				}
-				return tx.Charge(ctx, w.Agent, a.Balance, "spent-elsewhere", w.Clock.Now())
-			}); err != nil {
-				t.Fatal(err)
-			}
+				return nil
+			})
 		}, map[string]string{"guess_start": "payment_required", "pay": "payment_required", "task_cancel": "", "task_status": ""}},
 	}
 	stores := map[string]func(t *testing.T) *sqlstore.DB{
 		"postgres": func(t *testing.T) *sqlstore.DB { return storetest.Postgres(t) },
 		"sqlite":   func(t *testing.T) *sqlstore.DB { return storetest.SQLite(t) },
 	}
+	ops := []string{"guess_start", "pay", "task_cancel", "task_status"}
 	for _, c := range changes {
-		for _, op := range []string{"guess_start", "pay", "task_cancel", "task_status"} {
-			for kind, open := range stores {
-				t.Run(kind+"/"+c.name+"/"+op, func(t *testing.T) {
-					t.Parallel()
-					w := servicetest.New(t, open(t))
-					agent := w.AgentClient()
-					project := map[string]string{"guess_start": "probe", "pay": "ledger", "task_cancel": "probe", "task_status": "probe"}[op]
+		for kind, open := range stores {
+			t.Run(kind+"/"+c.name, func(t *testing.T) {
+				t.Parallel()
+				w := servicetest.New(t, open(t))
+				agents := make([]string, len(ops))
+				clients := make([]*client.Client, len(ops))
+				firsts := make([]string, len(ops))
+				for i := range ops {
+					agents[i] = fmt.Sprintf("agent%d.near", i)
+					clients[i] = w.NewAgent(agents[i], fmt.Sprintf("ak_agent-%d-of-the-admission-test", i))
 					// The first call reads its admission and keeps it.
-					raw, err := agent.Call(ctx, w.Owner.Account, "probe", "guess_start", nil, nil)
+					raw, err := clients[i].Call(ctx, w.Owner.Account, "probe", "guess_start", nil, nil)
 					var first client.Awaiting
 					if err != nil || json.Unmarshal(raw, &first) != nil || first.TaskID == "" {
 						t.Fatalf("the first call: %s %v", raw, err)
 					}
-					uuid := w.Task(first.TaskID).ProjectUUID
-					c.change(w)
-					before := agentState(t, w, uuid)
+					firsts[i] = first.TaskID
+				}
+				uuid := w.Task(firsts[0]).ProjectUUID
+				c.change(w, agents)
+				for i, op := range ops {
+					project := map[string]string{"guess_start": "probe", "pay": "ledger", "task_cancel": "probe", "task_status": "probe"}[op]
+					before := agentState(t, w, agents[i], uuid)
 					args := map[string]any(nil)
 					if op == "task_cancel" || op == "task_status" {
-						args = map[string]any{"task_id": first.TaskID}
+						args = map[string]any{"task_id": firsts[i]}
 					}
 					if op == "pay" {
 						args = map[string]any{"amount": 1}
 					}
-					raw, err = agent.Call(ctx, w.Owner.Account, project, op, args, nil)
+					raw, err := clients[i].Call(ctx, w.Owner.Account, project, op, args, nil)
 					got, want := refusedAs(err), c.want[op]
 					if got != want {
-						t.Fatalf("answered %s %v; want %q", raw, err, want)
+						t.Errorf("%s answered %s %v; want %q", op, raw, err, want)
+						continue
 					}
-					after := agentState(t, w, uuid)
+					after := agentState(t, w, agents[i], uuid)
 					if want != "" {
 						if after != before {
-							t.Errorf("the refused call changed what the agent has: %+v → %+v", before, after)
+							t.Errorf("%s: the refused call changed what the agent has: %+v → %+v", op, before, after)
 						}
 						if want == "payment_required" && !strings.Contains(err.Error(), "balance of 0 µUSD") {
-							t.Errorf("the refusal names another balance than the agent's: %v", err)
+							t.Errorf("%s: the refusal names another balance than the agent's: %v", op, err)
 						}
-						return
+						continue
 					}
 					switch op {
 					case "task_status":
 						var st client.TaskStatus
-						if json.Unmarshal(raw, &st) != nil || st.TaskID != first.TaskID || st.State != "open" || after != before {
-							t.Errorf("answered %s; want the task, open, and nothing changed", raw)
+						if json.Unmarshal(raw, &st) != nil || st.TaskID != firsts[i] || st.State != "open" || after != before {
+							t.Errorf("%s answered %s; want the task, open, and nothing changed", op, raw)
 						}
 					case "task_cancel":
-						if s := w.Task(first.TaskID).State; s != countersign.StateCancelled {
-							t.Errorf("the cancelled task is %s", s)
+						if s := w.Task(firsts[i]).State; s != countersign.StateCancelled {
+							t.Errorf("%s: the cancelled task is %s", op, s)
 						}
 					default:
 						var a client.Awaiting
 						if json.Unmarshal(raw, &a) != nil || a.TaskID == "" || after.runs != before.runs+1 {
-							t.Errorf("answered %s; runs %d → %d; want a task and a run", raw, before.runs, after.runs)
+							t.Errorf("%s answered %s; runs %d → %d; want a task and a run", op, raw, before.runs, after.runs)
 						}
 					}
-				})
-			}
+				}
+			})
 		}
+	}
+}
+
+// inWorld runs fn in a transaction of w's store.
+func inWorld(t *testing.T, w *servicetest.World, fn func(tx store.Tx) error) {
+	t.Helper()
+	if err := w.DB.Tx(ctx, fn); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -156,19 +186,19 @@ type held struct {
 	tasks, waiting int
 }
 
-func agentState(t *testing.T, w *servicetest.World, projectUUID string) held {
+func agentState(t *testing.T, w *servicetest.World, agent, projectUUID string) held {
 	t.Helper()
 	var h held
 	if err := w.DB.Tx(ctx, func(tx store.Tx) error {
-		a, err := tx.Agent(ctx, w.Agent)
+		a, err := tx.Agent(ctx, agent)
 		if err != nil {
 			return err
 		}
-		l, err := tx.Ledger(ctx, w.Agent)
+		l, err := tx.Ledger(ctx, agent)
 		if err != nil {
 			return err
 		}
-		tasks, err := tx.PreparerTasks(ctx, w.Owner.Account, projectUUID, w.Agent, "", 100)
+		tasks, err := tx.PreparerTasks(ctx, w.Owner.Account, projectUUID, agent, "", 100)
 		if err != nil {
 			return err
 		}

@@ -70,7 +70,17 @@ func (s *Service) admit(ctx context.Context, agentKey, owner, name string) (*adm
 // admittedTx runs fn in one of the store's transactions that also checks
 // d, if it was kept: when it commits, what the call answers from it stands.
 func (s *Service) admittedTx(ctx context.Context, d *admission, fn func(tx callsTx) error) error {
-	err := s.store.Tx(ctx, func(tx callsTx) error {
+	return s.admitted(ctx, s.store.Tx, d, fn)
+}
+
+// admittedRead is admittedTx for lookups (the store's Read): fn's first
+// statement carries the check.
+func (s *Service) admittedRead(ctx context.Context, d *admission, fn func(tx callsTx) error) error {
+	return s.admitted(ctx, s.store.Read, d, fn)
+}
+
+func (s *Service) admitted(ctx context.Context, in func(context.Context, func(callsTx) error) error, d *admission, fn func(tx callsTx) error) error {
+	err := in(ctx, func(tx callsTx) error {
 		if err := d.check(ctx, tx); err != nil {
 			return err
 		}

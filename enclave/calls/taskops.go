@@ -160,7 +160,7 @@ func preparerTaskBy(ctx context.Context, read func(context.Context, string) (sto
 func (s *Service) taskStatus(ctx context.Context, d *admission, id string) (TaskStatus, error) {
 	agent, project := d.agent.Account, d.project
 	var st TaskStatus
-	err := s.admittedTx(ctx, d, func(tx callsTx) error {
+	err := s.admittedRead(ctx, d, func(tx callsTx) error {
 		t, err := preparerTask(ctx, tx, agent, project, id)
 		if err != nil {
 			return err
@@ -334,7 +334,7 @@ func (s *Service) taskList(ctx context.Context, d *admission, state string) (any
 	agent, project := d.agent.Account, d.project
 	out := []listed{}
 	now := s.clock()
-	err := s.admittedTx(ctx, d, func(tx callsTx) error {
+	err := s.admittedRead(ctx, d, func(tx callsTx) error {
 		tasks, err := tx.PreparerTasks(ctx, project.Owner, project.UUID, agent, countersign.State(state), maxListed)
 		for _, t := range tasks {
 			out = append(out, listed{TaskID: t.ID, Kind: string(t.Kind), State: string(countersign.StateAt(t.State, t.ExpiresAt, now)), Thread: t.Thread, CreatedAt: t.CreatedAt.Format(countersign.TimeFormat)})

@@ -240,7 +240,7 @@ func (s *Service) runOperation(ctx context.Context, d *admission, conn *connecto
 		return refusal(countersign.Errorf(countersign.Internal, "the project's credentials cannot be opened")), nil
 	}
 	now := s.clock()
-	st := &started{admission: d, agent: agent, op: op, body: req.Body, now: now}
+	st := &started{admission: d, op: op, body: req.Body, now: now}
 	st.run = &Run{
 		ID: countersign.NewRunID(), Agent: agent.Account, Request: req.Body, ComputeLimit: op.ComputeLimit(), Operation: op.Name,
 		Project: Project{Owner: project.Owner, Name: project.Name, UUID: project.UUID, Connector: conn.Name,
@@ -272,13 +272,11 @@ func (s *Service) runOperation(ctx context.Context, d *admission, conn *connecto
 		st.run.reset()
 	}
 	var replay []byte
-	err = s.store.Tx(ctx, func(tx callsTx) (err error) {
+	err = s.admittedTx(ctx, d, func(tx callsTx) (err error) {
 		replay, err = s.startRun(ctx, tx, st)
 		return err
 	})
-	if err == nil {
-		d.stands = true
-	} else if d.kept {
+	if err != nil && d.kept {
 		return nil, err // decided again from a fresh read of the admission
 	}
 	if replay != nil {
@@ -301,8 +299,7 @@ func (s *Service) runOperation(ctx context.Context, d *admission, conn *connecto
 // started is a call's run as it starts: its row's parts and the
 // idempotent call it answers.
 type started struct {
-	admission    *admission
-	agent        store.Agent
+	admission    *admission // its agent is the run's
 	op           *connectors.Operation
 	body         []byte
 	now          time.Time
@@ -314,12 +311,8 @@ type started struct {
 
 // startRun claims the call's idempotency key (a replay returns the first
 // call's answer, and nothing starts), records the run and charges its
-// price in tx; the charge, and a kept admission, are checked with tx's
-// next round trip.
+// price in tx; the charge is checked with tx's next round trip.
 func (s *Service) startRun(ctx context.Context, tx callsTx, st *started) (replay []byte, err error) {
-	if err := st.admission.check(ctx, tx); err != nil {
-		return nil, err
-	}
 	if st.idem.Key != "" {
 		first, claimed, err := tx.ClaimCall(ctx, st.idem)
 		if err != nil {
@@ -346,7 +339,7 @@ func (s *Service) startRun(ctx context.Context, tx callsTx, st *started) (replay
 func startRefused(err error, st *started) ([]byte, error) {
 	switch {
 	case errors.Is(err, store.ErrUncovered):
-		return refusal(countersign.Errorf(countersign.PaymentRequired, "the agent's balance of %d µUSD does not cover the price of %d µUSD", st.agent.Balance, st.op.Price)), nil
+		return refusal(countersign.Errorf(countersign.PaymentRequired, "the agent's balance of %d µUSD does not cover the price of %d µUSD", st.admission.agent.Balance, st.op.Price)), nil
 	case errors.Is(err, store.ErrUnavailable):
 		return nil, Transport(err)
 	case countersign.ErrorCode(err) != countersign.Internal:
@@ -385,7 +378,7 @@ func (s *Service) runInProcess(ctx context.Context, st *started, conn *connector
 	// The client hanging up does not cut the run off (the compute limit
 	// bounds it).
 	ctx = context.WithoutCancel(ctx)
-	err = s.store.Tx(store.Grouped(ctx, st.run.Project.Owner), func(tx callsTx) error {
+	err = s.admittedTx(store.Grouped(ctx, st.run.Project.Owner), st.admission, func(tx callsTx) error {
 		if st.run.abandoned.Load() {
 			return errGivenUp
 		}
@@ -415,9 +408,6 @@ func (s *Service) runInProcess(ctx context.Context, st *started, conn *connector
 	// The run is logged once, for the try that counts (the last): a try
 	// its transaction did not keep did not happen; one that runs again
 	// the ordinary way, or from a fresh read of its admission, is logged there.
-	if err == nil {
-		st.admission.stands = true
-	}
 	answered := errors.Is(err, store.ErrUncovered) || errors.Is(err, store.ErrUnavailable) || !began
 	switch {
 	case err != nil && st.admission.kept && (answered || errors.Is(err, store.ErrAdmissionChanged)):

@@ -61,8 +61,8 @@ func (s *Service) admit(ctx context.Context, agentKey, owner, name string) (*adm
 	if d, kept := s.admissions.get(h, owner, name); kept {
 		return d, nil
 	}
-	if ok && a.read {
-		return s.readProject(ctx, h, a.agent, owner, name)
+	if agent, read := a.agentRead(); ok && read {
+		return s.readProject(ctx, h, agent, owner, name)
 	}
 	return s.readAdmission(ctx, h, owner, name)
 }
@@ -109,11 +109,7 @@ func (s *Service) readAdmission(ctx context.Context, keyHash, owner, name string
 	case err != nil:
 		return nil, Transport(err)
 	}
-	if d.granted {
-		s.admissions.keep(d)
-	} else {
-		s.admissions.drop(keyHash, owner, name)
-	}
+	s.admissions.note(d)
 	return d, nil
 }
 
@@ -132,9 +128,7 @@ func (s *Service) readProject(ctx context.Context, keyHash string, agent store.A
 	if err != nil {
 		return nil, Transport(err)
 	}
-	if d.granted {
-		s.admissions.keep(d)
-	}
+	s.admissions.note(d)
 	return d, nil
 }
 
@@ -164,7 +158,13 @@ func (k *admissions) get(keyHash, owner, name string) (*admission, bool) {
 	return &d, true
 }
 
-func (k *admissions) keep(d *admission) {
+// note keeps d as read if it is granted, and drops what was kept of its
+// key and project if it is not.
+func (k *admissions) note(d *admission) {
+	if !d.granted {
+		k.drop(d.keyHash, d.owner, d.name)
+		return
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	key := admissionKey(d.keyHash, d.owner, d.name)

@@ -17,7 +17,7 @@ func (s *Service) Authenticate(ctx context.Context, agentKey string) (context.Co
 	if err != nil {
 		return ctx, err
 	}
-	return context.WithValue(ctx, authenticatedKey{}, authenticated{keyHash: string(HashAgentKey(agentKey)), agent: a, read: true}), nil
+	return context.WithValue(ctx, authenticatedKey{}, authenticated{keyHash: string(HashAgentKey(agentKey)), agent: a}), nil
 }
 
 // AuthenticateCall is Authenticate for a call to an owner's project: the
@@ -35,21 +35,25 @@ func (s *Service) AuthenticateCall(ctx context.Context, agentKey, owner, project
 	if err != nil {
 		return ctx, err
 	}
-	a := authenticated{keyHash: d.keyHash, admission: d}
-	if !d.kept {
-		a.agent, a.read = d.agent, true
-	}
-	return context.WithValue(ctx, authenticatedKey{}, a), nil
+	return context.WithValue(ctx, authenticatedKey{}, authenticated{keyHash: d.keyHash, admission: d}), nil
 }
 
 // authenticated is what a request's key was found to be, kept in its
-// context for the rest of the request: the agent, if read for this request
-// (read), and the admission of the call it makes, if AuthenticateCall found it.
+// context for the rest of the request: the admission of the call it makes
+// (AuthenticateCall), or the agent alone (Authenticate).
 type authenticated struct {
 	keyHash   string
-	agent     store.Agent
-	read      bool
+	agent     store.Agent // when admission is nil
 	admission *admission
+}
+
+// agentRead is the agent this request read for its key, if it read one:
+// an admission kept from an earlier call is no read of this request's.
+func (a authenticated) agentRead() (store.Agent, bool) {
+	if a.admission != nil {
+		return a.admission.agent, !a.admission.kept
+	}
+	return a.agent, true
 }
 
 type authenticatedKey struct{}
@@ -57,10 +61,10 @@ type authenticatedKey struct{}
 // authenticatedAs returns the agent ctx's request already read for key.
 func authenticatedAs(ctx context.Context, key string) (store.Agent, bool) {
 	a, ok := ctx.Value(authenticatedKey{}).(authenticated)
-	if !ok || !a.read || a.keyHash != string(HashAgentKey(key)) {
+	if !ok || a.keyHash != string(HashAgentKey(key)) {
 		return store.Agent{}, false
 	}
-	return a.agent, true
+	return a.agentRead()
 }
 
 // Grants lists the projects granted to an agent key, by owner then name:

@@ -10,24 +10,26 @@ import (
 )
 
 // sealedTables are where master-sealed secrets live: the columns that make
-// the row id (joined with NUL), the key id and blob columns, and the WHERE
-// that finds one row by those columns.
-var sealedTables = []struct {
-	kind, table, row, keyCol, blobCol, where string
-}{
-	{"project", "projects", "project_uuid", "creds_key_id", "creds", "project_uuid = ?"},
-	{"webhook", "webhooks", "owner", "key_id", "sealed", "owner = ?"},
-	{"call", "idempotency", "agent, owner, project, key", "answer_key_id", "answer", "agent = ? AND owner = ? AND project = ? AND key = ?"},
-	{"push", "devices", "id", "push_key_id", "push_sealed", "id = ?"},
-	{"vapid", "push_keys", "id", "key_id", "sealed", "id = ?"},
+// the row id (joined with NUL), the key id and blob columns, the WHERE
+// that finds one row by those columns, and what else a secret sealed
+// again sets in its row.
+var sealedTables = []sealedTable{
+	// A project's version moves with its credentials (store.Project).
+	{"project", "projects", "project_uuid", "creds_key_id", "creds", "project_uuid = ?", ", version = version + 1"},
+	{"webhook", "webhooks", "owner", "key_id", "sealed", "owner = ?", ""},
+	{"call", "idempotency", "agent, owner, project, key", "answer_key_id", "answer", "agent = ? AND owner = ? AND project = ? AND key = ?", ""},
+	{"push", "devices", "id", "push_key_id", "push_sealed", "id = ?", ""},
+	{"vapid", "push_keys", "id", "key_id", "sealed", "id = ?", ""},
 }
+
+type sealedTable struct{ kind, table, row, keyCol, blobCol, where, resealSets string }
 
 // sampledTables are sealedTables and the other rows sealed under a master
 // key: runs' receipt keys and tasks' sealed copies (the keys of a task's
 // blobs derive from the id in its row).
-var sampledTables = append([]struct{ kind, table, row, keyCol, blobCol, where string }{
-	{"run", "runs", "id", "receipt_key_id", "receipt_key", ""},
-	{"task", "tasks", "project_uuid, owner, id", "key_id", "sealed", ""},
+var sampledTables = append([]sealedTable{
+	{"run", "runs", "id", "receipt_key_id", "receipt_key", "", ""},
+	{"task", "tasks", "project_uuid, owner, id", "key_id", "sealed", "", ""},
 }, sealedTables...)
 
 func (t *tx) SealedSamples(ctx context.Context, keyID uint32) ([]store.Sealed, error) {
@@ -100,11 +102,7 @@ func (t *tx) ReplaceSealed(ctx context.Context, old store.Sealed, keyID uint32, 
 			args = append(args, p)
 		}
 		args = append(args, int64(old.KeyID))
-		also := ""
-		if s.table == "projects" {
-			also = ", version = version + 1" // a project's version moves with its credentials
-		}
-		n, err := t.q.exec(ctx, fmt.Sprintf("UPDATE %s SET %s = ?, %s = ?%s WHERE %s AND %s = ?", s.table, s.keyCol, s.blobCol, also, s.where, s.keyCol), args...)
+		n, err := t.q.exec(ctx, fmt.Sprintf("UPDATE %s SET %s = ?, %s = ?%s WHERE %s AND %s = ?", s.table, s.keyCol, s.blobCol, s.resealSets, s.where, s.keyCol), args...)
 		return n == 1, err
 	}
 	return false, fmt.Errorf("store: unknown sealed kind %q", old.Kind)

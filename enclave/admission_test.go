@@ -52,7 +52,7 @@ func TestKeptAdmissionIsCheckedByTheCall(t *testing.T) {
 		want map[string]string
 	}{
 		{"nothing", func(*servicetest.World, []string) {},
-			map[string]string{"guess_start": "", "pay": "", "task_cancel": "", "task_status": ""}},
+			map[string]string{"guess_start": "", "pay": "", "task_cancel": "", "task_status": "", "task_wait": ""}},
 		{"the key revoked", func(w *servicetest.World, agents []string) {
 			inWorld(t, w, func(tx store.Tx) error {
 				for _, a := range agents {
@@ -62,9 +62,9 @@ func TestKeptAdmissionIsCheckedByTheCall(t *testing.T) {
 				}
 				return nil
 			})
-		}, map[string]string{"guess_start": "unauthorized", "pay": "unauthorized", "task_cancel": "unauthorized", "task_status": "unauthorized"}},
+		}, map[string]string{"guess_start": "unauthorized", "pay": "unauthorized", "task_cancel": "unauthorized", "task_status": "unauthorized", "task_wait": "unauthorized"}},
 		{"the grant withdrawn", func(w *servicetest.World, _ []string) { w.Grant("probe"); w.Grant("ledger") },
-			map[string]string{"guess_start": "not_granted", "pay": "not_granted", "task_cancel": "not_granted", "task_status": "not_granted"}},
+			map[string]string{"guess_start": "not_granted", "pay": "not_granted", "task_cancel": "not_granted", "task_status": "not_granted", "task_wait": "not_granted"}},
 		{"the project deleted", func(w *servicetest.World, _ []string) {
 			inWorld(t, w, func(tx store.Tx) error {
 				for _, name := range []string{"probe", "ledger"} {
@@ -74,13 +74,13 @@ func TestKeptAdmissionIsCheckedByTheCall(t *testing.T) {
 				}
 				return nil
 			})
-		}, map[string]string{"guess_start": "not_granted", "pay": "not_granted", "task_cancel": "not_granted", "task_status": "not_granted"}},
+		}, map[string]string{"guess_start": "not_granted", "pay": "not_granted", "task_cancel": "not_granted", "task_status": "not_granted", "task_wait": "not_granted"}},
 		// The same second as the first call: only the project's version
 		// tells the change.
 		{"the policy made unreadable", func(w *servicetest.World, _ []string) {
 			w.PutProject("probe", "probe", `{"rules":[{"then":"deny"}]}`, nil)
 			w.PutProject("ledger", "ledger", `{"rules":[{"then":"deny"}]}`, nil)
-		}, map[string]string{"guess_start": "policy_unreadable", "pay": "policy_unreadable", "task_cancel": "", "task_status": ""}},
+		}, map[string]string{"guess_start": "policy_unreadable", "pay": "policy_unreadable", "task_cancel": "", "task_status": "", "task_wait": ""}},
 		{"the balance spent", func(w *servicetest.World, agents []string) {
 			inWorld(t, w, func(tx store.Tx) error {
 				for _, account := range agents {
@@ -94,13 +94,13 @@ func TestKeptAdmissionIsCheckedByTheCall(t *testing.T) {
 				}
 				return nil
 			})
-		}, map[string]string{"guess_start": "payment_required", "pay": "payment_required", "task_cancel": "", "task_status": ""}},
+		}, map[string]string{"guess_start": "payment_required", "pay": "payment_required", "task_cancel": "", "task_status": "", "task_wait": ""}},
 	}
 	stores := map[string]func(t *testing.T) *sqlstore.DB{
 		"postgres": func(t *testing.T) *sqlstore.DB { return storetest.Postgres(t) },
 		"sqlite":   func(t *testing.T) *sqlstore.DB { return storetest.SQLite(t) },
 	}
-	ops := []string{"guess_start", "pay", "task_cancel", "task_status"}
+	ops := []string{"guess_start", "pay", "task_cancel", "task_status", "task_wait"}
 	for _, c := range changes {
 		for kind, open := range stores {
 			t.Run(kind+"/"+c.name, func(t *testing.T) {
@@ -123,11 +123,14 @@ func TestKeptAdmissionIsCheckedByTheCall(t *testing.T) {
 				uuid := w.Task(firsts[0]).ProjectUUID
 				c.change(w, agents)
 				for i, op := range ops {
-					project := map[string]string{"guess_start": "probe", "pay": "ledger", "task_cancel": "probe", "task_status": "probe"}[op]
+					project := map[string]string{"guess_start": "probe", "pay": "ledger", "task_cancel": "probe", "task_status": "probe", "task_wait": "probe"}[op]
 					before := agentState(t, w, agents[i], uuid)
 					args := map[string]any(nil)
 					if op == "task_cancel" || op == "task_status" {
 						args = map[string]any{"task_id": firsts[i]}
+					}
+					if op == "task_wait" {
+						args = map[string]any{"task_id": firsts[i], "timeout_s": 0}
 					}
 					if op == "pay" {
 						args = map[string]any{"amount": 1}
@@ -149,7 +152,7 @@ func TestKeptAdmissionIsCheckedByTheCall(t *testing.T) {
 						continue
 					}
 					switch op {
-					case "task_status":
+					case "task_status", "task_wait":
 						var st client.TaskStatus
 						if json.Unmarshal(raw, &st) != nil || st.TaskID != firsts[i] || st.State != "open" || after != before {
 							t.Errorf("%s answered %s; want the task, open, and nothing changed", op, raw)

@@ -599,6 +599,8 @@ func testAdmissionHolds(t *testing.T, s store.Store) {
 		{name: "another project's uuid", admission: func(d *store.Admission) { d.UUID = "uuid-door-0" }},
 		{name: "another owner", admission: func(d *store.Admission) { d.Owner = "bob.near" }},
 		{name: "an older version", admission: func(d *store.Admission) { d.Version-- }},
+		{name: "no agent named", admission: func(d *store.Admission) { d.Agent = "" }},
+		{name: "no key named", admission: func(d *store.Admission) { d.KeyHash = nil }},
 	}
 	admissions := make([]store.Admission, len(cases))
 	projects := make([]store.Project, len(cases))
@@ -631,17 +633,18 @@ func testAdmissionHolds(t *testing.T, s store.Store) {
 		if c.change != nil {
 			inTx(t, s, func(tx store.Tx) error { return c.change(tx, projects[i]) })
 		}
+		account := admissions[i].Agent
 		if c.admission != nil {
 			c.admission(&admissions[i])
 		}
-		before := balance(t, s, admissions[i].Agent)
+		before := balance(t, s, account)
 		err := s.Tx(ctx, func(tx store.Tx) error {
-			if _, err := tx.Credit(ctx, admissions[i].Agent, 7, "door", t0); err != nil {
+			if _, err := tx.Credit(ctx, account, 7, "door", t0); err != nil {
 				return err
 			}
 			return tx.AdmissionHolds(ctx, admissions[i])
 		})
-		after := balance(t, s, admissions[i].Agent)
+		after := balance(t, s, account)
 		switch {
 		case c.held && (err != nil || after != before+7):
 			t.Errorf("%s: the check = %v, balance %d → %d; want it held and the credit kept", c.name, err, before, after)
